@@ -1,0 +1,84 @@
+"""forge_policy: an embeddable policy engine that governs what AI coding agents do.
+
+>>> import forge_policy as fp
+>>> ev = fp.Evaluator(fp.builtin_catalog())
+>>> decision = ev.evaluate(fp.Event("PreToolUse", "s1", tool_name="Read",
+...                                 tool_input={"file_path": "/src/app.py"}))
+>>> decision.outcome
+'allow'
+
+Public names are loaded on first use (PEP 562), so ``import forge_policy`` stays cheap for hook
+processes and pulls in neither ruamel.yaml nor portalocker nor any framework.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from forge_policy.audit.base import AuditSink
+    from forge_policy.audit.memory import MemoryAuditSink
+    from forge_policy.catalog import builtin_catalog, load_catalog
+    from forge_policy.catalog.behavior import Behavior, Trigger
+    from forge_policy.catalog.catalog import Catalog
+    from forge_policy.errors import (
+        AuditError,
+        AuditIntegrityError,
+        CatalogError,
+        EventError,
+        ForgePolicyError,
+        Issue,
+        LockTimeout,
+        StoreError,
+    )
+    from forge_policy.evaluator import Evaluator
+    from forge_policy.levels import Level
+    from forge_policy.model import ConditionResult, Decision, Event, Violation
+    from forge_policy.state import SessionState
+    from forge_policy.stores.base import RuntimeStore
+    from forge_policy.stores.memory import MemoryStore
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "AuditError": "forge_policy.errors",
+    "AuditIntegrityError": "forge_policy.errors",
+    "AuditSink": "forge_policy.audit.base",
+    "Behavior": "forge_policy.catalog.behavior",
+    "Catalog": "forge_policy.catalog.catalog",
+    "CatalogError": "forge_policy.errors",
+    "ConditionResult": "forge_policy.model",
+    "Decision": "forge_policy.model",
+    "Evaluator": "forge_policy.evaluator",
+    "Event": "forge_policy.model",
+    "EventError": "forge_policy.errors",
+    "ForgePolicyError": "forge_policy.errors",
+    "Issue": "forge_policy.errors",
+    "Level": "forge_policy.levels",
+    "LockTimeout": "forge_policy.errors",
+    "MemoryAuditSink": "forge_policy.audit.memory",
+    "MemoryStore": "forge_policy.stores.memory",
+    "RuntimeStore": "forge_policy.stores.base",
+    "SessionState": "forge_policy.state",
+    "StoreError": "forge_policy.errors",
+    "Trigger": "forge_policy.catalog.behavior",
+    "Violation": "forge_policy.model",
+    "builtin_catalog": "forge_policy.catalog",
+    "load_catalog": "forge_policy.catalog",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'forge_policy' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

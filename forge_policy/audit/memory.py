@@ -1,0 +1,35 @@
+"""The in-memory audit sink (tests, embedding, and the default when none is given)."""
+
+from __future__ import annotations
+
+import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
+
+
+class MemoryAuditSink:
+    """Audit records in a list.
+
+    >>> sink = MemoryAuditSink()
+    >>> sink.append_many([{"kind": "override"}])
+    >>> [r["kind"] for r in sink.records()]
+    ['override']
+    """
+
+    def __init__(self) -> None:
+        self._records: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def append_many(self, records: Iterable[dict[str, Any]]) -> None:
+        with self._lock:
+            self._records.extend(dict(r) for r in records)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        with self._lock:
+            return iter([dict(r) for r in self._records])
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,30 @@
+"""Behavior catalogs: schema v1, loading and validation, the built-in catalog.
+
+The loader (and with it ruamel.yaml) is imported only when a catalog is actually read from YAML.
+"""
+
+from __future__ import annotations
+
+from forge_policy.catalog.behavior import Behavior, Trigger
+from forge_policy.catalog.catalog import Catalog
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import os
+
+
+def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
+    """Load a catalog folder or one behavior file; see :func:`forge_policy.catalog.loader.load_catalog`."""
+    from forge_policy.catalog.loader import load_catalog as _load
+
+    return _load(path)
+
+
+def builtin_catalog() -> Catalog:
+    """The catalog shipped with forge_policy."""
+    from forge_policy.catalog.loader import builtin_catalog as _builtin
+
+    return _builtin()
+
+
+__all__ = ["Behavior", "Catalog", "Trigger", "builtin_catalog", "load_catalog"]

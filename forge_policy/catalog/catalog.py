@@ -1,0 +1,64 @@
+"""An ordered set of compiled behaviors (SPEC §1, §3.5)."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from forge_policy.catalog.behavior import Behavior
+
+
+class Catalog:
+    """Behaviors in ``index.yaml`` declaration order, which is their evaluation order.
+
+    >>> from forge_policy import builtin_catalog
+    >>> "search-first" in builtin_catalog()
+    True
+    """
+
+    __slots__ = ("_by_id", "behaviors", "root", "sources")
+
+    def __init__(self, behaviors: Iterable[Behavior], *, root: str = "",
+                 sources: Iterable[str] = ()) -> None:
+        self.behaviors = tuple(behaviors)
+        self._by_id = {b.id: b for b in self.behaviors}
+        if len(self._by_id) != len(self.behaviors):
+            raise ValueError("duplicate behavior ids in catalog")
+        self.root = root
+        self.sources = tuple(sources)
+
+    @property
+    def ids(self) -> list[str]:
+        """Every behavior id, in evaluation order."""
+        return [b.id for b in self.behaviors]
+
+    def get(self, behavior_id: str) -> Behavior | None:
+        """The behavior with this id, or None."""
+        return self._by_id.get(behavior_id)
+
+    def __getitem__(self, behavior_id: str) -> Behavior:
+        return self._by_id[behavior_id]
+
+    def __contains__(self, behavior_id: object) -> bool:
+        return behavior_id in self._by_id
+
+    def __iter__(self) -> Iterator[Behavior]:
+        return iter(self.behaviors)
+
+    def __len__(self) -> int:
+        return len(self.behaviors)
+
+    def enabled(self) -> list[Behavior]:
+        """The behaviors that take part in evaluation."""
+        return [b for b in self.behaviors if b.enabled]
+
+    def with_enabled(self, changes: dict[str, bool]) -> Catalog:
+        """A copy with some behaviors switched on or off (e.g. ``FORGE_DISABLE``)."""
+        return Catalog(
+            (b.with_enabled(changes[b.id]) if b.id in changes else b for b in self.behaviors),
+            root=self.root, sources=self.sources,
+        )
+
+    def __repr__(self) -> str:
+        return f"<Catalog {len(self.behaviors)} behaviors from {self.root or 'memory'}>"

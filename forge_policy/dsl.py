@@ -1,0 +1,290 @@
+"""The bounded condition language of behavior files (SPEC §5), compiled to plain callables.
+
+A behavior file is data, not code: fields are looked up, never evaluated; regexes run on RE2 so
+that no pattern can take more than linear time; every operator is a small total function that
+returns False instead of raising on odd input.
+
+Compilation happens once per catalog load. Evaluating an event only calls the closures built here.
+"""
+
+from __future__ import annotations
+
+import json
+from fnmatch import fnmatchcase
+
+import re2
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from forge_policy.model import Event
+
+    Test = Callable[[object, object], bool]
+
+OPERATORS: tuple[str, ...] = (
+    "regex_match", "not_regex_match", "contains", "not_contains", "equals", "starts_with",
+    "ends_with", "in", "glob", "exists", "not_exists", "gt", "gte", "lt", "lte",
+)
+REGEX_OPERATORS = frozenset({"regex_match", "not_regex_match"})
+VALUELESS_OPERATORS = frozenset({"exists", "not_exists"})
+NUMERIC_OPERATORS = frozenset({"gt", "gte", "lt", "lte"})
+
+_MISSING = ""  # SPEC §5: a missing or null field is the empty string
+
+
+class RegexError(ValueError):
+    """RE2 refused a pattern; the message is RE2's own reason."""
+
+
+def _options() -> re2.Options:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would otherwise print to the hook's stderr
+    return options
+
+
+_RE2_OPTIONS = _options()
+
+
+def compile_regex(pattern: str) -> Any:
+    """Compile with RE2 (linear time). Python ``re`` syntax such as ``(?i)``, ``\\b``, ``\\s`` works.
+
+    >>> bool(compile_regex(r"(?i)\\bgit\\s+push").search("GIT push"))
+    True
+    >>> compile_regex("(?=x)")
+    Traceback (most recent call last):
+    ...
+    forge_policy.dsl.RegexError: invalid perl operator: (?=
+    """
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else "invalid pattern"
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise RegexError(str(reason)) from None
+
+
+class LazyRegex:
+    """A pattern already validated at load time, compiled on first use (keeps cold starts cheap)."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: Any = None
+
+    def search(self, text: str) -> bool:
+        if self._compiled is None:
+            self._compiled = compile_regex(self.pattern)
+        return self._compiled.search(text) is not None
+
+
+# --- tool-name matchers -------------------------------------------------------------------------
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def matcher_kind(matcher: str | None) -> str:
+    """``all``, ``names`` or ``regex``, by Claude Code's matcher rule (SPEC §5)."""
+    text = (matcher or "").strip()
+    if text in ("", "*"):
+        return "all"
+    names = [part.strip() for part in text.replace(",", "|").split("|")]
+    if all(name and set(name) <= _NAME_CHARS for name in names):
+        return "names"
+    return "regex"
+
+
+def compile_matcher(matcher: str | None) -> Callable[[str], bool]:
+    """A predicate on the matched subject (the tool name for tool events).
+
+    >>> m = compile_matcher("Write|Edit")
+    >>> m("Write"), m("NotebookEdit")
+    (True, False)
+    >>> compile_matcher("Edit.*")("NotebookEdit")  # a regex is unanchored, as in Claude Code
+    True
+    """
+    kind = matcher_kind(matcher)
+    if kind == "all":
+        return _always
+    text = (matcher or "").strip()
+    if kind == "names":
+        names = frozenset(part.strip() for part in text.replace(",", "|").split("|"))
+        return names.__contains__
+    regex = LazyRegex(text)
+    return regex.search
+
+
+def _always(_subject: str) -> bool:
+    return True
+
+
+# --- field resolution ---------------------------------------------------------------------------
+
+
+class Scope:
+    """What a condition can see while one behavior is evaluated for one event."""
+
+    __slots__ = ("counter", "event", "facts", "flags", "totals")
+
+    def __init__(self, event: Event, counter: int, flags: Mapping[str, Any],
+                 totals: Mapping[str, Any], facts: Callable[[str], object]) -> None:
+        self.event = event
+        self.counter = counter
+        self.flags = flags
+        self.totals = totals
+        self.facts = facts
+
+
+def _dig(root: object, path: list[str]) -> tuple[bool, object]:
+    node = root
+    for key in path:
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return False, None
+    return True, node
+
+
+def compile_field(field: str) -> Callable[[Scope], object]:
+    """SPEC §5: ``tool_input`` key (dotted path), then a top-level event key, then the
+    ``session.counter``, ``session.flags.NAME``, ``session.totals.NAME`` and ``facts.NAME``
+    namespaces. Missing or null resolves to the empty string.
+    """
+    path = field.split(".")
+    head = path[0]
+
+    namespace: Callable[[Scope], object] | None = None
+    if field == "session.counter":
+        def namespace(scope: Scope) -> object:
+            return scope.counter
+    elif len(path) >= 3 and head == "session" and path[1] == "flags":
+        name = ".".join(path[2:])
+
+        def namespace(scope: Scope) -> object:
+            return bool(scope.flags.get(name))
+    elif len(path) >= 3 and head == "session" and path[1] == "totals":
+        name = ".".join(path[2:])
+
+        def namespace(scope: Scope) -> object:
+            return scope.totals.get(name, 0)
+    elif len(path) >= 2 and head == "facts":
+        name = ".".join(path[1:])
+
+        def namespace(scope: Scope) -> object:
+            return scope.facts(name)
+
+    def resolve(scope: Scope) -> object:
+        event = scope.event
+        found, value = _dig(event.tool_input, path)
+        if not found:
+            top = event.top_level(head)
+            if top is not None:
+                found, value = _dig(top, path[1:]) if len(path) > 1 else (True, top)
+        if not found and namespace is not None:
+            value = namespace(scope)
+        return _MISSING if value is None else value
+
+    return resolve
+
+
+# --- operators ----------------------------------------------------------------------------------
+
+
+def as_text(value: object) -> str:
+    """The text an operator sees: strings as they are, JSON for everything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value) if isinstance(value, float) else str(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
+def as_number(value: object) -> float | None:
+    """A number for numeric operators, or None (booleans and non-numeric text are not numbers)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if number == number else None  # NaN is not a number here
+
+
+def compile_operator(operator: str, expected: object) -> Callable[[object], bool]:
+    """A total predicate ``actual -> bool`` for one operator and its configured value."""
+    if operator in REGEX_OPERATORS:
+        regex = LazyRegex(as_text(expected))
+        if operator == "regex_match":
+            return lambda actual: regex.search(as_text(actual))
+        return lambda actual: not regex.search(as_text(actual))
+    if operator == "exists":
+        return lambda actual: actual != _MISSING
+    if operator == "not_exists":
+        return lambda actual: actual == _MISSING
+    if operator in NUMERIC_OPERATORS:
+        bound = as_number(expected)
+        if bound is None:
+            return lambda actual: False
+        compare: Callable[[float, float], bool] = {
+            "gt": float.__gt__, "gte": float.__ge__, "lt": float.__lt__, "lte": float.__le__,
+        }[operator]
+
+        def numeric(actual: object) -> bool:
+            number = as_number(actual)
+            return number is not None and compare(number, bound)
+
+        return numeric
+    if operator == "in":
+        choices = frozenset(as_text(v) for v in expected) if isinstance(expected, list) else None
+        if choices is None:
+            return lambda actual: False
+        return lambda actual: as_text(actual) in choices
+    text = as_text(expected)
+    if operator in ("contains", "not_contains"):
+        def contains(actual: object) -> bool:
+            if isinstance(actual, list):  # a list contains an element, not a substring
+                return any(as_text(item) == text for item in actual)
+            return text in as_text(actual)
+
+        if operator == "contains":
+            return contains
+        return lambda actual: not contains(actual)
+    if operator == "equals":
+        return lambda actual: as_text(actual) == text
+    if operator == "starts_with":
+        return lambda actual: as_text(actual).startswith(text)
+    if operator == "ends_with":
+        return lambda actual: as_text(actual).endswith(text)
+    if operator == "glob":
+        return lambda actual: fnmatchcase(as_text(actual), text)
+    raise ValueError(f"unknown operator {operator!r}")
+
+
+class Condition:
+    """One compiled ``{field, operator, value}``."""
+
+    __slots__ = ("field", "operator", "resolve", "test", "value")
+
+    def __init__(self, field: str, operator: str, value: object) -> None:
+        self.field = field
+        self.operator = operator
+        self.value = value
+        self.resolve = compile_field(field)
+        self.test = compile_operator(operator, value)
+
+    def __call__(self, scope: Scope) -> tuple[bool, object]:
+        actual = self.resolve(scope)
+        return self.test(actual), actual

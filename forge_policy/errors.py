@@ -1,0 +1,104 @@
+"""The exceptions of forge_policy, one family under :class:`ForgePolicyError`.
+
+::
+
+    ForgePolicyError
+    ├── CatalogError (ValueError)       a catalog or behavior file does not load; .issues lists all
+    ├── EventError (ValueError)         a harness payload is not a usable event
+    ├── StoreError                      the runtime store failed (backend errors are chained)
+    │   └── LockTimeout                 the store lock was not acquired in time
+    └── AuditError                      the audit sink failed
+        └── AuditIntegrityError         the audit log was edited, truncated or reordered
+
+Every exception has a stable machine ``code`` beside its human text.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+class ForgePolicyError(Exception):
+    """Base class of every error raised by forge_policy."""
+
+    code = "forge_policy_error"
+
+
+class Issue:
+    """One problem found in a catalog, addressed by file, line, column and field path.
+
+    >>> str(Issue("b/behavior.yaml", 14, 9, "policy.enforcement.escalation[1].after",
+    ...           "must be greater than 3"))
+    'b/behavior.yaml:14:9: policy.enforcement.escalation[1].after: must be greater than 3'
+    """
+
+    __slots__ = ("column", "field", "file", "line", "message")
+
+    def __init__(self, file: str, line: int, column: int, field: str, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.column = column
+        self.field = field
+        self.message = message
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"Issue({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Issue) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form, for ``--json`` output."""
+        return {"file": self.file, "line": self.line, "column": self.column,
+                "field": self.field, "message": self.message}
+
+
+class CatalogError(ForgePolicyError, ValueError):
+    """The catalog does not load. ``issues`` holds every problem found, not just the first."""
+
+    code = "catalog_invalid"
+
+    def __init__(self, issues: Sequence[Issue]) -> None:
+        self.issues = tuple(issues)
+        count = len(self.issues)
+        head = f"catalog does not load: {count} problem{'s' if count != 1 else ''}"
+        super().__init__("\n".join([head, *(f"  {issue}" for issue in self.issues)]))
+
+
+class EventError(ForgePolicyError, ValueError):
+    """A harness payload cannot be turned into an :class:`~forge_policy.Event`."""
+
+    code = "event_invalid"
+
+
+class StoreError(ForgePolicyError):
+    """The runtime store could not read or write session state."""
+
+    code = "store_error"
+
+
+class LockTimeout(StoreError):
+    """The store lock was not acquired within ``FORGE_LOCK_TIMEOUT``."""
+
+    code = "store_lock_timeout"
+
+
+class AuditError(ForgePolicyError):
+    """The audit sink could not record."""
+
+    code = "audit_error"
+
+
+class AuditIntegrityError(AuditError):
+    """The audit log's hash chain is broken: a record was edited, removed or reordered."""
+
+    code = "audit_integrity"

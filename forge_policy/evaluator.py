@@ -1,0 +1,470 @@
+"""The evaluator: SPEC §3 (counting, escalation) and §4 (overrides), and nothing else.
+
+:func:`decide` is a pure function of the catalog, the event, a copy of the session state, the
+time and the settings: it mutates only the copy it is given and returns what happened.
+:class:`Evaluator` wires it to a store (one atomic transaction per event) and an audit sink
+(written first: the audit log is the source of truth for overrides).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from forge_policy.catalog.behavior import render
+from forge_policy.errors import AuditError, StoreError
+from forge_policy.levels import Level, escalate, next_threshold
+from forge_policy.model import (
+    BLOCKABLE_TOOL_EVENTS,
+    ConditionResult,
+    Decision,
+    Event,
+    Violation,
+    call_hash,
+)
+from forge_policy.redact import summarize
+from forge_policy.state import SessionState
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
+
+    from forge_policy.audit.base import AuditSink
+    from forge_policy.catalog.behavior import Behavior, Trigger
+    from forge_policy.catalog.catalog import Catalog
+    from forge_policy.stores.base import RuntimeStore
+
+    FactProvider = Callable[[Event], object]
+
+DEFAULT_TTL = 86400.0
+DEFAULT_WINDOW = 60.0
+NUDGE_LIMIT = 120
+
+
+class Settings:
+    """The knobs of one evaluation (SPEC §10 defaults)."""
+
+    __slots__ = ("override_window", "profile", "record_violations", "touch_interval", "ttl")
+
+    def __init__(self, *, ttl: float = DEFAULT_TTL, override_window: float = DEFAULT_WINDOW,
+                 profile: str = "standard", record_violations: bool = False) -> None:
+        self.ttl = ttl
+        self.override_window = override_window
+        self.profile = profile
+        self.record_violations = record_violations
+        # the allow path refreshes last access at most this often, so it rarely writes
+        self.touch_interval = min(300.0, ttl / 100)
+
+
+class Outcome:
+    """What :func:`decide` did: the decision, the audit records to write, the explain trace."""
+
+    __slots__ = ("audit", "decision", "trace")
+
+    def __init__(self, decision: Decision, audit: list[dict[str, Any]],
+                 trace: list[dict[str, Any]]) -> None:
+        self.decision = decision
+        self.audit = audit
+        self.trace = trace
+
+
+class FactCache:
+    """Fact providers for one event: computed on first use, memoised, never raising."""
+
+    __slots__ = ("_event", "_providers", "diagnostics", "values")
+
+    def __init__(self, event: Event, providers: Mapping[str, FactProvider]) -> None:
+        self._event = event
+        self._providers = providers
+        self.values: dict[str, object] = {}
+        self.diagnostics: list[str] = []
+
+    def __call__(self, name: str) -> object:
+        if name in self.values:
+            return self.values[name]
+        provider = self._providers.get(name)
+        value: object = ""
+        if provider is None:
+            self.diagnostics.append(f"fact {name!r} has no provider; it is empty")
+        else:
+            try:
+                value = provider(self._event)
+            except Exception as exc:  # a provider must never break the hook
+                self.diagnostics.append(f"fact {name!r} failed: {type(exc).__name__}: {exc}")
+                value = ""
+            if value is None:
+                value = ""
+        self.values[name] = value
+        return value
+
+
+def event_identity(event: Event) -> str:
+    """The hash an override-by-retry compares: tool name + canonical input, or the prompt."""
+    if event.tool_name:
+        return call_hash(event.tool_name, event.tool_input)
+    return call_hash(f"<{event.event_name}>", {"prompt": event.prompt})
+
+
+def _override_record(event: Event, behavior_id: str, counter: int, mechanism: str,
+                     reason: str, now: float) -> dict[str, Any]:
+    from forge_policy._time import iso
+
+    return {
+        "kind": "override", "override_id": os.urandom(16).hex(), "timestamp": iso(now),
+        "session_id": event.session_id, "behavior_id": behavior_id,
+        "tool_name": event.tool_name, "input_summary": summarize(event.tool_name, event.tool_input),
+        "counter": counter, "mechanism": mechanism, "reason": reason,
+    }
+
+
+def _message(behavior: Behavior, level: Level, counter: int, event: Event,
+             settings: Settings, session_id: str) -> str:
+    threshold = next_threshold(counter, behavior.escalation)
+    values = {
+        "behavior_id": behavior.id, "behavior_name": behavior.name, "counter": counter,
+        "tool_name": event.tool_name, "level": level.label,
+        "threshold": "max" if threshold is None else threshold, "hint": behavior.hint,
+    }
+    t = behavior.templates
+    if level <= Level.NUDGE:
+        text = " ".join(render(t["nudge_template"], values).split())
+        return text if len(text) <= NUDGE_LIMIT else text[: NUDGE_LIMIT - 1] + "…"
+    correction = [f"Do instead: {behavior.hint}"] if behavior.hint else []
+    if behavior.suggested_action or behavior.suggested_tool:
+        tool = f"{behavior.suggested_tool}: " if behavior.suggested_tool else ""
+        correction.append(f"Suggested: {tool}{behavior.suggested_action}".rstrip(": "))
+    if level is Level.WARNING:
+        return "\n".join([render(t["warning_template"], values).strip(), *correction])
+    lines = [render(t["block_reason"], values).strip(), *correction]
+    if level is Level.HARD_BLOCK:
+        lines.append("This block cannot be overridden.")
+    else:
+        prompt = render(t["override_prompt"], values).strip()
+        if prompt:
+            lines.append(prompt)
+        window = int(settings.override_window)
+        if behavior.override == "user":
+            lines.append("Overriding needs the user's approval: the user is asked to allow "
+                         "this call.")
+        else:
+            lines.append(f"To override: repeat the identical call within {window} s (once), or "
+                         f"ask the user to run: forge-policy override {behavior.id} "
+                         f"--session {session_id} --reason \"...\"")
+    return "\n".join(lines)
+
+
+def _fire(behavior: Behavior, event: Event, state: SessionState, counter: int,
+          facts: FactCache, trace: list[dict[str, Any]] | None,
+          ) -> tuple[Trigger, list[ConditionResult]] | None:
+    """Run a behavior's triggers in order; apply flag and total actions; return the first
+    violating trigger (SPEC §3.1: one violation per behavior per event)."""
+    from forge_policy.dsl import Scope, as_number
+
+    flags = state.flags
+    totals = state.totals
+    scope = Scope(event, counter, flags, totals, facts)
+    fired: tuple[Trigger, list[ConditionResult]] | None = None
+    for trigger in behavior.triggers:
+        if not trigger.fires_on(event):
+            continue
+        matched, results = trigger.test(scope, explain=trace is not None)
+        effect = "no match"
+        if matched:
+            action = trigger.action
+            if action == "set_flag":
+                flags[trigger.flag] = True
+                effect = f"set flag {trigger.flag}"
+            elif action == "accumulate":
+                value_field = trigger.value_field
+                amount = as_number(value_field.resolve(scope)) if value_field else None
+                if amount is not None:
+                    totals[trigger.total] = (as_number(totals.get(trigger.total)) or 0) + amount
+                effect = f"added {amount or 0:g} to {trigger.total}"
+            elif action == "check_flag":
+                if flags.get(trigger.flag):
+                    if trigger.on_present == "consume":
+                        del flags[trigger.flag]
+                    effect = f"flag {trigger.flag} present: {trigger.on_present}"
+                elif trigger.on_absent == "violate":
+                    effect = f"flag {trigger.flag} absent: violation"
+                    fired = fired or (trigger, results)
+                else:
+                    effect = f"flag {trigger.flag} absent: skip"
+            else:
+                effect = "violation"
+                fired = fired or (trigger, results)
+        if trace is not None:
+            trace.append({"behavior_id": behavior.id, "trigger_index": trigger.index,
+                          "trigger": trigger.describe(), "matched": matched, "effect": effect,
+                          "conditions": [r.to_dict() for r in results]})
+    return fired
+
+
+def decide(catalog: Catalog, event: Event, state: SessionState, now: float,
+           settings: Settings, facts: FactCache, *, explain: bool = False) -> Outcome:
+    """Evaluate one event against a session state (mutated in place). Pure but for ``facts``."""
+    window = settings.override_window
+    violations: list[Violation] = []
+    shown: list[str] = []
+    blocking: Violation | None = None
+    audit: list[dict[str, Any]] = []
+    overrides: list[dict[str, Any]] = []
+    trace: list[dict[str, Any]] | None = [] if explain else None
+    identity = event_identity(event)
+    behaviors_before = set(state.behavior_ids())
+
+    def grant_override(behavior_id: str, counter: int, mechanism: str, reason: str) -> None:
+        record = _override_record(event, behavior_id, counter, mechanism, reason, now)
+        state.behavior(behavior_id).overrides.append(
+            {k: v for k, v in record.items() if k != "kind"})
+        audit.append(record)
+        overrides.append(record)
+
+    # SPEC §4, override: user — the harness reports that the approved call ran.
+    if event.event_name == "PostToolUse" and event.tool_use_id:
+        for behavior_id in sorted(behaviors_before):
+            pending = state.behavior(behavior_id).pending_block
+            if (pending and pending.get("mode") == "user"
+                    and pending.get("tool_use_id") == event.tool_use_id):
+                state.behavior(behavior_id).pending_block = None
+                grant_override(behavior_id, int(pending.get("counter", 0)), "user",
+                               "approved by user")
+
+    for behavior in catalog.behaviors:
+        if not behavior.enabled or event.event_name not in behavior.events:
+            continue
+        if not behavior.applies_to(event, settings.profile):
+            if trace is not None:
+                trace.append({"behavior_id": behavior.id, "skipped": "applies_to"})
+            continue
+        known = behavior.id in behaviors_before
+        bstate = state.behavior(behavior.id) if known else None
+
+        # SPEC §4: a pending block is checked before any flag is consumed.
+        pending = bstate.pending_block if bstate is not None else None
+        if (bstate is not None and pending and pending.get("event") == event.event_name
+                and pending.get("call_hash") == identity
+                and 0 <= now - float(pending.get("at", 0)) <= window):
+            bstate.pending_block = None
+            mechanism = "user" if pending.get("mode") == "user" else "retry"
+            reason = "approved by user" if mechanism == "user" else ""
+            grant_override(behavior.id, bstate.counter, mechanism, reason)
+            if trace is not None:
+                trace.append({"behavior_id": behavior.id, "override": mechanism})
+            continue
+
+        counter_before = bstate.counter if bstate is not None else 0
+        fired = _fire(behavior, event, state, counter_before, facts, trace)
+        if fired is None:
+            continue
+        trigger, results = fired
+        bstate = state.behavior(behavior.id)
+        counter = counter_before + 1
+        level = escalate(bstate.effective_level, counter, behavior.default_level,
+                         behavior.escalation)
+        shadow = behavior.mode == "shadow"
+        grant = bstate.grant
+        if (level is Level.SOFT_BLOCK and not shadow and grant is not None
+                and 0 <= now - float(grant.get("at", 0)) <= window):
+            # an explicit override lets this one blocked call through; the counter stays
+            bstate.grant = None
+            grant_override(behavior.id, counter_before, "explicit", str(grant.get("reason", "")))
+            violations.append(Violation(behavior.id, behavior.name, level, counter_before,
+                                        "", trigger_index=trigger.index, conditions=results,
+                                        overridden="explicit"))
+            continue
+        bstate.counter = counter
+        bstate.effective_level = level
+        bstate.record_violation(now, event.tool_name)
+        message = _message(behavior, level, counter, event, settings, event.session_id)
+        violation = Violation(behavior.id, behavior.name, level, counter, message,
+                              trigger_index=trigger.index, conditions=results, shadow=shadow)
+        if (level is Level.SOFT_BLOCK and behavior.override == "user" and not shadow
+                and event.permission_mode == "bypassPermissions"):
+            # the user asked not to be prompted: ask becomes allow, on the record
+            violation.overridden = "user"
+            grant_override(behavior.id, counter, "user", "permission_mode bypassPermissions")
+            shown.append(f"{message}\n(Allowed without asking: permission_mode is "
+                         f"bypassPermissions.)")
+            violations.append(violation)
+            continue
+        violations.append(violation)
+        if settings.record_violations or (level.blocks and not shadow):
+            audit.append(_decision_record(event, violation, now, shadow))
+        if shadow:
+            continue
+        if level.blocks:
+            bstate.record_block()
+            if level is Level.SOFT_BLOCK:
+                bstate.pending_block = {
+                    "call_hash": identity, "at": now, "event": event.event_name,
+                    "tool_name": event.tool_name, "tool_use_id": event.tool_use_id,
+                    "counter": counter, "mode": behavior.override,
+                }
+            blocking = violation
+            break  # SPEC §3.6: the first block cuts the chain
+        if level > Level.SILENT:
+            shown.append(message)
+
+    messages = ([blocking.message] if blocking is not None else []) + shown
+    decision = Decision(event, violations, messages, blocking=blocking, overrides=overrides,
+                        diagnostics=facts.diagnostics)
+    return Outcome(decision, audit, trace or [])
+
+
+def _decision_record(event: Event, violation: Violation, now: float,
+                     shadow: bool) -> dict[str, Any]:
+    from forge_policy._time import iso
+
+    kind = "block" if violation.level.blocks and not shadow else "violation"
+    return {
+        "kind": kind, "timestamp": iso(now), "session_id": event.session_id,
+        "behavior_id": violation.behavior_id, "level": violation.level.label,
+        "counter": violation.counter, "tool_name": event.tool_name, "event": event.event_name,
+        "input_summary": summarize(event.tool_name, event.tool_input), "shadow": shadow,
+    }
+
+
+class Evaluator:
+    """Evaluates events against a catalog, keeping per-session state in a store.
+
+    >>> import forge_policy as fp
+    >>> ev = fp.Evaluator(fp.builtin_catalog(), clock=lambda: 1000.0)
+    >>> d = ev.evaluate(fp.Event("PreToolUse", "s1", tool_name="Bash",
+    ...                          tool_input={"command": "git push --force"}))
+    >>> d.outcome, d.blocked, d.override_allowed
+    ('hard_block', True, False)
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        store: RuntimeStore | None = None,
+        audit: AuditSink | None = None,
+        clock: Callable[[], float] = time.time,
+        profile: str = "standard",
+        ttl: float = DEFAULT_TTL,
+        override_window: float = DEFAULT_WINDOW,
+        facts: Mapping[str, FactProvider] | None = None,
+        record_violations: bool = False,
+    ) -> None:
+        if store is None:
+            from forge_policy.stores.memory import MemoryStore
+
+            store = MemoryStore()
+        if audit is None:
+            from forge_policy.audit.memory import MemoryAuditSink
+
+            audit = MemoryAuditSink()
+        self.catalog = catalog
+        self.store = store
+        self.audit = audit
+        self.clock = clock
+        self.settings = Settings(ttl=ttl, override_window=override_window, profile=profile,
+                                 record_violations=record_violations)
+        self.facts: dict[str, FactProvider] = dict(facts or {})
+
+    def _fresh_or_current(self, current: SessionState | None, now: float) -> SessionState:
+        if current is None or current.expired(now, self.settings.ttl):
+            return SessionState.new(now)
+        return current.copy()
+
+    def evaluate(self, event: Event) -> Decision:
+        """Decide one event and record its effects in one store transaction."""
+        now = self.clock()
+        facts = FactCache(event, self.facts)
+
+        def apply(current: SessionState | None) -> tuple[Outcome, SessionState | None]:
+            state = self._fresh_or_current(current, now)
+            outcome = decide(self.catalog, event, state, now, self.settings, facts)
+            if current is None or current.expired(now, self.settings.ttl):
+                changed = bool(state.flags or state.totals or state.behavior_ids())
+            else:
+                changed = state.data != current.data or (
+                    now - current.last_accessed_at >= self.settings.touch_interval)
+            if not changed:
+                return outcome, None  # the allow path writes nothing
+            state.touch(now)
+            if outcome.audit:
+                self.audit.append_many(outcome.audit)  # audit first: the source of truth
+            return outcome, state
+
+        try:
+            outcome = self.store.transact(event.session_id, apply)
+        except (StoreError, AuditError, OSError) as exc:
+            return self._stateless(event, now, exc)
+        return outcome.decision
+
+    def _stateless(self, event: Event, now: float, error: Exception) -> Decision:
+        """SPEC §9: decide from ``default_level`` without state; blocks still block."""
+        facts = FactCache(event, self.facts)
+        facts.diagnostics.append(
+            f"session state unavailable ({type(error).__name__}: {error}); decided statelessly "
+            "from default levels")
+        outcome = decide(self.catalog, event, SessionState.new(now), now, self.settings, facts)
+        return outcome.decision
+
+    def explain(self, event: Event) -> dict[str, Any]:
+        """A dry run: every behavior, trigger and condition with its result. Changes nothing."""
+        now = self.clock()
+        facts = FactCache(event, self.facts)
+        state = self._fresh_or_current(self.store.load(event.session_id), now)
+        outcome = decide(self.catalog, event, state, now, self.settings, facts, explain=True)
+        result = outcome.decision.to_dict()
+        result["trace"] = outcome.trace
+        return result
+
+    def override(self, session_id: str, behavior_id: str, *, reason: str = "") -> dict[str, Any]:
+        """Grant a one-shot pass for the next blocked call of a behavior (SPEC §4, explicit).
+
+        The grant is valid for the override window; the override itself is recorded (audit,
+        state) when the blocked call comes. A soft-blocked call pending retry is released now.
+        """
+        behavior = self.catalog.get(behavior_id)
+        if behavior is None:
+            raise KeyError(f"unknown behavior {behavior_id!r}")
+        if behavior.default_level is Level.HARD_BLOCK:
+            raise ValueError(f"{behavior_id} is a hard_block behavior: it has no override")
+        now = self.clock()
+        from forge_policy._time import iso
+
+        grant = {"at": now, "reason": reason, "granted_at": iso(now)}
+
+        def apply(current: SessionState | None) -> tuple[dict[str, Any], SessionState]:
+            state = self._fresh_or_current(current, now)
+            state.behavior(behavior_id).grant = grant
+            state.touch(now)
+            return grant, state
+
+        return self.store.transact(session_id, apply)
+
+    def status(self, session_id: str) -> dict[str, Any]:
+        """Counters, levels, next thresholds, pending blocks and overrides of one session."""
+        state = self.store.load(session_id)
+        now = self.clock()
+        behaviors: dict[str, Any] = {}
+        if state is not None and not state.expired(now, self.settings.ttl):
+            for behavior in self.catalog.behaviors:
+                bstate = state.behavior(behavior.id) if behavior.id in state.behavior_ids() \
+                    else None
+                counter = bstate.counter if bstate else 0
+                level = bstate.effective_level if bstate else None
+                threshold = next_threshold(counter, behavior.escalation)
+                behaviors[behavior.id] = {
+                    "enabled": behavior.enabled, "counter": counter,
+                    "level": level.label if level else None,
+                    "next_threshold": threshold,
+                    "pending_block": bool(bstate and bstate.pending_block),
+                    "overrides": len(bstate.overrides) if bstate else 0,
+                    "blocks": bstate.blocks if bstate else 0,
+                }
+        return {"session_id": session_id, "exists": bool(behaviors),
+                "flags": sorted(state.flags) if state else [],
+                "totals": dict(state.totals) if state else {}, "behaviors": behaviors}
+
+
+def evaluate_all(evaluator: Evaluator, events: Iterable[Event]) -> list[Decision]:
+    """Evaluate events in order (a convenience for scripts and tests)."""
+    return [evaluator.evaluate(event) for event in events]

@@ -1,0 +1,68 @@
+"""The in-memory store: the reference implementation and the conformance suite's oracle."""
+
+from __future__ import annotations
+
+import threading
+
+from forge_policy.state import SessionState, copy_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+
+
+class MemoryStore:
+    """Session state in a dict, one lock for the whole store (thread-safe, not shared across
+    processes).
+
+    >>> store = MemoryStore()
+    >>> store.transact("s", lambda cur: (cur is None, SessionState.new(0.0)))
+    True
+    >>> store.session_ids()
+    ['s']
+    """
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, dict[str, Any]] = {}
+        self._lock = threading.RLock()
+
+    def transact(
+        self, session_id: str,
+        apply: Callable[[SessionState | None], tuple[T, SessionState | None]],
+    ) -> T:
+        with self._lock:
+            data = self._sessions.get(session_id)
+            current = SessionState(copy_json(data)) if data is not None else None
+            result, new_state = apply(current)
+            if new_state is not None:
+                self._sessions[session_id] = copy_json(new_state.to_dict())
+            return result
+
+    def load(self, session_id: str) -> SessionState | None:
+        with self._lock:
+            data = self._sessions.get(session_id)
+            return SessionState(copy_json(data)) if data is not None else None
+
+    def session_ids(self) -> list[str]:
+        with self._lock:
+            return sorted(self._sessions)
+
+    def purge(self, now: float, ttl: float) -> int:
+        with self._lock:
+            expired = [sid for sid, data in self._sessions.items()
+                       if SessionState(data).expired(now, ttl)]
+            for sid in expired:
+                del self._sessions[sid]
+            return len(expired)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
