@@ -68,7 +68,32 @@ _EXPORTS: dict[str, str] = {
     "load_catalog": "forge_policy.catalog",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AuditError",
+    "AuditIntegrityError",
+    "AuditSink",
+    "Behavior",
+    "Catalog",
+    "CatalogError",
+    "ConditionResult",
+    "Decision",
+    "Evaluator",
+    "Event",
+    "EventError",
+    "ForgePolicyError",
+    "Issue",
+    "Level",
+    "LockTimeout",
+    "MemoryAuditSink",
+    "MemoryStore",
+    "RuntimeStore",
+    "SessionState",
+    "StoreError",
+    "Trigger",
+    "Violation",
+    "builtin_catalog",
+    "load_catalog",
+]
 
 
 def __getattr__(name: str) -> object:

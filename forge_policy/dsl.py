@@ -24,8 +24,21 @@ if TYPE_CHECKING:
     Test = Callable[[object, object], bool]
 
 OPERATORS: tuple[str, ...] = (
-    "regex_match", "not_regex_match", "contains", "not_contains", "equals", "starts_with",
-    "ends_with", "in", "glob", "exists", "not_exists", "gt", "gte", "lt", "lte",
+    "regex_match",
+    "not_regex_match",
+    "contains",
+    "not_contains",
+    "equals",
+    "starts_with",
+    "ends_with",
+    "in",
+    "glob",
+    "exists",
+    "not_exists",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
 )
 REGEX_OPERATORS = frozenset({"regex_match", "not_regex_match"})
 VALUELESS_OPERATORS = frozenset({"exists", "not_exists"})
@@ -48,7 +61,7 @@ _RE2_OPTIONS = _options()
 
 
 def compile_regex(pattern: str) -> Any:
-    """Compile with RE2 (linear time). Python ``re`` syntax such as ``(?i)``, ``\\b``, ``\\s`` works.
+    """Compile with RE2 (linear time); ``re`` syntax such as ``(?i)``, ``\\b``, ``\\s`` works.
 
     >>> bool(compile_regex(r"(?i)\\bgit\\s+push").search("GIT push"))
     True
@@ -129,8 +142,14 @@ class Scope:
 
     __slots__ = ("counter", "event", "facts", "flags", "totals")
 
-    def __init__(self, event: Event, counter: int, flags: Mapping[str, Any],
-                 totals: Mapping[str, Any], facts: Callable[[str], object]) -> None:
+    def __init__(
+        self,
+        event: Event,
+        counter: int,
+        flags: Mapping[str, Any],
+        totals: Mapping[str, Any],
+        facts: Callable[[str], object],
+    ) -> None:
         self.event = event
         self.counter = counter
         self.flags = flags
@@ -160,6 +179,7 @@ def compile_field(field: str) -> Callable[[Scope], object]:
 
     namespace: Callable[[Scope], object] | None = None
     if field == "session.counter":
+
         def namespace(scope: Scope) -> object:
             return scope.counter
     elif len(path) >= 3 and head == "session" and path[1] == "flags":
@@ -203,8 +223,7 @@ def as_text(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value) if isinstance(value, float) else str(value)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def as_number(value: object) -> float | None:
@@ -239,7 +258,10 @@ def compile_operator(operator: str, expected: object) -> Callable[[object], bool
         if bound is None:
             return lambda actual: False
         compare: Callable[[float, float], bool] = {
-            "gt": float.__gt__, "gte": float.__ge__, "lt": float.__lt__, "lte": float.__le__,
+            "gt": float.__gt__,
+            "gte": float.__ge__,
+            "lt": float.__lt__,
+            "lte": float.__le__,
         }[operator]
 
         def numeric(actual: object) -> bool:
@@ -254,6 +276,7 @@ def compile_operator(operator: str, expected: object) -> Callable[[object], bool
         return lambda actual: as_text(actual) in choices
     text = as_text(expected)
     if operator in ("contains", "not_contains"):
+
         def contains(actual: object) -> bool:
             if isinstance(actual, list):  # a list contains an element, not a substring
                 return any(as_text(item) == text for item in actual)

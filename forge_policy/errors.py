@@ -45,7 +45,9 @@ class Issue:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
 
     def __repr__(self) -> str:
         return f"Issue({str(self)!r})"
@@ -58,8 +60,13 @@ class Issue:
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form, for ``--json`` output."""
-        return {"file": self.file, "line": self.line, "column": self.column,
-                "field": self.field, "message": self.message}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "field": self.field,
+            "message": self.message,
+        }
 
 
 class CatalogError(ForgePolicyError, ValueError):

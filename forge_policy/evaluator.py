@@ -15,7 +15,6 @@ from forge_policy.catalog.behavior import render
 from forge_policy.errors import AuditError, StoreError
 from forge_policy.levels import Level, escalate, next_threshold
 from forge_policy.model import (
-    BLOCKABLE_TOOL_EVENTS,
     ConditionResult,
     Decision,
     Event,
@@ -47,8 +46,14 @@ class Settings:
 
     __slots__ = ("override_window", "profile", "record_violations", "touch_interval", "ttl")
 
-    def __init__(self, *, ttl: float = DEFAULT_TTL, override_window: float = DEFAULT_WINDOW,
-                 profile: str = "standard", record_violations: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        ttl: float = DEFAULT_TTL,
+        override_window: float = DEFAULT_WINDOW,
+        profile: str = "standard",
+        record_violations: bool = False,
+    ) -> None:
         self.ttl = ttl
         self.override_window = override_window
         self.profile = profile
@@ -62,8 +67,9 @@ class Outcome:
 
     __slots__ = ("audit", "decision", "trace")
 
-    def __init__(self, decision: Decision, audit: list[dict[str, Any]],
-                 trace: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, decision: Decision, audit: list[dict[str, Any]], trace: list[dict[str, Any]]
+    ) -> None:
         self.decision = decision
         self.audit = audit
         self.trace = trace
@@ -106,25 +112,42 @@ def event_identity(event: Event) -> str:
     return call_hash(f"<{event.event_name}>", {"prompt": event.prompt})
 
 
-def _override_record(event: Event, behavior_id: str, counter: int, mechanism: str,
-                     reason: str, now: float) -> dict[str, Any]:
+def _override_record(
+    event: Event, behavior_id: str, counter: int, mechanism: str, reason: str, now: float
+) -> dict[str, Any]:
     from forge_policy._time import iso
 
     return {
-        "kind": "override", "override_id": os.urandom(16).hex(), "timestamp": iso(now),
-        "session_id": event.session_id, "behavior_id": behavior_id,
-        "tool_name": event.tool_name, "input_summary": summarize(event.tool_name, event.tool_input),
-        "counter": counter, "mechanism": mechanism, "reason": reason,
+        "kind": "override",
+        "override_id": os.urandom(16).hex(),
+        "timestamp": iso(now),
+        "session_id": event.session_id,
+        "behavior_id": behavior_id,
+        "tool_name": event.tool_name,
+        "input_summary": summarize(event.tool_name, event.tool_input),
+        "counter": counter,
+        "mechanism": mechanism,
+        "reason": reason,
     }
 
 
-def _message(behavior: Behavior, level: Level, counter: int, event: Event,
-             settings: Settings, session_id: str) -> str:
+def _message(
+    behavior: Behavior,
+    level: Level,
+    counter: int,
+    event: Event,
+    settings: Settings,
+    session_id: str,
+) -> str:
     threshold = next_threshold(counter, behavior.escalation)
     values = {
-        "behavior_id": behavior.id, "behavior_name": behavior.name, "counter": counter,
-        "tool_name": event.tool_name, "level": level.label,
-        "threshold": "max" if threshold is None else threshold, "hint": behavior.hint,
+        "behavior_id": behavior.id,
+        "behavior_name": behavior.name,
+        "counter": counter,
+        "tool_name": event.tool_name,
+        "level": level.label,
+        "threshold": "max" if threshold is None else threshold,
+        "hint": behavior.hint,
     }
     t = behavior.templates
     if level <= Level.NUDGE:
@@ -136,27 +159,37 @@ def _message(behavior: Behavior, level: Level, counter: int, event: Event,
         correction.append(f"Suggested: {tool}{behavior.suggested_action}".rstrip(": "))
     if level is Level.WARNING:
         return "\n".join([render(t["warning_template"], values).strip(), *correction])
-    lines = [render(t["block_reason"], values).strip(), *correction]
+    reason = render(t["block_reason"], values).strip()
+    lines = [reason, *correction]
     if level is Level.HARD_BLOCK:
-        lines.append("This block cannot be overridden.")
+        if "cannot be overridden" not in reason:
+            lines.append("This block cannot be overridden.")
     else:
         prompt = render(t["override_prompt"], values).strip()
         if prompt:
             lines.append(prompt)
         window = int(settings.override_window)
         if behavior.override == "user":
-            lines.append("Overriding needs the user's approval: the user is asked to allow "
-                         "this call.")
+            lines.append(
+                "Overriding needs the user's approval: the user is asked to allow this call."
+            )
         else:
-            lines.append(f"To override: repeat the identical call within {window} s (once), or "
-                         f"ask the user to run: forge-policy override {behavior.id} "
-                         f"--session {session_id} --reason \"...\"")
+            lines.append(
+                f"To override: repeat the identical call within {window} s (once), or "
+                f"ask the user to run: forge-policy override {behavior.id} "
+                f'--session {session_id} --reason "..."'
+            )
     return "\n".join(lines)
 
 
-def _fire(behavior: Behavior, event: Event, state: SessionState, counter: int,
-          facts: FactCache, trace: list[dict[str, Any]] | None,
-          ) -> tuple[Trigger, list[ConditionResult]] | None:
+def _fire(
+    behavior: Behavior,
+    event: Event,
+    state: SessionState,
+    counter: int,
+    facts: FactCache,
+    trace: list[dict[str, Any]] | None,
+) -> tuple[Trigger, list[ConditionResult]] | None:
     """Run a behavior's triggers in order; apply flag and total actions; return the first
     violating trigger (SPEC §3.1: one violation per behavior per event)."""
     from forge_policy.dsl import Scope, as_number
@@ -195,14 +228,29 @@ def _fire(behavior: Behavior, event: Event, state: SessionState, counter: int,
                 effect = "violation"
                 fired = fired or (trigger, results)
         if trace is not None:
-            trace.append({"behavior_id": behavior.id, "trigger_index": trigger.index,
-                          "trigger": trigger.describe(), "matched": matched, "effect": effect,
-                          "conditions": [r.to_dict() for r in results]})
+            trace.append(
+                {
+                    "behavior_id": behavior.id,
+                    "trigger_index": trigger.index,
+                    "trigger": trigger.describe(),
+                    "matched": matched,
+                    "effect": effect,
+                    "conditions": [r.to_dict() for r in results],
+                }
+            )
     return fired
 
 
-def decide(catalog: Catalog, event: Event, state: SessionState, now: float,
-           settings: Settings, facts: FactCache, *, explain: bool = False) -> Outcome:
+def decide(
+    catalog: Catalog,
+    event: Event,
+    state: SessionState,
+    now: float,
+    settings: Settings,
+    facts: FactCache,
+    *,
+    explain: bool = False,
+) -> Outcome:
     """Evaluate one event against a session state (mutated in place). Pure but for ``facts``."""
     window = settings.override_window
     violations: list[Violation] = []
@@ -217,7 +265,8 @@ def decide(catalog: Catalog, event: Event, state: SessionState, now: float,
     def grant_override(behavior_id: str, counter: int, mechanism: str, reason: str) -> None:
         record = _override_record(event, behavior_id, counter, mechanism, reason, now)
         state.behavior(behavior_id).overrides.append(
-            {k: v for k, v in record.items() if k != "kind"})
+            {k: v for k, v in record.items() if k != "kind"}
+        )
         audit.append(record)
         overrides.append(record)
 
@@ -225,11 +274,15 @@ def decide(catalog: Catalog, event: Event, state: SessionState, now: float,
     if event.event_name == "PostToolUse" and event.tool_use_id:
         for behavior_id in sorted(behaviors_before):
             pending = state.behavior(behavior_id).pending_block
-            if (pending and pending.get("mode") == "user"
-                    and pending.get("tool_use_id") == event.tool_use_id):
+            if (
+                pending
+                and pending.get("mode") == "user"
+                and pending.get("tool_use_id") == event.tool_use_id
+            ):
                 state.behavior(behavior_id).pending_block = None
-                grant_override(behavior_id, int(pending.get("counter", 0)), "user",
-                               "approved by user")
+                grant_override(
+                    behavior_id, int(pending.get("counter", 0)), "user", "approved by user"
+                )
 
     for behavior in catalog.behaviors:
         if not behavior.enabled or event.event_name not in behavior.events:
@@ -243,9 +296,13 @@ def decide(catalog: Catalog, event: Event, state: SessionState, now: float,
 
         # SPEC §4: a pending block is checked before any flag is consumed.
         pending = bstate.pending_block if bstate is not None else None
-        if (bstate is not None and pending and pending.get("event") == event.event_name
-                and pending.get("call_hash") == identity
-                and 0 <= now - float(pending.get("at", 0)) <= window):
+        if (
+            bstate is not None
+            and pending
+            and pending.get("event") == event.event_name
+            and pending.get("call_hash") == identity
+            and 0 <= now - float(pending.get("at", 0)) <= window
+        ):
             bstate.pending_block = None
             mechanism = "user" if pending.get("mode") == "user" else "retry"
             reason = "approved by user" if mechanism == "user" else ""
@@ -261,32 +318,59 @@ def decide(catalog: Catalog, event: Event, state: SessionState, now: float,
         trigger, results = fired
         bstate = state.behavior(behavior.id)
         counter = counter_before + 1
-        level = escalate(bstate.effective_level, counter, behavior.default_level,
-                         behavior.escalation)
+        level = escalate(
+            bstate.effective_level, counter, behavior.default_level, behavior.escalation
+        )
         shadow = behavior.mode == "shadow"
         grant = bstate.grant
-        if (level is Level.SOFT_BLOCK and not shadow and grant is not None
-                and 0 <= now - float(grant.get("at", 0)) <= window):
+        if (
+            level is Level.SOFT_BLOCK
+            and not shadow
+            and grant is not None
+            and 0 <= now - float(grant.get("at", 0)) <= window
+        ):
             # an explicit override lets this one blocked call through; the counter stays
             bstate.grant = None
             grant_override(behavior.id, counter_before, "explicit", str(grant.get("reason", "")))
-            violations.append(Violation(behavior.id, behavior.name, level, counter_before,
-                                        "", trigger_index=trigger.index, conditions=results,
-                                        overridden="explicit"))
+            violations.append(
+                Violation(
+                    behavior.id,
+                    behavior.name,
+                    level,
+                    counter_before,
+                    "",
+                    trigger_index=trigger.index,
+                    conditions=results,
+                    overridden="explicit",
+                )
+            )
             continue
         bstate.counter = counter
         bstate.effective_level = level
         bstate.record_violation(now, event.tool_name)
         message = _message(behavior, level, counter, event, settings, event.session_id)
-        violation = Violation(behavior.id, behavior.name, level, counter, message,
-                              trigger_index=trigger.index, conditions=results, shadow=shadow)
-        if (level is Level.SOFT_BLOCK and behavior.override == "user" and not shadow
-                and event.permission_mode == "bypassPermissions"):
+        violation = Violation(
+            behavior.id,
+            behavior.name,
+            level,
+            counter,
+            message,
+            trigger_index=trigger.index,
+            conditions=results,
+            shadow=shadow,
+        )
+        if (
+            level is Level.SOFT_BLOCK
+            and behavior.override == "user"
+            and not shadow
+            and event.permission_mode == "bypassPermissions"
+        ):
             # the user asked not to be prompted: ask becomes allow, on the record
             violation.overridden = "user"
             grant_override(behavior.id, counter, "user", "permission_mode bypassPermissions")
-            shown.append(f"{message}\n(Allowed without asking: permission_mode is "
-                         f"bypassPermissions.)")
+            shown.append(
+                f"{message}\n(Allowed without asking: permission_mode is bypassPermissions.)"
+            )
             violations.append(violation)
             continue
         violations.append(violation)
@@ -298,9 +382,13 @@ def decide(catalog: Catalog, event: Event, state: SessionState, now: float,
             bstate.record_block()
             if level is Level.SOFT_BLOCK:
                 bstate.pending_block = {
-                    "call_hash": identity, "at": now, "event": event.event_name,
-                    "tool_name": event.tool_name, "tool_use_id": event.tool_use_id,
-                    "counter": counter, "mode": behavior.override,
+                    "call_hash": identity,
+                    "at": now,
+                    "event": event.event_name,
+                    "tool_name": event.tool_name,
+                    "tool_use_id": event.tool_use_id,
+                    "counter": counter,
+                    "mode": behavior.override,
                 }
             blocking = violation
             break  # SPEC §3.6: the first block cuts the chain
@@ -308,21 +396,34 @@ def decide(catalog: Catalog, event: Event, state: SessionState, now: float,
             shown.append(message)
 
     messages = ([blocking.message] if blocking is not None else []) + shown
-    decision = Decision(event, violations, messages, blocking=blocking, overrides=overrides,
-                        diagnostics=facts.diagnostics)
+    decision = Decision(
+        event,
+        violations,
+        messages,
+        blocking=blocking,
+        overrides=overrides,
+        diagnostics=facts.diagnostics,
+    )
     return Outcome(decision, audit, trace or [])
 
 
-def _decision_record(event: Event, violation: Violation, now: float,
-                     shadow: bool) -> dict[str, Any]:
+def _decision_record(
+    event: Event, violation: Violation, now: float, shadow: bool
+) -> dict[str, Any]:
     from forge_policy._time import iso
 
     kind = "block" if violation.level.blocks and not shadow else "violation"
     return {
-        "kind": kind, "timestamp": iso(now), "session_id": event.session_id,
-        "behavior_id": violation.behavior_id, "level": violation.level.label,
-        "counter": violation.counter, "tool_name": event.tool_name, "event": event.event_name,
-        "input_summary": summarize(event.tool_name, event.tool_input), "shadow": shadow,
+        "kind": kind,
+        "timestamp": iso(now),
+        "session_id": event.session_id,
+        "behavior_id": violation.behavior_id,
+        "level": violation.level.label,
+        "counter": violation.counter,
+        "tool_name": event.tool_name,
+        "event": event.event_name,
+        "input_summary": summarize(event.tool_name, event.tool_input),
+        "shadow": shadow,
     }
 
 
@@ -362,8 +463,12 @@ class Evaluator:
         self.store = store
         self.audit = audit
         self.clock = clock
-        self.settings = Settings(ttl=ttl, override_window=override_window, profile=profile,
-                                 record_violations=record_violations)
+        self.settings = Settings(
+            ttl=ttl,
+            override_window=override_window,
+            profile=profile,
+            record_violations=record_violations,
+        )
         self.facts: dict[str, FactProvider] = dict(facts or {})
 
     def _fresh_or_current(self, current: SessionState | None, now: float) -> SessionState:
@@ -383,7 +488,8 @@ class Evaluator:
                 changed = bool(state.flags or state.totals or state.behavior_ids())
             else:
                 changed = state.data != current.data or (
-                    now - current.last_accessed_at >= self.settings.touch_interval)
+                    now - current.last_accessed_at >= self.settings.touch_interval
+                )
             if not changed:
                 return outcome, None  # the allow path writes nothing
             state.touch(now)
@@ -402,7 +508,8 @@ class Evaluator:
         facts = FactCache(event, self.facts)
         facts.diagnostics.append(
             f"session state unavailable ({type(error).__name__}: {error}); decided statelessly "
-            "from default levels")
+            "from default levels"
+        )
         outcome = decide(self.catalog, event, SessionState.new(now), now, self.settings, facts)
         return outcome.decision
 
@@ -447,22 +554,28 @@ class Evaluator:
         behaviors: dict[str, Any] = {}
         if state is not None and not state.expired(now, self.settings.ttl):
             for behavior in self.catalog.behaviors:
-                bstate = state.behavior(behavior.id) if behavior.id in state.behavior_ids() \
-                    else None
+                bstate = (
+                    state.behavior(behavior.id) if behavior.id in state.behavior_ids() else None
+                )
                 counter = bstate.counter if bstate else 0
                 level = bstate.effective_level if bstate else None
                 threshold = next_threshold(counter, behavior.escalation)
                 behaviors[behavior.id] = {
-                    "enabled": behavior.enabled, "counter": counter,
+                    "enabled": behavior.enabled,
+                    "counter": counter,
                     "level": level.label if level else None,
                     "next_threshold": threshold,
                     "pending_block": bool(bstate and bstate.pending_block),
                     "overrides": len(bstate.overrides) if bstate else 0,
                     "blocks": bstate.blocks if bstate else 0,
                 }
-        return {"session_id": session_id, "exists": bool(behaviors),
-                "flags": sorted(state.flags) if state else [],
-                "totals": dict(state.totals) if state else {}, "behaviors": behaviors}
+        return {
+            "session_id": session_id,
+            "exists": bool(behaviors),
+            "flags": sorted(state.flags) if state else [],
+            "totals": dict(state.totals) if state else {},
+            "behaviors": behaviors,
+        }
 
 
 def evaluate_all(evaluator: Evaluator, events: Iterable[Event]) -> list[Decision]:

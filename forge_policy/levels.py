@@ -1,4 +1,4 @@
-"""Enforcement levels and escalation arithmetic (SPEC §2, §3.3–3.4, §3.10).
+"""Enforcement levels and escalation arithmetic (SPEC §2, §3.3, §3.4, §3.10).
 
 Pure functions only: nothing here reads a clock, a file or a store.
 """
@@ -6,6 +6,7 @@ Pure functions only: nothing here reads a clock, a file or a store.
 from __future__ import annotations
 
 from enum import IntEnum
+
 TYPE_CHECKING = False  # spelled out so the hook path never imports typing
 
 if TYPE_CHECKING:
@@ -88,8 +89,9 @@ def resolve(counter: int, default_level: Level, escalation: Sequence[Step]) -> L
     return level
 
 
-def escalate(previous: Level | None, counter: int, default_level: Level,
-             escalation: Sequence[Step]) -> Level:
+def escalate(
+    previous: Level | None, counter: int, default_level: Level, escalation: Sequence[Step]
+) -> Level:
     """SPEC §3.4: the effective level only rises within a session.
 
     ``previous`` is ``None`` before the behavior's first violation in the session, so the first
@@ -121,13 +123,24 @@ def escalation_problems(
         if step.after < 1:
             problems.append((index, "after", f"must be at least 1, got {step.after}"))
         if step.level < default_level:
-            problems.append((index, "level", f"level {step.level.label!r} is below default_level "
-                                    f"{default_level.label!r}"))
+            problems.append(
+                (
+                    index,
+                    "level",
+                    f"level {step.level.label!r} is below default_level {default_level.label!r}",
+                )
+            )
         if previous is not None:
             if step.after <= previous.after:
                 problems.append((index, "after", f"must be greater than {previous.after}"))
             if step.level < previous.level:
-                problems.append((index, "level", f"level {step.level.label!r} is below the previous "
-                                        f"entry's {previous.level.label!r}"))
+                problems.append(
+                    (
+                        index,
+                        "level",
+                        f"level {step.level.label!r} is below the previous "
+                        f"entry's {previous.level.label!r}",
+                    )
+                )
         previous = step
     return problems

@@ -19,8 +19,14 @@ if TYPE_CHECKING:
 
 #: Events whose subject is a tool call: they carry ``tool_name`` and ``tool_input``.
 TOOL_EVENTS = frozenset(
-    {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied",
-     "PreSkillShellCommand"}
+    {
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PermissionRequest",
+        "PermissionDenied",
+        "PreSkillShellCommand",
+    }
 )
 #: Events at which a tool call can still be refused.
 BLOCKABLE_TOOL_EVENTS = frozenset({"PreToolUse", "PermissionRequest", "PreSkillShellCommand"})
@@ -28,8 +34,7 @@ BLOCKABLE_TOOL_EVENTS = frozenset({"PreToolUse", "PermissionRequest", "PreSkillS
 
 def canonical_json(value: object) -> str:
     """SPEC §4: sorted keys, compact separators, UTF-8 (non-ASCII kept as is)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def call_hash(tool_name: str, tool_input: object) -> str:
@@ -53,8 +58,19 @@ class Event:
     ('Bash', 'claude-code')
     """
 
-    __slots__ = ("agent", "cwd", "event_name", "harness", "payload", "permission_mode", "prompt",
-                 "session_id", "tool_input", "tool_name", "tool_use_id")
+    __slots__ = (
+        "agent",
+        "cwd",
+        "event_name",
+        "harness",
+        "payload",
+        "permission_mode",
+        "prompt",
+        "session_id",
+        "tool_input",
+        "tool_name",
+        "tool_use_id",
+    )
 
     def __init__(
         self,
@@ -142,17 +158,29 @@ class Event:
 
 
 _ATTRIBUTE_KEYS = {
-    "hook_event_name": "event_name", "session_id": "session_id", "tool_name": "tool_name",
-    "prompt": "prompt", "agent_type": "agent", "agent": "agent", "cwd": "cwd",
-    "tool_use_id": "tool_use_id", "permission_mode": "permission_mode",
+    "hook_event_name": "event_name",
+    "session_id": "session_id",
+    "tool_name": "tool_name",
+    "prompt": "prompt",
+    "agent_type": "agent",
+    "agent": "agent",
+    "cwd": "cwd",
+    "tool_use_id": "tool_use_id",
+    "permission_mode": "permission_mode",
 }
 
 
 def _kind(value: object) -> str:
     if value is None:
         return "null"
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
 def _text(payload: Mapping[str, Any], key: str, *, required: bool = False) -> str:
@@ -173,8 +201,9 @@ class ConditionResult:
 
     __slots__ = ("actual", "field", "matched", "operator", "value")
 
-    def __init__(self, field: str, operator: str, value: object, actual: object,
-                 matched: bool) -> None:
+    def __init__(
+        self, field: str, operator: str, value: object, actual: object, matched: bool
+    ) -> None:
         self.field = field
         self.operator = operator
         self.value = value
@@ -186,12 +215,19 @@ class ConditionResult:
         actual = self.actual
         if isinstance(actual, str) and len(actual) > 200:
             actual = actual[:197] + "..."
-        return {"field": self.field, "operator": self.operator, "value": self.value,
-                "actual": actual, "matched": self.matched}
+        return {
+            "field": self.field,
+            "operator": self.operator,
+            "value": self.value,
+            "actual": actual,
+            "matched": self.matched,
+        }
 
     def __repr__(self) -> str:
-        return (f"ConditionResult({self.field} {self.operator} {self.value!r}: "
-                f"{'matched' if self.matched else 'no match'})")
+        return (
+            f"ConditionResult({self.field} {self.operator} {self.value!r}: "
+            f"{'matched' if self.matched else 'no match'})"
+        )
 
 
 class Violation:
@@ -203,8 +239,17 @@ class Violation:
     was let through, else ``""``.
     """
 
-    __slots__ = ("behavior_id", "behavior_name", "conditions", "counter", "level", "message",
-                 "overridden", "shadow", "trigger_index")
+    __slots__ = (
+        "behavior_id",
+        "behavior_name",
+        "conditions",
+        "counter",
+        "level",
+        "message",
+        "overridden",
+        "shadow",
+        "trigger_index",
+    )
 
     def __init__(
         self,
@@ -237,17 +282,21 @@ class Violation:
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form."""
         return {
-            "behavior_id": self.behavior_id, "level": self.level.label, "counter": self.counter,
-            "message": self.message, "trigger_index": self.trigger_index,
-            "conditions": [c.to_dict() for c in self.conditions], "shadow": self.shadow,
-            "overridden": self.overridden or None, "blocks": self.blocks,
+            "behavior_id": self.behavior_id,
+            "level": self.level.label,
+            "counter": self.counter,
+            "message": self.message,
+            "trigger_index": self.trigger_index,
+            "conditions": [c.to_dict() for c in self.conditions],
+            "shadow": self.shadow,
+            "overridden": self.overridden or None,
+            "blocks": self.blocks,
         }
 
     def __repr__(self) -> str:
         extra = " shadow" if self.shadow else ""
         extra += f" overridden={self.overridden}" if self.overridden else ""
-        return (f"<Violation {self.behavior_id} {self.level.label} "
-                f"counter={self.counter}{extra}>")
+        return f"<Violation {self.behavior_id} {self.level.label} counter={self.counter}{extra}>"
 
 
 class Decision:
@@ -309,9 +358,12 @@ class Decision:
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form, used by ``forge-policy explain --json`` and the audit."""
         return {
-            "event": self.event.event_name, "session_id": self.event.session_id,
-            "tool_name": self.event.tool_name or None, "outcome": self.outcome,
-            "blocked": self.blocked, "override_allowed": self.override_allowed,
+            "event": self.event.event_name,
+            "session_id": self.event.session_id,
+            "tool_name": self.event.tool_name or None,
+            "outcome": self.outcome,
+            "blocked": self.blocked,
+            "override_allowed": self.override_allowed,
             "blocking_behavior": self.blocking.behavior_id if self.blocking else None,
             "messages": list(self.messages),
             "violations": [v.to_dict() for v in self.violations],

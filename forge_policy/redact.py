@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 
 _SECRET = re.compile(
-    r"""sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"""            # OpenAI / Anthropic style keys
-    r"""|AIzaSy[A-Za-z0-9_\-]{20,}"""                       # Google API keys
-    r"""|(?:AKIA|ASIA)[A-Z0-9]{16}"""                       # AWS access key ids
-    r"""|xox[baprs]-[A-Za-z0-9\-]{10,}"""                   # Slack tokens
+    r"""sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"""  # OpenAI / Anthropic style keys
+    r"""|AIzaSy[A-Za-z0-9_\-]{20,}"""  # Google API keys
+    r"""|(?:AKIA|ASIA)[A-Z0-9]{16}"""  # AWS access key ids
+    r"""|xox[baprs]-[A-Za-z0-9\-]{10,}"""  # Slack tokens
     r"""|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"""  # JWT
     r"""|-----BEGIN [A-Z ]*PRIVATE KEY-----"""
 )

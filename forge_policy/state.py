@@ -122,8 +122,15 @@ class SessionState:
     @classmethod
     def new(cls, now: float) -> SessionState:
         stamp = iso(now)
-        return cls({"created_at": stamp, "last_accessed_at": stamp, "flags": {}, "totals": {},
-                    "behaviors": {}})
+        return cls(
+            {
+                "created_at": stamp,
+                "last_accessed_at": stamp,
+                "flags": {},
+                "totals": {},
+                "behaviors": {},
+            }
+        )
 
     def copy(self) -> SessionState:
         return SessionState(copy_json(self.data))
@@ -166,8 +173,12 @@ class SessionState:
         data = behaviors.get(behavior_id)
         if not isinstance(data, dict):
             data = behaviors[behavior_id] = {
-                "counter": 0, "effective_level": None, "last_violation_at": None,
-                "last_violation_tool": None, "pending_block": None, "overrides": [],
+                "counter": 0,
+                "effective_level": None,
+                "last_violation_at": None,
+                "last_violation_tool": None,
+                "pending_block": None,
+                "overrides": [],
             }
         return BehaviorState(data)
 

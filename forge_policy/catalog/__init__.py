@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
-    """Load a catalog folder or one behavior file; see :func:`forge_policy.catalog.loader.load_catalog`."""
+    """Load a catalog folder or one behavior file (see :mod:`forge_policy.catalog.loader`)."""
     from forge_policy.catalog.loader import load_catalog as _load
 
     return _load(path)

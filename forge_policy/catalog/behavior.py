@@ -20,24 +20,63 @@ if TYPE_CHECKING:
 
 #: Claude Code event names (CLI 2.1.332); other harnesses' adapters translate to these.
 EVENTS: frozenset[str] = frozenset(
-    """PreToolUse PostToolUse PostToolUseFailure PostToolBatch Notification UserPromptSubmit
-    UserPromptExpansion SessionStart SessionEnd Stop StopFailure SubagentStart SubagentStop
-    PreCompact PostCompact PreModelSwitch PostModelSwitch PermissionRequest PermissionDenied Setup
-    TeammateIdle TaskCreated TaskCompleted Elicitation ElicitationResult ConfigChange
-    WorktreeCreate WorktreeRemove InstructionsLoaded CwdChanged FileChanged DirectoryAdded
-    MessageDisplay PreSkillShellCommand""".split()
+    [
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Notification",
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "SessionStart",
+        "SessionEnd",
+        "Stop",
+        "StopFailure",
+        "SubagentStart",
+        "SubagentStop",
+        "PreCompact",
+        "PostCompact",
+        "PreModelSwitch",
+        "PostModelSwitch",
+        "PermissionRequest",
+        "PermissionDenied",
+        "Setup",
+        "TeammateIdle",
+        "TaskCreated",
+        "TaskCompleted",
+        "Elicitation",
+        "ElicitationResult",
+        "ConfigChange",
+        "WorktreeCreate",
+        "WorktreeRemove",
+        "InstructionsLoaded",
+        "CwdChanged",
+        "FileChanged",
+        "DirectoryAdded",
+        "MessageDisplay",
+        "PreSkillShellCommand",
+    ]
 )
 
 #: What a trigger's ``matcher`` is matched against, per event (Claude Code's rule); events not
 #: listed here ignore the matcher.
 MATCHER_SUBJECT: dict[str, str] = {
     **{name: "tool_name" for name in TOOL_EVENTS},
-    "SessionStart": "source", "Setup": "trigger", "SessionEnd": "reason",
-    "Notification": "notification_type", "SubagentStart": "agent_type",
-    "SubagentStop": "agent_type", "PreCompact": "trigger", "PostCompact": "trigger",
-    "ConfigChange": "source", "DirectoryAdded": "source", "StopFailure": "error",
-    "InstructionsLoaded": "load_reason", "UserPromptExpansion": "command_name",
-    "Elicitation": "mcp_server_name", "ElicitationResult": "mcp_server_name",
+    "SessionStart": "source",
+    "Setup": "trigger",
+    "SessionEnd": "reason",
+    "Notification": "notification_type",
+    "SubagentStart": "agent_type",
+    "SubagentStop": "agent_type",
+    "PreCompact": "trigger",
+    "PostCompact": "trigger",
+    "ConfigChange": "source",
+    "DirectoryAdded": "source",
+    "StopFailure": "error",
+    "InstructionsLoaded": "load_reason",
+    "UserPromptExpansion": "command_name",
+    "Elicitation": "mcp_server_name",
+    "ElicitationResult": "mcp_server_name",
 }
 
 ACTIONS = ("evaluate", "set_flag", "check_flag", "accumulate")
@@ -50,12 +89,15 @@ DEFAULT_PROFILE = "standard"
 DEFAULT_TEMPLATES: dict[str, str] = {
     "nudge_template": "{behavior_name} ({counter}): {hint}",
     "warning_template": "[{behavior_id}] {behavior_name}: violation {counter} in this session "
-                        "(next escalation at {threshold}).",
+    "(next escalation at {threshold}).",
     "block_reason": "[{behavior_id}] {behavior_name}: this call is refused.",
     "override_prompt": "",
 }
 TEMPLATE_LIMITS: dict[str, int] = {
-    "nudge_template": 120, "warning_template": 500, "block_reason": 200, "override_prompt": 500,
+    "nudge_template": 120,
+    "warning_template": 500,
+    "block_reason": 200,
+    "override_prompt": 500,
 }
 
 
@@ -79,7 +121,7 @@ def render(template: str, values: Mapping[str, object]) -> str:
         if end < 0:
             out.append(template[i:])
             break
-        name = template[start + 1:end]
+        name = template[start + 1 : end]
         out.append(template[i:start])
         if name in values:
             out.append(str(values[name]))
@@ -93,8 +135,21 @@ def render(template: str, values: Mapping[str, object]) -> str:
 class Trigger:
     """One compiled entry of ``policy.triggers``."""
 
-    __slots__ = ("action", "conditions", "event", "flag", "index", "logic", "match_subject",
-                 "matcher", "on_absent", "on_present", "subject_key", "total", "value_field")
+    __slots__ = (
+        "action",
+        "conditions",
+        "event",
+        "flag",
+        "index",
+        "logic",
+        "match_subject",
+        "matcher",
+        "on_absent",
+        "on_present",
+        "subject_key",
+        "total",
+        "value_field",
+    )
 
     def __init__(self, index: int, spec: Mapping[str, Any]) -> None:
         self.index = index
@@ -111,8 +166,9 @@ class Trigger:
         self.on_present: str = spec.get("on_present", "")
         self.on_absent: str = spec.get("on_absent", "")
         self.total: str = spec.get("total", "")
-        self.value_field = Condition(spec["value"], "exists", None) if self.action == "accumulate" \
-            else None
+        self.value_field = (
+            Condition(spec["value"], "exists", None) if self.action == "accumulate" else None
+        )
 
     def fires_on(self, event: Event) -> bool:
         """Whether the event kind and the matcher select this trigger."""
@@ -132,8 +188,11 @@ class Trigger:
         outcome = want_all
         for condition in self.conditions:
             matched, actual = condition(scope)
-            results.append(ConditionResult(condition.field, condition.operator, condition.value,
-                                           actual, matched))
+            results.append(
+                ConditionResult(
+                    condition.field, condition.operator, condition.value, actual, matched
+                )
+            )
             if matched != want_all:
                 outcome = not want_all
                 if not explain:
@@ -150,10 +209,30 @@ class Trigger:
 class Behavior:
     """One governance rule, compiled. Build with :func:`forge_policy.load_catalog`."""
 
-    __slots__ = ("applies_agents", "applies_profiles", "applies_tools", "bypass", "category",
-                 "default_level", "description", "enabled", "escalation", "events", "hint", "id",
-                 "mode", "name", "override", "scope", "source", "spec", "suggested_action",
-                 "suggested_tool", "templates", "triggers")
+    __slots__ = (
+        "applies_agents",
+        "applies_profiles",
+        "applies_tools",
+        "bypass",
+        "category",
+        "default_level",
+        "description",
+        "enabled",
+        "escalation",
+        "events",
+        "hint",
+        "id",
+        "mode",
+        "name",
+        "override",
+        "scope",
+        "source",
+        "spec",
+        "suggested_action",
+        "suggested_tool",
+        "templates",
+        "triggers",
+    )
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         self.spec = spec
@@ -167,8 +246,9 @@ class Behavior:
         self.triggers = tuple(Trigger(i, t) for i, t in enumerate(spec["triggers"]))
         self.events = frozenset(t.event for t in self.triggers)
         self.default_level = Level.parse(spec["default_level"])
-        self.escalation = tuple(Step(after, Level.parse(level))
-                                for after, level in spec.get("escalation", ()))
+        self.escalation = tuple(
+            Step(after, Level.parse(level)) for after, level in spec.get("escalation", ())
+        )
         self.override: str = spec.get("override", "agent")
         self.mode: str = spec.get("mode", "enforce")
         self.bypass: str = spec.get("bypass", "allowed")

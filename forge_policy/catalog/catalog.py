@@ -19,8 +19,9 @@ class Catalog:
 
     __slots__ = ("_by_id", "behaviors", "root", "sources")
 
-    def __init__(self, behaviors: Iterable[Behavior], *, root: str = "",
-                 sources: Iterable[str] = ()) -> None:
+    def __init__(
+        self, behaviors: Iterable[Behavior], *, root: str = "", sources: Iterable[str] = ()
+    ) -> None:
         self.behaviors = tuple(behaviors)
         self._by_id = {b.id: b for b in self.behaviors}
         if len(self._by_id) != len(self.behaviors):
@@ -57,7 +58,8 @@ class Catalog:
         """A copy with some behaviors switched on or off (e.g. ``FORGE_DISABLE``)."""
         return Catalog(
             (b.with_enabled(changes[b.id]) if b.id in changes else b for b in self.behaviors),
-            root=self.root, sources=self.sources,
+            root=self.root,
+            sources=self.sources,
         )
 
     def __repr__(self) -> str:

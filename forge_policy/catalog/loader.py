@@ -45,8 +45,9 @@ def parse_yaml(path: Path, shown: str) -> tuple[Any, list[Issue]]:
             return None, [Issue(shown, 0, 0, "", "broken symlink")]
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            return None, [Issue(shown, 0, 0, "", f"file too large ({size} bytes, at most "
-                                                 f"{MAX_FILE_BYTES})")]
+            return None, [
+                Issue(shown, 0, 0, "", f"file too large ({size} bytes, at most {MAX_FILE_BYTES})")
+            ]
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None, [Issue(shown, 0, 0, "", "file not found")]
@@ -66,10 +67,12 @@ def parse_yaml(path: Path, shown: str) -> tuple[Any, list[Issue]]:
 
 
 def _display(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
+    """Paths below the working directory are shown relative, others absolute."""
+    absolute = os.path.abspath(path)
+    cwd = os.getcwd()
+    if absolute.startswith(cwd + os.sep):
+        return os.path.relpath(absolute, cwd)
+    return absolute
 
 
 def read_behavior(path: Path) -> tuple[dict[str, Any] | None, list[Issue]]:
@@ -132,13 +135,18 @@ def read_catalog(root: Path) -> tuple[list[dict[str, Any]], list[Path], list[Iss
             v.fail(where, f"invalid id {behavior_id!r}")
             continue
         if behavior_id in seen:
-            v.fail(where, f"duplicate id {behavior_id!r} (first listed at line "
-                          f"{seen[behavior_id].line})")
+            v.fail(
+                where,
+                f"duplicate id {behavior_id!r} (first listed at line {seen[behavior_id].line})",
+            )
             continue
         seen[behavior_id] = where
         if not (root / behavior_id / BEHAVIOR_FILE).is_file():
-            v.fail(where, f"behavior {behavior_id!r} has no file "
-                          f"{_display(root / behavior_id / BEHAVIOR_FILE)}")
+            v.fail(
+                where,
+                f"behavior {behavior_id!r} has no file "
+                f"{_display(root / behavior_id / BEHAVIOR_FILE)}",
+            )
             continue
         entries.append((behavior_id, enabled, where))
     issues = list(v.issues)
@@ -151,9 +159,16 @@ def read_catalog(root: Path) -> tuple[list[dict[str, Any]], list[Path], list[Iss
         if spec is None:
             continue
         if spec["id"] != behavior_id:
-            issues.append(Issue(_display(path), 0, 0, "id",
-                                f"id {spec['id']!r} does not match its index entry "
-                                f"{behavior_id!r} ({shown}:{where.line})"))
+            issues.append(
+                Issue(
+                    _display(path),
+                    0,
+                    0,
+                    "id",
+                    f"id {spec['id']!r} does not match its index entry "
+                    f"{behavior_id!r} ({shown}:{where.line})",
+                )
+            )
             continue
         if enabled is not None:
             spec["enabled"] = enabled
@@ -180,8 +195,9 @@ def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
     specs, sources, issues = read_catalog(root)
     if issues:
         raise CatalogError(issues)
-    return Catalog([Behavior(spec) for spec in specs], root=str(root),
-                   sources=[str(s) for s in sources])
+    return Catalog(
+        [Behavior(spec) for spec in specs], root=str(root), sources=[str(s) for s in sources]
+    )
 
 
 def builtin_catalog() -> Catalog:
@@ -195,10 +211,17 @@ def set_enabled(root: str | os.PathLike[str], behavior_id: str, enabled: bool) -
     Returns whether the file changed. Raises :class:`~forge_policy.CatalogError` when the id is
     not listed.
     """
+    from ruamel.yaml.util import load_yaml_guess_indent
+
     index_path = Path(root) / INDEX_FILE
+    text = index_path.read_text(encoding="utf-8")
+    _, indent, offset = load_yaml_guess_indent(text)
+    indent, offset = indent or 2, offset or 0
     yaml = _yaml()
     yaml.preserve_quotes = True
-    document = yaml.load(index_path.read_text(encoding="utf-8"))
+    # keep the file's own style ("  - id: x" is sequence 4, offset 2, mapping 2)
+    yaml.indent(mapping=max(indent - offset, 2), sequence=indent, offset=offset)
+    document = yaml.load(text)
     for position, entry in enumerate(document.get("behaviors") or []):
         if entry == behavior_id:
             from ruamel.yaml.comments import CommentedMap
@@ -211,8 +234,17 @@ def set_enabled(root: str | os.PathLike[str], behavior_id: str, enabled: bool) -
             entry["enabled"] = enabled
             break
     else:
-        raise CatalogError([Issue(_display(index_path), 0, 0, "behaviors",
-                                  f"no behavior {behavior_id!r} is listed")])
+        raise CatalogError(
+            [
+                Issue(
+                    _display(index_path),
+                    0,
+                    0,
+                    "behaviors",
+                    f"no behavior {behavior_id!r} is listed",
+                )
+            ]
+        )
     from io import StringIO
 
     buffer = StringIO()

@@ -47,7 +47,7 @@ def _near(word: str, choices: tuple[str, ...] | frozenset[str]) -> str:
 class Node:
     """A position-aware handle on a YAML value: its path, and where it sits in the file."""
 
-    __slots__ = ("line", "column", "path", "value")
+    __slots__ = ("column", "line", "path", "value")
 
     def __init__(self, value: Any, path: str, line: int, column: int) -> None:
         self.value = value
@@ -104,8 +104,9 @@ class Validator:
         self.issues: list[Issue] = []
 
     def fail(self, node: Node, message: str, field: str | None = None) -> None:
-        self.issues.append(Issue(self.file, node.line, node.column,
-                                 node.path if field is None else field, message))
+        self.issues.append(
+            Issue(self.file, node.line, node.column, node.path if field is None else field, message)
+        )
 
     # small typed accessors; each returns None (after recording an issue) when the value is bad
 
@@ -118,8 +119,15 @@ class Validator:
             return None
         return node
 
-    def text(self, parent: Node, key: str, *, required: bool = False, empty: bool = False,
-             limit: int | None = None) -> str | None:
+    def text(
+        self,
+        parent: Node,
+        key: str,
+        *,
+        required: bool = False,
+        empty: bool = False,
+        limit: int | None = None,
+    ) -> str | None:
         node = self.field(parent, key, required=required)
         if node is None:
             return None
@@ -135,8 +143,9 @@ class Validator:
             return None
         return value
 
-    def choice(self, parent: Node, key: str, choices: tuple[str, ...], *, required: bool,
-               what: str) -> str | None:
+    def choice(
+        self, parent: Node, key: str, choices: tuple[str, ...], *, required: bool, what: str
+    ) -> str | None:
         node = self.field(parent, key, required=required)
         if node is None:
             return None
@@ -144,8 +153,9 @@ class Validator:
         if not isinstance(value, str) or value not in choices:
             shown = value if isinstance(value, str) else _kind(value)
             suggestion = _near(value, choices) if isinstance(value, str) else ""
-            self.fail(node, f"unknown {what} {shown!r}: expected one of "
-                            f"{', '.join(choices)}{suggestion}")
+            self.fail(
+                node, f"unknown {what} {shown!r}: expected one of {', '.join(choices)}{suggestion}"
+            )
             return None
         return value
 
@@ -230,8 +240,9 @@ def validate_behavior(document: Any, file: str) -> tuple[dict[str, Any] | None, 
     spec: dict[str, Any] = {"source": file}
 
     version = v.field(root, "schema_version", required=True)
-    if version is not None and (not isinstance(version.value, str)
-                                or version.value != SCHEMA_VERSION):
+    if version is not None and (
+        not isinstance(version.value, str) or version.value != SCHEMA_VERSION
+    ):
         v.fail(version, f'unsupported schema_version {_plain(version.value)!r}: expected "1"')
 
     behavior_id = v.text(root, "id", required=True)
@@ -239,9 +250,11 @@ def validate_behavior(document: Any, file: str) -> tuple[dict[str, Any] | None, 
         if ID_PATTERN.match(behavior_id):
             spec["id"] = behavior_id
         else:
-            v.fail(root.child("id") or root,
-                   f"invalid id {behavior_id!r}: lowercase letters, digits and '-', starting "
-                   "with a letter and not ending with '-'")
+            v.fail(
+                root.child("id") or root,
+                f"invalid id {behavior_id!r}: lowercase letters, digits and '-', starting "
+                "with a letter and not ending with '-'",
+            )
     spec["name"] = v.text(root, "name", required=True)
     spec["description"] = v.text(root, "description", required=True)
     spec["category"] = v.choice(root, "category", CATEGORIES, required=True, what="category")
@@ -267,11 +280,15 @@ def validate_behavior(document: Any, file: str) -> tuple[dict[str, Any] | None, 
         applies_to["agents"] = v.string_list(applies, "agents")
         profiles = applies.child("profiles")
         applies_to["profiles"] = v.string_list(applies, "profiles")
-        for item in profiles.items() if profiles is not None and isinstance(
-                profiles.value, list) else []:
+        for item in (
+            profiles.items() if profiles is not None and isinstance(profiles.value, list) else []
+        ):
             if isinstance(item.value, str) and item.value and item.value not in PROFILES:
-                v.fail(item, f"unknown profile {item.value!r}: expected one of "
-                             f"{', '.join(PROFILES)}{_near(item.value, PROFILES)}")
+                v.fail(
+                    item,
+                    f"unknown profile {item.value!r}: expected one of "
+                    f"{', '.join(PROFILES)}{_near(item.value, PROFILES)}",
+                )
     spec["applies_to"] = applies_to
     v.mapping(root, "metadata", required=False)
     if v.issues:
@@ -308,18 +325,27 @@ def _validate_policy(v: Validator, policy: Node, spec: dict[str, Any]) -> None:
                 continue
             steps.append(Step(int(after), Level.parse(level)))
             step_nodes.append(item)
-        if default is not None and len(step_nodes) == len(escalation.items() if escalation
-                                                          is not None else []):
+        if default is not None and len(step_nodes) == len(
+            escalation.items() if escalation is not None else []
+        ):
             for index, key, message in escalation_problems(Level.parse(default), steps):
                 node = step_nodes[index].child(key) or step_nodes[index]
                 v.fail(node, message)
         spec["escalation"] = [[s.after, s.level.label] for s in steps]
-        spec["override"] = v.choice(enforcement, "override", ("agent", "user"), required=False,
-                                    what="override mode") or "agent"
-        spec["mode"] = v.choice(enforcement, "mode", ("enforce", "shadow"), required=False,
-                                what="mode") or "enforce"
-        spec["bypass"] = v.choice(enforcement, "bypass", ("allowed", "never"), required=False,
-                                  what="bypass") or "allowed"
+        spec["override"] = (
+            v.choice(
+                enforcement, "override", ("agent", "user"), required=False, what="override mode"
+            )
+            or "agent"
+        )
+        spec["mode"] = (
+            v.choice(enforcement, "mode", ("enforce", "shadow"), required=False, what="mode")
+            or "enforce"
+        )
+        spec["bypass"] = (
+            v.choice(enforcement, "bypass", ("allowed", "never"), required=False, what="bypass")
+            or "allowed"
+        )
 
     recovery = v.mapping(policy, "recovery", required=True)
     if recovery is not None:
@@ -344,8 +370,11 @@ def _validate_trigger(v: Validator, node: Node) -> dict[str, Any]:
     matcher = v.text(node, "matcher", empty=True)
     is_tool_event = MATCHER_SUBJECT.get(trigger.get("event", "")) == "tool_name"
     if matcher is None and is_tool_event and node.child("matcher") is None:
-        v.fail(node, "required field missing (a tool event needs a matcher; '*' matches all)",
-               field=f"{node.path}.matcher")
+        v.fail(
+            node,
+            "required field missing (a tool event needs a matcher; '*' matches all)",
+            field=f"{node.path}.matcher",
+        )
     if matcher is not None:
         if matcher_kind(matcher) == "regex":
             try:
@@ -356,12 +385,16 @@ def _validate_trigger(v: Validator, node: Node) -> dict[str, Any]:
 
     conditions = v.sequence(node, "conditions", required=False)
     trigger["conditions"] = [
-        c for c in (_validate_condition(v, item) for item in
-                    (conditions.items() if conditions is not None else []))
+        c
+        for c in (
+            _validate_condition(v, item)
+            for item in (conditions.items() if conditions is not None else [])
+        )
         if c is not None
     ]
-    trigger["logic"] = v.choice(node, "logic", ("all", "any"), required=False,
-                                what="logic") or "all"
+    trigger["logic"] = (
+        v.choice(node, "logic", ("all", "any"), required=False, what="logic") or "all"
+    )
     action = v.choice(node, "action", ACTIONS, required=False, what="action") or "evaluate"
     trigger["action"] = action
     if action in ("set_flag", "check_flag"):
@@ -369,10 +402,12 @@ def _validate_trigger(v: Validator, node: Node) -> dict[str, Any]:
         if flag is not None:
             trigger["flag"] = flag
     if action == "check_flag":
-        trigger["on_present"] = v.choice(node, "on_present", ("consume", "keep"), required=True,
-                                         what="on_present value")
-        trigger["on_absent"] = v.choice(node, "on_absent", ("skip", "violate"), required=True,
-                                        what="on_absent value")
+        trigger["on_present"] = v.choice(
+            node, "on_present", ("consume", "keep"), required=True, what="on_present value"
+        )
+        trigger["on_absent"] = v.choice(
+            node, "on_absent", ("skip", "violate"), required=True, what="on_absent value"
+        )
     if action == "accumulate":
         trigger["total"] = v.text(node, "total", required=True)
         trigger["value"] = v.text(node, "value", required=True)
@@ -381,8 +416,7 @@ def _validate_trigger(v: Validator, node: Node) -> dict[str, Any]:
 
 def _validate_condition(v: Validator, node: Node) -> dict[str, Any] | None:
     if not isinstance(node.value, dict):
-        v.fail(node, f"expected a mapping with field, operator and value, got "
-                     f"{_kind(node.value)}")
+        v.fail(node, f"expected a mapping with field, operator and value, got {_kind(node.value)}")
         return None
     field = v.text(node, "field", required=True)
     operator = v.choice(node, "operator", OPERATORS, required=True, what="operator")
@@ -391,8 +425,11 @@ def _validate_condition(v: Validator, node: Node) -> dict[str, Any] | None:
         return None
     value = _plain(value_node.value) if value_node is not None else None
     if operator not in VALUELESS_OPERATORS and value is None:
-        v.fail(node, f"required field missing (operator {operator!r} needs a value)",
-               field=f"{node.path}.value")
+        v.fail(
+            node,
+            f"required field missing (operator {operator!r} needs a value)",
+            field=f"{node.path}.value",
+        )
         return None
     where = value_node or node
     if operator == "in" and not isinstance(value, list):
@@ -410,8 +447,11 @@ def _validate_condition(v: Validator, node: Node) -> dict[str, Any] | None:
         except RegexError as exc:
             v.fail(where, f"invalid regex: {exc}")
             return None
-    if operator not in REGEX_OPERATORS and operator not in ("in",) and isinstance(
-            value, dict | list):
+    if (
+        operator not in REGEX_OPERATORS
+        and operator not in ("in",)
+        and isinstance(value, dict | list)
+    ):
         v.fail(where, f"operator {operator!r} needs a scalar value, got {_kind(value)}")
         return None
     return {"field": field, "operator": operator, "value": value}

@@ -29,7 +29,8 @@ class RuntimeStore(Protocol):
     """
 
     def transact(
-        self, session_id: str,
+        self,
+        session_id: str,
         apply: Callable[[SessionState | None], tuple[T, SessionState | None]],
     ) -> T:
         """Read, apply and write one session atomically; return ``apply``'s result."""

@@ -30,7 +30,8 @@ class MemoryStore:
         self._lock = threading.RLock()
 
     def transact(
-        self, session_id: str,
+        self,
+        session_id: str,
         apply: Callable[[SessionState | None], tuple[T, SessionState | None]],
     ) -> T:
         with self._lock:
@@ -52,8 +53,9 @@ class MemoryStore:
 
     def purge(self, now: float, ttl: float) -> int:
         with self._lock:
-            expired = [sid for sid, data in self._sessions.items()
-                       if SessionState(data).expired(now, ttl)]
+            expired = [
+                sid for sid, data in self._sessions.items() if SessionState(data).expired(now, ttl)
+            ]
             for sid in expired:
                 del self._sessions[sid]
             return len(expired)

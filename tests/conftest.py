@@ -1,0 +1,37 @@
+"""Shared fixtures: a clean FORGE_* environment and Hypothesis profiles."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile(
+    "long", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+DOTFORGE = SHARED / "compat" / "dotforge"
+
+
+@pytest.fixture(autouse=True)
+def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No FORGE_* (or seed bypass) variable of the developer's shell leaks into a test."""
+    for name in list(os.environ):
+        if name.startswith("FORGE_") or name.startswith("DISABLE_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def dotforge_dir() -> Path:
+    """The public dotforge catalog from ../shared (skips with a reason when absent)."""
+    if not (DOTFORGE / "index.yaml").is_file():
+        pytest.skip(f"dotforge compatibility data not found at {DOTFORGE}")
+    return DOTFORGE

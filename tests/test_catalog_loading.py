@@ -1,0 +1,293 @@
+"""Catalog and schema v1: loading, validation, path-addressed errors (SPEC §5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import forge_policy as fp
+from forge_policy.catalog.loader import set_enabled
+from tests.helpers import behavior_yaml, write_catalog
+
+DOTFORGE_IDS = [
+    "no-destructive-git",
+    "search-first",
+    "verify-before-done",
+    "respect-todo-state",
+    "plan-before-code",
+    "objection-format",
+]
+
+
+def load_errors(path: Path) -> list[str]:
+    with pytest.raises(fp.CatalogError) as caught:
+        fp.load_catalog(path)
+    return [str(issue) for issue in caught.value.issues]
+
+
+def test_dotforge_catalog_loads_unchanged(dotforge_dir: Path) -> None:
+    catalog = fp.load_catalog(dotforge_dir)
+    assert catalog.ids == DOTFORGE_IDS
+    # index.yaml's enabled overrides the behavior file's own (search-first is on in its file)
+    assert {b.id: b.enabled for b in catalog} == {
+        "no-destructive-git": True,
+        "search-first": False,
+        "verify-before-done": True,
+        "respect-todo-state": True,
+        "plan-before-code": False,
+        "objection-format": False,
+    }
+    escalations = {b.id: [(s.after, s.level.label) for s in b.escalation] for b in catalog}
+    assert escalations["search-first"] == [(1, "nudge"), (3, "warning"), (5, "soft_block")]
+    assert escalations["verify-before-done"] == [(1, "nudge"), (2, "warning"), (3, "soft_block")]
+    assert catalog["no-destructive-git"].default_level is fp.Level.HARD_BLOCK
+
+
+def test_builtin_catalog_has_the_six_dotforge_behaviors(dotforge_dir: Path) -> None:
+    builtin = fp.builtin_catalog()
+    dotforge = fp.load_catalog(dotforge_dir)
+    assert builtin.ids[:6] == DOTFORGE_IDS
+    for theirs in dotforge:
+        ours = builtin[theirs.id]
+        assert ours.default_level == theirs.default_level
+        assert ours.escalation == theirs.escalation
+        assert [(t.event, t.matcher, t.action, t.flag) for t in ours.triggers] == [
+            (t.event, t.matcher, t.action, t.flag) for t in theirs.triggers
+        ]
+        assert ours.name != theirs.name or ours.hint != theirs.hint  # our own words
+
+
+def test_every_error_is_reported_at_once_with_file_line_column_and_field(tmp_path: Path) -> None:
+    text = behavior_yaml(
+        "bad-rule",
+        triggers=(
+            "    - event: PreToolUse\n"
+            "      matcher: Bash\n"
+            "      conditions:\n"
+            "        - field: command\n"
+            "          operator: regex_matches\n"
+            "          value: x\n"
+            "    - event: PreToolUsee\n"
+            "      matcher: Bash\n"
+        ),
+        default_level="warning",
+        escalation="    escalation:\n      - after: 3\n        level: soft_block\n"
+        "      - after: 3\n        level: soft_block\n",
+    )
+    root = write_catalog(tmp_path / "cat", {"bad-rule": text})
+    file = str(root / "bad-rule" / "behavior.yaml")
+    assert load_errors(root) == [
+        f"{file}:13:21: policy.triggers[0].conditions[0].operator: unknown operator "
+        "'regex_matches': expected one of regex_match, not_regex_match, contains, not_contains, "
+        "equals, starts_with, ends_with, in, glob, exists, not_exists, gt, gte, lt, lte; "
+        "did you mean 'regex_match'?",
+        f"{file}:15:14: policy.triggers[1].event: unknown event 'PreToolUsee'; "
+        "did you mean 'PreToolUse'?",
+        f"{file}:22:16: policy.enforcement.escalation[1].after: must be greater than 3",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            ('schema_version: "1"', 'schema_version: "2"'),
+            "1:17: schema_version: unsupported schema_version '2': expected \"1\"",
+        ),
+        (
+            ('schema_version: "1"', "schema_version: 1"),
+            '1:17: schema_version: unsupported schema_version 1: expected "1"',
+        ),
+        (
+            ("id: test-rule", "id: Test_Rule"),
+            "2:5: id: invalid id 'Test_Rule': lowercase letters, digits and '-', starting with a "
+            "letter and not ending with '-'",
+        ),
+        (
+            ("scope: session", "scope: task"),
+            "6:8: scope: scope 'task' is reserved: only 'session' is supported",
+        ),
+        (
+            ("scope: session", "scope: project"),
+            "6:8: scope: scope 'project' is reserved: only 'session' is supported",
+        ),
+        (
+            ("scope: session", "scope: galaxy"),
+            "6:8: scope: unknown scope 'galaxy': expected 'session'",
+        ),
+        (
+            ("category: core", "category: cor"),
+            "5:11: category: unknown category 'cor': expected one of core, opinionated, "
+            "experimental; did you mean 'core'?",
+        ),
+        (
+            ("default_level: warning", "default_level: block"),
+            "12:20: policy.enforcement.default_level: unknown level 'block': expected one of "
+            "silent, nudge, warning, soft_block, hard_block",
+        ),
+        (("name: Test Rule\n", ""), "1:1: name: required field missing"),
+        (
+            ("    hint: do the right thing\n", "    hint: ''\n"),
+            "15:11: policy.recovery.hint: must not be empty",
+        ),
+        (
+            ("      matcher: Bash\n", ""),
+            "9:7: policy.triggers[0].matcher: required field missing (a tool event needs a "
+            "matcher; '*' matches all)",
+        ),
+        (
+            ("      matcher: Bash\n", "      matcher: 'Bash('\n"),
+            "10:16: policy.triggers[0].matcher: invalid regex: missing ): Bash(",
+        ),
+        (
+            ("      matcher: Bash\n", "      matcher: Bash\n      action: explode\n"),
+            "11:15: policy.triggers[0].action: unknown action 'explode': expected one of "
+            "evaluate, set_flag, check_flag, accumulate",
+        ),
+    ],
+)
+def test_single_problems(tmp_path: Path, change: tuple[str, str], expected: str) -> None:
+    text = behavior_yaml()
+    assert change[0] in text
+    file = tmp_path / "behavior.yaml"
+    file.write_text(text.replace(change[0], change[1], 1), encoding="utf-8")
+    assert load_errors(file) == [f"{file}:{expected}"]
+
+
+@pytest.mark.parametrize(
+    ("trigger", "expected"),
+    [
+        (
+            "      action: check_flag\n      flag: f\n",
+            [
+                "9:7: policy.triggers[0].on_present: required field missing",
+                "9:7: policy.triggers[0].on_absent: required field missing",
+            ],
+        ),
+        ("      action: set_flag\n", ["9:7: policy.triggers[0].flag: required field missing"]),
+        (
+            "      action: check_flag\n      flag: f\n"
+            "      on_present: eat\n      on_absent: skip\n",
+            [
+                "13:19: policy.triggers[0].on_present: unknown on_present value 'eat': "
+                "expected one of consume, keep"
+            ],
+        ),
+        (
+            "      conditions:\n        - field: n\n"
+            "          operator: gt\n          value: many\n",
+            [
+                "14:18: policy.triggers[0].conditions[0].value: operator 'gt' needs a number, "
+                "got the string 'many'"
+            ],
+        ),
+        (
+            "      conditions:\n        - field: n\n          operator: in\n          value: x\n",
+            [
+                "14:18: policy.triggers[0].conditions[0].value: operator 'in' needs a list, "
+                "got the string 'x'"
+            ],
+        ),
+        (
+            "      conditions:\n        - field: c\n          operator: regex_match\n"
+            "          value: '(a)\\1'\n",
+            [
+                "14:18: policy.triggers[0].conditions[0].value: invalid regex: invalid escape "
+                "sequence: \\1"
+            ],
+        ),
+        (
+            "      conditions:\n        - field: c\n          operator: equals\n",
+            [
+                "12:11: policy.triggers[0].conditions[0].value: required field missing (operator "
+                "'equals' needs a value)"
+            ],
+        ),
+        (
+            "      logic: some\n",
+            ["11:14: policy.triggers[0].logic: unknown logic 'some': expected one of all, any"],
+        ),
+    ],
+)
+def test_trigger_problems(tmp_path: Path, trigger: str, expected: list[str]) -> None:
+    triggers = "    - event: PreToolUse\n      matcher: Bash\n" + trigger
+    file = tmp_path / "behavior.yaml"
+    file.write_text(behavior_yaml(triggers=triggers), encoding="utf-8")
+    assert load_errors(file) == [f"{file}:{e}" for e in expected]
+
+
+def test_template_limits(tmp_path: Path) -> None:
+    extra = f"""
+    rendering:
+      nudge_template: "{"n" * 121}"
+      warning_template: "{"w" * 500}"
+      block_reason: "{"b" * 201}"
+    """
+    file = tmp_path / "behavior.yaml"
+    file.write_text(behavior_yaml(extra=extra), encoding="utf-8")
+    assert load_errors(file) == [
+        f"{file}:18:19: rendering.nudge_template: at most 120 characters, got 121",
+        f"{file}:20:17: rendering.block_reason: at most 200 characters, got 201",
+    ]
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    file = tmp_path / "behavior.yaml"
+    file.write_text('schema_version: "1"\nid: [unclosed\n', encoding="utf-8")
+    [error] = load_errors(file)
+    assert error.startswith(f"{file}:3:1: invalid YAML:")
+
+
+def test_index_problems_and_all_or_nothing(tmp_path: Path) -> None:
+    root = write_catalog(
+        tmp_path / "cat",
+        {"good-one": behavior_yaml("good-one"), "other-one": behavior_yaml("wrong-id")},
+    )
+    index = root / "index.yaml"
+    index.write_text(index.read_text() + "  - id: ghost\n  - id: good-one\n")
+    errors = load_errors(root)
+    assert errors == [
+        f"{index}:7:9: behaviors[2].id: behavior 'ghost' has no file "
+        f"{root / 'ghost' / 'behavior.yaml'}",
+        f"{index}:8:9: behaviors[3].id: duplicate id 'good-one' (first listed at line 3)",
+        f"{root / 'other-one' / 'behavior.yaml'}: id: id 'wrong-id' does not match its index "
+        "entry 'other-one' (" + str(index) + ":5)",
+    ]
+
+
+def test_unknown_keys_are_ignored_by_the_engine(tmp_path: Path) -> None:
+    extra = """
+    future_field: {nested: [1, 2]}
+    x-vendor: kept
+    """
+    file = tmp_path / "behavior.yaml"
+    file.write_text(behavior_yaml(extra=extra), encoding="utf-8")
+    assert fp.load_catalog(file).ids == ["test-rule"]
+
+
+def test_set_enabled_round_trip_keeps_comments_order_and_unknown_keys(tmp_path: Path) -> None:
+    root = write_catalog(
+        tmp_path / "cat", {"aa-rule": behavior_yaml("aa-rule"), "bb-rule": behavior_yaml("bb-rule")}
+    )
+    index = root / "index.yaml"
+    original = (
+        '# governance for this repo\nschema_version: "1"\nowner: platform-team  # unknown key\n'
+        "behaviors:\n  # the important one\n  - id: aa-rule\n    enabled: true\n"
+        "    note: keep me\n  - id: bb-rule\n    enabled: true\n"
+    )
+    index.write_text(original)
+    assert set_enabled(root, "aa-rule", False) is True
+    assert index.read_text() == original.replace(
+        "  - id: aa-rule\n    enabled: true", "  - id: aa-rule\n    enabled: false"
+    )
+    assert [b.enabled for b in fp.load_catalog(root)] == [False, True]
+    assert set_enabled(root, "aa-rule", False) is False
+    with pytest.raises(fp.CatalogError, match="no behavior 'zz-rule' is listed"):
+        set_enabled(root, "zz-rule", True)
+
+
+def test_missing_catalog_folder(tmp_path: Path) -> None:
+    assert load_errors(tmp_path / "nope") == [
+        f"{tmp_path / 'nope'}: no such catalog folder or file"
+    ]

@@ -1,0 +1,97 @@
+"""The public surface (SPEC §12) is pinned, and importing it stays cheap."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import forge_policy as fp
+
+EXPECTED = {
+    "AuditError",
+    "AuditIntegrityError",
+    "AuditSink",
+    "Behavior",
+    "Catalog",
+    "CatalogError",
+    "ConditionResult",
+    "Decision",
+    "Evaluator",
+    "Event",
+    "EventError",
+    "ForgePolicyError",
+    "Issue",
+    "Level",
+    "LockTimeout",
+    "MemoryAuditSink",
+    "MemoryStore",
+    "RuntimeStore",
+    "SessionState",
+    "StoreError",
+    "Trigger",
+    "Violation",
+    "builtin_catalog",
+    "load_catalog",
+}
+
+
+def test_all_matches_the_documented_surface() -> None:
+    assert set(fp.__all__) == EXPECTED
+
+
+def test_every_exported_name_resolves() -> None:
+    for name in fp.__all__:
+        assert getattr(fp, name) is not None, name
+
+
+def test_memory_backends_satisfy_the_protocols() -> None:
+    assert isinstance(fp.MemoryStore(), fp.RuntimeStore)
+    assert isinstance(fp.MemoryAuditSink(), fp.AuditSink)
+
+
+def test_errors_form_one_family() -> None:
+    for name in (
+        "CatalogError",
+        "EventError",
+        "StoreError",
+        "LockTimeout",
+        "AuditError",
+        "AuditIntegrityError",
+    ):
+        assert issubclass(getattr(fp, name), fp.ForgePolicyError)
+    assert issubclass(fp.CatalogError, ValueError)
+    assert issubclass(fp.LockTimeout, fp.StoreError)
+
+
+HEAVY = ("ruamel", "cattrs", "portalocker", "attr", "typing", "dataclasses")
+
+
+def imported_after(code: str) -> set[str]:
+    probe = f"import sys\n{code}\nprint(' '.join(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    return set(out.split())
+
+
+def test_bare_import_pulls_in_no_heavy_module() -> None:
+    modules = imported_after("import forge_policy")
+    assert not {m for m in modules if m.split(".")[0] in HEAVY}
+
+
+def test_evaluating_on_a_loaded_catalog_pulls_in_no_heavy_module() -> None:
+    # the loader needs ruamel; evaluation itself must not
+    code = (
+        "import forge_policy as fp\n"
+        "from forge_policy.catalog.behavior import Behavior\n"
+        "from forge_policy.catalog.catalog import Catalog\n"
+        "spec = {'id': 'aa', 'name': 'A', 'triggers': [{'event': 'PreToolUse', 'matcher': 'Bash',"
+        " 'conditions': [{'field': 'command', 'operator': 'regex_match', 'value': 'rm'}]}],"
+        " 'default_level': 'warning'}\n"
+        "ev = fp.Evaluator(Catalog([Behavior(spec)]))\n"
+        "d = ev.evaluate(fp.Event('PreToolUse', 's', tool_name='Bash',"
+        " tool_input={'command': 'rm x'}))\n"
+        "assert d.outcome == 'warning', d.outcome"
+    )
+    modules = imported_after(code)
+    assert not {m for m in modules if m.split(".")[0] in HEAVY}
