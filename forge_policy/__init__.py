@@ -18,7 +18,10 @@ from importlib import import_module
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from forge_policy.audit.base import AuditSink
+    from forge_policy.audit.jsonl import JsonlAuditSink
     from forge_policy.audit.memory import MemoryAuditSink
+    from forge_policy.audit.sqlite import SQLiteAuditSink
+    from forge_policy.audit.verify import VerifyReport
     from forge_policy.catalog import builtin_catalog, load_catalog
     from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.catalog.catalog import Catalog
@@ -55,14 +58,17 @@ _EXPORTS: dict[str, str] = {
     "EventError": "forge_policy.errors",
     "ForgePolicyError": "forge_policy.errors",
     "Issue": "forge_policy.errors",
+    "JsonlAuditSink": "forge_policy.audit.jsonl",
     "Level": "forge_policy.levels",
     "LockTimeout": "forge_policy.errors",
     "MemoryAuditSink": "forge_policy.audit.memory",
     "MemoryStore": "forge_policy.stores.memory",
     "RuntimeStore": "forge_policy.stores.base",
+    "SQLiteAuditSink": "forge_policy.audit.sqlite",
     "SessionState": "forge_policy.state",
     "StoreError": "forge_policy.errors",
     "Trigger": "forge_policy.catalog.behavior",
+    "VerifyReport": "forge_policy.audit.verify",
     "Violation": "forge_policy.model",
     "builtin_catalog": "forge_policy.catalog",
     "load_catalog": "forge_policy.catalog",
@@ -82,14 +88,17 @@ __all__ = [
     "EventError",
     "ForgePolicyError",
     "Issue",
+    "JsonlAuditSink",
     "Level",
     "LockTimeout",
     "MemoryAuditSink",
     "MemoryStore",
     "RuntimeStore",
+    "SQLiteAuditSink",
     "SessionState",
     "StoreError",
     "Trigger",
+    "VerifyReport",
     "Violation",
     "builtin_catalog",
     "load_catalog",

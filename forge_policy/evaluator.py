@@ -8,7 +8,7 @@ time and the settings: it mutates only the copy it is given and returns what hap
 
 from __future__ import annotations
 
-import os
+import hashlib
 import time
 
 from forge_policy.catalog.behavior import render
@@ -113,13 +113,24 @@ def event_identity(event: Event) -> str:
 
 
 def _override_record(
-    event: Event, behavior_id: str, counter: int, mechanism: str, reason: str, now: float
+    event: Event,
+    behavior_id: str,
+    counter: int,
+    mechanism: str,
+    reason: str,
+    now: float,
+    basis: float,
 ) -> dict[str, Any]:
+    """An override record, redacted. Its id derives from the block (or grant) it consumes, so a
+    transaction that runs twice can never mint two overrides for one block."""
     from forge_policy._time import iso
+    from forge_policy.audit.verify import clean
 
-    return {
+    seed = f"{event.session_id}|{behavior_id}|{mechanism}|{basis!r}|{counter}"
+    override_id = hashlib.sha256(seed.encode("utf-8")).hexdigest()[:32]
+    record = {
         "kind": "override",
-        "override_id": os.urandom(16).hex(),
+        "override_id": override_id,
         "timestamp": iso(now),
         "session_id": event.session_id,
         "behavior_id": behavior_id,
@@ -129,6 +140,8 @@ def _override_record(
         "mechanism": mechanism,
         "reason": reason,
     }
+    cleaned: dict[str, Any] = clean(record)
+    return cleaned
 
 
 def _message(
@@ -262,8 +275,10 @@ def decide(
     identity = event_identity(event)
     behaviors_before = set(state.behavior_ids())
 
-    def grant_override(behavior_id: str, counter: int, mechanism: str, reason: str) -> None:
-        record = _override_record(event, behavior_id, counter, mechanism, reason, now)
+    def grant_override(
+        behavior_id: str, counter: int, mechanism: str, reason: str, basis: float
+    ) -> None:
+        record = _override_record(event, behavior_id, counter, mechanism, reason, now, basis)
         state.behavior(behavior_id).overrides.append(
             {k: v for k, v in record.items() if k != "kind"}
         )
@@ -280,9 +295,9 @@ def decide(
                 and pending.get("tool_use_id") == event.tool_use_id
             ):
                 state.behavior(behavior_id).pending_block = None
-                grant_override(
-                    behavior_id, int(pending.get("counter", 0)), "user", "approved by user"
-                )
+                counter = int(pending.get("counter", 0))
+                basis = float(pending.get("at", 0))
+                grant_override(behavior_id, counter, "user", "approved by user", basis)
 
     for behavior in catalog.behaviors:
         if not behavior.enabled or event.event_name not in behavior.events:
@@ -306,7 +321,9 @@ def decide(
             bstate.pending_block = None
             mechanism = "user" if pending.get("mode") == "user" else "retry"
             reason = "approved by user" if mechanism == "user" else ""
-            grant_override(behavior.id, bstate.counter, mechanism, reason)
+            grant_override(
+                behavior.id, bstate.counter, mechanism, reason, float(pending.get("at", 0))
+            )
             if trace is not None:
                 trace.append({"behavior_id": behavior.id, "override": mechanism})
             continue
@@ -331,19 +348,21 @@ def decide(
         ):
             # an explicit override lets this one blocked call through; the counter stays
             bstate.grant = None
-            grant_override(behavior.id, counter_before, "explicit", str(grant.get("reason", "")))
-            violations.append(
-                Violation(
-                    behavior.id,
-                    behavior.name,
-                    level,
-                    counter_before,
-                    "",
-                    trigger_index=trigger.index,
-                    conditions=results,
-                    overridden="explicit",
-                )
+            bstate.record_block()  # it would have blocked: override_rate stays <= 1
+            violation = Violation(
+                behavior.id,
+                behavior.name,
+                level,
+                counter_before,
+                "",
+                trigger_index=trigger.index,
+                conditions=results,
+                overridden="explicit",
             )
+            audit.append(_decision_record(event, violation, now, identity, behavior.override))
+            reason = str(grant.get("reason", ""))
+            grant_override(behavior.id, counter_before, "explicit", reason, float(grant["at"]))
+            violations.append(violation)
             continue
         bstate.counter = counter
         bstate.effective_level = level
@@ -367,7 +386,9 @@ def decide(
         ):
             # the user asked not to be prompted: ask becomes allow, on the record
             violation.overridden = "user"
-            grant_override(behavior.id, counter, "user", "permission_mode bypassPermissions")
+            bstate.record_block()
+            audit.append(_decision_record(event, violation, now, identity, behavior.override))
+            grant_override(behavior.id, counter, "user", "permission_mode bypassPermissions", now)
             shown.append(
                 f"{message}\n(Allowed without asking: permission_mode is bypassPermissions.)"
             )
@@ -375,7 +396,7 @@ def decide(
             continue
         violations.append(violation)
         if settings.record_violations or (level.blocks and not shadow):
-            audit.append(_decision_record(event, violation, now, shadow))
+            audit.append(_decision_record(event, violation, now, identity, behavior.override))
         if shadow:
             continue
         if level.blocks:
@@ -408,12 +429,13 @@ def decide(
 
 
 def _decision_record(
-    event: Event, violation: Violation, now: float, shadow: bool
+    event: Event, violation: Violation, now: float, identity: str, override_mode: str
 ) -> dict[str, Any]:
+    """A block or violation record; carries what a lost pending block needs to be restored."""
     from forge_policy._time import iso
 
-    kind = "block" if violation.level.blocks and not shadow else "violation"
-    return {
+    kind = "block" if violation.level.blocks and not violation.shadow else "violation"
+    record: dict[str, Any] = {
         "kind": kind,
         "timestamp": iso(now),
         "session_id": event.session_id,
@@ -423,8 +445,14 @@ def _decision_record(
         "tool_name": event.tool_name,
         "event": event.event_name,
         "input_summary": summarize(event.tool_name, event.tool_input),
-        "shadow": shadow,
+        "shadow": violation.shadow,
+        "call_hash": identity,
+        "override_mode": override_mode,
+        "tool_use_id": event.tool_use_id,
     }
+    if violation.overridden:
+        record["overridden"] = violation.overridden
+    return record
 
 
 class Evaluator:
@@ -480,10 +508,20 @@ class Evaluator:
         """Decide one event and record its effects in one store transaction."""
         now = self.clock()
         facts = FactCache(event, self.facts)
+        audited: list[Outcome] = []
 
         def apply(current: SessionState | None) -> tuple[Outcome, SessionState | None]:
             state = self._fresh_or_current(current, now)
             outcome = decide(self.catalog, event, state, now, self.settings, facts)
+            if outcome.decision.overrides and current is not None:
+                # a crash between an earlier audit write and its state write must not let one
+                # block be overridden twice: bring the state up to the log, then decide again
+                reconciled = self._fresh_or_current(current, now)
+                if self._reconcile(reconciled, event.session_id):
+                    state = reconciled
+                    outcome = decide(
+                        self.catalog, event, state, now, self.settings, FactCache(event, self.facts)
+                    )
             if current is None or current.expired(now, self.settings.ttl):
                 changed = bool(state.flags or state.totals or state.behavior_ids())
             else:
@@ -495,13 +533,43 @@ class Evaluator:
             state.touch(now)
             if outcome.audit:
                 self.audit.append_many(outcome.audit)  # audit first: the source of truth
+                audited.append(outcome)
             return outcome, state
 
         try:
             outcome = self.store.transact(event.session_id, apply)
         except (StoreError, AuditError, OSError) as exc:
+            if audited:
+                # the log already holds this decision; answering differently would contradict it
+                decision = audited[-1].decision
+                decision.diagnostics += (
+                    f"session state not written ({type(exc).__name__}: {exc}); the audit log "
+                    "holds this decision and the state is reconciled from it",
+                )
+                return decision
             return self._stateless(event, now, exc)
         return outcome.decision
+
+    def _reconcile(self, state: SessionState, session_id: str) -> list[str]:
+        from forge_policy.audit.insights import session_records
+        from forge_policy.audit.reconcile import reconcile_session
+
+        return reconcile_session(state, session_records(self.audit, session_id))
+
+    def reconcile(self, session_id: str) -> list[str]:
+        """Bring a session's state up to the audit log (SPEC §4 triple write); idempotent.
+
+        Returns the override ids that were missing from the state.
+        """
+
+        def apply(current: SessionState | None) -> tuple[list[str], SessionState | None]:
+            if current is None:
+                return [], None
+            state = current.copy()
+            added = self._reconcile(state, session_id)
+            return added, (state if state.data != current.data else None)
+
+        return self.store.transact(session_id, apply)
 
     def _stateless(self, event: Event, now: float, error: Exception) -> Decision:
         """SPEC §9: decide from ``default_level`` without state; blocks still block."""

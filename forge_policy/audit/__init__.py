@@ -1,5 +1,52 @@
-"""Audit sinks: append-only records of overrides, blocks and bypasses."""
+"""Audit sinks: append-only records of overrides, blocks and bypasses.
 
-from forge_policy.audit.memory import MemoryAuditSink
+Names are loaded on first use (PEP 562): importing this package (which the evaluator does for
+the memory sink) does not import :mod:`sqlite3` or portalocker.
 
-__all__ = ["MemoryAuditSink"]
+>>> from forge_policy.audit import JsonlAuditSink
+>>> JsonlAuditSink("/nonexistent/audit/overrides.log")  # nothing is created before an append
+JsonlAuditSink('/nonexistent/audit/overrides.log')
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from forge_policy.audit.insights import override_ids, summarize
+    from forge_policy.audit.jsonl import JsonlAuditSink
+    from forge_policy.audit.memory import MemoryAuditSink
+    from forge_policy.audit.sqlite import SQLiteAuditSink
+    from forge_policy.audit.verify import VerifyReport
+
+_EXPORTS: dict[str, str] = {
+    "JsonlAuditSink": "forge_policy.audit.jsonl",
+    "MemoryAuditSink": "forge_policy.audit.memory",
+    "SQLiteAuditSink": "forge_policy.audit.sqlite",
+    "VerifyReport": "forge_policy.audit.verify",
+    "override_ids": "forge_policy.audit.insights",
+    "summarize": "forge_policy.audit.insights",
+}
+
+__all__ = [
+    "JsonlAuditSink",
+    "MemoryAuditSink",
+    "SQLiteAuditSink",
+    "VerifyReport",
+    "override_ids",
+    "summarize",
+]
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'forge_policy.audit' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -24,8 +24,11 @@ class MemoryAuditSink:
         self._lock = threading.Lock()
 
     def append_many(self, records: Iterable[dict[str, Any]]) -> None:
+        from forge_policy.audit.verify import clean  # secrets never reach any sink
+
+        cleaned = [clean(r) for r in records]
         with self._lock:
-            self._records.extend(dict(r) for r in records)
+            self._records.extend(cleaned)
 
     def records(self) -> Iterator[dict[str, Any]]:
         with self._lock:

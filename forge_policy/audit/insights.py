@@ -1,0 +1,198 @@
+"""Reading helpers written only against the :class:`~forge_policy.AuditSink` interface.
+
+The aggregated insights of SPEC §4's triple write are computed from the audit log itself, so
+they always agree with it: per behavior, violations, blocks, overrides and the override rate
+(overrides / blocks) with its band (SPEC §11): healthy < 0.3 ≤ review ≤ 0.7 < ineffective.
+
+>>> records = [
+...     {"kind": "block", "session_id": "s1", "behavior_id": "search-first", "counter": 5},
+...     {"kind": "override", "override_id": "o1", "session_id": "s1",
+...      "behavior_id": "search-first", "counter": 5, "mechanism": "retry"},
+... ]
+>>> s = summarize(records)["behaviors"]["search-first"]
+>>> s["violations"], s["blocks"], s["overrides"], s["override_rate"], s["band"]
+(5, 1, 1, 1.0, 'ineffective')
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
+
+    from forge_policy.audit.base import AuditSink
+
+HEALTHY_BELOW = 0.3
+INEFFECTIVE_ABOVE = 0.7
+
+
+def band(rate: float | None) -> str | None:
+    """The health band of an override rate (None when there were no blocks).
+
+    >>> [band(r) for r in (None, 0.0, 0.29, 0.3, 0.7, 0.71)]
+    [None, 'healthy', 'healthy', 'review', 'review', 'ineffective']
+    """
+    if rate is None:
+        return None
+    if rate < HEALTHY_BELOW:
+        return "healthy"
+    return "review" if rate <= INEFFECTIVE_ABOVE else "ineffective"
+
+
+def override_ids(sink: AuditSink) -> set[str]:
+    """The ids of every override recorded by ``sink``.
+
+    >>> from forge_policy.audit.memory import MemoryAuditSink
+    >>> sink = MemoryAuditSink()
+    >>> sink.append_many([{"kind": "override", "override_id": "o1"}, {"kind": "block"}])
+    >>> override_ids(sink)
+    {'o1'}
+    """
+    return {
+        str(r["override_id"])
+        for r in sink.records()
+        if r.get("kind") == "override" and r.get("override_id")
+    }
+
+
+def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]]:
+    """The records of one session, oldest first; uses the sink's ``records_for_session``
+    (an optional capability, indexed in SQLite) when it has one.
+
+    >>> from forge_policy.audit.memory import MemoryAuditSink
+    >>> sink = MemoryAuditSink()
+    >>> sink.append_many([{"kind": "block", "session_id": "a"}, {"kind": "block",
+    ...                                                          "session_id": "b"}])
+    >>> [r["session_id"] for r in session_records(sink, "b")]
+    ['b']
+    """
+    query = getattr(sink, "records_for_session", None)
+    if callable(query):
+        yield from query(session_id)
+        return
+    for record in sink.records():
+        if record.get("session_id") == session_id:
+            yield record
+
+
+class _Tally:
+    """Counts of one behavior in one session."""
+
+    __slots__ = ("blocks", "counted", "mechanisms", "overrides", "run_max", "runs", "seen")
+
+    def __init__(self) -> None:
+        self.blocks = 0
+        self.counted = 0  # violation and block records
+        self.overrides: set[str] = set()
+        self.mechanisms: dict[str, int] = {}
+        self.runs = 0  # violations of finished counter runs (a counter that dropped = new run)
+        self.run_max = 0
+        self.seen = 0  # the last counter seen
+
+    def counter(self, value: object) -> None:
+        if not isinstance(value, int) or isinstance(value, bool):
+            return
+        if value < self.seen:  # the session expired and its counters restarted
+            self.runs += self.run_max
+            self.run_max = 0
+        self.seen = value
+        self.run_max = max(self.run_max, value)
+
+    @property
+    def violations(self) -> int:
+        return max(self.runs + self.run_max, self.counted)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "violations": self.violations,
+            "blocks": self.blocks,
+            "overrides": len(self.overrides),
+        }
+
+
+def _rate(overrides: int, blocks: int) -> float | None:
+    return overrides / blocks if blocks else None
+
+
+def summarize(
+    records: Iterable[dict[str, Any]], catalog_ids: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """Aggregate audit records into governance insights.
+
+    ``violations`` per behavior is the sum, over sessions, of the highest counter recorded
+    (counters include silent violations that leave no record), and never less than the number
+    of violation and block records. Overrides are counted once per ``override_id``.
+    ``catalog_ids`` lists installed behaviors, so those never seen appear with zeros.
+
+    Returns ``{"behaviors": {ID: {violations, blocks, overrides, override_rate, band,
+    mechanisms}}, "sessions": {SID: {ID: {violations, blocks, overrides}}}, "totals": {...},
+    "records": int, "kinds": {KIND: int}}``.
+
+    >>> summarize([], catalog_ids=["search-first"])["behaviors"]["search-first"]["band"] is None
+    True
+    """
+    tallies: dict[tuple[str, str], _Tally] = {}
+    kinds: dict[str, int] = {}
+    count = 0
+    for record in records:
+        count += 1
+        kind = str(record.get("kind", ""))
+        kinds[kind] = kinds.get(kind, 0) + 1
+        behavior_id = record.get("behavior_id")
+        if kind not in ("violation", "block", "override") or not isinstance(behavior_id, str):
+            continue
+        key = (str(record.get("session_id") or ""), behavior_id)
+        tally = tallies.get(key)
+        if tally is None:
+            tally = tallies[key] = _Tally()
+        tally.counter(record.get("counter"))
+        if kind == "override":
+            override_id = str(record.get("override_id") or f"#{count}")
+            if override_id not in tally.overrides:
+                tally.overrides.add(override_id)
+                mechanism = str(record.get("mechanism") or "unknown")
+                tally.mechanisms[mechanism] = tally.mechanisms.get(mechanism, 0) + 1
+        else:
+            tally.counted += 1
+            tally.blocks += kind == "block"
+
+    behaviors: dict[str, dict[str, Any]] = {}
+    for behavior_id in catalog_ids or ():
+        behaviors[behavior_id] = _behavior_entry()
+    sessions: dict[str, dict[str, dict[str, Any]]] = {}
+    for (session_id, behavior_id), tally in sorted(tallies.items()):
+        entry = behaviors.setdefault(behavior_id, _behavior_entry())
+        entry["violations"] += tally.violations
+        entry["blocks"] += tally.blocks
+        entry["overrides"] += len(tally.overrides)
+        for mechanism, n in tally.mechanisms.items():
+            entry["mechanisms"][mechanism] = entry["mechanisms"].get(mechanism, 0) + n
+        sessions.setdefault(session_id, {})[behavior_id] = tally.to_dict()
+    for entry in behaviors.values():
+        entry["override_rate"] = _rate(entry["overrides"], entry["blocks"])
+        entry["band"] = band(entry["override_rate"])
+    totals = {
+        key: sum(e[key] for e in behaviors.values())
+        for key in ("violations", "blocks", "overrides")
+    }
+    totals["override_rate"] = _rate(totals["overrides"], totals["blocks"])
+    totals["band"] = band(totals["override_rate"])
+    return {
+        "behaviors": behaviors,
+        "sessions": sessions,
+        "totals": totals,
+        "records": count,
+        "kinds": kinds,
+    }
+
+
+def _behavior_entry() -> dict[str, Any]:
+    return {
+        "violations": 0,
+        "blocks": 0,
+        "overrides": 0,
+        "override_rate": None,
+        "band": None,
+        "mechanisms": {},
+    }

@@ -1,0 +1,238 @@
+"""The append-only JSONL audit log (SPEC §9): ``<FORGE_ROOT>/audit/overrides.log``.
+
+One canonical JSON object per line, hash-chained (see :mod:`forge_policy.audit.verify`).
+``append_many`` takes an exclusive lock on ``overrides.log.lock``, reads the last line, repairs a
+torn tail left by a crash, appends every record with one ``write`` and fsyncs before returning.
+The lock file also holds the head of the chain (last seq and hash), so that records dropped from
+the end of the log, or an edited last line, are reported by :meth:`JsonlAuditSink.verify`.
+
+>>> import tempfile, pathlib
+>>> log = pathlib.Path(tempfile.mkdtemp()) / "audit" / "overrides.log"
+>>> sink = JsonlAuditSink(log, fsync=False)
+>>> sink.append_many([{"kind": "block", "note": "token: 'abcd1234'"}])
+>>> [(r["seq"], r["note"]) for r in sink.records()]
+[(1, "token: '[REDACTED]'")]
+>>> sink.verify()
+VerifyReport(ok=True, records=1, problems=[], torn_tail=False)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+from forge_policy._time import iso
+from forge_policy.audit._tail import classify, format_head, read_head, tail
+from forge_policy.audit.verify import ChainChecker, VerifyReport, encode_line, line_hash
+from forge_policy.audit.verify import parse_line as _parse
+from forge_policy.errors import AuditError, AuditIntegrityError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
+
+_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+
+
+def default_path() -> Path:
+    """``$FORGE_ROOT/audit/overrides.log`` (``FORGE_ROOT`` defaults to ``.forge``).
+
+    >>> default_path().as_posix()
+    '.forge/audit/overrides.log'
+    """
+    return Path(os.environ.get("FORGE_ROOT") or ".forge") / "audit" / "overrides.log"
+
+
+class JsonlAuditSink:
+    """A hash-chained, append-only JSONL audit log, safe across threads and processes.
+
+    ``path`` defaults to :func:`default_path`; parent directories are created on the first
+    append. A symlinked log (or lock file) is refused. ``fsync=False`` skips the fsync (tests,
+    benchmarks): a power loss may then lose records, or be reported as truncation.
+    ``lock_timeout`` bounds the wait for the writer lock; ``clock`` stamps recovery records.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        fsync: bool = True,
+        lock_timeout: float = 10.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.fsync = fsync
+        self.lock_timeout = lock_timeout
+        self.clock = clock
+        self._refuse_symlink()
+
+    def __repr__(self) -> str:
+        return f"JsonlAuditSink({str(self.path)!r})"
+
+    def _refuse_symlink(self) -> None:
+        for path in (self.path, self.lock_path):
+            if path.is_symlink():
+                raise AuditError(f"audit log path is a symlink, refused: {str(path)!r}")
+
+    def _open(self, path: Path, flags: int) -> int:
+        self._refuse_symlink()  # O_NOFOLLOW does the same atomically where it exists
+        return os.open(path, flags | _FLAGS, 0o600)
+
+    @contextlib.contextmanager
+    def _locked(self, create: bool = True) -> Iterator[int]:
+        """Hold the exclusive writer lock; yield the lock file's descriptor."""
+        import portalocker
+
+        fd = self._open(self.lock_path, os.O_RDWR | (os.O_CREAT if create else 0))
+        try:
+            flags = portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
+            deadline = time.monotonic() + self.lock_timeout
+            delay = 0.0002
+            while True:
+                try:
+                    portalocker.lock(fd, flags)
+                    break
+                except portalocker.LockException as exc:
+                    if time.monotonic() >= deadline:
+                        raise AuditError(
+                            f"audit log lock not acquired within {self.lock_timeout:g} s: "
+                            f"{str(self.lock_path)!r}"
+                        ) from exc
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.01)
+            try:
+                yield fd
+            finally:
+                portalocker.unlock(fd)
+        finally:
+            os.close(fd)
+
+    def append_many(self, records: Iterable[dict[str, Any]]) -> None:
+        """Append records durably and in order: one locked write, one fsync.
+
+        Every string is redacted; ``seq`` and ``prev`` are set by the sink. A torn tail, or
+        records missing from the end, are first noted by a ``recovery`` record.
+        """
+        batch = list(records)
+        if not batch:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._locked() as lock_fd:
+                created = not self.path.exists()
+                fd = self._open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+                try:
+                    seq, digest = self._append(fd, batch, read_head(lock_fd))
+                finally:
+                    os.close(fd)
+                if created and self.fsync and os.name != "nt":
+                    _fsync_dir(self.path.parent)
+                os.lseek(lock_fd, 0, os.SEEK_SET)
+                os.write(lock_fd, format_head(seq, digest))
+        except OSError as exc:
+            raise AuditError(f"cannot append to audit log {str(self.path)!r}: {exc}") from exc
+
+    def _append(
+        self, fd: int, batch: list[dict[str, Any]], head: tuple[int, str] | None
+    ) -> tuple[int, str]:
+        seq, prev, prefix, torn = tail(fd)
+        notes: list[dict[str, Any]] = []
+        if torn is not None:
+            offset, dropped = torn
+            os.ftruncate(fd, offset)
+            notes.append(
+                {
+                    "reason": "torn tail after a crash: incomplete last line dropped",
+                    "offset": offset,
+                    "dropped_bytes": len(dropped),
+                    "dropped_sha256": line_hash(dropped),
+                }
+            )
+        if head is not None and head[0] > seq:
+            notes.append(
+                {
+                    "reason": "records missing from the end of the log",
+                    "head_seq": head[0],
+                    "head_hash": head[1],
+                    "log_seq": seq,
+                }
+            )
+        if notes:
+            stamp = iso(self.clock())
+            batch = [{"kind": "recovery", "timestamp": stamp, **n} for n in notes] + batch
+        lines: list[bytes] = []
+        for record in batch:
+            seq += 1
+            line = encode_line(record, seq, prev)
+            prev = line_hash(line)
+            lines.append(line)
+        view = memoryview(prefix + b"\n".join(lines) + b"\n")
+        while view:
+            view = view[os.write(fd, view) :]
+        if self.fsync:
+            os.fsync(fd)
+        return seq, prev
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every record oldest first, with its ``seq`` (without ``prev``); a torn tail is
+        skipped. An unreadable line elsewhere raises :class:`~forge_policy.AuditIntegrityError`.
+        """
+        for number, raw, kind in self._lines(-1):
+            if kind == "torn":
+                continue
+            record = _parse(raw)
+            if record is None:
+                raise AuditIntegrityError(f"{self.path}:{number}: unreadable audit record")
+            record.pop("prev", None)
+            yield record
+
+    def verify(self) -> VerifyReport:
+        """Check every line: JSON, ``seq`` continuity, the hash chain and the head anchor.
+
+        Reads a snapshot: the size and head are taken under the writer lock (when it can be
+        had), so appends running meanwhile are neither waited for nor misreported.
+        """
+        head: tuple[int, str] | None = None
+        size = -1
+        with contextlib.suppress(AuditError, OSError), self._locked(create=False) as lock_fd:
+            head = read_head(lock_fd)
+            size = self.path.stat().st_size if self.path.exists() else 0
+        checker = ChainChecker()
+        torn: list[str] = []
+        last = 0
+        for number, raw, kind in self._lines(size):
+            if kind == "torn":
+                torn.append(
+                    f"line {number}: torn tail ({len(raw)} bytes), repaired by the next append"
+                )
+                continue
+            last = number
+            checker.check(f"line {number}", raw)
+            if kind == "unterminated":
+                torn.append(f"line {number}: no trailing newline, completed by the next append")
+        checker.check_head(head, f"line {last}")
+        return checker.report(bool(torn), torn)
+
+    def _lines(self, limit: int) -> Iterator[tuple[int, bytes, str]]:
+        try:
+            if not self.path.exists():
+                return
+            with open(self._open(self.path, os.O_RDONLY), "rb") as file:
+                yield from classify(file, limit)
+        except OSError as exc:
+            raise AuditError(f"cannot read audit log {str(self.path)!r}: {exc}") from exc
+
+    def close(self) -> None:
+        """Nothing to release: the log is opened per call."""
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,114 @@
+"""Bring a session's state up to its audit records (SPEC §4 triple write), idempotently.
+
+The evaluator appends audit records (fsynced) *before* it writes the session state, so a crash in
+between leaves records the state has not seen. :func:`reconcile_session` replays them:
+
+- an ``override`` whose ``override_id`` the state does not hold is added to that behavior's
+  ``overrides[]``, and the pending block (or explicit grant) it consumed is cleared;
+- a ``block`` or ``violation`` whose ``counter`` is above the state's counter raises the counter
+  and the effective level (a block also counts in ``blocks``); with a ``call_hash`` in the record,
+  the latest soft block is restored as the pending block.
+
+Records older than the session's creation (an expired, restarted session) are ignored. Running
+it twice changes nothing the second time.
+
+>>> from forge_policy.state import SessionState
+>>> state = SessionState.new(0.0)
+>>> records = [{"kind": "override", "override_id": "o1", "session_id": "s1",
+...             "behavior_id": "search-first", "counter": 5, "mechanism": "retry",
+...             "timestamp": "1970-01-01T00:01:00+00:00"}]
+>>> reconcile_session(state, records)
+['o1']
+>>> reconcile_session(state, records)
+[]
+"""
+
+from __future__ import annotations
+
+from forge_policy._time import parse_iso
+from forge_policy.levels import Level
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    from forge_policy.state import BehaviorState, SessionState
+
+_NOT_STATE = ("kind", "seq", "prev")
+
+
+def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) -> list[str]:
+    """Apply the audit records of one session (oldest first) that ``state`` is missing; return
+    the override ids added. Mutates ``state``; the caller writes it in its store transaction.
+    """
+    born = state.created_at
+    known = {
+        str(o.get("override_id"))
+        for behavior_id in state.behavior_ids()
+        for o in state.behavior(behavior_id).overrides
+        if isinstance(o, dict)
+    }
+    added: list[str] = []
+    for record in records:
+        behavior_id = record.get("behavior_id")
+        at = parse_iso(record.get("timestamp"), default=-1.0)
+        if not isinstance(behavior_id, str) or at < born:
+            continue
+        kind = record.get("kind")
+        if kind == "override":
+            override_id = str(record.get("override_id") or "")
+            if override_id and override_id not in known:
+                known.add(override_id)
+                added.append(override_id)
+                _apply_override(state.behavior(behavior_id), record, at)
+        elif kind in ("block", "violation") and not record.get("shadow"):
+            _apply_violation(state.behavior(behavior_id), record, at)
+    return added
+
+
+def _apply_override(bstate: BehaviorState, record: dict[str, Any], at: float) -> None:
+    bstate.overrides.append({k: v for k, v in record.items() if k not in _NOT_STATE})
+    mechanism = record.get("mechanism")
+    pending = bstate.pending_block
+    if (
+        pending is not None
+        and mechanism in ("retry", "user")
+        and _number(pending.get("at")) <= at
+        and pending.get("counter") == record.get("counter")
+    ):
+        bstate.pending_block = None
+    grant = bstate.grant
+    if grant is not None and mechanism == "explicit" and _number(grant.get("at")) <= at:
+        bstate.grant = None
+
+
+def _apply_violation(bstate: BehaviorState, record: dict[str, Any], at: float) -> None:
+    counter = record.get("counter")
+    if not isinstance(counter, int) or isinstance(counter, bool) or counter <= bstate.counter:
+        return  # already in the state (the counter is the natural key within a session)
+    bstate.counter = counter
+    try:
+        level = Level.parse(str(record.get("level")))
+    except ValueError:
+        return
+    current = bstate.effective_level
+    bstate.effective_level = level if current is None else max(current, level)
+    if record.get("kind") != "block":
+        return
+    bstate.record_block()
+    call_hash = record.get("call_hash")
+    if level is Level.SOFT_BLOCK and isinstance(call_hash, str):
+        bstate.pending_block = {
+            "call_hash": call_hash,
+            "at": at,
+            "event": record.get("event", ""),
+            "tool_name": record.get("tool_name", ""),
+            "tool_use_id": record.get("tool_use_id", ""),
+            "counter": counter,
+            "mode": record.get("override_mode", "agent"),
+        }
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0

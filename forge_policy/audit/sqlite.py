@@ -1,0 +1,277 @@
+"""The SQLite audit sink: the same hash chain as the JSONL log, one row per record.
+
+::
+
+    audit(seq INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT, kind TEXT, override_id TEXT UNIQUE,
+          session_id TEXT, record TEXT (JSON), prev_hash TEXT, hash TEXT)
+
+``hash`` is the sha256 of the record's canonical line (the record with ``seq`` and
+``prev = prev_hash``, exactly as the JSONL sink would write it), so both sinks verify alike.
+``AUTOINCREMENT`` keeps the highest seq ever used in ``sqlite_sequence``: rows deleted from the
+end are reported by :meth:`SQLiteAuditSink.verify`. WAL, ``synchronous=FULL`` and one
+``BEGIN IMMEDIATE`` transaction per :meth:`~SQLiteAuditSink.append_many`.
+
+>>> import tempfile, pathlib
+>>> sink = SQLiteAuditSink(pathlib.Path(tempfile.mkdtemp()) / "audit.db")
+>>> sink.append_many([{"kind": "override", "override_id": "o1", "reason": ""}])
+>>> [(r["seq"], r["override_id"]) for r in sink.records()]
+[(1, 'o1')]
+>>> sink.verify().ok
+True
+>>> sink.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from forge_policy._time import iso
+from forge_policy.audit.verify import (
+    CHAIN_KEYS,
+    GENESIS,
+    ChainChecker,
+    VerifyReport,
+    canonical,
+    clean,
+    encode_line,
+    line_hash,
+)
+from forge_policy.errors import AuditError, AuditIntegrityError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT,
+        kind TEXT NOT NULL,
+        override_id TEXT UNIQUE,
+        session_id TEXT,
+        record TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS audit_session ON audit (session_id, seq)",
+)
+_SCHEMA_VERSION = 1
+
+
+class SQLiteAuditSink:
+    """A hash-chained audit table in a SQLite database, safe across threads and processes."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = 10.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self.clock = clock
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        if self.path.is_symlink():
+            raise AuditError(f"audit database path is a symlink, refused: {str(self.path)!r}")
+
+    def __repr__(self) -> str:
+        return f"SQLiteAuditSink({str(self.path)!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            if self.path.is_symlink():
+                raise AuditError(f"audit database path is a symlink, refused: {str(self.path)!r}")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                if conn.execute("PRAGMA user_version").fetchone()[0] < _SCHEMA_VERSION:
+                    conn.execute("BEGIN IMMEDIATE")
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+                    conn.execute("COMMIT")
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def _exists(self) -> bool:
+        """Whether there is a database to read (reading never creates one)."""
+        return self._conn is not None or self.path.exists()
+
+    def append_many(self, records: Iterable[dict[str, Any]]) -> None:
+        """Append records in one transaction (durable at commit); secrets are redacted.
+
+        An ``override_id`` already in the table raises :class:`~forge_policy.AuditError` and
+        appends nothing. Rows deleted from the end are first noted by a ``recovery`` record.
+        """
+        batch = [{k: v for k, v in clean(dict(r)).items() if k not in CHAIN_KEYS} for r in records]
+        if not batch:
+            return
+        with self._lock, _mapped(self.path, "append to"):
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1"
+                ).fetchone()
+                seq, prev = (row[0], row[1]) if row else (0, GENESIS)
+                top = conn.execute(
+                    "SELECT seq FROM sqlite_sequence WHERE name = 'audit'"
+                ).fetchone()
+                if top is not None and top[0] > seq:  # rows were deleted from the end
+                    note = {
+                        "kind": "recovery",
+                        "timestamp": iso(self.clock()),
+                        "reason": "records missing from the end of the log",
+                        "head_seq": top[0],
+                        "log_seq": seq,
+                    }
+                    batch = [note, *batch]
+                rows = []
+                for record in batch:
+                    seq += 1
+                    digest = line_hash(encode_line(record, seq, prev))
+                    rows.append(
+                        (seq, *_columns(record), canonical(record).decode("utf-8"), prev, digest)
+                    )
+                    prev = digest
+                conn.executemany(
+                    "INSERT INTO audit (seq, ts, kind, override_id, session_id, "
+                    "record, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every record oldest first, with its ``seq``."""
+        return iter(self._query("", ()))
+
+    def records_for_session(self, session_id: str) -> Iterator[dict[str, Any]]:
+        """The records of one session, oldest first (an indexed query; the optional
+        capability :func:`forge_policy.audit.insights.session_records` uses)."""
+        return iter(self._query("WHERE session_id = ?", (session_id,)))
+
+    def _query(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        # ``where`` is one of this module's literals, never caller text
+        if not self._exists():
+            return []
+        with self._lock, _mapped(self.path, "read"):
+            rows = (
+                self._connect()
+                .execute(f"SELECT seq, record FROM audit {where} ORDER BY seq", params)
+                .fetchall()
+            )
+        out = []
+        for seq, text in rows:
+            try:
+                record = json.loads(text)
+            except ValueError:
+                record = None
+            if not isinstance(record, dict):
+                raise AuditIntegrityError(f"{self.path}: row seq {seq}: unreadable audit record")
+            record["seq"] = seq
+            out.append(record)
+        return out
+
+    def verify(self) -> VerifyReport:
+        """Check every row: JSON, ``seq`` continuity, the hash chain, the columns, and that no
+        row was deleted from the end."""
+        if not self._exists():
+            return VerifyReport(0, [], False)
+        with self._lock, _mapped(self.path, "verify"):
+            conn = self._connect()
+            conn.execute("BEGIN")
+            try:
+                rows = conn.execute(
+                    "SELECT seq, ts, kind, override_id, session_id, record, "
+                    "prev_hash, hash FROM audit ORDER BY seq"
+                ).fetchall()
+                top = conn.execute(
+                    "SELECT seq FROM sqlite_sequence WHERE name = 'audit'"
+                ).fetchone()
+            finally:
+                conn.execute("COMMIT")
+        checker = ChainChecker()
+        extra: list[str] = []
+        for seq, ts, kind, override_id, session_id, text, prev_hash, digest in rows:
+            where = f"row seq {seq}"
+            try:
+                record = json.loads(text)
+            except ValueError:
+                record = None
+            if isinstance(record, dict):
+                line = canonical({**record, "seq": seq, "prev": prev_hash})
+                if (ts, kind, override_id, session_id) != _columns(record):
+                    extra.append(f"{where}: columns do not match the record (edited)")
+            else:
+                line = str(text).encode("utf-8", "replace")
+            checker.check(where, line)
+            if line_hash(line) != digest:
+                extra.append(f"{where}: hash does not match the record (edited)")
+        if top is not None:
+            checker.check_head((int(top[0]), checker.last_hash), f"row seq {checker.last_seq}")
+        return checker.report(False, extra)
+
+    def close(self) -> None:
+        """Close the connection (it reopens on the next call)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _columns(record: dict[str, Any]) -> tuple[str | None, str, str | None, str | None]:
+    """``(ts, kind, override_id, session_id)`` of a record, as stored beside it."""
+    return (
+        _text(record.get("timestamp")),
+        str(record.get("kind", "")),
+        _text(record.get("override_id")),
+        _text(record.get("session_id")),
+    )
+
+
+class _mapped:
+    """Map sqlite3 and OS errors to :class:`~forge_policy.AuditError` (``raise ... from``)."""
+
+    def __init__(self, path: Path, action: str) -> None:
+        self.path = path
+        self.action = action
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
+        if isinstance(exc, sqlite3.IntegrityError):
+            raise AuditError(
+                f"cannot {self.action} audit database {str(self.path)!r}: "
+                f"duplicate override_id ({exc})"
+            ) from exc
+        if isinstance(exc, sqlite3.Error | OSError):
+            raise AuditError(
+                f"cannot {self.action} audit database {str(self.path)!r}: {exc}"
+            ) from exc

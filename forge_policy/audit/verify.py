@@ -1,0 +1,208 @@
+"""The hash chain shared by the file and SQLite audit sinks, and the report of ``verify()``.
+
+Every stored record is one canonical JSON line (sorted keys, compact separators, UTF-8) that
+carries ``seq`` (1-based, contiguous) and ``prev``: the sha256 hex of the previous line's exact
+bytes (``"0" * 64`` for the first). Editing, removing or reordering any line breaks the ``prev``
+of the line after it or the ``seq`` sequence; the sinks anchor the last line separately so that
+dropping records from the end is detected too.
+
+>>> line = encode_line({"kind": "block", "note": "password='hunter22'"}, 1, GENESIS)
+>>> print(line.decode()[:46])
+{"kind":"block","note":"password='[REDACTED]'"
+>>> checker = ChainChecker()
+>>> checker.check("line 1", line)["seq"]
+1
+>>> checker.report().ok
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+from forge_policy.errors import AuditIntegrityError
+from forge_policy.redact import redact
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+GENESIS = "0" * 64
+"""The ``prev`` of the first record."""
+
+CHAIN_KEYS = ("seq", "prev")
+"""Keys the sinks set on every record; values a caller passes under them are replaced."""
+
+
+def clean(value: object) -> Any:
+    """A JSON-ready, redacted copy of ``value``: every string (keys too) goes through
+    :func:`~forge_policy.redact.redact`; anything that is not JSON becomes redacted text.
+
+    >>> clean({"cmd": "export KEY=AKIAABCDEFGHIJKLMNOP", "n": (1, 2.5, None)})
+    {'cmd': 'export KEY=[REDACTED]', 'n': [1, 2.5, None]}
+    """
+    if isinstance(value, str):
+        return _text(value)
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, dict):
+        return {_text(str(k)): clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    return _text(str(value))
+
+
+def _text(text: str) -> str:
+    text = redact(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates cannot be written as UTF-8
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def canonical(record: Mapping[str, Any]) -> bytes:
+    """Sorted keys, compact separators, UTF-8: the exact bytes of one stored line."""
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8")
+
+
+def encode_line(record: Mapping[str, Any], seq: int, prev: str) -> bytes:
+    """The stored line of ``record`` (redacted) at position ``seq`` after a line hashing to
+    ``prev``; without the newline."""
+    body = clean(dict(record))
+    body["seq"] = seq
+    body["prev"] = prev
+    return canonical(body)
+
+
+def line_hash(line: bytes) -> str:
+    """sha256 hex of a line's bytes (without its newline)."""
+    return hashlib.sha256(line).hexdigest()
+
+
+def parse_line(line: bytes) -> dict[str, Any] | None:
+    """The record of a stored line, or None when it is not a JSON object with an int ``seq``."""
+    try:
+        value = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    seq = value.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        return None
+    return value
+
+
+class VerifyReport:
+    """What ``verify()`` found: ``ok`` is true when the log is intact and complete.
+
+    ``problems`` name the line (or row) of each finding; ``torn_tail`` says the last line was
+    left incomplete by a crash (the next append repairs it, keeping every earlier record).
+
+    >>> VerifyReport(3, [], False)
+    VerifyReport(ok=True, records=3, problems=[], torn_tail=False)
+    >>> VerifyReport(2, ["line 3: torn tail"], True).ok
+    False
+    """
+
+    __slots__ = ("problems", "records", "torn_tail")
+
+    def __init__(self, records: int, problems: list[str], torn_tail: bool) -> None:
+        self.records = records
+        self.problems = problems
+        self.torn_tail = torn_tail
+
+    @property
+    def ok(self) -> bool:
+        """No problem found (a torn tail is a problem until it is repaired)."""
+        return not self.problems and not self.torn_tail
+
+    def __repr__(self) -> str:
+        return (
+            f"VerifyReport(ok={self.ok}, records={self.records}, "
+            f"problems={self.problems!r}, torn_tail={self.torn_tail})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form, for ``forge-policy audit --verify --json``."""
+        return {
+            "ok": self.ok,
+            "records": self.records,
+            "problems": list(self.problems),
+            "torn_tail": self.torn_tail,
+        }
+
+    def raise_if_broken(self) -> None:
+        """Raise :class:`~forge_policy.AuditIntegrityError` listing the problems, if any.
+
+        >>> VerifyReport(1, ["line 2: seq 3, expected 2"], False).raise_if_broken()
+        Traceback (most recent call last):
+        ...
+        forge_policy.errors.AuditIntegrityError: audit log is broken: line 2: seq 3, expected 2
+        """
+        if not self.ok:
+            raise AuditIntegrityError("audit log is broken: " + "; ".join(self.problems))
+
+
+class ChainChecker:
+    """Checks stored lines one by one, oldest first, collecting every problem."""
+
+    __slots__ = ("_expected", "_prev", "last_hash", "last_seq", "problems", "records")
+
+    def __init__(self) -> None:
+        self._expected = 1
+        self._prev = GENESIS
+        self.problems: list[str] = []
+        self.records = 0
+        self.last_seq = 0
+        self.last_hash = GENESIS
+
+    def check(self, where: str, line: bytes) -> dict[str, Any] | None:
+        """Check one line (``where`` names it in problems); return its record if readable."""
+        record = parse_line(line)
+        if record is None:
+            self.problems.append(f"{where}: not a JSON object with a seq")
+            self._expected += 1
+        else:
+            seq = record["seq"]
+            if seq != self._expected:
+                self.problems.append(
+                    f"{where}: seq {seq}, expected {self._expected} "
+                    "(a record was removed, reordered or inserted)"
+                )
+            if record.get("prev") != self._prev:
+                self.problems.append(
+                    f"{where}: prev does not match the hash of the record "
+                    "before it (edited, removed or reordered)"
+                )
+            if canonical(record) != line:
+                self.problems.append(f"{where}: not in canonical form (edited)")
+            self._expected = seq + 1
+            self.records += 1
+            self.last_seq = seq
+        self._prev = self.last_hash = line_hash(line)
+        return record
+
+    def check_head(self, head: tuple[int, str] | None, where: str) -> None:
+        """Compare the end of the chain with the anchored head ``(seq, hash)``, if known."""
+        if head is None:
+            return
+        seq, digest = head
+        if seq > self.last_seq:
+            self.problems.append(
+                f"log ends at seq {self.last_seq} but the head records seq "
+                f"{seq}: records were removed from the end"
+            )
+        elif seq == self.last_seq and digest != self.last_hash:
+            self.problems.append(f"{where}: last record does not match the head hash (edited)")
+
+    def report(self, torn_tail: bool = False, extra: list[str] | None = None) -> VerifyReport:
+        """The :class:`VerifyReport` of everything checked."""
+        return VerifyReport(self.records, [*self.problems, *(extra or [])], torn_tail)

@@ -1,0 +1,153 @@
+"""One suite over every audit sink: memory (the oracle), JSONL and SQLite."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import forge_policy as fp
+from forge_policy.audit.base import AuditSink
+from forge_policy.audit.insights import override_ids, session_records, summarize
+
+from .conftest import FakeClock, block, make_sink, override
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def plain(records: Any) -> list[dict[str, Any]]:
+    """Records without the ``seq`` the persistent sinks add."""
+    return [{k: v for k, v in r.items() if k != "seq"} for r in records]
+
+
+def test_is_an_audit_sink(sink: Any) -> None:
+    assert isinstance(sink, AuditSink)
+
+
+def test_empty(sink: Any) -> None:
+    assert list(sink.records()) == []
+    sink.append_many([])
+    assert list(sink.records()) == []
+
+
+def test_append_and_read_back_in_order(sink: Any) -> None:
+    first = [block(1), override("o1"), {"kind": "bypass", "behaviors": ["a", "b"], "n": None}]
+    second = [block(2), {"kind": "violation", "nested": {"x": [1, 2.5, True]}}]
+    sink.append_many(first)
+    sink.append_many(iter(second))  # any iterable
+    assert plain(sink.records()) == first + second
+
+
+def test_records_carry_increasing_seq_when_persistent(sink: Any, backend: str) -> None:
+    sink.append_many([block(i) for i in range(10)])
+    seqs = [r.get("seq") for r in sink.records()]
+    if backend != "memory":
+        assert seqs == list(range(1, 11))
+
+
+def test_caller_records_are_not_mutated(sink: Any) -> None:
+    record = block(1)
+    before = dict(record)
+    sink.append_many([record])
+    assert record == before
+    read = next(iter(sink.records()))
+    read["kind"] = "changed"
+    assert next(iter(sink.records()))["kind"] == "block"
+
+
+def test_persistent_sinks_survive_reopening(backend: str, tmp_path: Path) -> None:
+    if backend == "memory":
+        return
+    sink = make_sink(backend, tmp_path)
+    sink.append_many([block(1), override("o1")])
+    sink.close()
+    sink.close()
+    again = make_sink(backend, tmp_path)
+    again.append_many([block(2)])
+    assert plain(again.records()) == [block(1), override("o1"), block(2)]
+    assert again.verify().ok
+    again.close()
+
+
+def test_threads_keep_every_record_and_their_order(sink: Any) -> None:
+    def work(t: int) -> None:
+        for i in range(25):
+            sink.append_many([{"kind": "block", "thread": t, "i": i}])
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    records = list(sink.records())
+    assert len(records) == 100
+    for t in range(4):
+        assert [r["i"] for r in records if r["thread"] == t] == list(range(25))
+    if hasattr(sink, "verify"):
+        assert sink.verify().ok
+
+
+def test_reading_helpers_agree_over_sinks(sink: Any) -> None:
+    records = [
+        block(5),
+        override("o1"),
+        block(6, session="s2"),
+        override("o2", session="s2"),
+        {"kind": "recovery"},
+    ]
+    sink.append_many(records)
+    assert override_ids(sink) == {"o1", "o2"}
+    assert plain(session_records(sink, "s2")) == records[2:4]
+    assert summarize(sink.records()) == summarize(records)
+
+
+def test_evaluator_writes_blocks_and_a_retry_override(sink: Any, clock: FakeClock) -> None:
+    ev = fp.Evaluator(fp.builtin_catalog(), audit=sink, clock=clock)
+    for i in range(5):
+        clock.advance(1)
+        decision = ev.evaluate(
+            fp.Event(
+                "PreToolUse",
+                "s1",
+                tool_name="Write",
+                tool_input={"file_path": f"/src/m{i}.py", "content": "x = 1\n"},
+            )
+        )
+    assert decision.blocked
+    clock.advance(10)
+    retry = ev.evaluate(
+        fp.Event(
+            "PreToolUse",
+            "s1",
+            tool_name="Write",
+            tool_input={"file_path": "/src/m4.py", "content": "x = 1\n"},
+            tool_use_id="toolu_other",
+        )
+    )
+    assert not retry.blocked
+    records = list(sink.records())
+    assert [r["kind"] for r in records] == ["block", "override"]
+    assert records[0]["counter"] == 5
+    (oid,) = override_ids(sink)
+    assert ev.status("s1")["behaviors"]["search-first"]["overrides"] == 1
+    assert summarize(records)["behaviors"]["search-first"]["override_rate"] == 1.0
+    assert oid == records[1]["override_id"]
+
+
+def test_secrets_never_reach_the_sink(
+    sink: Any, backend: str, request: pytest.FixtureRequest
+) -> None:
+    sink.append_many(
+        [
+            {
+                "kind": "override",
+                "reason": "key sk-abcdefghijklmnopqrstuvwx",
+                "input_summary": 'Bash: export AWS=AKIAIOSFODNN7EXAMPLE password="pw12345"',
+            }
+        ]
+    )
+    text = repr(list(sink.records()))
+    for secret in ("sk-abcdefghijklmnopqrstuvwx", "AKIAIOSFODNN7EXAMPLE", "pw12345"):
+        assert secret not in text

@@ -1,0 +1,129 @@
+"""A crash between the audit write and the state write, repaired from the audit log."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import forge_policy as fp
+from forge_policy.audit.insights import session_records
+from forge_policy.audit.jsonl import JsonlAuditSink
+from forge_policy.audit.reconcile import reconcile_session
+from forge_policy.errors import StoreError
+from forge_policy.levels import Level
+from forge_policy.stores.memory import MemoryStore
+
+from .conftest import FakeClock
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from forge_policy.state import SessionState
+
+
+class CrashingStore(MemoryStore):
+    """A store that, when armed, dies after ``apply`` ran (audit written) and before writing."""
+
+    armed = False
+
+    def transact(self, session_id: str, apply: Callable[..., Any]) -> Any:
+        def crash_after(current: SessionState | None) -> Any:
+            result = apply(current)
+            if self.armed:
+                self.armed = False
+                raise StoreError("simulated crash before the state write")
+            return result
+
+        return super().transact(session_id, crash_after)
+
+
+def write(i: int) -> fp.Event:
+    return fp.Event("PreToolUse", "s1", tool_name="Write", tool_input={"file_path": f"/r/f{i}.py"})
+
+
+def setup(tmp_path: Path, clock: FakeClock) -> tuple[fp.Evaluator, CrashingStore, JsonlAuditSink]:
+    store = CrashingStore()
+    sink = JsonlAuditSink(tmp_path / "overrides.log")
+    ev = fp.Evaluator(fp.builtin_catalog(), store=store, audit=sink, clock=clock)
+    for i in range(5):
+        clock.advance(1)
+        ev.evaluate(write(i))
+    return ev, store, sink
+
+
+def reconcile(store: MemoryStore, sink: JsonlAuditSink) -> list[str]:
+    def apply(current: SessionState | None) -> tuple[list[str], SessionState | None]:
+        assert current is not None
+        added = reconcile_session(current, session_records(sink, "s1"))
+        return added, current if added else None
+
+    return store.transact("s1", apply)
+
+
+def test_lost_override_is_restored_and_not_granted_twice(tmp_path: Path, clock: FakeClock) -> None:
+    ev, store, sink = setup(tmp_path, clock)
+    store.armed = True
+    clock.advance(5)
+    ev.evaluate(write(4))  # override by retry: audited, then the crash loses the state write
+    state = store.load("s1")
+    assert state is not None and state.behavior("search-first").pending_block is not None
+    (oid,) = [r["override_id"] for r in sink.records() if r["kind"] == "override"]
+
+    assert reconcile(store, sink) == [oid]
+    assert reconcile(store, sink) == []  # idempotent
+    bstate = store.load("s1").behavior("search-first")  # type: ignore[union-attr]
+    assert [o["override_id"] for o in bstate.overrides] == [oid]
+    assert bstate.pending_block is None
+    clock.advance(5)
+    again = ev.evaluate(write(4))  # one override per block: this is a new violation
+    assert again.blocked and again.violations[0].counter == 6
+
+
+def test_the_evaluator_reconciles_before_granting_a_second_override(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    ev, store, sink = setup(tmp_path, clock)
+    store.armed = True
+    clock.advance(5)
+    ev.evaluate(write(4))  # override by retry: audited, then the crash loses the state write
+    clock.advance(5)
+    again = ev.evaluate(write(4))  # the stale pending block must not pass a second call
+    assert again.blocked and again.violations[0].counter == 6
+    assert sum(r["kind"] == "override" for r in sink.records()) == 1
+
+
+def test_lost_block_raises_the_counter_once(tmp_path: Path, clock: FakeClock) -> None:
+    store = CrashingStore()
+    sink = JsonlAuditSink(tmp_path / "overrides.log")
+    ev = fp.Evaluator(fp.builtin_catalog(), store=store, audit=sink, clock=clock)
+    for i in range(4):
+        clock.advance(1)
+        ev.evaluate(write(i))
+    store.armed = True
+    clock.advance(1)
+    ev.evaluate(write(4))  # the fifth violation: block audited, state lost
+    assert store.load("s1").behavior("search-first").counter == 4  # type: ignore[union-attr]
+    for _ in range(2):
+        reconcile_into = store.load("s1")
+        assert reconcile_into is not None
+        reconcile_session(reconcile_into, session_records(sink, "s1"))
+        bstate = reconcile_into.behavior("search-first")
+        assert (bstate.counter, bstate.effective_level, bstate.blocks) == (
+            5,
+            Level.SOFT_BLOCK,
+            1,
+        )
+
+
+def test_records_of_an_expired_session_are_ignored(clock: FakeClock) -> None:
+    from forge_policy.state import SessionState
+
+    state = SessionState.new(clock.now)
+    old = {
+        "kind": "override",
+        "override_id": "old",
+        "behavior_id": "b",
+        "timestamp": "2000-01-01T00:00:00+00:00",
+    }
+    assert reconcile_session(state, [old]) == []
+    assert state.behavior_ids() == []
