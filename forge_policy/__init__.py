@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         StoreError,
     )
     from forge_policy.evaluator import Evaluator
+    from forge_policy.facts import FactRegistry, FactTimeout, builtin_facts
     from forge_policy.levels import Level
     from forge_policy.model import ConditionResult, Decision, Event, Violation
     from forge_policy.state import SessionState
@@ -56,6 +57,8 @@ _EXPORTS: dict[str, str] = {
     "Evaluator": "forge_policy.evaluator",
     "Event": "forge_policy.model",
     "EventError": "forge_policy.errors",
+    "FactRegistry": "forge_policy.facts",
+    "FactTimeout": "forge_policy.facts",
     "ForgePolicyError": "forge_policy.errors",
     "Issue": "forge_policy.errors",
     "JsonlAuditSink": "forge_policy.audit.jsonl",
@@ -71,6 +74,7 @@ _EXPORTS: dict[str, str] = {
     "VerifyReport": "forge_policy.audit.verify",
     "Violation": "forge_policy.model",
     "builtin_catalog": "forge_policy.catalog",
+    "builtin_facts": "forge_policy.facts",
     "load_catalog": "forge_policy.catalog",
 }
 
@@ -86,6 +90,8 @@ __all__ = [
     "Evaluator",
     "Event",
     "EventError",
+    "FactRegistry",
+    "FactTimeout",
     "ForgePolicyError",
     "Issue",
     "JsonlAuditSink",
@@ -101,6 +107,7 @@ __all__ = [
     "VerifyReport",
     "Violation",
     "builtin_catalog",
+    "builtin_facts",
     "load_catalog",
 ]
 

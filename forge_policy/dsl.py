@@ -242,17 +242,11 @@ def as_number(value: object) -> float | None:
     return number if number == number else None  # NaN is not a number here
 
 
-def compile_operator(operator: str, expected: object) -> Callable[[object], bool]:
-    """A total predicate ``actual -> bool`` for one operator and its configured value."""
+def _scalar_test(operator: str, expected: object) -> Callable[[object], bool]:
+    """The positive form of an operator on one value (``not_*`` use their positive twin)."""
     if operator in REGEX_OPERATORS:
         regex = LazyRegex(as_text(expected))
-        if operator == "regex_match":
-            return lambda actual: regex.search(as_text(actual))
-        return lambda actual: not regex.search(as_text(actual))
-    if operator == "exists":
-        return lambda actual: actual != _MISSING
-    if operator == "not_exists":
-        return lambda actual: actual == _MISSING
+        return lambda actual: regex.search(as_text(actual))
     if operator in NUMERIC_OPERATORS:
         bound = as_number(expected)
         if bound is None:
@@ -270,21 +264,13 @@ def compile_operator(operator: str, expected: object) -> Callable[[object], bool
 
         return numeric
     if operator == "in":
-        choices = frozenset(as_text(v) for v in expected) if isinstance(expected, list) else None
-        if choices is None:
+        if not isinstance(expected, list):
             return lambda actual: False
+        choices = frozenset(as_text(v) for v in expected)
         return lambda actual: as_text(actual) in choices
     text = as_text(expected)
     if operator in ("contains", "not_contains"):
-
-        def contains(actual: object) -> bool:
-            if isinstance(actual, list):  # a list contains an element, not a substring
-                return any(as_text(item) == text for item in actual)
-            return text in as_text(actual)
-
-        if operator == "contains":
-            return contains
-        return lambda actual: not contains(actual)
+        return lambda actual: text in as_text(actual)
     if operator == "equals":
         return lambda actual: as_text(actual) == text
     if operator == "starts_with":
@@ -294,6 +280,38 @@ def compile_operator(operator: str, expected: object) -> Callable[[object], bool
     if operator == "glob":
         return lambda actual: fnmatchcase(as_text(actual), text)
     raise ValueError(f"unknown operator {operator!r}")
+
+
+def _present(actual: object) -> bool:
+    return actual != _MISSING and actual != []
+
+
+def compile_operator(operator: str, expected: object) -> Callable[[object], bool]:
+    """A total predicate ``actual -> bool`` for one operator and its configured value.
+
+    A list value (e.g. ``facts.paths``) matches when any element matches; the negated operators
+    (``not_regex_match``, ``not_contains``) when no element does; an empty list counts as missing.
+
+    >>> compile_operator("regex_match", "id_rsa$")(["/a/notes.txt", "/home/u/.ssh/id_rsa"])
+    True
+    >>> compile_operator("not_contains", "x")(["abc", "def"])
+    True
+    """
+    if operator == "exists":
+        return _present
+    if operator == "not_exists":
+        return lambda actual: not _present(actual)
+    negated = operator in ("not_regex_match", "not_contains")
+    test = _scalar_test(operator[4:] if negated else operator, expected)
+
+    def lifted(actual: object) -> bool:
+        if isinstance(actual, list):
+            return any(test(item) for item in actual)
+        return test(actual)
+
+    if negated:
+        return lambda actual: not lifted(actual)
+    return lifted
 
 
 class Condition:

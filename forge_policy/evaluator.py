@@ -94,13 +94,10 @@ class FactCache:
         if provider is None:
             self.diagnostics.append(f"fact {name!r} has no provider; it is empty")
         else:
-            try:
-                value = provider(self._event)
-            except Exception as exc:  # a provider must never break the hook
-                self.diagnostics.append(f"fact {name!r} failed: {type(exc).__name__}: {exc}")
-                value = ""
-            if value is None:
-                value = ""
+            from forge_policy.facts import call_provider
+
+            value, notes = call_provider(name, provider, self._event)
+            self.diagnostics.extend(notes)
         self.values[name] = value
         return value
 
@@ -497,7 +494,13 @@ class Evaluator:
             profile=profile,
             record_violations=record_violations,
         )
-        self.facts: dict[str, FactProvider] = dict(facts or {})
+        from forge_policy.facts import FactRegistry
+
+        # the built-in providers (SPEC §6), overridden by name by the caller's own
+        registry = FactRegistry.with_builtins()
+        for name, provider in (facts or {}).items():
+            registry.register(name, provider)
+        self.facts: Mapping[str, FactProvider] = registry
 
     def _fresh_or_current(self, current: SessionState | None, now: float) -> SessionState:
         if current is None or current.expired(now, self.settings.ttl):

@@ -19,6 +19,8 @@ EXPECTED = {
     "Evaluator",
     "Event",
     "EventError",
+    "FactRegistry",
+    "FactTimeout",
     "ForgePolicyError",
     "Issue",
     "JsonlAuditSink",
@@ -34,6 +36,7 @@ EXPECTED = {
     "VerifyReport",
     "Violation",
     "builtin_catalog",
+    "builtin_facts",
     "load_catalog",
 }
 

@@ -1,0 +1,359 @@
+"""File facts: which files a tool call names, their sizes, token estimates, secrets, name classes.
+
+Upstream AgentShield (ospec, seed-systems a.4) only saw ``tool_input`` strings that were already
+existing file paths, so ``cat id_rsa`` went through. Here the file operands of reading commands
+count too. They are found with the shell lexer of :mod:`forge_policy._facts_shell`: ``cat``,
+``head``, ``cp``, ``grep``, ``base64``, ``<`` and the like, including ``~``, ``$HOME``, a
+``cd`` earlier in the chain, ``sh -c`` and ``$(…)``.
+
+>>> estimate_tokens("a.py", 4000), estimate_tokens("a.log", 30), estimate_tokens("a.log", 29)
+(1000, 7, 6)
+>>> classify("/home/u/.ssh/id_ed25519"), classify("/r/.env.local"), classify("/r/id_card.md")
+('private_key', 'env_file', '')
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from forge_policy._facts_shell import event_commands, expand_path, iter_commands
+from forge_policy.facts import check_deadline, note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from forge_policy.model import Event
+
+#: The token advisor's "code" extensions: 4 bytes per token. Any other file: 6 bytes per word,
+#: 1.3 tokens per word.
+# fmt: off
+CODE_EXTENSIONS = frozenset({".js", ".go", ".json", ".yaml", ".yml", ".md", ".ts", ".py", ".txt",
+                             ".rs", ".c", ".cpp", ".h", ".html", ".css"})
+# fmt: on
+#: tool_input keys whose values are file paths even when no such file exists.
+# fmt: off
+PATH_KEYS = frozenset({"file_path", "filePath", "notebook_path", "path", "paths", "AbsolutePath",
+                       "absolute_path", "target_file", "file", "filename"})
+# fmt: on
+_DENY_CLASSES = ("private_key", "git_config", "npmrc")
+
+# Reading commands. Each one's options that take a separate value; "*" marks a value that is
+# itself a file the command reads.
+# fmt: off
+_READERS: dict[str, frozenset[str]] = {
+    name: frozenset(opts.split()) for name, opts in {
+        "cat": "", "tac": "", "nl": "-b -d -f -h -i -l -n -s -v -w", "less": "-b -h -j -p -x -y",
+        "more": "", "most": "", "head": "-n -c", "tail": "-n -c -s --pid", "bat": "-l -r -H -m",
+        "batcat": "-l -r -H -m", "base64": "-w", "base32": "-w", "xxd": "-l -s -c -g -o -n",
+        "od": "-N -j -t -A -w", "hexdump": "-n -s -e -f*", "hd": "-n -s -e -f*", "strings": "-n",
+        "source": "", ".": "", "diff": "-U -C -L -I -x -X*", "cmp": "-i -n", "zcat": "",
+        "zless": "", "bzcat": "", "xzcat": "", "view": "", "ssh-add": "",
+        "cp": "-t -S", "scp": "-c -F -i* -J -l -o -P -S", "rsync": "-e",
+        "grep": "-e -f* -m -A -B -C -d -D", "egrep": "-e -f* -m -A -B -C", "zgrep": "-e -f* -m",
+        "fgrep": "-e -f* -m -A -B -C", "rg": "-e -f* -g -t -T -m -A -B -C -j", "ag": "-G -A -B",
+        "ssh": "-b -c -E -F -i* -J -l -L -m -o -p -R -W",
+        "curl": "-T* --upload-file* -d --data --data-binary --data-urlencode -F --form -H -o -u "
+        "-X -A -e", "wget": "-O -o --post-file* --body-file*",
+    }.items()
+}
+# fmt: on
+_COPIERS = frozenset({"cp", "scp", "rsync"})
+_GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag"})
+_NO_OPERANDS = frozenset({"ssh", "curl", "wget"})
+_GLOB_CHARS = frozenset("*?[")
+_CURL_DATA = frozenset({"-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form"})
+
+
+class Collected:
+    """What one event names. ``declared`` holds path operands whether they exist or not."""
+
+    __slots__ = ("basenames", "declared", "files", "paths")
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.declared: list[str] = []
+        self.basenames: list[str] = []
+        self.files: list[tuple[str, int]] = []
+
+
+def collect(event: Event) -> Collected:
+    """Find the files an event names (see :func:`forge_policy.facts.provide_paths`)."""
+    cwd = event.cwd or os.getcwd()
+    found = Collected()
+    seen: set[str] = set()
+    inodes: set[tuple[int, int]] = set()
+    declared: dict[str, None] = {}
+
+    def consider(raw: str, base: str, is_declared: bool, glob: bool = False) -> None:
+        if not raw or "\0" in raw or len(raw) > 4096:
+            return
+        text = raw[7:] if raw.startswith("file://") else raw
+        path = os.path.normpath(os.path.join(base, expand_path(text)))
+        wildcard = glob and bool(_GLOB_CHARS & set(os.path.basename(text)))
+        matches = _glob(path) if wildcard and not os.path.lexists(path) else [path]
+        if is_declared and matches and matches[0] == path:
+            declared.setdefault(path)
+        for candidate in matches:
+            try:
+                info = os.stat(candidate)
+            except (OSError, ValueError):
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            for name in (candidate, _revealing_target(candidate)):
+                if name and name not in seen:
+                    seen.add(name)
+                    found.paths.append(name)
+            if (info.st_dev, info.st_ino) not in inodes:
+                inodes.add((info.st_dev, info.st_ino))
+                found.files.append((candidate, info.st_size))
+
+    for key, value in _strings(event.tool_input):
+        check_deadline()
+        in_path_key = key in PATH_KEYS
+        if in_path_key or ("\n" not in value and len(value) <= 4096):
+            consider(value, cwd, in_path_key)
+    for command in event_commands(event):
+        for argv, cmd, current in iter_commands(command, cwd):
+            for operand in reader_operands(argv):
+                consider(operand, current, True, glob=True)
+            for redirect in cmd.redirects:
+                if redirect.op in ("<", "<>"):
+                    consider(redirect.target, current, True, glob=True)
+    found.declared = list(declared)
+    names: dict[str, None] = {}
+    for path in [*found.paths, *found.declared]:
+        if not os.path.isdir(path):
+            names.setdefault(os.path.basename(path))
+    found.basenames = [name for name in names if name]
+    return found
+
+
+def read_bounded(path: str, limit: int) -> bytes | None:
+    """A regular file's bytes if it holds at most ``limit`` of them, else ``None`` and a note.
+
+    The file is opened non-blocking and checked after opening, so a FIFO or device swapped in
+    after a ``stat`` cannot hang the hook.
+
+    >>> read_bounded("/nonexistent/x", 10) is None
+    True
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as exc:
+        note(f"skipped {path}: unreadable ({getattr(exc, 'strerror', None) or exc})")
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            note(f"skipped {path}: not a regular file")
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            note(f"skipped {path}: too large ({max(size, info.st_size)} bytes, limit {limit})")
+            return None
+        return b"".join(chunks)
+    except OSError as exc:
+        note(f"skipped {path}: unreadable ({exc.strerror or exc})")
+        return None
+    finally:
+        os.close(fd)
+
+
+def _revealing_target(path: str) -> str:
+    """The symlink-resolved path when it shows another file name or a hidden directory (``.ssh``,
+    ``.git`` …) that ``path`` hides, else ``""``. A symlinked ``/tmp`` adds nothing."""
+    real = os.path.realpath(path)
+    if real == path:
+        return ""
+    shown = set(path.split(os.sep))
+    hidden = any(part.startswith(".") and part not in shown for part in real.split(os.sep))
+    return real if hidden or os.path.basename(real) != os.path.basename(path) else ""
+
+
+def _strings(root: object) -> list[tuple[str, str]]:
+    """``(key, string)`` for every string in a JSON-like value, depth first, in order."""
+    out: list[tuple[str, str]] = []
+    stack: list[tuple[str, object, int]] = [("", root, 0)]
+    while stack:
+        key, node, depth = stack.pop()
+        if isinstance(node, str):
+            out.append((key, node))
+        elif depth < 32 and isinstance(node, dict):
+            stack.extend((str(k), v, depth + 1) for k, v in reversed(list(node.items())))
+        elif depth < 32 and isinstance(node, list):
+            stack.extend((key, v, depth + 1) for v in reversed(node))
+    return out
+
+
+def _glob(pattern: str) -> list[str]:
+    """Matches of a wildcard in the last path component only, as the shell sorts them."""
+    from fnmatch import fnmatchcase
+
+    folder, name = os.path.split(pattern)
+    if _GLOB_CHARS & set(folder):
+        return []
+    hits: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries):
+                if count >= 2000 or len(hits) >= 64:
+                    break
+                hidden = entry.name.startswith(".") and not name.startswith(".")
+                if not hidden and fnmatchcase(entry.name, name):
+                    hits.append(entry.path)
+    except (OSError, ValueError):
+        return []
+    return sorted(hits)
+
+
+def reader_operands(argv: list[str]) -> list[str]:
+    """The file operands of a reading command, or ``[]`` for any other command.
+
+    >>> reader_operands(["head", "-n", "5", ".env"]), reader_operands(["cp", "a", "b", "dir"])
+    (['.env'], ['a', 'b'])
+    >>> reader_operands(["grep", "-r", "key", "x.cfg"]), reader_operands(["rm", "id_rsa"])
+    (['x.cfg'], [])
+    """
+    name = os.path.basename(argv[0])
+    opts = _READERS.get(name)
+    if opts is None:
+        return []
+    operands: list[str] = []
+    files: list[str] = []
+    pattern_given = target_dir = False
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            operands.extend(argv[i:])
+            break
+        if not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+            continue
+        if arg.startswith("--"):
+            flag, eq, attached = arg.partition("=")
+            value = attached if eq else None
+        else:
+            flag, value = arg[:2], arg[2:] or None
+        pattern_given = pattern_given or flag in ("-e", "-f", "--regexp", "--file")
+        target_dir = target_dir or flag in ("-t", "--target-directory")
+        if flag not in opts and f"{flag}*" not in opts:
+            continue
+        if value is None:
+            if i >= len(argv):
+                break
+            value, i = argv[i], i + 1
+        if f"{flag}*" in opts:
+            files.append(value)
+        elif name == "curl" and flag in _CURL_DATA and "@" in value.replace("<", "@"):
+            files.append(value.replace("<", "@").split("@", 1)[1].split(";", 1)[0])
+    if name in _NO_OPERANDS:
+        return files
+    if name in _GREPS and not pattern_given:
+        operands = operands[1:]
+    if name in _COPIERS and not target_dir:
+        operands = operands[:-1]
+    return files + [op for op in operands if op != "-"]
+
+
+def classify(path: str) -> str:
+    """AgentShield's ``classifySensitiveFile`` on one path (seed-systems a.4), or ``""``."""
+    filename = os.path.basename(path).lower()
+    ext = os.path.splitext(filename)[1]
+    if filename.startswith("id_") and (
+        ext in ("", ".key", ".pem") or filename in ("id_rsa", "id_ecdsa", "id_ed25519")
+    ):
+        return "private_key"
+    if filename == "config" and ".git/config" in path.replace("\\", "/"):
+        return "git_config"
+    if filename == ".npmrc":
+        return "npmrc"
+    if filename.startswith(".env"):
+        return "env_file"
+    if filename in ("secrets.json", "credentials"):
+        return "secrets_file"
+    return ""
+
+
+def most_sensitive(paths: list[str]) -> str:
+    """The first deny class among ``paths``, else the first ask class, else ``""``."""
+    classes = [c for c in map(classify, paths) if c]
+    return next((c for c in classes if c in _DENY_CLASSES), classes[0] if classes else "")
+
+
+def estimate_tokens(path: str, size: int) -> int:
+    """The token advisor's estimate, half-up, in exact integer arithmetic.
+
+    Code-like extensions use ``bytes / 4``. Others use ``bytes / 6 * 1.3``. Half-up rounding:
+    ``(b + 2) // 4`` and ``(13 b + 30) // 60``.
+    """
+    ext = os.path.splitext(os.path.basename(path).lower())[1]
+    if ext in CODE_EXTENSIONS:
+        return (size + 2) // 4
+    return (13 * size + 30) // 60
+
+
+# --- the providers ------------------------------------------------------------------------------
+
+
+def provide_paths(event: Event) -> list[str]:
+    """``facts.paths``: existing regular files the call names, absolute, first-seen order.
+
+    It looks at every string in ``tool_input`` and at the file operands of reading commands
+    (``cat``, ``head``, ``cp``, ``grep``, ``<`` …) in ``command``. A symlink adds its target
+    after its own name when the target shows another file name or a hidden directory.
+    """
+    return collect(event).paths
+
+
+def provide_path_basenames(event: Event) -> list[str]:
+    """``facts.path_basenames``: basenames of ``paths`` plus those of *declared* file operands.
+
+    A declared operand is a path-key value (``file_path``, ``path``, ``notebook_path`` …) or a
+    reader operand in a command. It counts even when no such file exists: a Read of a missing
+    ``.env`` still fires ``.env`` rules. Our guess at the harness's cwd can be wrong, and the
+    intent is what is governed. Case is kept, so match with ``(?i)``.
+    """
+    return collect(event).basenames
+
+
+def provide_sensitive_file(event: Event) -> str:
+    """``facts.sensitive_file``: AgentShield's file-name class of the call's most sensitive file.
+
+    The deny classes are ``private_key``, ``git_config`` and ``npmrc``. The ask classes are
+    ``env_file`` and ``secrets_file``. The result is ``""`` when no file has a class. Missing
+    files count, as in ``path_basenames``. Symlink targets count too.
+    """
+    found = collect(event)
+    return most_sensitive([*found.paths, *found.declared])
+
+
+def provide_file_bytes(event: Event) -> int:
+    """``facts.file_bytes``: total size of the distinct files in ``paths`` (by inode)."""
+    return sum(size for _path, size in collect(event).files)
+
+
+def provide_estimated_tokens(event: Event) -> int:
+    """``facts.estimated_tokens``: :func:`estimate_tokens` summed over the distinct files."""
+    return sum(estimate_tokens(path, size) for path, size in collect(event).files)
+
+
+def provide_secret_in_files(event: Event) -> str:
+    """``facts.secret_in_files``: id of the first secret pattern in a named file under 1 MiB.
+
+    See :data:`forge_policy._facts_secrets.SECRET_PATTERNS`. Larger and unreadable files are
+    skipped, each with a diagnostic note.
+    """
+    from forge_policy._facts_secrets import scan_files
+
+    return scan_files(collect(event).files)

@@ -1,0 +1,343 @@
+"""Fact providers (SPEC §6): named host functions that compute what an event does not carry.
+
+A provider is ``Callable[[Event], object]``. A condition naming ``facts.NAME`` makes the
+evaluator call provider ``NAME`` once per event. Providers must be cheap and must never break
+the hook, so each one runs under a **time budget**:
+
+- :class:`FactRegistry` wraps every provider in a :class:`BudgetedProvider`. The wrapper sets a
+  deadline for the duration of the call. Built-in providers check it between units of work
+  (:func:`check_deadline`) and give :func:`remaining` to ``subprocess`` as ``timeout=``. File
+  reads are bounded by size.
+- A provider that returns after its deadline gets its result thrown away: the wrapper raises
+  :class:`FactTimeout`. The evaluator's ``FactCache`` turns any exception into the empty value
+  plus a diagnostic.
+- ``register(..., isolate=True)`` runs the provider in a daemon thread and stops waiting when the
+  budget is spent. Use it for third-party providers that may block (network, slow mounts). The
+  thread is abandoned, not killed.
+- Providers report soft problems with :func:`note` (for example a file skipped because it is too
+  large). :func:`call_provider` returns these notes beside the value.
+
+The built-in providers live in private modules, imported on first use: ``_facts_files`` (paths,
+sizes, tokens, file-name classes), ``_facts_secrets``, ``_facts_shell`` (a small shell lexer),
+``_facts_commit`` (``git commit`` messages) and ``_facts_git`` (staged files).
+
+>>> from forge_policy.model import Event
+>>> facts = builtin_facts()
+>>> ev = Event("PreToolUse", "s", tool_name="Bash",
+...            tool_input={"command": 'git add . && git commit -m "feat: x" -m "body"'})
+>>> facts["commit_message"](ev)
+'feat: x\\n\\nbody'
+>>> registry = FactRegistry.with_builtins()
+>>> registry.register("branch", lambda event: "main", budget_ms=50)
+>>> registry["branch"](ev), registry.budget_ms("branch")
+('main', 50.0)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from contextvars import ContextVar
+
+from forge_policy.errors import ForgePolicyError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from forge_policy.model import Event
+
+    FactProvider = Callable[[Event], object]
+
+#: Budget of a provider registered without ``budget_ms``.
+DEFAULT_BUDGET_MS = 1000.0
+
+_DEADLINE: ContextVar[float | None] = ContextVar("forge_policy_fact_deadline", default=None)
+_NOTES: ContextVar[list[str] | None] = ContextVar("forge_policy_fact_notes", default=None)
+
+
+class FactTimeout(ForgePolicyError):
+    """A fact provider ran past its time budget. Its value is thrown away and becomes empty."""
+
+    code = "fact_timeout"
+
+
+def check_deadline() -> None:
+    """Raise :class:`FactTimeout` if the running provider's budget is spent (no-op outside one).
+
+    >>> check_deadline()  # no provider is running: nothing to check
+    """
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.monotonic() > deadline:
+        raise FactTimeout("time budget exhausted")
+
+
+def remaining(default: float = 5.0) -> float:
+    """The seconds left in the running provider's budget (at least 1 ms), else ``default``.
+
+    Pass it as ``timeout=`` to blocking calls such as ``subprocess.run``.
+
+    >>> remaining(2.5)
+    2.5
+    """
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return default
+    return max(0.001, deadline - time.monotonic())
+
+
+def note(message: str) -> None:
+    """Report a soft problem from inside a provider. The run's diagnostics collect it.
+
+    Outside a :class:`BudgetedProvider` run, the note is dropped.
+
+    >>> note("skipped /big.log: too large")
+    """
+    notes = _NOTES.get()
+    if notes is not None and len(notes) < 20:
+        notes.append(message)
+
+
+class BudgetedProvider:
+    """A provider with its name and time budget (what :class:`FactRegistry` stores).
+
+    Calling it returns the value or raises. :meth:`evaluate` never raises: it returns
+    ``(value, diagnostics)``.
+    """
+
+    __slots__ = ("budget_ms", "func", "isolate", "name")
+
+    def __init__(self, name: str, func: FactProvider, budget_ms: float, isolate: bool) -> None:
+        self.name = name
+        self.func = func
+        self.budget_ms = float(budget_ms)
+        self.isolate = isolate
+
+    def _run(self, event: Event, notes: list[str]) -> object:
+        start = time.monotonic()
+        deadline = start + self.budget_ms / 1000.0
+        if self.isolate:
+            value = _run_isolated(self.func, event, deadline, notes)
+        else:
+            tokens = (_DEADLINE.set(deadline), _NOTES.set(notes))
+            try:
+                value = self.func(event)
+            finally:
+                _NOTES.reset(tokens[1])
+                _DEADLINE.reset(tokens[0])
+        elapsed = (time.monotonic() - start) * 1000.0
+        if elapsed > self.budget_ms:
+            raise FactTimeout(f"took {elapsed:.0f} ms, over its budget of {self.budget_ms:g} ms")
+        return value
+
+    def __call__(self, event: Event) -> object:
+        return self._run(event, [])
+
+    def evaluate(self, event: Event) -> tuple[object, list[str]]:
+        """The value (``""`` on failure or timeout) and the diagnostics of one run."""
+        notes: list[str] = []
+        try:
+            value = self._run(event, notes)
+        except Exception as exc:  # a provider must never break the hook
+            return "", [*_prefixed(self.name, notes), _failure(self.name, exc)]
+        return ("" if value is None else value), _prefixed(self.name, notes)
+
+    def __repr__(self) -> str:
+        return f"<BudgetedProvider {self.name} budget={self.budget_ms:g}ms>"
+
+
+def _run_isolated(func: FactProvider, event: Event, deadline: float, notes: list[str]) -> object:
+    import contextvars
+    import threading
+
+    box: list[object] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        _DEADLINE.set(deadline)
+        _NOTES.set(notes)
+        try:
+            box.append(func(event))
+        except BaseException as exc:
+            errors.append(exc)
+
+    context = contextvars.copy_context()
+    thread = threading.Thread(
+        target=context.run, args=(target,), daemon=True, name="forge-policy-fact"
+    )
+    thread.start()
+    thread.join(max(0.0, deadline - time.monotonic()))
+    if thread.is_alive():
+        raise FactTimeout("still running when its budget ran out (the thread is abandoned)")
+    if errors:
+        raise errors[0]
+    return box[0] if box else None
+
+
+def _prefixed(name: str, notes: list[str]) -> list[str]:
+    return [f"fact {name!r}: {text}" for text in notes]
+
+
+def _failure(name: str, exc: BaseException) -> str:
+    if isinstance(exc, FactTimeout):
+        return f"fact {name!r} timed out: {exc}; it is empty"
+    return f"fact {name!r} failed: {type(exc).__name__}: {exc}"
+
+
+def call_provider(name: str, provider: FactProvider, event: Event) -> tuple[object, list[str]]:
+    """Run any provider and never raise: ``(value, diagnostics)``. ``""`` stands for failure.
+
+    This is what the evaluator's ``FactCache`` should call. It also collects a
+    :class:`BudgetedProvider`'s notes. A plain callable runs without a budget.
+
+    >>> from forge_policy.model import Event
+    >>> call_provider("boom", lambda event: 1 // 0, Event("Stop", "s"))
+    ('', ["fact 'boom' failed: ZeroDivisionError: integer division or modulo by zero"])
+    """
+    if isinstance(provider, BudgetedProvider):
+        return provider.evaluate(event)
+    try:
+        value = provider(event)
+    except Exception as exc:
+        return "", [_failure(name, exc)]
+    return ("" if value is None else value), []
+
+
+class FactRegistry(Mapping[str, "BudgetedProvider"]):
+    """Fact providers by name (a read-only mapping), each with its time budget.
+
+    Pass it, or :func:`builtin_facts`, as ``Evaluator(..., facts=...)``. Registering a name again
+    replaces the provider, so an orchestrator can override a built-in.
+
+    >>> registry = FactRegistry()
+    >>> registry.register("answer", lambda event: 42, budget_ms=10)
+    >>> sorted(registry), len(registry), "answer" in registry
+    (['answer'], 1, True)
+    """
+
+    __slots__ = ("_providers",)
+
+    def __init__(self) -> None:
+        self._providers: dict[str, BudgetedProvider] = {}
+
+    @classmethod
+    def with_builtins(cls) -> FactRegistry:
+        """A registry that holds the built-in providers (see :func:`builtin_facts`)."""
+        registry = cls()
+        for name, (module, function, budget) in _BUILTINS.items():
+            registry.register(name, _lazy(module, function), budget_ms=budget)
+        return registry
+
+    def register(
+        self,
+        name: str,
+        provider: FactProvider,
+        *,
+        budget_ms: float | None = None,
+        isolate: bool | None = None,
+    ) -> None:
+        """Add or replace provider ``name``. Conditions then read it as ``facts.NAME``.
+
+        ``budget_ms`` defaults to :data:`DEFAULT_BUDGET_MS`. A :class:`BudgetedProvider`
+        (e.g. from another registry) keeps its own budget and isolation unless they are given.
+        """
+        if not name or name.startswith(".") or name.endswith(".") or not callable(provider):
+            raise ValueError(f"invalid fact name or provider: {name!r}")
+        func: FactProvider = provider
+        if isinstance(provider, BudgetedProvider):
+            func = provider.func
+            budget_ms = provider.budget_ms if budget_ms is None else budget_ms
+            isolate = provider.isolate if isolate is None else isolate
+        budget = DEFAULT_BUDGET_MS if budget_ms is None else budget_ms
+        if not budget > 0:
+            raise ValueError(f"fact {name!r}: budget_ms must be positive, got {budget!r}")
+        self._providers[name] = BudgetedProvider(name, func, budget, bool(isolate))
+
+    def budget_ms(self, name: str) -> float:
+        """The budget of provider ``name`` in milliseconds."""
+        return self._providers[name].budget_ms
+
+    def __getitem__(self, name: str) -> BudgetedProvider:
+        return self._providers[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._providers)
+
+    def __len__(self) -> int:
+        return len(self._providers)
+
+    def __repr__(self) -> str:
+        return f"<FactRegistry {', '.join(self._providers)}>"
+
+
+def builtin_facts() -> dict[str, FactProvider]:
+    """The built-in providers, each budgeted, by name (without the ``facts.`` prefix).
+
+    ================  ====  ===================================================================
+    fact              type  value
+    ================  ====  ===================================================================
+    paths             list  existing files the call names (tool_input strings, reader operands)
+    path_basenames    list  their basenames, plus those of declared operands that do not exist
+    sensitive_file    str   AgentShield name class: private_key, git_config, npmrc, env_file, …
+    file_bytes        int   total size of the distinct files
+    estimated_tokens  int   the token advisor's estimate (bytes/4 for code, bytes/6*1.3 else)
+    secret_in_files   str   first secret pattern id in a file under 1 MiB, e.g. openai_key
+    commit_message    str   the messages of the ``git commit`` commands, blank-line joined
+    staged_files      list  paths staged for that commit (git hooks, ``git commit`` calls)
+    ================  ====  ===================================================================
+
+    >>> sorted(builtin_facts())  # doctest: +NORMALIZE_WHITESPACE
+    ['commit_message', 'estimated_tokens', 'file_bytes', 'path_basenames', 'paths',
+     'secret_in_files', 'sensitive_file', 'staged_files']
+    """
+    return dict(FactRegistry.with_builtins().items())
+
+
+def event_cwd(event: Event) -> str:
+    """The directory the event's relative paths are resolved against (the process's if unset)."""
+    import os
+
+    return event.cwd or os.getcwd()
+
+
+def commit_messages(command: str, cwd: str) -> list[str]:
+    """The message of each ``git commit`` in a shell command, in order (for the git hooks too).
+
+    >>> commit_messages("git commit -am 'fix: a' && git -C sub commit --message=b", "/repo")
+    ['fix: a', 'b']
+    """
+    from forge_policy._facts_commit import commit_messages as parse
+
+    return parse(command, cwd)
+
+
+def staged_files(cwd: str, *, include_modified: bool = False, timeout: float = 5.0) -> list[str]:
+    """Paths staged in the repository at ``cwd``, relative to its root (``[]`` on any failure)."""
+    from forge_policy._facts_git import staged
+
+    return staged(cwd, include_modified=include_modified, timeout=timeout)
+
+
+# name -> (module, function, budget in ms). Modules are imported on the first call, so importing
+# this module stays cheap. The functions' docstrings define each fact.
+_BUILTINS: dict[str, tuple[str, str, float]] = {
+    "paths": ("_facts_files", "provide_paths", 250.0),
+    "path_basenames": ("_facts_files", "provide_path_basenames", 250.0),
+    "sensitive_file": ("_facts_files", "provide_sensitive_file", 250.0),
+    "file_bytes": ("_facts_files", "provide_file_bytes", 250.0),
+    "estimated_tokens": ("_facts_files", "provide_estimated_tokens", 250.0),
+    "secret_in_files": ("_facts_files", "provide_secret_in_files", 750.0),
+    "commit_message": ("_facts_commit", "provide_commit_message", 500.0),
+    "staged_files": ("_facts_git", "provide_staged_files", 2500.0),
+}
+
+
+def _lazy(module: str, function: str) -> FactProvider:
+    def provider(event: Event) -> object:
+        from importlib import import_module
+
+        func: FactProvider = getattr(import_module(f"forge_policy.{module}"), function)
+        return func(event)
+
+    provider.__name__ = provider.__qualname__ = function
+    return provider
