@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.state import BehaviorState
     from forge_policy.stores.base import RuntimeStore
 
     FactProvider = Callable[[Event], object]
@@ -116,14 +117,14 @@ def _override_record(
     mechanism: str,
     reason: str,
     now: float,
-    basis: float,
+    basis: str,
 ) -> dict[str, Any]:
     """An override record, redacted. Its id derives from the block (or grant) it consumes, so a
     transaction that runs twice can never mint two overrides for one block."""
     from forge_policy._time import iso
     from forge_policy.audit.verify import clean
 
-    seed = f"{event.session_id}|{behavior_id}|{mechanism}|{basis!r}|{counter}"
+    seed = f"{event.session_id}|{behavior_id}|{mechanism}|{basis}|{counter}"
     override_id = hashlib.sha256(seed.encode("utf-8")).hexdigest()[:32]
     record = {
         "kind": "override",
@@ -261,40 +262,61 @@ def decide(
     *,
     explain: bool = False,
 ) -> Outcome:
-    """Evaluate one event against a session state (mutated in place). Pure but for ``facts``."""
+    """Evaluate one event against a session state (mutated in place). Pure but for ``facts``.
+
+    An override takes effect only when the call goes through: if a later behavior refuses the
+    call, the overrides granted to earlier behaviors for it are withdrawn (their pending blocks
+    and grants stay for the next attempt), so an agent that retries is never charged twice.
+    """
     window = settings.override_window
     violations: list[Violation] = []
     shown: list[str] = []
     blocking: Violation | None = None
     audit: list[dict[str, Any]] = []
     overrides: list[dict[str, Any]] = []
+    tentative: list[Callable[[], None]] = []
     trace: list[dict[str, Any]] | None = [] if explain else None
     identity = event_identity(event)
     behaviors_before = set(state.behavior_ids())
 
     def grant_override(
-        behavior_id: str, counter: int, mechanism: str, reason: str, basis: float
-    ) -> None:
+        bstate: BehaviorState,
+        behavior_id: str,
+        counter: int,
+        mechanism: str,
+        reason: str,
+        basis: str,
+        undo: Callable[[], None] | None = None,
+    ) -> Callable[[], None]:
         record = _override_record(event, behavior_id, counter, mechanism, reason, now, basis)
-        state.behavior(behavior_id).overrides.append(
-            {k: v for k, v in record.items() if k != "kind"}
-        )
+        entry = {k: v for k, v in record.items() if k != "kind"}
+        bstate.overrides.append(entry)
         audit.append(record)
         overrides.append(record)
+
+        def withdraw() -> None:
+            _remove(bstate.overrides, entry)
+            _remove(audit, record)
+            _remove(overrides, record)
+            if undo is not None:
+                undo()
+
+        return withdraw
 
     # SPEC §4, override: user — the harness reports that the approved call ran.
     if event.event_name == "PostToolUse" and event.tool_use_id:
         for behavior_id in sorted(behaviors_before):
-            pending = state.behavior(behavior_id).pending_block
+            bstate = state.behavior(behavior_id)
+            pending = bstate.pending_block
             if (
                 pending
                 and pending.get("mode") == "user"
                 and pending.get("tool_use_id") == event.tool_use_id
             ):
-                state.behavior(behavior_id).pending_block = None
+                bstate.pending_block = None
                 counter = int(pending.get("counter", 0))
-                basis = float(pending.get("at", 0))
-                grant_override(behavior_id, counter, "user", "approved by user", basis)
+                basis = repr(pending.get("at"))
+                grant_override(bstate, behavior_id, counter, "user", "approved by user", basis)
 
     for behavior in catalog.behaviors:
         if not behavior.enabled or event.event_name not in behavior.events:
@@ -304,28 +326,50 @@ def decide(
                 trace.append({"behavior_id": behavior.id, "skipped": "applies_to"})
             continue
         known = behavior.id in behaviors_before
-        bstate = state.behavior(behavior.id) if known else None
+        bstate_or_none = state.behavior(behavior.id) if known else None
 
         # SPEC §4: a pending block is checked before any flag is consumed.
-        pending = bstate.pending_block if bstate is not None else None
+        pending = bstate_or_none.pending_block if bstate_or_none is not None else None
         if (
-            bstate is not None
+            bstate_or_none is not None
             and pending
             and pending.get("event") == event.event_name
             and pending.get("call_hash") == identity
             and 0 <= now - float(pending.get("at", 0)) <= window
+            and bstate_or_none.effective_level is not Level.HARD_BLOCK
         ):
+            bstate = bstate_or_none
+            grant = _live_grant(bstate, now, window)
             bstate.pending_block = None
-            mechanism = "user" if pending.get("mode") == "user" else "retry"
-            reason = "approved by user" if mechanism == "user" else ""
-            grant_override(
-                behavior.id, bstate.counter, mechanism, reason, float(pending.get("at", 0))
+            if grant is not None:  # the user's explicit override is spent on this retry
+                bstate.grant = None
+                mechanism, reason = "explicit", str(grant.get("reason", ""))
+            elif pending.get("mode") == "user":
+                mechanism, reason = "user", "approved by user"
+            else:
+                mechanism, reason = "retry", ""
+
+            def restore(b: BehaviorState = bstate, p: Any = pending, g: Any = grant) -> None:
+                b.pending_block = p
+                if g is not None:
+                    b.grant = g
+
+            tentative.append(
+                grant_override(
+                    bstate,
+                    behavior.id,
+                    bstate.counter,
+                    mechanism,
+                    reason,
+                    repr(pending.get("at")),
+                    restore,
+                )
             )
             if trace is not None:
                 trace.append({"behavior_id": behavior.id, "override": mechanism})
             continue
 
-        counter_before = bstate.counter if bstate is not None else 0
+        counter_before = bstate_or_none.counter if bstate_or_none is not None else 0
         fired = _fire(behavior, event, state, counter_before, facts, trace)
         if fired is None:
             continue
@@ -336,13 +380,8 @@ def decide(
             bstate.effective_level, counter, behavior.default_level, behavior.escalation
         )
         shadow = behavior.mode == "shadow"
-        grant = bstate.grant
-        if (
-            level is Level.SOFT_BLOCK
-            and not shadow
-            and grant is not None
-            and 0 <= now - float(grant.get("at", 0)) <= window
-        ):
+        grant = _live_grant(bstate, now, window)
+        if level is Level.SOFT_BLOCK and not shadow and grant is not None:
             # an explicit override lets this one blocked call through; the counter stays
             bstate.grant = None
             bstate.record_block()  # it would have blocked: override_rate stays <= 1
@@ -356,10 +395,28 @@ def decide(
                 conditions=results,
                 overridden="explicit",
             )
-            audit.append(_decision_record(event, violation, now, identity, behavior.override))
-            reason = str(grant.get("reason", ""))
-            grant_override(behavior.id, counter_before, "explicit", reason, float(grant["at"]))
+            block_record = _decision_record(event, violation, now, identity, behavior.override)
+            audit.append(block_record)
             violations.append(violation)
+
+            def unspend(
+                b: BehaviorState = bstate,
+                g: Any = grant,
+                r: Any = block_record,
+                v: Violation = violation,
+            ) -> None:
+                b.grant = g
+                b.data["blocks"] = b.blocks - 1
+                _remove(audit, r)
+                _remove(violations, v)
+
+            reason = str(grant.get("reason", ""))
+            basis = str(grant.get("grant_id") or repr(grant.get("at")))
+            tentative.append(
+                grant_override(
+                    bstate, behavior.id, counter_before, "explicit", reason, basis, unspend
+                )
+            )
             continue
         bstate.counter = counter
         bstate.effective_level = level
@@ -385,7 +442,8 @@ def decide(
             violation.overridden = "user"
             bstate.record_block()
             audit.append(_decision_record(event, violation, now, identity, behavior.override))
-            grant_override(behavior.id, counter, "user", "permission_mode bypassPermissions", now)
+            reason = "permission_mode bypassPermissions"
+            grant_override(bstate, behavior.id, counter, "user", reason, repr(now))
             shown.append(
                 f"{message}\n(Allowed without asking: permission_mode is bypassPermissions.)"
             )
@@ -408,10 +466,19 @@ def decide(
                     "counter": counter,
                     "mode": behavior.override,
                 }
+            else:  # hard_block: nothing is left to override
+                bstate.pending_block = None
+                bstate.grant = None
             blocking = violation
             break  # SPEC §3.6: the first block cuts the chain
         if level > Level.SILENT:
             shown.append(message)
+
+    if blocking is not None and tentative:
+        for withdraw in reversed(tentative):
+            withdraw()
+        if trace is not None:
+            trace.append({"withdrawn": len(tentative), "by": blocking.behavior_id})
 
     messages = ([blocking.message] if blocking is not None else []) + shown
     decision = Decision(
@@ -423,6 +490,21 @@ def decide(
         diagnostics=facts.diagnostics,
     )
     return Outcome(decision, audit, trace or [])
+
+
+def _live_grant(bstate: BehaviorState, now: float, window: float) -> dict[str, Any] | None:
+    grant = bstate.grant
+    if grant is not None and 0 <= now - float(grant.get("at", 0)) <= window:
+        return grant
+    return None
+
+
+def _remove(items: list[Any], item: object) -> None:
+    """Remove one element by identity (records can be equal without being the same)."""
+    for index, candidate in enumerate(items):
+        if candidate is item:
+            del items[index]
+            return
 
 
 def _decision_record(
@@ -502,8 +584,13 @@ class Evaluator:
             registry.register(name, provider)
         self.facts: Mapping[str, FactProvider] = registry
 
+    def _expired(self, state: SessionState, now: float) -> bool:
+        # the allow path refreshes last access only every touch_interval, so the recorded time
+        # can lag the real one by that much: a session expires late by at most that, never early
+        return state.expired(now, self.settings.ttl + self.settings.touch_interval)
+
     def _fresh_or_current(self, current: SessionState | None, now: float) -> SessionState:
-        if current is None or current.expired(now, self.settings.ttl):
+        if current is None or self._expired(current, now):
             return SessionState.new(now)
         return current.copy()
 
@@ -525,7 +612,7 @@ class Evaluator:
                     outcome = decide(
                         self.catalog, event, state, now, self.settings, FactCache(event, self.facts)
                     )
-            if current is None or current.expired(now, self.settings.ttl):
+            if current is None or self._expired(current, now):
                 changed = bool(state.flags or state.totals or state.behavior_ids())
             else:
                 changed = state.data != current.data or (
@@ -595,24 +682,47 @@ class Evaluator:
         return result
 
     def override(self, session_id: str, behavior_id: str, *, reason: str = "") -> dict[str, Any]:
-        """Grant a one-shot pass for the next blocked call of a behavior (SPEC §4, explicit).
+        """Grant a one-shot pass for the next soft-blocked call of a behavior (SPEC §4, explicit).
 
-        The grant is valid for the override window; the override itself is recorded (audit,
-        state) when the blocked call comes. A soft-blocked call pending retry is released now.
+        The grant is valid for the override window. If a blocked call of this behavior is waiting
+        for its retry, the grant is spent on that retry (one block, one pass); otherwise on the
+        next call that would be soft-blocked. The override is recorded (audit first, then state)
+        when the call goes through. Refused (``ValueError``) for a behavior that can never be
+        overridden: one that hard-blocks by default, has reached hard_block in this session, or
+        never reaches soft_block.
         """
+        import os
+
+        from forge_policy._time import iso
+
         behavior = self.catalog.get(behavior_id)
         if behavior is None:
             raise KeyError(f"unknown behavior {behavior_id!r}")
         if behavior.default_level is Level.HARD_BLOCK:
             raise ValueError(f"{behavior_id} is a hard_block behavior: it has no override")
+        reachable = max([behavior.default_level, *(s.level for s in behavior.escalation)])
+        if reachable < Level.SOFT_BLOCK:
+            raise ValueError(
+                f"{behavior_id} never blocks (it reaches {reachable.label} at most): "
+                "there is nothing to override"
+            )
         now = self.clock()
-        from forge_policy._time import iso
-
-        grant = {"at": now, "reason": reason, "granted_at": iso(now)}
+        grant = {
+            "at": now,
+            "reason": reason,
+            "granted_at": iso(now),
+            "grant_id": os.urandom(8).hex(),
+        }
 
         def apply(current: SessionState | None) -> tuple[dict[str, Any], SessionState]:
             state = self._fresh_or_current(current, now)
-            state.behavior(behavior_id).grant = grant
+            bstate = state.behavior(behavior_id)
+            if bstate.effective_level is Level.HARD_BLOCK:
+                raise ValueError(
+                    f"{behavior_id} has reached hard_block in session {session_id}: "
+                    "it has no override"
+                )
+            bstate.grant = grant
             state.touch(now)
             return grant, state
 
@@ -623,7 +733,9 @@ class Evaluator:
         state = self.store.load(session_id)
         now = self.clock()
         behaviors: dict[str, Any] = {}
-        if state is not None and not state.expired(now, self.settings.ttl):
+        if state is not None and self._expired(state, now):
+            state = None
+        if state is not None:
             for behavior in self.catalog.behaviors:
                 bstate = (
                     state.behavior(behavior.id) if behavior.id in state.behavior_ids() else None
@@ -634,7 +746,7 @@ class Evaluator:
                 behaviors[behavior.id] = {
                     "enabled": behavior.enabled,
                     "counter": counter,
-                    "level": level.label if level else None,
+                    "level": level.label if level is not None else None,
                     "next_threshold": threshold,
                     "pending_block": bool(bstate and bstate.pending_block),
                     "overrides": len(bstate.overrides) if bstate else 0,
@@ -642,7 +754,7 @@ class Evaluator:
                 }
         return {
             "session_id": session_id,
-            "exists": bool(behaviors),
+            "exists": state is not None,
             "flags": sorted(state.flags) if state else [],
             "totals": dict(state.totals) if state else {},
             "behaviors": behaviors,

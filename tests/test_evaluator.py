@@ -251,7 +251,8 @@ def test_session_expires_after_last_access(tmp_path: Path) -> None:
     ev.evaluate(bash("a"))
     clock.advance(90)
     assert ev.evaluate(bash("a")).outcome == "warning"  # still alive: last access 90 s ago
-    clock.advance(100.5)
+    # expiry allows the allow path's refresh interval (ttl/100 here) as slack: never early
+    clock.advance(100 + ev.settings.touch_interval + 0.5)
     assert ev.evaluate(bash("a")).outcome == "nudge"  # expired: counters start again
 
 
@@ -400,3 +401,48 @@ def test_bad_claude_code_payloads(payload: object, message: str) -> None:
     with pytest.raises(fp.EventError) as caught:
         fp.Event.from_claude_code(payload)
     assert str(caught.value) == message
+
+
+def test_override_is_withdrawn_when_a_later_behavior_refuses_the_call(tmp_path: Path) -> None:
+    cat = catalog(tmp_path, first=rule("first", "soft_block"), second=rule("second", "soft_block"))
+    audit = fp.MemoryAuditSink()
+    ev = fp.Evaluator(cat, audit=audit)
+    call = bash("make release")
+    one = ev.evaluate(call)
+    assert one.blocking is not None and one.blocking.behavior_id == "first"
+    two = ev.evaluate(call)  # first's pending block matches, but second refuses the call
+    assert two.blocking is not None and two.blocking.behavior_id == "second"
+    assert two.overrides == ()
+    status = ev.status("s1")["behaviors"]
+    assert (status["first"]["pending_block"], status["first"]["overrides"]) == (True, 0)
+    three = ev.evaluate(call)  # both blocks are overridden by this retry: the call passes
+    assert not three.blocked
+    assert sorted(o["behavior_id"] for o in three.overrides) == ["first", "second"]
+    assert [s["counter"] for s in ev.status("s1")["behaviors"].values()] == [1, 1]
+    assert sum(r["kind"] == "override" for r in audit.records()) == 2
+
+
+def test_a_grant_and_a_retry_of_the_same_block_give_one_pass(tmp_path: Path) -> None:
+    ev = fp.Evaluator(catalog(tmp_path, gate=rule("gate", "soft_block")))
+    assert ev.evaluate(bash("deploy")).blocked
+    ev.override("s1", "gate", reason="approved in chat")
+    retry = ev.evaluate(bash("deploy"))
+    assert [(o["mechanism"], o["reason"]) for o in retry.overrides] == [
+        ("explicit", "approved in chat")
+    ]
+    assert ev.evaluate(bash("other")).blocked  # the grant was spent on the retry
+
+
+def test_override_is_refused_where_it_could_never_apply(tmp_path: Path) -> None:
+    esc = "    escalation:\n      - after: 2\n        level: hard_block\n"
+    ev = fp.Evaluator(
+        catalog(tmp_path, up=rule("up", "soft_block", esc), mild=rule("mild", "warning"))
+    )
+    with pytest.raises(ValueError, match="never blocks"):
+        ev.override("s1", "mild")
+    ev.evaluate(bash("a"))
+    ev.evaluate(bash("b"))  # the second violation reaches hard_block
+    with pytest.raises(ValueError, match="has reached hard_block in session s1"):
+        ev.override("s1", "up")
+    with pytest.raises(KeyError):
+        ev.override("s1", "ghost")
