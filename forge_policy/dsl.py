@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from fnmatch import fnmatchcase
 
-import re2
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -51,13 +49,18 @@ class RegexError(ValueError):
     """RE2 refused a pattern; the message is RE2's own reason."""
 
 
-def _options() -> re2.Options:
-    options = re2.Options()
-    options.log_errors = False  # RE2 would otherwise print to the hook's stderr
-    return options
+_RE2: list[Any] = []  # [module, options], filled on the first compile
 
 
-_RE2_OPTIONS = _options()
+def _re2() -> tuple[Any, Any]:
+    # imported on first use: a hook whose event reaches no regex never loads RE2
+    if not _RE2:
+        import re2
+
+        options = re2.Options()
+        options.log_errors = False  # RE2 would otherwise print to the hook's stderr
+        _RE2.extend((re2, options))
+    return _RE2[0], _RE2[1]
 
 
 def compile_regex(pattern: str) -> Any:
@@ -70,8 +73,9 @@ def compile_regex(pattern: str) -> Any:
     ...
     forge_policy.dsl.RegexError: invalid perl operator: (?=
     """
+    re2, options = _re2()
     try:
-        return re2.compile(pattern, _RE2_OPTIONS)
+        return re2.compile(pattern, options)
     except re2.error as exc:
         reason = exc.args[0] if exc.args else "invalid pattern"
         if isinstance(reason, bytes):

@@ -6,7 +6,6 @@ and ``dataclasses`` alone costs more to import than the rest of the hot path tog
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from forge_policy.errors import EventError
@@ -37,6 +36,19 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def sha256_hex(data: bytes) -> str:
+    # the builtin module avoids importing hashlib, which loads OpenSSL (~3 ms per hook process)
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+        except ImportError:  # pragma: no cover - an interpreter without the builtin
+            from hashlib import sha256
+    digest: str = sha256(data).hexdigest()
+    return digest
+
+
 def call_hash(tool_name: str, tool_input: object) -> str:
     """The identity of a tool call for override-by-retry: sha256 of name + canonical input.
 
@@ -47,7 +59,7 @@ def call_hash(tool_name: str, tool_input: object) -> str:
     True
     """
     text = canonical_json([tool_name, tool_input])
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 class Event:
