@@ -1,0 +1,231 @@
+"""Store benchmarks and stress runs: throughput, growth with live sessions, 16x500 concurrency,
+and the SIGKILL crash harness at scale. Not collected by pytest. Run everything:
+
+    .venv/bin/python tests/benchmarks/bench_stores.py
+
+or one part: ``throughput``, ``scaling``, ``stress [--processes 16 --events 500]``,
+``crash [--trials 1000]``. Prints Markdown; paste it into RESULTS.md with the machine it ran on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for stores.harness
+
+from stores import harness
+
+import forge_policy as fp
+from forge_policy.state import SessionState
+
+T0 = 1_800_000_000.0
+STORES: dict[str, Callable[[Path], Any]] = {
+    "MemoryStore": lambda folder: fp.MemoryStore(),
+    "FileStore fsync": lambda folder: harness.open_store("file", str(folder / "state.json")),
+    "FileStore no fsync": lambda folder: harness.open_store(
+        "file", str(folder / "state.json"), fsync=False
+    ),
+    "SQLiteStore FULL": lambda folder: harness.open_store("sqlite", str(folder / "state.db")),
+    "SQLiteStore OFF": lambda folder: harness.open_store(
+        "sqlite", str(folder / "state.db"), fsync=False
+    ),
+}
+
+
+def per_event(ev: fp.Evaluator, events: list[fp.Event], repeat: int = 3) -> float:
+    """Median seconds per event over ``repeat`` passes."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for event in events:
+            ev.evaluate(event)
+        samples.append((time.perf_counter() - start) / len(events))
+    return statistics.median(samples)
+
+
+def write_events(session: str, n: int) -> list[fp.Event]:
+    """Violating Bash calls of the counting catalog: every one is a state write."""
+    return [
+        fp.Event("PreToolUse", session, tool_name="Bash", tool_input={"command": f"x {i}", "n": 1})
+        for i in range(n)
+    ]
+
+
+def throughput(n: int = 1000) -> list[str]:
+    rows = [
+        "| store | write path: events/s | µs/event | allow path (no write): events/s | µs/event |",
+        "|---|---|---|---|---|",
+    ]
+    builtin = fp.builtin_catalog()
+    read = fp.Event("PreToolUse", "s", tool_name="Read", tool_input={"file_path": "/a.py"})
+    with tempfile.TemporaryDirectory() as tmp:
+        counting = fp.load_catalog(str(harness.write_counting_catalog(Path(tmp) / "catalog")))
+        for i, (name, make) in enumerate(STORES.items()):
+            store = make(Path(tmp) / f"{i}")
+            with store:
+                write = per_event(fp.Evaluator(counting, store=store), write_events("w", n))
+                allow_ev = fp.Evaluator(builtin, store=store, clock=lambda: T0)
+                allow = per_event(allow_ev, [read] * n)  # the first Read sets a flag, then none
+            rows.append(
+                f"| {name} | {1 / write:,.0f} | {write * 1e6:,.0f} "
+                f"| {1 / allow:,.0f} | {allow * 1e6:,.0f} |"
+            )
+    return rows
+
+
+def session_doc(i: int) -> dict[str, Any]:
+    """A realistic session: two behaviors with counters, a flag, a total (~500 bytes of JSON)."""
+    state = SessionState.new(T0)
+    for behavior in ("search-first", "verify-before-done"):
+        bstate = state.behavior(behavior)
+        bstate.counter = i % 7
+        bstate.record_violation(T0, "Write")
+    state.flags["search_context_ready"] = True
+    state.totals["tokens"] = i * 13
+    return state.to_dict()
+
+
+def populate(kind: str, path: str, sessions: int) -> None:
+    """Write ``sessions`` sessions directly (one write, not one transaction each)."""
+    if kind == "file":
+        docs = {f"session-{i:06d}": session_doc(i) for i in range(sessions)}
+        Path(path).write_text(json.dumps({"schema_version": 1, "sessions": docs}))
+        return
+    with harness.open_store("sqlite", path) as store:
+        store.transact("session-000000", lambda cur: (None, SessionState(session_doc(0))))
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.executemany(
+            "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)",
+            ((f"session-{i:06d}", json.dumps(session_doc(i)), T0) for i in range(sessions)),
+        )
+    conn.close()
+
+
+def scaling(sizes: tuple[int, ...] = (10, 1_000, 10_000)) -> list[str]:
+    rows = [
+        "| store | " + " | ".join(f"{n:,} sessions" for n in sizes) + " | growth 10→10,000 |",
+        "|---" * (len(sizes) + 2) + "|",
+    ]
+    for kind, label in (("sqlite", "SQLiteStore FULL"), ("file", "FileStore fsync")):
+        cells = []
+        for n in sizes:
+            with tempfile.TemporaryDirectory() as tmp:
+                catalog = fp.load_catalog(str(harness.write_counting_catalog(Path(tmp) / "cat")))
+                path = harness.store_path(kind, Path(tmp))
+                populate(kind, path, n)
+                with harness.open_store(kind, path) as store:
+                    ev = fp.Evaluator(catalog, store=store)
+                    events = 300 if kind == "sqlite" else max(20, 2000 // max(1, n // 100))
+                    cells.append(per_event(ev, write_events("session-000001", events)))
+        growth = cells[-1] / cells[0]
+        shown = " | ".join(f"{c * 1e6:,.0f} µs" for c in cells)
+        rows.append(f"| {label} | {shown} | {growth:.2f}x |")
+    return rows
+
+
+def stress(processes: int = 16, events: int = 500) -> list[str]:
+    rows = [
+        f"| store | processes x events | counter (expected {processes * events:,}) "
+        "| stateful decisions | wall time | events/s |",
+        "|---|---|---|---|---|---|",
+    ]
+    ctx = multiprocessing.get_context("fork")
+    for kind in ("file", "sqlite"):
+        with tempfile.TemporaryDirectory() as tmp:
+            catalog_dir = str(harness.write_counting_catalog(Path(tmp) / "catalog"))
+            path = harness.store_path(kind, Path(tmp))
+            start = time.perf_counter()
+            with ctx.Pool(processes) as pool:
+                args = [(kind, path, catalog_dir, events, 120.0)] * processes
+                stateful = sum(pool.starmap(harness.counting_worker, args))
+            elapsed = time.perf_counter() - start
+            state = harness.load_session(kind, path)
+            counter = harness.counter_of(state)
+            total = state.totals.get("calls") if state else None
+            ok = counter == total == stateful == processes * events
+            rows.append(
+                f"| {kind} | {processes} x {events} | {counter:,} ({'ok' if ok else 'LOST'}) "
+                f"| {stateful:,} | {elapsed:.1f} s | {processes * events / elapsed:,.0f} |"
+            )
+    return rows
+
+
+def crash(trials: int = 1000, seed: int = 0) -> list[str]:
+    rows = [
+        "| store | trials | failures | kills by point | max in flight |",
+        "|---|---|---|---|---|",
+    ]
+    ctx = multiprocessing.get_context("fork")
+    for kind in ("file", "sqlite"):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = harness.store_path(kind, Path(tmp))
+            rng = random.Random(f"{seed}-{kind}")
+            results = [harness.run_crash_trial(ctx, kind, path, rng) for _ in range(trials)]
+            failures = [r for r in results if not r["ok"]]
+            for failure in failures[:5]:
+                print(f"FAILED {kind}: {failure}", file=sys.stderr)
+            points = ", ".join(
+                f"{k} {v}" for k, v in sorted(Counter(r["point"] for r in results).items())
+            )
+            flight = max(r["after"] - r["before"] - r["acknowledged"] for r in results)
+            corrupt = len(list(Path(tmp).glob("*.corrupt-*")))
+            rows.append(
+                f"| {kind} | {trials:,} | {len(failures)} (corrupt files: {corrupt}) "
+                f"| {points} | {flight} |"
+            )
+    return rows
+
+
+def machine() -> str:
+    return (
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"{platform.python_implementation()} {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}, SQLite {sqlite3.sqlite_version}"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "part",
+        nargs="?",
+        default="all",
+        choices=["all", "throughput", "scaling", "stress", "crash"],
+    )
+    parser.add_argument("--trials", type=int, default=1000, help="crash trials per store")
+    parser.add_argument("--processes", type=int, default=16)
+    parser.add_argument("--events", type=int, default=500, help="events per stress process")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    print(machine() + "\n")
+    parts: dict[str, Callable[[], list[str]]] = {
+        "throughput": throughput,
+        "scaling": scaling,
+        "stress": lambda: stress(args.processes, args.events),
+        "crash": lambda: crash(args.trials, args.seed),
+    }
+    for name, run in parts.items():
+        if args.part in ("all", name):
+            start = time.perf_counter()
+            print(f"### {name}\n")
+            print("\n".join(run()))
+            print(f"\n({time.perf_counter() - start:.1f} s)\n", flush=True)
+
+
+if __name__ == "__main__":
+    main()
