@@ -1,0 +1,76 @@
+"""A JSONL audit sink that imports and opens :class:`~forge_policy.audit.jsonl.JsonlAuditSink`
+only when a record is written or read.
+
+Most hook calls write no audit record; deferring the import keeps :mod:`pathlib`, the hash-chain
+code and portalocker off that path.
+
+>>> import tempfile, os
+>>> sink = LazyJsonlSink(os.path.join(tempfile.mkdtemp(), "audit", "overrides.log"), fsync=False)
+>>> sink.opened
+False
+>>> sink.append_many([{"kind": "bypass", "behavior_id": "search-first"}])
+>>> sink.opened, [r["kind"] for r in sink.records()]
+(True, ['bypass'])
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
+
+    from forge_policy.audit.jsonl import JsonlAuditSink
+    from forge_policy.audit.verify import VerifyReport
+
+
+class LazyJsonlSink:
+    """An :class:`~forge_policy.AuditSink` over ``JsonlAuditSink(path, fsync=fsync)``."""
+
+    __slots__ = ("_sink", "fsync", "path")
+
+    def __init__(self, path: str, *, fsync: bool = True) -> None:
+        self.path = path
+        self.fsync = fsync
+        self._sink: JsonlAuditSink | None = None
+
+    @property
+    def opened(self) -> bool:
+        """Whether the real sink has been created."""
+        return self._sink is not None
+
+    def sink(self) -> JsonlAuditSink:
+        """The real sink, created on first use."""
+        if self._sink is None:
+            from forge_policy.audit.jsonl import JsonlAuditSink
+
+            self._sink = JsonlAuditSink(self.path, fsync=self.fsync)
+        return self._sink
+
+    def append_many(self, records: Iterable[dict[str, Any]]) -> None:
+        """Durably append records (see :meth:`JsonlAuditSink.append_many`)."""
+        batch = list(records)
+        if batch:
+            self.sink().append_many(batch)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every record, oldest first."""
+        return self.sink().records()
+
+    def verify(self) -> VerifyReport:
+        """Check the log's hash chain (see :meth:`JsonlAuditSink.verify`)."""
+        return self.sink().verify()
+
+    def records_for_session(self, session_id: str) -> Iterator[dict[str, Any]]:
+        """The records of one session, oldest first."""
+        for record in self.records():
+            if record.get("session_id") == session_id:
+                yield record
+
+    def close(self) -> None:
+        """Close the real sink if it was opened."""
+        if self._sink is not None:
+            self._sink.close()
+
+    def __repr__(self) -> str:
+        return f"LazyJsonlSink({self.path!r})"

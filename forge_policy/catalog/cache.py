@@ -1,0 +1,277 @@
+"""The compiled catalog cache (SPEC §10): normalised specs in JSON, so the hook never parses YAML.
+
+:meth:`forge_policy.config.Config.cache_paths` places it in ``<root>/runtime/`` (else the user's
+cache folder), one file per catalog folder.
+
+A cache file holds the normalised specs of one catalog folder (what
+:func:`forge_policy.catalog.loader.read_catalog` returns) and, for every file they came from,
+its stat identity (``st_mtime_ns``, ``st_size``, ``st_ino``, ``st_dev``, ``st_ctime_ns``) and
+sha256::
+
+    {"format": 1, "forge_policy": "0.1.0", "root": "/abs/catalog",
+     "sources": [{"path": "/abs/catalog/index.yaml", "stat": [M, S, I, D, C], "sha256": "…"}],
+     "specs": [{…normalised spec…}, …]}
+
+The cache is used only when every source still matches: a file whose stat differs is re-hashed,
+and a same-hash file only refreshes its stat. ``index.yaml`` is a source, so a new behavior (which
+needs an index entry) invalidates it; so do the loader's own modules (``schema.py``,
+``loader.py``, ``tuning.py``), so a new validator never trusts specs an older one wrote. A
+damaged cache, one from another version, or one for another folder is ignored and rebuilt from
+the YAML, which stays the only source of truth: the cache is never the only copy. Writes are
+atomic (temp file + ``os.replace``); a cache that cannot be written is skipped, never an error.
+
+This module imports neither ruamel.yaml nor :mod:`pathlib`: a warm hook only stats, reads JSON
+and compiles the specs.
+
+>>> import tempfile, os
+>>> cache = CatalogCache([os.path.join(tempfile.mkdtemp(), "catalog-cache.json")])
+>>> cache.load(BUILTIN_DIR).ids[0], cache.status
+('no-destructive-git', 'rebuilt')
+>>> cache.load(BUILTIN_DIR).ids[0], cache.status
+('no-destructive-git', 'hit')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+
+from forge_policy import __version__
+from forge_policy.catalog.behavior import Behavior
+from forge_policy.catalog.catalog import Catalog
+from forge_policy.errors import CatalogError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
+FORMAT = 1
+_HERE = os.path.dirname(os.path.abspath(__file__))
+#: The folder of the catalog shipped with forge_policy.
+BUILTIN_DIR = os.path.join(_HERE, "builtin")
+#: The code that turns YAML into specs: a change to it invalidates every cache.
+LOADER_FILES = tuple(os.path.join(_HERE, name) for name in ("schema.py", "loader.py", "tuning.py"))
+MAX_CACHE_BYTES = 32 * 1024 * 1024
+
+
+def _identity(st: os.stat_result) -> list[int]:
+    # st_ctime_ns too: no one can set it, so an edit that restores the mtime is still seen
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_ctime_ns]
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fingerprint(path: str) -> dict[str, Any]:
+    """Stat and hash of one file; the stat is taken first so a change in between is caught."""
+    identity = _identity(os.stat(path))
+    return {"path": path, "stat": identity, "sha256": _sha256(path)}
+
+
+class CatalogCache:
+    """Loads catalog folders through a JSON cache at the first writable path of ``paths``.
+
+    ``status`` tells what the last :meth:`load` did: ``hit`` (cache used as is), ``refreshed``
+    (cache used; some files had a new stat but the same content, so the stats were rewritten),
+    ``rebuilt`` (YAML parsed, cache written), ``unwritable`` (YAML parsed, no path could be
+    written) or ``uncached`` (a single behavior file, which is never cached).
+    """
+
+    __slots__ = ("paths", "status")
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = tuple(paths)
+        self.status = ""
+
+    def load(self, root: str) -> Catalog:
+        """The catalog at ``root`` (a folder with ``index.yaml``, or one behavior file).
+
+        Raises :class:`~forge_policy.CatalogError` (every issue, with file:line) when the YAML
+        does not load; a broken catalog is never cached.
+        """
+        root = os.path.abspath(root)
+        if os.path.isfile(root):
+            from forge_policy.catalog.loader import load_catalog
+
+            self.status = "uncached"
+            return load_catalog(root)
+        if not os.path.isdir(root):
+            from forge_policy.errors import Issue
+
+            raise CatalogError([Issue(root, 0, 0, "", "no such catalog folder or file")])
+        for path in self.paths:
+            doc = _read(path)
+            if doc is None or doc.get("root") != root:
+                continue
+            catalog, stale = _use(doc)
+            if catalog is None:
+                continue
+            if stale:
+                doc["sources"] = stale
+                self.status = "refreshed" if self._write(doc, first=path) else "hit"
+            else:
+                self.status = "hit"
+            return catalog
+        return self._rebuild(root)
+
+    def _rebuild(self, root: str) -> Catalog:
+        from pathlib import Path
+
+        from forge_policy.catalog.loader import read_catalog
+
+        before = _snapshot(_candidates(root))
+        specs, sources, issues = read_catalog(Path(root))
+        if issues:
+            raise CatalogError(issues)
+        read = [os.path.abspath(s) for s in sources]
+        catalog = _compile(specs, root, read)
+        loader = [path for path in LOADER_FILES if path in before]
+        fingerprints = [before.get(path) for path in [*read, *loader]]
+        if all(fp is not None and _still(fp) for fp in fingerprints):
+            doc = {
+                "format": FORMAT,
+                "forge_policy": __version__,
+                "root": root,
+                "sources": fingerprints,
+                "specs": specs,
+            }
+            self.status = "rebuilt" if self._write(doc) else "unwritable"
+        else:  # a file changed while it was read: use what was read, cache nothing
+            self.status = "unwritable"
+        return catalog
+
+    def _write(self, doc: dict[str, Any], first: str | None = None) -> bool:
+        """Write atomically to ``first`` or else the first writable path; False if none."""
+        try:
+            data = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        except (TypeError, ValueError):
+            return False
+        return any(_write_atomic(path, data) for path in ([first] if first else self.paths))
+
+
+def _candidates(root: str) -> list[str]:
+    """Every file a load of ``root`` may read: the index, each ``*/behavior.yaml``, the loader."""
+    found = [os.path.join(root, "index.yaml")]
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        names = []
+    for name in names:
+        path = os.path.join(root, name, "behavior.yaml")
+        if os.path.isfile(path):
+            found.append(path)
+    return [*found, *LOADER_FILES]
+
+
+def _snapshot(paths: Iterable[str]) -> dict[str, dict[str, Any]]:
+    result: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        try:
+            result[path] = _fingerprint(path)
+        except OSError:
+            continue
+    return result
+
+
+def _still(fingerprint: dict[str, Any]) -> bool:
+    try:
+        return bool(_identity(os.stat(fingerprint["path"])) == fingerprint["stat"])
+    except OSError:
+        return False
+
+
+def _read(path: str) -> dict[str, Any] | None:
+    """A cache document of this format and version, or None (missing, damaged, foreign)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CACHE_BYTES + 1)
+        if len(data) > MAX_CACHE_BYTES:
+            return None
+        doc = json.loads(data)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("format") != FORMAT
+        or doc.get("forge_policy") != __version__
+        or not isinstance(doc.get("sources"), list)
+        or not isinstance(doc.get("specs"), list)
+    ):
+        return None
+    return doc
+
+
+def _use(doc: dict[str, Any]) -> tuple[Catalog | None, list[dict[str, Any]] | None]:
+    """Check every source; return the compiled catalog (None if invalid) and, when some stats
+    changed but no content did, the refreshed source list to write back."""
+    sources: list[dict[str, Any]] = doc["sources"]
+    refreshed: list[dict[str, Any]] = []
+    stale = False
+    paths: list[str] = []
+    for source in sources:
+        if not isinstance(source, dict):
+            return None, None
+        path, identity, digest = source.get("path"), source.get("stat"), source.get("sha256")
+        if not isinstance(path, str) or not isinstance(digest, str):
+            return None, None
+        try:
+            now = _identity(os.stat(path))
+            if now != identity:
+                if _sha256(path) != digest:
+                    return None, None
+                stale = True
+                source = {"path": path, "stat": now, "sha256": digest}
+        except OSError:
+            return None, None
+        refreshed.append(source)
+        paths.append(path)
+    try:
+        catalog = _compile(doc["specs"], doc["root"], [p for p in paths if p not in LOADER_FILES])
+    except Exception:  # a damaged cache that still parses as JSON: rebuild from the YAML
+        return None, None
+    return catalog, refreshed if stale else None
+
+
+def _compile(specs: list[dict[str, Any]], root: str, sources: list[str]) -> Catalog:
+    return Catalog([Behavior(spec) for spec in specs], root=root, sources=sources)
+
+
+def _write_atomic(path: str, data: bytes) -> bool:
+    folder = os.path.dirname(path)
+    tmp = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        if not os.path.isdir(folder):
+            os.makedirs(folder, exist_ok=True)
+            _ignore_in_git(folder)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
+
+
+def _ignore_in_git(folder: str) -> None:
+    """A runtime folder made here holds only machine state: keep it out of git."""
+    if os.path.basename(folder) != "runtime":
+        return
+    with (
+        contextlib.suppress(OSError),
+        open(os.path.join(folder, ".gitignore"), "x", encoding="utf-8") as handle,
+    ):
+        handle.write("# forge_policy runtime state and caches: never committed\n*\n")

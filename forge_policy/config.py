@@ -1,0 +1,344 @@
+"""Configuration from the environment (SPEC §10), and the evaluator it describes.
+
+==================================  ===========================================================
+variable                            meaning (default)
+==================================  ===========================================================
+``FORGE_ROOT``                      state folder (``.forge`` in the project directory)
+``FORGE_BEHAVIORS_DIR``             catalog folder (``<root>/behaviors``; the built-in catalog
+                                    when that folder does not exist)
+``FORGE_STORE``                     ``file`` (``<root>/runtime/state.json``), ``sqlite:PATH``
+                                    (``<root>/runtime/state.db`` when PATH is empty),
+                                    ``postgresql://…``, ``memory``
+``FORGE_SESSION_TTL_SECONDS``       session expiry after last access (86400)
+``FORGE_OVERRIDE_WINDOW_SECONDS``   override-by-retry window (60)
+``FORGE_LOCK_TIMEOUT``              store lock / busy timeout in seconds (2)
+``FORGE_PROFILE``                   ``minimal``, ``standard`` or ``strict`` (standard)
+``FORGE_DISABLE``                   comma-separated behavior ids to bypass (see
+                                    :mod:`forge_policy.bypass`)
+``FORGE_ON_ERROR``                  ``deny`` or ``allow``: the hook's answer when it cannot
+                                    decide (deny)
+==================================  ===========================================================
+
+The project directory is ``$CLAUDE_PROJECT_DIR`` when set (Claude Code sets it for hooks), else
+the working directory; relative paths in these variables are resolved against it. An empty
+variable counts as unset. The seeds' switches set to ``true`` add behaviors to
+``FORGE_DISABLE``: ``DISABLE_AGENT_SHIELD`` the three ``agent-shield*`` behaviors,
+``DISABLE_TOKEN_ADVISOR`` ``token-budget``, ``DISABLE_OSPEC_PRECOMMIT`` ``strict-tdd`` and
+``DISABLE_OSPEC_ATTRIBUTION_CHECK`` ``no-model-attribution`` (see :data:`LEGACY_DISABLE`).
+
+>>> config = Config.from_env({"FORGE_PROFILE": "strict", "FORGE_STORE": "memory"}, cwd="/p")
+>>> config.root, config.profile, config.store
+('/p/.forge', 'strict', 'memory')
+>>> Config.from_env({"FORGE_LOCK_TIMEOUT": "soon"}, cwd="/p")
+Traceback (most recent call last):
+...
+forge_policy.config.ConfigError: FORGE_LOCK_TIMEOUT: expected a number of seconds, got 'soon'
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from forge_policy.errors import ForgePolicyError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    from forge_policy.audit.base import AuditSink
+    from forge_policy.catalog.catalog import Catalog
+    from forge_policy.evaluator import Evaluator
+    from forge_policy.stores.base import RuntimeStore
+
+PROFILES = ("minimal", "standard", "strict")
+ON_ERROR = ("deny", "allow")
+#: The seeds' environment bypasses (SPEC §7), as aliases of ``FORGE_DISABLE`` entries.
+LEGACY_DISABLE: dict[str, tuple[str, ...]] = {
+    "DISABLE_AGENT_SHIELD": ("agent-shield", "agent-shield-ask", "agent-shield-startup"),
+    "DISABLE_TOKEN_ADVISOR": ("token-budget",),
+    "DISABLE_OSPEC_PRECOMMIT": ("strict-tdd",),
+    "DISABLE_OSPEC_ATTRIBUTION_CHECK": ("no-model-attribution",),
+}
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+class ConfigError(ForgePolicyError, ValueError):
+    """An environment variable has an unusable value; the message names the variable."""
+
+    code = "config_invalid"
+
+
+class Config:
+    """Where forge_policy keeps its files and how it evaluates, as read from ``FORGE_*``.
+
+    Build it with :meth:`from_env`, or directly for embedding:
+
+    >>> config = Config(root="/tmp/proj/.forge", store="memory")
+    >>> config.catalog_dir is None   # no /tmp/proj/.forge/behaviors: the built-in catalog
+    True
+    """
+
+    __slots__ = (
+        "behaviors_dir",
+        "disable",
+        "environ",
+        "lock_timeout",
+        "on_error",
+        "override_window",
+        "profile",
+        "project_dir",
+        "root",
+        "store",
+        "ttl",
+    )
+
+    def __init__(
+        self,
+        *,
+        root: str,
+        behaviors_dir: str | None = None,
+        store: str = "file",
+        ttl: float = 86400.0,
+        override_window: float = 60.0,
+        lock_timeout: float = 2.0,
+        profile: str = "standard",
+        disable: Mapping[str, str] | None = None,
+        on_error: str = "deny",
+        project_dir: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.root = os.path.abspath(root)
+        self.project_dir = project_dir or os.path.dirname(self.root)
+        self.behaviors_dir = behaviors_dir
+        self.store = store
+        self.ttl = ttl
+        self.override_window = override_window
+        self.lock_timeout = lock_timeout
+        self.profile = profile
+        #: behavior id -> the variable that disabled it
+        self.disable: dict[str, str] = dict(disable or {})
+        self.on_error = on_error
+        self.environ: Mapping[str, str] = environ if environ is not None else {}
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, cwd: str | None = None) -> Config:
+        """Read ``FORGE_*`` (default: :data:`os.environ`); raise :class:`ConfigError` naming
+        the first variable with an unusable value."""
+        env = os.environ if environ is None else environ
+
+        def get(name: str) -> str:
+            return env.get(name, "").strip()
+
+        project = get("CLAUDE_PROJECT_DIR") or cwd or os.getcwd()
+        project = os.path.abspath(project)
+
+        def place(value: str) -> str:
+            return os.path.normpath(os.path.join(project, os.path.expanduser(value)))
+
+        root = place(get("FORGE_ROOT") or ".forge")
+        behaviors = get("FORGE_BEHAVIORS_DIR")
+        return cls(
+            root=root,
+            behaviors_dir=place(behaviors) if behaviors else None,
+            store=_store_spec(get("FORGE_STORE") or "file", place),
+            ttl=_seconds("FORGE_SESSION_TTL_SECONDS", get, 86400.0, positive=True),
+            override_window=_seconds("FORGE_OVERRIDE_WINDOW_SECONDS", get, 60.0),
+            lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, 2.0),
+            profile=_choice("FORGE_PROFILE", get("FORGE_PROFILE") or "standard", PROFILES),
+            disable=_disabled(get),
+            on_error=on_error_from(env),
+            project_dir=project,
+            environ=env,
+        )
+
+    # -- the pieces -----------------------------------------------------------------------
+
+    @property
+    def catalog_dir(self) -> str | None:
+        """The catalog folder in use, or None for the built-in catalog."""
+        if self.behaviors_dir is not None:
+            return self.behaviors_dir
+        default = os.path.join(self.root, "behaviors")
+        return default if os.path.isdir(default) else None
+
+    def cache_paths(self) -> list[str]:
+        """Where the compiled catalog cache may live: ``<root>/runtime/``, else (root not
+        writable) the user's cache folder; the file name is keyed by the catalog folder, so two
+        installs (a venv and a pipx CLI) or two catalogs never overwrite each other's cache."""
+        import hashlib
+
+        from forge_policy.catalog.cache import BUILTIN_DIR
+
+        catalog = os.path.abspath(self.catalog_dir or BUILTIN_DIR)
+        name = f"catalog-cache-{hashlib.sha256(catalog.encode('utf-8')).hexdigest()[:16]}.json"
+        xdg = self.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return [
+            os.path.join(self.root, "runtime", name),
+            os.path.join(xdg, "forge-policy", name),
+        ]
+
+    def load_catalog(self) -> Catalog:
+        """The configured catalog through the compiled cache (``FORGE_DISABLE`` not applied).
+
+        Raises :class:`~forge_policy.CatalogError` with every issue when the YAML does not load.
+        """
+        from forge_policy.catalog.cache import BUILTIN_DIR, CatalogCache
+
+        return CatalogCache(self.cache_paths()).load(self.catalog_dir or BUILTIN_DIR)
+
+    def open_audit(self) -> AuditSink:
+        """The JSONL audit log ``<root>/audit/overrides.log``, opened on first use."""
+        from forge_policy.audit.lazy import LazyJsonlSink
+
+        return LazyJsonlSink(os.path.join(self.root, "audit", "overrides.log"))
+
+    def open_store(
+        self, *, audit: AuditSink | None = None, clock: Callable[[], float] = time.time
+    ) -> RuntimeStore:
+        """The configured store; a recovered corrupt state file is reported to ``audit``."""
+        spec = self.store
+        if spec == "memory":
+            from forge_policy.stores.memory import MemoryStore
+
+            return MemoryStore()
+        report = audit.append_many if audit is not None else None
+        if spec == "file":
+            from forge_policy.stores.file import FileStore
+
+            return FileStore(
+                os.path.join(self.root, "runtime", "state.json"),
+                lock_timeout=self.lock_timeout,
+                on_recovery=(lambda record: report([record])) if report else None,
+                ttl=self.ttl,
+                clock=clock,
+            )
+        if spec.startswith("sqlite:"):
+            path = spec[len("sqlite:") :] or os.path.join(self.root, "runtime", "state.db")
+            from forge_policy.stores.sqlite import SQLiteStore
+
+            return SQLiteStore(
+                path,
+                busy_timeout=self.lock_timeout,
+                on_recovery=(lambda record: report([record])) if report else None,
+                ttl=self.ttl,
+                clock=clock,
+            )
+        return _postgres(spec, self.lock_timeout)
+
+    def build_evaluator(
+        self, *, catalog: Catalog | None = None, clock: Callable[[], float] = time.time
+    ) -> Evaluator:
+        """An evaluator wired per this configuration: catalog (cached, ``FORGE_DISABLE``
+        applied unless ``catalog`` is given), store, audit log, profile, TTL and window.
+
+        >>> import tempfile
+        >>> ev = Config(root=tempfile.mkdtemp(), store="memory").build_evaluator()
+        >>> ev.settings.profile, type(ev.store).__name__
+        ('standard', 'MemoryStore')
+        """
+        from forge_policy.evaluator import Evaluator
+
+        if catalog is None:
+            from forge_policy.bypass import Bypass
+
+            catalog = Bypass(self.load_catalog(), self.disable).catalog
+        audit = self.open_audit()
+        return Evaluator(
+            catalog,
+            store=self.open_store(audit=audit, clock=clock),
+            audit=audit,
+            clock=clock,
+            profile=self.profile,
+            ttl=self.ttl,
+            override_window=self.override_window,
+        )
+
+    def __repr__(self) -> str:
+        return f"<Config root={self.root!r} store={self.store!r} profile={self.profile!r}>"
+
+
+# -- parsing helpers ------------------------------------------------------------------------
+
+
+def on_error_from(environ: Mapping[str, str]) -> str:
+    """``FORGE_ON_ERROR`` alone, so that a failure elsewhere still knows its answer."""
+    return _choice("FORGE_ON_ERROR", environ.get("FORGE_ON_ERROR", "").strip() or "deny", ON_ERROR)
+
+
+def _choice(name: str, value: str, allowed: Iterable[str]) -> str:
+    allowed = tuple(allowed)
+    if value in allowed:
+        return value
+    import difflib
+
+    close = difflib.get_close_matches(value, allowed, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    expected = ", ".join(allowed[:-1]) + f" or {allowed[-1]}"
+    raise ConfigError(f"{name}: unknown value {value!r}: expected {expected}{hint}")
+
+
+def _seconds(
+    name: str, get: Callable[[str], str], default: float, *, positive: bool = False
+) -> float:
+    text = get(name)
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{name}: expected a number of seconds, got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ConfigError(f"{name}: expected a finite number of seconds, got {text!r}")
+    if value < 0 or (positive and value == 0):
+        what = "greater than 0" if positive else "0 or more"
+        raise ConfigError(f"{name}: must be {what}, got {text!r}")
+    return value
+
+
+def _store_spec(text: str, place: Callable[[str], str]) -> str:
+    if text in ("file", "memory"):
+        return text
+    if text.startswith("sqlite:"):
+        path = text[len("sqlite:") :].strip()
+        return "sqlite:" + (place(path) if path else "")
+    if text.startswith(("postgresql://", "postgres://")):
+        return text
+    raise ConfigError(
+        f"FORGE_STORE: unknown store {text!r}: expected file, sqlite:PATH, postgresql://… or memory"
+    )
+
+
+def _disabled(get: Callable[[str], str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for variable, behavior_ids in LEGACY_DISABLE.items():
+        if get(variable).lower() in ("true", "1"):
+            for behavior_id in behavior_ids:
+                found.setdefault(behavior_id, variable)
+    for item in get("FORGE_DISABLE").split(","):
+        behavior_id = item.strip()
+        if not behavior_id:
+            continue
+        if (
+            len(behavior_id) < 2
+            or not set(behavior_id) <= _ID_CHARS
+            or not behavior_id[0].isalpha()
+            or behavior_id.endswith("-")
+        ):
+            raise ConfigError(f"FORGE_DISABLE: invalid behavior id {behavior_id!r}")
+        found[behavior_id] = "FORGE_DISABLE"
+    return found
+
+
+def _postgres(url: str, lock_timeout: float) -> RuntimeStore:
+    from importlib import import_module
+
+    try:
+        module = import_module("forge_policy.stores.postgres")
+    except ImportError:
+        raise ConfigError(
+            "FORGE_STORE: a postgresql:// store needs the PostgreSQL extra: "
+            "pip install 'forge-policy[postgres]'"
+        ) from None
+    store: RuntimeStore = module.PostgresStore(url, lock_timeout=lock_timeout)
+    return store

@@ -1,0 +1,191 @@
+"""Render a :class:`~forge_policy.Decision` as a Claude Code hook answer (SPEC §8).
+
+The process always exits 0 and the JSON on stdout decides (Claude Code reads JSON only on exit 0;
+exit 1 never blocks and exit 2 ignores the JSON):
+
+====================================  ========================================================
+decision                              stdout
+====================================  ========================================================
+nothing to show                       empty (the normal permission flow applies)
+nudge / warning                       ``systemMessage`` (the user) and, where the event takes
+                                      it, ``hookSpecificOutput.additionalContext`` (the model)
+soft_block, override ``agent``        ``permissionDecision: "deny"`` + reason, hint and how to
+                                      override; ``systemMessage``: the reason
+soft_block, override ``user``         the same with ``permissionDecision: "ask"`` (the reason is
+                                      shown to the user in the prompt)
+hard_block                            ``"deny"``, the reason says it cannot be overridden, and
+                                      top-level ``"override_allowed": false``
+a block on a ``decision`` event       ``{"decision": "block", "reason": …}`` (UserPromptSubmit,
+                                      Stop, PostToolUse — where the tool already ran — …)
+====================================  ========================================================
+
+``override_allowed`` is not in Claude Code's output schema: its parser drops unknown top-level
+keys (logging them) and keeps the rest, so the deny stands. Events that cannot block get the
+message as advice. Nudges on ``Stop``/``SubagentStop`` go to ``systemMessage`` only, because
+``additionalContext`` there makes the conversation continue.
+
+>>> from forge_policy import Event, Decision
+>>> render(Decision(Event("PreToolUse", "s", tool_name="Read")), None)
+('', 0)
+"""
+
+from __future__ import annotations
+
+import json
+
+from forge_policy.levels import Level
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from forge_policy.catalog.catalog import Catalog
+    from forge_policy.model import Decision, Event
+
+#: Events whose ``hookSpecificOutput`` takes ``permissionDecision`` (CLI 2.1.332).
+PERMISSION_EVENTS = frozenset({"PreToolUse", "PreSkillShellCommand", "PreModelSwitch"})
+#: Events that block with top-level ``{"decision": "block", "reason": …}``.
+DECISION_EVENTS = frozenset(
+    {
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Stop",
+        "SubagentStop",
+        "ConfigChange",
+        "PreCompact",
+        "TaskCreated",
+    }
+)
+#: Events that stop with ``{"continue": false, "stopReason": …}``.
+CONTINUE_EVENTS = frozenset({"TeammateIdle", "TaskCompleted"})
+#: Events whose ``hookSpecificOutput`` takes ``additionalContext`` for advice (Stop and
+#: SubagentStop take it too, but there it keeps the conversation going: not advice).
+CONTEXT_EVENTS = frozenset(
+    {
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Notification",
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "SessionStart",
+        "Setup",
+        "SubagentStart",
+        "PostModelSwitch",
+    }
+)
+#: Events at which the tool already ran, so a block can only inform.
+AFTER_TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "PostToolBatch"})
+CANNOT_OVERRIDE = "This block cannot be overridden."
+#: The evaluator's line in every soft block of an ``override: user`` behavior.
+USER_OVERRIDE_MARK = "Overriding needs the user's approval"
+
+
+def dumps(value: dict[str, Any]) -> str:
+    """Compact JSON with non-ASCII kept, one line, as written to stdout."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def advice(event_name: str, text: str) -> dict[str, Any]:
+    """``systemMessage`` for the user, plus ``additionalContext`` where the event takes it.
+
+    >>> advice("PreToolUse", "hi")["hookSpecificOutput"]
+    {'hookEventName': 'PreToolUse', 'additionalContext': 'hi'}
+    >>> advice("Stop", "hi")
+    {'systemMessage': 'hi'}
+    """
+    out: dict[str, Any] = {"systemMessage": text}
+    if event_name in CONTEXT_EVENTS:
+        out["hookSpecificOutput"] = {"hookEventName": event_name, "additionalContext": text}
+    return out
+
+
+def refuse(event_name: str, reason: str, summary: str, *, ask: bool = False) -> dict[str, Any]:
+    """The blocking answer for ``event_name``: ``reason`` goes to the model (or the user's
+    prompt for ``ask``), ``summary`` to the user's ``systemMessage``.
+
+    >>> refuse("Stop", "run the tests first", "tests not run")
+    {'decision': 'block', 'reason': 'run the tests first', 'systemMessage': 'tests not run'}
+    """
+    if event_name in PERMISSION_EVENTS:
+        specific: dict[str, Any] = {
+            "hookEventName": event_name,
+            "permissionDecision": "ask" if ask else "deny",
+            "permissionDecisionReason": reason,
+        }
+        return {"hookSpecificOutput": specific, "systemMessage": summary}
+    if event_name == "PermissionRequest":
+        if ask:  # the user is being asked already: leave the prompt to them, with the reason
+            return {"systemMessage": reason}
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": event_name,
+                "decision": {"behavior": "deny", "message": reason},
+            },
+            "systemMessage": summary,
+        }
+    if event_name in DECISION_EVENTS:
+        if event_name in AFTER_TOOL_EVENTS:
+            reason = f"The tool call already ran, but it broke a policy.\n{reason}"
+        return {"decision": "block", "reason": reason, "systemMessage": summary}
+    if event_name in CONTINUE_EVENTS:
+        return {"continue": False, "stopReason": reason, "systemMessage": summary}
+    return advice(event_name, reason)  # this event cannot block: say it
+
+
+def render(
+    decision: Decision, event: Event | None = None, *, catalog: Catalog | None = None
+) -> tuple[str, int]:
+    """``(stdout_text, exit_code)`` for one decision; the exit code is always 0.
+
+    ``event`` defaults to ``decision.event``; ``catalog`` (the evaluator's) tells which blocking
+    behaviors have ``override: user``, else the block's message does.
+    """
+    event = event if event is not None else decision.event
+    name = event.event_name
+    notes = _override_notes(decision)
+    blocking = decision.blocking
+    if blocking is None:
+        text = "\n\n".join([*decision.messages, *notes])
+        return (dumps(advice(name, text)) if text else ""), 0
+    reason = decision.message
+    summary = blocking.message.split("\n", 1)[0]
+    hard = blocking.level is Level.HARD_BLOCK
+    if hard and "cannot be overridden" not in reason:
+        reason = f"{reason}\n{CANNOT_OVERRIDE}"
+    ask = not hard and _asks_user(decision, catalog)
+    out = refuse(name, reason, summary, ask=ask)
+    if notes:
+        out["systemMessage"] = "\n\n".join([out["systemMessage"], *notes])
+    if hard:
+        out["override_allowed"] = False
+    return dumps(out), 0
+
+
+def _asks_user(decision: Decision, catalog: Catalog | None) -> bool:
+    """A soft block of an ``override: user`` behavior becomes the harness's ask prompt.
+
+    Under ``bypassPermissions`` the evaluator already turned such a block into allow + advisory,
+    so a block reaching here is a deny (never downgraded) unless its behavior asks the user.
+    """
+    blocking = decision.blocking
+    if blocking is None or blocking.level is not Level.SOFT_BLOCK:
+        return False
+    behavior = catalog.get(blocking.behavior_id) if catalog is not None else None
+    if behavior is not None:
+        return behavior.override == "user"
+    return USER_OVERRIDE_MARK in blocking.message
+
+
+def _override_notes(decision: Decision) -> list[str]:
+    """One line for the user per override by retry or explicit grant (audited)."""
+    return [
+        f"forge-policy: override of {o.get('behavior_id')} ({o.get('mechanism')}) recorded "
+        "in the audit log."
+        for o in decision.overrides
+        if o.get("mechanism") in ("retry", "explicit")
+    ]

@@ -1,0 +1,291 @@
+"""The hook process: one harness event on stdin, one decision on stdout (SPEC §8, §9).
+
+The straight line: read stdin (at most :data:`MAX_INPUT` bytes) → JSON →
+:class:`~forge_policy.Event` → :class:`~forge_policy.config.Config` from ``FORGE_*`` → catalog
+(through the compiled cache) → :meth:`~forge_policy.Evaluator.evaluate` →
+:func:`~forge_policy.harness.claude_code.render`. :func:`answer` is that line for one payload.
+
+Anything that stops the line — unreadable input, a bad variable, a broken catalog, any unexpected
+exception — gives one diagnostic line on stderr and the ``FORGE_ON_ERROR`` answer: ``deny`` (the
+default) refuses events at which a tool call can still be refused, naming the problem (with
+``file:line`` for a broken catalog); every other event, and ``allow``, lets the event through with a
+``systemMessage`` telling the user that forge-policy could not decide. Nothing is written to
+state when the line stops before evaluation, and no traceback is ever printed. The exit code is
+0 (2 for a command-line usage error).
+
+A payload without ``session_id`` is evaluated under a stable id derived from its
+``transcript_path`` (else its ``cwd``), and an audit record of kind ``diagnostic`` says so.
+
+This module is the hook's hot path: it imports no argparse, no typing, no dataclasses, and (when
+the catalog cache is warm) no YAML parser.
+
+>>> import io
+>>> out = io.StringIO()
+>>> main(io.BytesIO(b'{"hook_event_name": "PreToolUse"'), out, io.StringIO(), {}, [])
+0
+>>> print(out.getvalue())  # doctest: +ELLIPSIS
+{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+
+from forge_policy.harness.payload import (
+    MAX_INPUT,
+    HookInputError,
+    check_size,
+    derive_session,
+    parse,
+    sniff_event,
+)
+from forge_policy.model import BLOCKABLE_TOOL_EVENTS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import IO, Any
+
+    from forge_policy.bypass import Bypass
+    from forge_policy.evaluator import Evaluator
+
+USAGE = "usage: forge-policy hook [--harness claude-code] [--via-serve]  (event JSON on stdin)"
+
+
+def main(
+    stdin: IO[Any] | None = None,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    argv: Sequence[str] | None = None,
+) -> int:
+    """Run the hook once; return the process exit code (0, or 2 for a usage error).
+
+    ``argv`` are the arguments after ``hook`` (default: ``sys.argv[1:]``): ``--harness
+    claude-code`` (the only harness so far) and ``--via-serve`` (ask the warm ``forge-policy
+    serve`` first; evaluate here when it does not answer).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    stderr = sys.stderr if stderr is None else stderr
+    env = os.environ if environ is None else environ
+    options = _parse_args(args)
+    if isinstance(options, str):
+        print(options, file=stdout if options is USAGE else stderr)
+        return 0 if options is USAGE else 2
+    text: str | None = None
+    try:
+        raw = _read(stdin)
+    except Exception as exc:  # an unreadable stdin is bad input like any other
+        text = _failure("", _on_error(env), _describe(exc), stderr)
+    else:
+        if options["via_serve"]:
+            text = _via_serve(raw, env, stderr)
+        if text is None:
+            text = answer(raw, environ=env, stderr=stderr)
+    try:
+        _write(stdout, text)
+    except (OSError, ValueError):
+        return 1
+    return 0
+
+
+def _write(stdout: IO[str], text: str | None) -> None:
+    """UTF-8 whatever the console's encoding (Claude Code reads UTF-8; a cp1252 stdout would
+    fail on the first non-Latin character and lose the decision)."""
+    if text:
+        buffer = getattr(stdout, "buffer", None)
+        if buffer is not None:
+            stdout.flush()
+            buffer.write(text.encode("utf-8", "surrogatepass") + b"\n")
+            buffer.flush()
+            return
+        stdout.write(text + "\n")
+    stdout.flush()
+
+
+def answer(
+    raw: bytes,
+    *,
+    environ: Mapping[str, str] | None = None,
+    stderr: IO[str] | None = None,
+    evaluator: Evaluator | None = None,
+    bypass: Bypass | None = None,
+) -> str:
+    """What the hook prints for one raw payload (``""`` for nothing to say); never raises.
+
+    ``evaluator`` lets a long-lived process (``forge-policy serve``) reuse a warm evaluator
+    (built on ``bypass.catalog`` when ``FORGE_DISABLE`` is set: pass ``bypass`` too, so that
+    bypasses are recorded); by default both are built from ``environ`` for this payload.
+
+    >>> import tempfile
+    >>> env = {"FORGE_ROOT": tempfile.mkdtemp(), "FORGE_STORE": "memory"}
+    >>> answer(b'{"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",'
+    ...        b' "tool_input": {"command": "git push --force"}}', environ=env)[:79]
+    '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"'
+    """
+    env = os.environ if environ is None else environ
+    err = sys.stderr if stderr is None else stderr
+    event_name = ""
+    on_error = "deny"
+    try:
+        on_error = _on_error(env)
+        event_name = sniff_event(raw)
+        check_size(raw)
+        payload = parse(raw)
+        event_name = ""  # parsed: only an object's own hook_event_name counts now
+        if not isinstance(payload, dict):
+            kind = "an array" if isinstance(payload, list) else type(payload).__name__
+            raise HookInputError(f"input must be a JSON object, got {kind}")
+        name = payload.get("hook_event_name")
+        event_name = name if isinstance(name, str) else ""
+        return _evaluate(payload, env, err, evaluator, bypass)
+    except Exception as exc:  # the hook never crashes: it fails closed, with one line
+        return _failure(event_name, on_error, _describe(exc), err)
+
+
+def _on_error(env: Mapping[str, str]) -> str:
+    from forge_policy.config import ConfigError, on_error_from
+
+    try:
+        return on_error_from(env)
+    except ConfigError:
+        return "deny"  # and the same error stops the evaluation, which reports it
+
+
+def _via_serve(raw: bytes, env: Mapping[str, str], stderr: IO[str]) -> str | None:
+    """The warm server's answer, or None (after a note on stderr) when it gives none."""
+    try:
+        from forge_policy.config import Config
+        from forge_policy.serve import ServeUnavailable, ask
+
+        root = Config.from_env(env).root
+    except Exception:
+        return None  # the in-process evaluation reports the problem
+    try:
+        return ask(raw, root).decode("utf-8").strip()
+    except (ServeUnavailable, UnicodeDecodeError) as exc:
+        print(f"forge-policy: serve: {_describe(exc)}; evaluating in-process", file=stderr)
+        return None
+
+
+def _parse_args(args: list[str]) -> dict[str, Any] | str:
+    """The options, or the text to print instead (:data:`USAGE` or an error)."""
+    harness = "claude-code"
+    via_serve = False
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("-h", "--help"):
+            return USAGE
+        if arg == "--harness" and rest:
+            harness = rest.pop(0)
+        elif arg.startswith("--harness="):
+            harness = arg.split("=", 1)[1]
+        elif arg == "--via-serve":
+            via_serve = True
+        else:
+            return f"forge-policy hook: unexpected argument {arg!r}\n{USAGE}"
+    if harness != "claude-code":
+        return (
+            f"forge-policy hook: --harness {harness} is not supported yet (supported: claude-code)"
+        )
+    return {"harness": harness, "via_serve": via_serve}
+
+
+def _read(stdin: IO[Any]) -> bytes:
+    """At most one byte more than :data:`MAX_INPUT` (so that excess is seen)."""
+    stream = getattr(stdin, "buffer", stdin)
+    data = stream.read(MAX_INPUT + 1)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return bytes(data)
+
+
+def _evaluate(
+    payload: dict[str, Any],
+    env: Mapping[str, str],
+    stderr: IO[str],
+    warm: Evaluator | None,
+    bypass: Bypass | None,
+) -> str:
+    from forge_policy.config import Config
+    from forge_policy.harness.claude_code import render
+    from forge_policy.model import Event
+
+    notes: list[dict[str, Any]] = []
+    if payload.get("session_id") in (None, ""):
+        payload, note = derive_session(payload)
+        notes.append(note)
+        print(f"forge-policy: {note['message']}", file=stderr)
+    event = Event.from_claude_code(payload)
+    if warm is not None:
+        evaluator = warm
+    else:
+        config = Config.from_env(env)
+        catalog = config.load_catalog()
+        if config.disable:
+            from forge_policy.bypass import Bypass
+
+            bypass = Bypass(catalog, config.disable)
+            catalog = bypass.catalog
+            for line in bypass.notes:
+                print(f"forge-policy: {line}", file=stderr)
+        evaluator = config.build_evaluator(catalog=catalog)
+    if bypass is not None:
+        notes.extend(bypass.check(evaluator, event))
+    decision = evaluator.evaluate(event)
+    if notes:
+        try:
+            evaluator.audit.append_many(notes)
+        except Exception as exc:  # the decision stands; the record is reported, not lost
+            print(f"forge-policy: audit record not written: {_describe(exc)}", file=stderr)
+    for line in decision.diagnostics:
+        print(f"forge-policy: {line}", file=stderr)
+    text, _ = render(decision, event, catalog=evaluator.catalog)
+    return text
+
+
+def _describe(exc: BaseException) -> str:
+    """One line naming the problem; a broken catalog gives its first issue's file:line."""
+    from forge_policy.errors import CatalogError, ForgePolicyError
+
+    if isinstance(exc, CatalogError) and exc.issues:
+        more = len(exc.issues) - 1
+        extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        text = f"catalog does not load: {exc.issues[0]}{extra}"
+    elif isinstance(exc, HookInputError | ForgePolicyError):
+        text = str(exc)
+    else:
+        text = f"internal error: {type(exc).__name__}: {exc}"
+    text = " ".join(text.split())
+    return text if len(text) <= 400 else text[:399] + "…"
+
+
+def _failure(event_name: str, on_error: str, problem: str, stderr: IO[str]) -> str:
+    """The ``FORGE_ON_ERROR`` answer for an event that could not be decided."""
+    with contextlib.suppress(OSError, ValueError):
+        print(f"forge-policy: {problem}", file=stderr)
+    if on_error == "deny" and event_name in BLOCKABLE_TOOL_EVENTS:
+        from forge_policy.harness.claude_code import dumps, refuse
+
+        reason = (
+            f"forge-policy could not evaluate this call, so it is refused "
+            f"(FORGE_ON_ERROR=deny): {problem}"
+        )
+        return dumps(refuse(event_name, reason, reason))
+    return json.dumps(
+        {
+            "systemMessage": f"forge-policy could not evaluate this event and let it through "
+            f"(FORGE_ON_ERROR={on_error}): {problem}"
+        },
+        ensure_ascii=False,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

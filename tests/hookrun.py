@@ -1,0 +1,148 @@
+"""Drive the real ``forge-policy hook`` executable in subprocesses, as Claude Code does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from helpers import behavior_yaml, write_catalog
+
+SCRIPT = Path(sys.executable).with_name("forge-policy")
+HOOK = [str(SCRIPT), "hook"] if SCRIPT.exists() else [sys.executable, "-m", "forge_policy.hook"]
+HINT = "do the right thing"
+
+
+def contains(text: str, event: str = "PreToolUse", field: str = "command") -> str:
+    matcher = "      matcher: Bash\n" if event.endswith("ToolUse") else ""
+    return (
+        f"    - event: {event}\n{matcher}      conditions:\n"
+        f"        - {{field: {field}, operator: contains, value: {text}}}\n"
+    )
+
+
+def rule(behavior_id: str, level: str, word: str, *, override: str = "agent", **kw: str) -> str:
+    text = behavior_yaml(
+        behavior_id,
+        default_level=level,
+        triggers=contains(word, **kw),
+        extra=(
+            "rendering:\n"
+            f'  nudge_template: "{behavior_id}: {{tool_name}} ({{counter}})"\n'
+            f'  warning_template: "{behavior_id}: warning {{counter}}"\n'
+            f'  block_reason: "{behavior_id}: refused"\n'
+        ),
+    )
+    if override == "user":
+        text = text.replace(
+            f"    default_level: {level}", f"    default_level: {level}\n    override: user"
+        )
+    return text
+
+
+#: Index order is evaluation order: the first block cuts the chain.
+CATALOG = {
+    "nudger": rule("nudger", "nudge", "nudge-me"),
+    "warner": rule("warner", "warning", "warn-me"),
+    "softy": rule("softy", "soft_block", "soft-me"),
+    "asker": rule("asker", "soft_block", "ask-me", override="user"),
+    "hardy": rule("hardy", "hard_block", "hard-me"),
+    "prompt-guard": rule(
+        "prompt-guard", "soft_block", "forbidden", event="UserPromptSubmit", field="prompt"
+    ),
+    "post-guard": rule("post-guard", "soft_block", "post-me", event="PostToolUse"),
+}
+
+
+class Project:
+    """A temporary project: ``FORGE_ROOT`` with the test catalog, and one Claude Code session."""
+
+    def __init__(self, base: Path, catalog: dict[str, str] | None = None) -> None:
+        self.dir = base / "project"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.root = self.dir / ".forge"
+        if catalog is None:
+            catalog = CATALOG
+        if catalog:
+            write_catalog(self.root / "behaviors", catalog)
+        self.session = f"sess-{uuid.uuid4()}"
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("FORGE_", "DISABLE_", "CLAUDE_", "PYTHONPROFILEIMPORTTIME"))
+        }
+        self.env.update(
+            FORGE_ROOT=str(self.root),
+            CLAUDE_PROJECT_DIR=str(self.dir),
+            XDG_CACHE_HOME=str(base / "xdg"),
+        )
+
+    def payload(self, event: str = "PreToolUse", **fields: Any) -> dict[str, Any]:
+        """A Claude Code payload with this session's ids; tool events get a fresh tool_use_id."""
+        data: dict[str, Any] = {
+            "session_id": self.session,
+            "transcript_path": f"/home/u/.claude/projects/p/{self.session}.jsonl",
+            "cwd": str(self.dir),
+            "permission_mode": "default",
+            "hook_event_name": event,
+        }
+        if event in ("PreToolUse", "PostToolUse"):
+            data["tool_use_id"] = f"toolu_{uuid.uuid4().hex[:24]}"
+        data.update(fields)
+        return data
+
+    def bash(self, command: str, event: str = "PreToolUse", **fields: Any) -> dict[str, Any]:
+        tool_input = {"command": command, "description": "run it"}
+        return self.payload(event, tool_name="Bash", tool_input=tool_input, **fields)
+
+    def run(
+        self, stdin: bytes | dict[str, Any], *args: str, **env: str
+    ) -> tuple[dict[str, Any] | None, str]:
+        """Run the hook; return (parsed stdout or None when empty, stderr). Exit code must be 0."""
+        data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
+        result = subprocess.run(
+            [*HOOK, *args],
+            input=data,
+            capture_output=True,
+            env={**self.env, **env},
+            cwd=self.dir,
+            timeout=60,
+        )
+        stderr = result.stderr.decode("utf-8", "replace")
+        assert result.returncode == 0, stderr
+        assert "Traceback" not in stderr, stderr
+        out = result.stdout.decode("utf-8")
+        if not out.strip():
+            return None, stderr
+        assert out.endswith("\n") and out.count("\n") == 1, out
+        parsed: dict[str, Any] = json.loads(out)
+        return parsed, stderr
+
+    def audit(self) -> list[dict[str, Any]]:
+        log = self.root / "audit" / "overrides.log"
+        if not log.exists():
+            return []
+        return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+    def status(self) -> dict[str, Any]:
+        from forge_policy.config import Config
+
+        evaluator = Config.from_env(self.env).build_evaluator()
+        result: dict[str, Any] = evaluator.status(self.session)
+        return result
+
+    def counter(self, behavior_id: str) -> int:
+        behaviors = self.status()["behaviors"]
+        return int(behaviors[behavior_id]["counter"]) if behaviors else 0
+
+
+def to_override(behavior_id: str, session: str) -> str:
+    """The evaluator's override instructions for an ``agent`` soft block."""
+    return (
+        "To override: repeat the identical call within 60 s (once), or ask the user to run: "
+        f'forge-policy override {behavior_id} --session {session} --reason "..."'
+    )

@@ -1,0 +1,239 @@
+"""End to end: Claude Code payloads through the real ``forge-policy hook`` executable (SPEC §8)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from hookrun import HINT, HOOK, Project, rule, to_override
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(tmp_path)
+
+
+def test_an_allowed_call_prints_nothing(project: Project) -> None:
+    out, err = project.run(project.payload(tool_name="Read", tool_input={"file_path": "/a.py"}))
+    assert (out, err) == (None, "")
+
+
+def test_nudge(project: Project) -> None:
+    out, _ = project.run(project.bash("echo nudge-me"))
+    assert out == {
+        "systemMessage": "nudger: Bash (1)",
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "additionalContext": "nudger: Bash (1)",
+        },
+    }
+
+
+def test_warning(project: Project) -> None:
+    text = f"warner: warning 1\nDo instead: {HINT}"
+    out, _ = project.run(project.bash("echo warn-me"))
+    assert out == {
+        "systemMessage": text,
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text},
+    }
+
+
+def test_soft_block_with_agent_override(project: Project) -> None:
+    out, _ = project.run(project.bash("echo soft-me"))
+    reason = f"softy: refused\nDo instead: {HINT}\n{to_override('softy', project.session)}"
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        },
+        "systemMessage": "softy: refused",
+    }
+
+
+def test_soft_block_with_user_override_asks(project: Project) -> None:
+    out, _ = project.run(project.bash("echo ask-me"))
+    reason = (
+        f"asker: refused\nDo instead: {HINT}\n"
+        "Overriding needs the user's approval: the user is asked to allow this call."
+    )
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "permissionDecisionReason": reason,
+        },
+        "systemMessage": "asker: refused",
+    }
+
+
+def test_hard_block(project: Project) -> None:
+    out, _ = project.run(project.bash("echo hard-me"))
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": (
+                f"hardy: refused\nDo instead: {HINT}\nThis block cannot be overridden."
+            ),
+        },
+        "systemMessage": "hardy: refused",
+        "override_allowed": False,
+    }
+
+
+def test_a_blocked_prompt(project: Project) -> None:
+    out, _ = project.run(project.payload("UserPromptSubmit", prompt="do the forbidden thing"))
+    assert out is not None
+    assert (out["decision"], out["systemMessage"]) == ("block", "prompt-guard: refused")
+    assert out["reason"].startswith("prompt-guard: refused\n")
+
+
+def test_a_block_after_the_tool_ran_tells_the_model(project: Project) -> None:
+    response = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
+    out, _ = project.run(project.bash("echo post-me", event="PostToolUse", tool_response=response))
+    assert out is not None and out["decision"] == "block"
+    assert out["reason"].startswith("The tool call already ran, but it broke a policy.\n")
+
+
+def test_override_by_retry_ignores_the_per_call_tool_use_id(project: Project) -> None:
+    first = project.bash("echo soft-me")
+    retry = project.bash("echo soft-me")
+    assert first["tool_use_id"] != retry["tool_use_id"]
+    out, _ = project.run(first)
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    out, _ = project.run(retry)
+    note = "forge-policy: override of softy (retry) recorded in the audit log."
+    assert out == {
+        "systemMessage": note,
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": note},
+    }
+    [record] = [r for r in project.audit() if r["kind"] == "override"]
+    assert (record["behavior_id"], record["mechanism"], record["counter"]) == ("softy", "retry", 1)
+    out, _ = project.run(project.bash("echo soft-me"))  # one override per block
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert project.counter("softy") == 2
+
+
+def test_user_override_is_recorded_when_the_approved_call_runs(project: Project) -> None:
+    call = project.bash("echo ask-me")
+    out, _ = project.run(call)
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "ask"
+    done = project.bash("echo ask-me", event="PostToolUse", tool_use_id=call["tool_use_id"])
+    assert project.run(done)[0] is None
+    [record] = [r for r in project.audit() if r["kind"] == "override"]
+    assert (record["behavior_id"], record["mechanism"]) == ("asker", "user")
+
+
+def test_bypass_permissions_allows_an_ask_but_not_a_deny(project: Project) -> None:
+    out, _ = project.run(project.bash("echo ask-me", permission_mode="bypassPermissions"))
+    assert out is not None and "permissionDecision" not in out["hookSpecificOutput"]
+    assert "Allowed without asking" in out["systemMessage"]
+    out, _ = project.run(project.bash("echo hard-me", permission_mode="bypassPermissions"))
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_the_first_block_cuts_the_chain(project: Project) -> None:
+    out, _ = project.run(project.bash("echo soft-me hard-me"))
+    assert out is not None and out["systemMessage"] == "softy: refused"
+    assert (project.counter("softy"), project.counter("hardy")) == (1, 0)
+
+
+def test_messages_are_merged_in_index_order_and_a_block_comes_first(project: Project) -> None:
+    out, _ = project.run(project.bash("echo warn-me nudge-me"))
+    merged = f"nudger: Bash (1)\n\nwarner: warning 1\nDo instead: {HINT}"
+    assert out is not None and out["systemMessage"] == merged
+    assert out["hookSpecificOutput"]["additionalContext"] == merged
+    out, _ = project.run(project.bash("echo nudge-me soft-me"))
+    assert out is not None
+    reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("softy: refused\n") and reason.endswith("\n\nnudger: Bash (2)")
+
+
+def test_parallel_hooks_of_one_session_lose_no_increment(project: Project) -> None:
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(project.run, [project.bash("echo nudge-me")] * 8))
+    assert len(results) == 8
+    assert project.counter("nudger") == 8
+
+
+def test_forge_disable_bypasses_and_records_it(project: Project) -> None:
+    out, err = project.run(project.bash("echo soft-me"), FORGE_DISABLE="softy")
+    assert out is None and err == ""
+    assert project.run(project.bash("ls"), FORGE_DISABLE="softy")[0] is None
+    [record] = project.audit()
+    assert {k: record[k] for k in ("kind", "behavior_id", "variable", "level")} == {
+        "kind": "bypass",
+        "behavior_id": "softy",
+        "variable": "FORGE_DISABLE",
+        "level": "soft_block",
+    }
+
+
+def test_a_missing_session_id_is_derived_and_recorded(project: Project) -> None:
+    payload = project.bash("echo nudge-me")
+    del payload["session_id"]
+    out, err = project.run(payload)
+    assert out is not None and out["systemMessage"] == "nudger: Bash (1)"
+    assert err.startswith("forge-policy: session_id missing; using derived-")
+    assert "from transcript_path" in err
+    [note] = [r for r in project.audit() if r["kind"] == "diagnostic"]
+    assert note["code"] == "session_id_derived" and note["session_id"].startswith("derived-")
+    out, _ = project.run(payload)  # the same transcript: the same session, counting on
+    assert out is not None and out["systemMessage"] == "nudger: Bash (2)"
+
+
+def test_harness_flag(project: Project) -> None:
+    assert project.run(project.bash("ls"), "--harness", "claude-code")[0] is None
+    result = subprocess.run(
+        [*HOOK, "--harness", "codex"], input=b"{}", capture_output=True, env=project.env
+    )
+    assert result.returncode == 2
+    assert b"--harness codex is not supported yet" in result.stderr
+
+
+def test_output_is_utf8_whatever_the_console_encoding(tmp_path: Path) -> None:
+    text = rule("unicode", "nudge", "nudge-me").replace('"unicode: {tool_name}', '"naïve → 🤖')
+    project = Project(tmp_path, {"unicode": text})
+    out, _ = project.run(project.bash("echo nudge-me"), PYTHONIOENCODING="cp1252")
+    assert out is not None and out["systemMessage"] == "naïve → 🤖 (1)"
+
+
+def test_via_serve_without_a_server_evaluates_in_process(project: Project) -> None:
+    out, err = project.run(project.bash("echo hard-me"), "--via-serve")
+    assert out is not None and out["override_allowed"] is False
+    assert err.startswith("forge-policy: serve: serve is not configured")
+    assert err.rstrip().endswith("evaluating in-process")
+
+
+def test_warm_cache_keeps_ruamel_and_argparse_off_the_hook(project: Project) -> None:
+    _, cold = project.run(project.bash("ls"), PYTHONPROFILEIMPORTTIME="1")
+    assert "ruamel" in cold  # the first run parses the YAML and writes the cache
+    _, warm = project.run(project.bash("ls"), PYTHONPROFILEIMPORTTIME="1")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.splitlines() if "|" in line}
+    heavy = ("ruamel", "argparse", "portalocker", "typing", "dataclasses")
+    assert not {m for m in imported if m.split(".")[0] in heavy}
+    assert "forge_policy.catalog.loader" not in imported
+    assert "forge_policy.evaluator" in imported  # the measurement did see the hot path
+
+
+def test_cache_follows_edits_even_same_size_ones(project: Project) -> None:
+    out, _ = project.run(project.bash("echo nudge-me"))
+    assert out is not None and out["systemMessage"] == "nudger: Bash (1)"
+    path = project.root / "behaviors" / "nudger" / "behavior.yaml"
+    text = path.read_text()
+    stat = path.stat()
+    path.write_text(text.replace('"nudger: {tool_name}', '"NUDGER: {tool_name}'))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same mtime
+    out, _ = project.run(project.bash("echo nudge-me"))
+    assert out is not None and out["systemMessage"].startswith("NUDGER: Bash")
+    path.write_text(text.replace("default_level: nudge", "default_level: hard_block"))
+    out, _ = project.run(project.bash("echo nudge-me"))
+    assert out is not None and out["override_allowed"] is False
+    [cache_file] = (project.root / "runtime").glob("catalog-cache-*.json")
+    cache = json.loads(cache_file.read_text())
+    assert cache["specs"][0]["default_level"] == "hard_block"
