@@ -182,5 +182,13 @@ class SessionState:
             }
         return BehaviorState(data)
 
+    @property
+    def disabled(self) -> frozenset[str]:
+        """Behaviors switched off for this session only (``forge-policy off ID --session``)."""
+        value = self.data.get("disabled")
+        if not isinstance(value, list):
+            return frozenset()
+        return frozenset(v for v in value if isinstance(v, str))
+
     def behavior_ids(self) -> list[str]:
         return list(self._mapping("behaviors"))

@@ -70,16 +70,21 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
 def _apply_override(bstate: BehaviorState, record: dict[str, Any], at: float) -> None:
     bstate.overrides.append({k: v for k, v in record.items() if k not in _NOT_STATE})
     mechanism = record.get("mechanism")
+    released = record.get("released")
+    if isinstance(released, list):  # the evaluator says what the override consumed
+        frees_pending, frees_grant = "pending" in released, "grant" in released
+    else:  # older records: infer from the mechanism
+        frees_pending, frees_grant = mechanism in ("retry", "user"), mechanism == "explicit"
     pending = bstate.pending_block
     if (
-        pending is not None
-        and mechanism in ("retry", "user")
+        frees_pending
+        and pending is not None
         and _number(pending.get("at")) <= at
         and pending.get("counter") == record.get("counter")
     ):
         bstate.pending_block = None
     grant = bstate.grant
-    if grant is not None and mechanism == "explicit" and _number(grant.get("at")) <= at:
+    if frees_grant and grant is not None and _number(grant.get("at")) <= at:
         bstate.grant = None
 
 

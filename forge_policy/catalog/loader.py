@@ -20,6 +20,7 @@ from forge_policy.catalog.schema import (
     root_node,
     validate_behavior,
 )
+from forge_policy.catalog.tuning import TUNINGS, edit_index_entry, tune, tuning_problem
 from forge_policy.errors import CatalogError, Issue
 
 BEHAVIOR_FILE = "behavior.yaml"
@@ -110,7 +111,7 @@ def read_catalog(root: Path) -> tuple[list[dict[str, Any]], list[Path], list[Iss
         return [], sources, issues
     v = Validator(shown)
     top = root_node(document)
-    entries: list[tuple[str, bool | None, Node]] = []
+    entries: list[tuple[str, bool | None, str | None, Node]] = []
     if not isinstance(document, dict):
         v.fail(top, "index.yaml must be a mapping with schema_version and behaviors")
         return [], sources, v.issues
@@ -120,11 +121,13 @@ def read_catalog(root: Path) -> tuple[list[dict[str, Any]], list[Path], list[Iss
     listed = v.sequence(top, "behaviors", required=True)
     seen: dict[str, Node] = {}
     for item in listed.items() if listed is not None else []:
+        tuning: str | None = None
         if isinstance(item.value, str):
             behavior_id, enabled, where = str(item.value), None, item
         elif isinstance(item.value, dict):
             behavior_id = v.text(item, "id", required=True) or ""
             enabled = v.boolean(item, "enabled")
+            tuning = v.choice(item, "tuning", TUNINGS, required=False, what="tuning")
             where = item.child("id") or item
         else:
             v.fail(item, "expected an id or a mapping with id and enabled")
@@ -148,10 +151,10 @@ def read_catalog(root: Path) -> tuple[list[dict[str, Any]], list[Path], list[Iss
                 f"{_display(root / behavior_id / BEHAVIOR_FILE)}",
             )
             continue
-        entries.append((behavior_id, enabled, where))
+        entries.append((behavior_id, enabled, tuning, where))
     issues = list(v.issues)
     specs: list[dict[str, Any]] = []
-    for behavior_id, enabled, where in entries:
+    for behavior_id, enabled, tuning, where in entries:
         path = root / behavior_id / BEHAVIOR_FILE
         sources.append(path)
         spec, found = read_behavior(path)
@@ -172,6 +175,12 @@ def read_catalog(root: Path) -> tuple[list[dict[str, Any]], list[Path], list[Iss
             continue
         if enabled is not None:
             spec["enabled"] = enabled
+        if tuning is not None:
+            problem = tuning_problem(spec, tuning)
+            if problem is not None:
+                issues.append(Issue(shown, where.line, where.column, "tuning", problem))
+                continue
+            spec = tune(spec, tuning)
         specs.append(spec)
     return specs, sources, issues
 
@@ -211,45 +220,4 @@ def set_enabled(root: str | os.PathLike[str], behavior_id: str, enabled: bool) -
     Returns whether the file changed. Raises :class:`~forge_policy.CatalogError` when the id is
     not listed.
     """
-    from ruamel.yaml.util import load_yaml_guess_indent
-
-    index_path = Path(root) / INDEX_FILE
-    text = index_path.read_text(encoding="utf-8")
-    _, indent, offset = load_yaml_guess_indent(text)
-    indent, offset = indent or 2, offset or 0
-    yaml = _yaml()
-    yaml.preserve_quotes = True
-    # keep the file's own style ("  - id: x" is sequence 4, offset 2, mapping 2)
-    yaml.indent(mapping=max(indent - offset, 2), sequence=indent, offset=offset)
-    document = yaml.load(text)
-    for position, entry in enumerate(document.get("behaviors") or []):
-        if entry == behavior_id:
-            from ruamel.yaml.comments import CommentedMap
-
-            entry = CommentedMap([("id", behavior_id)])
-            document["behaviors"][position] = entry
-        if isinstance(entry, dict) and entry.get("id") == behavior_id:
-            if entry.get("enabled") is enabled:
-                return False
-            entry["enabled"] = enabled
-            break
-    else:
-        raise CatalogError(
-            [
-                Issue(
-                    _display(index_path),
-                    0,
-                    0,
-                    "behaviors",
-                    f"no behavior {behavior_id!r} is listed",
-                )
-            ]
-        )
-    from io import StringIO
-
-    buffer = StringIO()
-    yaml.dump(document, buffer)
-    tmp = index_path.with_name(f".{INDEX_FILE}.tmp-{os.getpid()}")
-    tmp.write_text(buffer.getvalue(), encoding="utf-8")
-    os.replace(tmp, index_path)
-    return True
+    return edit_index_entry(root, behavior_id, "enabled", enabled)

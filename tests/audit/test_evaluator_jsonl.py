@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 OVERRIDE_FIELDS = {
     "kind",
+    "released",
     "override_id",
     "timestamp",
     "session_id",

@@ -92,6 +92,25 @@ def test_the_evaluator_reconciles_before_granting_a_second_override(
     assert sum(r["kind"] == "override" for r in sink.records()) == 1
 
 
+def test_a_lost_grant_spent_on_a_retry_does_not_pass_the_block_twice(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """A retry of a pending block that spends a grant is recorded as an ``explicit`` override
+    that consumed the pending block too (one block, one pass). Replayed after a lost state
+    write, it must clear both; clearing only the grant lets the stale pending block pass the
+    same call again as a second override, ``retry``, of the one block."""
+    ev, store, sink = setup(tmp_path, clock)  # the fifth write soft-blocked: pending
+    ev.override("s1", "search-first", reason="approved in chat")
+    store.armed = True
+    clock.advance(5)
+    spent = ev.evaluate(write(4))  # the retry spends the grant: audited, then the state is lost
+    assert [o["mechanism"] for o in spent.overrides] == ["explicit"]
+    clock.advance(5)
+    again = ev.evaluate(write(4))  # one override per block: this is a new violation
+    assert [r["mechanism"] for r in sink.records() if r["kind"] == "override"] == ["explicit"]
+    assert again.blocked and again.violations[0].counter == 6
+
+
 def test_lost_block_raises_the_counter_once(tmp_path: Path, clock: FakeClock) -> None:
     store = CrashingStore()
     sink = JsonlAuditSink(tmp_path / "overrides.log")

@@ -1,0 +1,225 @@
+"""Operations on a configured project, one function per ``forge-policy`` command that is not a
+plain :class:`~forge_policy.Evaluator` call: status of every live session, per-session on/off,
+the governance summary, project-scoped on/off and strict/relaxed.
+
+Per-session on/off lives in the session document as ``"disabled": [ids]`` (sorted, no
+duplicates); the evaluator skips those behaviors for that session only. Switching a behavior off
+for a session is a bypass, so it is recorded in the audit log (``kind: "bypass"``, ``scope:
+"session"``) before the state is written, like every other audited change.
+"""
+
+from __future__ import annotations
+
+from forge_policy.errors import ForgePolicyError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from forge_policy.audit.verify import VerifyReport
+    from forge_policy.catalog.behavior import Behavior
+    from forge_policy.catalog.catalog import Catalog
+    from forge_policy.config import Config
+    from forge_policy.evaluator import Evaluator
+    from forge_policy.state import SessionState
+
+DISABLED_KEY = "disabled"
+
+
+class Refused(ForgePolicyError, ValueError):
+    """The request is understood but not allowed (unknown id, no override, bypass: never …)."""
+
+    code = "refused"
+
+
+def find_behavior(catalog: Catalog, behavior_id: str) -> Behavior:
+    """The behavior with this id, or :class:`Refused` with a did-you-mean suggestion.
+
+    >>> import forge_policy as fp
+    >>> find_behavior(fp.builtin_catalog(), "search-frist")
+    Traceback (most recent call last):
+    ...
+    forge_policy.admin.Refused: unknown behavior 'search-frist' (did you mean 'search-first'?)
+    """
+    behavior = catalog.get(behavior_id)
+    if behavior is not None:
+        return behavior
+    import difflib
+
+    close = difflib.get_close_matches(behavior_id, catalog.ids, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise Refused(f"unknown behavior {behavior_id!r}{hint}")
+
+
+def session_disabled(state: SessionState | None) -> list[str]:
+    """The ids switched off for one session (``forge-policy off ID --session SID``)."""
+    value = state.data.get(DISABLED_KEY) if state is not None else None
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def status(evaluator: Evaluator, session_id: str | None = None) -> dict[str, Any]:
+    """:meth:`Evaluator.status` of one session, or of every live (unexpired) session, with the
+    session's own on/off, its explicit override grants and its activity times."""
+    ids = [session_id] if session_id is not None else evaluator.store.session_ids()
+    sessions: list[dict[str, Any]] = []
+    for sid in ids:
+        report = evaluator.status(sid)
+        state = evaluator.store.load(sid)
+        if session_id is None and not report["exists"]:
+            continue  # expired, waiting for a purge
+        disabled = session_disabled(state)
+        for behavior_id, entry in report["behaviors"].items():
+            grant = None
+            if state is not None and behavior_id in state.behavior_ids():
+                grant = state.behavior(behavior_id).grant
+            entry["session_disabled"] = behavior_id in disabled
+            entry["enabled"] = entry["enabled"] and behavior_id not in disabled
+            entry["override_granted"] = grant.get("granted_at") if grant else None
+        report["disabled"] = disabled
+        report["created_at"] = state.data.get("created_at") if state else None
+        report["last_accessed_at"] = state.data.get("last_accessed_at") if state else None
+        sessions.append(report)
+    return {"sessions": sessions}
+
+
+def set_session_enabled(
+    evaluator: Evaluator, session_id: str, behavior_id: str, enabled: bool
+) -> bool:
+    """Switch a behavior on or off for one session; returns whether anything changed.
+
+    Refused for an unknown id, for switching off a ``bypass: never`` behavior, and for
+    switching on a behavior the project has off (that is ``on ID --project``).
+    """
+    behavior = find_behavior(evaluator.catalog, behavior_id)
+    if not enabled and behavior.bypass == "never":
+        raise Refused(f"{behavior_id} is marked bypass: never: it cannot be switched off")
+    if enabled and not behavior.enabled:
+        raise Refused(
+            f"{behavior_id} is off for the whole project (index.yaml or FORGE_DISABLE); "
+            f"switch it on with: forge-policy on {behavior_id} --project"
+        )
+    now = evaluator.clock()
+
+    def apply(current: SessionState | None) -> tuple[bool, SessionState | None]:
+        from forge_policy._time import iso
+        from forge_policy.state import SessionState
+
+        if current is None or current.expired(now, evaluator.settings.ttl):
+            state = SessionState.new(now)
+        else:
+            state = current.copy()
+        ids = session_disabled(state)
+        if (behavior_id not in ids) == enabled:
+            return False, None
+        ids = sorted({*ids, behavior_id} - ({behavior_id} if enabled else set()))
+        state.data[DISABLED_KEY] = ids
+        state.touch(now)
+        evaluator.audit.append_many(
+            [
+                {
+                    "kind": "bypass",
+                    "timestamp": iso(now),
+                    "session_id": session_id,
+                    "behavior_id": behavior_id,
+                    "scope": "session",
+                    "enabled": enabled,
+                    "variable": "forge-policy " + ("on" if enabled else "off"),
+                }
+            ]
+        )
+        return True, state
+
+    return evaluator.store.transact(session_id, apply)
+
+
+def governance(evaluator: Evaluator) -> dict[str, Any]:
+    """The governance summary of ``forge-policy audit``: per behavior installed/enabled,
+    violations, blocks, overrides, override rate and band (see
+    :func:`forge_policy.audit.insights.summarize`).
+
+    Violations that never blocked leave no audit record unless violations are recorded, so each
+    live session's counters are folded in: per session and behavior, the larger of the audited
+    and the stored count.
+    """
+    from forge_policy.audit.insights import band, summarize
+
+    catalog = evaluator.catalog
+    summary = summarize(evaluator.audit.records(), catalog.ids)
+    behaviors: dict[str, dict[str, Any]] = summary["behaviors"]
+    now = evaluator.clock()
+    for sid in evaluator.store.session_ids():
+        state = evaluator.store.load(sid)
+        if state is None or state.expired(now, evaluator.settings.ttl):
+            continue
+        audited = summary["sessions"].get(sid, {})
+        for behavior_id in state.behavior_ids():
+            counter = state.behavior(behavior_id).counter
+            seen = audited.get(behavior_id, {}).get("violations", 0)
+            if counter > seen and behavior_id in behaviors:
+                behaviors[behavior_id]["violations"] += counter - seen
+    for behavior_id, entry in behaviors.items():
+        behavior = catalog.get(behavior_id)
+        entry["installed"] = behavior is not None
+        entry["enabled"] = bool(behavior and behavior.enabled)
+        entry["category"] = behavior.category if behavior else None
+    totals = summary["totals"]
+    totals["violations"] = sum(e["violations"] for e in behaviors.values())
+    totals["band"] = band(totals["override_rate"])
+    summary["installed"] = len(catalog)
+    summary["enabled"] = [b.id for b in catalog.behaviors if b.enabled]
+    return summary
+
+
+def project_catalog(config: Config) -> tuple[str, bool]:
+    """The catalog folder project-scoped commands edit, and whether it was just created.
+
+    ``FORGE_BEHAVIORS_DIR`` or ``<root>/behaviors`` when it exists; otherwise the built-in
+    catalog is copied to ``<root>/behaviors`` first (the package's own files are never edited).
+    """
+    if config.catalog_dir is not None:
+        return config.catalog_dir, False
+    from pathlib import Path
+
+    from forge_policy.install import copy_builtin_catalog
+
+    copied = copy_builtin_catalog(Path(config.root))
+    return str(Path(config.root) / "behaviors"), copied is not None
+
+
+def set_project_enabled(config: Config, behavior_id: str, enabled: bool) -> tuple[str, bool, bool]:
+    """Set ``enabled`` in the project's ``index.yaml`` (comments kept); returns
+    ``(folder, changed, copied)`` where ``copied`` says the built-in catalog was copied first."""
+    from forge_policy.catalog.loader import set_enabled
+
+    behavior = find_behavior(config.load_catalog(), behavior_id)
+    if not enabled and behavior.bypass == "never":
+        raise Refused(f"{behavior_id} is marked bypass: never: it cannot be switched off")
+    folder, copied = project_catalog(config)
+    return folder, set_enabled(folder, behavior_id, enabled), copied
+
+
+def set_project_tuning(
+    config: Config, behavior_id: str, tuning: str | None
+) -> tuple[str, bool, bool]:
+    """Set (or with None remove) ``tuning: strict|relaxed`` in the project's ``index.yaml``;
+    returns ``(folder, changed, copied)`` like :func:`set_project_enabled`."""
+    from forge_policy.catalog.tuning import set_tuning, tuning_problem
+
+    behavior = find_behavior(config.load_catalog(), behavior_id)
+    problem = tuning_problem(behavior.spec, tuning) if tuning is not None else None
+    if problem is not None:
+        raise Refused(problem)
+    folder, copied = project_catalog(config)
+    return folder, set_tuning(folder, behavior_id, tuning), copied
+
+
+def verify_audit(evaluator: Evaluator) -> VerifyReport:
+    """Check the audit log's hash chain; :class:`Refused` when the sink keeps no chain."""
+    sink: Any = evaluator.audit
+    if not callable(getattr(sink, "verify", None)) and callable(getattr(sink, "sink", None)):
+        sink = sink.sink()  # LazyJsonlSink: the real JSONL sink
+    verify = getattr(sink, "verify", None)
+    if not callable(verify):
+        raise Refused(f"the audit sink {sink!r} has no hash chain to verify")
+    report: VerifyReport = verify()
+    return report

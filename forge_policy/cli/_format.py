@@ -1,0 +1,51 @@
+"""Small text helpers shared by the command modules."""
+
+from __future__ import annotations
+
+import json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Left-aligned columns, two spaces apart; ``None`` shows as ``-``.
+
+    >>> print(table(["id", "n"], [["a", 1], ["bcd", None]]))
+    id   n
+    a    1
+    bcd  -
+    """
+    cells = [[_cell(v) for v in row] for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    )
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def dumps(value: object) -> str:
+    """Indented JSON for ``--json`` output."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def short(value: object, limit: int = 60) -> str:
+    """``repr``-like, cut to ``limit`` characters.
+
+    >>> short("x" * 80, 10)
+    "'xxxxxxx…'"
+    """
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if isinstance(value, str):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 2] + "…" + text[-1]

@@ -1,0 +1,136 @@
+"""The ``forge-policy`` argument parser, the dispatch to one handler per command, and the
+mapping of known exceptions to one clean message and a distinct exit code (see
+:mod:`forge_policy.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from forge_policy.cli import (
+    INTEGRITY_FAILURE,
+    REFUSED,
+    STORE_FAILURE,
+    USAGE,
+    catalog_cmds,
+    git_cmds,
+    session_cmds,
+    setup_cmds,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TextIO
+
+    from forge_policy.config import Config
+    from forge_policy.evaluator import Evaluator
+
+    Handler = Callable[[argparse.Namespace, "Context"], int]
+
+
+class Context:
+    """What a handler needs, built on first use: the configuration, the evaluator, streams."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self._config: Config | None = None
+        self._evaluator: Evaluator | None = None
+
+    @property
+    def config(self) -> Config:
+        """``Config.from_env()``."""
+        if self._config is None:
+            from forge_policy.config import Config
+
+            self._config = Config.from_env()
+        return self._config
+
+    @property
+    def evaluator(self) -> Evaluator:
+        """The configured evaluator (catalog, store, audit log)."""
+        if self._evaluator is None:
+            self._evaluator = self.config.build_evaluator()
+        return self._evaluator
+
+    def print(self, text: str = "") -> None:
+        """One line (or block) on stdout."""
+        self.out.write(text + "\n")
+
+    def note(self, text: str) -> None:
+        """A message for the user on stderr."""
+        self.err.write(f"forge-policy: {text}\n")
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
+def _epilog(doc: str) -> str:
+    """The command summary and exit codes of the package docstring, as plain text."""
+    body = doc.split("::", 1)[-1].split("``hook`` is dispatched")[0]
+    return body.replace("(every command)::", "(every command):").strip("\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line (every command has ``--help``)."""
+    from forge_policy.cli import __doc__ as overview
+
+    parser = argparse.ArgumentParser(
+        prog="forge-policy",
+        description="Policy engine for AI coding agents.",
+        epilog=_epilog(overview or ""),
+        formatter_class=_formatter,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, handler: Handler, text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=text, description=text, formatter_class=_formatter)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    for module in (setup_cmds, session_cmds, catalog_cmds, git_cmds):
+        module.register(command)
+    return parser
+
+
+def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Parse ``argv``, run its command, and map known failures to exit codes."""
+    from forge_policy.admin import Refused
+    from forge_policy.config import ConfigError
+    from forge_policy.errors import (
+        AuditError,
+        AuditIntegrityError,
+        CatalogError,
+        EventError,
+        StoreError,
+    )
+    from forge_policy.install import SetupError
+
+    ctx = Context(out or sys.stdout, err or sys.stderr)
+    args = build_parser().parse_args(argv)  # exits 2 on bad usage, 0 on --help
+    try:
+        code: int = args.handler(args, ctx)
+        return code
+    except AuditIntegrityError as exc:
+        ctx.note(f"integrity failure: {exc}")
+        return INTEGRITY_FAILURE
+    except ConfigError as exc:
+        ctx.note(str(exc))
+        return USAGE
+    except CatalogError as exc:
+        ctx.note(str(exc))
+        return REFUSED
+    except (Refused, EventError, SetupError) as exc:
+        ctx.note(str(exc))
+        return REFUSED
+    except (StoreError, AuditError) as exc:
+        ctx.note(f"{type(exc).__name__}: {exc}")
+        return STORE_FAILURE
+    except OSError as exc:
+        where = f" {exc.filename!r}" if exc.filename else ""
+        ctx.note(f"cannot access{where}: {exc.strerror or exc}")
+        return STORE_FAILURE
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,234 @@
+"""Catalog commands: list, describe, validate, on/off, strict/relaxed."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+from forge_policy.cli import OK, REFUSED
+from forge_policy.cli._format import dumps, table
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from collections.abc import Callable
+    from typing import Any
+
+    from forge_policy.catalog.behavior import Behavior
+    from forge_policy.catalog.catalog import Catalog
+    from forge_policy.cli.app import Context
+
+
+def register(command: Callable[..., Any]) -> None:
+    """Add this group's commands to the parser."""
+    p = command("list", cmd_list, "List the behaviors: id, enabled, default level, category.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = command("describe", cmd_describe, "Show one behavior in full.")
+    p.add_argument("behavior_id", metavar="ID")
+    p.add_argument("--json", action="store_true", help="print the normalised spec as JSON")
+    p = command(
+        "validate",
+        cmd_validate,
+        "Check a catalog folder (or one behavior file) and print every problem as "
+        "file:line:col: field: message. Exit 1 when there is any.",
+    )
+    p.add_argument("directory", metavar="DIR", nargs="?", help="default: the configured catalog")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    for name, enabled in (("on", True), ("off", False)):
+        p = command(
+            name,
+            cmd_toggle,
+            f"Switch a behavior {name} for the project (edits index.yaml, keeping its comments; "
+            "the built-in catalog is copied to <FORGE_ROOT>/behaviors first when the project "
+            f"has none) or for one session (--session).",
+        )
+        p.set_defaults(enabled=enabled)
+        p.add_argument("behavior_id", metavar="ID")
+        scope = p.add_mutually_exclusive_group()
+        scope.add_argument("--session", metavar="SID", help="only this session")
+        scope.add_argument("--project", action="store_true", help="the whole project (default)")
+    texts = {
+        "strict": "Make a behavior escalate in half as many violations (project setting "
+        "'tuning: strict' in index.yaml).",
+        "relaxed": "Cap a behavior at warning: it never blocks (project setting "
+        "'tuning: relaxed' in index.yaml).",
+    }
+    for name, text in texts.items():
+        p = command(name, cmd_tuning, text)
+        p.set_defaults(tuning=name)
+        p.add_argument("behavior_id", metavar="ID")
+        p.add_argument("--reset", action="store_true", help="remove the tuning")
+
+
+def _catalog(ctx: Context) -> tuple[Catalog, dict[str, str]]:
+    """The configured catalog with FORGE_DISABLE applied, and who disabled what."""
+    from forge_policy.bypass import Bypass
+
+    bypass = Bypass(ctx.config.load_catalog(), ctx.config.disable)
+    return bypass.catalog, {b.id: bypass.via[b.id] for b in bypass.bypassed}
+
+
+def _escalation(behavior: Behavior) -> str:
+    steps = ", ".join(f"{s.after}: {s.level.label}" for s in behavior.escalation)
+    return behavior.default_level.label + (f" (then {steps})" if steps else "")
+
+
+def cmd_list(args: Namespace, ctx: Context) -> int:
+    """``forge-policy list``."""
+    catalog, bypassed = _catalog(ctx)
+    rows = [
+        {
+            "id": b.id,
+            "enabled": b.enabled,
+            "disabled_by": bypassed.get(b.id),
+            "default_level": b.default_level.label,
+            "category": b.category,
+            "tuning": b.spec.get("tuning"),
+            "name": b.name,
+        }
+        for b in catalog.behaviors
+    ]
+    if args.json:
+        ctx.print(dumps({"catalog": catalog.root, "behaviors": rows}))
+        return OK
+    header = ["id", "enabled", "default", "category", "tuning", "name"]
+    ctx.print(
+        table(
+            header,
+            [
+                [
+                    r["id"],
+                    f"no ({r['disabled_by']})" if r["disabled_by"] else r["enabled"],
+                    r["default_level"],
+                    r["category"],
+                    r["tuning"],
+                    r["name"],
+                ]
+                for r in rows
+            ],
+        )
+    )
+    return OK
+
+
+def cmd_describe(args: Namespace, ctx: Context) -> int:
+    """``forge-policy describe ID``."""
+    from forge_policy.admin import find_behavior
+
+    catalog, bypassed = _catalog(ctx)
+    b = find_behavior(catalog, args.behavior_id)
+    if args.json:
+        ctx.print(dumps(dict(b.spec)))
+        return OK
+    enabled = f"no ({bypassed[b.id]})" if b.id in bypassed else ("yes" if b.enabled else "no")
+    lines = [
+        f"{b.id}: {b.name}",
+        textwrap.fill(b.description, 96, initial_indent="  ", subsequent_indent="  "),
+        f"  category {b.category}, scope {b.scope}, enabled {enabled}, "
+        f"tuning {b.spec.get('tuning') or '-'}",
+        f"  level: {_escalation(b)}",
+        f"  override: {b.override}, mode: {b.mode}, bypass: {b.bypass}",
+        "  triggers:",
+    ]
+    for trigger, spec in zip(b.triggers, b.spec["triggers"], strict=True):
+        lines.append(f"    {trigger.index}. {trigger.describe()}")
+        logic = spec.get("logic", "all")
+        for condition in spec.get("conditions", ()):
+            value = condition.get("value")
+            shown = (
+                "" if value is None else f" {value}" if isinstance(value, str) else f" {value!r}"
+            )
+            lines.append(f"       {logic}: {condition['field']} {condition['operator']}{shown}")
+    lines.append(
+        textwrap.fill("hint: " + b.hint, 96, initial_indent="  ", subsequent_indent="    ")
+    )
+    if b.suggested_tool:
+        lines.append(f"  suggested tool: {b.suggested_tool}")
+    if b.suggested_action:
+        lines.append(f"  suggested action: {b.suggested_action}")
+    applies = {
+        "tools": b.applies_tools,
+        "agents": b.applies_agents,
+        "profiles": b.applies_profiles,
+    }
+    for key, values in applies.items():
+        if values:
+            lines.append(f"  applies to {key}: {', '.join(sorted(values))}")
+    if catalog.root and os.path.isdir(catalog.root):
+        lines.append(f"  file: {os.path.join(catalog.root, b.id, 'behavior.yaml')}")
+    ctx.print("\n".join(lines))
+    return OK
+
+
+def cmd_validate(args: Namespace, ctx: Context) -> int:
+    """``forge-policy validate [DIR]``: reads the YAML itself, never the compiled cache."""
+    from forge_policy.catalog.loader import BUILTIN_DIR, load_catalog
+    from forge_policy.errors import CatalogError
+
+    target = args.directory or ctx.config.catalog_dir or str(BUILTIN_DIR)
+    try:
+        catalog = load_catalog(target)
+    except CatalogError as exc:
+        if args.json:
+            ctx.print(dumps({"ok": False, "issues": [i.to_dict() for i in exc.issues]}))
+        else:
+            for issue in exc.issues:
+                ctx.print(str(issue))
+            count = len(exc.issues)
+            ctx.note(f"{target}: {count} problem{'s' if count != 1 else ''}")
+        return REFUSED
+    enabled = sum(b.enabled for b in catalog.behaviors)
+    if args.json:
+        ctx.print(dumps({"ok": True, "behaviors": len(catalog), "enabled": enabled}))
+    else:
+        ctx.print(f"ok: {target}: {len(catalog)} behaviors, {enabled} enabled")
+    return OK
+
+
+def _copied_note(ctx: Context, folder: str) -> None:
+    ctx.print(
+        f"copied the built-in catalog to {folder}: the project now uses that copy "
+        "(edit it freely; upgrades of forge-policy no longer change it)"
+    )
+
+
+def cmd_toggle(args: Namespace, ctx: Context) -> int:
+    """``forge-policy on|off ID [--session SID | --project]``."""
+    word = "on" if args.enabled else "off"
+    if args.session is not None:
+        from forge_policy.admin import set_session_enabled
+
+        changed = set_session_enabled(ctx.evaluator, args.session, args.behavior_id, args.enabled)
+        state = "" if changed else " (it already was)"
+        ctx.print(f"{args.behavior_id} is {word} for session {args.session}{state}")
+        return OK
+    from forge_policy.admin import set_project_enabled
+
+    folder, changed, copied = set_project_enabled(ctx.config, args.behavior_id, args.enabled)
+    if copied:
+        _copied_note(ctx, folder)
+    state = "" if changed else " (it already was)"
+    index = os.path.join(folder, "index.yaml")
+    ctx.print(f"{args.behavior_id} is {word} for the project in {index}{state}")
+    return OK
+
+
+def cmd_tuning(args: Namespace, ctx: Context) -> int:
+    """``forge-policy strict|relaxed ID [--reset]``."""
+    from forge_policy.admin import find_behavior, set_project_tuning
+
+    tuning = None if args.reset else args.tuning
+    folder, changed, copied = set_project_tuning(ctx.config, args.behavior_id, tuning)
+    if copied:
+        _copied_note(ctx, folder)
+    behavior = find_behavior(ctx.config.load_catalog(), args.behavior_id)
+    state = "" if changed else " (it already was)"
+    what = f"tuning {tuning}" if tuning else "no tuning"
+    ctx.print(f"{args.behavior_id}: {what} in {os.path.join(folder, 'index.yaml')}{state}")
+    ctx.print(f"  level: {_escalation(behavior)}")
+    if behavior.spec.get("tuning") != tuning:
+        ctx.note(
+            "warning: this forge_policy's catalog loader does not apply 'tuning' yet; "
+            "the setting is stored but has no effect"
+        )
+    return OK

@@ -1,0 +1,189 @@
+"""Setup and governance commands: ``init``, ``serve``, ``audit`` (``hook`` is documented here
+but dispatched in :func:`forge_policy.cli.main` before argparse)."""
+
+from __future__ import annotations
+
+from forge_policy.cli import INTEGRITY_FAILURE, OK
+from forge_policy.cli._format import dumps, table
+from forge_policy.serve import DEFAULT_PORT, MAX_BODY
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from collections.abc import Callable
+    from typing import Any
+
+    from forge_policy.cli.app import Context
+
+HTTP_ONLY_WARNING = """\
+WARNING: http hooks fail OPEN. Claude Code treats an http hook that cannot connect as a
+non-blocking error: while `forge-policy serve` is not running, EVERY tool call goes through
+unchecked. Run init --serve without --http-only for the safe form (a command hook that asks the
+server and evaluates in-process when it does not answer).
+Claude Code sends the token from its environment; start it with:
+  export {env}="$(cat {token})"
+"""
+VIA_SERVE_NOTE = """\
+serve mode: hooks run `forge-policy hook --via-serve`: they ask the server at {host}:{port} and
+evaluate in-process when it does not answer. Start the server with: forge-policy serve
+"""
+
+
+def register(command: Callable[..., Any]) -> None:
+    """Add this group's commands to the parser."""
+    p = command(
+        "hook",
+        cmd_hook,
+        "Decide one harness event: JSON on stdin, the harness's answer on stdout.",
+    )
+    p.add_argument("--harness", default="claude-code", help="claude-code (default)")
+    p.add_argument(
+        "--via-serve",
+        action="store_true",
+        help="ask the running `forge-policy serve` first; evaluate in-process when it does "
+        "not answer",
+    )
+    p = command(
+        "serve",
+        cmd_serve,
+        "Serve Claude Code http hooks on 127.0.0.1 with a warm evaluator (token required; "
+        "SIGTERM/SIGINT stop it cleanly).",
+    )
+    p.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"TCP port (default: the one init --serve chose, else {DEFAULT_PORT}; 0: any)",
+    )
+    p.add_argument(
+        "--max-body", type=int, default=MAX_BODY, metavar="BYTES", help="largest request body"
+    )
+    p.add_argument("--verbose", action="store_true", help="log every request on stderr")
+    p = command(
+        "audit",
+        cmd_audit,
+        "Governance summary: behaviors installed and enabled; per behavior violations, blocks, "
+        "overrides and override rate (healthy < 0.3 <= review <= 0.7 < ineffective).",
+    )
+    p.add_argument(
+        "--verify", action="store_true", help="check the audit log's hash chain (exit 4 if broken)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = command(
+        "init",
+        cmd_init,
+        "Set the project up: <FORGE_ROOT>/runtime and audit folders, .gitignore, and the hook "
+        "in .claude/settings.json (merged: existing hooks and keys are kept). Idempotent.",
+    )
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="use `forge-policy serve`: hooks ask the server, falling back to in-process",
+    )
+    p.add_argument(
+        "--http-only",
+        action="store_true",
+        help="with --serve: write Claude Code http hooks (these let every call through when "
+        "the server is down)",
+    )
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help="serve port")
+    p.add_argument(
+        "--copy-catalog",
+        action="store_true",
+        help="copy the built-in catalog to <FORGE_ROOT>/behaviors to edit it",
+    )
+
+
+def cmd_hook(args: Namespace, ctx: Context) -> int:
+    """``forge-policy hook`` reached through argparse (``main`` normally short-cuts it)."""
+    import os
+    import sys
+
+    from forge_policy.hook import main
+
+    argv = ["--harness", args.harness] + (["--via-serve"] if args.via_serve else [])
+    return main(sys.stdin, ctx.out, ctx.err, os.environ, argv)
+
+
+def cmd_init(args: Namespace, ctx: Context) -> int:
+    """``forge-policy init [--serve [--http-only]] [--port N] [--copy-catalog]``."""
+    from pathlib import Path
+
+    from forge_policy.install import init
+    from forge_policy.serve import DEFAULT_HOST, TOKEN_ENV, token_path
+
+    config = ctx.config
+    serve = args.serve or args.http_only
+    report = init(
+        Path(config.project_dir),
+        Path(config.root),
+        serve=serve,
+        http_only=args.http_only,
+        port=args.port,
+        copy_catalog=args.copy_catalog,
+    )
+    for action in report.actions:
+        ctx.print(str(action))
+    if not report.changed:
+        ctx.print("nothing to do: the project was already set up")
+    if args.http_only:
+        ctx.err.write(HTTP_ONLY_WARNING.format(env=TOKEN_ENV, token=token_path(config.root)))
+    elif serve:
+        ctx.print(VIA_SERVE_NOTE.format(host=DEFAULT_HOST, port=args.port).rstrip())
+    return OK
+
+
+def cmd_serve(args: Namespace, ctx: Context) -> int:
+    """``forge-policy serve [--port N] [--max-body BYTES] [--verbose]``."""
+    from forge_policy.serve.server import serve_forever
+
+    return serve_forever(
+        ctx.config, port=args.port, max_body=args.max_body, verbose=args.verbose, err=ctx.err
+    )
+
+
+def cmd_audit(args: Namespace, ctx: Context) -> int:
+    """``forge-policy audit [--verify] [--json]``."""
+    from forge_policy.admin import governance, verify_audit
+
+    evaluator = ctx.evaluator
+    verified = verify_audit(evaluator) if args.verify else None
+    if verified is not None and not verified.ok:
+        if args.json:
+            ctx.print(dumps({"verify": verified.to_dict()}))
+        for problem in verified.problems:
+            ctx.note(f"audit log: {problem}")
+        ctx.note(f"integrity failure: the audit log ({verified.records} records) is broken")
+        return INTEGRITY_FAILURE
+    summary = governance(evaluator)
+    if args.json:
+        if verified is not None:
+            summary["verify"] = verified.to_dict()
+        ctx.print(dumps(summary))
+        return OK
+    ctx.print(
+        f"{summary['installed']} behaviors installed, {len(summary['enabled'])} enabled; "
+        f"{summary['records']} audit record{'s' if summary['records'] != 1 else ''}"
+    )
+    rows = [
+        [
+            behavior_id,
+            e["enabled"],
+            e["violations"],
+            e["blocks"],
+            e["overrides"],
+            e["override_rate"],
+            e["band"],
+        ]
+        for behavior_id, e in summary["behaviors"].items()
+    ]
+    t = summary["totals"]
+    rows.append(
+        ["total", None, t["violations"], t["blocks"], t["overrides"], t["override_rate"], t["band"]]
+    )
+    header = ["behavior", "on", "violations", "blocks", "overrides", "rate", "band"]
+    ctx.print(table(header, rows))
+    ctx.print("override rate = overrides / blocks: healthy < 0.3 <= review <= 0.7 < ineffective")
+    if verified is not None:
+        ctx.print(f"audit log intact: {verified.records} records, hash chain verified")
+    return OK

@@ -1,0 +1,319 @@
+"""The ``forge-policy serve`` HTTP server (stdlib :mod:`http.server`; see :mod:`forge_policy.serve`
+for the protocol).
+
+One :class:`App` holds the warm evaluator. Each request checks the token, then the catalog's
+files' ``stat`` identity (the same identity the compiled cache keys on); when one changed the
+evaluator is rebuilt through the cache before the request is answered. Payloads are answered by
+:func:`forge_policy.hook.answer`, so a served decision is byte-for-byte the command hook's,
+failure answers (``FORGE_ON_ERROR``) included. Evaluations are serialised by one lock: stores
+need no thread safety, and one evaluation takes well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import hmac
+import io
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from forge_policy.serve import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    HEALTH_PATH,
+    HOOK_PATH,
+    MAX_BODY,
+    read_serve_config,
+    read_token,
+    token_path,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TextIO
+
+    from forge_policy.bypass import Bypass
+    from forge_policy.config import Config
+    from forge_policy.evaluator import Evaluator
+
+IDLE_TIMEOUT = 60.0
+DRAIN_SECONDS = 5.0
+
+
+class App:
+    """The server's state: configuration, token, warm evaluator, request count."""
+
+    def __init__(self, config: Config, token: str, *, max_body: int = MAX_BODY) -> None:
+        self.config = config
+        self.token = f"Bearer {token}".encode()
+        self.max_body = max_body
+        self.lock = threading.Lock()
+        self.evaluator: Evaluator | None = None
+        self.bypass: Bypass | None = None
+        self.error = ""
+        self.reloads = -1
+        self.requests = 0
+        self._files: list[str] = []
+        self._signature: tuple[Any, ...] = ()
+        self._load()
+
+    def authorized(self, header: str | None) -> bool:
+        """Whether an ``Authorization`` header carries the token (constant-time compare)."""
+        return header is not None and hmac.compare_digest(header.strip().encode(), self.token)
+
+    def _catalog_files(self) -> list[str]:
+        """The files whose change reloads the catalog: the configured folder's index and every
+        ``*/behavior.yaml`` in it (a superset of what a load reads), or the single file."""
+        folder = self.config.catalog_dir
+        if folder is None:  # the built-in catalog: a project catalog appearing is the change
+            return []
+        if os.path.isfile(folder):
+            return [folder]
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            names = []
+        files = [os.path.join(folder, name, "behavior.yaml") for name in names]
+        return [os.path.join(folder, "index.yaml"), *[f for f in files if os.path.isfile(f)]]
+
+    def _sign(self) -> tuple[Any, ...]:
+        parts: list[Any] = [self.config.catalog_dir]
+        for path in self._files:
+            try:
+                st = os.stat(path)
+                parts.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                parts.append(None)
+        return tuple(parts)
+
+    def _load(self) -> None:
+        """(Re)build the evaluator; a catalog that does not load leaves none, and requests are
+        then answered as the command hook would (``FORGE_ON_ERROR``, naming file:line)."""
+        from forge_policy.errors import ForgePolicyError
+
+        self._files = self._catalog_files()
+        self._signature = self._sign()  # taken first: a change while reading shows next time
+        self.evaluator = None
+        self.bypass = None
+        try:
+            catalog = self.config.load_catalog()
+            if self.config.disable:  # FORGE_DISABLE: kept, so every bypass that matters is audited
+                from forge_policy.bypass import Bypass
+
+                self.bypass = Bypass(catalog, self.config.disable)
+                catalog = self.bypass.catalog
+            self.evaluator = self.config.build_evaluator(catalog=catalog)
+            self.error = ""
+        except ForgePolicyError as exc:
+            self.error = " ".join(str(exc).split())
+        self.reloads += 1
+
+    def answer(self, body: bytes) -> bytes:
+        """The hook's answer to one payload, from the warm evaluator (reloaded if stale)."""
+        from forge_policy.hook import answer
+
+        with self.lock:
+            self.requests += 1
+            if self._sign() != self._signature:
+                self._load()
+            log = io.StringIO()
+            text = answer(
+                body,
+                environ=self.config.environ,
+                stderr=log,
+                evaluator=self.evaluator,
+                bypass=self.bypass,
+            )
+        for line in log.getvalue().splitlines():
+            sys.stderr.write(line + "\n")
+        return text.encode("utf-8")
+
+    def health(self) -> dict[str, Any]:
+        """What ``GET /health`` reports."""
+        catalog = self.evaluator.catalog if self.evaluator is not None else None
+        return {
+            "ok": catalog is not None,
+            "pid": os.getpid(),
+            "root": self.config.root,
+            "catalog": self.config.catalog_dir or "built-in",
+            "behaviors": len(catalog) if catalog is not None else 0,
+            "catalog_error": self.error or None,
+            "reloads": self.reloads,
+            "requests": self.requests,
+        }
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One connection: keep-alive HTTP/1.1, every answer with a ``Content-Length``."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "forge-policy"
+    timeout = IDLE_TIMEOUT
+    # headers and body go out as two writes: without TCP_NODELAY the second waits for the
+    # client's delayed ACK (~40 ms on Linux)
+    disable_nagle_algorithm = True
+    server: Server
+
+    def version_string(self) -> str:
+        """The ``Server`` header."""
+        return self.server_version
+
+    def do_POST(self) -> None:
+        """POST /hook."""
+        self._serve("POST")
+
+    def do_GET(self) -> None:
+        """GET /health."""
+        self._serve("GET")
+
+    def __getattr__(self, name: str) -> Callable[[], None]:
+        if name.startswith("do_"):  # any other method: 405 (or 401/404 first)
+            return lambda: self._serve(name[3:])
+        raise AttributeError(name)
+
+    def _serve(self, method: str) -> None:
+        app = self.server.app
+        path = self.path.split("?", 1)[0]
+        if not app.authorized(self.headers.get("Authorization")):
+            self._error(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
+            return
+        if path not in (HOOK_PATH, HEALTH_PATH):
+            self._error(404, f"no such path {path!r}: POST {HOOK_PATH} or GET {HEALTH_PATH}")
+            return
+        allowed = "POST" if path == HOOK_PATH else "GET"
+        if method != allowed:
+            self._error(405, f"{path} takes {allowed}", {"Allow": allowed})
+            return
+        if path == HEALTH_PATH:
+            self._send(200, json.dumps(app.health()).encode())
+            return
+        length = self.headers.get("Content-Length")
+        if length is None or self.headers.get("Transfer-Encoding"):
+            self._error(411, "a Content-Length is required")
+            return
+        if not length.strip().isdigit():
+            self._error(400, "bad Content-Length")
+            return
+        if int(length) > app.max_body:
+            self._error(413, f"body over {app.max_body} bytes")
+            return
+        body = self.rfile.read(int(length))
+        with self.server.counting():
+            answer = app.answer(body)
+        self._send(200, answer)
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        """An error answer; the connection is closed since a body may be left unread."""
+        self.close_connection = True
+        self._send(
+            status,
+            json.dumps({"error": message}).encode(),
+            {**(headers or {}), "Connection": "close"},
+        )
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Request log on stderr, only with ``--verbose``."""
+        if self.server.verbose:
+            sys.stderr.write(f"forge-policy serve: {self.address_string()} {format % args}\n")
+
+
+class Server(ThreadingHTTPServer):
+    """A threading HTTP server bound to loopback, holding the :class:`App`."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, port: int, app: App, *, verbose: bool = False) -> None:
+        self.app = app
+        self.verbose = verbose
+        self._busy = 0
+        self._busy_lock = threading.Lock()
+        super().__init__((DEFAULT_HOST, port), Handler)
+
+    def counting(self) -> _Busy:
+        """A context counting a request in flight (so shutdown can wait for it)."""
+        return _Busy(self)
+
+    def drain(self, timeout: float = DRAIN_SECONDS) -> None:
+        """Wait up to ``timeout`` seconds for the requests in flight to finish."""
+        deadline = time.monotonic() + timeout
+        while self._busy and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+class _Busy:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    def __enter__(self) -> None:
+        with self.server._busy_lock:
+            self.server._busy += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self.server._busy_lock:
+            self.server._busy -= 1
+
+
+def serve_forever(
+    config: Config,
+    *,
+    port: int | None = None,
+    max_body: int = MAX_BODY,
+    verbose: bool = False,
+    err: TextIO | None = None,
+) -> int:
+    """Run the server until SIGTERM or SIGINT; return 0 after a clean shutdown.
+
+    ``port`` defaults to the one ``init --serve`` recorded, else :data:`DEFAULT_PORT`; 0 picks a
+    free port. The first line on ``err`` says where it listens (tests wait for it).
+    """
+    from forge_policy.admin import Refused
+
+    err = err if err is not None else sys.stderr
+    token = read_token(config.root)
+    if token is None:
+        raise Refused(f"no serve token at {token_path(config.root)}: run forge-policy init --serve")
+    if port is None:
+        recorded = (read_serve_config(config.root) or {}).get("port")
+        port = recorded if isinstance(recorded, int) else DEFAULT_PORT
+    app = App(config, token, max_body=max_body)
+    try:
+        server = Server(port, app, verbose=verbose)
+    except OSError as exc:
+        raise Refused(f"cannot listen on {DEFAULT_HOST}:{port}: {exc.strerror or exc}") from None
+
+    def stop(signum: int, frame: object) -> None:
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    bound = server.server_port
+    state = f"catalog {app.health()['catalog']}" + (f"; {app.error}" if app.error else "")
+    err.write(
+        f"forge-policy serve: listening on http://{DEFAULT_HOST}:{bound}{HOOK_PATH} "
+        f"(pid {os.getpid()}, {state})\n"
+    )
+    err.flush()
+    try:
+        server.serve_forever(poll_interval=0.2)
+        server.drain()
+    finally:
+        server.server_close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    err.write(f"forge-policy serve: stopped after {app.requests} requests\n")
+    err.flush()
+    return 0

@@ -1,0 +1,185 @@
+"""``forge-policy init``: folders, .gitignore and a lossless, idempotent settings.json merge."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import forge_policy as fp
+from forge_policy.install import is_ours
+from tests.cli_support import FORGE, Project
+
+EVENTS = ["PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop"]
+THEIRS: dict[str, Any] = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test)"], "deny": []},
+    "hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}],
+            }
+        ],
+        "Notification": [{"matcher": "", "hooks": [{"type": "command", "command": "bell"}]}],
+    },
+    "env": {"A": "1"},
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(tmp_path)
+
+
+def _settings(project: Project) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((project.path / ".claude" / "settings.json").read_text())
+    return data
+
+
+def _ours(settings: dict[str, Any], event: str) -> list[tuple[str | None, dict[str, Any]]]:
+    return [
+        (group.get("matcher"), handler)
+        for group in settings["hooks"].get(event, [])
+        for handler in group["hooks"]
+        if is_ours(handler)
+    ]
+
+
+def test_init_sets_up_a_fresh_project(project: Project) -> None:
+    out = project.run("init").stdout
+    assert "created   .forge/runtime" in out and "created   .forge/audit" in out
+    assert "updated   .gitignore: ignores .forge/runtime/" in out
+    assert (project.root / "runtime").is_dir() and (project.root / "audit").is_dir()
+    assert not (project.root / "behaviors").exists()  # the built-in catalog is used as is
+    assert ".forge/runtime/\n" in (project.path / ".gitignore").read_text()
+    settings = _settings(project)
+    assert list(settings["hooks"]) == EVENTS
+    for event in EVENTS:
+        [(matcher, handler)] = _ours(settings, event)
+        assert matcher == ("*" if event in EVENTS[:3] else None)
+        assert handler == {"type": "command", "command": f"{FORGE} hook", "timeout": 30}
+    assert os.path.isabs(FORGE) and FORGE.parent == Path(sys.executable).parent
+
+
+def test_init_merges_into_existing_settings_and_is_idempotent(project: Project) -> None:
+    settings_path = project.path / ".claude" / "settings.json"
+    settings_path.parent.mkdir()
+    settings_path.write_text(json.dumps(THEIRS, indent=4))
+    (project.path / ".gitignore").write_text("node_modules/\n*.log")
+    project.run("init")
+    merged = _settings(project)
+    assert list(merged) == list(THEIRS)
+    assert {k: v for k, v in merged.items() if k != "hooks"} == {
+        k: v for k, v in THEIRS.items() if k != "hooks"
+    }
+    assert list(merged["hooks"])[:3] == ["Stop", "PreToolUse", "Notification"]
+    assert merged["hooks"]["Notification"] == THEIRS["hooks"]["Notification"]
+    assert merged["hooks"]["PreToolUse"][0] == THEIRS["hooks"]["PreToolUse"][0]
+    assert merged["hooks"]["Stop"][0] == THEIRS["hooks"]["Stop"][0]
+    assert all(len(_ours(merged, event)) == 1 for event in EVENTS)
+    assert settings_path.read_text().startswith('{\n    "model"')  # the file's own indent
+    assert (project.path / ".gitignore").read_text() == (
+        "node_modules/\n*.log\n# forge-policy: per-machine session state\n.forge/runtime/\n"
+    )
+    before = {p: p.read_bytes() for p in (settings_path, project.path / ".gitignore")}
+    second = project.run("init").stdout
+    assert second.endswith("nothing to do: the project was already set up\n")
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_init_updates_its_own_hook_in_place(project: Project) -> None:
+    settings_path = project.path / ".claude" / "settings.json"
+    settings_path.parent.mkdir()
+    stale = {"type": "command", "command": "/old/venv/bin/forge-policy hook", "timeout": 99}
+    settings_path.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "PreToolUse": [
+                        {"matcher": "Bash|Write", "hooks": [stale, {"command": "x"}]},
+                        {"matcher": "*", "hooks": [dict(stale)]},
+                    ]
+                }
+            }
+        )
+    )
+    project.run("init")
+    groups = _settings(project)["hooks"]["PreToolUse"]
+    assert groups == [
+        {
+            "matcher": "Bash|Write",
+            "hooks": [
+                {"type": "command", "command": f"{FORGE} hook", "timeout": 99},
+                {"command": "x"},
+            ],
+        }
+    ]
+
+
+def test_init_refuses_invalid_settings(project: Project) -> None:
+    settings_path = project.path / ".claude" / "settings.json"
+    settings_path.parent.mkdir()
+    settings_path.write_text('{\n  "hooks": {,\n}\n')
+    result = project.run("init", check=1)
+    assert result.stderr == (
+        "forge-policy: .claude/settings.json:2:13: not valid JSON (Expecting property name "
+        "enclosed in double quotes); fix it first, nothing was changed\n"
+    )
+    assert settings_path.read_text() == '{\n  "hooks": {,\n}\n'
+    settings_path.write_text('{"hooks": {"PreToolUse": {}}}')
+    assert "expected an object of event lists" in project.run("init", check=1).stderr
+
+
+def test_init_serve_forms(project: Project) -> None:
+    out = project.run("init", "--serve", "--port", "8123").stdout
+    token = project.root / "runtime" / "serve.token"
+    assert stat.S_IMODE(token.stat().st_mode) == 0o600 and len(token.read_text().strip()) >= 40
+    assert json.loads((project.root / "runtime" / "serve.json").read_text()) == {
+        "host": "127.0.0.1",
+        "port": 8123,
+        "mode": "via-serve",
+    }
+    assert "evaluate in-process when it does not answer" in out
+    for event in EVENTS:
+        [(_, handler)] = _ours(_settings(project), event)
+        assert handler["command"] == f"{FORGE} hook --via-serve"
+    secret = token.read_text()
+
+    result = project.run("init", "--serve", "--http-only", "--port", "8123")
+    assert "WARNING: http hooks fail OPEN" in result.stderr
+    assert f'export FORGE_SERVE_TOKEN="$(cat {token})"' in result.stderr
+    settings = _settings(project)
+    for event in EVENTS:
+        [(_, handler)] = _ours(settings, event)
+        if event == "SessionStart":  # Claude Code runs no http hooks there
+            assert handler["type"] == "command"
+        else:
+            assert handler == {
+                "type": "http",
+                "url": "http://127.0.0.1:8123/hook",
+                "headers": {"Authorization": "Bearer $FORGE_SERVE_TOKEN"},
+                "allowedEnvVars": ["FORGE_SERVE_TOKEN"],
+                "timeout": 30,
+            }
+    assert token.read_text() == secret  # the token survives re-runs
+
+    out = project.run("init").stdout
+    assert "removed   .forge/runtime/serve.json: serve mode is off" in out
+    for event in EVENTS:
+        [(_, handler)] = _ours(_settings(project), event)
+        assert handler == {"type": "command", "command": f"{FORGE} hook", "timeout": 30}
+    assert project.json("status")["serve"]["configured"] is False
+
+
+def test_init_copy_catalog(project: Project) -> None:
+    project.run("init", "--copy-catalog")
+    assert (project.root / "behaviors" / "search-first" / "behavior.yaml").is_file()
+    count = len(fp.builtin_catalog())
+    assert project.run("validate").stdout.startswith(f"ok: {project.root / 'behaviors'}: {count} ")
