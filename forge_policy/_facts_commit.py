@@ -41,7 +41,14 @@ def provide_commit_message(event: Event) -> str:
     """``facts.commit_message``: every ``git commit`` message in the command(s), blank-line joined.
 
     ``""`` when the command runs no ``git commit`` or gives no message (the editor would open).
+    For the git-side events (``commit-msg`` …) it is the event's ``commit_message``: the text
+    ``forge-policy git commit-msg FILE`` read from the message file.
     """
+    from forge_policy._facts_git import GIT_HOOK_EVENTS
+
+    if event.event_name in GIT_HOOK_EVENTS:
+        message = event.payload.get("commit_message")
+        return message if isinstance(message, str) else ""
     cwd = event_cwd(event)
     messages = [m for command in event_commands(event) for m in commit_messages(command, cwd)]
     return "\n\n".join(messages)

@@ -8,8 +8,8 @@ time and the settings: it mutates only the copy it is given and returns what hap
 
 from __future__ import annotations
 
-import hashlib
 import time
+from collections.abc import Mapping
 
 from forge_policy.catalog.behavior import render
 from forge_policy.errors import AuditError, StoreError
@@ -20,13 +20,13 @@ from forge_policy.model import (
     Event,
     Violation,
     call_hash,
+    sha256_hex,
 )
-from forge_policy.redact import summarize
 from forge_policy.state import SessionState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
     from forge_policy.audit.base import AuditSink
@@ -123,9 +123,10 @@ def _override_record(
     transaction that runs twice can never mint two overrides for one block."""
     from forge_policy._time import iso
     from forge_policy.audit.verify import clean
+    from forge_policy.redact import summarize
 
     seed = f"{event.session_id}|{behavior_id}|{mechanism}|{basis}|{counter}"
-    override_id = hashlib.sha256(seed.encode("utf-8")).hexdigest()[:32]
+    override_id = sha256_hex(seed.encode("utf-8"))[:32]
     record = {
         "kind": "override",
         "override_id": override_id,
@@ -149,17 +150,23 @@ def _message(
     event: Event,
     settings: Settings,
     session_id: str,
+    facts: Callable[[str], object] | None = None,
+    totals: Mapping[str, Any] | None = None,
 ) -> str:
     threshold = next_threshold(counter, behavior.escalation)
-    values = {
-        "behavior_id": behavior.id,
-        "behavior_name": behavior.name,
-        "counter": counter,
-        "tool_name": event.tool_name,
-        "level": level.label,
-        "threshold": "max" if threshold is None else threshold,
-        "hint": behavior.hint,
-    }
+    values = TemplateValues(
+        {
+            "behavior_id": behavior.id,
+            "behavior_name": behavior.name,
+            "counter": counter,
+            "tool_name": event.tool_name,
+            "level": level.label,
+            "threshold": "max" if threshold is None else threshold,
+            "hint": behavior.hint,
+        },
+        facts,
+        totals,
+    )
     t = behavior.templates
     if level <= Level.NUDGE:
         text = " ".join(render(t["nudge_template"], values).split())
@@ -191,6 +198,63 @@ def _message(
                 f'--session {session_id} --reason "..."'
             )
     return "\n".join(lines)
+
+
+class TemplateValues(Mapping[str, object]):
+    """Template variables: the fixed ones, plus ``{facts.NAME}`` and ``{session.totals.NAME}``
+    computed when a template names them (numbers with thousands separators, lists joined by
+    commas), so a message can say what the rule measured.
+
+    >>> values = TemplateValues({"counter": 2}, lambda name: [".env", ".npmrc"], {"t": 151000})
+    >>> render("{counter}: {facts.files}; {session.totals.t}; {facts}", values)
+    '2: .env, .npmrc; 151,000; {facts}'
+    """
+
+    __slots__ = ("_base", "_facts", "_totals")
+
+    def __init__(
+        self,
+        base: dict[str, object],
+        facts: Callable[[str], object] | None,
+        totals: Mapping[str, Any] | None,
+    ) -> None:
+        self._base = base
+        self._facts = facts
+        self._totals = totals
+
+    def __getitem__(self, name: str) -> object:
+        if name in self._base:
+            return self._base[name]
+        if name.startswith("facts.") and len(name) > 6 and self._facts is not None:
+            return _shown(self._facts(name[6:]))
+        if name.startswith("session.totals.") and len(name) > 15 and self._totals is not None:
+            return _shown(self._totals.get(name[15:], 0))
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            self[str(name)]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._base)
+
+    def __len__(self) -> int:
+        return len(self._base)
+
+
+def _shown(value: object) -> str:
+    """A fact or total as message text."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+    if isinstance(value, list | tuple):
+        items = [str(item) for item in value[:10]]
+        return ", ".join(items + (["…"] if len(value) > 10 else []))
+    return "" if value is None else str(value)
 
 
 def _fire(
@@ -225,6 +289,9 @@ def _fire(
                 if amount is not None:
                     totals[trigger.total] = (as_number(totals.get(trigger.total)) or 0) + amount
                 effect = f"added {amount or 0:g} to {trigger.total}"
+            elif action == "reset_total":
+                totals.pop(trigger.total, None)
+                effect = f"reset {trigger.total}"
             elif action == "check_flag":
                 if flags.get(trigger.flag):
                     if trigger.on_present == "consume":
@@ -278,6 +345,7 @@ def decide(
     trace: list[dict[str, Any]] | None = [] if explain else None
     identity = event_identity(event)
     behaviors_before = set(state.behavior_ids())
+    session_off = state.disabled  # `forge-policy off ID --session SID`
 
     def grant_override(
         bstate: BehaviorState,
@@ -286,9 +354,11 @@ def decide(
         mechanism: str,
         reason: str,
         basis: str,
+        released: tuple[str, ...],
         undo: Callable[[], None] | None = None,
     ) -> Callable[[], None]:
         record = _override_record(event, behavior_id, counter, mechanism, reason, now, basis)
+        record["released"] = list(released)  # what it consumed, for reconciliation
         entry = {k: v for k, v in record.items() if k != "kind"}
         bstate.overrides.append(entry)
         audit.append(record)
@@ -316,10 +386,16 @@ def decide(
                 bstate.pending_block = None
                 counter = int(pending.get("counter", 0))
                 basis = repr(pending.get("at"))
-                grant_override(bstate, behavior_id, counter, "user", "approved by user", basis)
+                grant_override(
+                    bstate, behavior_id, counter, "user", "approved by user", basis, ("pending",)
+                )
 
     for behavior in catalog.behaviors:
         if not behavior.enabled or event.event_name not in behavior.events:
+            continue
+        if behavior.id in session_off:
+            if trace is not None:
+                trace.append({"behavior_id": behavior.id, "skipped": "off for this session"})
             continue
         if not behavior.applies_to(event, settings.profile):
             if trace is not None:
@@ -362,6 +438,7 @@ def decide(
                     mechanism,
                     reason,
                     repr(pending.get("at")),
+                    ("pending", "grant") if grant is not None else ("pending",),
                     restore,
                 )
             )
@@ -379,6 +456,8 @@ def decide(
         level = escalate(
             bstate.effective_level, counter, behavior.default_level, behavior.escalation
         )
+        if behavior.level_cap is not None and level > behavior.level_cap:
+            level = behavior.level_cap  # relaxed: never above the cap, whatever came before
         shadow = behavior.mode == "shadow"
         grant = _live_grant(bstate, now, window)
         if level is Level.SOFT_BLOCK and not shadow and grant is not None:
@@ -414,14 +493,23 @@ def decide(
             basis = str(grant.get("grant_id") or repr(grant.get("at")))
             tentative.append(
                 grant_override(
-                    bstate, behavior.id, counter_before, "explicit", reason, basis, unspend
+                    bstate,
+                    behavior.id,
+                    counter_before,
+                    "explicit",
+                    reason,
+                    basis,
+                    ("grant",),
+                    unspend,
                 )
             )
             continue
         bstate.counter = counter
         bstate.effective_level = level
         bstate.record_violation(now, event.tool_name)
-        message = _message(behavior, level, counter, event, settings, event.session_id)
+        message = _message(
+            behavior, level, counter, event, settings, event.session_id, facts, state.totals
+        )
         violation = Violation(
             behavior.id,
             behavior.name,
@@ -443,7 +531,7 @@ def decide(
             bstate.record_block()
             audit.append(_decision_record(event, violation, now, identity, behavior.override))
             reason = "permission_mode bypassPermissions"
-            grant_override(bstate, behavior.id, counter, "user", reason, repr(now))
+            grant_override(bstate, behavior.id, counter, "user", reason, repr(now), ())
             shown.append(
                 f"{message}\n(Allowed without asking: permission_mode is bypassPermissions.)"
             )
@@ -512,6 +600,7 @@ def _decision_record(
 ) -> dict[str, Any]:
     """A block or violation record; carries what a lost pending block needs to be restored."""
     from forge_policy._time import iso
+    from forge_policy.redact import summarize
 
     kind = "block" if violation.level.blocks and not violation.shadow else "violation"
     record: dict[str, Any] = {
@@ -744,7 +833,7 @@ class Evaluator:
                 level = bstate.effective_level if bstate else None
                 threshold = next_threshold(counter, behavior.escalation)
                 behaviors[behavior.id] = {
-                    "enabled": behavior.enabled,
+                    "enabled": behavior.enabled and behavior.id not in state.disabled,
                     "counter": counter,
                     "level": level.label if level is not None else None,
                     "next_threshold": threshold,

@@ -273,22 +273,28 @@ class FactRegistry(Mapping[str, "BudgetedProvider"]):
 def builtin_facts() -> dict[str, FactProvider]:
     """The built-in providers, each budgeted, by name (without the ``facts.`` prefix).
 
-    ================  ====  ===================================================================
-    fact              type  value
-    ================  ====  ===================================================================
-    paths             list  existing files the call names (tool_input strings, reader operands)
-    path_basenames    list  their basenames, plus those of declared operands that do not exist
-    sensitive_file    str   AgentShield name class: private_key, git_config, npmrc, env_file, …
-    file_bytes        int   total size of the distinct files
-    estimated_tokens  int   the token advisor's estimate (bytes/4 for code, bytes/6*1.3 else)
-    secret_in_files   str   first secret pattern id in a file under 1 MiB, e.g. openai_key
-    commit_message    str   the messages of the ``git commit`` commands, blank-line joined
-    staged_files      list  paths staged for that commit (git hooks, ``git commit`` calls)
-    ================  ====  ===================================================================
+    ======================  ====  ===============================================================
+    fact                    type  value
+    ======================  ====  ===============================================================
+    paths                   list  existing files the call names (tool_input strings, readers)
+    path_basenames          list  their basenames, plus declared operands that do not exist
+    sensitive_file          str   AgentShield class: private_key, git_config, npmrc, env_file …
+    file_bytes              int   total size of the distinct files
+    estimated_tokens        int   token advisor's estimate (bytes/4 code, bytes/6*1.3 else)
+    secret_in_files         str   first secret pattern id in a file under 1 MiB, e.g. openai_key
+    commit_message          str   the messages of the ``git commit`` commands, blank-line joined
+    staged_files            list  paths staged for that commit (git hooks, ``git commit`` calls)
+    commands                list  the call's shell commands as sent (``command``, ``commands``)
+    shell_commands          list  each simple command they run: quotes removed, wrappers stripped
+    unignored_secret_files  list  root ``.env*``/``.npmrc`` not git-ignored; ``.git/config``
+                                  with credentials in a remote URL (SessionStart)
+    tdd_untested_files      list  staged production files with no test or tasks.md (strict TDD)
+    ======================  ====  ===============================================================
 
     >>> sorted(builtin_facts())  # doctest: +NORMALIZE_WHITESPACE
-    ['commit_message', 'estimated_tokens', 'file_bytes', 'path_basenames', 'paths',
-     'secret_in_files', 'sensitive_file', 'staged_files']
+    ['commands', 'commit_message', 'estimated_tokens', 'file_bytes', 'path_basenames', 'paths',
+     'secret_in_files', 'sensitive_file', 'shell_commands', 'staged_files',
+     'tdd_untested_files', 'unignored_secret_files']
     """
     return dict(FactRegistry.with_builtins().items())
 
@@ -329,6 +335,10 @@ _BUILTINS: dict[str, tuple[str, str, float]] = {
     "secret_in_files": ("_facts_files", "provide_secret_in_files", 750.0),
     "commit_message": ("_facts_commit", "provide_commit_message", 500.0),
     "staged_files": ("_facts_git", "provide_staged_files", 2500.0),
+    "commands": ("_facts_commands", "provide_commands", 250.0),
+    "shell_commands": ("_facts_commands", "provide_shell_commands", 250.0),
+    "unignored_secret_files": ("_facts_project", "provide_unignored_secret_files", 500.0),
+    "tdd_untested_files": ("_facts_project", "provide_tdd_untested_files", 2500.0),
 }
 
 

@@ -33,6 +33,10 @@ from forge_policy.facts import (
 from forge_policy.model import Event
 
 BUILTIN_NAMES = {
+    "commands",
+    "shell_commands",
+    "unignored_secret_files",
+    "tdd_untested_files",
     "paths",
     "path_basenames",
     "sensitive_file",

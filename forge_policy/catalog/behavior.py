@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from forge_policy.dsl import Scope
     from forge_policy.model import Event
 
-#: Claude Code event names (CLI 2.1.332); other harnesses' adapters translate to these.
+#: Claude Code event names (CLI 2.1.332), plus the git-side events ``commit-msg`` and
+#: ``pre-commit`` (git's own hook names, emitted by ``forge-policy git …``; see
+#: :mod:`forge_policy.git_hooks`). Other harnesses' adapters translate to these.
 EVENTS: frozenset[str] = frozenset(
     [
         "PreToolUse",
@@ -55,6 +57,8 @@ EVENTS: frozenset[str] = frozenset(
         "DirectoryAdded",
         "MessageDisplay",
         "PreSkillShellCommand",
+        "commit-msg",
+        "pre-commit",
     ]
 )
 
@@ -79,7 +83,7 @@ MATCHER_SUBJECT: dict[str, str] = {
     "ElicitationResult": "mcp_server_name",
 }
 
-ACTIONS = ("evaluate", "set_flag", "check_flag", "accumulate")
+ACTIONS = ("evaluate", "set_flag", "check_flag", "accumulate", "reset_total")
 CATEGORIES = ("core", "opinionated", "experimental")
 PROFILES = ("minimal", "standard", "strict")
 DEFAULT_PROFILE = "standard"
@@ -222,6 +226,7 @@ class Behavior:
         "events",
         "hint",
         "id",
+        "level_cap",
         "mode",
         "name",
         "override",
@@ -252,6 +257,10 @@ class Behavior:
         self.override: str = spec.get("override", "agent")
         self.mode: str = spec.get("mode", "enforce")
         self.bypass: str = spec.get("bypass", "allowed")
+        # project tuning "relaxed" (catalog/tuning.py) caps the level even when an earlier
+        # escalation in the session went higher
+        cap = spec.get("level_cap")
+        self.level_cap: Level | None = Level.parse(cap) if cap else None
         self.hint: str = spec.get("hint", "")
         self.suggested_tool: str = spec.get("suggested_tool", "")
         self.suggested_action: str = spec.get("suggested_action", "")

@@ -408,8 +408,9 @@ def _validate_trigger(v: Validator, node: Node) -> dict[str, Any]:
         trigger["on_absent"] = v.choice(
             node, "on_absent", ("skip", "violate"), required=True, what="on_absent value"
         )
-    if action == "accumulate":
+    if action in ("accumulate", "reset_total"):
         trigger["total"] = v.text(node, "total", required=True)
+    if action == "accumulate":
         trigger["value"] = v.text(node, "value", required=True)
     return {k: val for k, val in trigger.items() if val is not None}
 

@@ -36,7 +36,7 @@ def regex_table() -> list[str]:
         text = "a" * n + "!"
         t2 = timed(lambda text=text: rx2.search(text))
         t1 = timed(lambda text=text: rx.search(text), repeat=1)
-        rows.append(f"| {n} a's + '!' | {t2 * 1e6:.1f} µs | {t1 * 1e3:.1f} ms | {t1 / t2:,.0f}× |")
+        rows.append(f"| {n} a's + '!' | {t2 * 1e6:.1f} µs | {t1 * 1e3:.1f} ms | {t1 / t2:,.0f}× |")  # noqa: RUF001
     big = "a" * 100_000 + "!"
     t2 = timed(lambda: rx2.search(big))
     rows.append(f"| 100,000 a's + '!' | {t2 * 1e6:.1f} µs | (not run: exponential) | |")
@@ -53,8 +53,9 @@ def throughput() -> list[str]:
     clock_now = [1_800_000_000.0]
     ev = fp.Evaluator(catalog, clock=lambda: clock_now[0])
     allow = fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "ls -la"})
-    violate = fp.Event("PreToolUse", "s2", tool_name="Bash",
-                       tool_input={"command": "git push --force origin main"})
+    violate = fp.Event(
+        "PreToolUse", "s2", tool_name="Bash", tool_input={"command": "git push --force origin main"}
+    )
     rows = ["| path | events/s (MemoryStore) | µs/event |", "|---|---|---|"]
     for name, event in (("allow", allow), ("hard_block", violate)):
         n = 20_000
@@ -67,8 +68,10 @@ def throughput() -> list[str]:
 
 
 def main() -> None:
-    print(f"Machine: {platform.machine()}, {platform.python_implementation()} "
-          f"{platform.python_version()}, {platform.system()}\n")
+    print(
+        f"Machine: {platform.machine()}, {platform.python_implementation()} "
+        f"{platform.python_version()}, {platform.system()}\n"
+    )
     print("\n".join(regex_table()))
     print()
     print("\n".join(throughput()))
