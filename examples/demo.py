@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections import Counter
 from pathlib import Path
 
 SESSION_FILE = Path(__file__).with_name("demo_session.jsonl")
@@ -101,27 +100,15 @@ def replay(project: Path, env: dict[str, str]) -> str:
     return session
 
 
-def summarize(env: dict[str, str], session: str) -> None:
-    from forge_policy.config import Config
-
-    evaluator = Config.from_env(env).build_evaluator()
-    print(f"\nSession {session}:")
-    for behavior_id, row in evaluator.status(session)["behaviors"].items():
-        if row["counter"] or row["overrides"]:
-            nxt = row["next_threshold"] or "max"
-            print(
-                f"  {behavior_id:<22} counter={row['counter']} level={row['level']} "
-                f"next={nxt} blocks={row['blocks']} overrides={row['overrides']}"
-            )
-    records = list(evaluator.audit.records())
-    kinds = Counter(str(r.get("kind")) for r in records)
-    print(f"\nAudit log ({len(records)} records): {dict(sorted(kinds.items()))}")
-    for record in records:
-        if record.get("kind") == "override":
-            print(
-                f"  override {record['behavior_id']} by {record['mechanism']}: "
-                f"{record['input_summary']}"
-            )
+def summarize(env: dict[str, str], session: str, cwd: Path) -> None:
+    """What a person runs next: ``forge-policy status`` and ``forge-policy audit``."""
+    command = hook_command()[:-1]
+    for args in (["status", "--session", session], ["audit"]):
+        print(f"\n$ forge-policy {' '.join(args)}")
+        done = subprocess.run(
+            [*command, *args], env=env, cwd=cwd, capture_output=True, text=True, check=False
+        )
+        print((done.stdout + done.stderr).rstrip())
 
 
 def main() -> None:
@@ -138,7 +125,7 @@ def main() -> None:
         )
         print(f"forge_policy demo: {SESSION_FILE.name} through `forge-policy hook`\n")
         session = replay(project, env)
-        summarize(env, session)
+        summarize(env, session, project)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ if TYPE_CHECKING:
     from forge_policy.model import ConditionResult, Decision, Event, Violation
     from forge_policy.state import SessionState
     from forge_policy.stores.base import RuntimeStore
+    from forge_policy.stores.file import FileStore
     from forge_policy.stores.memory import MemoryStore
+    from forge_policy.stores.sqlite import SQLiteStore
 
 __version__ = "0.1.0"
 
@@ -58,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "Event": "forge_policy.model",
     "EventError": "forge_policy.errors",
     "FactRegistry": "forge_policy.facts",
+    "FileStore": "forge_policy.stores.file",
     "FactTimeout": "forge_policy.facts",
     "ForgePolicyError": "forge_policy.errors",
     "Issue": "forge_policy.errors",
@@ -68,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryStore": "forge_policy.stores.memory",
     "RuntimeStore": "forge_policy.stores.base",
     "SQLiteAuditSink": "forge_policy.audit.sqlite",
+    "SQLiteStore": "forge_policy.stores.sqlite",
     "SessionState": "forge_policy.state",
     "StoreError": "forge_policy.errors",
     "Trigger": "forge_policy.catalog.behavior",
@@ -92,6 +96,7 @@ __all__ = [
     "EventError",
     "FactRegistry",
     "FactTimeout",
+    "FileStore",
     "ForgePolicyError",
     "Issue",
     "JsonlAuditSink",
@@ -101,6 +106,7 @@ __all__ = [
     "MemoryStore",
     "RuntimeStore",
     "SQLiteAuditSink",
+    "SQLiteStore",
     "SessionState",
     "StoreError",
     "Trigger",

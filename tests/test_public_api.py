@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import forge_policy as fp
 
@@ -20,6 +21,7 @@ EXPECTED = {
     "Event",
     "EventError",
     "FactRegistry",
+    "FileStore",
     "FactTimeout",
     "ForgePolicyError",
     "Issue",
@@ -30,6 +32,7 @@ EXPECTED = {
     "MemoryStore",
     "RuntimeStore",
     "SQLiteAuditSink",
+    "SQLiteStore",
     "SessionState",
     "StoreError",
     "Trigger",
@@ -50,9 +53,21 @@ def test_every_exported_name_resolves() -> None:
         assert getattr(fp, name) is not None, name
 
 
-def test_memory_backends_satisfy_the_protocols() -> None:
-    assert isinstance(fp.MemoryStore(), fp.RuntimeStore)
-    assert isinstance(fp.MemoryAuditSink(), fp.AuditSink)
+def test_backends_satisfy_the_protocols(tmp_path: Path) -> None:
+    stores = [
+        fp.MemoryStore(),
+        fp.FileStore(tmp_path / "state.json"),
+        fp.SQLiteStore(tmp_path / "state.db"),
+    ]
+    sinks = [
+        fp.MemoryAuditSink(),
+        fp.JsonlAuditSink(tmp_path / "audit.log"),
+        fp.SQLiteAuditSink(tmp_path / "audit.db"),
+    ]
+    assert all(isinstance(store, fp.RuntimeStore) for store in stores)
+    assert all(isinstance(sink, fp.AuditSink) for sink in sinks)
+    for backend in (*stores, *sinks):
+        backend.close()
 
 
 def test_errors_form_one_family() -> None:

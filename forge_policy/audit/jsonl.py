@@ -84,30 +84,29 @@ class JsonlAuditSink:
 
     @contextlib.contextmanager
     def _locked(self, create: bool = True) -> Iterator[int]:
-        """Hold the exclusive writer lock; yield the lock file's descriptor."""
-        import portalocker
+        """Hold the exclusive writer lock; yield the lock file's descriptor.
+
+        ``flock`` on POSIX (portalocker's own call there, without its ~50 ms import on every
+        hook process that writes a record); portalocker elsewhere.
+        """
+        from forge_policy.stores._filelock import try_lock, unlock
 
         fd = self._open(self.lock_path, os.O_RDWR | (os.O_CREAT if create else 0))
         try:
-            flags = portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
             deadline = time.monotonic() + self.lock_timeout
             delay = 0.0002
-            while True:
-                try:
-                    portalocker.lock(fd, flags)
-                    break
-                except portalocker.LockException as exc:
-                    if time.monotonic() >= deadline:
-                        raise AuditError(
-                            f"audit log lock not acquired within {self.lock_timeout:g} s: "
-                            f"{str(self.lock_path)!r}"
-                        ) from exc
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.01)
+            while not try_lock(fd):
+                if time.monotonic() >= deadline:
+                    raise AuditError(
+                        f"audit log lock not acquired within {self.lock_timeout:g} s: "
+                        f"{str(self.lock_path)!r}"
+                    )
+                time.sleep(delay)
+                delay = min(delay * 2, 0.01)
             try:
                 yield fd
             finally:
-                portalocker.unlock(fd)
+                unlock(fd)
         finally:
             os.close(fd)
 

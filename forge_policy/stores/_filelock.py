@@ -34,7 +34,8 @@ def os_error(path: str, doing: str, exc: OSError) -> StoreError:
     return StoreError(f"{path}: {doing}: {exc.strerror or exc}")
 
 
-def _try_lock(fd: int) -> bool:
+def try_lock(fd: int) -> bool:
+    """Take the exclusive lock on an open file without waiting; False when another holds it."""
     if os.name == "posix":
         import fcntl
 
@@ -81,7 +82,7 @@ class FileLock:
         try:
             deadline = time.monotonic() + self.timeout
             delay = 0.0005
-            while not _try_lock(fd):
+            while not try_lock(fd):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise LockTimeout(
@@ -105,13 +106,18 @@ class FileLock:
         try:
             # unlock before closing: a child forked meanwhile shares the open file description,
             # and closing only our descriptor would leave the lock held by that child
-            if os.name == "posix":
-                import fcntl
-
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            else:  # pragma: no cover
-                import portalocker
-
-                portalocker.unlock(fd)
+            unlock(fd)
         finally:
             os.close(fd)
+
+
+def unlock(fd: int) -> None:
+    """Release a lock taken with :func:`try_lock`."""
+    if os.name == "posix":
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    else:  # pragma: no cover
+        import portalocker
+
+        portalocker.unlock(fd)

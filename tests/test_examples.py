@@ -1,0 +1,58 @@
+"""The examples the README points at run and show what they promise."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def run(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        timeout=120,
+    )
+    return done.stdout
+
+
+def test_embed_example_escalates_and_overrides() -> None:
+    out = run(str(EXAMPLES / "embed.py"))
+    assert "Bash(git push --force origin main) -> HARD_BLOCK" in out
+    assert "Write(/repo/src/last.py) -> SOFT_BLOCK" in out
+    assert "override by retry (counter 5)" in out
+
+
+def test_demo_pipes_the_recorded_session_through_the_hook_and_the_cli() -> None:
+    out = run(str(EXAMPLES / "demo.py"))
+    assert "-> DENY (no override)" in out  # the force push
+    assert "-> ALLOW (override, audited)" in out  # the identical retry
+    assert "-> ASK THE USER" in out  # reading .env
+    assert "$ forge-policy status --session" in out
+    assert "search-first          on   5      soft_block" in out
+    assert "$ forge-policy audit" in out
+
+
+def test_standalone_hook_script(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FORGE_")}
+    env.update(FORGE_ROOT=str(tmp_path / ".forge"), CLAUDE_PROJECT_DIR=str(tmp_path))
+    payload = {
+        "session_id": "s",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "git push --force"},
+        "tool_use_id": "t1",
+        "cwd": str(tmp_path),
+    }
+    out = run(str(EXAMPLES / "claude_code_hook.py"), stdin=json.dumps(payload), env=env)
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    settings = json.loads((EXAMPLES / "claude-settings.json").read_text())
+    assert "PreToolUse" in settings["hooks"]
