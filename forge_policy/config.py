@@ -166,12 +166,11 @@ class Config:
         """Where the compiled catalog cache may live: ``<root>/runtime/``, else (root not
         writable) the user's cache folder; the file name is keyed by the catalog folder, so two
         installs (a venv and a pipx CLI) or two catalogs never overwrite each other's cache."""
-        import hashlib
-
         from forge_policy.catalog.cache import BUILTIN_DIR
+        from forge_policy.model import sha256_hex  # not hashlib: it loads OpenSSL
 
         catalog = os.path.abspath(self.catalog_dir or BUILTIN_DIR)
-        name = f"catalog-cache-{hashlib.sha256(catalog.encode('utf-8')).hexdigest()[:16]}.json"
+        name = f"catalog-cache-{sha256_hex(catalog.encode('utf-8'))[:16]}.json"
         xdg = self.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         return [
             os.path.join(self.root, "runtime", name),

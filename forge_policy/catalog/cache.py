@@ -34,7 +34,6 @@ and compiles the specs.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 
@@ -63,6 +62,8 @@ def _identity(st: os.stat_result) -> list[int]:
 
 
 def _sha256(path: str) -> str:
+    import hashlib  # only on a cache miss or a changed stat: hashlib loads OpenSSL
+
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 16), b""):
