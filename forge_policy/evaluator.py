@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 DEFAULT_TTL = 86400.0
 DEFAULT_WINDOW = 60.0
+#: Seconds allowed between a decision and its audit append (lock waits), when reconciling.
+RECONCILE_MARGIN = 30.0
 NUDGE_LIMIT = 120
 
 
@@ -696,7 +698,10 @@ class Evaluator:
                 # a crash between an earlier audit write and its state write must not let one
                 # block be overridden twice: bring the state up to the log, then decide again
                 reconciled = self._fresh_or_current(current, now)
-                if self._reconcile(reconciled, event.session_id):
+                # an override consumes a block or grant of the last window: only records of
+                # that period can be missing from the state (with a margin for append delays)
+                since = now - self.settings.override_window - RECONCILE_MARGIN
+                if self._reconcile(reconciled, event.session_id, since):
                     state = reconciled
                     outcome = decide(
                         self.catalog, event, state, now, self.settings, FactCache(event, self.facts)
@@ -729,11 +734,15 @@ class Evaluator:
             return self._stateless(event, now, exc)
         return outcome.decision
 
-    def _reconcile(self, state: SessionState, session_id: str) -> list[str]:
-        from forge_policy.audit.insights import session_records
+    def _reconcile(
+        self, state: SessionState, session_id: str, since: float | None = None
+    ) -> list[str]:
+        from forge_policy.audit.insights import recent_session_records, session_records
         from forge_policy.audit.reconcile import reconcile_session
 
-        return reconcile_session(state, session_records(self.audit, session_id))
+        if since is None:
+            return reconcile_session(state, session_records(self.audit, session_id))
+        return reconcile_session(state, recent_session_records(self.audit, session_id, since))
 
     def reconcile(self, session_id: str) -> list[str]:
         """Bring a session's state up to the audit log (SPEC §4 triple write); idempotent.

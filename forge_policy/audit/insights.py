@@ -56,6 +56,21 @@ def override_ids(sink: AuditSink) -> set[str]:
     }
 
 
+def recent_session_records(
+    sink: AuditSink, session_id: str, since: float
+) -> Iterator[dict[str, Any]]:
+    """The records of one session stamped at or after ``since`` (epoch seconds), oldest first;
+    uses the sink's ``records_since`` (a backward read of a JSONL log) when it has one.
+    """
+    query = getattr(sink, "records_since", None)
+    if not callable(query):
+        yield from session_records(sink, session_id)
+        return
+    for record in query(since):
+        if record.get("session_id") == session_id:
+            yield record
+
+
 def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]]:
     """The records of one session, oldest first; uses the sink's ``records_for_session``
     (an optional capability, indexed in SQLite) when it has one.
@@ -79,9 +94,19 @@ def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]
 class _Tally:
     """Counts of one behavior in one session."""
 
-    __slots__ = ("blocks", "counted", "mechanisms", "overrides", "run_max", "runs", "seen")
+    __slots__ = (
+        "blocks",
+        "counted",
+        "decisions",
+        "mechanisms",
+        "overrides",
+        "run_max",
+        "runs",
+        "seen",
+    )
 
     def __init__(self) -> None:
+        self.decisions: set[tuple[str, object, object]] = set()
         self.blocks = 0
         self.counted = 0  # violation and block records
         self.overrides: set[str] = set()
@@ -96,6 +121,7 @@ class _Tally:
         if value < self.seen:  # the session expired and its counters restarted
             self.runs += self.run_max
             self.run_max = 0
+            self.decisions.clear()
         self.seen = value
         self.run_max = max(self.run_max, value)
 
@@ -154,6 +180,14 @@ def summarize(
                 mechanism = str(record.get("mechanism") or "unknown")
                 tally.mechanisms[mechanism] = tally.mechanisms.get(mechanism, 0) + 1
         else:
+            # one decision per (counter, overridden): a block whose state write was lost in a
+            # crash is decided again at the same counter, and the state counts it once
+            counter = record.get("counter")
+            if isinstance(counter, int) and not isinstance(counter, bool):
+                seen = (kind, counter, record.get("overridden"))
+                if seen in tally.decisions:
+                    continue
+                tally.decisions.add(seen)
             tally.counted += 1
             tally.blocks += kind == "block"
 

@@ -189,6 +189,48 @@ class JsonlAuditSink:
             record.pop("prev", None)
             yield record
 
+    def records_since(self, since: float) -> list[dict[str, Any]]:
+        """The records stamped at or after ``since`` (epoch seconds), oldest first.
+
+        Reads the log backwards from its end and stops at the first record older than
+        ``since``, so the cost is proportional to the recent records, not the log's size.
+        Records are appended under a lock in decision order; callers leave a margin for the
+        seconds between a decision and its append.
+        """
+        from forge_policy._time import parse_iso
+
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                end = handle.tell()
+                found: list[dict[str, Any]] = []
+                buffer = b""
+                position = end
+                while position > 0:
+                    step = min(1 << 16, position)
+                    position -= step
+                    handle.seek(position)
+                    buffer = handle.read(step) + buffer
+                    lines = buffer.split(b"\n")
+                    buffer = lines[0] if position > 0 else b""
+                    complete = lines[1:] if position > 0 else lines
+                    for raw in reversed(complete):
+                        record = _parse(raw) if raw.strip() else None
+                        if record is None:
+                            continue  # a torn tail or a blank line
+                        stamp = parse_iso(record.get("timestamp"), default=-1.0)
+                        if 0 <= stamp < since:
+                            found.reverse()
+                            return found
+                        record.pop("prev", None)
+                        found.append(record)
+                found.reverse()
+                return found
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
+
     def verify(self) -> VerifyReport:
         """Check every line: JSON, ``seq`` continuity, the hash chain and the head anchor.
 

@@ -61,6 +61,10 @@ class LazyJsonlSink:
         """Check the log's hash chain (see :meth:`JsonlAuditSink.verify`)."""
         return self.sink().verify()
 
+    def records_since(self, since: float) -> list[dict[str, Any]]:
+        """The recent records (see :meth:`JsonlAuditSink.records_since`)."""
+        return self.sink().records_since(since)
+
     def records_for_session(self, session_id: str) -> Iterator[dict[str, Any]]:
         """The records of one session, oldest first."""
         for record in self.records():

@@ -81,3 +81,13 @@ def test_violations_never_below_recorded_count() -> None:
 def test_healthy_rate() -> None:
     records = [block(i) for i in range(5, 15)] + [override("o1")]
     assert summarize(records)["behaviors"]["search-first"]["band"] == "healthy"
+
+
+def test_a_counter_decided_twice_counts_once_but_a_new_run_counts_again() -> None:
+    # a crash lost the state write of the block at counter 2, so counter 2 was decided again
+    records = [block(1), block(2), block(2), override("o1", counter=2)]
+    entry = summarize(records)["behaviors"]["search-first"]
+    assert (entry["blocks"], entry["violations"], entry["overrides"]) == (2, 2, 1)
+    # after the session expired its counters restart: counter 1 is a new decision
+    restarted = [*records, block(1)]
+    assert summarize(restarted)["behaviors"]["search-first"]["blocks"] == 3

@@ -296,3 +296,24 @@ def test_append_after_truncation_records_the_missing_records(log: Path) -> None:
     assert [r["kind"] for r in records] == ["block"] * 3 + ["recovery", "block"]
     assert records[3]["head_seq"] == 5 and records[3]["log_seq"] == 3
     assert sink.verify().ok  # the chain is whole again; the recovery record keeps the evidence
+
+
+def test_records_since_reads_only_the_recent_tail(log: Path) -> None:
+    from forge_policy._time import iso
+
+    sink = JsonlAuditSink(log, fsync=False)
+    padding = "x" * 300  # several 64 KiB blocks, so the backward read crosses block edges
+    sink.append_many(
+        [
+            {"kind": "block", "timestamp": iso(1_000.0 + i), "i": i, "pad": padding}
+            for i in range(1_000)
+        ]
+    )
+    recent = sink.records_since(1_000.0 + 990)
+    assert [r["i"] for r in recent] == list(range(990, 1_000))
+    assert sink.records_since(0.0) == list(sink.records())
+    assert sink.records_since(5_000.0) == []
+    with open(log, "ab") as handle:  # a torn tail is skipped, not fatal
+        handle.write(b'{"kind": "blo')
+    assert [r["i"] for r in sink.records_since(1_000.0 + 998)] == [998, 999]
+    assert JsonlAuditSink(log.with_name("missing.log")).records_since(0.0) == []
