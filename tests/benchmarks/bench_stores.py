@@ -4,7 +4,17 @@ and the SIGKILL crash harness at scale. Not collected by pytest. Run everything:
     .venv/bin/python tests/benchmarks/bench_stores.py
 
 or one part: ``throughput``, ``scaling``, ``stress [--processes 16 --events 500]``,
-``crash [--trials 1000]``. Prints Markdown; paste it into RESULTS.md with the machine it ran on.
+``crash [--trials 1000]``, ``crash-overrides [--trials 1000]``. Prints Markdown; paste it into
+RESULTS.md with the machine it ran on.
+
+``crash-overrides`` is the stress form of ``tests/stores/test_crash_overrides.py`` (SPEC §4 triple
+write): per store, ``--trials`` writers producing overrides (a real Evaluator, a JsonlAuditSink)
+are SIGKILLed at random or targeted points on one root, and after every kill the audit log, the
+state and the insights are checked (``tests/stores/override_harness.py``). Command:
+
+    .venv/bin/python tests/benchmarks/bench_stores.py crash-overrides --trials 1000
+
+It exits 1 when any trial failed (the failures go to stderr).
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for stores.harness
 
-from stores import harness
+from stores import harness, override_harness
 
 import forge_policy as fp
 from forge_policy.state import SessionState
@@ -191,6 +201,52 @@ def crash(trials: int = 1000, seed: int = 0) -> list[str]:
     return rows
 
 
+def crash_overrides(trials: int = 1000, seed: int = 0) -> list[str]:
+    rows = [
+        "| store | trials | failures | kills by point (of which during a retry) "
+        "| torn tails seen by verify() "
+        "| overrides acknowledged | audited, unacknowledged, reconciled | of those, healed by "
+        "the next writer | blocks drift (insights - state), min..max | wall time |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    ctx = multiprocessing.get_context("fork")
+    for kind in ("file", "sqlite"):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            catalog = override_harness.prepare(kind, root)
+            rng = random.Random(f"{seed}-overrides-{kind}")
+            tracker = override_harness.Tracker()
+            start = time.perf_counter()
+            results = [
+                override_harness.run_trial(ctx, kind, root, catalog, rng, tracker)
+                for _ in range(trials)
+            ]
+            final = override_harness.finish(kind, root, catalog, tracker)
+            elapsed = time.perf_counter() - start
+            failures = [r for r in results if not r["ok"]]
+            for failure in failures[:5]:
+                print(f"FAILED {kind}: {failure}", file=sys.stderr)
+            if final:
+                print(f"FAILED {kind} (clean writer after the last kill): {final}", file=sys.stderr)
+                FAILED.append(kind)
+            if failures:
+                FAILED.append(kind)
+            points = ", ".join(
+                f"{k} {v} ({tracker.retry_kills[k]})" for k, v in sorted(tracker.kills.items())
+            )
+            rows.append(
+                f"| {kind} | {trials:,} | {len(failures)}{' + final' if final else ''} "
+                f"| {points} | {tracker.torn} | {len(tracker.acked):,} "
+                f"| {len(tracker.reconciled):,} | {tracker.healed:,} "
+                f"| {tracker.block_drift[0]}..{tracker.block_drift[1]} "
+                f"| {elapsed:.1f} s |"
+            )
+    return rows
+
+
+FAILED: list[str] = []
+
+
 def machine() -> str:
     return (
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, "
@@ -205,7 +261,7 @@ def main(argv: list[str] | None = None) -> None:
         "part",
         nargs="?",
         default="all",
-        choices=["all", "throughput", "scaling", "stress", "crash"],
+        choices=["all", "throughput", "scaling", "stress", "crash", "crash-overrides"],
     )
     parser.add_argument("--trials", type=int, default=1000, help="crash trials per store")
     parser.add_argument("--processes", type=int, default=16)
@@ -218,6 +274,7 @@ def main(argv: list[str] | None = None) -> None:
         "scaling": scaling,
         "stress": lambda: stress(args.processes, args.events),
         "crash": lambda: crash(args.trials, args.seed),
+        "crash-overrides": lambda: crash_overrides(args.trials, args.seed),
     }
     for name, run in parts.items():
         if args.part in ("all", name):
@@ -225,6 +282,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"### {name}\n")
             print("\n".join(run()))
             print(f"\n({time.perf_counter() - start:.1f} s)\n", flush=True)
+    if FAILED:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
