@@ -3,17 +3,15 @@
 Behaviors are generated as *normalised specs*, the plain-JSON form the loader produces and
 :class:`forge_policy.catalog.behavior.Behavior` compiles, over a deliberately small vocabulary
 (tools ``A B C``, flags ``f1 f2``, one tool-input field ``x``) so that random events hit random
-triggers often. :data:`MATCHERS` is the oracle for which tools a matcher selects.
+triggers often. :data:`MATCHERS` is the oracle for which tools a matcher selects. The catalogs
+and calls of the stateful machine are in :mod:`tests.machine_strategies`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 from hypothesis import strategies as st
 
 from forge_policy.levels import Level
-from forge_policy.model import Event
 
 TOOLS = ("A", "B", "C")
 FLAGS = ("f1", "f2")
@@ -46,6 +44,9 @@ MARKED_TEMPLATES = {
 }
 
 Steps = list[tuple[int, Level]]
+#: default levels of generated behaviors; Hypothesis favours the first: soft_block, the level
+#: overrides need
+DEFAULTS = (Level.SOFT_BLOCK, *Level)
 
 
 # --- escalation lists --------------------------------------------------------------------------
@@ -186,11 +187,12 @@ def behavior_specs(
     *,
     modes: tuple[str, ...] = ("enforce", "enforce", "enforce", "shadow"),
     overrides: tuple[str, ...] = ("agent",),
+    defaults: tuple[Level, ...] = DEFAULTS,
+    max_after: int = 6,
 ) -> dict[str, object]:
     """A random valid behavior, exactly as :func:`forge_policy.load_catalog` normalises it."""
-    # Hypothesis favours the first choice: soft_block, the level overrides need
-    default = draw(st.sampled_from([Level.SOFT_BLOCK, *Level]))
-    escalation = draw(valid_escalations(default))
+    default = draw(st.sampled_from(defaults))
+    escalation = draw(valid_escalations(default, max_after=max_after))
     return {
         "source": f"<generated {behavior_id}>",
         "id": behavior_id,
@@ -215,32 +217,6 @@ def behavior_specs(
             "profiles": draw(_subset(PROFILES)),
         },
     }
-
-
-@st.composite
-def catalogs(draw: st.DrawFn, min_size: int = 1, max_size: int = 4) -> list[dict[str, object]]:
-    """1-4 specs with unique ids, in a random (catalog) order that is not alphabetical. One of
-    them is enabled, unfiltered and starts with a plain ``evaluate`` trigger on tool calls, so
-    that no catalog is inert."""
-    size = draw(st.integers(min_size, max_size))
-    ids = draw(st.permutations(BEHAVIOR_IDS))[:size]
-    specs = [draw(behavior_specs(behavior_id)) for behavior_id in ids]
-    active = specs[draw(st.integers(0, size - 1))]
-    active["enabled"] = True
-    active["applies_to"] = {"tools": [], "agents": [], "profiles": []}
-    condition = st.builds(
-        lambda op, v: {"field": "x", "operator": op, "value": v},
-        st.sampled_from(["equals", "contains"]),
-        st.sampled_from(X_VALUES),
-    )
-    active["triggers"][0] = {
-        "event": TOOL_EVENT,
-        "matcher": draw(st.sampled_from(sorted(MATCHERS))),
-        "conditions": draw(st.lists(condition, max_size=1)),
-        "logic": "all",
-        "action": "evaluate",
-    }
-    return specs
 
 
 def spec_to_document(spec: dict[str, object]) -> dict[str, object]:
@@ -269,68 +245,3 @@ def spec_to_document(spec: dict[str, object]) -> dict[str, object]:
         "rendering": s["templates"],
         "applies_to": s["applies_to"],
     }
-
-
-# --- events ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Call:
-    """One event to send; ``tool_input`` keeps its key order (canonical hashing must not care)."""
-
-    event_name: str
-    session_id: str
-    tool_name: str = ""
-    tool_input: tuple[tuple[str, object], ...] = ()
-    prompt: str = ""
-    agent: str = ""
-    tool_use_id: str = ""
-
-    @property
-    def is_tool(self) -> bool:
-        return self.event_name == TOOL_EVENT
-
-    @property
-    def inputs(self) -> dict[str, object]:
-        return dict(self.tool_input)
-
-    def event(self) -> Event:
-        return Event(
-            self.event_name,
-            self.session_id,
-            tool_name=self.tool_name,
-            tool_input=self.inputs if self.is_tool else None,
-            prompt=self.prompt,
-            agent=self.agent,
-            tool_use_id=self.tool_use_id,
-        )
-
-    def again(self, tool_use_id: str, rotate: int) -> Call:
-        """The identical call with a new per-call id and the input keys in another order."""
-        items = self.tool_input
-        shift = rotate % len(items) if items else 0
-        return replace(self, tool_use_id=tool_use_id, tool_input=items[shift:] + items[:shift])
-
-
-@st.composite
-def calls(draw: st.DrawFn, event: str | None = None, tools: tuple[str, ...] = TOOLS) -> Call:
-    """A PreToolUse on one of ``tools`` with optional ``x``/``y``/``n`` inputs, or a
-    UserPromptSubmit; mostly in session s1."""
-    session_id = draw(st.sampled_from(["s1", "s1", "s2"]))
-    agent = draw(st.sampled_from(["", "", "sub"]))
-    if event is None:
-        # the simplest draw (Hypothesis likes repeating it) must be a tool call
-        event = PROMPT_EVENT if draw(st.integers(0, 4)) == 4 else TOOL_EVENT
-    if event == PROMPT_EVENT:
-        return Call(PROMPT_EVENT, session_id, prompt=draw(st.sampled_from(PROMPTS)), agent=agent)
-    values = {"x": st.sampled_from(X_VALUES), "y": st.integers(0, 1), "n": st.integers(0, 2)}
-    keys = draw(st.lists(st.sampled_from(sorted(values)), unique=True, max_size=3))
-    items = tuple((key, draw(values[key])) for key in keys)
-    return Call(
-        TOOL_EVENT,
-        session_id,
-        tool_name=draw(st.sampled_from(tools)),
-        tool_input=items,
-        agent=agent,
-        tool_use_id=f"toolu_{draw(st.integers(0, 9))}",
-    )

@@ -97,8 +97,9 @@ def test_a_lost_grant_spent_on_a_retry_does_not_pass_the_block_twice(
 ) -> None:
     """A retry of a pending block that spends a grant is recorded as an ``explicit`` override
     that consumed the pending block too (one block, one pass). Replayed after a lost state
-    write, it must clear both; clearing only the grant lets the stale pending block pass the
-    same call again as a second override, ``retry``, of the one block."""
+    write, it must clear both (its ``released`` says so): reconciliation once cleared only the
+    grant, and the stale pending block passed the same call again, a second override of one
+    block."""
     ev, store, sink = setup(tmp_path, clock)  # the fifth write soft-blocked: pending
     ev.override("s1", "search-first", reason="approved in chat")
     store.armed = True

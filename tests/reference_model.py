@@ -1,0 +1,263 @@
+"""A reference model of SPEC §3 (counting, escalation) and §4 (overrides), for the stateful tests.
+
+:class:`Model` is written from the spec (and the lead's decisions where the spec is silent) over
+the normalised behavior specs of :mod:`tests.strategies`, with the pure rules in
+:mod:`tests.reference_rules`; it shares no code with the evaluator. It models, per session:
+
+- expiry: a session expires when ``now - last access > TTL + TOUCH``. The engine records the
+  last access whenever it writes the state, and on the allow path (nothing changed) only when
+  the recorded one is ``TOUCH`` or more old (else it writes nothing at all), so a session expires
+  never early and at most ``TOUCH`` late (``SessionModel.seen`` is the real last access);
+- overrides granted during an event (the retry of a pending block, or an explicit grant spent on
+  a call that would soft-block) are tentative: if a later behavior blocks the call, they are all
+  withdrawn, and their pending blocks, grants, block counts and records are as if never spent;
+- a retry of a pending block spends a live grant of that behavior too (one block, one pass):
+  the override is then ``explicit`` with the grant's reason;
+- ``Evaluator.override`` is refused for a behavior that hard-blocks by default, never reaches
+  soft_block, or has reached hard_block in that session (see :meth:`Model.refusal`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from forge_policy.levels import Level
+from tests.reference_rules import applies, first_line, identity, resolve, run_triggers
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tests.machine_strategies import Call
+
+T0 = 1_700_000_000.0
+WINDOW = 60.0
+TTL = 86400.0
+#: the engine's touch interval for this ttl: the allow path refreshes the last access this often
+TOUCH = min(300.0, TTL / 100)
+NUDGE, WARNING, SOFT, HARD = Level.NUDGE, Level.WARNING, Level.SOFT_BLOCK, Level.HARD_BLOCK
+#: Model.refusal() -> what the engine's ValueError says
+REFUSALS = {
+    "hard_block by default": "is a hard_block behavior: it has no override",
+    "never blocks": "never blocks",
+    "hard_block reached": "has reached hard_block in session",
+}
+
+
+@dataclass
+class BehaviorModel:
+    counter: int = 0
+    level: Level | None = None
+    history: list[Level] = field(default_factory=list)  # the level of each counted violation
+    pending: tuple[tuple[str, ...], float] | None = None  # (call identity, blocked at)
+    grant: tuple[float, str] | None = None  # (granted at, reason)
+    overrides: list[str] = field(default_factory=list)  # mechanisms
+    blocks: int = 0
+
+    def live_grant(self, now: float) -> tuple[float, str] | None:
+        return self.grant if self.grant and 0 <= now - self.grant[0] <= WINDOW else None
+
+    def key(self) -> tuple:
+        return self.counter, self.level, self.pending, self.grant, (*self.overrides,), self.blocks
+
+
+@dataclass
+class SessionModel:
+    last_access: float  # as the engine records it (last_accessed_at)
+    seen: float  # the real last access: every event and every grant
+    flags: set[str] = field(default_factory=set)
+    totals: dict[str, float] = field(default_factory=dict)
+    behaviors: dict[str, BehaviorModel] = field(default_factory=dict)
+
+    def key(self) -> tuple:
+        """Equal exactly when the engine's state documents are equal (less the timestamps)."""
+        behaviors = {bid: b.key() for bid, b in self.behaviors.items()}
+        return sorted(self.flags), sorted(self.totals.items()), behaviors
+
+
+@dataclass
+class Expected:
+    """What the model says one event must produce."""
+
+    violations: list[tuple] = field(default_factory=list)
+    overrides: list[tuple[str, str, int, str]] = field(default_factory=list)
+    #: (kind, behavior, level or mechanism, counter, overridden or reason, released)
+    audit: list[tuple] = field(default_factory=list)
+    blocking: str | None = None
+    shown: list[str] = field(default_factory=list)  # nudges and warnings, in catalog order
+    first_lines: dict[str, str] = field(default_factory=dict)
+    levels: dict[str, Level] = field(default_factory=dict)
+    retried: list[str] = field(default_factory=list)  # passed on the retry of a pending block
+    #: how the tentative overrides withdrawn because a later behavior blocked were granted
+    withdrawn: list[str] = field(default_factory=list)
+    write: str = ""  # "", "changed" or "touched" (only last_accessed_at refreshed)
+    since_write: float | None = None  # seconds since the recorded last access, if alive
+
+
+class Model:
+    """SPEC §3 and §4 over the normalised specs, one :class:`SessionModel` per stored session."""
+
+    def __init__(self, specs: list[dict], profile: str) -> None:
+        self.specs = specs
+        self.profile = profile
+        self.sessions: dict[str, SessionModel] = {}  # what the engine's store holds
+
+    def spec(self, behavior_id: str) -> dict:
+        return next(s for s in self.specs if s["id"] == behavior_id)
+
+    def live(self, sid: str, now: float) -> SessionModel | None:
+        session = self.sessions.get(sid)
+        if session is None or now - session.last_access > TTL + TOUCH:
+            return None
+        return session
+
+    def refusal(self, sid: str, behavior_id: str, now: float) -> str | None:
+        """Why ``Evaluator.override`` must refuse this grant (see :data:`REFUSALS`), or None."""
+        spec = self.spec(behavior_id)
+        levels = [spec["default_level"], *(label for _, label in spec["escalation"])]
+        if spec["default_level"] == HARD.label:
+            return "hard_block by default"
+        if max(Level.parse(label) for label in levels) < SOFT:
+            return "never blocks"
+        session = self.live(sid, now)
+        b = session.behaviors.get(behavior_id) if session else None
+        return "hard_block reached" if b is not None and b.level is HARD else None
+
+    def grant(self, sid: str, behavior_id: str, now: float, reason: str) -> None:
+        """An explicit override granted (always written, replacing an older grant)."""
+        session = self.live(sid, now) or SessionModel(now, now)
+        session.behaviors.setdefault(behavior_id, BehaviorModel()).grant = (now, reason)
+        session.last_access = session.seen = now
+        self.sessions[sid] = session
+
+    def event(self, call: Call, now: float) -> Expected:
+        live = self.live(call.session_id, now)
+        session = live or SessionModel(now, now)  # SPEC §3.9: new once expired
+        before = session.key()
+        expected = self.decide(session, call, now)
+        expected.since_write = now - live.last_access if live is not None else None
+        if session.key() != before:
+            expected.write = "changed"
+        elif live is not None and now - session.last_access >= TOUCH:
+            expected.write = "touched"
+        if expected.write:
+            session.last_access = now
+            self.sessions[call.session_id] = session
+        if live is not None or expected.write:
+            session.seen = now
+        return expected
+
+    def decide(self, session: SessionModel, call: Call, now: float) -> Expected:
+        expected = Expected()
+        tentative: list[Callable[[], str]] = []
+        for spec in self.specs:
+            bid = spec["id"]
+            if (
+                not spec["enabled"]
+                or not applies(spec, call, self.profile)
+                or call.event_name not in {t["event"] for t in spec["triggers"]}
+            ):
+                continue
+            b = session.behaviors.get(bid)
+            if (
+                b is not None
+                and b.pending is not None
+                and b.pending[0] == identity(call)
+                and 0 <= now - b.pending[1] <= WINDOW
+                and b.level is not HARD
+            ):
+                tentative.append(pass_retry(b, bid, now, expected))
+                continue  # counter and flags untouched
+            before = b.counter if b is not None else 0
+            fired = run_triggers(spec, call, session, before)
+            if fired is None:
+                continue
+            b = session.behaviors.setdefault(bid, BehaviorModel())
+            counter = before + 1
+            level = max(resolve(spec, counter), b.level or Level.SILENT)
+            shadow = spec["mode"] == "shadow"
+            if level is SOFT and not shadow and b.live_grant(now):
+                tentative.append(pass_explicit(b, bid, before, fired, expected))
+                continue
+            b.counter = counter
+            b.level = level
+            b.history.append(level)
+            expected.violations.append((bid, level, counter, shadow, "", fired))
+            expected.first_lines[bid] = first_line(spec, level, counter, call)
+            expected.levels[bid] = level
+            if shadow:
+                continue
+            if level.blocks:
+                b.blocks += 1
+                expected.audit.append(("block", bid, level.label, counter, "", ()))
+                if level is SOFT:
+                    b.pending = (identity(call), now)
+                else:  # hard_block: nothing is left to override
+                    b.pending = b.grant = None
+                expected.blocking = bid
+                break  # SPEC §3.6: the first block cuts the chain
+            if level > Level.SILENT:
+                expected.shown.append(bid)
+        if expected.blocking is not None:
+            for withdraw in reversed(tentative):
+                expected.withdrawn.append(withdraw())
+        return expected
+
+
+def pass_retry(b: BehaviorModel, bid: str, now: float, expected: Expected) -> Callable[[], str]:
+    """The retry of a pending block passes (spending a live grant too); returns its undo."""
+    saved = b.pending, b.grant
+    grant = b.live_grant(now)
+    mechanism, reason = ("explicit", grant[1]) if grant else ("retry", "")
+    b.pending = None
+    b.grant = None if grant else b.grant
+    b.overrides.append(mechanism)
+    override = (bid, mechanism, b.counter, reason)
+    released = ("pending", "grant") if grant else ("pending",)  # what it consumed
+    record = ("override", bid, mechanism, b.counter, reason, released)
+    expected.overrides.append(override)
+    expected.audit.append(record)
+    expected.retried.append(bid)
+
+    def withdraw() -> str:
+        b.pending, b.grant = saved
+        b.overrides.pop()
+        expected.overrides.remove(override)
+        expected.audit.remove(record)
+        expected.retried.remove(bid)
+        return f"{mechanism} on the retry of a pending block"
+
+    return withdraw
+
+
+def pass_explicit(
+    b: BehaviorModel, bid: str, counter: int, fired: int, expected: Expected
+) -> Callable[[], str]:
+    """A call that would soft-block spends the live grant: recorded as a block overridden
+    ``explicit`` (it counts in ``blocks``, not in the counter); returns its undo."""
+    saved = b.grant
+    assert saved is not None
+    b.grant = None
+    b.blocks += 1  # it would have blocked: the override rate stays <= 1
+    b.overrides.append("explicit")
+    override = (bid, "explicit", counter, saved[1])
+    records = [
+        ("block", bid, SOFT.label, counter, "explicit", ()),
+        ("override", bid, "explicit", counter, saved[1], ("grant",)),
+    ]
+    violation = (bid, SOFT, counter, False, "explicit", fired)
+    expected.overrides.append(override)
+    expected.audit.extend(records)
+    expected.violations.append(violation)
+
+    def withdraw() -> str:
+        b.grant = saved
+        b.blocks -= 1
+        b.overrides.pop()
+        expected.overrides.remove(override)
+        for record in records:
+            expected.audit.remove(record)
+        expected.violations.remove(violation)
+        return "explicit on a violating call"
+
+    return withdraw

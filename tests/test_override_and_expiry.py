@@ -1,0 +1,220 @@
+"""Focused tests of what the stateful machine (``test_stateful_invariants.py``) found or pins:
+engine bugs it found (now fixed), and the override and expiry semantics its model encodes
+(SPEC §3.9, §4), each in its smallest form.
+"""
+
+from __future__ import annotations
+
+from forge_policy import Evaluator
+from forge_policy.audit.memory import MemoryAuditSink
+from forge_policy.catalog.behavior import Behavior
+from forge_policy.catalog.catalog import Catalog
+from tests.helpers import Clock
+from tests.machine_strategies import Call
+from tests.reference_model import TTL, WINDOW
+
+
+def plain_spec(default: str, escalation: tuple = (), triggers: tuple = (), **kw: str) -> dict:
+    """A minimal normalised spec: by default, any call to tool A violates behavior alpha."""
+    behavior_id = kw.get("behavior_id", "alpha")
+    return {
+        "source": "<test>",
+        "id": behavior_id,
+        "name": f"Rule {behavior_id}",
+        "description": "d",
+        "category": "core",
+        "scope": "session",
+        "enabled": True,
+        "triggers": list(triggers)
+        or [
+            {
+                "event": "PreToolUse",
+                "matcher": "A",
+                "conditions": [],
+                "logic": "all",
+                "action": "evaluate",
+            }
+        ],
+        "default_level": default,
+        "escalation": [list(step) for step in escalation],
+        "override": "agent",
+        "mode": "enforce",
+        "bypass": "allowed",
+        "hint": "Fix it.",
+        "suggested_tool": "",
+        "suggested_action": "",
+        "templates": {},
+        "applies_to": {"tools": [], "agents": [], "profiles": []},
+    }
+
+
+def evaluator(*specs: dict, audit: MemoryAuditSink | None = None) -> tuple[Evaluator, Clock]:
+    clock = Clock()
+    catalog = Catalog([Behavior(spec) for spec in specs])
+    return Evaluator(catalog, audit=audit, clock=clock, ttl=TTL, override_window=WINDOW), clock
+
+
+def tool_call(tool: str, x: str = "a") -> Call:
+    return Call("PreToolUse", "s1", tool_name=tool, tool_input=(("x", x),))
+
+
+def two_soft_blocks() -> tuple[Evaluator, Clock, MemoryAuditSink]:
+    """alpha then bravo, both soft_block on every call to tool A."""
+    audit = MemoryAuditSink()
+    ev, clock = evaluator(
+        plain_spec("soft_block"), plain_spec("soft_block", behavior_id="bravo"), audit=audit
+    )
+    return ev, clock, audit
+
+
+def kinds(audit: MemoryAuditSink, since: int) -> list[tuple]:
+    return [
+        (r["kind"], r["behavior_id"], r.get("mechanism") or r.get("overridden", ""))
+        for r in list(audit.records())[since:]
+    ]
+
+
+# --- engine bugs the machine found, now fixed ------------------------------------------------
+
+
+def test_status_reports_a_silent_level_reached() -> None:
+    """``status()`` reports a behavior violated at silent as level ``"silent"`` (it once tested
+    ``if level`` on an IntEnum whose SILENT member is 0, and showed None)."""
+    ev, _ = evaluator(plain_spec("silent"))
+    ev.evaluate(tool_call("A").event())
+    row = ev.status("s1")["behaviors"]["alpha"]
+    assert (row["counter"], row["level"]) == (1, "silent")
+
+
+def test_escalation_to_hard_block_leaves_nothing_to_override() -> None:
+    """Escalating to hard_block clears the behavior's pending block and grant, so retrying an
+    older soft-blocked call is denied (SPEC §4: hard_block has no override and no pending
+    block); it once passed as an override."""
+    ev, clock = evaluator(plain_spec("soft_block", [(2, "hard_block")]))
+    assert ev.evaluate(tool_call("A", "a").event()).outcome == "soft_block"
+    ev.override("s1", "alpha", reason="granted before the escalation")
+    clock.now += 1
+    assert ev.evaluate(tool_call("A", "b").event()).outcome == "hard_block"
+    state = ev.store.load("s1")
+    assert state is not None
+    assert (state.behavior("alpha").pending_block, state.behavior("alpha").grant) == (None, None)
+    clock.now += 1
+    retry = ev.evaluate(tool_call("A", "a").event())
+    assert (retry.outcome, retry.overrides) == ("hard_block", ())
+
+
+def test_session_expires_ttl_after_its_last_access_even_without_a_write() -> None:
+    """The allow path refreshes ``last_accessed_at`` only every ``touch_interval``; expiry
+    therefore allows that slack, so a session never expires early (at most that much late).
+    It once expired ttl after the last write, up to 300 s before the last access."""
+    ev, clock = evaluator(plain_spec("nudge"))
+    slack = ev.settings.touch_interval
+    assert ev.evaluate(tool_call("A").event()).violations[0].counter == 1
+    clock.now += 10
+    assert ev.evaluate(tool_call("B").event()).violations == ()  # an access that changes nothing
+    clock.now += TTL  # exactly ttl after the last access: not expired yet (inclusive)
+    assert ev.evaluate(tool_call("A").event()).violations[0].counter == 2
+    clock.now += TTL + slack + 0.001  # past ttl + slack after the last access: expired
+    assert ev.evaluate(tool_call("A").event()).violations[0].counter == 1
+
+
+def test_status_of_an_expired_session_shows_no_flags_or_totals() -> None:
+    """``status()`` of an expired session shows it as new: no behaviors, flags or totals (SPEC
+    §3.9); it once still listed the old flags and totals."""
+    triggers = (
+        {
+            "event": "PreToolUse",
+            "matcher": "B",
+            "conditions": [],
+            "logic": "all",
+            "action": "set_flag",
+            "flag": "f1",
+        },
+    )
+    ev, clock = evaluator(plain_spec("nudge", triggers=triggers))
+    ev.evaluate(tool_call("B").event())
+    assert ev.status("s1")["flags"] == ["f1"]
+    clock.now += TTL + ev.settings.touch_interval + 1
+    status = ev.status("s1")
+    assert (status["exists"], status["flags"], status["totals"]) == (False, [], {})
+
+
+def test_two_explicit_overrides_at_one_clock_reading_have_distinct_ids() -> None:
+    """Each grant carries a random ``grant_id`` that its override id derives from, so two
+    explicit passes at one clock reading (a frozen or coarse clock) have distinct ids; they once
+    shared one, and everything keyed by id (reconciliation, insights) saw a single override."""
+    ev, _ = evaluator(plain_spec("soft_block"))
+    ids = []
+    for x in ("a", "b"):
+        ev.override("s1", "alpha", reason=f"approved {x}")
+        decision = ev.evaluate(tool_call("A", x).event())
+        assert [o["mechanism"] for o in decision.overrides] == ["explicit"]
+        ids.append(decision.overrides[0]["override_id"])
+    assert ev.status("s1")["behaviors"]["alpha"]["overrides"] == 2
+    assert ids[0] != ids[1]
+
+
+# --- the semantics the model encodes ---------------------------------------------------------
+
+
+def test_a_withdrawn_explicit_pass_leaves_no_trace() -> None:
+    """A grant spent on a call that a later behavior blocks is withdrawn whole: no override, no
+    ``block`` record overridden ``explicit``, no violation, no block counted; the grant is kept
+    for the next attempt."""
+    ev, _, audit = two_soft_blocks()
+    ev.override("s1", "alpha", reason="approved")
+    first = ev.evaluate(tool_call("A").event())
+    assert first.blocking is not None and first.blocking.behavior_id == "bravo"
+    assert ([v.behavior_id for v in first.violations], first.overrides) == (["bravo"], ())
+    assert kinds(audit, 0) == [("block", "bravo", "")]
+    alpha = ev.status("s1")["behaviors"]["alpha"]
+    assert (alpha["counter"], alpha["blocks"], alpha["overrides"]) == (0, 0, 0)
+    again = ev.evaluate(tool_call("A").event())  # the grant passes alpha, the retry bravo
+    assert not again.blocked
+    assert [(o["behavior_id"], o["mechanism"], o["reason"]) for o in again.overrides] == [
+        ("alpha", "explicit", "approved"),
+        ("bravo", "retry", ""),
+    ]
+    assert kinds(audit, 1) == [
+        ("block", "alpha", "explicit"),
+        ("override", "alpha", "explicit"),
+        ("override", "bravo", "retry"),
+    ]
+
+
+def test_a_withdrawn_retry_keeps_its_pending_block_and_grant() -> None:
+    """A retry that spends a grant, withdrawn because a later behavior blocks the call, leaves
+    both the pending block and the grant: the next retry passes, as ``explicit``."""
+    ev, clock, audit = two_soft_blocks()
+    assert ev.evaluate(tool_call("A").event()).blocking.behavior_id == "alpha"  # type: ignore[union-attr]
+    ev.override("s1", "alpha", reason="approved")
+    clock.now += 1
+    retry = ev.evaluate(tool_call("A").event())
+    assert retry.blocking is not None and retry.blocking.behavior_id == "bravo"
+    assert retry.overrides == ()
+    assert ev.status("s1")["behaviors"]["alpha"]["pending_block"] is True
+    clock.now += 1
+    again = ev.evaluate(tool_call("A").event())
+    assert [(o["behavior_id"], o["mechanism"]) for o in again.overrides] == [
+        ("alpha", "explicit"),
+        ("bravo", "retry"),
+    ]
+    assert sum(r["kind"] == "override" for r in audit.records()) == 2
+
+
+def test_the_allow_path_writes_only_every_touch_interval() -> None:
+    """An event that changes nothing writes nothing, unless the recorded last access is
+    ``touch_interval`` old: then it writes the new last access (and nothing else)."""
+    ev, clock = evaluator(plain_spec("nudge"))
+    ev.evaluate(tool_call("A").event())
+    written = ev.store.load("s1")
+    assert written is not None
+    for step in (1, ev.settings.touch_interval - 2):
+        clock.now += step
+        ev.evaluate(tool_call("B").event())
+        assert ev.store.load("s1").data == written.data  # type: ignore[union-attr]
+    clock.now += 1  # touch_interval after the write
+    ev.evaluate(tool_call("B").event())
+    touched = ev.store.load("s1")
+    assert touched is not None and touched.last_accessed_at == clock.now
+    assert {**touched.data, "last_accessed_at": None} == {**written.data, "last_accessed_at": None}
