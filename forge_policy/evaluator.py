@@ -701,7 +701,8 @@ class Evaluator:
                 # an override consumes a block or grant of the last window: only records of
                 # that period can be missing from the state (with a margin for append delays)
                 since = now - self.settings.override_window - RECONCILE_MARGIN
-                if self._reconcile(reconciled, event.session_id, since):
+                self._reconcile(reconciled, event.session_id, since)
+                if reconciled.data != current.data:  # a lost override or block was replayed
                     state = reconciled
                     outcome = decide(
                         self.catalog, event, state, now, self.settings, FactCache(event, self.facts)

@@ -102,8 +102,12 @@ def _apply_violation(bstate: BehaviorState, record: dict[str, Any], at: float) -
     if record.get("kind") != "block":
         return
     bstate.record_block()
+    if bstate.effective_level is Level.HARD_BLOCK:  # as the evaluator: nothing left to override
+        bstate.pending_block = None
+        bstate.grant = None
+        return
     call_hash = record.get("call_hash")
-    if level is Level.SOFT_BLOCK and isinstance(call_hash, str):
+    if level is Level.SOFT_BLOCK and isinstance(call_hash, str) and not record.get("overridden"):
         bstate.pending_block = {
             "call_hash": call_hash,
             "at": at,

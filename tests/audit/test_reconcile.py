@@ -11,6 +11,7 @@ from forge_policy.audit.reconcile import reconcile_session
 from forge_policy.errors import StoreError
 from forge_policy.levels import Level
 from forge_policy.stores.memory import MemoryStore
+from tests.helpers import bash, behavior_yaml, write_catalog
 
 from .conftest import FakeClock
 
@@ -110,6 +111,46 @@ def test_a_lost_grant_spent_on_a_retry_does_not_pass_the_block_twice(
     again = ev.evaluate(write(4))  # one override per block: this is a new violation
     assert [r["mechanism"] for r in sink.records() if r["kind"] == "override"] == ["explicit"]
     assert again.blocked and again.violations[0].counter == 6
+
+
+def lost_hard_block(tmp_path: Path, clock: FakeClock) -> tuple[fp.Evaluator, CrashingStore]:
+    """Behavior ``up`` soft-blocks, then hard-blocks from its second violation: ``make a`` was
+    soft-blocked and granted an override, then ``make b`` hard-blocked (audited; the state
+    write lost)."""
+    esc = "    escalation:\n      - after: 2\n        level: hard_block\n"
+    yaml = behavior_yaml("up", default_level="soft_block", escalation=esc)
+    catalog = fp.load_catalog(write_catalog(tmp_path / "behaviors", {"up": yaml}))
+    store = CrashingStore()
+    sink = JsonlAuditSink(tmp_path / "overrides.log")
+    ev = fp.Evaluator(catalog, store=store, audit=sink, clock=clock)
+    assert ev.evaluate(bash("make a")).outcome == "soft_block"
+    ev.override("s1", "up", reason="approved")
+    store.armed = True
+    clock.advance(1)
+    assert ev.evaluate(bash("make b")).outcome == "hard_block"
+    return ev, store
+
+
+def test_a_lost_hard_block_leaves_nothing_to_override(tmp_path: Path, clock: FakeClock) -> None:
+    """SPEC §4: hard_block has no pending block and no override. Replaying a lost hard_block
+    record must clear the behavior's pending block and grant, as the evaluator does when it
+    escalates; the reconciled state keeps both (status() shows a pending block)."""
+    ev, store = lost_hard_block(tmp_path, clock)
+    ev.reconcile("s1")
+    bstate = store.load("s1").behavior("up")  # type: ignore[union-attr]
+    assert bstate.effective_level is Level.HARD_BLOCK
+    assert (bstate.pending_block, bstate.grant) == (None, None)
+
+
+def test_a_lost_hard_block_is_not_overridden(tmp_path: Path, clock: FakeClock) -> None:
+    """The evaluator reconciles before it grants an override, but decides again only when the
+    log held overrides the state lacked: a lost hard_block is not replayed, so the retry of the
+    earlier soft-blocked call passes on the stale pending block (and grant), and the log shows
+    an override after the behavior reached hard_block."""
+    ev, _ = lost_hard_block(tmp_path, clock)
+    clock.advance(1)
+    retry = ev.evaluate(bash("make a"))
+    assert (retry.outcome, retry.overrides) == ("hard_block", ())
 
 
 def test_lost_block_raises_the_counter_once(tmp_path: Path, clock: FakeClock) -> None:
