@@ -40,6 +40,7 @@ from __future__ import annotations
 import os
 import time
 
+from forge_policy.catalog.behavior import DEFAULT_PROFILE, PROFILES
 from forge_policy.errors import ForgePolicyError
 
 TYPE_CHECKING = False
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from forge_policy.evaluator import Evaluator
     from forge_policy.stores.base import RuntimeStore
 
-PROFILES = ("minimal", "standard", "strict")
 ON_ERROR = ("deny", "allow")
 #: The seeds' environment bypasses (SPEC §7), as aliases of ``FORGE_DISABLE`` entries.
 LEGACY_DISABLE: dict[str, tuple[str, ...]] = {
@@ -102,7 +102,7 @@ class Config:
         ttl: float = 86400.0,
         override_window: float = 60.0,
         lock_timeout: float = 2.0,
-        profile: str = "standard",
+        profile: str = DEFAULT_PROFILE,
         disable: Mapping[str, str] | None = None,
         on_error: str = "deny",
         project_dir: str | None = None,
@@ -145,7 +145,7 @@ class Config:
             ttl=_seconds("FORGE_SESSION_TTL_SECONDS", get, 86400.0, positive=True),
             override_window=_seconds("FORGE_OVERRIDE_WINDOW_SECONDS", get, 60.0),
             lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, 2.0),
-            profile=_choice("FORGE_PROFILE", get("FORGE_PROFILE") or "standard", PROFILES),
+            profile=_choice("FORGE_PROFILE", get("FORGE_PROFILE") or DEFAULT_PROFILE, PROFILES),
             disable=_disabled(get),
             on_error=on_error_from(env),
             project_dir=project,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from forge_policy.catalog.behavior import render
+from forge_policy.catalog.behavior import DEFAULT_PROFILE, render
 from forge_policy.errors import AuditError, StoreError
 from forge_policy.levels import Level, escalate, next_threshold
 from forge_policy.model import (
@@ -26,7 +26,7 @@ from forge_policy.state import SessionState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any
 
     from forge_policy.audit.base import AuditSink
@@ -54,7 +54,7 @@ class Settings:
         *,
         ttl: float = DEFAULT_TTL,
         override_window: float = DEFAULT_WINDOW,
-        profile: str = "standard",
+        profile: str = DEFAULT_PROFILE,
         record_violations: bool = False,
     ) -> None:
         self.ttl = ttl
@@ -643,7 +643,7 @@ class Evaluator:
         store: RuntimeStore | None = None,
         audit: AuditSink | None = None,
         clock: Callable[[], float] = time.time,
-        profile: str = "standard",
+        profile: str = DEFAULT_PROFILE,
         ttl: float = DEFAULT_TTL,
         override_window: float = DEFAULT_WINDOW,
         facts: Mapping[str, FactProvider] | None = None,
@@ -858,8 +858,3 @@ class Evaluator:
             "totals": dict(state.totals) if state else {},
             "behaviors": behaviors,
         }
-
-
-def evaluate_all(evaluator: Evaluator, events: Iterable[Event]) -> list[Decision]:
-    """Evaluate events in order (a convenience for scripts and tests)."""
-    return [evaluator.evaluate(event) for event in events]
