@@ -260,20 +260,25 @@ class _Lexer:
         parts.append(self.subst(done, self.text[i : end - 1 if closed else end]))
         return end
 
-    def _backtick(self, i: int, depth: int, parts: list[str]) -> int:
-        s, n = self.text, len(self.text)
-        j, end = i, n
+    def _closing(self, i: int, quote: str) -> int:
+        """The index of the first ``quote`` at or after ``i`` not escaped by a backslash (an
+        even run of backslashes before it), or the end of the text."""
+        s = self.text
+        j = i
         while True:
-            k = s.find("`", j)
+            k = s.find(quote, j)
             if k < 0:
-                break
+                return len(s)
             b = k
             while b > i and s[b - 1] == "\\":
                 b -= 1
             if (k - b) % 2 == 0:
-                end = k
-                break
+                return k
             j = k + 1
+
+    def _backtick(self, i: int, depth: int, parts: list[str]) -> int:
+        s, n = self.text, len(self.text)
+        end = self._closing(i, "`")
         inner = _BACKTICK_ESCAPE.sub(r"\1", s[i:end])
         if depth >= MAX_DEPTH:
             parts.append(inner)
@@ -284,18 +289,7 @@ class _Lexer:
 
     def _ansi_c(self, i: int, sc: _Scope) -> int:
         s, n = self.text, len(self.text)
-        j, end = i, n
-        while True:
-            k = s.find("'", j)
-            if k < 0:
-                break
-            b = k
-            while b > i and s[b - 1] == "\\":
-                b -= 1
-            if (k - b) % 2 == 0:
-                end = k
-                break
-            j = k + 1
+        end = self._closing(i, "'")
         sc.add(unescape(s[i:end]), quoted=True)
         return min(end + 1, n)
 
