@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for stores.harness
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for tests.helpers
 
 from stores import harness, override_harness
 

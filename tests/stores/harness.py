@@ -11,7 +11,6 @@ import random
 import signal
 import struct
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import forge_policy as fp
 from forge_policy.state import SessionState
 from forge_policy.stores.file import FileStore
 from forge_policy.stores.sqlite import SQLiteStore
+from tests.helpers import write_catalog
 
 SESSION = "shared-session"
 BEHAVIOR = "always-count"
@@ -52,16 +52,7 @@ policy:
 
 def write_counting_catalog(root: Path) -> Path:
     """A one-behavior catalog (SPEC §5 schema) whose behavior violates on every Bash call."""
-    (root / BEHAVIOR).mkdir(parents=True, exist_ok=True)
-    (root / BEHAVIOR / "behavior.yaml").write_text(COUNTING_BEHAVIOR, encoding="utf-8")
-    index = textwrap.dedent(f"""\
-        schema_version: "1"
-        behaviors:
-          - id: {BEHAVIOR}
-            enabled: true
-        """)
-    (root / "index.yaml").write_text(index, encoding="utf-8")
-    return root
+    return write_catalog(root, {BEHAVIOR: COUNTING_BEHAVIOR})
 
 
 def open_store(kind: str, path: str, *, timeout: float = 2.0, fsync: bool = True) -> Any:

@@ -40,7 +40,6 @@ import signal
 import sqlite3
 import struct
 import sys
-import textwrap
 import time
 from collections import Counter
 from pathlib import Path
@@ -52,6 +51,7 @@ from forge_policy.audit.insights import session_records, summarize
 from forge_policy.audit.jsonl import JsonlAuditSink
 from forge_policy.audit.reconcile import reconcile_session
 from forge_policy.errors import AuditIntegrityError, ForgePolicyError
+from tests.helpers import write_catalog
 
 from . import harness
 
@@ -94,18 +94,9 @@ MESSAGE = struct.Struct("<cqq32s")
 LIMIT = 40
 
 
-def write_catalog(folder: Path) -> Path:
+def write_gate_catalog(folder: Path) -> Path:
     """A one-behavior catalog (SPEC §5 schema): ``retry-gate`` soft-blocks every Bash call."""
-    (folder / BEHAVIOR).mkdir(parents=True, exist_ok=True)
-    (folder / BEHAVIOR / "behavior.yaml").write_text(SOFT_BLOCK_BEHAVIOR, encoding="utf-8")
-    index = textwrap.dedent(f"""\
-        schema_version: "1"
-        behaviors:
-          - id: {BEHAVIOR}
-            enabled: true
-        """)
-    (folder / "index.yaml").write_text(index, encoding="utf-8")
-    return folder
+    return write_catalog(folder, {BEHAVIOR: SOFT_BLOCK_BEHAVIOR})
 
 
 def store_path(kind: str, root: Path) -> str:
@@ -124,7 +115,7 @@ def call(n: int) -> fp.Event:
 def prepare(kind: str, root: Path) -> fp.Catalog:
     """Lay out a root (catalog, store created and migrated); return the loaded catalog, which
     forked writers inherit."""
-    catalog = fp.load_catalog(str(write_catalog(root / "catalog")))
+    catalog = fp.load_catalog(str(write_gate_catalog(root / "catalog")))
     with harness.open_store(kind, store_path(kind, root)) as store:
         store.load(SESSION)  # SQLite: create and migrate now, outside any trial
     return catalog
