@@ -18,7 +18,7 @@ import os
 import sys
 
 import forge_policy as fp
-from forge_policy.harness.claude_code import dumps, refuse, render
+from forge_policy.render.claude_code import dumps, refuse, render
 from forge_policy.stores import FileStore
 
 # Claude Code sets CLAUDE_PROJECT_DIR for hooks; keep state beside the project, git-ignored.

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from forge_policy.catalog import builtin_catalog, load_catalog
     from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.engine.evaluator import Evaluator
     from forge_policy.errors import (
         AuditError,
         AuditIntegrityError,
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
         LockTimeout,
         StoreError,
     )
-    from forge_policy.evaluator import Evaluator
     from forge_policy.facts import FactRegistry, FactTimeout, builtin_facts
     from forge_policy.levels import Level
     from forge_policy.model import ConditionResult, Decision, Event, Violation
@@ -56,7 +56,7 @@ _EXPORTS: dict[str, str] = {
     "CatalogError": "forge_policy.errors",
     "ConditionResult": "forge_policy.model",
     "Decision": "forge_policy.model",
-    "Evaluator": "forge_policy.evaluator",
+    "Evaluator": "forge_policy.engine.evaluator",
     "Event": "forge_policy.model",
     "EventError": "forge_policy.errors",
     "FactRegistry": "forge_policy.facts",

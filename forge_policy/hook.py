@@ -1,9 +1,9 @@
 """The hook process: one harness event on stdin, one decision on stdout (SPEC §8, §9).
 
 The straight line: read stdin (at most :data:`MAX_INPUT` bytes) → JSON →
-:class:`~forge_policy.Event` → :class:`~forge_policy.config.Config` from ``FORGE_*`` → catalog
+:class:`~forge_policy.Event` → :class:`~forge_policy.config.env.Config` from ``FORGE_*`` → catalog
 (through the compiled cache) → :meth:`~forge_policy.Evaluator.evaluate` →
-:func:`~forge_policy.harness.claude_code.render`. :func:`answer` is that line for one payload.
+:func:`~forge_policy.render.claude_code.render`. :func:`answer` is that line for one payload.
 
 Anything that stops the line — unreadable input, a bad variable, a broken catalog, any unexpected
 exception — gives one diagnostic line on stderr and the ``FORGE_ON_ERROR`` answer: ``deny`` (the
@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import IO, Any
 
-    from forge_policy.bypass import Bypass
-    from forge_policy.evaluator import Evaluator
+    from forge_policy.engine.bypass import Bypass
+    from forge_policy.engine.evaluator import Evaluator
 
 USAGE = "usage: forge-policy hook [--harness claude-code] [--via-serve]  (event JSON on stdin)"
 
@@ -149,7 +149,7 @@ def answer(
 
 
 def _on_error(env: Mapping[str, str]) -> str:
-    from forge_policy.config import ConfigError, on_error_from
+    from forge_policy.config.env import ConfigError, on_error_from
 
     try:
         return on_error_from(env)
@@ -160,7 +160,7 @@ def _on_error(env: Mapping[str, str]) -> str:
 def _via_serve(raw: bytes, env: Mapping[str, str], stderr: IO[str]) -> str | None:
     """The warm server's answer, or None (after a note on stderr) when it gives none."""
     try:
-        from forge_policy.config import Config
+        from forge_policy.config.env import Config
         from forge_policy.serve import ServeUnavailable, ask
 
         root = Config.from_env(env).root
@@ -213,9 +213,9 @@ def _evaluate(
     warm: Evaluator | None,
     bypass: Bypass | None,
 ) -> str:
-    from forge_policy.config import Config
-    from forge_policy.harness.claude_code import render
+    from forge_policy.config.env import Config
     from forge_policy.model import Event
+    from forge_policy.render.claude_code import render
 
     notes: list[dict[str, Any]] = []
     if payload.get("session_id") in (None, ""):
@@ -229,7 +229,7 @@ def _evaluate(
         config = Config.from_env(env)
         catalog = config.load_catalog()
         if config.disable:
-            from forge_policy.bypass import Bypass
+            from forge_policy.engine.bypass import Bypass
 
             bypass = Bypass(catalog, config.disable)
             catalog = bypass.catalog
@@ -271,7 +271,7 @@ def _failure(event_name: str, on_error: str, problem: str, stderr: IO[str]) -> s
     with contextlib.suppress(OSError, ValueError):
         print(f"forge-policy: {problem}", file=stderr)
     if on_error == "deny" and event_name in BLOCKABLE_TOOL_EVENTS:
-        from forge_policy.harness.claude_code import dumps, refuse
+        from forge_policy.render.claude_code import dumps, refuse
 
         reason = (
             f"forge-policy could not evaluate this call, so it is refused "

@@ -129,7 +129,7 @@ class Project:
         return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
 
     def status(self) -> dict[str, Any]:
-        from forge_policy.config import Config
+        from forge_policy.config.env import Config
 
         evaluator = Config.from_env(self.env).build_evaluator()
         result: dict[str, Any] = evaluator.status(self.session)

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import forge_policy as fp
-from forge_policy._facts_secrets import find_secret
-from forge_policy.bypass import Bypass
-from forge_policy.dsl import compile_regex
+from forge_policy.catalog.dsl import compile_regex
+from forge_policy.engine.bypass import Bypass
+from forge_policy.facts.secrets import find_secret
 from forge_policy.model import Event
 
 CATALOG = fp.builtin_catalog()

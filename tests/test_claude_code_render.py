@@ -10,13 +10,13 @@ import pytest
 from helpers import behavior_yaml, write_catalog
 
 import forge_policy as fp
-from forge_policy.harness.claude_code import (
+from forge_policy.levels import Level
+from forge_policy.render.claude_code import (
     CONTEXT_EVENTS,
     DECISION_EVENTS,
     PERMISSION_EVENTS,
     render,
 )
-from forge_policy.levels import Level
 
 NUDGE = "Search First (1): Write with no search first"
 WARN = "[search-first] 3 writes without a search.\nDo instead: Grep first"

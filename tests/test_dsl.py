@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import forge_policy as fp
-from forge_policy.dsl import Condition, Scope, compile_matcher, matcher_kind
+from forge_policy.catalog.dsl import Condition, Scope, compile_matcher, matcher_kind
 
 
 def scope(

@@ -17,9 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import forge_policy as fp
-from forge_policy._facts_files import classify, estimate_tokens, reader_operands
-from forge_policy._facts_secrets import MAX_SCAN_BYTES, find_secret, scan_files
-from forge_policy.evaluator import FactCache
+from forge_policy.engine.evaluator import FactCache
 from forge_policy.facts import (
     BudgetedProvider,
     FactRegistry,
@@ -30,6 +28,8 @@ from forge_policy.facts import (
     note,
     staged_files,
 )
+from forge_policy.facts.files import classify, estimate_tokens, reader_operands
+from forge_policy.facts.secrets import MAX_SCAN_BYTES, find_secret, scan_files
 from forge_policy.model import Event
 
 BUILTIN_NAMES = {
@@ -62,7 +62,7 @@ def fact(name: str, event: Event) -> Any:
 
 
 @pytest.mark.parametrize(
-    "module", ["facts", "_facts_files", "_facts_shell", "_facts_commit", "_facts_secrets"]
+    "module", ["facts", "facts.files", "facts.shell", "facts.commit", "facts.secrets"]
 )
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"forge_policy.{module}"))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_policy.git_hooks import (
+from forge_policy.ops.git_hooks import (
     GitHookError,
     install_git_hooks,
     read_commit_message,

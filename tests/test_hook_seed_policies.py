@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hookrun import Project
 
-from forge_policy import config as config_module
+from forge_policy.config import env as config_module
 
 
 @pytest.fixture

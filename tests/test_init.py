@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import forge_policy as fp
-from forge_policy.install import is_ours
+from forge_policy.ops.init import is_ours
 from tests.cli_support import FORGE, Project
 
 EVENTS = ["PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop"]

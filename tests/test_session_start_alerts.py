@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import forge_policy as fp
-from forge_policy._facts_project import GIT_CONFIG_ITEM, ignored, unignored_secret_files
+from forge_policy.facts.project import GIT_CONFIG_ITEM, ignored, unignored_secret_files
 from forge_policy.model import Event
 
 SECRET = "sk-" + "q" * 48

@@ -23,7 +23,7 @@ import json
 import math
 
 from forge_policy.errors import AuditIntegrityError
-from forge_policy.redact import redact
+from forge_policy.secrets import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ CHAIN_KEYS = ("seq", "prev")
 
 def clean(value: object) -> Any:
     """A JSON-ready, redacted copy of ``value``: every string (keys too) goes through
-    :func:`~forge_policy.redact.redact`; anything that is not JSON becomes redacted text.
+    :func:`~forge_policy.secrets.redact`; anything that is not JSON becomes redacted text.
 
     >>> clean({"cmd": "export KEY=AKIAABCDEFGHIJKLMNOP", "n": (1, 2.5, None)})
     {'cmd': 'export KEY=[REDACTED]', 'n': [1, 2.5, None]}

@@ -6,7 +6,7 @@ produces that form (and the compiled cache stores it), so this module never sees
 
 from __future__ import annotations
 
-from forge_policy.dsl import Condition, compile_matcher
+from forge_policy.catalog.dsl import Condition, compile_matcher
 from forge_policy.levels import Level, Step
 from forge_policy.model import TOOL_EVENTS, ConditionResult
 
@@ -15,12 +15,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from forge_policy.dsl import Scope
+    from forge_policy.catalog.dsl import Scope
     from forge_policy.model import Event
 
 #: Claude Code event names (CLI 2.1.332), plus the git-side events ``commit-msg`` and
 #: ``pre-commit`` (git's own hook names, emitted by ``forge-policy git …``; see
-#: :mod:`forge_policy.git_hooks`). Other harnesses' adapters translate to these.
+#: :mod:`forge_policy.ops.git_hooks`). Other harnesses' adapters translate to these.
 EVENTS: frozenset[str] = frozenset(
     [
         "PreToolUse",

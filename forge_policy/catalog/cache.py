@@ -1,6 +1,6 @@
 """The compiled catalog cache (SPEC §10): normalised specs in JSON, so the hook never parses YAML.
 
-:meth:`forge_policy.config.Config.cache_paths` places it in ``<root>/runtime/`` (else the user's
+:meth:`forge_policy.config.env.Config.cache_paths` places it in ``<root>/runtime/`` (else the user's
 cache folder), one file per catalog folder.
 
 A cache file holds the normalised specs of one catalog folder (what

@@ -19,7 +19,7 @@ from forge_policy.catalog.behavior import (
     PROFILES,
     TEMPLATE_LIMITS,
 )
-from forge_policy.dsl import (
+from forge_policy.catalog.dsl import (
     NUMERIC_OPERATORS,
     OPERATORS,
     REGEX_OPERATORS,

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TextIO
 
-    from forge_policy.config import Config
-    from forge_policy.evaluator import Evaluator
+    from forge_policy.config.env import Config
+    from forge_policy.engine.evaluator import Evaluator
 
     Handler = Callable[[argparse.Namespace, "Context"], int]
 
@@ -42,7 +42,7 @@ class Context:
     def config(self) -> Config:
         """``Config.from_env()``."""
         if self._config is None:
-            from forge_policy.config import Config
+            from forge_policy.config.env import Config
 
             self._config = Config.from_env()
         return self._config
@@ -97,8 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Parse ``argv``, run its command, and map known failures to exit codes."""
-    from forge_policy.admin import Refused
-    from forge_policy.config import ConfigError
+    from forge_policy.config.env import ConfigError
     from forge_policy.errors import (
         AuditError,
         AuditIntegrityError,
@@ -106,7 +105,8 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
         EventError,
         StoreError,
     )
-    from forge_policy.install import SetupError
+    from forge_policy.ops.admin import Refused
+    from forge_policy.ops.init import SetupError
 
     ctx = Context(out or sys.stdout, err or sys.stderr)
     args = build_parser().parse_args(argv)  # exits 2 on bad usage, 0 on --help

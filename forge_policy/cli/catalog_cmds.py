@@ -62,7 +62,7 @@ def register(command: Callable[..., Any]) -> None:
 
 def _catalog(ctx: Context) -> tuple[Catalog, dict[str, str]]:
     """The configured catalog with FORGE_DISABLE applied, and who disabled what."""
-    from forge_policy.bypass import Bypass
+    from forge_policy.engine.bypass import Bypass
 
     bypass = Bypass(ctx.config.load_catalog(), ctx.config.disable)
     return bypass.catalog, {b.id: bypass.via[b.id] for b in bypass.bypassed}
@@ -113,7 +113,7 @@ def cmd_list(args: Namespace, ctx: Context) -> int:
 
 def cmd_describe(args: Namespace, ctx: Context) -> int:
     """``forge-policy describe ID``."""
-    from forge_policy.admin import find_behavior
+    from forge_policy.ops.admin import find_behavior
 
     catalog, bypassed = _catalog(ctx)
     b = find_behavior(catalog, args.behavior_id)
@@ -196,13 +196,13 @@ def cmd_toggle(args: Namespace, ctx: Context) -> int:
     """``forge-policy on|off ID [--session SID | --project]``."""
     word = "on" if args.enabled else "off"
     if args.session is not None:
-        from forge_policy.admin import set_session_enabled
+        from forge_policy.ops.admin import set_session_enabled
 
         changed = set_session_enabled(ctx.evaluator, args.session, args.behavior_id, args.enabled)
         state = "" if changed else " (it already was)"
         ctx.print(f"{args.behavior_id} is {word} for session {args.session}{state}")
         return OK
-    from forge_policy.admin import set_project_enabled
+    from forge_policy.ops.admin import set_project_enabled
 
     folder, changed, copied = set_project_enabled(ctx.config, args.behavior_id, args.enabled)
     if copied:
@@ -215,7 +215,7 @@ def cmd_toggle(args: Namespace, ctx: Context) -> int:
 
 def cmd_tuning(args: Namespace, ctx: Context) -> int:
     """``forge-policy strict|relaxed ID [--reset]``."""
-    from forge_policy.admin import find_behavior, set_project_tuning
+    from forge_policy.ops.admin import find_behavior, set_project_tuning
 
     tuning = None if args.reset else args.tuning
     folder, changed, copied = set_project_tuning(ctx.config, args.behavior_id, tuning)

@@ -2,7 +2,7 @@
 
 The first two are what git hooks (and the ``pre-commit`` framework, through
 ``.pre-commit-hooks.yaml``) run: they evaluate the catalog on git's ``commit-msg`` and
-``pre-commit`` events and exit 1 to refuse the commit. See :mod:`forge_policy.git_hooks`.
+``pre-commit`` events and exit 1 to refuse the commit. See :mod:`forge_policy.ops.git_hooks`.
 """
 
 from __future__ import annotations
@@ -71,21 +71,21 @@ def cmd_git_help(args: Namespace, ctx: Context) -> int:  # pragma: no cover - ar
 
 def cmd_commit_msg(args: Namespace, ctx: Context) -> int:
     """``forge-policy git commit-msg FILE``."""
-    from forge_policy.git_hooks import run_commit_msg
+    from forge_policy.ops.git_hooks import run_commit_msg
 
     return run_commit_msg(args.message_file, cwd=os.getcwd(), err=ctx.err)
 
 
 def cmd_pre_commit(args: Namespace, ctx: Context) -> int:
     """``forge-policy git pre-commit``."""
-    from forge_policy.git_hooks import run_pre_commit
+    from forge_policy.ops.git_hooks import run_pre_commit
 
     return run_pre_commit(cwd=os.getcwd(), err=ctx.err)
 
 
 def cmd_install(args: Namespace, ctx: Context) -> int:
     """``forge-policy git install [--repo DIR]``."""
-    from forge_policy.git_hooks import GitHookError, install_git_hooks
+    from forge_policy.ops.git_hooks import GitHookError, install_git_hooks
 
     repo = os.path.abspath(args.repo or os.getcwd())
     try:

@@ -51,7 +51,7 @@ def register(command: Callable[..., Any]) -> None:
 
 def cmd_status(args: Namespace, ctx: Context) -> int:
     """``forge-policy status [--session SID] [--json]``."""
-    from forge_policy.admin import status
+    from forge_policy.ops.admin import status
     from forge_policy.serve import probe
 
     report = status(ctx.evaluator, args.session)
@@ -207,7 +207,7 @@ def _per_behavior(catalog: Catalog, result: dict[str, Any]) -> list[dict[str, An
 
 def cmd_override(args: Namespace, ctx: Context) -> int:
     """``forge-policy override ID --session SID --reason TEXT``."""
-    from forge_policy.admin import Refused, find_behavior
+    from forge_policy.ops.admin import Refused, find_behavior
 
     evaluator = ctx.evaluator
     find_behavior(evaluator.catalog, args.behavior_id)

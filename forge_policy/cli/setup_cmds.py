@@ -109,7 +109,7 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
     """``forge-policy init [--serve [--http-only]] [--port N] [--copy-catalog]``."""
     from pathlib import Path
 
-    from forge_policy.install import init
+    from forge_policy.ops.init import init
     from forge_policy.serve import DEFAULT_HOST, TOKEN_ENV, token_path
 
     config = ctx.config
@@ -144,7 +144,7 @@ def cmd_serve(args: Namespace, ctx: Context) -> int:
 
 def cmd_audit(args: Namespace, ctx: Context) -> int:
     """``forge-policy audit [--verify] [--json]``."""
-    from forge_policy.admin import governance, verify_audit
+    from forge_policy.ops.admin import governance, verify_audit
 
     evaluator = ctx.evaluator
     verified = verify_audit(evaluator) if args.verify else None

@@ -37,9 +37,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TextIO
 
-    from forge_policy.bypass import Bypass
-    from forge_policy.config import Config
-    from forge_policy.evaluator import Evaluator
+    from forge_policy.config.env import Config
+    from forge_policy.engine.bypass import Bypass
+    from forge_policy.engine.evaluator import Evaluator
 
 IDLE_TIMEOUT = 60.0
 DRAIN_SECONDS = 5.0
@@ -103,7 +103,7 @@ class App:
         try:
             catalog = self.config.load_catalog()
             if self.config.disable:  # FORGE_DISABLE: kept, so every bypass that matters is audited
-                from forge_policy.bypass import Bypass
+                from forge_policy.engine.bypass import Bypass
 
                 self.bypass = Bypass(catalog, self.config.disable)
                 catalog = self.bypass.catalog
@@ -281,7 +281,7 @@ def serve_forever(
     ``port`` defaults to the one ``init --serve`` recorded, else :data:`DEFAULT_PORT`; 0 picks a
     free port. The first line on ``err`` says where it listens (tests wait for it).
     """
-    from forge_policy.admin import Refused
+    from forge_policy.ops.admin import Refused
 
     err = err if err is not None else sys.stderr
     token = read_token(config.root)

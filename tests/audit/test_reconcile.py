@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import forge_policy as fp
 from forge_policy.audit.insights import session_records
 from forge_policy.audit.jsonl import JsonlAuditSink
-from forge_policy.audit.reconcile import reconcile_session
+from forge_policy.engine.reconcile import reconcile_session
 from forge_policy.errors import StoreError
 from forge_policy.levels import Level
 from forge_policy.stores.memory import MemoryStore

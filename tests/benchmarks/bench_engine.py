@@ -15,7 +15,7 @@ import statistics
 import time
 
 import forge_policy as fp
-from forge_policy.dsl import compile_regex
+from forge_policy.catalog.dsl import compile_regex
 
 
 def timed(fn: object, repeat: int = 5) -> float:

@@ -49,7 +49,7 @@ import forge_policy as fp
 from forge_policy._time import parse_iso
 from forge_policy.audit.insights import session_records, summarize
 from forge_policy.audit.jsonl import JsonlAuditSink
-from forge_policy.audit.reconcile import reconcile_session
+from forge_policy.engine.reconcile import reconcile_session
 from forge_policy.errors import AuditIntegrityError, ForgePolicyError
 from tests.helpers import write_catalog
 

@@ -13,7 +13,7 @@ bypass that lets something through is recorded in the audit log (when the projec
 ``.forge`` folder; otherwise nothing is written to the repository and state stays in memory).
 
 :func:`install_git_hooks` writes ``commit-msg`` and ``pre-commit`` hooks that call these
-commands (:mod:`forge_policy._git_install`); ``.pre-commit-hooks.yaml`` at the repository root
+commands (:mod:`forge_policy.ops.git_install`); ``.pre-commit-hooks.yaml`` at the repository root
 offers the same two checks to the ``pre-commit`` framework.
 """
 
@@ -24,16 +24,16 @@ import os
 import subprocess
 import sys
 
-from forge_policy._git_install import GitHookError, HookChange, install_git_hooks
-from forge_policy.config import LEGACY_DISABLE
-from forge_policy.project_config import ProjectConfigError, load_project_config
+from forge_policy.config.env import LEGACY_DISABLE
+from forge_policy.config.project import ProjectConfigError, load_project_config
+from forge_policy.ops.git_install import GitHookError, HookChange, install_git_hooks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import IO, Any
 
-    from forge_policy.config import Config
+    from forge_policy.config.env import Config
     from forge_policy.model import Decision
 
 __all__ = [
@@ -143,7 +143,7 @@ def _comment_char(root: str, env: Mapping[str, str]) -> str:
 def _run(
     event_name: str, root: str, payload: dict[str, Any], env: Mapping[str, str], err: IO[str]
 ) -> int:
-    from forge_policy.config import Config, ConfigError
+    from forge_policy.config.env import Config, ConfigError
     from forge_policy.errors import ForgePolicyError
 
     try:
@@ -159,11 +159,11 @@ def _run(
 def _decide(
     config: Config, event_name: str, root: str, payload: dict[str, Any], err: IO[str]
 ) -> Decision:
-    from forge_policy.bypass import Bypass
     from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.cache import BUILTIN_DIR, CatalogCache
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.evaluator import Evaluator
+    from forge_policy.engine.bypass import Bypass
+    from forge_policy.engine.evaluator import Evaluator
     from forge_policy.model import Event
 
     # no .forge folder: write nothing into the repository (the catalog cache goes to the user's
@@ -234,7 +234,7 @@ def _report(decision: Decision, err: IO[str]) -> int:
 
 def _offending(violation: Any) -> list[str]:
     """``Offending line N: "…"``: the first line of the text a regex condition matched."""
-    from forge_policy.dsl import compile_regex
+    from forge_policy.catalog.dsl import compile_regex
 
     for condition in violation.conditions:
         if condition.operator != "regex_match" or not isinstance(condition.actual, str):
@@ -249,7 +249,7 @@ def _offending(violation: Any) -> list[str]:
 
 
 def _failure(env: Mapping[str, str], err: IO[str], problem: str) -> int:
-    from forge_policy.config import ConfigError, on_error_from
+    from forge_policy.config.env import ConfigError, on_error_from
 
     try:
         on_error = on_error_from(env)

@@ -1,6 +1,6 @@
 """The ``git commit`` message parser behind ``facts.commit_message`` and ``facts.staged_files``.
 
-Built on the lexer of :mod:`forge_policy._facts_shell`, so quoting, here-documents, ``$(…)``,
+Built on the lexer of :mod:`forge_policy.facts.shell`, so quoting, here-documents, ``$(…)``,
 chains (``git add . && git commit …``), ``cd``, ``git -C`` and ``sh -c`` are handled the way a
 shell would. Upstream (seed-systems a.6) scanned only ``-m``/``--message`` followed by a space.
 It missed ``-F``, here-documents, ``-am``, ``--message=``, ``-mX`` and escaped quotes.
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 
-from forge_policy._facts_shell import (
+from forge_policy.facts import event_cwd, note
+from forge_policy.facts.shell import (
     Command,
     event_commands,
     expand_path,
@@ -23,7 +24,6 @@ from forge_policy._facts_shell import (
     stdin_text,
     strip_wrappers,
 )
-from forge_policy.facts import event_cwd, note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def provide_commit_message(event: Event) -> str:
     For the git-side events (``commit-msg`` …) it is the event's ``commit_message``: the text
     ``forge-policy git commit-msg FILE`` read from the message file.
     """
-    from forge_policy._facts_git import GIT_HOOK_EVENTS
+    from forge_policy.facts.git import GIT_HOOK_EVENTS
 
     if event.event_name in GIT_HOOK_EVENTS:
         message = event.payload.get("commit_message")

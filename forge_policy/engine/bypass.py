@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.catalog.behavior import Behavior
-    from forge_policy.evaluator import Evaluator
+    from forge_policy.engine.evaluator import Evaluator
     from forge_policy.model import Event
 
 
@@ -77,8 +77,8 @@ class Bypass:
         if not relevant:
             return []
         from forge_policy._time import iso
-        from forge_policy.evaluator import FactCache, decide
-        from forge_policy.redact import summarize
+        from forge_policy.engine.evaluator import FactCache, decide
+        from forge_policy.secrets import summarize
         from forge_policy.state import SessionState
 
         now = evaluator.clock()

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 
-from forge_policy._facts_commit import commits
-from forge_policy._facts_shell import event_commands
 from forge_policy.facts import FactTimeout, event_cwd, note, remaining
+from forge_policy.facts.commit import commits
+from forge_policy.facts.shell import event_commands
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

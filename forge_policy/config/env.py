@@ -14,7 +14,7 @@ variable                            meaning (default)
 ``FORGE_LOCK_TIMEOUT``              store lock / busy timeout in seconds (2)
 ``FORGE_PROFILE``                   ``minimal``, ``standard`` or ``strict`` (standard)
 ``FORGE_DISABLE``                   comma-separated behavior ids to bypass (see
-                                    :mod:`forge_policy.bypass`)
+                                    :mod:`forge_policy.engine.bypass`)
 ``FORGE_ON_ERROR``                  ``deny`` or ``allow``: the hook's answer when it cannot
                                     decide (deny)
 ==================================  ===========================================================
@@ -32,7 +32,7 @@ variable counts as unset. The seeds' switches set to ``true`` add behaviors to
 >>> Config.from_env({"FORGE_LOCK_TIMEOUT": "soon"}, cwd="/p")
 Traceback (most recent call last):
 ...
-forge_policy.config.ConfigError: FORGE_LOCK_TIMEOUT: expected a number of seconds, got 'soon'
+forge_policy.config.env.ConfigError: FORGE_LOCK_TIMEOUT: expected a number of seconds, got 'soon'
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.evaluator import Evaluator
+    from forge_policy.engine.evaluator import Evaluator
     from forge_policy.stores.base import RuntimeStore
 
 ON_ERROR = ("deny", "allow")
@@ -236,10 +236,10 @@ class Config:
         >>> ev.settings.profile, type(ev.store).__name__
         ('standard', 'MemoryStore')
         """
-        from forge_policy.evaluator import Evaluator
+        from forge_policy.engine.evaluator import Evaluator
 
         if catalog is None:
-            from forge_policy.bypass import Bypass
+            from forge_policy.engine.bypass import Bypass
 
             catalog = Bypass(self.load_catalog(), self.disable).catalog
         audit = self.open_audit()

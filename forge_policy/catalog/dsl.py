@@ -71,7 +71,7 @@ def compile_regex(pattern: str) -> Any:
     >>> compile_regex("(?=x)")
     Traceback (most recent call last):
     ...
-    forge_policy.dsl.RegexError: invalid perl operator: (?=
+    forge_policy.catalog.dsl.RegexError: invalid perl operator: (?=
     """
     re2, options = _re2()
     try:

@@ -2,7 +2,7 @@
 
 Upstream AgentShield (ospec, seed-systems a.4) only saw ``tool_input`` strings that were already
 existing file paths, so ``cat id_rsa`` went through. Here the file operands of reading commands
-count too. They are found with the shell lexer of :mod:`forge_policy._facts_shell`: ``cat``,
+count too. They are found with the shell lexer of :mod:`forge_policy.facts.shell`: ``cat``,
 ``head``, ``cp``, ``grep``, ``base64``, ``<`` and the like, including ``~``, ``$HOME``, a
 ``cd`` earlier in the chain, ``sh -c`` and ``$(…)``.
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 import stat
 
-from forge_policy._facts_shell import event_commands, expand_path, iter_commands
 from forge_policy.facts import check_deadline, note
+from forge_policy.facts.shell import event_commands, expand_path, iter_commands
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -351,9 +351,9 @@ def provide_estimated_tokens(event: Event) -> int:
 def provide_secret_in_files(event: Event) -> str:
     """``facts.secret_in_files``: id of the first secret pattern in a named file under 1 MiB.
 
-    See :data:`forge_policy._facts_secrets.SECRET_PATTERNS`. Larger and unreadable files are
+    See :data:`forge_policy.facts.secrets.SECRET_PATTERNS`. Larger and unreadable files are
     skipped, each with a diagnostic note.
     """
-    from forge_policy._facts_secrets import scan_files
+    from forge_policy.facts.secrets import scan_files
 
     return scan_files(collect(event).files)

@@ -8,8 +8,8 @@
 
 from __future__ import annotations
 
-from forge_policy._facts_files import read_bounded
 from forge_policy.facts import check_deadline, note
+from forge_policy.facts.files import read_bounded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ _compiled: list[tuple[str, Any]] | None = None
 def _patterns() -> list[tuple[str, Any]]:
     global _compiled
     if _compiled is None:
-        from forge_policy.dsl import compile_regex
+        from forge_policy.catalog.dsl import compile_regex
 
         combined = "|".join(f"(?:{pattern})" for _id, pattern in SECRET_PATTERNS)
         _compiled = [("", compile_regex(combined))]

@@ -8,7 +8,7 @@ root ``.gitignore`` and ``.git/info/exclude`` with git's semantics (globs, ``**`
 directory-only patterns, ``!`` negation, last match wins), not substring tests.
 
 ``facts.tdd_untested_files`` reads the project config (``<FORGE_ROOT>/config.yaml``,
-:mod:`forge_policy.project_config`) and, when ``testing.tdd_mode`` is ``strict``, lists the
+:mod:`forge_policy.config.project`) and, when ``testing.tdd_mode`` is ``strict``, lists the
 staged production files of a commit that stages neither a test file nor a planning file.
 
 >>> ignored("secrets/.env", ["*.env*", "!.env.example"]), ignored(".env", [".env.local"])
@@ -53,7 +53,7 @@ def glob_regex(pattern: str) -> Any:
     any depth. ``*`` and ``?`` stop at ``/``; ``**`` spans directories; ``[…]`` and ``[!…]``
     are character classes; ``\\`` escapes. A trailing ``/`` is the caller's business.
     """
-    from forge_policy.dsl import compile_regex
+    from forge_policy.catalog.dsl import compile_regex
 
     anchored = "/" in pattern.rstrip("/")
     body = pattern.lstrip("/") if anchored else pattern
@@ -153,7 +153,7 @@ def _decide(path: str, is_dir: bool, rules: list[tuple[str, bool, bool]]) -> boo
 
 
 def _read(path: str) -> str | None:
-    from forge_policy._facts_files import read_bounded
+    from forge_policy.facts.files import read_bounded
 
     if not os.path.isfile(path):
         return None
@@ -191,7 +191,7 @@ def unignored_secret_files(root: str) -> list[str]:
     ]
     config = _read(os.path.join(git_dir, "config")) if git_dir else None
     if config:
-        from forge_policy.dsl import compile_regex
+        from forge_policy.catalog.dsl import compile_regex
 
         if compile_regex(_URL_CREDENTIALS).search(config) is not None:
             found.append(GIT_CONFIG_ITEM)
@@ -209,9 +209,9 @@ def provide_unignored_secret_files(event: Event) -> list[str]:
 def untested_files(staged: Iterable[str], settings: Any) -> list[str]:
     """Staged production files when the commit stages no test and no planning file, else ``[]``.
 
-    ``settings`` is a :class:`forge_policy.project_config.TddSettings`.
+    ``settings`` is a :class:`forge_policy.config.project.TddSettings`.
 
-    >>> from forge_policy.project_config import TddSettings
+    >>> from forge_policy.config.project import TddSettings
     >>> strict = TddSettings(tdd_mode="strict")
     >>> untested_files(["src/app.py", "README.md"], strict)
     ['src/app.py']
@@ -243,7 +243,7 @@ def provide_tdd_untested_files(event: Event) -> list[str]:
     passes), else from git in ``cwd``. The project config is ``<forge_root>/config.yaml``
     (``forge_root`` from the event, else ``<cwd>/.forge``).
     """
-    from forge_policy.project_config import load_project_config
+    from forge_policy.config.project import load_project_config
 
     cwd = event_cwd(event)
     root = event.payload.get("forge_root")
@@ -252,8 +252,8 @@ def provide_tdd_untested_files(event: Event) -> list[str]:
         return []
     staged = event.payload.get("staged_files")
     if not isinstance(staged, list):
-        from forge_policy._facts_git import staged as git_staged
         from forge_policy.facts import remaining
+        from forge_policy.facts.git import staged as git_staged
 
         staged = git_staged(cwd, timeout=remaining())
         if not staged:

@@ -125,7 +125,7 @@ def _override_record(
     transaction that runs twice can never mint two overrides for one block."""
     from forge_policy._time import iso
     from forge_policy.audit.verify import clean
-    from forge_policy.redact import summarize
+    from forge_policy.secrets import summarize
 
     seed = f"{event.session_id}|{behavior_id}|{mechanism}|{basis}|{counter}"
     override_id = sha256_hex(seed.encode("utf-8"))[:32]
@@ -269,7 +269,7 @@ def _fire(
 ) -> tuple[Trigger, list[ConditionResult]] | None:
     """Run a behavior's triggers in order; apply flag and total actions; return the first
     violating trigger (SPEC §3.1: one violation per behavior per event)."""
-    from forge_policy.dsl import Scope, as_number
+    from forge_policy.catalog.dsl import Scope, as_number
 
     flags = state.flags
     totals = state.totals
@@ -602,7 +602,7 @@ def _decision_record(
 ) -> dict[str, Any]:
     """A block or violation record; carries what a lost pending block needs to be restored."""
     from forge_policy._time import iso
-    from forge_policy.redact import summarize
+    from forge_policy.secrets import summarize
 
     kind = "block" if violation.level.blocks and not violation.shadow else "violation"
     record: dict[str, Any] = {
@@ -739,7 +739,7 @@ class Evaluator:
         self, state: SessionState, session_id: str, since: float | None = None
     ) -> list[str]:
         from forge_policy.audit.insights import recent_session_records, session_records
-        from forge_policy.audit.reconcile import reconcile_session
+        from forge_policy.engine.reconcile import reconcile_session
 
         if since is None:
             return reconcile_session(state, session_records(self.audit, session_id))

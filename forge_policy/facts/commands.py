@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import os
 
-from forge_policy._facts_shell import (
+from forge_policy.facts import check_deadline, event_cwd
+from forge_policy.facts.shell import (
     Command,
     event_commands,
     iter_commands,
     stdin_text,
     strip_wrappers,
 )
-from forge_policy.facts import check_deadline, event_cwd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,9 +17,9 @@ the hook, so each one runs under a **time budget**:
 - Providers report soft problems with :func:`note` (for example a file skipped because it is too
   large). :func:`call_provider` returns these notes beside the value.
 
-The built-in providers live in private modules, imported on first use: ``_facts_files`` (paths,
-sizes, tokens, file-name classes), ``_facts_secrets``, ``_facts_shell`` (a small shell lexer),
-``_facts_commit`` (``git commit`` messages) and ``_facts_git`` (staged files).
+The built-in providers live in submodules, imported on first use: ``facts.files`` (paths,
+sizes, tokens, file-name classes), ``facts.secrets``, ``facts.shell`` (a small shell lexer),
+``facts.commit`` (``git commit`` messages) and ``facts.git`` (staged files).
 
 >>> from forge_policy.model import Event
 >>> facts = builtin_facts()
@@ -312,14 +312,14 @@ def commit_messages(command: str, cwd: str) -> list[str]:
     >>> commit_messages("git commit -am 'fix: a' && git -C sub commit --message=b", "/repo")
     ['fix: a', 'b']
     """
-    from forge_policy._facts_commit import commit_messages as parse
+    from forge_policy.facts.commit import commit_messages as parse
 
     return parse(command, cwd)
 
 
 def staged_files(cwd: str, *, include_modified: bool = False, timeout: float = 5.0) -> list[str]:
     """Paths staged in the repository at ``cwd``, relative to its root (``[]`` on any failure)."""
-    from forge_policy._facts_git import staged
+    from forge_policy.facts.git import staged
 
     return staged(cwd, include_modified=include_modified, timeout=timeout)
 
@@ -327,18 +327,18 @@ def staged_files(cwd: str, *, include_modified: bool = False, timeout: float = 5
 # name -> (module, function, budget in ms). Modules are imported on the first call, so importing
 # this module stays cheap. The functions' docstrings define each fact.
 _BUILTINS: dict[str, tuple[str, str, float]] = {
-    "paths": ("_facts_files", "provide_paths", 250.0),
-    "path_basenames": ("_facts_files", "provide_path_basenames", 250.0),
-    "sensitive_file": ("_facts_files", "provide_sensitive_file", 250.0),
-    "file_bytes": ("_facts_files", "provide_file_bytes", 250.0),
-    "estimated_tokens": ("_facts_files", "provide_estimated_tokens", 250.0),
-    "secret_in_files": ("_facts_files", "provide_secret_in_files", 750.0),
-    "commit_message": ("_facts_commit", "provide_commit_message", 500.0),
-    "staged_files": ("_facts_git", "provide_staged_files", 2500.0),
-    "commands": ("_facts_commands", "provide_commands", 250.0),
-    "shell_commands": ("_facts_commands", "provide_shell_commands", 250.0),
-    "unignored_secret_files": ("_facts_project", "provide_unignored_secret_files", 500.0),
-    "tdd_untested_files": ("_facts_project", "provide_tdd_untested_files", 2500.0),
+    "paths": ("facts.files", "provide_paths", 250.0),
+    "path_basenames": ("facts.files", "provide_path_basenames", 250.0),
+    "sensitive_file": ("facts.files", "provide_sensitive_file", 250.0),
+    "file_bytes": ("facts.files", "provide_file_bytes", 250.0),
+    "estimated_tokens": ("facts.files", "provide_estimated_tokens", 250.0),
+    "secret_in_files": ("facts.files", "provide_secret_in_files", 750.0),
+    "commit_message": ("facts.commit", "provide_commit_message", 500.0),
+    "staged_files": ("facts.git", "provide_staged_files", 2500.0),
+    "commands": ("facts.commands", "provide_commands", 250.0),
+    "shell_commands": ("facts.commands", "provide_shell_commands", 250.0),
+    "unignored_secret_files": ("facts.project", "provide_unignored_secret_files", 500.0),
+    "tdd_untested_files": ("facts.project", "provide_tdd_untested_files", 2500.0),
 }
 
 

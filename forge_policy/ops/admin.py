@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from forge_policy.audit.verify import VerifyReport
     from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.config import Config
-    from forge_policy.evaluator import Evaluator
+    from forge_policy.config.env import Config
+    from forge_policy.engine.evaluator import Evaluator
     from forge_policy.state import SessionState
 
 DISABLED_KEY = "disabled"
@@ -39,7 +39,7 @@ def find_behavior(catalog: Catalog, behavior_id: str) -> Behavior:
     >>> find_behavior(fp.builtin_catalog(), "search-frist")
     Traceback (most recent call last):
     ...
-    forge_policy.admin.Refused: unknown behavior 'search-frist' (did you mean 'search-first'?)
+    forge_policy.ops.admin.Refused: unknown behavior 'search-frist' (did you mean 'search-first'?)
     """
     behavior = catalog.get(behavior_id)
     if behavior is not None:
@@ -180,7 +180,7 @@ def project_catalog(config: Config) -> tuple[str, bool]:
         return config.catalog_dir, False
     from pathlib import Path
 
-    from forge_policy.install import copy_builtin_catalog
+    from forge_policy.ops.init import copy_builtin_catalog
 
     copied = copy_builtin_catalog(Path(config.root))
     return str(Path(config.root) / "behaviors"), copied is not None
