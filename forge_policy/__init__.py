@@ -13,7 +13,7 @@ processes and pulls in neither ruamel.yaml nor portalocker nor any framework.
 
 from __future__ import annotations
 
-from importlib import import_module
+from forge_policy._lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,12 +31,13 @@ if TYPE_CHECKING:
         AuditIntegrityError,
         CatalogError,
         EventError,
+        FactTimeout,
         ForgePolicyError,
         Issue,
         LockTimeout,
         StoreError,
     )
-    from forge_policy.facts import FactRegistry, FactTimeout, builtin_facts
+    from forge_policy.facts import FactRegistry, builtin_facts
     from forge_policy.levels import Level
     from forge_policy.model import ConditionResult, Decision, Event, Violation
     from forge_policy.state import SessionState
@@ -61,7 +62,7 @@ _EXPORTS: dict[str, str] = {
     "EventError": "forge_policy.errors",
     "FactRegistry": "forge_policy.facts",
     "FileStore": "forge_policy.stores.file",
-    "FactTimeout": "forge_policy.facts",
+    "FactTimeout": "forge_policy.errors",
     "ForgePolicyError": "forge_policy.errors",
     "Issue": "forge_policy.errors",
     "JsonlAuditSink": "forge_policy.audit.jsonl",
@@ -117,15 +118,4 @@ __all__ = [
     "load_catalog",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'forge_policy' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports("forge_policy", _EXPORTS, __all__, globals())

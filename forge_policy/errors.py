@@ -4,11 +4,22 @@
 
     ForgePolicyError
     ├── CatalogError (ValueError)       a catalog or behavior file does not load; .issues lists all
+    ├── RegexError (ValueError)         RE2 refused a pattern (its own reason)
+    ├── ConfigError (ValueError)        a FORGE_* environment variable has an unusable value
+    ├── ProjectConfigError (ValueError) .forge/config.yaml cannot be used (file and line named)
     ├── EventError (ValueError)         a harness payload is not a usable event
+    │   └── HookInputError              the hook's stdin is not a usable event (one line)
+    ├── FactTimeout                     a fact provider ran past its time budget
     ├── StoreError                      the runtime store failed (backend errors are chained)
     │   └── LockTimeout                 the store lock was not acquired in time
-    └── AuditError                      the audit sink failed
-        └── AuditIntegrityError         the audit log was edited, truncated or reordered
+    ├── AuditError                      the audit sink failed
+    │   └── AuditIntegrityError         the audit log was edited, truncated or reordered
+    ├── Refused (ValueError)            understood but not allowed (unknown id, no override, …)
+    ├── SetupError (ValueError)         a project file init cannot merge into without loss
+    ├── GitHookError                    git hooks cannot be installed here
+    └── ServeUnavailable                the serve endpoint did not answer usefully
+
+This module is the only place an exception class of the package is defined.
 
 Every exception has a stable machine ``code`` beside its human text.
 """
@@ -109,3 +120,57 @@ class AuditIntegrityError(AuditError):
     """The audit log's hash chain is broken: a record was edited, removed or reordered."""
 
     code = "audit_integrity"
+
+
+class RegexError(ForgePolicyError, ValueError):
+    """RE2 refused a pattern; the message is RE2's own reason."""
+
+    code = "regex_invalid"
+
+
+class ConfigError(ForgePolicyError, ValueError):
+    """An environment variable has an unusable value; the message names the variable."""
+
+    code = "config_invalid"
+
+
+class ProjectConfigError(ForgePolicyError, ValueError):
+    """The project config file cannot be used; the message names the file and line."""
+
+    code = "project_config_invalid"
+
+
+class HookInputError(EventError):
+    """The hook's stdin is not a usable event; the message is one line."""
+
+    code = "hook_input_invalid"
+
+
+class FactTimeout(ForgePolicyError):
+    """A fact provider ran past its time budget. Its value is thrown away and becomes empty."""
+
+    code = "fact_timeout"
+
+
+class Refused(ForgePolicyError, ValueError):
+    """The request is understood but not allowed (unknown id, no override, bypass: never …)."""
+
+    code = "refused"
+
+
+class SetupError(ForgePolicyError, ValueError):
+    """A project file is not in a shape ``init`` can merge into without losing anything."""
+
+    code = "setup_refused"
+
+
+class GitHookError(ForgePolicyError):
+    """Git hooks cannot be installed here (not a git repository, unwritable hooks folder)."""
+
+    code = "git_hooks"
+
+
+class ServeUnavailable(ForgePolicyError):
+    """The server did not answer usefully (not configured, down, refused the token, failed)."""
+
+    code = "serve_unavailable"

@@ -34,14 +34,8 @@ import json
 import os
 import sys
 
-from forge_policy.harness.payload import (
-    MAX_INPUT,
-    HookInputError,
-    check_size,
-    derive_session,
-    parse,
-    sniff_event,
-)
+from forge_policy.errors import HookInputError
+from forge_policy.harness.payload import MAX_INPUT, check_size, derive_session, parse, sniff_event
 from forge_policy.model import BLOCKABLE_TOOL_EVENTS
 
 TYPE_CHECKING = False
@@ -149,7 +143,8 @@ def answer(
 
 
 def _on_error(env: Mapping[str, str]) -> str:
-    from forge_policy.config.env import ConfigError, on_error_from
+    from forge_policy.config.env import on_error_from
+    from forge_policy.errors import ConfigError
 
     try:
         return on_error_from(env)
@@ -161,7 +156,8 @@ def _via_serve(raw: bytes, env: Mapping[str, str], stderr: IO[str]) -> str | Non
     """The warm server's answer, or None (after a note on stderr) when it gives none."""
     try:
         from forge_policy.config.env import Config
-        from forge_policy.serve import ServeUnavailable, ask
+        from forge_policy.errors import ServeUnavailable
+        from forge_policy.serve import ask
 
         root = Config.from_env(env).root
     except Exception:

@@ -10,8 +10,9 @@ from helpers import Clock, behavior_yaml, write_catalog
 
 import forge_policy as fp
 from forge_policy.audit.lazy import LazyJsonlSink
-from forge_policy.config.env import Config, ConfigError
+from forge_policy.config.env import Config
 from forge_policy.engine.bypass import Bypass
+from forge_policy.errors import ConfigError
 from forge_policy.stores.file import FileStore
 
 

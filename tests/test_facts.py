@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 import forge_policy as fp
 from forge_policy.engine.evaluator import FactCache
+from forge_policy.errors import FactTimeout
 from forge_policy.facts import (
     BudgetedProvider,
     FactRegistry,
-    FactTimeout,
     builtin_facts,
     call_provider,
     check_deadline,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from forge_policy.errors import GitHookError
 from forge_policy.ops.git_hooks import (
-    GitHookError,
     install_git_hooks,
     read_commit_message,
     run_commit_msg,

@@ -10,7 +10,7 @@ JsonlAuditSink('/nonexistent/audit/overrides.log')
 
 from __future__ import annotations
 
-from importlib import import_module
+from forge_policy._lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,15 +38,4 @@ __all__ = [
     "summarize",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'forge_policy.audit' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports("forge_policy.audit", _EXPORTS, __all__, globals())

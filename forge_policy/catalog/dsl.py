@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from fnmatch import fnmatchcase
 
+from forge_policy.errors import RegexError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -45,10 +47,6 @@ NUMERIC_OPERATORS = frozenset({"gt", "gte", "lt", "lte"})
 _MISSING = ""  # SPEC §5: a missing or null field is the empty string
 
 
-class RegexError(ValueError):
-    """RE2 refused a pattern; the message is RE2's own reason."""
-
-
 _RE2: list[Any] = []  # [module, options], filled on the first compile
 
 
@@ -71,7 +69,7 @@ def compile_regex(pattern: str) -> Any:
     >>> compile_regex("(?=x)")
     Traceback (most recent call last):
     ...
-    forge_policy.catalog.dsl.RegexError: invalid perl operator: (?=
+    forge_policy.errors.RegexError: invalid perl operator: (?=
     """
     re2, options = _re2()
     try:

@@ -24,12 +24,11 @@ from forge_policy.catalog.dsl import (
     OPERATORS,
     REGEX_OPERATORS,
     VALUELESS_OPERATORS,
-    RegexError,
     as_number,
     compile_regex,
     matcher_kind,
 )
-from forge_policy.errors import Issue
+from forge_policy.errors import Issue, RegexError
 from forge_policy.levels import LEVEL_NAMES, Level, Step, escalation_problems
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]*[a-z0-9]$")

@@ -97,16 +97,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Parse ``argv``, run its command, and map known failures to exit codes."""
-    from forge_policy.config.env import ConfigError
     from forge_policy.errors import (
         AuditError,
         AuditIntegrityError,
         CatalogError,
+        ConfigError,
         EventError,
+        Refused,
+        SetupError,
         StoreError,
     )
-    from forge_policy.ops.admin import Refused
-    from forge_policy.ops.init import SetupError
 
     ctx = Context(out or sys.stdout, err or sys.stderr)
     args = build_parser().parse_args(argv)  # exits 2 on bad usage, 0 on --help

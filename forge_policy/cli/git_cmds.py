@@ -85,7 +85,8 @@ def cmd_pre_commit(args: Namespace, ctx: Context) -> int:
 
 def cmd_install(args: Namespace, ctx: Context) -> int:
     """``forge-policy git install [--repo DIR]``."""
-    from forge_policy.ops.git_hooks import GitHookError, install_git_hooks
+    from forge_policy.errors import GitHookError
+    from forge_policy.ops.git_hooks import install_git_hooks
 
     repo = os.path.abspath(args.repo or os.getcwd())
     try:

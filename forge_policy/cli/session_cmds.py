@@ -207,7 +207,8 @@ def _per_behavior(catalog: Catalog, result: dict[str, Any]) -> list[dict[str, An
 
 def cmd_override(args: Namespace, ctx: Context) -> int:
     """``forge-policy override ID --session SID --reason TEXT``."""
-    from forge_policy.ops.admin import Refused, find_behavior
+    from forge_policy.errors import Refused
+    from forge_policy.ops.admin import find_behavior
 
     evaluator = ctx.evaluator
     find_behavior(evaluator.catalog, args.behavior_id)

@@ -32,7 +32,7 @@ variable counts as unset. The seeds' switches set to ``true`` add behaviors to
 >>> Config.from_env({"FORGE_LOCK_TIMEOUT": "soon"}, cwd="/p")
 Traceback (most recent call last):
 ...
-forge_policy.config.env.ConfigError: FORGE_LOCK_TIMEOUT: expected a number of seconds, got 'soon'
+forge_policy.errors.ConfigError: FORGE_LOCK_TIMEOUT: expected a number of seconds, got 'soon'
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import os
 import time
 
 from forge_policy.catalog.behavior import DEFAULT_PROFILE, PROFILES
-from forge_policy.errors import ForgePolicyError
+from forge_policy.errors import ConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,12 +61,6 @@ LEGACY_DISABLE: dict[str, tuple[str, ...]] = {
     "DISABLE_OSPEC_ATTRIBUTION_CHECK": ("no-model-attribution",),
 }
 _ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
-
-
-class ConfigError(ForgePolicyError, ValueError):
-    """An environment variable has an unusable value; the message names the variable."""
-
-    code = "config_invalid"
 
 
 class Config:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 
-from forge_policy.errors import ForgePolicyError
+from forge_policy.errors import ProjectConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,12 +44,6 @@ DEFAULT_TEST_GLOBS = ("test_*.py", "*_test.py", "*_test.go", "*.test.js", "*.tes
 # fmt: on
 DEFAULT_PLANNING_GLOBS = ("tasks.md",)
 _MAX_BYTES = 1 << 20
-
-
-class ProjectConfigError(ForgePolicyError, ValueError):
-    """The project config file cannot be used; the message names the file and line."""
-
-    code = "project_config_invalid"
 
 
 class TddSettings:

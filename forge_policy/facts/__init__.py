@@ -39,7 +39,7 @@ import time
 from collections.abc import Mapping
 from contextvars import ContextVar
 
-from forge_policy.errors import ForgePolicyError
+from forge_policy.errors import FactTimeout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,12 +54,6 @@ DEFAULT_BUDGET_MS = 1000.0
 
 _DEADLINE: ContextVar[float | None] = ContextVar("forge_policy_fact_deadline", default=None)
 _NOTES: ContextVar[list[str] | None] = ContextVar("forge_policy_fact_notes", default=None)
-
-
-class FactTimeout(ForgePolicyError):
-    """A fact provider ran past its time budget. Its value is thrown away and becomes empty."""
-
-    code = "fact_timeout"
 
 
 def check_deadline() -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 
-from forge_policy.facts import FactTimeout, event_cwd, note, remaining
+from forge_policy.errors import FactTimeout
+from forge_policy.facts import event_cwd, note, remaining
 from forge_policy.facts.commit import commits
 from forge_policy.facts.shell import event_commands
 

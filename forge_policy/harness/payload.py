@@ -9,12 +9,14 @@ derived when none is given).
 >>> parse(b'{"a": ')
 Traceback (most recent call last):
 ...
-forge_policy.harness.payload.HookInputError: input is not JSON: Expecting value (line 1, column 7)
+forge_policy.errors.HookInputError: input is not JSON: Expecting value (line 1, column 7)
 """
 
 from __future__ import annotations
 
 import json
+
+from forge_policy.errors import HookInputError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,10 +24,6 @@ if TYPE_CHECKING:
 
 #: Larger input is refused (a Claude Code payload is rarely over a few hundred KiB).
 MAX_INPUT = 8 * 1024 * 1024
-
-
-class HookInputError(ValueError):
-    """The hook's stdin is not a usable event; the message is one line."""
 
 
 def check_size(raw: bytes) -> None:

@@ -10,7 +10,7 @@ for a session is a bypass, so it is recorded in the audit log (``kind: "bypass"`
 
 from __future__ import annotations
 
-from forge_policy.errors import ForgePolicyError
+from forge_policy.errors import Refused
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,12 +26,6 @@ if TYPE_CHECKING:
 DISABLED_KEY = "disabled"
 
 
-class Refused(ForgePolicyError, ValueError):
-    """The request is understood but not allowed (unknown id, no override, bypass: never …)."""
-
-    code = "refused"
-
-
 def find_behavior(catalog: Catalog, behavior_id: str) -> Behavior:
     """The behavior with this id, or :class:`Refused` with a did-you-mean suggestion.
 
@@ -39,7 +33,7 @@ def find_behavior(catalog: Catalog, behavior_id: str) -> Behavior:
     >>> find_behavior(fp.builtin_catalog(), "search-frist")
     Traceback (most recent call last):
     ...
-    forge_policy.ops.admin.Refused: unknown behavior 'search-frist' (did you mean 'search-first'?)
+    forge_policy.errors.Refused: unknown behavior 'search-frist' (did you mean 'search-first'?)
     """
     behavior = catalog.get(behavior_id)
     if behavior is not None:

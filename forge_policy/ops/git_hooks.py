@@ -25,8 +25,9 @@ import subprocess
 import sys
 
 from forge_policy.config.env import LEGACY_DISABLE
-from forge_policy.config.project import ProjectConfigError, load_project_config
-from forge_policy.ops.git_install import GitHookError, HookChange, install_git_hooks
+from forge_policy.config.project import load_project_config
+from forge_policy.errors import GitHookError, ProjectConfigError
+from forge_policy.ops.git_install import HookChange, install_git_hooks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -143,8 +144,8 @@ def _comment_char(root: str, env: Mapping[str, str]) -> str:
 def _run(
     event_name: str, root: str, payload: dict[str, Any], env: Mapping[str, str], err: IO[str]
 ) -> int:
-    from forge_policy.config.env import Config, ConfigError
-    from forge_policy.errors import ForgePolicyError
+    from forge_policy.config.env import Config
+    from forge_policy.errors import ConfigError, ForgePolicyError
 
     try:
         config = Config.from_env(env, cwd=root)
@@ -249,7 +250,8 @@ def _offending(violation: Any) -> list[str]:
 
 
 def _failure(env: Mapping[str, str], err: IO[str], problem: str) -> int:
-    from forge_policy.config.env import ConfigError, on_error_from
+    from forge_policy.config.env import on_error_from
+    from forge_policy.errors import ConfigError
 
     try:
         on_error = on_error_from(env)

@@ -20,18 +20,12 @@ import shlex
 import subprocess
 import sys
 
-from forge_policy.errors import ForgePolicyError
+from forge_policy.errors import GitHookError
 
 BEGIN = "# >>> forge-policy >>>"
 END = "# <<< forge-policy <<<"
 HOOKS = ("commit-msg", "pre-commit")
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "busybox"})
-
-
-class GitHookError(ForgePolicyError):
-    """Git hooks cannot be installed here (not a git repository, unwritable hooks folder)."""
-
-    code = "git_hooks"
 
 
 class HookChange:

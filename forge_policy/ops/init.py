@@ -28,7 +28,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from forge_policy.errors import ForgePolicyError
+from forge_policy.errors import SetupError
 from forge_policy.serve import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -53,12 +53,6 @@ HOOK_TIMEOUT = 30
 SETTINGS = Path(".claude") / "settings.json"
 _MANAGED = ("type", "command", "args", "url", "headers", "allowedEnvVars")
 _OURS = re.compile(r"forge-policy(?:\.exe)?['\"]?\s+hook\b|forge_policy\.cli['\"]?\s+hook\b")
-
-
-class SetupError(ForgePolicyError, ValueError):
-    """A project file is not in a shape ``init`` can merge into without losing anything."""
-
-    code = "setup_refused"
 
 
 class Action:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 
-from forge_policy.errors import ForgePolicyError
+from forge_policy.errors import ServeUnavailable
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8731
@@ -39,12 +39,6 @@ SERVE_FILE = "serve.json"
 MAX_BODY = 4 * 1024 * 1024
 CONNECT_TIMEOUT = 0.5
 ANSWER_TIMEOUT = 5.0
-
-
-class ServeUnavailable(ForgePolicyError):
-    """The server did not answer usefully (not configured, down, refused the token, failed)."""
-
-    code = "serve_unavailable"
 
 
 def _runtime(root: str | os.PathLike[str], name: str) -> str:

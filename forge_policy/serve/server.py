@@ -281,7 +281,7 @@ def serve_forever(
     ``port`` defaults to the one ``init --serve`` recorded, else :data:`DEFAULT_PORT`; 0 picks a
     free port. The first line on ``err`` says where it listens (tests wait for it).
     """
-    from forge_policy.ops.admin import Refused
+    from forge_policy.errors import Refused
 
     err = err if err is not None else sys.stderr
     token = read_token(config.root)

@@ -6,8 +6,7 @@ imports :mod:`sqlite3`.
 
 from __future__ import annotations
 
-from importlib import import_module
-
+from forge_policy._lazy import lazy_exports
 from forge_policy.stores.memory import MemoryStore
 
 TYPE_CHECKING = False
@@ -19,15 +18,4 @@ _LAZY = {"FileStore": "forge_policy.stores.file", "SQLiteStore": "forge_policy.s
 
 __all__ = ["FileStore", "MemoryStore", "SQLiteStore"]
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'forge_policy.stores' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports("forge_policy.stores", _LAZY, __all__, globals())

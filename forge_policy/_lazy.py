@@ -1,0 +1,43 @@
+"""The one lazy facade (PEP 562) behind the package's public namespaces.
+
+A package lists ``name -> module`` and gets ``__getattr__`` and ``__dir__`` that import the
+module on first use, so ``import forge_policy`` stays cheap for hook processes.
+
+>>> getattr_, dir_ = lazy_exports("demo", {"Level": "forge_policy.levels"}, ["Level"], {})
+>>> getattr_("Level").HARD_BLOCK.label
+'hard_block'
+>>> getattr_("nope")
+Traceback (most recent call last):
+AttributeError: module 'demo' has no attribute 'nope'
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, MutableMapping, Sequence
+
+
+def lazy_exports(
+    package: str,
+    exports: Mapping[str, str],
+    public: Sequence[str],
+    namespace: MutableMapping[str, object],
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for ``package``: each name of ``exports`` is imported
+    from its module on first access and cached in ``namespace`` (the package's globals)."""
+
+    def __getattr__(name: str) -> object:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        from importlib import import_module
+
+        value = getattr(import_module(module), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*namespace, *public])
+
+    return __getattr__, __dir__
