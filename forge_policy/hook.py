@@ -35,8 +35,8 @@ import os
 import sys
 
 from forge_policy.errors import HookInputError
+from forge_policy.events import BLOCKABLE_TOOL_EVENTS
 from forge_policy.harness.payload import MAX_INPUT, check_size, derive_session, parse, sniff_event
-from forge_policy.model import BLOCKABLE_TOOL_EVENTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

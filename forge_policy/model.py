@@ -9,26 +9,13 @@ from __future__ import annotations
 import json
 
 from forge_policy.errors import EventError
+from forge_policy.events import TOOL_EVENTS
 from forge_policy.levels import Level
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
-
-#: Events whose subject is a tool call: they carry ``tool_name`` and ``tool_input``.
-TOOL_EVENTS = frozenset(
-    {
-        "PreToolUse",
-        "PostToolUse",
-        "PostToolUseFailure",
-        "PermissionRequest",
-        "PermissionDenied",
-        "PreSkillShellCommand",
-    }
-)
-#: Events at which a tool call can still be refused.
-BLOCKABLE_TOOL_EVENTS = frozenset({"PreToolUse", "PermissionRequest", "PreSkillShellCommand"})
 
 
 def canonical_json(value: object) -> str:

@@ -7,8 +7,9 @@ produces that form (and the compiled cache stores it), so this module never sees
 from __future__ import annotations
 
 from forge_policy.catalog.dsl import Condition, compile_matcher
+from forge_policy.events import MATCHER_SUBJECT
 from forge_policy.levels import Level, Step
-from forge_policy.model import TOOL_EVENTS, ConditionResult
+from forge_policy.model import ConditionResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,71 +18,6 @@ if TYPE_CHECKING:
 
     from forge_policy.catalog.dsl import Scope
     from forge_policy.model import Event
-
-#: Claude Code event names (CLI 2.1.332), plus the git-side events ``commit-msg`` and
-#: ``pre-commit`` (git's own hook names, emitted by ``forge-policy git …``; see
-#: :mod:`forge_policy.ops.git_hooks`). Other harnesses' adapters translate to these.
-EVENTS: frozenset[str] = frozenset(
-    [
-        "PreToolUse",
-        "PostToolUse",
-        "PostToolUseFailure",
-        "PostToolBatch",
-        "Notification",
-        "UserPromptSubmit",
-        "UserPromptExpansion",
-        "SessionStart",
-        "SessionEnd",
-        "Stop",
-        "StopFailure",
-        "SubagentStart",
-        "SubagentStop",
-        "PreCompact",
-        "PostCompact",
-        "PreModelSwitch",
-        "PostModelSwitch",
-        "PermissionRequest",
-        "PermissionDenied",
-        "Setup",
-        "TeammateIdle",
-        "TaskCreated",
-        "TaskCompleted",
-        "Elicitation",
-        "ElicitationResult",
-        "ConfigChange",
-        "WorktreeCreate",
-        "WorktreeRemove",
-        "InstructionsLoaded",
-        "CwdChanged",
-        "FileChanged",
-        "DirectoryAdded",
-        "MessageDisplay",
-        "PreSkillShellCommand",
-        "commit-msg",
-        "pre-commit",
-    ]
-)
-
-#: What a trigger's ``matcher`` is matched against, per event (Claude Code's rule); events not
-#: listed here ignore the matcher.
-MATCHER_SUBJECT: dict[str, str] = {
-    **{name: "tool_name" for name in TOOL_EVENTS},
-    "SessionStart": "source",
-    "Setup": "trigger",
-    "SessionEnd": "reason",
-    "Notification": "notification_type",
-    "SubagentStart": "agent_type",
-    "SubagentStop": "agent_type",
-    "PreCompact": "trigger",
-    "PostCompact": "trigger",
-    "ConfigChange": "source",
-    "DirectoryAdded": "source",
-    "StopFailure": "error",
-    "InstructionsLoaded": "load_reason",
-    "UserPromptExpansion": "command_name",
-    "Elicitation": "mcp_server_name",
-    "ElicitationResult": "mcp_server_name",
-}
 
 ACTIONS = ("evaluate", "set_flag", "check_flag", "accumulate", "reset_total")
 CATEGORIES = ("core", "opinionated", "experimental")

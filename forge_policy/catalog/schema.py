@@ -14,8 +14,6 @@ from typing import Any
 from forge_policy.catalog.behavior import (
     ACTIONS,
     CATEGORIES,
-    EVENTS,
-    MATCHER_SUBJECT,
     PROFILES,
     TEMPLATE_LIMITS,
 )
@@ -29,6 +27,7 @@ from forge_policy.catalog.dsl import (
     matcher_kind,
 )
 from forge_policy.errors import Issue, RegexError
+from forge_policy.events import EVENTS, MATCHER_SUBJECT
 from forge_policy.levels import LEVEL_NAMES, Level, Step, escalation_problems
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]*[a-z0-9]$")

@@ -44,7 +44,7 @@ def provide_commit_message(event: Event) -> str:
     For the git-side events (``commit-msg`` …) it is the event's ``commit_message``: the text
     ``forge-policy git commit-msg FILE`` read from the message file.
     """
-    from forge_policy.facts.git import GIT_HOOK_EVENTS
+    from forge_policy.events import GIT_HOOK_EVENTS
 
     if event.event_name in GIT_HOOK_EVENTS:
         message = event.payload.get("commit_message")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from forge_policy.errors import FactTimeout
+from forge_policy.events import GIT_HOOK_EVENTS
 from forge_policy.facts import event_cwd, note, remaining
 from forge_policy.facts.commit import commits
 from forge_policy.facts.shell import event_commands
@@ -18,11 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from forge_policy.model import Event
 
-#: Event names of the git-side entry points. For these, git runs in ``event.cwd``.
-# fmt: off
-GIT_HOOK_EVENTS = frozenset({"pre-commit", "commit-msg", "prepare-commit-msg", "pre-merge-commit",
-                             "pre-push", "post-commit"})
-# fmt: on
+
 _SAFE = ("-c", "core.fsmonitor=false", "-c", "diff.external=", "-c", "core.quotepath=false")
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 
+from forge_policy.events import AFTER_TOOL_EVENTS
 from forge_policy.levels import Level
 
 TYPE_CHECKING = False
@@ -78,8 +79,6 @@ CONTEXT_EVENTS = frozenset(
         "PostModelSwitch",
     }
 )
-#: Events at which the tool already ran, so a block can only inform.
-AFTER_TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "PostToolBatch"})
 CANNOT_OVERRIDE = "This block cannot be overridden."
 #: The evaluator's line in every soft block of an ``override: user`` behavior.
 USER_OVERRIDE_MARK = "Overriding needs the user's approval"
