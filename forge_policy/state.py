@@ -34,6 +34,30 @@ def copy_json(value: Any) -> Any:
     return value
 
 
+def touch_interval(ttl: float) -> float:
+    """How often the allow path refreshes a session's last access: at most every this many
+    seconds, so that it rarely writes (``min(300 s, ttl / 100)``).
+
+    >>> touch_interval(86400.0), touch_interval(60.0)
+    (300.0, 0.6)
+    """
+    return min(300.0, ttl / 100)
+
+
+def is_expired(last_accessed_at: float, now: float, ttl: float) -> bool:
+    """The one expiry rule (SPEC §3.9), for the evaluator, every store's purge, ``purge`` and
+    ``off --session`` alike.
+
+    A session expires ``ttl`` seconds after its last access. The recorded last access can lag
+    the real one by up to :func:`touch_interval` (the allow path does not write every time), so
+    that much slack is allowed: a session expires late by at most that, never early.
+
+    >>> is_expired(0.0, 86400.0 + 300.0, 86400.0), is_expired(0.0, 86400.0 + 300.5, 86400.0)
+    (False, True)
+    """
+    return now - last_accessed_at > ttl + touch_interval(ttl)
+
+
 class BehaviorState:
     """A typed view of ``behaviors[ID]`` of one session; writes go to the underlying dict."""
 
@@ -150,8 +174,8 @@ class SessionState:
         self.data["last_accessed_at"] = iso(now)
 
     def expired(self, now: float, ttl: float) -> bool:
-        """SPEC §3.9: expired ``ttl`` seconds after the last access."""
-        return now - self.last_accessed_at > ttl
+        """SPEC §3.9: expired ``ttl`` seconds after the last access (see :func:`is_expired`)."""
+        return is_expired(self.last_accessed_at, now, ttl)
 
     def _mapping(self, key: str) -> dict[str, Any]:
         value = self.data.get(key)

@@ -7,15 +7,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from forge_policy.cli import (
+from forge_policy.cli import catalog_cmds, git_cmds, session_cmds, setup_cmds
+from forge_policy.cli.context import (
     INTEGRITY_FAILURE,
+    OVERVIEW,
     REFUSED,
     STORE_FAILURE,
     USAGE,
-    catalog_cmds,
-    git_cmds,
-    session_cmds,
-    setup_cmds,
+    Context,
 )
 
 TYPE_CHECKING = False
@@ -23,44 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TextIO
 
-    from forge_policy.config.env import Config
-    from forge_policy.engine.evaluator import Evaluator
-
-    Handler = Callable[[argparse.Namespace, "Context"], int]
-
-
-class Context:
-    """What a handler needs, built on first use: the configuration, the evaluator, streams."""
-
-    def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out = out
-        self.err = err
-        self._config: Config | None = None
-        self._evaluator: Evaluator | None = None
-
-    @property
-    def config(self) -> Config:
-        """``Config.from_env()``."""
-        if self._config is None:
-            from forge_policy.config.env import Config
-
-            self._config = Config.from_env()
-        return self._config
-
-    @property
-    def evaluator(self) -> Evaluator:
-        """The configured evaluator (catalog, store, audit log)."""
-        if self._evaluator is None:
-            self._evaluator = self.config.build_evaluator()
-        return self._evaluator
-
-    def print(self, text: str = "") -> None:
-        """One line (or block) on stdout."""
-        self.out.write(text + "\n")
-
-    def note(self, text: str) -> None:
-        """A message for the user on stderr."""
-        self.err.write(f"forge-policy: {text}\n")
+    Handler = Callable[[argparse.Namespace, Context], int]
 
 
 def _formatter(prog: str) -> argparse.HelpFormatter:
@@ -75,12 +37,10 @@ def _epilog(doc: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line (every command has ``--help``)."""
-    from forge_policy.cli import __doc__ as overview
-
     parser = argparse.ArgumentParser(
         prog="forge-policy",
         description="Policy engine for AI coding agents.",
-        epilog=_epilog(overview or ""),
+        epilog=_epilog(OVERVIEW),
         formatter_class=_formatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

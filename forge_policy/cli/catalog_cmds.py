@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import textwrap
 
-from forge_policy.cli import OK, REFUSED
 from forge_policy.cli._format import dumps, table
+from forge_policy.cli.context import OK, REFUSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.cli.app import Context
+    from forge_policy.cli.context import Context
 
 
 def register(command: Callable[..., Any]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from forge_policy.cli import OK, REFUSED
+from forge_policy.cli.context import OK, REFUSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from forge_policy.cli.app import Context
+    from forge_policy.cli.context import Context
 
 
 def register(command: Callable[..., Any]) -> None:
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from forge_policy.cli.app import Context
+    from forge_policy.cli.context import Context
 
     parser = argparse.ArgumentParser(prog="forge-policy git")
     holder = argparse.ArgumentParser(add_help=False)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from forge_policy.cli import OK, USAGE
 from forge_policy.cli._format import dumps, short, table
+from forge_policy.cli.context import OK, USAGE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.cli.app import Context
+    from forge_policy.cli.context import Context
 
 
 def register(command: Callable[..., Any]) -> None:

@@ -3,8 +3,8 @@ but dispatched in :func:`forge_policy.cli.main` before argparse)."""
 
 from __future__ import annotations
 
-from forge_policy.cli import INTEGRITY_FAILURE, OK
 from forge_policy.cli._format import dumps, table
+from forge_policy.cli.context import INTEGRITY_FAILURE, OK
 from forge_policy.serve import DEFAULT_PORT, MAX_BODY
 
 TYPE_CHECKING = False
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from forge_policy.cli.app import Context
+    from forge_policy.cli.context import Context
 
 HTTP_ONLY_WARNING = """\
 WARNING: http hooks fail OPEN. Claude Code treats an http hook that cannot connect as a

@@ -22,7 +22,7 @@ from forge_policy.model import (
     call_hash,
     sha256_hex,
 )
-from forge_policy.state import SessionState
+from forge_policy.state import SessionState, touch_interval
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,8 +61,7 @@ class Settings:
         self.override_window = override_window
         self.profile = profile
         self.record_violations = record_violations
-        # the allow path refreshes last access at most this often, so it rarely writes
-        self.touch_interval = min(300.0, ttl / 100)
+        self.touch_interval = touch_interval(ttl)
 
 
 class Outcome:
@@ -676,9 +675,7 @@ class Evaluator:
         self.facts: Mapping[str, FactProvider] = registry
 
     def _expired(self, state: SessionState, now: float) -> bool:
-        # the allow path refreshes last access only every touch_interval, so the recorded time
-        # can lag the real one by that much: a session expires late by at most that, never early
-        return state.expired(now, self.settings.ttl + self.settings.touch_interval)
+        return state.expired(now, self.settings.ttl)
 
     def _fresh_or_current(self, current: SessionState | None, now: float) -> SessionState:
         if current is None or self._expired(current, now):

@@ -21,7 +21,7 @@ import threading
 import time
 
 from forge_policy.errors import LockTimeout, StoreError
-from forge_policy.state import SessionState
+from forge_policy.state import SessionState, is_expired
 from forge_policy.stores._recovery import report
 
 TYPE_CHECKING = False
@@ -296,13 +296,13 @@ class SQLiteStore:
 
     def _purge(self, conn: sqlite3.Connection, now: float, ttl: float, keep: str | None) -> int:
         # the index narrows the candidates (a second of slack for float rounding); the exact
-        # test is SessionState.expired's own, so every store expires the same sessions
+        # test is the one expiry rule, so every store expires the same sessions
         try:
             rows = conn.execute(
                 "SELECT id, last_accessed_at FROM sessions WHERE last_accessed_at < ?",
                 (now - ttl + 1.0,),
             ).fetchall()
-            expired = [(sid,) for sid, last in rows if sid != keep and now - last > ttl]
+            expired = [(sid,) for sid, last in rows if sid != keep and is_expired(last, now, ttl)]
             conn.executemany("DELETE FROM sessions WHERE id = ?", expired)
         except sqlite3.Error as exc:
             raise self._error(exc, "cannot purge") from exc

@@ -1,0 +1,80 @@
+"""What every ``forge-policy`` command shares: the overview, the exit codes and the
+:class:`Context` a handler gets. It imports nothing at module level, so the hook path pays
+nothing for it."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from forge_policy.config.env import Config
+    from forge_policy.engine.evaluator import Evaluator
+
+#: The command summary and exit codes, shown by ``forge-policy --help``.
+OVERVIEW = """\
+::
+
+    forge-policy hook [--harness NAME] [--via-serve]   stdin event -> stdout decision (hot path)
+    forge-policy serve [--port N]                      warm evaluator for Claude Code http hooks
+    forge-policy status [--session SID] [--json]       counters, levels, thresholds, overrides
+    forge-policy list [--json]                         id, enabled, default level, category
+    forge-policy describe ID [--json]                  one behavior in full
+    forge-policy validate [DIR] [--json]               every catalog error as file:line:col
+    forge-policy explain [--file F] [--json]           dry run of one event; changes nothing
+    forge-policy override ID --session SID --reason T  one-shot pass for the next soft block
+    forge-policy on|off ID [--session SID|--project]   switch a behavior on or off
+    forge-policy strict|relaxed ID [--reset]           project tuning of a behavior's levels
+    forge-policy audit [--verify] [--json]             governance summary; hash-chain check
+    forge-policy purge                                 delete expired sessions
+    forge-policy init [--serve [--http-only]]          set up .forge/ and .claude/settings.json
+    forge-policy git commit-msg|pre-commit|install     git-side checks and their git hooks
+
+Exit codes (every command)::
+
+    0  success
+    1  validation failed or request refused: the catalog does not load, unknown behavior,
+       no override for a hard block, a settings file init cannot merge into, a bad event
+    2  usage: bad arguments or FORGE_* variables
+    3  store, audit or file-system failure: state, audit log or a project file unreadable
+       or unwritable, lock timeout
+    4  integrity failure: the audit log was edited, truncated or reordered
+
+``hook`` is dispatched before :mod:`argparse` is imported: it runs on every agent tool call.
+"""
+
+OK, REFUSED, USAGE, STORE_FAILURE, INTEGRITY_FAILURE = 0, 1, 2, 3, 4
+
+
+class Context:
+    """What a handler needs, built on first use: the configuration, the evaluator, streams."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self._config: Config | None = None
+        self._evaluator: Evaluator | None = None
+
+    @property
+    def config(self) -> Config:
+        """``Config.from_env()``."""
+        if self._config is None:
+            from forge_policy.config.env import Config
+
+            self._config = Config.from_env()
+        return self._config
+
+    @property
+    def evaluator(self) -> Evaluator:
+        """The configured evaluator (catalog, store, audit log)."""
+        if self._evaluator is None:
+            self._evaluator = self.config.build_evaluator()
+        return self._evaluator
+
+    def print(self, text: str = "") -> None:
+        """One line (or block) on stdout."""
+        self.out.write(text + "\n")
+
+    def note(self, text: str) -> None:
+        """A message for the user on stderr."""
+        self.err.write(f"forge-policy: {text}\n")
