@@ -1,0 +1,131 @@
+"""What one ``forge-policy hook`` process imports, per decision path (``python -X importtime``).
+
+Each path runs in a fresh temporary project with the default file store, after one warm-up run
+that fills the compiled catalog cache, so the figure is a warm hook's, not a first run's. For each
+path it prints the number of modules imported, the summed top-level cumulative import time
+(median of ``--repeat`` runs: ``-X importtime`` itself inflates it, so compare runs of the same
+command side by side, never against wall-time figures), and which heavy packages were loaded.
+
+Usage: ``python tests/benchmarks/hook_imports.py [--python VENV/bin/python] [--repeat 7]``
+(``--python`` several times compares installs in one run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import tempfile
+import uuid
+
+HEAVY = (
+    "attr",
+    "cattrs",
+    "ruamel",
+    "portalocker",
+    "pathspec",
+    "argparse",
+    "typing",
+    "dataclasses",
+    "pathlib",
+    "hashlib",
+    "sqlite3",
+    "re2",
+)
+
+PATHS = {
+    "allow": ("Read", {"file_path": "src/app.py"}),
+    "nudge": ("Write", {"file_path": "src/new.py", "content": "X = 1\n"}),
+    "hard_block": ("Bash", {"command": "git push --force origin main"}),
+}
+
+
+def payload(kind: str, cwd: str) -> bytes:
+    tool, tool_input = PATHS[kind]
+    if "file_path" in tool_input:
+        tool_input = {**tool_input, "file_path": os.path.join(cwd, tool_input["file_path"])}
+    session = str(uuid.uuid4())
+    return json.dumps(
+        {
+            "session_id": session,
+            "cwd": cwd,
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool,
+            "tool_input": tool_input,
+            "tool_use_id": f"toolu_{uuid.uuid4().hex[:24]}",
+        }
+    ).encode()
+
+
+def parse(stderr: str) -> tuple[list[str], int]:
+    """Module names and the summed cumulative time (µs) of the top-level imports."""
+    names: list[str] = []
+    total = 0
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        _, cumulative, name = line.split("|", 2)
+        names.append(name.strip())
+        if not name.startswith("  "):  # top level: one space after the bar
+            total += int(cumulative)
+    return names, total
+
+
+def measure(python: str, kind: str, repeat: int) -> tuple[int, float, list[str]]:
+    with tempfile.TemporaryDirectory() as project:
+        os.makedirs(os.path.join(project, "src"))
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("FORGE_", "PYTHON", "CLAUDE"))
+        }
+        env["CLAUDE_PROJECT_DIR"] = project
+        env["FORGE_WORKER"] = "off"  # the in-process hook is what this measures
+        command = [python, "-X", "importtime", "-m", "forge_policy.cli", "hook"]
+        subprocess.run(
+            command,
+            input=payload(kind, project),
+            capture_output=True,
+            env=env,
+            cwd=project,
+            check=False,
+        )  # warm-up: fills the catalog cache
+        totals: list[int] = []
+        names: list[str] = []
+        for _ in range(repeat):
+            result = subprocess.run(
+                command,
+                input=payload(kind, project),
+                capture_output=True,
+                env=env,
+                cwd=project,
+                check=False,
+            )
+            names, total = parse(result.stderr.decode())
+            totals.append(total)
+        heavy = sorted({n.split(".")[0] for n in names if n.split(".")[0] in HEAVY})
+        return len(names), statistics.median(totals) / 1000, heavy
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", action="append", help="interpreter of an install (repeatable)")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    pythons = args.python or [os.path.join(os.path.dirname(__file__), "../../.venv-run/bin/python")]
+    print(
+        f"# {platform.node()} · {platform.machine()} · {os.cpu_count()} cores · "
+        f"Python {platform.python_version()} · median of {args.repeat}"
+    )
+    print("| install | path | modules | import time (ms) | heavy packages loaded |")
+    print("|---|---|---|---|---|")
+    for python in pythons:
+        for kind in PATHS:
+            count, millis, heavy = measure(python, kind, args.repeat)
+            print(f"| {python} | {kind} | {count} | {millis:.1f} | {', '.join(heavy) or '-'} |")
+
+
+if __name__ == "__main__":
+    main()
