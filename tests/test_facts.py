@@ -422,6 +422,8 @@ SECRETS = [
     ('línea uno\npassword: "superSecretAdmin123"', "password_assignment"),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==", "private_key"),
     ("AKIA" + "Z" * 16 + " sk-" + "a" * 48, "openai_key"),  # pattern order, not text order
+    ("sk-" + "a" * 20, "openai_key"),
+    ("DEEPSEEK_API_KEY=sk-" + "0123456789abcdef" * 2, "openai_key"),
 ]
 NOT_SECRETS = [
     'monkey: "bananabanana"',
@@ -434,7 +436,8 @@ NOT_SECRETS = [
     "password = superSecretAdmin123",
     'password = "line\nbreak!"',
     "",
-    "sk-" + "a" * 47,
+    "sk-" + "a" * 19,  # one table with redaction: 20 characters make a key (see test_secrets)
+    "task-" + "a" * 48,  # "sk-" inside a word
     "AKIA" + "z" * 16,
     "xoxq-1234567890abcd",
 ]

@@ -129,7 +129,7 @@ def test_a_worktree_reads_the_common_config(tmp_path: Path) -> None:
         ("[x].txt", ["\\[x\\].txt"], True),
         ("x.txt", ["[!y].txt"], True),
         ("y.txt", ["[!y].txt"], False),
-        ("weird[.txt", ["weird[.txt"], True),
+        ("weird[.txt", ["weird[.txt"], False),  # git: an unclosed "[" never matches
         ("trailing ", ["trailing\\ "], True),
     ],
 )
