@@ -597,3 +597,17 @@ def test_behavior_reads_commit_message_fact(tmp_path: Path) -> None:
     )
     assert blocked.outcome == "hard_block"
     assert evaluator.evaluate(bash('git commit -m "feat: coherente"', tmp_path)).outcome == "allow"
+
+
+# --- layering: the providers never import the registry -------------------------------------------
+
+
+def test_no_fact_module_imports_the_registry_package() -> None:
+    from tests.test_layout import import_graph
+
+    graph = import_graph()
+    modules = {name for name in graph if name.startswith("forge_policy.facts.")}
+    assert {"forge_policy.facts._runtime", "forge_policy.facts._io"} <= modules
+    assert {m for m in modules if "forge_policy.facts" in graph[m]} == set()
+    assert graph["forge_policy.facts._runtime"] <= {"forge_policy.errors"}
+    assert graph["forge_policy.facts._io"] <= {"forge_policy.facts._runtime"}

@@ -82,6 +82,9 @@ def read_text(path: str, limit: int = MAX_TEXT_BYTES) -> str | None:
 def git_dir(root: str) -> str | None:
     """The repository's common git directory at ``root``: ``.git``, or where a ``.git`` file
     points (a worktree's or submodule's), following ``commondir``; ``None`` when there is none.
+
+    >>> git_dir("/nonexistent") is None
+    True
     """
     dot_git = os.path.join(root, ".git")
     if os.path.isdir(dot_git):

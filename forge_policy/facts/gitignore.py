@@ -24,6 +24,7 @@ what the project means to keep out of git. pathspec is imported only when a rule
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 from forge_policy.facts._io import git_dir, read_text
 from forge_policy.facts._runtime import check_deadline, note, remaining
@@ -36,9 +37,8 @@ if TYPE_CHECKING:
     # (compiled regex, include): include is False for a "!" line
     Rule = tuple[Any, bool]
 
-_cache: dict[str, Rule | None] = {}
 
-
+@lru_cache(maxsize=1024)
 def compile_rule(line: str) -> Rule | None:
     """One ignore-file line as ``(regex, include)``; ``None`` for a blank line, a comment or a
     pattern git cannot use (such as an unclosed ``[`` or a trailing ``\\``), which never match.
@@ -52,8 +52,6 @@ def compile_rule(line: str) -> Rule | None:
     >>> compile_rule("# a comment"), compile_rule("weird[.txt")
     (None, None)
     """
-    if line in _cache:
-        return _cache[line]
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
     from forge_policy.catalog.dsl import compile_regex
@@ -65,13 +63,15 @@ def compile_rule(line: str) -> Rule | None:
         regex, include = None, None
     if regex is not None and include is not None:
         rule = (compile_regex(regex), bool(include))
-    if len(_cache) < 4096:
-        _cache[line] = rule
     return rule
 
 
 def compile_rules(lines: Iterable[str]) -> list[Rule]:
-    """The usable rules of an ignore file's lines, in order."""
+    """The usable rules of an ignore file's lines, in order.
+
+    >>> [include for _regex, include in compile_rules(["*.log", "", "# x", "!keep.log"])]
+    [True, False]
+    """
     rules: list[Rule] = []
     for line in lines:
         rule = compile_rule(line.rstrip("\r\n"))
@@ -85,6 +85,10 @@ def decide(rules: Iterable[tuple[str, list[Rule]]], path: str, is_dir: bool) -> 
 
     ``rules`` holds ``(base, rules)`` pairs from lowest to highest precedence; ``base`` is the
     directory (relative, ``""`` for the root) the rules are relative to.
+
+    >>> rules = [("", compile_rules(["*.tmp"])), ("sub", compile_rules(["!keep.tmp"]))]
+    >>> [decide(rules, path, False) for path in ("sub/keep.tmp", "a.tmp", "a")]
+    [False, True, None]
     """
     verdict: bool | None = None
     for base, group in rules:
