@@ -611,3 +611,30 @@ def test_no_fact_module_imports_the_registry_package() -> None:
     assert {m for m in modules if "forge_policy.facts" in graph[m]} == set()
     assert graph["forge_policy.facts._runtime"] <= {"forge_policy.errors"}
     assert graph["forge_policy.facts._io"] <= {"forge_policy.facts._runtime"}
+
+
+# --- strict TDD globs: .gitignore syntax ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("test_globs", "staged", "untested"),
+    [
+        (("tests/",), ["src/app.py", "tests/unit/check_app.py"], []),  # a directory glob
+        (("/spec/**",), ["src/app.py", "spec/app_spec.py"], []),
+        (  # anchored at the root: lib/spec is not spec
+            ("/spec/**",),
+            ["src/app.py", "lib/spec/app_spec.py"],
+            ["src/app.py", "lib/spec/app_spec.py"],
+        ),
+        (("test_*.py",), ["src/app.py", "src/deep/test_app.py"], []),  # any depth
+        (("!test_*.py",), ["src/app.py", "test_app.py"], ["src/app.py", "test_app.py"]),  # none
+    ],
+)
+def test_tdd_globs_have_gitignore_syntax(
+    test_globs: tuple[str, ...], staged: list[str], untested: list[str]
+) -> None:
+    from forge_policy.config.project import TddSettings
+    from forge_policy.facts.project import untested_files
+
+    settings = TddSettings(tdd_mode="strict", production_globs=("*.py",), test_globs=test_globs)
+    assert untested_files(staged, settings) == untested
