@@ -63,6 +63,7 @@ CASES: list[tuple[dict[str, str], list[str]]] = [
     ({".gitignore": "[!y].txt\nab?.md\n"}, ["x.txt", "y.txt", "abc.md", "ab/.md"]),
     ({".gitignore": "weird[.txt\n\\#hash\n\\!bang\n"}, ["weird[.txt", "#hash", "!bang"]),
     ({".gitignore": "trailing\\ \nspaces   \n"}, ["trailing ", "spaces"]),
+    ({".gitignore": "\ufeff.env\n"}, [".env"]),  # a byte order mark is skipped
     ({".gitignore": "**/logs/**/*.log\n"}, ["logs/a.log", "x/logs/y/z.log", "logs.log"]),
     # nested files: relative to their directory, deeper files win, ignored dirs are not read
     (

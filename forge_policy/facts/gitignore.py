@@ -67,13 +67,15 @@ def compile_rule(line: str) -> Rule | None:
 
 
 def compile_rules(lines: Iterable[str]) -> list[Rule]:
-    """The usable rules of an ignore file's lines, in order.
+    """The usable rules of an ignore file's lines, in order (a UTF-8 BOM is skipped, as git does).
 
-    >>> [include for _regex, include in compile_rules(["*.log", "", "# x", "!keep.log"])]
+    >>> [include for _regex, include in compile_rules(["\ufeff*.log", "", "# x", "!keep.log"])]
     [True, False]
     """
     rules: list[Rule] = []
-    for line in lines:
+    for number, line in enumerate(lines):
+        if number == 0:
+            line = line.removeprefix("\ufeff")
         rule = compile_rule(line.rstrip("\r\n"))
         if rule is not None:
             rules.append(rule)
