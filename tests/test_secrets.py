@@ -93,6 +93,87 @@ def test_summaries_are_redacted_and_short() -> None:
     assert "AKIA" not in summary and len(summary) == 100 and REDACTED in summary
 
 
+# --- detection (moved from test_facts.py); each case also holds for redaction -----------------
+
+SECRETS = [
+    ("sk-" + "a" * 48, "openai_key"),
+    ("OPENAI=sk-proj-" + "Ab_9-" * 10, "openai_key"),
+    ("AIzaSy" + "B" * 33, "google_api_key"),
+    ("AKIA" + "Z" * 16, "aws_access_key"),
+    ("xoxb-1234567890abcd", "slack_token"),
+    ("Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc123-_", "jwt"),
+    ('password: "superSecretAdmin123"', "password_assignment"),
+    ('db_password = "superSecretAdmin123"', "password_assignment"),
+    ("api_key = 'abcdef123456'", "password_assignment"),
+    ('token: "abcdef123456"', "password_assignment"),
+    ('contraseña = "miClaveSegura"', "password_assignment"),
+    ('CONTRASEÑA = "miClaveSegura"', "password_assignment"),
+    ('private_key: "-----BEGIN"', "password_assignment"),
+    ('SECRET="deploy-secret-value"', "password_assignment"),
+    ('línea uno\npassword: "superSecretAdmin123"', "password_assignment"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==", "private_key"),
+    ("AKIA" + "Z" * 16 + " sk-" + "a" * 48, "openai_key"),  # pattern order, not text order
+    ("sk-" + "a" * 20, "openai_key"),
+    ("DEEPSEEK_API_KEY=sk-" + "0123456789abcdef" * 2, "openai_key"),
+]
+NOT_SECRETS = [
+    'monkey: "bananabanana"',
+    'turkey = "deliciosa comida"',
+    'compass: "north-north-west"',
+    'Key rule: inject compact rules text when available.\n\nSee "skills/angular/SKILL.md" for '
+    "details.",
+    'The token budget advisor\nuses "150k-token" thresholds.',
+    'secret = "short"',
+    "password = superSecretAdmin123",
+    'password = "line\nbreak!"',
+    "",
+    "sk-" + "a" * 19,  # one table with redaction: 20 characters make a key (see test_secrets)
+    "task-" + "a" * 48,  # "sk-" inside a word
+    "AKIA" + "z" * 16,
+    "xoxq-1234567890abcd",
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SECRETS)
+def test_secret_patterns_match(text: str, expected: str) -> None:
+    assert find_secret(text) == expected
+    assert find_secret(text.encode()) == expected
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_secret_patterns_do_not_match(text: str) -> None:
+    assert find_secret(text) == ""
+
+
+@given(st.one_of(st.text(max_size=2000), st.binary(max_size=2000)))
+def test_secret_matcher_never_raises(data: str | bytes) -> None:
+    assert find_secret(data) in {"", *(pid for pid, _ in SECRETS)}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('password = "' + "a" * 1_000_000, ""),
+        ("sk-" * 300_000, ""),
+        ("eyJ" + "a" * 500_000 + ".eyJ" + "b" * 500_000, ""),
+        ("x" * 1_000_000 + ' token: "abcdef123456"', "password_assignment"),
+        ("x" * 1_000_000 + 'token: "abcdef123456"', ""),  # "xtoken" is not a key name
+    ],
+)
+def test_secret_matcher_on_long_input(text: str, expected: str) -> None:
+    assert find_secret(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), SECRETS)
+def test_every_detected_sample_is_redacted(text: str, expected: str) -> None:
+    assert redact(text) != text and detect(redact(text)) == ""
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_no_undetected_sample_is_redacted(text: str) -> None:
+    assert redact(text) == text
+
+
 # --- the property ---------------------------------------------------------------------------
 
 FRAGMENTS = st.sampled_from(
