@@ -54,6 +54,7 @@ CASES: list[tuple[dict[str, str], list[str]]] = [
     ({".gitignore": "build/\n"}, ["build/x.o", "src/build/x.o", "build"]),
     ({".gitignore": "a/**/b\n"}, ["a/b", "a/x/b", "a/x/y/b", "b", "x/a/b"]),
     ({".gitignore": "a/**\n!a/keep\n"}, ["a/keep", "a/other", "a/sub/keep"]),
+    ({".gitignore": "a/**/\n"}, ["a/file", "a/sub/x"]),  # directories below a, not a
     ({".gitignore": "*\n!*/\n!*.py\n"}, ["x.txt", "src/x.py", "src/x.txt"]),
     ({".gitignore": "*\n!sub/\n"}, ["sub/x", "y"]),
     ({".gitignore": "b/\n!.env\n"}, ["a/b/.env", "a/.env"]),

@@ -57,6 +57,9 @@ def compile_rule(line: str) -> Rule | None:
     from forge_policy.catalog.dsl import compile_regex
 
     rule: Rule | None = None
+    if line.rstrip(" ").endswith("/**/"):
+        # git: "a/**/" names the directories below a; pathspec would name a itself
+        line = line.rstrip(" ") + "*/"
     try:
         regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
     except ValueError:  # pathspec's GitIgnorePatternError: git ignores such a line too
