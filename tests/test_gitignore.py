@@ -4,11 +4,15 @@ in real temporary repositories: nested ``.gitignore`` files, ``.git/info/exclude
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forge_policy.facts.gitignore import GitIgnore, excludes_file
 from forge_policy.facts.project import unignored_secret_files
@@ -152,3 +156,34 @@ def test_pathspec_is_imported_only_when_a_rule_is_compiled() -> None:
         "assert 'pathspec' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- any pattern file: the same answers as git ---------------------------------------------------
+
+PATHS = ["a", "b.txt", "a/b", "a/b.txt", "a/b/c.txt", "b/a/c", "ab/c.txt", "x/a/b/a.txt"]
+TOKENS = st.sampled_from(["a", "b", "c", "*", "**", "/", "?", ".txt", "[ab]", "[!a]", "x"])
+LINES = st.tuples(st.booleans(), st.lists(TOKENS, min_size=1, max_size=5)).map(
+    lambda item: ("!" if item[0] else "") + "".join(item[1])
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(LINES, min_size=1, max_size=4))
+def test_random_pattern_files_agree_with_git(lines: list[str]) -> None:
+    root = Path(tempfile.mkdtemp(prefix="forge-gitignore-"))
+    try:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        (root / ".gitignore").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        done = subprocess.run(
+            ["git", "check-ignore", "--no-index", "--stdin", "-z"],
+            cwd=root,
+            input="\0".join(PATHS).encode(),
+            capture_output=True,
+            check=False,
+        )
+        assert done.returncode in (0, 1), done.stderr
+        by_git = {p for p in done.stdout.decode().split("\0") if p}
+        rules = GitIgnore(str(root), global_file="")
+        assert {p for p in PATHS if rules.ignored(p)} == by_git, lines
+    finally:
+        shutil.rmtree(root)

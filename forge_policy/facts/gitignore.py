@@ -52,6 +52,8 @@ def compile_rule(line: str) -> Rule | None:
     >>> compile_rule("# a comment"), compile_rule("weird[.txt")
     (None, None)
     """
+    import re
+
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
     from forge_policy.catalog.dsl import compile_regex
@@ -65,6 +67,8 @@ def compile_rule(line: str) -> Rule | None:
     except ValueError:  # pathspec's GitIgnorePatternError: git ignores such a line too
         regex, include = None, None
     if regex is not None and include is not None:
+        # git's bracket expressions never match "/"; pathspec's negated ones ([!a]) would
+        regex = re.sub(r"(?<!\\)\[\^", "[^/", regex)
         rule = (compile_regex(regex), bool(include))
     return rule
 
