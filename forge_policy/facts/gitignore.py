@@ -59,16 +59,21 @@ def compile_rule(line: str) -> Rule | None:
     from forge_policy.catalog.dsl import compile_regex
 
     rule: Rule | None = None
+    line = re.sub(r"(?<!\\)\*{3,}", "**", line)  # git reads a run of stars as "**"
     if line.rstrip(" ").endswith("/**/"):
         # git: "a/**/" names the directories below a; pathspec would name a itself
         line = line.rstrip(" ") + "*/"
     try:
         regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
+        if include is False and GitIgnoreSpecPattern.pattern_to_regex(line[1:])[0] is None:
+            regex = None  # "!" before a line that names nothing ("!/") names nothing either
     except ValueError:  # pathspec's GitIgnorePatternError: git ignores such a line too
         regex, include = None, None
     if regex is not None and include is not None:
         # git's bracket expressions never match "/"; pathspec's negated ones ([!a]) would
         regex = re.sub(r"(?<!\\)\[\^", "[^/", regex)
+        if "(?P<ps_d>" in regex:  # see _names: the match must end where the path ends
+            regex = f"(?:{regex})$"
         rule = (compile_regex(regex), bool(include))
     return rule
 
@@ -114,19 +119,17 @@ def decide(rules: Iterable[tuple[str, list[Rule]]], path: str, is_dir: bool) -> 
 def _names(regex: Any, subject: str, is_dir: bool) -> bool:
     """Whether the rule matches this very path, not only one of its parent directories.
 
-    pathspec's regexes match a file inside a matching directory too, through the group
-    ``ps_d`` (the slash after the directory). Parents are decided first (:func:`decide` is run
-    level by level), so here a ``ps_d`` match counts only on a directory's own trailing slash.
-    A regex without ``ps_d`` (``a/**``, ``*``) names what lies below a prefix: on a directory it
-    must reach past that prefix, so that ``a/**`` names ``a/b/`` but not ``a/`` itself.
+    pathspec's regexes also match a file inside a matching directory, through the group
+    ``ps_d`` (the slash after the directory). Parents are decided first (:func:`decide` runs
+    level by level), so :func:`compile_rule` anchors such a regex at the end: it must name the
+    whole path, a directory by its trailing slash. A regex without ``ps_d`` (``a/**``, ``*``)
+    names what lies below a prefix: on a directory it must reach past that prefix, so that
+    ``a/**`` names ``a/b/`` but not ``a/`` itself.
     """
     match = regex.search(subject)
     if match is None:
         return False
-    slash = regex.groupindex.get("ps_d")
-    if slash is not None and match.start(slash) >= 0:
-        return bool(match.end(slash) == len(subject))
-    return not is_dir or bool(match.end() < len(subject))
+    return "ps_d" in regex.groupindex or not is_dir or bool(match.end() < len(subject))
 
 
 def ignored(path: str, lines: Iterable[str]) -> bool:
