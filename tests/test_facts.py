@@ -29,7 +29,7 @@ from forge_policy.facts import (
     staged_files,
 )
 from forge_policy.facts.files import classify, estimate_tokens, reader_operands
-from forge_policy.facts.secrets import MAX_SCAN_BYTES, find_secret, scan_files
+from forge_policy.facts.secrets import MAX_SCAN_BYTES, scan_files
 from forge_policy.model import Event
 
 BUILTIN_NAMES = {
@@ -401,54 +401,7 @@ def test_file_bytes_and_tokens_sum_over_files(tmp_path: Path) -> None:
     assert fact("estimated_tokens", read("missing.txt", tmp_path)) == 0
 
 
-# --- secrets ------------------------------------------------------------------------------------
-
-
-SECRETS = [
-    ("sk-" + "a" * 48, "openai_key"),
-    ("OPENAI=sk-proj-" + "Ab_9-" * 10, "openai_key"),
-    ("AIzaSy" + "B" * 33, "google_api_key"),
-    ("AKIA" + "Z" * 16, "aws_access_key"),
-    ("xoxb-1234567890abcd", "slack_token"),
-    ("Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc123-_", "jwt"),
-    ('password: "superSecretAdmin123"', "password_assignment"),
-    ('db_password = "superSecretAdmin123"', "password_assignment"),
-    ("api_key = 'abcdef123456'", "password_assignment"),
-    ('token: "abcdef123456"', "password_assignment"),
-    ('contraseña = "miClaveSegura"', "password_assignment"),
-    ('CONTRASEÑA = "miClaveSegura"', "password_assignment"),
-    ('private_key: "-----BEGIN"', "password_assignment"),
-    ('SECRET="deploy-secret-value"', "password_assignment"),
-    ('línea uno\npassword: "superSecretAdmin123"', "password_assignment"),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==", "private_key"),
-    ("AKIA" + "Z" * 16 + " sk-" + "a" * 48, "openai_key"),  # pattern order, not text order
-]
-NOT_SECRETS = [
-    'monkey: "bananabanana"',
-    'turkey = "deliciosa comida"',
-    'compass: "north-north-west"',
-    'Key rule: inject compact rules text when available.\n\nSee "skills/angular/SKILL.md" for '
-    "details.",
-    'The token budget advisor\nuses "150k-token" thresholds.',
-    'secret = "short"',
-    "password = superSecretAdmin123",
-    'password = "line\nbreak!"',
-    "",
-    "sk-" + "a" * 47,
-    "AKIA" + "z" * 16,
-    "xoxq-1234567890abcd",
-]
-
-
-@pytest.mark.parametrize(("text", "expected"), SECRETS)
-def test_secret_patterns_match(text: str, expected: str) -> None:
-    assert find_secret(text) == expected
-    assert find_secret(text.encode()) == expected
-
-
-@pytest.mark.parametrize("text", NOT_SECRETS)
-def test_secret_patterns_do_not_match(text: str) -> None:
-    assert find_secret(text) == ""
+# --- secret_in_files (the patterns are tested in test_secrets.py) ----------------------------
 
 
 def test_secret_in_files_scans_named_files_under_one_mib(tmp_path: Path) -> None:
@@ -471,25 +424,6 @@ def test_unreadable_file_is_skipped_with_a_note() -> None:
     registry.register("scan", lambda event: scan_files([("/nonexistent/x", 10)]))
     value, diagnostics = call_provider("scan", registry["scan"], Event("Stop", "s"))
     assert value == "" and "unreadable" in diagnostics[0]
-
-
-@given(st.one_of(st.text(max_size=2000), st.binary(max_size=2000)))
-def test_secret_matcher_never_raises(data: str | bytes) -> None:
-    assert find_secret(data) in {"", *(pid for pid, _ in SECRETS)}
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ('password = "' + "a" * 1_000_000, ""),
-        ("sk-" * 300_000, ""),
-        ("eyJ" + "a" * 500_000 + ".eyJ" + "b" * 500_000, ""),
-        ("x" * 1_000_000 + ' token: "abcdef123456"', "password_assignment"),
-        ("x" * 1_000_000 + 'token: "abcdef123456"', ""),  # "xtoken" is not a key name
-    ],
-)
-def test_secret_matcher_on_long_input(text: str, expected: str) -> None:
-    assert find_secret(text) == expected
 
 
 # --- staged files (a real temporary git repository) ---------------------------------------------
@@ -594,3 +528,44 @@ def test_behavior_reads_commit_message_fact(tmp_path: Path) -> None:
     )
     assert blocked.outcome == "hard_block"
     assert evaluator.evaluate(bash('git commit -m "feat: coherente"', tmp_path)).outcome == "allow"
+
+
+# --- layering: the providers never import the registry -------------------------------------------
+
+
+def test_no_fact_module_imports_the_registry_package() -> None:
+    from tests.test_layout import import_graph
+
+    graph = import_graph()
+    modules = {name for name in graph if name.startswith("forge_policy.facts.")}
+    assert {"forge_policy.facts._runtime", "forge_policy.facts._io"} <= modules
+    assert {m for m in modules if "forge_policy.facts" in graph[m]} == set()
+    assert graph["forge_policy.facts._runtime"] <= {"forge_policy.errors"}
+    assert graph["forge_policy.facts._io"] <= {"forge_policy.facts._runtime"}
+
+
+# --- strict TDD globs: .gitignore syntax ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("test_globs", "staged", "untested"),
+    [
+        (("tests/",), ["src/app.py", "tests/unit/check_app.py"], []),  # a directory glob
+        (("/spec/**",), ["src/app.py", "spec/app_spec.py"], []),
+        (  # anchored at the root: lib/spec is not spec
+            ("/spec/**",),
+            ["src/app.py", "lib/spec/app_spec.py"],
+            ["src/app.py", "lib/spec/app_spec.py"],
+        ),
+        (("test_*.py",), ["src/app.py", "src/deep/test_app.py"], []),  # any depth
+        (("!test_*.py",), ["src/app.py", "test_app.py"], ["src/app.py", "test_app.py"]),  # none
+    ],
+)
+def test_tdd_globs_have_gitignore_syntax(
+    test_globs: tuple[str, ...], staged: list[str], untested: list[str]
+) -> None:
+    from forge_policy.config.project import TddSettings
+    from forge_policy.facts.project import untested_files
+
+    settings = TddSettings(tdd_mode="strict", production_globs=("*.py",), test_globs=test_globs)
+    assert untested_files(staged, settings) == untested

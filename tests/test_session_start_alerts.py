@@ -15,6 +15,15 @@ from forge_policy.model import Event
 SECRET = "sk-" + "q" * 48
 
 
+@pytest.fixture(autouse=True)
+def no_global_ignore_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's own core.excludesFile (often listing .env) must not change the answers."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
 def project(tmp_path: Path, gitignore: str | None, *files: str, git: bool = False) -> Path:
     root = tmp_path / "proj"
     root.mkdir(parents=True)
@@ -129,7 +138,7 @@ def test_a_worktree_reads_the_common_config(tmp_path: Path) -> None:
         ("[x].txt", ["\\[x\\].txt"], True),
         ("x.txt", ["[!y].txt"], True),
         ("y.txt", ["[!y].txt"], False),
-        ("weird[.txt", ["weird[.txt"], True),
+        ("weird[.txt", ["weird[.txt"], False),  # git: an unclosed "[" never matches
         ("trailing ", ["trailing\\ "], True),
     ],
 )

@@ -17,9 +17,15 @@ the hook, so each one runs under a **time budget**:
 - Providers report soft problems with :func:`note` (for example a file skipped because it is too
   large). :func:`call_provider` returns these notes beside the value.
 
-The built-in providers live in submodules, imported on first use: ``facts.files`` (paths,
-sizes, tokens, file-name classes), ``facts.secrets``, ``facts.shell`` (a small shell lexer),
-``facts.commit`` (``git commit`` messages) and ``facts.git`` (staged files).
+The modules form layers, each importing only the ones above it, so there is no import cycle:
+
+1. ``facts._runtime`` (budgets, notes, :func:`call_provider`) and ``facts._io`` (bounded file
+   reads, :func:`event_cwd`, the git directory);
+2. ``facts.shell`` (a small shell lexer) and ``facts.gitignore`` (git's ignore rules);
+3. the providers: ``facts.files`` (paths, sizes, tokens, file-name classes), ``facts.secrets``
+   (over :mod:`forge_policy.secrets`), ``facts.commit`` (``git commit`` messages), ``facts.git``
+   (staged files), ``facts.commands`` and ``facts.project``;
+4. this package, the registry, which imports a provider by name on its first call.
 
 >>> from forge_policy.model import Event
 >>> facts = builtin_facts()
@@ -35,166 +41,41 @@ sizes, tokens, file-name classes), ``facts.secrets``, ``facts.shell`` (a small s
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from contextvars import ContextVar
 
-from forge_policy.errors import FactTimeout
+# The budget machinery lives in a leaf module that every provider imports; it is re-exported here,
+# where callers have always imported it. No provider module imports this package, so the
+# registry may import them (lazily, by name) without a cycle.
+from forge_policy.facts._io import event_cwd
+from forge_policy.facts._runtime import (
+    DEFAULT_BUDGET_MS,
+    BudgetedProvider,
+    call_provider,
+    check_deadline,
+    note,
+    remaining,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
+    from forge_policy.facts._runtime import FactProvider
     from forge_policy.model import Event
 
-    FactProvider = Callable[[Event], object]
-
-#: Budget of a provider registered without ``budget_ms``.
-DEFAULT_BUDGET_MS = 1000.0
-
-_DEADLINE: ContextVar[float | None] = ContextVar("forge_policy_fact_deadline", default=None)
-_NOTES: ContextVar[list[str] | None] = ContextVar("forge_policy_fact_notes", default=None)
-
-
-def check_deadline() -> None:
-    """Raise :class:`FactTimeout` if the running provider's budget is spent (no-op outside one).
-
-    >>> check_deadline()  # no provider is running: nothing to check
-    """
-    deadline = _DEADLINE.get()
-    if deadline is not None and time.monotonic() > deadline:
-        raise FactTimeout("time budget exhausted")
-
-
-def remaining(default: float = 5.0) -> float:
-    """The seconds left in the running provider's budget (at least 1 ms), else ``default``.
-
-    Pass it as ``timeout=`` to blocking calls such as ``subprocess.run``.
-
-    >>> remaining(2.5)
-    2.5
-    """
-    deadline = _DEADLINE.get()
-    if deadline is None:
-        return default
-    return max(0.001, deadline - time.monotonic())
-
-
-def note(message: str) -> None:
-    """Report a soft problem from inside a provider. The run's diagnostics collect it.
-
-    Outside a :class:`BudgetedProvider` run, the note is dropped.
-
-    >>> note("skipped /big.log: too large")
-    """
-    notes = _NOTES.get()
-    if notes is not None and len(notes) < 20:
-        notes.append(message)
-
-
-class BudgetedProvider:
-    """A provider with its name and time budget (what :class:`FactRegistry` stores).
-
-    Calling it returns the value or raises. :meth:`evaluate` never raises: it returns
-    ``(value, diagnostics)``.
-    """
-
-    __slots__ = ("budget_ms", "func", "isolate", "name")
-
-    def __init__(self, name: str, func: FactProvider, budget_ms: float, isolate: bool) -> None:
-        self.name = name
-        self.func = func
-        self.budget_ms = float(budget_ms)
-        self.isolate = isolate
-
-    def _run(self, event: Event, notes: list[str]) -> object:
-        start = time.monotonic()
-        deadline = start + self.budget_ms / 1000.0
-        if self.isolate:
-            value = _run_isolated(self.func, event, deadline, notes)
-        else:
-            tokens = (_DEADLINE.set(deadline), _NOTES.set(notes))
-            try:
-                value = self.func(event)
-            finally:
-                _NOTES.reset(tokens[1])
-                _DEADLINE.reset(tokens[0])
-        elapsed = (time.monotonic() - start) * 1000.0
-        if elapsed > self.budget_ms:
-            raise FactTimeout(f"took {elapsed:.0f} ms, over its budget of {self.budget_ms:g} ms")
-        return value
-
-    def __call__(self, event: Event) -> object:
-        return self._run(event, [])
-
-    def evaluate(self, event: Event) -> tuple[object, list[str]]:
-        """The value (``""`` on failure or timeout) and the diagnostics of one run."""
-        notes: list[str] = []
-        try:
-            value = self._run(event, notes)
-        except Exception as exc:  # a provider must never break the hook
-            return "", [*_prefixed(self.name, notes), _failure(self.name, exc)]
-        return ("" if value is None else value), _prefixed(self.name, notes)
-
-    def __repr__(self) -> str:
-        return f"<BudgetedProvider {self.name} budget={self.budget_ms:g}ms>"
-
-
-def _run_isolated(func: FactProvider, event: Event, deadline: float, notes: list[str]) -> object:
-    import contextvars
-    import threading
-
-    box: list[object] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        _DEADLINE.set(deadline)
-        _NOTES.set(notes)
-        try:
-            box.append(func(event))
-        except BaseException as exc:
-            errors.append(exc)
-
-    context = contextvars.copy_context()
-    thread = threading.Thread(
-        target=context.run, args=(target,), daemon=True, name="forge-policy-fact"
-    )
-    thread.start()
-    thread.join(max(0.0, deadline - time.monotonic()))
-    if thread.is_alive():
-        raise FactTimeout("still running when its budget ran out (the thread is abandoned)")
-    if errors:
-        raise errors[0]
-    return box[0] if box else None
-
-
-def _prefixed(name: str, notes: list[str]) -> list[str]:
-    return [f"fact {name!r}: {text}" for text in notes]
-
-
-def _failure(name: str, exc: BaseException) -> str:
-    if isinstance(exc, FactTimeout):
-        return f"fact {name!r} timed out: {exc}; it is empty"
-    return f"fact {name!r} failed: {type(exc).__name__}: {exc}"
-
-
-def call_provider(name: str, provider: FactProvider, event: Event) -> tuple[object, list[str]]:
-    """Run any provider and never raise: ``(value, diagnostics)``. ``""`` stands for failure.
-
-    This is what the evaluator's ``FactCache`` should call. It also collects a
-    :class:`BudgetedProvider`'s notes. A plain callable runs without a budget.
-
-    >>> from forge_policy.model import Event
-    >>> call_provider("boom", lambda event: 1 // 0, Event("Stop", "s"))
-    ('', ["fact 'boom' failed: ZeroDivisionError: integer division or modulo by zero"])
-    """
-    if isinstance(provider, BudgetedProvider):
-        return provider.evaluate(event)
-    try:
-        value = provider(event)
-    except Exception as exc:
-        return "", [_failure(name, exc)]
-    return ("" if value is None else value), []
+__all__ = [
+    "DEFAULT_BUDGET_MS",
+    "BudgetedProvider",
+    "FactRegistry",
+    "builtin_facts",
+    "call_provider",
+    "check_deadline",
+    "commit_messages",
+    "event_cwd",
+    "note",
+    "remaining",
+    "staged_files",
+]
 
 
 class FactRegistry(Mapping[str, "BudgetedProvider"]):
@@ -291,13 +172,6 @@ def builtin_facts() -> dict[str, FactProvider]:
      'tdd_untested_files', 'unignored_secret_files']
     """
     return dict(FactRegistry.with_builtins().items())
-
-
-def event_cwd(event: Event) -> str:
-    """The directory the event's relative paths are resolved against (the process's if unset)."""
-    import os
-
-    return event.cwd or os.getcwd()
 
 
 def commit_messages(command: str, cwd: str) -> list[str]:

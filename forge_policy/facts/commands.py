@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import os
 
-from forge_policy.facts import check_deadline, event_cwd
+from forge_policy.facts._io import event_cwd
+from forge_policy.facts._runtime import check_deadline
 from forge_policy.facts.shell import (
     Command,
     event_commands,

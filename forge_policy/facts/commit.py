@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 
-from forge_policy.facts import event_cwd, note
+from forge_policy.facts._io import event_cwd
+from forge_policy.facts._runtime import note
 from forge_policy.facts.shell import (
     Command,
     event_commands,

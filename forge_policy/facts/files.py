@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 
-from forge_policy.facts import check_deadline, note
+from forge_policy.facts._runtime import check_deadline
 from forge_policy.facts.shell import event_commands, expand_path, iter_commands
 
 TYPE_CHECKING = False
@@ -127,45 +127,6 @@ def collect(event: Event) -> Collected:
             names.setdefault(os.path.basename(path))
     found.basenames = [name for name in names if name]
     return found
-
-
-def read_bounded(path: str, limit: int) -> bytes | None:
-    """A regular file's bytes if it holds at most ``limit`` of them, else ``None`` and a note.
-
-    The file is opened non-blocking and checked after opening, so a FIFO or device swapped in
-    after a ``stat`` cannot hang the hook.
-
-    >>> read_bounded("/nonexistent/x", 10) is None
-    True
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError) as exc:
-        note(f"skipped {path}: unreadable ({getattr(exc, 'strerror', None) or exc})")
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            note(f"skipped {path}: not a regular file")
-            return None
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            note(f"skipped {path}: too large ({max(size, info.st_size)} bytes, limit {limit})")
-            return None
-        return b"".join(chunks)
-    except OSError as exc:
-        note(f"skipped {path}: unreadable ({exc.strerror or exc})")
-        return None
-    finally:
-        os.close(fd)
 
 
 def _revealing_target(path: str) -> str:

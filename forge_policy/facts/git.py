@@ -11,7 +11,8 @@ import os
 
 from forge_policy.errors import FactTimeout
 from forge_policy.events import GIT_HOOK_EVENTS
-from forge_policy.facts import event_cwd, note, remaining
+from forge_policy.facts._io import event_cwd
+from forge_policy.facts._runtime import note, remaining
 from forge_policy.facts.commit import commits
 from forge_policy.facts.shell import event_commands
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 
-from forge_policy.facts import check_deadline
+from forge_policy.facts._runtime import check_deadline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -417,7 +417,7 @@ def stdin_text(cmd: Command, cwd: str, hops: int = 0) -> str | None:
 
 def read_text(path: str, cwd: str) -> str | None:
     """A text file named on a command line, relative to ``cwd``, at most 1 MiB (else ``None``)."""
-    from forge_policy.facts.files import read_bounded
+    from forge_policy.facts._io import read_bounded
 
     data = read_bounded(os.path.join(cwd, expand_path(path)), MAX_MESSAGE_BYTES)
     return None if data is None else data.decode("utf-8", "replace")
