@@ -164,8 +164,9 @@ def test_symlinks_are_refused(path: Path, tmp_path: Path, which: str) -> None:
     link = path if which == "state" else Path(str(path) + ".lock")
     link.symlink_to(target)
     store = FileStore(path)
-    with pytest.raises(fp.StoreError, match="refusing a symlink"):
+    with pytest.raises(fp.StoreError, match="refusing a symlink") as caught:
         store.transact("s1", new_session)
+    assert isinstance(caught.value.__cause__, OSError)  # the OS's error, chained
     if which == "state":
         with pytest.raises(fp.StoreError, match="refusing a symlink"):
             store.load("s1")
