@@ -1,7 +1,9 @@
 """Audit sinks: append-only records of overrides, blocks and bypasses.
 
 Names are loaded on first use (PEP 562): importing this package (which the evaluator does for
-the memory sink) does not import :mod:`sqlite3` or portalocker.
+the memory sink) does not import :mod:`sqlite3` or portalocker. The optional capabilities a
+sink may have beyond :class:`~forge_policy.AuditSink` are the protocols :class:`SessionRecords`,
+:class:`RecordsSince` and :class:`Verifiable` (:mod:`forge_policy.audit.base`).
 
 >>> from forge_policy.audit import JsonlAuditSink
 >>> JsonlAuditSink("/nonexistent/audit/overrides.log")  # nothing is created before an append
@@ -14,6 +16,7 @@ from forge_policy._lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from forge_policy.audit.base import RecordsSince, SessionRecords, Verifiable
     from forge_policy.audit.insights import override_ids, summarize
     from forge_policy.audit.jsonl import JsonlAuditSink
     from forge_policy.audit.memory import MemoryAuditSink
@@ -23,7 +26,10 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "JsonlAuditSink": "forge_policy.audit.jsonl",
     "MemoryAuditSink": "forge_policy.audit.memory",
+    "RecordsSince": "forge_policy.audit.base",
     "SQLiteAuditSink": "forge_policy.audit.sqlite",
+    "SessionRecords": "forge_policy.audit.base",
+    "Verifiable": "forge_policy.audit.base",
     "VerifyReport": "forge_policy.audit.verify",
     "override_ids": "forge_policy.audit.insights",
     "summarize": "forge_policy.audit.insights",
@@ -32,7 +38,10 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "JsonlAuditSink",
     "MemoryAuditSink",
+    "RecordsSince",
     "SQLiteAuditSink",
+    "SessionRecords",
+    "Verifiable",
     "VerifyReport",
     "override_ids",
     "summarize",

@@ -1,4 +1,28 @@
-"""The audit sink interface (SPEC §4, §9): append-only records, written before state."""
+"""The audit sink interface (SPEC §4, §9): append-only records, written before state.
+
+One required interface, :class:`AuditSink`, and three optional capabilities, each a small
+protocol a sink may also satisfy (OPA's storage interfaces are the model):
+
+==================  ===============================  ==========================================
+capability          method                           used by
+==================  ===============================  ==========================================
+:class:`SessionRecords`  ``records_for_session(id)``  reconciling one session's state
+:class:`RecordsSince`    ``records_since(epoch)``     reconciling after an override (recent only)
+:class:`Verifiable`      ``verify()``                 ``forge-policy audit --verify``
+==================  ===============================  ==========================================
+
+Callers never probe for a method by name: they call the helpers below
+(:func:`session_records`, :func:`recent_records`, :func:`verifier`), written only against these
+protocols, which fall back to :meth:`AuditSink.records` where a capability is missing.
+
+>>> from forge_policy.audit.memory import MemoryAuditSink
+>>> sink = MemoryAuditSink()
+>>> isinstance(sink, AuditSink), isinstance(sink, Verifiable)
+(True, False)
+>>> sink.append_many([{"kind": "block", "session_id": "a"}, {"kind": "block", "session_id": "b"}])
+>>> [r["session_id"] for r in session_records(sink, "b")]
+['b']
+"""
 
 from __future__ import annotations
 
@@ -7,18 +31,42 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
+    from forge_policy.audit.verify import VerifyReport
+
 
 @runtime_checkable
 class AuditSink(Protocol):
-    """Where overrides, blocks and bypasses are recorded. Records are JSON objects with a
-    ``kind`` (``override``, ``block``, ``violation``, ``bypass``, ``recovery``).
+    """Where overrides, blocks and bypasses are recorded: the source of truth (SPEC §9).
 
-    ``append_many`` must make the records durable before it returns: the evaluator acknowledges an
-    override only after it. Failures are raised as :class:`~forge_policy.AuditError`.
+    Records are JSON objects with a ``kind`` (``override``, ``block``, ``violation``,
+    ``bypass``, ``recovery``, ``diagnostic``). A sink must meet every requirement below; the audit
+    conformance suite (``tests/audit/test_conformance.py``) checks each of them:
+
+    - **Durable before return.** ``append_many`` returns only once its records would survive a
+      crash of the process (fsync, a committed transaction): the evaluator acknowledges an
+      override only after it.
+    - **Redacted before writing.** Every string of a record, keys included, goes through
+      :func:`forge_policy.audit.verify.clean` (the agent-shield patterns of
+      :func:`forge_policy.secrets.redact`) *before* it is stored, so a secret never reaches the
+      backend, not even in a record that is read back redacted. Values that are not JSON become
+      redacted text.
+    - **As written, in order.** :meth:`records` yields every record appended, oldest first, equal
+      to what was appended after that cleaning (tuples come back as lists), plus ``seq`` for a
+      :class:`Verifiable` sink. Concurrent appenders (threads; processes, for a durable sink)
+      lose no record, and each appender's records keep its order.
+    - **No shared mutable data.** The caller's records are never mutated, and a record read back
+      is the caller's to change: the next read is unaffected.
+    - **One error family.** Backend failures are raised as :class:`~forge_policy.AuditError`
+      (``from`` the backend's exception); a stored record that cannot be read back as
+      :class:`~forge_policy.AuditIntegrityError`.
+
+    >>> from forge_policy.audit.memory import MemoryAuditSink
+    >>> isinstance(MemoryAuditSink(), AuditSink)
+    True
     """
 
     def append_many(self, records: Iterable[dict[str, Any]]) -> None:
-        """Durably append records, in order."""
+        """Durably append records, in order, redacted."""
         ...
 
     def records(self) -> Iterator[dict[str, Any]]:
@@ -26,5 +74,117 @@ class AuditSink(Protocol):
         ...
 
     def close(self) -> None:
-        """Release the backend's resources."""
+        """Release the backend's resources; the sink may reopen them on its next call."""
         ...
+
+
+@runtime_checkable
+class SessionRecords(Protocol):
+    """An audit sink that reads one session's records without scanning the others.
+
+    ``records_for_session(session_id)`` must yield exactly the records of :meth:`AuditSink.records`
+    whose ``session_id`` equals ``session_id``, oldest first, as :meth:`AuditSink.records` would
+    yield them (``seq`` included). Only the cost may differ (SQLite answers from an index).
+
+    >>> from forge_policy.audit.lazy import LazyJsonlSink
+    >>> isinstance(LazyJsonlSink("overrides.log"), SessionRecords)
+    True
+    """
+
+    def records_for_session(self, session_id: str) -> Iterable[dict[str, Any]]:
+        """The records of one session, oldest first."""
+        ...
+
+
+@runtime_checkable
+class RecordsSince(Protocol):
+    """An audit sink that reads its recent records without reading the whole log.
+
+    ``records_since(since)`` must return, oldest first, at least every record whose
+    ``timestamp`` (UTC ISO 8601, as the evaluator stamps it) is at or after ``since`` (epoch
+    seconds) and that was appended after the last record stamped before ``since``; records without
+    a readable ``timestamp`` in that stretch are included. Records are appended in decision order,
+    so a sink may stop reading at the first record older than ``since``; callers leave a margin
+    for the time between a decision and its append.
+
+    >>> from forge_policy.audit.lazy import LazyJsonlSink
+    >>> isinstance(LazyJsonlSink("overrides.log"), RecordsSince)
+    True
+    """
+
+    def records_since(self, since: float) -> Iterable[dict[str, Any]]:
+        """The records stamped at or after ``since``, oldest first."""
+        ...
+
+
+@runtime_checkable
+class Verifiable(Protocol):
+    """An audit sink whose records form a hash chain that can be checked (SPEC §9).
+
+    Such a sink numbers what it stores: ``seq`` is the record's position in the log, 1 for the
+    first record and one more for each next one, set by the sink at append time (a ``seq`` or
+    ``prev`` key a caller passes is replaced), and :meth:`AuditSink.records` yields it with each
+    record. Each stored record also carries ``prev``, the sha256 of the previous record's
+    canonical line (:mod:`forge_policy.audit.verify`).
+
+    ``verify()`` reads everything stored and returns a
+    :class:`~forge_policy.audit.verify.VerifyReport` whose ``ok`` is false, with a problem naming
+    the line or row, when any record was edited, removed (from the middle *or the end*: the sink
+    anchors the last seq and hash apart from the records), inserted, reordered or made
+    unreadable. It never raises for what it finds, never writes, and does not block appenders.
+
+    >>> from forge_policy.audit.sqlite import SQLiteAuditSink
+    >>> isinstance(SQLiteAuditSink(":memory:"), Verifiable)
+    True
+    """
+
+    def verify(self) -> VerifyReport:
+        """Check every stored record and the chain's anchored end."""
+        ...
+
+
+def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]]:
+    """The records of one session, oldest first: the sink's :class:`SessionRecords` query when
+    it has one, else a scan of :meth:`AuditSink.records`.
+
+    >>> from forge_policy.audit.memory import MemoryAuditSink
+    >>> sink = MemoryAuditSink()
+    >>> sink.append_many([{"kind": "block", "session_id": "a"}, {"kind": "bypass"}])
+    >>> [r["kind"] for r in session_records(sink, "a")]
+    ['block']
+    """
+    if isinstance(sink, SessionRecords):
+        yield from sink.records_for_session(session_id)
+        return
+    for record in sink.records():
+        if record.get("session_id") == session_id:
+            yield record
+
+
+def recent_records(sink: AuditSink, session_id: str, since: float) -> Iterator[dict[str, Any]]:
+    """The records of one session from ``since`` (epoch seconds) on, oldest first: the sink's
+    :class:`RecordsSince` query (a backward read of a JSONL log) when it has one, else all of
+    the session's records (:func:`session_records`), which is a superset.
+
+    >>> from forge_policy.audit.memory import MemoryAuditSink
+    >>> sink = MemoryAuditSink()
+    >>> sink.append_many([{"kind": "block", "session_id": "a"}])
+    >>> [r["kind"] for r in recent_records(sink, "a", since=0.0)]
+    ['block']
+    """
+    if not isinstance(sink, RecordsSince):
+        yield from session_records(sink, session_id)
+        return
+    for record in sink.records_since(since):
+        if record.get("session_id") == session_id:
+            yield record
+
+
+def verifier(sink: AuditSink) -> Verifiable | None:
+    """The sink as a :class:`Verifiable`, or None when it keeps no hash chain.
+
+    >>> from forge_policy.audit.memory import MemoryAuditSink
+    >>> verifier(MemoryAuditSink()) is None
+    True
+    """
+    return sink if isinstance(sink, Verifiable) else None

@@ -62,13 +62,9 @@ def recent_session_records(
     """The records of one session stamped at or after ``since`` (epoch seconds), oldest first;
     uses the sink's ``records_since`` (a backward read of a JSONL log) when it has one.
     """
-    query = getattr(sink, "records_since", None)
-    if not callable(query):
-        yield from session_records(sink, session_id)
-        return
-    for record in query(since):
-        if record.get("session_id") == session_id:
-            yield record
+    from forge_policy.audit.base import recent_records
+
+    return recent_records(sink, session_id, since)
 
 
 def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]]:
@@ -82,13 +78,9 @@ def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]
     >>> [r["session_id"] for r in session_records(sink, "b")]
     ['b']
     """
-    query = getattr(sink, "records_for_session", None)
-    if callable(query):
-        yield from query(session_id)
-        return
-    for record in sink.records():
-        if record.get("session_id") == session_id:
-            yield record
+    from forge_policy.audit.base import session_records as of_session
+
+    return of_session(sink, session_id)
 
 
 class _Tally:

@@ -27,7 +27,8 @@ from forge_policy._time import iso
 from forge_policy.audit._tail import classify, format_head, read_head, tail
 from forge_policy.audit.verify import ChainChecker, VerifyReport, encode_line, line_hash
 from forge_policy.audit.verify import parse_line as _parse
-from forge_policy.errors import AuditError, AuditIntegrityError
+from forge_policy.errors import AuditError, AuditIntegrityError, LockTimeout, StoreError
+from forge_policy.stores._filelock import DEFAULT_TIMEOUT, FileLock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,7 +53,11 @@ class JsonlAuditSink:
     ``path`` defaults to :func:`default_path`; parent directories are created on the first
     append. A symlinked log (or lock file) is refused. ``fsync=False`` skips the fsync (tests,
     benchmarks): a power loss may then lose records, or be reported as truncation.
-    ``lock_timeout`` bounds the wait for the writer lock; ``clock`` stamps recovery records.
+    ``lock_timeout`` bounds the wait for the writer lock (``FORGE_LOCK_TIMEOUT``'s default, then
+    :class:`~forge_policy.AuditError`); ``clock`` stamps recovery records.
+
+    Capabilities beyond :class:`~forge_policy.AuditSink` (:mod:`forge_policy.audit.base`):
+    :class:`~forge_policy.audit.base.Verifiable` and :class:`~forge_policy.audit.base.RecordsSince`.
     """
 
     def __init__(
@@ -60,7 +65,7 @@ class JsonlAuditSink:
         path: str | os.PathLike[str] | None = None,
         *,
         fsync: bool = True,
-        lock_timeout: float = 10.0,
+        lock_timeout: float = DEFAULT_TIMEOUT,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
@@ -84,31 +89,29 @@ class JsonlAuditSink:
 
     @contextlib.contextmanager
     def _locked(self, create: bool = True) -> Iterator[int]:
-        """Hold the exclusive writer lock; yield the lock file's descriptor.
-
-        ``flock`` on POSIX (portalocker's own call there, without its ~50 ms import on every
-        hook process that writes a record); portalocker elsewhere.
-        """
-        from forge_policy.stores._filelock import try_lock, unlock
-
-        fd = self._open(self.lock_path, os.O_RDWR | (os.O_CREAT if create else 0))
+        """Hold the exclusive writer lock; yield the lock file's descriptor."""
+        self._refuse_symlink()  # O_NOFOLLOW does the same atomically where it exists
+        lock = FileLock(str(self.lock_path), timeout=self.lock_timeout, create=create)
+        with self._lock_errors():
+            lock.__enter__()
         try:
-            deadline = time.monotonic() + self.lock_timeout
-            delay = 0.0002
-            while not try_lock(fd):
-                if time.monotonic() >= deadline:
-                    raise AuditError(
-                        f"audit log lock not acquired within {self.lock_timeout:g} s: "
-                        f"{str(self.lock_path)!r}"
-                    )
-                time.sleep(delay)
-                delay = min(delay * 2, 0.01)
-            try:
-                yield fd
-            finally:
-                unlock(fd)
+            yield lock.fd
         finally:
-            os.close(fd)
+            with self._lock_errors():
+                lock.__exit__(None, None, None)
+
+    @contextlib.contextmanager
+    def _lock_errors(self) -> Iterator[None]:
+        """The lock's errors (a store's family) as this sink's, chained."""
+        try:
+            yield
+        except LockTimeout as exc:
+            raise AuditError(
+                f"audit log lock not acquired within {self.lock_timeout:g} s: "
+                f"{str(self.lock_path)!r}"
+            ) from exc
+        except StoreError as exc:
+            raise AuditError(f"audit log lock: {exc}") from exc
 
     def append_many(self, records: Iterable[dict[str, Any]]) -> None:
         """Append records durably and in order: one locked write, one fsync.
@@ -200,7 +203,7 @@ class JsonlAuditSink:
         from forge_policy._time import parse_iso
 
         try:
-            with open(self.path, "rb") as handle:
+            with open(self._open(self.path, os.O_RDONLY), "rb") as handle:
                 handle.seek(0, os.SEEK_END)
                 end = handle.tell()
                 found: list[dict[str, Any]] = []

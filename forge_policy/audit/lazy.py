@@ -15,6 +15,8 @@ False
 
 from __future__ import annotations
 
+from forge_policy.stores._filelock import DEFAULT_TIMEOUT
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -25,13 +27,18 @@ if TYPE_CHECKING:
 
 
 class LazyJsonlSink:
-    """An :class:`~forge_policy.AuditSink` over ``JsonlAuditSink(path, fsync=fsync)``."""
+    """An :class:`~forge_policy.AuditSink` over ``JsonlAuditSink(path, fsync=fsync,
+    lock_timeout=lock_timeout)``, with its capabilities (``verify``, ``records_since``) and
+    :class:`~forge_policy.audit.base.SessionRecords`."""
 
-    __slots__ = ("_sink", "fsync", "path")
+    __slots__ = ("_sink", "fsync", "lock_timeout", "path")
 
-    def __init__(self, path: str, *, fsync: bool = True) -> None:
+    def __init__(
+        self, path: str, *, fsync: bool = True, lock_timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         self.path = path
         self.fsync = fsync
+        self.lock_timeout = lock_timeout
         self._sink: JsonlAuditSink | None = None
 
     @property
@@ -44,7 +51,7 @@ class LazyJsonlSink:
         if self._sink is None:
             from forge_policy.audit.jsonl import JsonlAuditSink
 
-            self._sink = JsonlAuditSink(self.path, fsync=self.fsync)
+            self._sink = JsonlAuditSink(self.path, fsync=self.fsync, lock_timeout=self.lock_timeout)
         return self._sink
 
     def append_many(self, records: Iterable[dict[str, Any]]) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from forge_policy.state import copy_json
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -11,7 +13,8 @@ if TYPE_CHECKING:
 
 
 class MemoryAuditSink:
-    """Audit records in a list.
+    """Audit records in a list: the reference :class:`~forge_policy.AuditSink` (no optional
+    capability; records carry no ``seq``).
 
     >>> sink = MemoryAuditSink()
     >>> sink.append_many([{"kind": "override"}])
@@ -32,7 +35,8 @@ class MemoryAuditSink:
 
     def records(self) -> Iterator[dict[str, Any]]:
         with self._lock:
-            return iter([dict(r) for r in self._records])
+            # deep copies: a caller changing a nested value must not rewrite the record
+            return iter([copy_json(r) for r in self._records])
 
     def close(self) -> None:
         pass

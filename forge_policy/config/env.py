@@ -184,7 +184,9 @@ class Config:
         """The JSONL audit log ``<root>/audit/overrides.log``, opened on first use."""
         from forge_policy.audit.lazy import LazyJsonlSink
 
-        return LazyJsonlSink(os.path.join(self.root, "audit", "overrides.log"))
+        return LazyJsonlSink(
+            os.path.join(self.root, "audit", "overrides.log"), lock_timeout=self.lock_timeout
+        )
 
     def open_store(
         self, *, audit: AuditSink | None = None, clock: Callable[[], float] = time.time

@@ -1,12 +1,16 @@
-"""An exclusive OS file lock with a timeout, for :class:`~forge_policy.stores.file.FileStore`.
+"""The one exclusive file lock of forge_policy, with its timeout (SPEC §9, §10).
 
-The lock is ``flock`` on a lock file that is never deleted or renamed. The kernel releases it when
-the holding process dies, so a crashed holder never blocks anyone, and nothing here looks at the
-file's existence, age or content, so a live holder is never robbed: waiters only time out.
+:class:`~forge_policy.stores.file.FileStore` locks ``state.json.lock`` and
+:class:`~forge_policy.audit.jsonl.JsonlAuditSink` locks ``overrides.log.lock`` with it; this is
+the only lock-wait loop of the package. The lock is portalocker's (``flock`` on POSIX,
+``LockFileEx`` on Windows) on a lock file that is never deleted or renamed. The OS releases it
+when the holding process dies, so a crashed holder never blocks anyone, and nothing here looks at
+the file's existence, age or content, so a live holder is never robbed: waiters only time out.
 
-On POSIX this calls ``fcntl.flock`` directly — the very call portalocker makes there, so the two
-interoperate on one lock file — because importing portalocker costs ~35 ms per hook process.
-Other platforms import portalocker, lazily.
+portalocker is imported when a lock is first taken, never by ``import forge_policy``: its import
+costs tens of milliseconds, which a process that only reads (or keeps state in memory) must not
+pay. Its errors, and the OS's, leave this module as :class:`~forge_policy.StoreError` (a wait past
+the timeout as :class:`~forge_policy.LockTimeout`), chained with ``from``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,12 @@ from forge_policy.errors import LockTimeout, StoreError
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
+DEFAULT_TIMEOUT = 2.0
+"""Seconds a lock is waited for unless told otherwise: ``FORGE_LOCK_TIMEOUT``'s default."""
+
+_FIRST_DELAY = 0.0005  # the first wait between attempts; doubled up to _MAX_DELAY
+_MAX_DELAY = 0.01  # short enough that a freed lock is taken within ~10 ms
+
 
 def refuse_symlink(path: str) -> None:
     """Raise ELOOP for a symlink where ``O_NOFOLLOW`` cannot (it checks inside ``open``)."""
@@ -28,96 +38,113 @@ def refuse_symlink(path: str) -> None:
 
 
 def os_error(path: str, doing: str, exc: OSError) -> StoreError:
-    """The store's error for an OS failure, naming the path; symlinks get their own words."""
+    """The store's error for an OS failure, naming the path; symlinks get their own words.
+
+    >>> str(os_error("/p/state.json", "cannot read", OSError(errno.EACCES, "Permission denied")))
+    '/p/state.json: cannot read: Permission denied'
+    >>> str(os_error("/p/state.json", "cannot open", OSError(errno.ELOOP, "loop")))
+    '/p/state.json: refusing a symlink'
+    """
     if exc.errno in (errno.ELOOP, errno.EMLINK):
         return StoreError(f"{path}: refusing a symlink")
     return StoreError(f"{path}: {doing}: {exc.strerror or exc}")
 
 
-def try_lock(fd: int) -> bool:
-    """Take the exclusive lock on an open file without waiting; False when another holds it."""
-    if os.name == "posix":
-        import fcntl
-
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-    import portalocker  # pragma: no cover - not POSIX
-
-    try:  # pragma: no cover
-        portalocker.lock(fd, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
-    except portalocker.AlreadyLocked:  # pragma: no cover
-        return False
-    return True  # pragma: no cover
-
-
 class FileLock:
-    """One acquisition of the lock on ``path``; a context manager.
+    """One acquisition of the exclusive lock on the file ``path``; a context manager.
+
+    The lock file is opened without following a symlink (a symlinked lock file is refused) and
+    created with mode 0600 unless ``create`` is false. Attempts repeat, with a jittered backoff,
+    until ``timeout`` seconds have passed (``0``: one attempt), then
+    :class:`~forge_policy.LockTimeout`. While held, :attr:`fd` is the lock file's descriptor
+    (the audit log keeps the head of its hash chain in it).
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "state.json.lock")
-    >>> with FileLock(path, timeout=1.0):
-    ...     with FileLock(path, timeout=0.01):  # a second open file: it must wait, then fail
+    >>> with FileLock(path, timeout=1.0) as lock:
+    ...     lock.fd >= 0
+    ...     with FileLock(path, timeout=0.01):  # a second open file: it waits, then fails
     ...         pass
     Traceback (most recent call last):
     ...
-    forge_policy.errors.LockTimeout: ...
+    forge_policy.errors.LockTimeout: ...: lock not acquired within 0.01 s: another process holds it
     """
 
-    __slots__ = ("_fd", "path", "timeout")
+    __slots__ = ("create", "fd", "path", "timeout")
 
-    def __init__(self, path: str, *, timeout: float) -> None:
+    def __init__(self, path: str, *, timeout: float = DEFAULT_TIMEOUT, create: bool = True) -> None:
         self.path = path
         self.timeout = timeout
-        self._fd = -1
+        self.create = create
+        self.fd = -1
+
+    def __repr__(self) -> str:
+        return f"FileLock({self.path!r}, timeout={self.timeout:g})"
 
     def __enter__(self) -> FileLock:
+        flags = os.O_RDWR | NOFOLLOW | FLAGS | (os.O_CREAT if self.create else 0)
         try:
             refuse_symlink(self.path)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW | FLAGS, 0o600)
+            fd = os.open(self.path, flags, 0o600)
         except OSError as exc:
             raise os_error(self.path, "cannot open the lock file", exc) from exc
         try:
-            deadline = time.monotonic() + self.timeout
-            delay = 0.0005
-            while not try_lock(fd):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise LockTimeout(
-                        f"{self.path}: lock not acquired within "
-                        f"{self.timeout:g} s: another process holds it"
-                    )
-                jitter = 0.5 + (time.perf_counter_ns() % 1000) / 1000  # waiters fall out of step
-                time.sleep(min(delay * jitter, remaining))
-                delay = min(delay * 2, 0.01)
-        except OSError as exc:
-            os.close(fd)
-            raise os_error(self.path, "cannot lock", exc) from exc
+            self._wait(fd)
         except BaseException:
             os.close(fd)
             raise
-        self._fd = fd
+        self.fd = fd
         return self
 
+    def _wait(self, fd: int) -> None:
+        deadline = time.monotonic() + self.timeout
+        delay = _FIRST_DELAY
+        while not _try_lock(fd, self.path):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise LockTimeout(
+                    f"{self.path}: lock not acquired within "
+                    f"{self.timeout:g} s: another process holds it"
+                )
+            jitter = 0.5 + (time.perf_counter_ns() % 1000) / 1000  # waiters fall out of step
+            time.sleep(min(delay * jitter, remaining))
+            delay = min(delay * 2, _MAX_DELAY)
+
     def __exit__(self, *exc_info: object) -> None:
-        fd, self._fd = self._fd, -1
+        fd, self.fd = self.fd, -1
         try:
             # unlock before closing: a child forked meanwhile shares the open file description,
             # and closing only our descriptor would leave the lock held by that child
-            unlock(fd)
+            _unlock(fd, self.path)
         finally:
             os.close(fd)
 
 
-def unlock(fd: int) -> None:
-    """Release a lock taken with :func:`try_lock`."""
-    if os.name == "posix":
-        import fcntl
+def _try_lock(fd: int, path: str) -> bool:
+    """Take the exclusive lock without waiting; False when another holds it."""
+    import portalocker
 
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    else:  # pragma: no cover
-        import portalocker
+    try:
+        portalocker.lock(fd, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+    except portalocker.AlreadyLocked:
+        return False
+    except portalocker.LockException as exc:
+        raise _lock_error(path, "cannot lock", exc) from exc
+    return True
 
+
+def _unlock(fd: int, path: str) -> None:
+    import portalocker
+
+    try:
         portalocker.unlock(fd)
+    except portalocker.LockException as exc:
+        raise _lock_error(path, "cannot unlock", exc) from exc
+
+
+def _lock_error(path: str, doing: str, exc: Exception) -> StoreError:
+    """portalocker wraps the OS error as its first argument; name that, not the wrapper."""
+    cause = exc.args[0] if exc.args else exc
+    if isinstance(cause, OSError):
+        return os_error(path, doing, cause)
+    return StoreError(f"{path}: {doing}: {cause}")

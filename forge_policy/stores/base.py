@@ -23,9 +23,32 @@ class RuntimeStore(Protocol):
     """Where session state lives. Implement this to plug in a new backend.
 
     ``apply`` receives the stored state (``None`` when the session is unknown) and returns
-    ``(result, new_state)``; ``new_state is None`` means "write nothing". Exceptions raised by
-    ``apply`` abort the transaction without writing. Backend failures are raised as
-    :class:`~forge_policy.StoreError` (or :class:`~forge_policy.LockTimeout`).
+    ``(result, new_state)``; ``new_state is None`` means "write nothing". A store must meet
+    every requirement below; the store conformance suite (``tests/stores/test_conformance.py``,
+    with :class:`~forge_policy.MemoryStore` as its oracle) checks each of them:
+
+    - **One transaction per call.** Between the read that feeds ``apply`` and the write of its
+      result, no other ``transact`` on that session, in any thread or process sharing the
+      backend, reads or writes it (SPEC §3.8). ``apply`` is called exactly once per call: the
+      evaluator appends to the audit log inside it, so a retrying backend must retry before
+      calling it, never after.
+    - **Abort on error.** An exception raised by ``apply`` propagates unchanged and nothing is
+      written; returning ``None`` as the new state writes nothing either (not even the access
+      time).
+    - **Copies in, copies out.** ``apply`` may mutate the state it receives; :meth:`load` returns
+      a state the caller may mutate without changing what is stored.
+    - **Faithful documents.** A session round-trips as JSON, unknown keys included; a stored
+      document that is not a session is moved aside and reported, never silently dropped.
+    - **Expiry by last access.** :meth:`purge` removes exactly the sessions that
+      :meth:`~forge_policy.state.SessionState.expired` says are expired, and returns how many.
+    - **One error family, bounded waits.** Backend failures are raised as
+      :class:`~forge_policy.StoreError` (``from`` the backend's exception); a lock or busy wait
+      past its timeout (``FORGE_LOCK_TIMEOUT``) as :class:`~forge_policy.LockTimeout`, never a
+      hang. The evaluator then decides statelessly, failing closed.
+
+    >>> from forge_policy.stores import MemoryStore
+    >>> isinstance(MemoryStore(), RuntimeStore)
+    True
     """
 
     def transact(

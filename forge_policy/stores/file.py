@@ -25,7 +25,14 @@ import time
 
 from forge_policy.errors import StoreError
 from forge_policy.state import SCHEMA_VERSION, SessionState
-from forge_policy.stores._filelock import FLAGS, NOFOLLOW, FileLock, os_error, refuse_symlink
+from forge_policy.stores._filelock import (
+    DEFAULT_TIMEOUT,
+    FLAGS,
+    NOFOLLOW,
+    FileLock,
+    os_error,
+    refuse_symlink,
+)
 from forge_policy.stores._recovery import report
 
 TYPE_CHECKING = False
@@ -110,7 +117,7 @@ class FileStore:
         self,
         path: str | os.PathLike[str],
         *,
-        lock_timeout: float = 2.0,
+        lock_timeout: float = DEFAULT_TIMEOUT,
         fsync: bool = True,
         on_recovery: Callable[[dict[str, Any]], None] | None = None,
         ttl: float | None = None,

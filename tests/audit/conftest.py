@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from forge_policy.audit.jsonl import JsonlAuditSink
+from forge_policy.audit.lazy import LazyJsonlSink
 from forge_policy.audit.memory import MemoryAuditSink
 from forge_policy.audit.sqlite import SQLiteAuditSink
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-BACKENDS = ("memory", "jsonl", "sqlite")
+BACKENDS = ("memory", "jsonl", "lazy", "sqlite")
 
 
 def make_sink(backend: str, root: Path) -> Any:
@@ -23,6 +24,8 @@ def make_sink(backend: str, root: Path) -> Any:
         return MemoryAuditSink()
     if backend == "jsonl":
         return JsonlAuditSink(root / "audit" / "overrides.log")
+    if backend == "lazy":  # what the hook and the CLI use
+        return LazyJsonlSink(str(root / "audit" / "overrides.log"))
     return SQLiteAuditSink(root / "audit" / "audit.db")
 
 

@@ -18,7 +18,9 @@ WORKERS = 8
 
 
 def _append(kind: str, path: str, worker: int, count: int) -> None:
-    sink = JsonlAuditSink(path) if kind == "jsonl" else SQLiteAuditSink(path)
+    # a generous lock timeout: 8 tight loops on 2 busy cores can starve one appender for more
+    # than FORGE_LOCK_TIMEOUT's 2 s, and what this checks is the chain, not the wait
+    sink = JsonlAuditSink(path, lock_timeout=60.0) if kind == "jsonl" else SQLiteAuditSink(path)
     for i in range(count):
         sink.append_many(
             [

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import forge_policy as fp
-from forge_policy.audit.base import AuditSink
+from forge_policy.audit.base import AuditSink, Verifiable
 from forge_policy.audit.insights import override_ids, session_records, summarize
 
 from .conftest import FakeClock, block, make_sink, override
@@ -40,11 +40,16 @@ def test_append_and_read_back_in_order(sink: Any) -> None:
     assert plain(sink.records()) == first + second
 
 
-def test_records_carry_increasing_seq_when_persistent(sink: Any, backend: str) -> None:
+def test_a_verifiable_sink_numbers_its_records_from_one(sink: Any, backend: str) -> None:
+    assert isinstance(sink, Verifiable) == (backend != "memory")
     sink.append_many([block(i) for i in range(10)])
+    sink.append_many([{**block(10), "seq": 99, "prev": "forged"}])  # the sink's keys, replaced
     seqs = [r.get("seq") for r in sink.records()]
-    if backend != "memory":
-        assert seqs == list(range(1, 11))
+    if isinstance(sink, Verifiable):
+        assert seqs == list(range(1, 12))
+        assert sink.verify().ok
+    else:
+        assert seqs == [None] * 10 + [99]
 
 
 def test_caller_records_are_not_mutated(sink: Any) -> None:
@@ -55,6 +60,16 @@ def test_caller_records_are_not_mutated(sink: Any) -> None:
     read = next(iter(sink.records()))
     read["kind"] = "changed"
     assert next(iter(sink.records()))["kind"] == "block"
+
+
+def test_nested_values_read_back_are_copies(sink: Any) -> None:
+    record = {"kind": "bypass", "behaviors": ["a"], "nested": {"x": [1]}}
+    sink.append_many([record])
+    record["behaviors"].append("changed after the append")
+    read = next(iter(sink.records()))
+    read["behaviors"].append("b")
+    read["nested"]["x"].append(2)
+    assert plain(sink.records()) == [{"kind": "bypass", "behaviors": ["a"], "nested": {"x": [1]}}]
 
 
 def test_persistent_sinks_survive_reopening(backend: str, tmp_path: Path) -> None:
@@ -85,7 +100,7 @@ def test_threads_keep_every_record_and_their_order(sink: Any) -> None:
     assert len(records) == 100
     for t in range(4):
         assert [r["i"] for r in records if r["thread"] == t] == list(range(25))
-    if hasattr(sink, "verify"):
+    if isinstance(sink, Verifiable):
         assert sink.verify().ok
 
 

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from forge_policy.audit.jsonl import JsonlAuditSink, default_path
+from forge_policy.audit.lazy import LazyJsonlSink
 from forge_policy.audit.verify import GENESIS, line_hash
-from forge_policy.errors import AuditError, AuditIntegrityError
+from forge_policy.errors import AuditError, AuditIntegrityError, LockTimeout
 
 from .conftest import FakeClock, block
 
@@ -271,11 +272,36 @@ def test_lock_timeout_is_an_audit_error(log: Path) -> None:
     sink = filled(log, n=1, lock_timeout=0.05)
     with open(sink.lock_path, "rb+") as held:
         portalocker.lock(held, portalocker.LockFlags.EXCLUSIVE)
-        with pytest.raises(AuditError, match="lock not acquired"):
+        with pytest.raises(AuditError, match=r"lock not acquired within 0\.05 s") as info:
             sink.append_many([block(2)])
+        assert isinstance(info.value.__cause__, LockTimeout)  # the one lock's own error
         assert sink.verify().ok  # verify reads unlocked when the lock is held
     sink.append_many([block(2)])
     assert len(list(sink.records())) == 2
+
+
+def test_the_lock_timeout_is_forge_lock_timeout(tmp_path: Path) -> None:
+    from forge_policy.config.env import Config
+
+    assert JsonlAuditSink(tmp_path / "a.log").lock_timeout == 2.0  # the store's default too
+    sink = Config.from_env({"FORGE_LOCK_TIMEOUT": "0.5"}, cwd=str(tmp_path)).open_audit()
+    assert isinstance(sink, LazyJsonlSink)
+    assert sink.sink().lock_timeout == 0.5
+
+
+def test_a_symlinked_lock_file_is_refused_and_its_target_untouched(
+    log: Path, tmp_path: Path
+) -> None:
+    sink = filled(log, n=1)
+    target = tmp_path / "elsewhere"
+    target.write_text("keep")
+    sink.lock_path.unlink()
+    sink.lock_path.symlink_to(target)
+    with pytest.raises(AuditError, match="symlink"):
+        sink.append_many([block(2)])
+    assert target.read_text() == "keep"
+    sink.lock_path.unlink()
+    assert len(list(sink.records())) == 1
 
 
 def test_missing_log_reads_empty(log: Path) -> None:

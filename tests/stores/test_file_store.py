@@ -164,8 +164,9 @@ def test_symlinks_are_refused(path: Path, tmp_path: Path, which: str) -> None:
     link = path if which == "state" else Path(str(path) + ".lock")
     link.symlink_to(target)
     store = FileStore(path)
-    with pytest.raises(fp.StoreError, match="refusing a symlink"):
+    with pytest.raises(fp.StoreError, match="refusing a symlink") as caught:
         store.transact("s1", new_session)
+    assert isinstance(caught.value.__cause__, OSError)  # the OS's error, chained
     if which == "state":
         with pytest.raises(fp.StoreError, match="refusing a symlink"):
             store.load("s1")
@@ -282,8 +283,8 @@ def test_opportunistic_purge_on_write(path: Path, monkeypatch: pytest.MonkeyPatc
     assert json.loads(path.read_text())["purged_at"] == clock[0]
 
 
-def test_the_hook_path_imports_neither_portalocker_nor_sqlite3(path: Path) -> None:
-    """Importing portalocker costs ~35 ms per hook process; on POSIX the store calls flock."""
+def test_portalocker_is_imported_only_when_a_lock_is_taken_and_sqlite3_never(path: Path) -> None:
+    """Importing portalocker costs tens of ms: a process that only reads must not pay it."""
     import subprocess
     import sys
 
@@ -291,12 +292,61 @@ def test_the_hook_path_imports_neither_portalocker_nor_sqlite3(path: Path) -> No
         "import sys\n"
         "import forge_policy as fp\n"
         "from forge_policy.stores import FileStore\n"
-        f"ev = fp.Evaluator(fp.builtin_catalog(), store=FileStore({str(path)!r}))\n"
+        "seen = lambda: sorted(m for m in ('portalocker', 'sqlite3') if m in sys.modules)\n"
+        f"store = FileStore({str(path)!r})\n"
+        "ev = fp.Evaluator(fp.builtin_catalog(), store=store)\n"
+        "store.load('s'), store.session_ids()\n"
+        "print(seen())\n"
         "ev.evaluate(fp.Event('PreToolUse', 's', tool_name='Write', tool_input={}))\n"
-        "print(sorted(m for m in ('portalocker', 'sqlite3') if m in sys.modules))\n"
+        "print(seen())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.split("\n")[:2] == ["[]", "['portalocker']"]
     assert (
         json.loads(path.read_text())["sessions"]["s"]["behaviors"]["search-first"]["counter"] == 1
     )
+
+
+def _imports(stderr: str) -> list[tuple[int, str]]:
+    """``(depth, module)`` of each ``-X importtime`` line, in its (post-order) sequence."""
+    rows = []
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            name = line.rsplit("|", 1)[1]
+            rows.append((len(name) - len(name.lstrip()), name.strip()))
+    return rows
+
+
+def _imported_by(rows: list[tuple[int, str]], parent: str) -> set[str]:
+    """The modules first imported while ``parent`` was being imported (its subtree)."""
+    at = next(i for i, (_, name) in enumerate(rows) if name == parent)
+    depth, inside = rows[at][0], set()
+    for level, name in reversed(rows[:at]):
+        if level <= depth:
+            break
+        inside.add(name)
+    return inside
+
+
+@pytest.mark.parametrize("store", ["file", "memory"])
+def test_the_state_lock_is_the_only_heavy_import_of_a_hook(tmp_path: Path, store: str) -> None:
+    """A warm hook process: the file store's lock brings portalocker (and the typing it
+    imports); nothing else of this package's stores or audit sinks brings a heavy module."""
+    from hookrun import Project
+
+    project = Project(tmp_path)
+    for command in ("ls", "ls", "echo nudge-me"):  # warm the cache, allow, then write state
+        _, err = project.run(project.bash(command), FORGE_STORE=store, PYTHONPROFILEIMPORTTIME="1")
+        rows = _imports(err)
+        heavy = {
+            name
+            for _, name in rows
+            if name.split(".")[0] in ("portalocker", "typing", "dataclasses", "sqlite3")
+        }
+        if command == "ls" and "ruamel" in {n.split(".")[0] for _, n in rows}:
+            continue  # the cold run that compiled the catalog
+        if store == "memory":
+            assert heavy == set()
+        else:
+            assert "portalocker" in heavy
+            assert heavy - {"portalocker"} <= _imported_by(rows, "portalocker")

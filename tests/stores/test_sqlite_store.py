@@ -94,8 +94,9 @@ def test_busy_database_raises_lock_timeout_and_reads_still_work(
 ) -> None:
     raw.execute("BEGIN IMMEDIATE")
     with SQLiteStore(path, busy_timeout=0.05) as store:
-        with pytest.raises(fp.LockTimeout, match="database is locked"):
+        with pytest.raises(fp.LockTimeout, match="database is locked") as caught:
             store.transact("s0", bump)
+        assert isinstance(caught.value.__cause__, sqlite3.OperationalError)  # chained
         assert store.load("s0").behavior("b").counter == 1  # WAL: readers are not blocked
         raw.execute("ROLLBACK")
         assert store.transact("s0", bump) == 2
@@ -104,8 +105,9 @@ def test_busy_database_raises_lock_timeout_and_reads_still_work(
 def test_not_a_database_is_a_store_error(path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_bytes(b"this is not a database, just bytes " * 100)
-    with SQLiteStore(path) as store, pytest.raises(fp.StoreError, match="not a database"):
+    with SQLiteStore(path) as store, pytest.raises(fp.StoreError, match="not a database") as caught:
         store.transact("s1", bump)
+    assert isinstance(caught.value.__cause__, sqlite3.DatabaseError)
     ev = fp.Evaluator(fp.builtin_catalog(), store=SQLiteStore(path))
     push = fp.Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": "git push -f"})
     decision = ev.evaluate(push)
