@@ -52,7 +52,10 @@ COMMAND_ONLY_EVENTS = frozenset({"SessionStart"})
 HOOK_TIMEOUT = 30
 SETTINGS = Path(".claude") / "settings.json"
 _MANAGED = ("type", "command", "args", "url", "headers", "allowedEnvVars")
-_OURS = re.compile(r"forge-policy(?:\.exe)?['\"]?\s+hook\b|forge_policy\.cli['\"]?\s+hook\b")
+_OURS = re.compile(
+    r"forge-policy(?:\.exe)?['\"]?\s+hook\b|forge_policy\.cli['\"]?\s+hook\b"
+    r"|forge_policy[/\\]worker[/\\]client\.py\b"
+)
 
 
 class Action:
@@ -108,9 +111,26 @@ def executable() -> str:
     return f"{shlex.quote(os.path.abspath(sys.executable))} -m forge_policy.cli"
 
 
-def command_handler(*, via_serve: bool = False) -> dict[str, Any]:
-    """The Claude Code command hook ``init`` writes."""
-    command = f"{executable()} hook" + (" --via-serve" if via_serve else "")
+def client_command() -> str:
+    """The warm-worker hook client: this interpreter (the venv's, unresolved, so its packages are
+    found) with ``-I -S`` on :mod:`forge_policy.worker.client`'s file, shell-quoted.
+
+    >>> "-I -S" in client_command() and client_command().endswith("client.py")
+    True
+    """
+    from forge_policy.worker import client
+
+    python = os.path.abspath(sys.executable)
+    return f"{shlex.quote(python)} -I -S {shlex.quote(os.path.abspath(client.__file__))}"
+
+
+def command_handler(*, via_serve: bool = False, worker: bool = False) -> dict[str, Any]:
+    """The Claude Code command hook ``init`` writes: the worker client, ``forge-policy hook
+    --via-serve`` or plain ``forge-policy hook``."""
+    if worker and not via_serve:
+        command = client_command()
+    else:
+        command = f"{executable()} hook" + (" --via-serve" if via_serve else "")
     return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
 
 
@@ -269,12 +289,14 @@ def init(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     copy_catalog: bool = False,
+    worker: bool = True,
 ) -> Report:
     """Set a project up for forge-policy (see the module docstring); returns what was done.
 
     With ``serve`` the hook asks a running ``forge-policy serve`` and evaluates in-process when
     it does not answer (``hook --via-serve``); ``http_only`` writes Claude Code http hooks
-    instead, which let every call through while the server is down.
+    instead, which let every call through while the server is down. Otherwise the hook is the
+    warm-worker client (``worker``, on POSIX), else plain ``forge-policy hook``.
     """
     report = Report()
     for folder in (root, root / "runtime", root / "audit"):
@@ -308,7 +330,8 @@ def init(
         if serve and http_only and event not in COMMAND_ONLY_EVENTS:
             handlers[event] = http_handler(host, port)
         else:
-            handlers[event] = command_handler(via_serve=serve)
+            on_posix = worker and os.name == "posix"
+            handlers[event] = command_handler(via_serve=serve, worker=on_posix)
     settings = project / SETTINGS
     existed = settings.exists()
     if merge_settings(settings, handlers):
