@@ -46,6 +46,8 @@ CONNECT_TIMEOUT = 0.5
 ANSWER_TIMEOUT = 10.0
 MAX_INPUT = 8 * 1024 * 1024  # forge_policy.harness.payload.MAX_INPUT (a test pins it)
 MAX_ANSWER = 16 * 1024 * 1024
+#: How a worker of another version refuses (it exits right after).
+CHANGED = b"the package changed"
 #: Variables whose value can change a hook's answer, by prefix or name.
 PREFIXES = (b"FORGE_", b"DISABLE_", b"GIT_")
 NAMES = (b"CLAUDE_PROJECT_DIR", b"XDG_CACHE_HOME", b"HOME", b"PATH")
@@ -374,9 +376,11 @@ def main(argv: list[str] | None = None) -> int:
         here = posix.getcwdb() + b"/" + here
     if args[:1] == ["--worker"]:
         enable_packages(here)
-        from forge_policy.worker.server import run
+        import runpy  # ``python -m forge_policy.worker.server``, from this file's tree
 
-        return run(args[1:], here)
+        sys.argv = [sys.argv[0], *args[1:]]
+        runpy.run_module("forge_policy.worker.server", run_name="__main__", alter_sys=True)
+        return 0  # not reached: the server exits
     if args:
         return in_process(here, None, args)
     environ = posix.environ
@@ -400,6 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         return in_process(here, raw, [], f"{exc.strerror or exc}")
     if status != b"A":
+        if out.startswith(CHANGED):  # that worker is exiting: start one of this version
+            start_worker(root, here)
         reason = out.decode("utf-8", "replace")
         return in_process(here, raw, [], f"refused: {reason}")
     try:

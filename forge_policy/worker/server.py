@@ -1,8 +1,9 @@
 """The warm worker: one process per ``FORGE_ROOT`` answering hook clients over a Unix socket.
 
-Started detached by :mod:`forge_policy.worker.client` (``python -I -S client.py --worker ROOT``)
-when no worker answers. Its files live in ``<FORGE_ROOT>/runtime/worker/`` (mode 0700, owned by
-this user; a folder that is not is refused)::
+Started detached by :mod:`forge_policy.worker.client` when no worker answers (``python -I -S
+client.py --worker ROOT`` runs this module as ``__main__``, from the client's own tree). Its
+files live in ``<FORGE_ROOT>/runtime/worker/`` (mode 0700, owned by this user; a folder that is
+not is refused)::
 
     worker.lock      flock held for the worker's whole life: one worker per root
     worker.sock      the socket (mode 0600); a stale one (no lock holder) is replaced
@@ -33,6 +34,7 @@ import threading
 import time
 
 from forge_policy.worker.client import (
+    CHANGED,
     FOLDER,
     MAX_INPUT,
     SOCKET,
@@ -98,6 +100,7 @@ class Worker:
         if not self.stopping.is_set():
             self.reason = reason
             self.stopping.set()
+            self._withdraw()  # new clients must not reach a worker that is going away
 
     def listen(self) -> None:
         """Replace a stale socket file and listen (the caller holds the lock)."""
@@ -113,6 +116,12 @@ class Worker:
         self.inode = os.stat(self.path).st_ino
         self.sock.listen(128)
         self.sock.settimeout(TICK)
+
+    def _withdraw(self) -> None:
+        """Remove the socket file if it is still ours (a successor may have replaced it)."""
+        if self._ours():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
 
     def _ours(self) -> bool:
         try:
@@ -148,9 +157,7 @@ class Worker:
 
     def close(self) -> None:
         """Stop listening (removing the socket file if it is still ours), then drain."""
-        if self._ours():
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
+        self._withdraw()
         self.sock.close()
         deadline = time.monotonic() + DRAIN_SECONDS
         while self.busy and time.monotonic() < deadline:
@@ -186,7 +193,7 @@ class Worker:
         identity, cwd, raw, environ = items[1], items[2], items[3], items[4:]
         if identity != self.identity:
             self.stop("the package changed on disk: a client of another version asked")
-            return encode_answer(b"R", b"the package changed: the worker restarts", b"")
+            return encode_answer(b"R", CHANGED + b": the worker restarts", b"")
         if cwd != self.cwd:
             return encode_answer(b"R", b"another working directory than the worker's", b"")
         if environ != self.environ:
@@ -246,8 +253,9 @@ def _lock(folder: str) -> int | None:
             time.sleep(0.05)
 
 
-def run(args: list[str], here: bytes) -> int:
-    """The worker process: ``--worker ROOT``; returns its exit code."""
+def run(args: list[str], here: bytes | None = None) -> int:
+    """The worker process for ``ROOT`` (``args``); returns its exit code. ``here`` is the
+    client file whose identity clients must present (default: this package's)."""
     from forge_policy.config.env import Config
     from forge_policy.errors import ConfigError
 
@@ -270,6 +278,8 @@ def run(args: list[str], here: bytes) -> int:
     if fd is None:
         log("not started: another worker holds the lock")
         return 0
+    if here is None:
+        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "client.py").encode()
     worker = Worker(config, folder, own_identity(here), config.worker_idle)
     pid_path = os.path.join(folder, PID)
     try:
@@ -289,3 +299,7 @@ def run(args: list[str], here: bytes) -> int:
         os.close(fd)  # releases the lock
     log(f"stopped after {worker.warm.requests} requests: {worker.reason}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:]))
