@@ -222,3 +222,19 @@ def test_a_changed_package_restarts_the_worker(project: ClientProject, tmp_path:
     assert new != old and worker_pids(project.root) == [new]
     assert project.call(project.bash(HARD)).stderr == ""
     assert "a client of another version asked" in project.log()
+
+
+def test_a_stalled_worker_never_evaluates_after_the_client_gave_up(
+    project: ClientProject,
+) -> None:
+    project.call(project.bash("ls"))
+    pid = project.wait_worker()
+    os.kill(pid, signal.SIGSTOP)  # stalled: the connection waits in the listen backlog
+    try:
+        got = project.call(project.bash("echo nudge-me"), FORGE_WORKER_TIMEOUT="0.3")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert "worker: no answer within 0.3 s; evaluating in-process" in got.stderr
+    assert b"nudger: Bash (1)" in got.stdout
+    time.sleep(0.5)  # the resumed worker reads the late request, and refuses it
+    assert project.requests() == 0 and project.counter("nudger") == 1  # evaluated once

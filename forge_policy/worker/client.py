@@ -18,7 +18,9 @@ agent tool call, so it imports only interpreter built-ins (``sys``, ``posix``, `
 
 The worker answers only when it would answer exactly as this process would: the client sends
 its working directory, the identity of this file (a reinstall changes it: the worker then exits
-and a new one starts) and the variables the answer depends on (:func:`relevant`).
+and a new one starts) and the variables the answer depends on (:func:`relevant`). It also sends
+its deadline: a worker that gets to the request after it refuses instead of evaluating, so that
+the in-process evaluation that follows is the only one.
 
 ``--worker ROOT`` runs the worker itself (:mod:`forge_policy.worker.server`); any other argument
 goes to the in-process hook (``--help``, ``--harness``).
@@ -394,8 +396,12 @@ def main(argv: list[str] | None = None) -> int:
     root = root_of(environ, cwd)
     folder = root + b"/runtime/" + FOLDER
     try:
-        request = encode_request([b"hook", own_identity(here), cwd, raw, *relevant(environ)])
-        status, out, err = exchange(folder, request, _timeout(environ))
+        timeout = _timeout(environ)
+        # the worker starts no evaluation past this instant (CLOCK_MONOTONIC is system-wide)
+        deadline = b"%.6f" % (time.monotonic() + timeout)
+        identity = own_identity(here)
+        items = [b"hook", identity, deadline, cwd, raw, *relevant(environ)]
+        status, out, err = exchange(folder, encode_request(items), timeout)
     except Unavailable as exc:
         if exc.start:
             start_worker(root, here)

@@ -101,6 +101,8 @@ class Worker:
             self.reason = reason
             self.stopping.set()
             self._withdraw()  # new clients must not reach a worker that is going away
+            with contextlib.suppress(OSError):  # wakes the accept loop now (Linux: EINVAL)
+                self.sock.shutdown(socket.SHUT_RDWR)
 
     def listen(self) -> None:
         """Replace a stale socket file and listen (the caller holds the lock)."""
@@ -188,9 +190,9 @@ class Worker:
         if kind == b"stop":
             self.stop("asked to stop")
             return encode_answer(b"A", b"stopping", b"")
-        if kind != b"hook" or len(items) < 4:
+        if kind != b"hook" or len(items) < 5:
             return encode_answer(b"R", b"unknown request", b"")
-        identity, cwd, raw, environ = items[1], items[2], items[3], items[4:]
+        identity, deadline, cwd, raw, environ = items[1], items[2], items[3], items[4], items[5:]
         if identity != self.identity:
             self.stop("the package changed on disk: a client of another version asked")
             return encode_answer(b"R", CHANGED + b": the worker restarts", b"")
@@ -199,6 +201,8 @@ class Worker:
         if environ != self.environ:
             names = _differing(environ, self.environ)
             return encode_answer(b"R", b"other values of " + b", ".join(names), b"")
+        if not _before(deadline):  # the client has given up and evaluates in-process
+            return encode_answer(b"R", b"past the client's deadline", b"")
         text, notes = self.warm.answer(raw)
         out = text.encode("utf-8", "surrogatepass") + b"\n" if text else b""
         return encode_answer(b"A", out, notes.encode("utf-8", "backslashreplace"))
@@ -216,6 +220,13 @@ class Worker:
             "cwd": os.fsdecode(self.cwd),
             "in_flight": self.busy,
         }
+
+
+def _before(deadline: bytes) -> bool:
+    try:
+        return time.monotonic() < float(deadline)
+    except ValueError:
+        return False
 
 
 def _differing(theirs: list[bytes], ours: list[bytes]) -> list[bytes]:
