@@ -151,7 +151,7 @@ def to_override(behavior_id: str, session: str) -> str:
 
 # -- the warm-worker client -------------------------------------------------------------------
 
-CLIENT_PY = Path(__file__).resolve().parent.parent / "forge_policy" / "worker" / "client.py"
+CLIENT_PY = Path(__file__).resolve().parent.parent / "forge_policy" / "worker" / "launch.py"
 
 
 def worker_pids(root: Path) -> list[int]:

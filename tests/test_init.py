@@ -17,7 +17,7 @@ from tests.cli_support import FORGE, Project
 
 #: The interpreter of the forge-policy script (its shebang), which the CLI's init writes.
 PYTHON = FORGE.read_text().splitlines()[0].removeprefix("#!")
-CLIENT_PY = f"{fp.__path__[0]}/worker/client.py"
+CLIENT_PY = f"{fp.__path__[0]}/worker/launch.py"
 CLIENT = {"type": "command", "command": f"{PYTHON} -I -S {CLIENT_PY}", "timeout": 30}
 
 EVENTS = ["PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop"]

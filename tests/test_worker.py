@@ -65,7 +65,8 @@ def test_the_client_imports_only_built_in_modules(project: ClientProject) -> Non
     started_by_the_interpreter = {"_io", "marshal", "posix", "_frozen_importlib_external"}
     started_by_the_interpreter |= {"zipimport", "_codecs", "codecs", "encodings.aliases"}
     started_by_the_interpreter |= {"encodings", "encodings.utf_8", "_signal", "_abc", "abc", "io"}
-    assert imported - started_by_the_interpreter == {"_socket", "time"}
+    # the client module itself, from its cached bytecode
+    assert imported - started_by_the_interpreter == {"client", "_socket", "time"}
     assert client.MAX_INPUT == MAX_INPUT
 
 
@@ -159,6 +160,9 @@ def test_forge_worker_off_never_starts_one(project: ClientProject) -> None:
     bad = project.call(project.bash("echo hard-me"), FORGE_WORKER="maybe")
     assert b"FORGE_WORKER: unknown value 'maybe': expected on or off" in bad.stdout
     assert b'"deny"' in bad.stdout and not project.folder.exists()
+    for _ in range(2):  # the memory store starts empty in every hook process: so must it here
+        memory = project.call(project.bash("echo nudge-me"), FORGE_STORE="memory")
+        assert b"nudger: Bash (1)" in memory.stdout and not project.folder.exists()
 
 
 def test_worker_status_stop_and_idle_exit(project: ClientProject) -> None:

@@ -207,14 +207,14 @@ def test_the_worker_does_not_answer_another_user(project: ClientProject) -> None
 def test_a_changed_package_restarts_the_worker(project: ClientProject, tmp_path: Path) -> None:
     tree = tmp_path / "site" / "forge_policy"
     shutil.copytree(CLIENT_PY.parents[1], tree, ignore=shutil.ignore_patterns("__pycache__"))
-    project.client = tree / "worker" / "client.py"
+    project.client = tree / "worker" / "launch.py"
     project.call(project.bash("ls"))
     old = project.wait_worker()
     assert project.call(project.bash("ls")).stderr == "" and project.requests() == 1
-    text = project.client.read_text()
-    staged = project.client.with_name("client.py.new")
-    staged.write_text(text + "\n# reinstalled\n")
-    os.replace(staged, project.client)  # what pip does: a new file, a new inode
+    module = tree / "worker" / "client.py"
+    staged = module.with_name("client.py.new")
+    staged.write_text(module.read_text() + "\n# reinstalled\n")
+    os.replace(staged, module)  # what pip does: a new file, a new inode
     got = project.call(project.bash(HARD))
     assert got.stdout == _expected(project) and b'"deny"' in got.stdout
     assert "refused: the package changed: the worker restarts" in got.stderr

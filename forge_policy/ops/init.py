@@ -54,7 +54,7 @@ SETTINGS = Path(".claude") / "settings.json"
 _MANAGED = ("type", "command", "args", "url", "headers", "allowedEnvVars")
 _OURS = re.compile(
     r"forge-policy(?:\.exe)?['\"]?\s+hook\b|forge_policy\.cli['\"]?\s+hook\b"
-    r"|forge_policy[/\\]worker[/\\]client\.py\b"
+    r"|forge_policy[/\\]worker[/\\](?:launch|client)\.py\b"
 )
 
 
@@ -113,15 +113,15 @@ def executable() -> str:
 
 def client_command() -> str:
     """The warm-worker hook client: this interpreter (the venv's, unresolved, so its packages are
-    found) with ``-I -S`` on :mod:`forge_policy.worker.client`'s file, shell-quoted.
+    found) with ``-I -S`` on :mod:`forge_policy.worker.launch`'s file, shell-quoted.
 
-    >>> "-I -S" in client_command() and client_command().endswith("client.py")
+    >>> "-I -S" in client_command() and client_command().endswith("worker/launch.py")
     True
     """
     from forge_policy.worker import client
 
-    python = os.path.abspath(sys.executable)
-    return f"{shlex.quote(python)} -I -S {shlex.quote(os.path.abspath(client.__file__))}"
+    launch = os.path.join(os.path.dirname(os.path.abspath(client.__file__)), "launch.py")
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -I -S {shlex.quote(launch)}"
 
 
 def command_handler(*, via_serve: bool = False, worker: bool = False) -> dict[str, Any]:

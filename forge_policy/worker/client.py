@@ -1,11 +1,13 @@
-"""The hook client: ``python -I -S client.py`` asks the project's warm worker, else decides itself.
+"""The hook client: asks the project's warm worker, else decides itself.
 
-This file is what ``forge-policy init`` writes into ``.claude/settings.json``. It runs once per
-agent tool call, so it imports only interpreter built-ins (``sys``, ``posix``, ``time``) and
-``_socket``: no ``site``, no ``os``, not the package. The line:
+``forge-policy init`` writes ``python -I -S …/forge_policy/worker/launch.py`` into
+``.claude/settings.json``, which runs :func:`main` from this module's cached bytecode. It runs
+once per agent tool call, so it imports only interpreter built-ins (``sys``, ``posix``,
+``time``) and ``_socket``: no ``site``, no ``os``, not the package. The line:
 
 1. read the raw event from stdin (at most the hook's limit plus one byte);
-2. unless ``FORGE_WORKER=off``: find ``<FORGE_ROOT>/runtime/worker/`` (owned by this user, no
+2. unless ``FORGE_WORKER=off`` (or ``FORGE_STORE=memory``, whose state a hook process never
+   keeps, and a worker would): find ``<FORGE_ROOT>/runtime/worker/`` (owned by this user, no
    access for group or others), connect to ``worker.sock`` in it, check with ``SO_PEERCRED`` that
    the peer runs as this user, send the request (:func:`encode_request`) and read the answer
    before the deadline;
@@ -373,7 +375,7 @@ def _timeout(environ: dict[bytes, bytes]) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Run the client once; return the process exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
-    here = sys.argv[0].encode("utf-8", "surrogateescape")
+    here = __file__.encode("utf-8", "surrogateescape")
     if not here.startswith(b"/"):
         here = posix.getcwdb() + b"/" + here
     if args[:1] == ["--worker"]:
@@ -392,6 +394,8 @@ def main(argv: list[str] | None = None) -> int:
         return in_process(here, None, [])
     if environ.get(b"FORGE_WORKER", b"").strip() not in (b"", b"on"):
         return in_process(here, raw, [])  # off (or unknown: the hook reports it)
+    if environ.get(b"FORGE_STORE", b"").strip() == b"memory":
+        return in_process(here, raw, [])  # a hook process starts empty; a worker would not
     cwd = posix.getcwdb()
     root = root_of(environ, cwd)
     folder = root + b"/runtime/" + FOLDER

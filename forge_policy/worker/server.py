@@ -281,6 +281,9 @@ def run(args: list[str], here: bytes | None = None) -> int:
     if config.root != os.path.abspath(args[0]):
         log(f"not started: FORGE_ROOT resolves to {config.root}, not {args[0]}")
         return 1
+    if config.store == "memory":
+        log("not started: FORGE_STORE=memory: a hook process keeps no state, a worker would")
+        return 1
     folder = folder_of(config.root)
     if not private_folder(folder.encode()):
         log(f"not started: {folder} is not a folder private to this user")
