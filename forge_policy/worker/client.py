@@ -314,6 +314,7 @@ def _spawn(root: bytes, here: bytes, folder: bytes) -> None:
             posix.dup2(null, 0)
             posix.dup2(null, 1)
             posix.dup2(log, 2)
+            posix.closerange(3, 1 << 16)  # no pipe of the harness may outlive this hook
             executable = sys.executable.encode()
             posix.execv(executable, [executable, b"-I", b"-S", here, b"--worker", root])
     finally:

@@ -7,10 +7,10 @@ beside this file) and runs it, saving the ~4 ms it takes to compile the client e
 
 import sys
 
-sys.path.insert(0, sys.argv[0].rpartition("/")[0] or ".")
-try:
-    import client  # type: ignore[import-not-found]  # forge_policy/worker/client.py
-finally:
-    del sys.path[0]  # nothing else is imported from this folder by name
-
-sys.exit(client.main())
+if __name__ == "__main__":
+    sys.path.insert(0, sys.argv[0].rpartition("/")[0] or ".")
+    try:
+        import client  # type: ignore[import-not-found]  # forge_policy/worker/client.py
+    finally:
+        del sys.path[0]  # nothing else is imported from this folder by name
+    sys.exit(client.main())
