@@ -152,6 +152,10 @@ def test_a_different_environment_or_folder_is_answered_in_process(
     assert b'"deny"' in got.stdout and "another working directory" in got.stderr
     assert warm.requests() == before  # refused, not answered
     assert warm.call(warm.bash("ls"), FORGE_WORKER_TIMEOUT="5").stderr == ""  # client-only knob
+    for name in ("FORGE_WORKER_TIMEOUT", "FORGE_WORKER_IDLE_SECONDS"):  # unusable: as in-process
+        got, want = (p.call(warm.bash("echo hard-me"), **{name: "soon"}) for p in twins)
+        assert got.stdout == want.stdout and f"{name}: expected a number".encode() in got.stdout
+    assert warm.requests() == before + 1
 
 
 def test_forge_worker_off_never_starts_one(project: ClientProject) -> None:

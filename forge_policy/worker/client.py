@@ -364,13 +364,21 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[posix.write(fd, view) :]
 
 
-def _timeout(environ: dict[bytes, bytes]) -> float:
-    text = environ.get(b"FORGE_WORKER_TIMEOUT", b"").strip()
+def seconds(environ: dict[bytes, bytes], name: bytes, default: float) -> float:
+    """A positive number of seconds from ``environ``, ``default`` when unset, -1 when unusable
+    (the in-process hook then reports the variable, as it does for every ``FORGE_*``).
+
+    >>> seconds({b"T": b"2.5"}, b"T", 10.0), seconds({}, b"T", 10.0), seconds({b"T": b"x"}, b"T", 1)
+    (2.5, 10.0, -1)
+    """
+    text = environ.get(name, b"").strip()
+    if not text:
+        return default
     try:
-        value = float(text) if text else ANSWER_TIMEOUT
+        value = float(text)
     except ValueError:
-        return ANSWER_TIMEOUT
-    return value if value > 0 else ANSWER_TIMEOUT
+        return -1
+    return value if 0 < value < float("inf") else -1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -397,11 +405,13 @@ def main(argv: list[str] | None = None) -> int:
         return in_process(here, raw, [])  # off (or unknown: the hook reports it)
     if environ.get(b"FORGE_STORE", b"").strip() == b"memory":
         return in_process(here, raw, [])  # a hook process starts empty; a worker would not
+    if min(seconds(environ, name, 1.0) for name in CLIENT_ONLY[1:]) < 0:
+        return in_process(here, raw, [])  # the hook names the unusable variable
     cwd = posix.getcwdb()
     root = root_of(environ, cwd)
     folder = root + b"/runtime/" + FOLDER
     try:
-        timeout = _timeout(environ)
+        timeout = seconds(environ, b"FORGE_WORKER_TIMEOUT", ANSWER_TIMEOUT)
         # the worker starts no evaluation past this instant (CLOCK_MONOTONIC is system-wide)
         deadline = b"%.6f" % (time.monotonic() + timeout)
         identity = own_identity(here)

@@ -2,7 +2,7 @@
 ``python -c pass`` of the same venv.
 
 The command is read back from the ``.claude/settings.json`` that ``init`` writes in a temporary
-project (``python -I -S …/forge_policy/worker/client.py``). Every sample is a fresh process fed
+project (``python -I -S …/forge_policy/worker/launch.py``). Every sample is a fresh process fed
 one Claude Code payload on stdin, as Claude Code runs a command hook:
 
 - ``warm``: the worker of the project is running (started by the warm-up calls);
