@@ -145,7 +145,9 @@ def _normpath(path: bytes) -> bytes:
                 parts.pop()
             continue
         parts.append(part)
-    return b"/" + b"/".join(parts)
+    # as posixpath.normpath: POSIX leaves a leading "//" (exactly two) implementation-defined
+    lead = b"//" if path.startswith(b"//") and not path.startswith(b"///") else b"/"
+    return lead + b"/".join(parts)
 
 
 def root_of(environ: dict[bytes, bytes], cwd: bytes) -> bytes:
