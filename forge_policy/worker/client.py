@@ -132,7 +132,10 @@ def decode_answer(data: bytes) -> tuple[bytes, bytes, bytes]:
 
 
 def _join(base: bytes, path: bytes) -> bytes:
-    return path if path.startswith(b"/") else base.rstrip(b"/") + b"/" + path
+    """``posixpath.join`` of two parts."""
+    if path.startswith(b"/"):
+        return path
+    return base + path if not base or base.endswith(b"/") else base + b"/" + path
 
 
 def _normpath(path: bytes) -> bytes:
