@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shlex
 import statistics
 import subprocess
@@ -70,6 +71,14 @@ def timed(command: list[str], data: bytes, env: dict[str, str]) -> tuple[float, 
         command, input=data, capture_output=True, env=env, cwd=env["CLAUDE_PROJECT_DIR"], check=True
     )
     return time.perf_counter() - start, result.stdout, result.stderr
+
+
+def cpu_of(command: list[str], data: bytes, env: dict[str, str]) -> float:
+    """User + system CPU seconds of one child (the worker's share is not in it)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    timed(command, data, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -150,6 +159,11 @@ def main() -> None:
                     samples[f"warm {kind}"].append(timed(client, data, env)[0])
                     data = payload(kind, str(project))
                     samples[f"cold {kind}"].append(timed(client, data, cold_env)[0])
+            cpu: dict[str, list[float]] = {"bare": [], "warm": [], "cold": []}
+            for _ in range(args.runs):
+                cpu["bare"].append(cpu_of(bare, b"", env))
+                cpu["warm"].append(cpu_of(client, payload("allow", str(project)), env))
+                cpu["cold"].append(cpu_of(client, payload("allow", str(project)), cold_env))
             parallel: dict[str, list[float]] = {"bare": [], "warm": [], "cold": []}
             modes = {"bare": (bare, env), "warm": (client, env), "cold": (client, cold_env)}
             with ThreadPoolExecutor(16) as pool:
@@ -179,6 +193,12 @@ def main() -> None:
             f"| {kind} | {base * 1000:.1f} ms | {warm * 1000:.1f} ms | {warm / base:.2f}x "
             f"| {cold * 1000:.1f} ms | {cold / base:.2f}x |"
         )
+    bare_cpu = statistics.median(cpu["bare"])
+    shares = [
+        f"{mode} {statistics.median(v) * 1000:.1f} ms ({statistics.median(v) / bare_cpu:.2f}x)"
+        for mode, v in cpu.items()
+    ]
+    print(f"\nCPU (user + system) of the hook process on allow, median: {'; '.join(shares)}")
     print(f"\n16 parallel clients, {args.rounds} rounds ({16 * args.rounds} samples per mode):\n")
     print("| mode | median | p99 | p99 / bare p99 |")
     print("|---|---|---|---|")
