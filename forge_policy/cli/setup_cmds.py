@@ -29,7 +29,7 @@ evaluate in-process when it does not answer. Start the server with: forge-policy
 """
 WORKER_NOTE = """\
 hooks run the warm-worker client: the first call starts a per-project worker (it exits after
-15 idle minutes); every failure of it is evaluated in-process. Switch it off with
+{idle:g} s without a request); every failure of it is evaluated in-process. Switch it off with
 FORGE_WORKER=off; see it with: forge-policy worker status
 """
 
@@ -143,7 +143,7 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
     elif serve:
         ctx.print(VIA_SERVE_NOTE.format(host=DEFAULT_HOST, port=args.port).rstrip())
     elif not args.no_worker and report.changed:
-        ctx.print(WORKER_NOTE.rstrip())
+        ctx.print(WORKER_NOTE.format(idle=config.worker_idle).rstrip())
     return OK
 
 
