@@ -170,6 +170,7 @@ def test_forge_worker_off_never_starts_one(project: ClientProject) -> None:
 
 
 def test_worker_status_stop_and_idle_exit(project: ClientProject) -> None:
+    assert "\n    forge-policy worker status|stop " in project.run_cli("--help").stdout
     status = project.run_cli("worker", "status", check=1)
     assert status.stdout == "worker: not running (no worker folder)\n"
     project.call(project.bash("ls"))
