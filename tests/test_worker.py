@@ -182,12 +182,12 @@ def test_worker_status_stop_and_idle_exit(project: ClientProject) -> None:
     assert worker_pids(project.root) == [] and not (project.folder / "worker.sock").exists()
     assert "stopped after" in project.log() and "asked to stop" in project.log()
 
-    project.call(project.bash("ls"), FORGE_WORKER_IDLE_SECONDS="0.3")
+    project.call(project.bash("ls"), FORGE_WORKER_IDLE_SECONDS="0.5")
     project.wait_worker()
     deadline = time.monotonic() + 5
     while worker_pids(project.root) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert worker_pids(project.root) == [] and "idle for 0.3 s" in project.log()
+    assert worker_pids(project.root) == [] and "idle for 0.5 s" in project.log()
 
 
 def test_the_shared_handler_evaluates_concurrently_without_losing_increments(

@@ -133,6 +133,7 @@ class Worker:
 
     def serve(self) -> None:
         """Accept until stopped, idle, or the socket file is no longer ours."""
+        self.last = time.monotonic()  # idle time counts from here, not from a slow start-up
         while not self.stopping.is_set():
             try:
                 conn, _ = self.sock.accept()
