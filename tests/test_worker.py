@@ -5,6 +5,8 @@ the environment differs."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +20,10 @@ from forge_policy.config.env import Config
 from forge_policy.harness.payload import MAX_INPUT
 from forge_policy.serve.warm import Warm
 from forge_policy.worker import client
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the worker needs Linux (SO_PEERCRED, /proc)"
+)
 
 
 @pytest.fixture
@@ -46,9 +52,6 @@ def test_the_client_imports_only_built_in_modules(project: ClientProject) -> Non
     project.wait_worker()
     answer = project.call(project.bash("ls"), PYTHONPROFILEIMPORTTIME="1")  # -I ignores it
     assert answer.stderr == ""
-    import subprocess
-    import sys
-
     result = subprocess.run(
         [sys.executable, "-I", "-S", "-X", "importtime", str(project.client)],
         input=json.dumps(project.bash("ls")).encode(),

@@ -47,6 +47,11 @@ FORGED_ALLOW = encode_answer(b"A", b"", b"")
 HARD = "echo hard-me"
 
 
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the worker needs Linux (SO_PEERCRED, /proc)"
+)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Iterator[ClientProject]:
     project = ClientProject(tmp_path)

@@ -296,7 +296,8 @@ def init(
     With ``serve`` the hook asks a running ``forge-policy serve`` and evaluates in-process when
     it does not answer (``hook --via-serve``); ``http_only`` writes Claude Code http hooks
     instead, which let every call through while the server is down. Otherwise the hook is the
-    warm-worker client (``worker``, on POSIX), else plain ``forge-policy hook``.
+    warm-worker client (``worker``, on Linux: it authenticates the worker with ``SO_PEERCRED``),
+    else plain ``forge-policy hook``.
     """
     report = Report()
     for folder in (root, root / "runtime", root / "audit"):
@@ -330,8 +331,8 @@ def init(
         if serve and http_only and event not in COMMAND_ONLY_EVENTS:
             handlers[event] = http_handler(host, port)
         else:
-            on_posix = worker and os.name == "posix"
-            handlers[event] = command_handler(via_serve=serve, worker=on_posix)
+            on_linux = worker and sys.platform.startswith("linux")  # SO_PEERCRED
+            handlers[event] = command_handler(via_serve=serve, worker=on_linux)
     settings = project / SETTINGS
     existed = settings.exists()
     if merge_settings(settings, handlers):

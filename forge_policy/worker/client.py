@@ -408,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
         return in_process(here, None, [])
     if environ.get(b"FORGE_WORKER", b"").strip() not in (b"", b"on"):
         return in_process(here, raw, [])  # off (or unknown: the hook reports it)
+    if not hasattr(_socket, "SO_PEERCRED"):  # the peer cannot be authenticated (not Linux)
+        return in_process(here, raw, [])
     if environ.get(b"FORGE_STORE", b"").strip() == b"memory":
         return in_process(here, raw, [])  # a hook process starts empty; a worker would not
     if min(seconds(environ, name, 1.0) for name in CLIENT_ONLY[1:]) < 0:
