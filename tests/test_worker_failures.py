@@ -243,3 +243,20 @@ def test_a_stalled_worker_never_evaluates_after_the_client_gave_up(
     assert b"nudger: Bash (1)" in got.stdout
     time.sleep(0.5)  # the resumed worker reads the late request, and refuses it
     assert project.requests() == 0 and project.counter("nudger") == 1  # evaluated once
+
+
+def test_an_engine_that_does_not_load_fails_closed(project: ClientProject, tmp_path: Path) -> None:
+    tree = tmp_path / "broken" / "forge_policy"
+    shutil.copytree(CLIENT_PY.parent, tree / "worker", ignore=shutil.ignore_patterns("__pyc*"))
+    (tree / "__init__.py").write_text('raise ImportError("half-installed")\n')
+    for env, code in (({}, 2), ({"FORGE_ON_ERROR": "allow"}, 0)):
+        result = subprocess.run(
+            [sys.executable, "-I", "-S", str(tree / "worker" / "launch.py")],
+            input=b'{"hook_event_name": "PreToolUse"}',
+            capture_output=True,
+            env={**project.env, "FORGE_WORKER": "off", **env},
+            cwd=project.dir,
+            timeout=30,
+        )
+        assert result.returncode == code and result.stdout == b""  # 2: Claude Code blocks
+        assert b"cannot load the engine (ImportError('half-installed'))" in result.stderr

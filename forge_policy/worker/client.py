@@ -338,11 +338,21 @@ def enable_packages(here: bytes) -> None:
 
 
 def in_process(here: bytes, raw: bytes | None, args: list[str], note: str = "") -> int:
-    """The full hook in this process: what ``forge-policy hook`` would answer."""
-    enable_packages(here)
-    import io
+    """The full hook in this process: what ``forge-policy hook`` would answer.
 
-    from forge_policy.hook import main
+    An engine that does not even import (a broken install) exits 2, the code Claude Code
+    treats as a blocking error, unless ``FORGE_ON_ERROR=allow``.
+    """
+    try:
+        enable_packages(here)
+        import io
+
+        from forge_policy.hook import main
+    except Exception as exc:
+        allow = posix.environ.get(b"FORGE_ON_ERROR", b"").strip() == b"allow"
+        what = "letting the event through" if allow else "refusing the event"
+        sys.stderr.write(f"forge-policy: cannot load the engine ({exc!r}); {what}\n")
+        return 0 if allow else 2
 
     if note:
         sys.stderr.write(f"forge-policy: worker: {note}; evaluating in-process\n")
@@ -414,10 +424,11 @@ def main(argv: list[str] | None = None) -> int:
         return in_process(here, raw, [])  # a hook process starts empty; a worker would not
     if min(seconds(environ, name, 1.0) for name in CLIENT_ONLY[1:]) < 0:
         return in_process(here, raw, [])  # the hook names the unusable variable
-    cwd = posix.getcwdb()
-    root = root_of(environ, cwd)
-    folder = root + b"/runtime/" + FOLDER
+    root = b""
     try:
+        cwd = posix.getcwdb()
+        root = root_of(environ, cwd)
+        folder = root + b"/runtime/" + FOLDER
         timeout = seconds(environ, b"FORGE_WORKER_TIMEOUT", ANSWER_TIMEOUT)
         # the worker starts no evaluation past this instant (CLOCK_MONOTONIC is system-wide)
         deadline = b"%.6f" % (time.monotonic() + timeout)
@@ -431,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
         return in_process(here, raw, [], exc.reason)
     except OSError as exc:
         return in_process(here, raw, [], f"{exc.strerror or exc}")
+    except Exception as exc:  # never a traceback, never an allow: the engine decides
+        return in_process(here, raw, [], f"internal error: {exc!r}")
     if status != b"A":
         if out.startswith(CHANGED):  # that worker is exiting: start one of this version
             start_worker(root, here)
