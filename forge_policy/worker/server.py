@@ -173,6 +173,8 @@ class Worker:
                 conn.sendall(self._answer(_receive(conn)))
         except OSError:
             pass  # the client went away: it evaluates in-process
+        except Exception as exc:  # the client gets no answer and evaluates in-process
+            log(f"request failed: {type(exc).__name__}: {exc}")
         finally:
             with self._busy_lock:
                 self.busy -= 1
