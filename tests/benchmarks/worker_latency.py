@@ -19,7 +19,8 @@ parallel. The built-in catalog, the durable file store and a fresh session per s
 - ``soft_block``: ``npm install left-pad`` (asks the user: a soft block with a ``user`` override);
 - ``hard_block``: ``git push --force`` (a block record appended to the audit log, fsynced).
 
-Usage: ``python tests/benchmarks/worker_latency.py [--runs 40] [--rounds 10] [--python PY]``
+Usage: ``python tests/benchmarks/worker_latency.py [--runs 40] [--rounds 10] [--python PY]
+[--fresh-state]``
 (benchmark a non-editable install: ``python3 -m venv /tmp/v && /tmp/v/bin/pip install -q .``).
 """
 
@@ -115,6 +116,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40, help="samples per command (default 40)")
     parser.add_argument("--rounds", type=int, default=10, help="rounds of 16 parallel clients")
     parser.add_argument("--python", default=sys.executable, help="interpreter of the venv to test")
+    parser.add_argument(
+        "--fresh-state",
+        action="store_true",
+        help="delete state.json before each round: every sample is a new session, and the file "
+        "store rewrites the whole file, so without this the last samples pay for hundreds of "
+        "sessions (a real project has a few)",
+    )
     args = parser.parse_args()
     python = str(Path(args.python).absolute())
     where = subprocess.run(
@@ -152,7 +160,10 @@ def main() -> None:
             for kind in KINDS:
                 samples[f"warm {kind}"] = []
                 samples[f"cold {kind}"] = []
+            state = project / ".forge" / "runtime" / "state.json"
             for _ in range(args.runs):
+                if args.fresh_state:
+                    state.unlink(missing_ok=True)
                 samples["bare"].append(timed(bare, b"", env)[0])
                 for kind in KINDS:
                     data = payload(kind, str(project))
@@ -183,7 +194,8 @@ def main() -> None:
     print(f"forge_policy: {where}")
     print(f"hook command (written by init): {' '.join(client)}")
     print(f"load average before the run: {load}")
-    print(f"runs: {args.runs} per command, interleaved\n")
+    fresh = ", state.json deleted before each round" if args.fresh_state else ""
+    print(f"runs: {args.runs} per command, interleaved{fresh}\n")
     print("| event | bare | warm | warm / bare | cold | cold / bare |")
     print("|---|---|---|---|---|---|")
     for kind in KINDS:
