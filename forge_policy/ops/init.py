@@ -3,9 +3,10 @@
 ``init`` makes ``<FORGE_ROOT>/runtime/`` and ``<FORGE_ROOT>/audit/``, git-ignores the runtime
 folder, and merges the hook into ``.claude/settings.json``. Every step is idempotent: a second run
 changes nothing. The settings file keeps every key, hook and key order it had; forge-policy's own
-handlers are recognised by their command (``… forge-policy hook``) or serve URL and are updated in
-place, never duplicated. The built-in catalog is used as is unless ``copy_catalog`` is asked for
-(or a project-scoped command needs an editable copy).
+handlers are recognised by their command (``… forge-policy hook`` or the worker client's
+``…/forge_policy/worker/launch.py``) or serve URL and are updated in place, never duplicated.
+The built-in catalog is used as is unless ``copy_catalog`` is asked for (or a project-scoped
+command needs an editable copy).
 
 >>> import tempfile, pathlib, json
 >>> project = pathlib.Path(tempfile.mkdtemp())
