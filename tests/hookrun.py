@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -146,3 +147,112 @@ def to_override(behavior_id: str, session: str) -> str:
         "To override: repeat the identical call within 60 s (once), or ask the user to run: "
         f'forge-policy override {behavior_id} --session {session} --reason "..."'
     )
+
+
+# -- the warm-worker client -------------------------------------------------------------------
+
+CLIENT_PY = Path(__file__).resolve().parent.parent / "forge_policy" / "worker" / "launch.py"
+
+
+def worker_pids(root: Path) -> list[int]:
+    """The live worker processes serving ``root`` (read from ``/proc``: no ps needed)."""
+    wanted = b"\0--worker\0" + str(root).encode() + b"\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path("/proc", entry, "cmdline").read_bytes()
+            state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if wanted in cmdline + b"\0" and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def stop_workers(root: Path) -> None:
+    """SIGTERM every worker of ``root``, then SIGKILL what is left after 5 s."""
+    import signal
+    import time
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in worker_pids(root):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + 5
+        while worker_pids(root) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if not worker_pids(root):
+            return
+
+
+class ClientProject(Project):
+    """A :class:`Project` whose hook is the warm-worker client (``python -I -S client.py``)."""
+
+    def __init__(
+        self, base: Path, catalog: dict[str, str] | None = None, client: Path = CLIENT_PY
+    ) -> None:
+        super().__init__(base, catalog)
+        self.client = client
+        self.folder = self.root / "runtime" / "worker"
+
+    def call(self, stdin: bytes | dict[str, Any], cwd: Path | None = None, **env: str) -> Answer:
+        """Run the client once; exit code 0 and no traceback are asserted."""
+        data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
+        result = subprocess.run(
+            [sys.executable, "-I", "-S", str(self.client)],
+            input=data,
+            capture_output=True,
+            env={**self.env, **env},
+            cwd=cwd or self.dir,
+            timeout=30,
+        )
+        stderr = result.stderr.decode("utf-8", "replace")
+        assert result.returncode == 0, stderr
+        assert "Traceback" not in stderr, stderr
+        return Answer(result.stdout, stderr)
+
+    def run_cli(self, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
+        """``forge-policy ARGS`` in the project, exit code ``check`` asserted."""
+        result = subprocess.run(
+            [str(SCRIPT), *args], capture_output=True, text=True, env=self.env, cwd=self.dir
+        )
+        assert result.returncode == check, result
+        return result
+
+    def wait_worker(self, timeout: float = 10.0) -> int:
+        """The pid of the worker once it answers ``status``."""
+        import time
+
+        from forge_policy.cli.worker_cmds import ask
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = ask(str(self.root), b"status")
+            if isinstance(found, dict):
+                return int(found["pid"])
+            time.sleep(0.02)
+        raise AssertionError(f"no worker answered: {found}; log: {self.log()}")
+
+    def requests(self) -> int:
+        from forge_policy.cli.worker_cmds import ask
+
+        found = ask(str(self.root), b"status")
+        assert isinstance(found, dict), found
+        return int(found["requests"])
+
+    def log(self) -> str:
+        path = self.folder / "worker.log"
+        return path.read_text() if path.exists() else ""
+
+
+class Answer:
+    """What one client process printed."""
+
+    def __init__(self, stdout: bytes, stderr: str) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def __repr__(self) -> str:
+        return f"Answer({self.stdout!r}, {self.stderr!r})"

@@ -12,8 +12,13 @@ from typing import Any
 import pytest
 
 import forge_policy as fp
-from forge_policy.ops.init import is_ours
+from forge_policy.ops.init import client_command, is_ours
 from tests.cli_support import FORGE, Project
+
+#: The interpreter of the forge-policy script (its shebang), which the CLI's init writes.
+PYTHON = FORGE.read_text().splitlines()[0].removeprefix("#!")
+CLIENT_PY = f"{fp.__path__[0]}/worker/launch.py"
+CLIENT = {"type": "command", "command": f"{PYTHON} -I -S {CLIENT_PY}", "timeout": 30}
 
 EVENTS = ["PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop"]
 THEIRS: dict[str, Any] = {
@@ -64,7 +69,9 @@ def test_init_sets_up_a_fresh_project(project: Project) -> None:
     for event in EVENTS:
         [(matcher, handler)] = _ours(settings, event)
         assert matcher == ("*" if event in EVENTS[:3] else None)
-        assert handler == {"type": "command", "command": f"{FORGE} hook", "timeout": 30}
+        assert handler == CLIENT
+    assert os.path.isabs(PYTHON) and Path(PYTHON).parent == Path(sys.executable).parent
+    assert client_command() == f"{sys.executable} -I -S {CLIENT_PY}"
     assert os.path.isabs(FORGE) and FORGE.parent == Path(sys.executable).parent
 
 
@@ -116,7 +123,7 @@ def test_init_updates_its_own_hook_in_place(project: Project) -> None:
         {
             "matcher": "Bash|Write",
             "hooks": [
-                {"type": "command", "command": f"{FORGE} hook", "timeout": 99},
+                {**CLIENT, "timeout": 99},
                 {"command": "x"},
             ],
         }
@@ -174,8 +181,21 @@ def test_init_serve_forms(project: Project) -> None:
     assert "removed   .forge/runtime/serve.json: serve mode is off" in out
     for event in EVENTS:
         [(_, handler)] = _ours(_settings(project), event)
-        assert handler == {"type": "command", "command": f"{FORGE} hook", "timeout": 30}
+        assert handler == CLIENT
     assert project.json("status")["serve"]["configured"] is False
+
+
+def test_init_switches_between_the_client_and_the_plain_hook(project: Project) -> None:
+    project.run("init")
+    out = project.run("init", "--no-worker").stdout
+    assert "updated   .claude/settings.json" in out
+    for event in EVENTS:
+        [(_, handler)] = _ours(_settings(project), event)  # updated in place, not duplicated
+        assert handler == {"type": "command", "command": f"{FORGE} hook", "timeout": 30}
+    assert "FORGE_WORKER=off" in project.run("init").stdout
+    for event in EVENTS:
+        assert [h for _, h in _ours(_settings(project), event)] == [CLIENT]
+    assert not project.run("init").stdout.count("updated")
 
 
 def test_init_copy_catalog(project: Project) -> None:

@@ -17,6 +17,7 @@ OVERVIEW = """\
 
     forge-policy hook [--harness NAME] [--via-serve]   stdin event -> stdout decision (hot path)
     forge-policy serve [--port N]                      warm evaluator for Claude Code http hooks
+    forge-policy worker status|stop                    the warm worker the hook client asks
     forge-policy status [--session SID] [--json]       counters, levels, thresholds, overrides
     forge-policy list [--json]                         id, enabled, default level, category
     forge-policy describe ID [--json]                  one behavior in full

@@ -27,6 +27,11 @@ VIA_SERVE_NOTE = """\
 serve mode: hooks run `forge-policy hook --via-serve`: they ask the server at {host}:{port} and
 evaluate in-process when it does not answer. Start the server with: forge-policy serve
 """
+WORKER_NOTE = """\
+hooks run the warm-worker client: the first call starts a per-project worker (it exits after
+{idle:g} s without a request); every failure of it is evaluated in-process. Switch it off with
+FORGE_WORKER=off; see it with: forge-policy worker status
+"""
 
 
 def register(command: Callable[..., Any]) -> None:
@@ -88,6 +93,12 @@ def register(command: Callable[..., Any]) -> None:
     )
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help="serve port")
     p.add_argument(
+        "--no-worker",
+        action="store_true",
+        help="write plain `forge-policy hook` instead of the warm-worker client (which a user "
+        "can also switch off with FORGE_WORKER=off)",
+    )
+    p.add_argument(
         "--copy-catalog",
         action="store_true",
         help="copy the built-in catalog to <FORGE_ROOT>/behaviors to edit it",
@@ -106,7 +117,7 @@ def cmd_hook(args: Namespace, ctx: Context) -> int:
 
 
 def cmd_init(args: Namespace, ctx: Context) -> int:
-    """``forge-policy init [--serve [--http-only]] [--port N] [--copy-catalog]``."""
+    """``forge-policy init [--serve [--http-only]] [--port N] [--no-worker] [--copy-catalog]``."""
     from pathlib import Path
 
     from forge_policy.ops.init import init
@@ -121,6 +132,7 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         http_only=args.http_only,
         port=args.port,
         copy_catalog=args.copy_catalog,
+        worker=not args.no_worker,
     )
     for action in report.actions:
         ctx.print(str(action))
@@ -130,6 +142,8 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         ctx.err.write(HTTP_ONLY_WARNING.format(env=TOKEN_ENV, token=token_path(config.root)))
     elif serve:
         ctx.print(VIA_SERVE_NOTE.format(host=DEFAULT_HOST, port=args.port).rstrip())
+    elif not args.no_worker and report.changed:
+        ctx.print(WORKER_NOTE.format(idle=config.worker_idle).rstrip())
     return OK
 
 

@@ -17,6 +17,11 @@ variable                            meaning (default)
                                     :mod:`forge_policy.engine.bypass`)
 ``FORGE_ON_ERROR``                  ``deny`` or ``allow``: the hook's answer when it cannot
                                     decide (deny)
+``FORGE_WORKER``                    ``on`` or ``off``: whether the hook client asks a warm
+                                    worker (see :mod:`forge_policy.worker`) (on)
+``FORGE_WORKER_IDLE_SECONDS``       the worker exits after this long without a request (900)
+``FORGE_WORKER_TIMEOUT``            seconds a hook client waits for the worker's answer before
+                                    evaluating in-process (10)
 ==================================  ===========================================================
 
 The project directory is ``$CLAUDE_PROJECT_DIR`` when set (Claude Code sets it for hooks), else
@@ -53,6 +58,7 @@ if TYPE_CHECKING:
     from forge_policy.stores.base import RuntimeStore
 
 ON_ERROR = ("deny", "allow")
+WORKER = ("on", "off")
 #: The seeds' environment bypasses (SPEC §7), as aliases of ``FORGE_DISABLE`` entries.
 LEGACY_DISABLE: dict[str, tuple[str, ...]] = {
     "DISABLE_AGENT_SHIELD": ("agent-shield", "agent-shield-ask", "agent-shield-startup"),
@@ -85,6 +91,9 @@ class Config:
         "root",
         "store",
         "ttl",
+        "worker",
+        "worker_idle",
+        "worker_timeout",
     )
 
     def __init__(
@@ -101,6 +110,9 @@ class Config:
         on_error: str = "deny",
         project_dir: str | None = None,
         environ: Mapping[str, str] | None = None,
+        worker: str = "on",
+        worker_idle: float = 900.0,
+        worker_timeout: float = 10.0,
     ) -> None:
         self.root = os.path.abspath(root)
         self.project_dir = project_dir or os.path.dirname(self.root)
@@ -114,6 +126,9 @@ class Config:
         self.disable: dict[str, str] = dict(disable or {})
         self.on_error = on_error
         self.environ: Mapping[str, str] = environ if environ is not None else {}
+        self.worker = worker
+        self.worker_idle = worker_idle
+        self.worker_timeout = worker_timeout
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, cwd: str | None = None) -> Config:
@@ -144,6 +159,9 @@ class Config:
             on_error=on_error_from(env),
             project_dir=project,
             environ=env,
+            worker=_choice("FORGE_WORKER", get("FORGE_WORKER") or "on", WORKER),
+            worker_idle=_seconds("FORGE_WORKER_IDLE_SECONDS", get, 900.0, positive=True),
+            worker_timeout=_seconds("FORGE_WORKER_TIMEOUT", get, 10.0, positive=True),
         )
 
     # -- the pieces -----------------------------------------------------------------------

@@ -3,9 +3,10 @@
 ``init`` makes ``<FORGE_ROOT>/runtime/`` and ``<FORGE_ROOT>/audit/``, git-ignores the runtime
 folder, and merges the hook into ``.claude/settings.json``. Every step is idempotent: a second run
 changes nothing. The settings file keeps every key, hook and key order it had; forge-policy's own
-handlers are recognised by their command (``… forge-policy hook``) or serve URL and are updated in
-place, never duplicated. The built-in catalog is used as is unless ``copy_catalog`` is asked for
-(or a project-scoped command needs an editable copy).
+handlers are recognised by their command (``… forge-policy hook`` or the worker client's
+``…/forge_policy/worker/launch.py``) or serve URL and are updated in place, never duplicated.
+The built-in catalog is used as is unless ``copy_catalog`` is asked for (or a project-scoped
+command needs an editable copy).
 
 >>> import tempfile, pathlib, json
 >>> project = pathlib.Path(tempfile.mkdtemp())
@@ -52,7 +53,10 @@ COMMAND_ONLY_EVENTS = frozenset({"SessionStart"})
 HOOK_TIMEOUT = 30
 SETTINGS = Path(".claude") / "settings.json"
 _MANAGED = ("type", "command", "args", "url", "headers", "allowedEnvVars")
-_OURS = re.compile(r"forge-policy(?:\.exe)?['\"]?\s+hook\b|forge_policy\.cli['\"]?\s+hook\b")
+_OURS = re.compile(
+    r"forge-policy(?:\.exe)?['\"]?\s+hook\b|forge_policy\.cli['\"]?\s+hook\b"
+    r"|forge_policy[/\\]worker[/\\](?:launch|client)\.py\b"
+)
 
 
 class Action:
@@ -108,9 +112,26 @@ def executable() -> str:
     return f"{shlex.quote(os.path.abspath(sys.executable))} -m forge_policy.cli"
 
 
-def command_handler(*, via_serve: bool = False) -> dict[str, Any]:
-    """The Claude Code command hook ``init`` writes."""
-    command = f"{executable()} hook" + (" --via-serve" if via_serve else "")
+def client_command() -> str:
+    """The warm-worker hook client: this interpreter (the venv's, unresolved, so its packages are
+    found) with ``-I -S`` on :mod:`forge_policy.worker.launch`'s file, shell-quoted.
+
+    >>> "-I -S" in client_command() and client_command().endswith("worker/launch.py")
+    True
+    """
+    from forge_policy.worker import client
+
+    launch = os.path.join(os.path.dirname(os.path.abspath(client.__file__)), "launch.py")
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -I -S {shlex.quote(launch)}"
+
+
+def command_handler(*, via_serve: bool = False, worker: bool = False) -> dict[str, Any]:
+    """The Claude Code command hook ``init`` writes: the worker client, ``forge-policy hook
+    --via-serve`` or plain ``forge-policy hook``."""
+    if worker and not via_serve:
+        command = client_command()
+    else:
+        command = f"{executable()} hook" + (" --via-serve" if via_serve else "")
     return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
 
 
@@ -269,12 +290,15 @@ def init(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     copy_catalog: bool = False,
+    worker: bool = True,
 ) -> Report:
     """Set a project up for forge-policy (see the module docstring); returns what was done.
 
     With ``serve`` the hook asks a running ``forge-policy serve`` and evaluates in-process when
     it does not answer (``hook --via-serve``); ``http_only`` writes Claude Code http hooks
-    instead, which let every call through while the server is down.
+    instead, which let every call through while the server is down. Otherwise the hook is the
+    warm-worker client (``worker``, on Linux: it authenticates the worker with ``SO_PEERCRED``),
+    else plain ``forge-policy hook``.
     """
     report = Report()
     for folder in (root, root / "runtime", root / "audit"):
@@ -308,7 +332,8 @@ def init(
         if serve and http_only and event not in COMMAND_ONLY_EVENTS:
             handlers[event] = http_handler(host, port)
         else:
-            handlers[event] = command_handler(via_serve=serve)
+            on_linux = worker and sys.platform.startswith("linux")  # SO_PEERCRED
+            handlers[event] = command_handler(via_serve=serve, worker=on_linux)
     settings = project / SETTINGS
     existed = settings.exists()
     if merge_settings(settings, handlers):

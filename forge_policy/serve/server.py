@@ -1,18 +1,14 @@
 """The ``forge-policy serve`` HTTP server (stdlib :mod:`http.server`; see :mod:`forge_policy.serve`
 for the protocol).
 
-One :class:`App` holds the warm evaluator. Each request checks the token, then the catalog's
-files' ``stat`` identity (the same identity the compiled cache keys on); when one changed the
-evaluator is rebuilt through the cache before the request is answered. Payloads are answered by
-:func:`forge_policy.hook.answer`, so a served decision is byte-for-byte the command hook's,
-failure answers (``FORGE_ON_ERROR``) included. Evaluations are serialised by one lock: stores
-need no thread safety, and one evaluation takes well under a millisecond.
+One :class:`App` checks the token and hands payloads to the request handler it shares with the
+warm worker (:class:`forge_policy.serve.warm.Warm`): catalog reload on a changed file, answers
+byte-for-byte the command hook's, concurrent requests evaluated concurrently.
 """
 
 from __future__ import annotations
 
 import hmac
-import io
 import json
 import os
 import signal
@@ -31,6 +27,7 @@ from forge_policy.serve import (
     read_token,
     token_path,
 )
+from forge_policy.serve.warm import Warm
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,114 +35,44 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
     from forge_policy.config.env import Config
-    from forge_policy.engine.bypass import Bypass
-    from forge_policy.engine.evaluator import Evaluator
 
 IDLE_TIMEOUT = 60.0
 DRAIN_SECONDS = 5.0
 
 
 class App:
-    """The server's state: configuration, token, warm evaluator, request count."""
+    """The server's state: the token and the shared warm handler (:class:`Warm`)."""
 
     def __init__(self, config: Config, token: str, *, max_body: int = MAX_BODY) -> None:
         self.config = config
         self.token = f"Bearer {token}".encode()
         self.max_body = max_body
-        self.lock = threading.Lock()
-        self.evaluator: Evaluator | None = None
-        self.bypass: Bypass | None = None
-        self.error = ""
-        self.reloads = -1
-        self.requests = 0
-        self._files: list[str] = []
-        self._signature: tuple[Any, ...] = ()
-        self._load()
+        self.warm = Warm(config)
+
+    @property
+    def error(self) -> str:
+        """Why the catalog does not load (empty when it does)."""
+        return self.warm.error
+
+    @property
+    def requests(self) -> int:
+        """Hook requests answered so far."""
+        return self.warm.requests
 
     def authorized(self, header: str | None) -> bool:
         """Whether an ``Authorization`` header carries the token (constant-time compare)."""
         return header is not None and hmac.compare_digest(header.strip().encode(), self.token)
 
-    def _catalog_files(self) -> list[str]:
-        """The files whose change reloads the catalog: the configured folder's index and every
-        ``*/behavior.yaml`` in it (a superset of what a load reads), or the single file."""
-        folder = self.config.catalog_dir
-        if folder is None:  # the built-in catalog: a project catalog appearing is the change
-            return []
-        if os.path.isfile(folder):
-            return [folder]
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            names = []
-        files = [os.path.join(folder, name, "behavior.yaml") for name in names]
-        return [os.path.join(folder, "index.yaml"), *[f for f in files if os.path.isfile(f)]]
-
-    def _sign(self) -> tuple[Any, ...]:
-        parts: list[Any] = [self.config.catalog_dir]
-        for path in self._files:
-            try:
-                st = os.stat(path)
-                parts.append((st.st_mtime_ns, st.st_size, st.st_ino))
-            except OSError:
-                parts.append(None)
-        return tuple(parts)
-
-    def _load(self) -> None:
-        """(Re)build the evaluator; a catalog that does not load leaves none, and requests are
-        then answered as the command hook would (``FORGE_ON_ERROR``, naming file:line)."""
-        from forge_policy.errors import ForgePolicyError
-
-        self._files = self._catalog_files()
-        self._signature = self._sign()  # taken first: a change while reading shows next time
-        self.evaluator = None
-        self.bypass = None
-        try:
-            catalog = self.config.load_catalog()
-            if self.config.disable:  # FORGE_DISABLE: kept, so every bypass that matters is audited
-                from forge_policy.engine.bypass import Bypass
-
-                self.bypass = Bypass(catalog, self.config.disable)
-                catalog = self.bypass.catalog
-            self.evaluator = self.config.build_evaluator(catalog=catalog)
-            self.error = ""
-        except ForgePolicyError as exc:
-            self.error = " ".join(str(exc).split())
-        self.reloads += 1
-
     def answer(self, body: bytes) -> bytes:
         """The hook's answer to one payload, from the warm evaluator (reloaded if stale)."""
-        from forge_policy.hook import answer
-
-        with self.lock:
-            self.requests += 1
-            if self._sign() != self._signature:
-                self._load()
-            log = io.StringIO()
-            text = answer(
-                body,
-                environ=self.config.environ,
-                stderr=log,
-                evaluator=self.evaluator,
-                bypass=self.bypass,
-            )
-        for line in log.getvalue().splitlines():
+        text, log = self.warm.answer(body)
+        for line in log.splitlines():
             sys.stderr.write(line + "\n")
         return text.encode("utf-8")
 
     def health(self) -> dict[str, Any]:
         """What ``GET /health`` reports."""
-        catalog = self.evaluator.catalog if self.evaluator is not None else None
-        return {
-            "ok": catalog is not None,
-            "pid": os.getpid(),
-            "root": self.config.root,
-            "catalog": self.config.catalog_dir or "built-in",
-            "behaviors": len(catalog) if catalog is not None else 0,
-            "catalog_error": self.error or None,
-            "reloads": self.reloads,
-            "requests": self.requests,
-        }
+        return self.warm.health()
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -1,0 +1,166 @@
+"""The request handler that ``forge-policy serve`` (HTTP) and the warm worker (Unix socket) share.
+
+:class:`Warm` keeps one evaluator built from a :class:`~forge_policy.config.env.Config` and
+answers raw hook payloads with :func:`forge_policy.hook.answer`, so a warm answer is
+byte-for-byte the command hook's, failure answers (``FORGE_ON_ERROR``) included.
+
+Before each answer the catalog's files are ``stat``-ed (the identity the compiled cache keys
+on); when one changed, the evaluator is rebuilt through the cache. Evaluations run concurrently:
+the warm state is one immutable snapshot swapped under a lock only on reload, and what an
+evaluation changes goes through the store's transaction, which serialises per session (memory,
+file and SQLite stores are thread-safe; the audit log appends under its own lock). ``serve``
+used to hold one lock around every answer; the only shared mutable state was this snapshot and
+the request counter.
+
+>>> import tempfile
+>>> from forge_policy.config.env import Config
+>>> warm = Warm(Config(root=tempfile.mkdtemp(), store="memory"))
+>>> text, log = warm.answer(b'{"session_id": "s", "hook_event_name": "PreToolUse", '
+...     b'"tool_name": "Bash", "tool_input": {"command": "git push --force"}}')
+>>> text[:42], log
+('{"hookSpecificOutput":{"hookEventName":"Pr', '')
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from forge_policy.config.env import Config
+    from forge_policy.engine.bypass import Bypass
+    from forge_policy.engine.evaluator import Evaluator
+
+
+class _Snapshot:
+    """One loaded state: the catalog files' identity and what was built from them."""
+
+    __slots__ = ("bypass", "error", "evaluator", "files", "signature")
+
+    def __init__(
+        self,
+        files: list[str],
+        signature: tuple[Any, ...],
+        evaluator: Evaluator | None,
+        bypass: Bypass | None,
+        error: str,
+    ) -> None:
+        self.files = files
+        self.signature = signature
+        self.evaluator = evaluator
+        self.bypass = bypass
+        self.error = error
+
+
+class Warm:
+    """A warm evaluator for one configuration, safe to call from many threads."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.reloads = -1
+        self.requests = 0
+        self._lock = threading.Lock()  # taken to reload only
+        self._counting = threading.Lock()
+        self._snapshot = self._load()
+
+    @property
+    def evaluator(self) -> Evaluator | None:
+        """The current evaluator (None while the catalog does not load)."""
+        return self._snapshot.evaluator
+
+    @property
+    def error(self) -> str:
+        """Why the catalog does not load (empty when it does)."""
+        return self._snapshot.error
+
+    def _catalog_files(self) -> list[str]:
+        """The files whose change reloads the catalog: the configured folder's index and every
+        ``*/behavior.yaml`` in it (a superset of what a load reads), or the single file."""
+        folder = self.config.catalog_dir
+        if folder is None:  # the built-in catalog: a project catalog appearing is the change
+            return []
+        if os.path.isfile(folder):
+            return [folder]
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            names = []
+        files = [os.path.join(folder, name, "behavior.yaml") for name in names]
+        return [os.path.join(folder, "index.yaml"), *[f for f in files if os.path.isfile(f)]]
+
+    def _sign(self, files: list[str]) -> tuple[Any, ...]:
+        parts: list[Any] = [self.config.catalog_dir]
+        for path in files:
+            try:
+                st = os.stat(path)
+                parts.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                parts.append(None)
+        return tuple(parts)
+
+    def _load(self) -> _Snapshot:
+        """Build the evaluator; a catalog that does not load leaves none, and requests are then
+        answered as the command hook would (``FORGE_ON_ERROR``, naming file:line)."""
+        from forge_policy.errors import ForgePolicyError
+
+        files = self._catalog_files()
+        signature = self._sign(files)  # taken first: a change while reading shows next time
+        self.reloads += 1
+        try:
+            catalog = self.config.load_catalog()
+            bypass = None
+            if self.config.disable:  # FORGE_DISABLE: kept, so every bypass that matters is audited
+                from forge_policy.engine.bypass import Bypass
+
+                bypass = Bypass(catalog, self.config.disable)
+                catalog = bypass.catalog
+            evaluator = self.config.build_evaluator(catalog=catalog)
+        except ForgePolicyError as exc:
+            return _Snapshot(files, signature, None, None, " ".join(str(exc).split()))
+        return _Snapshot(files, signature, evaluator, bypass, "")
+
+    def current(self) -> _Snapshot:
+        """The snapshot to answer with, reloaded first when a catalog file changed."""
+        snapshot = self._snapshot
+        if self._sign(self._catalog_files()) == snapshot.signature:
+            return snapshot
+        with self._lock:  # one thread reloads; the others wait for its snapshot
+            if self._sign(self._catalog_files()) != self._snapshot.signature:
+                self._snapshot = self._load()
+            return self._snapshot
+
+    def answer(self, raw: bytes) -> tuple[str, str]:
+        """``(stdout text, stderr text)`` of the command hook for one raw payload."""
+        from forge_policy.hook import answer
+
+        with self._counting:
+            self.requests += 1
+        snapshot = self.current()
+        log = io.StringIO()
+        text = answer(
+            raw,
+            environ=self.config.environ,
+            stderr=log,
+            evaluator=snapshot.evaluator,
+            bypass=snapshot.bypass,
+        )
+        return text, log.getvalue()
+
+    def health(self) -> dict[str, Any]:
+        """What ``GET /health`` and ``forge-policy worker status`` report."""
+        snapshot = self._snapshot
+        catalog = snapshot.evaluator.catalog if snapshot.evaluator is not None else None
+        return {
+            "ok": catalog is not None,
+            "pid": os.getpid(),
+            "root": self.config.root,
+            "catalog": self.config.catalog_dir or "built-in",
+            "behaviors": len(catalog) if catalog is not None else 0,
+            "catalog_error": snapshot.error or None,
+            "reloads": self.reloads,
+            "requests": self.requests,
+        }

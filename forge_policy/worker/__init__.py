@@ -1,0 +1,8 @@
+"""The warm worker: hook clients that pay one interpreter start (SPEC §10).
+
+:mod:`forge_policy.worker.client` is the hook ``forge-policy init`` writes (``python -I -S
+…/worker/launch.py`` runs it from cached bytecode; built-in modules only);
+:mod:`forge_policy.worker.server` is the per-``FORGE_ROOT`` process it asks over a Unix socket,
+started on demand and exiting when idle.
+Any failure of the worker makes the client evaluate in-process, never allow.
+"""

@@ -1,0 +1,322 @@
+"""The warm worker: one process per ``FORGE_ROOT`` answering hook clients over a Unix socket.
+
+Started detached by :mod:`forge_policy.worker.client` when no worker answers (``python -I -S
+client.py --worker ROOT`` runs this module as ``__main__``, from the client's own tree). Its
+files live in ``<FORGE_ROOT>/runtime/worker/`` (mode 0700, owned by this user; a folder that is
+not is refused)::
+
+    worker.lock      flock held for the worker's whole life: one worker per root
+    worker.sock      the socket (mode 0600); a stale one (no lock holder) is replaced
+    worker.pid       the pid, for ``forge-policy worker status|stop``
+    worker.starting  created by the client that starts a worker, removed once it listens
+    worker.log       the worker's stderr: start, stop and why
+
+Every connection's peer must run as this user (``SO_PEERCRED``), else it is closed unanswered.
+A hook request is answered only when the client's identity (the client file's stat identity:
+a reinstall changes it), working directory and answer-relevant variables
+(:func:`~forge_policy.worker.client.relevant`) equal the worker's own; otherwise it is refused
+and the client evaluates in-process. A changed identity also stops the worker, so the next
+client starts one of the new version. Requests are served by one thread each, through the
+handler ``serve`` uses (:class:`~forge_policy.serve.warm.Warm`). The worker exits after
+``FORGE_WORKER_IDLE_SECONDS`` (900) without a request, on SIGTERM/SIGINT, on a ``stop``
+request, or when its socket file is removed or replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+
+from forge_policy.worker.client import (
+    CHANGED,
+    FOLDER,
+    MAX_INPUT,
+    SOCKET,
+    STARTING,
+    _address,
+    decode_request,
+    encode_answer,
+    own_identity,
+    peer_uid,
+    private_folder,
+    relevant,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from forge_policy.config.env import Config
+
+LOCK = "worker.lock"
+PID = "worker.pid"
+LOCK_WAIT = 3.0
+REQUEST_TIMEOUT = 5.0
+DRAIN_SECONDS = 5.0
+TICK = 0.25
+
+
+def folder_of(root: str) -> str:
+    """``<root>/runtime/worker``."""
+    return os.path.join(root, "runtime", FOLDER.decode())
+
+
+def log(message: str) -> None:
+    """One line on the worker's stderr (``worker.log``)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    sys.stderr.write(f"{stamp} forge-policy worker[{os.getpid()}]: {message}\n")
+    sys.stderr.flush()
+
+
+class Worker:
+    """The listening socket and the warm handler of one root."""
+
+    def __init__(self, config: Config, folder: str, identity: bytes, idle: float) -> None:
+        from forge_policy.serve.warm import Warm
+
+        self.config = config
+        self.folder = folder
+        self.identity = identity
+        self.idle = idle
+        self.cwd = os.getcwdb()
+        self.environ = relevant(dict(os.environb))
+        self.started = time.time()
+        self.warm = Warm(config)
+        self.stopping = threading.Event()
+        self.reason = ""
+        self.busy = 0
+        self.last = time.monotonic()
+        self._busy_lock = threading.Lock()
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.path = os.path.join(folder, SOCKET.decode())
+        self.inode = -1
+
+    def stop(self, reason: str) -> None:
+        """Ask the accept loop to finish (requests in flight are completed)."""
+        if not self.stopping.is_set():
+            self.reason = reason
+            self.stopping.set()
+            self._withdraw()  # new clients must not reach a worker that is going away
+            with contextlib.suppress(OSError):  # wakes the accept loop now (Linux: EINVAL)
+                self.sock.shutdown(socket.SHUT_RDWR)
+
+    def listen(self) -> None:
+        """Replace a stale socket file and listen (the caller holds the lock)."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        address, fd = _address(self.folder.encode(), SOCKET)
+        try:
+            self.sock.bind(address)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+        os.chmod(self.path, 0o600)
+        self.inode = os.stat(self.path).st_ino
+        self.sock.listen(128)
+        self.sock.settimeout(TICK)
+
+    def _withdraw(self) -> None:
+        """Remove the socket file if it is still ours (a successor may have replaced it)."""
+        if self._ours():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+
+    def _ours(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except OSError:
+            return False
+
+    def serve(self) -> None:
+        """Accept until stopped, idle, or the socket file is no longer ours."""
+        self.last = time.monotonic()  # idle time counts from here, not from a slow start-up
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                with self._busy_lock:
+                    idle = not self.busy and time.monotonic() - self.last > self.idle
+                if idle:
+                    self.stop(f"idle for {self.idle:g} s")
+                elif not self._ours():
+                    self.stop("the socket file was removed or replaced")
+                continue
+            except OSError:
+                continue
+            try:
+                if peer_uid(conn) != os.geteuid():
+                    conn.close()  # never answer another user
+                    continue
+            except OSError:
+                conn.close()
+                continue
+            with self._busy_lock:
+                self.busy += 1
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def close(self) -> None:
+        """Stop listening (removing the socket file if it is still ours), then drain."""
+        self._withdraw()
+        self.sock.close()
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while self.busy and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                conn.settimeout(REQUEST_TIMEOUT)
+                conn.sendall(self._answer(_receive(conn)))
+        except OSError:
+            pass  # the client went away: it evaluates in-process
+        except Exception as exc:  # the client gets no answer and evaluates in-process
+            log(f"request failed: {type(exc).__name__}: {exc}")
+        finally:
+            with self._busy_lock:
+                self.busy -= 1
+                self.last = time.monotonic()
+
+    def _answer(self, data: bytes | None) -> bytes:
+        if data is None:
+            return encode_answer(b"R", b"request too large", b"")
+        try:
+            items = decode_request(data)
+        except ValueError as exc:
+            return encode_answer(b"R", str(exc).encode(), b"")
+        kind = items[0] if items else b""
+        if kind == b"status":
+            return encode_answer(b"A", json.dumps(self.status()).encode(), b"")
+        if kind == b"stop":
+            self.stop("asked to stop")
+            return encode_answer(b"A", b"stopping", b"")
+        if kind != b"hook" or len(items) < 5:
+            return encode_answer(b"R", b"unknown request", b"")
+        identity, deadline, cwd, raw, environ = items[1], items[2], items[3], items[4], items[5:]
+        if identity != self.identity:
+            self.stop("the package changed on disk: a client of another version asked")
+            return encode_answer(b"R", CHANGED + b": the worker restarts", b"")
+        if cwd != self.cwd:
+            return encode_answer(b"R", b"another working directory than the worker's", b"")
+        if environ != self.environ:
+            names = _differing(environ, self.environ)
+            return encode_answer(b"R", b"other values of " + b", ".join(names), b"")
+        if not _before(deadline):  # the client has given up and evaluates in-process
+            return encode_answer(b"R", b"past the client's deadline", b"")
+        text, notes = self.warm.answer(raw)
+        out = text.encode("utf-8", "surrogatepass") + b"\n" if text else b""
+        return encode_answer(b"A", out, notes.encode("utf-8", "backslashreplace"))
+
+    def status(self) -> dict[str, object]:
+        """What ``forge-policy worker status`` shows."""
+        from forge_policy import __version__
+
+        return {
+            **self.warm.health(),
+            "version": __version__,
+            "started": self.started,
+            "uptime": round(time.time() - self.started, 3),
+            "idle_exit": self.idle,
+            "cwd": os.fsdecode(self.cwd),
+            "in_flight": self.busy,
+        }
+
+
+def _before(deadline: bytes) -> bool:
+    try:
+        return time.monotonic() < float(deadline)
+    except ValueError:
+        return False
+
+
+def _differing(theirs: list[bytes], ours: list[bytes]) -> list[bytes]:
+    """The names (never the values) of the variables that differ."""
+    left, right = set(theirs), set(ours)
+    return sorted({entry.split(b"=", 1)[0] for entry in left ^ right})
+
+
+def _receive(conn: socket.socket) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    limit = MAX_INPUT + 1024 * 1024
+    while chunk := conn.recv(65536):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+    return b"".join(chunks)
+
+
+def _lock(folder: str) -> int | None:
+    """The worker lock's descriptor, or None when another worker holds it past the wait."""
+    import fcntl
+
+    fd = os.open(os.path.join(folder, LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    deadline = time.monotonic() + LOCK_WAIT  # a stopping worker releases it within its drain
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.05)
+
+
+def run(args: list[str], here: bytes | None = None) -> int:
+    """The worker process for ``ROOT`` (``args``); returns its exit code. ``here`` is the
+    client file whose identity clients must present (default: this package's)."""
+    from forge_policy.config.env import Config
+    from forge_policy.errors import ConfigError
+
+    if len(args) != 1:
+        log("usage: client.py --worker ROOT")
+        return 2
+    try:
+        config = Config.from_env(os.environ)
+    except ConfigError as exc:
+        log(f"not started: {exc}")
+        return 1
+    if config.root != os.path.abspath(args[0]):
+        log(f"not started: FORGE_ROOT resolves to {config.root}, not {args[0]}")
+        return 1
+    if config.store == "memory":
+        log("not started: FORGE_STORE=memory: a hook process keeps no state, a worker would")
+        return 1
+    folder = folder_of(config.root)
+    if not private_folder(folder.encode()):
+        log(f"not started: {folder} is not a folder private to this user")
+        return 1
+    fd = _lock(folder)
+    if fd is None:
+        log("not started: another worker holds the lock")
+        return 0
+    if here is None:
+        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "client.py").encode()
+    worker = Worker(config, folder, own_identity(here), config.worker_idle)
+    pid_path = os.path.join(folder, PID)
+    try:
+        worker.listen()
+        with open(pid_path, "w", encoding="ascii") as file:
+            file.write(f"{os.getpid()}\n")
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda signum, frame: worker.stop(f"signal {signum}"))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(folder, STARTING.decode()))
+        log(f"listening on {worker.path} (catalog {worker.warm.health()['catalog']})")
+        worker.serve()
+    finally:
+        worker.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(pid_path)
+        os.close(fd)  # releases the lock
+    log(f"stopped after {worker.warm.requests} requests: {worker.reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:]))

@@ -1,0 +1,213 @@
+"""The warm worker with real processes: the client starts it, it answers exactly as the
+in-process hook does, parallel clients start one, and it is stopped, idles out or is refused when
+the environment differs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from hookrun import ClientProject, stop_workers, worker_pids
+
+from forge_policy.config.env import Config
+from forge_policy.harness.payload import MAX_INPUT
+from forge_policy.serve.warm import Warm
+from forge_policy.worker import client
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the worker needs Linux (SO_PEERCRED, /proc)"
+)
+
+
+@pytest.fixture
+def twins(tmp_path: Path) -> Iterator[tuple[ClientProject, ClientProject]]:
+    """Two projects with the same catalog and session: one through the worker, one
+    in-process (``FORGE_WORKER=off``). Their workers are stopped afterwards."""
+    warm, cold = ClientProject(tmp_path / "warm"), ClientProject(tmp_path / "cold")
+    cold.session = warm.session
+    cold.env["FORGE_WORKER"] = "off"
+    yield warm, cold
+    for project in (warm, cold):
+        stop_workers(project.root)
+        assert worker_pids(project.root) == []
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[ClientProject]:
+    project = ClientProject(tmp_path)
+    yield project
+    stop_workers(project.root)
+    assert worker_pids(project.root) == []
+
+
+def test_the_client_imports_only_built_in_modules(project: ClientProject) -> None:
+    project.call(project.bash("ls"))  # starts the worker
+    project.wait_worker()
+    answer = project.call(project.bash("ls"), PYTHONPROFILEIMPORTTIME="1")  # -I ignores it
+    assert answer.stderr == ""
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", str(project.client)],
+        input=json.dumps(project.bash("ls")).encode(),
+        capture_output=True,
+        env=project.env,
+        cwd=project.dir,
+        timeout=30,
+    )
+    imported = {
+        line.split("|")[-1].strip()
+        for line in result.stderr.decode().splitlines()
+        if line.startswith("import time:") and "imported package" not in line
+    }
+    started_by_the_interpreter = {"_io", "marshal", "posix", "_frozen_importlib_external"}
+    started_by_the_interpreter |= {"zipimport", "_codecs", "codecs", "encodings.aliases"}
+    started_by_the_interpreter |= {"encodings", "encodings.utf_8", "_signal", "_abc", "abc", "io"}
+    # the client module itself, from its cached bytecode
+    assert imported - started_by_the_interpreter == {"client", "_socket", "time"}
+    assert client.MAX_INPUT == MAX_INPUT
+
+
+def test_the_first_call_starts_a_worker_and_later_calls_use_it(project: ClientProject) -> None:
+    first = project.call(project.bash("echo hard-me"))
+    assert b'"permissionDecision":"deny"' in first.stdout and first.stderr == ""
+    pid = project.wait_worker()
+    folder = project.folder
+    assert (folder.stat().st_mode & 0o777) == 0o700
+    assert ((folder / "worker.sock").stat().st_mode & 0o777) == 0o600
+    assert not (folder / "worker.starting").exists()
+    before = project.requests()
+    second = project.call(project.bash("echo hard-me"))
+    assert second.stdout == first.stdout and project.requests() == before + 1
+    assert project.counter("hardy") == 2 and worker_pids(project.root) == [pid]
+
+
+def test_worker_answers_are_the_in_process_answers(
+    twins: tuple[ClientProject, ClientProject],
+) -> None:
+    warm, cold = twins
+    warm.call(warm.bash("ls"))
+    warm.wait_worker()
+    table: list[bytes | dict[str, object]] = [
+        warm.payload(tool_name="Read", tool_input={"file_path": "/p/a.py"}),  # allow
+        warm.bash("echo nudge-me"),
+        warm.bash("echo warn-me"),
+        warm.bash("echo soft-me"),  # soft_block (agent override)
+        warm.bash("echo ask-me"),  # soft_block (user override)
+        warm.bash("echo hard-me"),
+        warm.bash("echo nudge-me"),  # counters escalate the same way
+        warm.payload("UserPromptSubmit", prompt="this is forbidden"),
+        b"not json",
+        b'{"hook_event_name": "PreToolUse"',
+        b"",
+        b"x" * (MAX_INPUT + 1),
+    ]
+    for event in table:
+        # the same tool_use_id on both sides: only the answer path differs
+        before = warm.requests()
+        got, want = warm.call(event), cold.call(event)
+        assert (got.stdout, got.stderr) == (want.stdout, want.stderr), event
+        assert warm.requests() == before + 1
+    for behavior_id in ("nudger", "warner", "softy", "asker", "hardy"):
+        assert warm.counter(behavior_id) == cold.counter(behavior_id) > 0
+    for project in twins:  # a broken catalog: fail closed with file:line, through the worker too
+        rule = project.root / "behaviors" / "softy" / "behavior.yaml"
+        rule.write_text(rule.read_text().replace("soft_block", "loud"))
+    event = warm.bash("echo soft-me")
+    got, want = warm.call(event), cold.call(event)
+    assert (got.stdout, got.stderr) == (want.stdout, want.stderr)
+    assert b".forge/behaviors/softy/behavior.yaml:" in got.stdout and b'"deny"' in got.stdout
+
+
+def test_parallel_clients_start_one_worker(project: ClientProject) -> None:
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(lambda _: project.call(project.bash("echo hard-me")), range(16)))
+    assert all(b'"permissionDecision":"deny"' in a.stdout for a in answers)
+    pid = project.wait_worker()
+    assert worker_pids(project.root) == [pid]
+    assert project.log().count("listening on") == 1, project.log()
+    assert project.counter("hardy") == 16  # no increment lost, whichever path answered
+
+
+def test_a_different_environment_or_folder_is_answered_in_process(
+    twins: tuple[ClientProject, ClientProject],
+) -> None:
+    warm, cold = twins
+    warm.call(warm.bash("ls"))
+    warm.wait_worker()
+    before = warm.requests()
+    for env in ({"FORGE_DISABLE": "nudger"}, {"FORGE_PROFILE": "strict"}, {"GIT_DIR": "/x"}):
+        got, want = (
+            warm.call(warm.bash("echo nudge-me"), **env),
+            cold.call(warm.bash("echo nudge-me"), **env),
+        )
+        assert got.stdout == want.stdout
+        name = next(iter(env))
+        assert f"worker: refused: other values of {name}; evaluating in-process" in got.stderr
+    sub = warm.dir / "sub"
+    sub.mkdir()
+    got = warm.call(warm.bash("echo hard-me"), cwd=sub, CLAUDE_PROJECT_DIR=str(warm.dir))
+    assert b'"deny"' in got.stdout and "another working directory" in got.stderr
+    assert warm.requests() == before  # refused, not answered
+    assert warm.call(warm.bash("ls"), FORGE_WORKER_TIMEOUT="5").stderr == ""  # client-only knob
+    for name in ("FORGE_WORKER_TIMEOUT", "FORGE_WORKER_IDLE_SECONDS"):  # unusable: as in-process
+        got, want = (p.call(warm.bash("echo hard-me"), **{name: "soon"}) for p in twins)
+        assert got.stdout == want.stdout and f"{name}: expected a number".encode() in got.stdout
+    assert warm.requests() == before + 1
+
+
+def test_forge_worker_off_never_starts_one(project: ClientProject) -> None:
+    answer = project.call(project.bash("echo hard-me"), FORGE_WORKER="off")
+    assert b'"deny"' in answer.stdout and not project.folder.exists()
+    bad = project.call(project.bash("echo hard-me"), FORGE_WORKER="maybe")
+    assert b"FORGE_WORKER: unknown value 'maybe': expected on or off" in bad.stdout
+    assert b'"deny"' in bad.stdout and not project.folder.exists()
+    for _ in range(2):  # the memory store starts empty in every hook process: so must it here
+        memory = project.call(project.bash("echo nudge-me"), FORGE_STORE="memory")
+        assert b"nudger: Bash (1)" in memory.stdout and not project.folder.exists()
+
+
+def test_worker_status_stop_and_idle_exit(project: ClientProject) -> None:
+    assert "\n    forge-policy worker status|stop " in project.run_cli("--help").stdout
+    status = project.run_cli("worker", "status", check=1)
+    assert status.stdout == "worker: not running (no worker folder)\n"
+    project.call(project.bash("ls"))
+    pid = project.wait_worker()
+    status = project.run_cli("worker", "status")
+    assert status.stdout.startswith(f"worker: answering (pid {pid}, version ")
+    assert json.loads(project.run_cli("worker", "status", "--json").stdout)["running"] is True
+    assert project.run_cli("worker", "stop").stdout == f"worker: stopped (pid {pid})\n"
+    assert worker_pids(project.root) == [] and not (project.folder / "worker.sock").exists()
+    assert "stopped after" in project.log() and "asked to stop" in project.log()
+
+    project.call(project.bash("ls"), FORGE_WORKER_IDLE_SECONDS="0.5")
+    project.wait_worker()
+    deadline = time.monotonic() + 5
+    while worker_pids(project.root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker_pids(project.root) == [] and "idle for 0.5 s" in project.log()
+
+
+def test_the_shared_handler_evaluates_concurrently_without_losing_increments(
+    tmp_path: Path,
+) -> None:
+    project = ClientProject(tmp_path)
+    warm = Warm(Config.from_env(project.env, cwd=str(project.dir)))
+    barrier = threading.Barrier(16)
+
+    def call(_: int) -> str:
+        barrier.wait()
+        return warm.answer(json.dumps(project.bash("echo nudge-me")).encode())[0]
+
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(call, range(16)))
+    assert len(answers) == 16 and all("nudger: Bash (" in a for a in answers)
+    assert sorted(json.loads(a)["systemMessage"] for a in answers) == sorted(
+        f"nudger: Bash ({n})" for n in range(1, 17)
+    )
+    assert project.counter("nudger") == 16 and warm.requests == 16
