@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.engine.effects import Effect
     from forge_policy.engine.overrides import AutoApprove
-    from forge_policy.state import SessionState
+    from forge_policy.state import BehaviorState, SessionState
 
     FactProvider = Callable[[Event], object]
 
@@ -294,6 +294,126 @@ def _skipped(
     return None
 
 
+class _Chain:
+    """One event on its way down the catalog: what every behavior's step needs."""
+
+    __slots__ = (
+        "auto_approve",
+        "event",
+        "facts",
+        "identity",
+        "now",
+        "scratch",
+        "settings",
+        "trace",
+    )
+
+    def __init__(
+        self,
+        event: Event,
+        state: SessionState,
+        now: float,
+        settings: Settings,
+        facts: FactCache,
+        explain: bool,
+        auto_approve: AutoApprove | None,
+    ) -> None:
+        self.event = event
+        self.now = now
+        self.settings = settings
+        self.facts = facts
+        self.auto_approve = auto_approve
+        self.identity = event_identity(event)
+        self.scratch = _Scratch(state)
+        self.trace: list[dict[str, Any]] | None = [] if explain else None
+
+    def steps(self, behavior: Behavior, bstate: BehaviorState | None) -> list[Step]:
+        """What ``behavior`` does with this event: pass a pending block's retry (SPEC §4:
+        checked before any flag is consumed), or run its triggers and judge a violation."""
+        event, now, window = self.event, self.now, self.settings.override_window
+        passed = retry_pass(event, behavior.id, bstate, self.identity, now, window)
+        if passed is not None:
+            if self.trace is not None and passed.trace is not None:
+                self.trace.append(passed.trace)
+            return [passed]
+        counter_before = bstate.counter if bstate is not None else 0
+        fired = _fire(behavior, event, self.scratch, counter_before, self.facts, self.trace)
+        flag_effects = self.scratch.take()
+        steps = [Step(behavior.id, flag_effects)] if flag_effects else []
+        if fired is not None:
+            steps.append(self.violation(behavior, bstate, counter_before, *fired))
+        return steps
+
+    def violation(
+        self,
+        behavior: Behavior,
+        bstate: BehaviorState | None,
+        counter_before: int,
+        trigger: Trigger,
+        results: list[ConditionResult],
+    ) -> Step:
+        """SPEC §3.2-3.4: count the violation and raise the level; a soft block may be let
+        through by a live grant or the harness's rule instead."""
+        from forge_policy.render.messages import message
+
+        event, now, identity = self.event, self.now, self.identity
+        counter = counter_before + 1
+        previous = bstate.effective_level if bstate is not None else None
+        level = escalate(previous, counter, behavior.default_level, behavior.escalation)
+        if behavior.level_cap is not None and level > behavior.level_cap:
+            level = behavior.level_cap  # relaxed: never above the cap, whatever came before
+        shadow = behavior.mode == "shadow"
+        violation = Violation(
+            behavior.id,
+            behavior.name,
+            level,
+            counter_before,
+            "",
+            trigger_index=trigger.index,
+            conditions=results,
+            shadow=shadow,
+            override_mode=OVERRIDE_NEVER if level is Level.HARD_BLOCK else behavior.override,
+        )
+        soft = level is Level.SOFT_BLOCK and not shadow
+        grant = live_grant(bstate, now, self.settings.override_window)
+        if soft and grant is not None:  # one blocked call through; the counter stays
+            return explicit_pass(event, violation, grant, identity, now, behavior.override)
+        window = self.settings.override_window
+        text = message(behavior, level, counter, event, window, self.facts, self.scratch.totals)
+        violation = attrs.evolve(violation, counter=counter, message=text)
+        counted = (CountViolation(behavior.id, counter, level, now, event.tool_name),)
+        if soft and violation.override_mode == "user" and self.auto_approve is not None:
+            approval = self.auto_approve(event, violation)
+            if approval is not None:  # the user asked not to be prompted: allow, on the record
+                return auto_approved(event, violation, approval, identity, now, counted)
+        effects: list[Effect] = list(counted)
+        if self.settings.record_violations or (level.blocks and not shadow):
+            record = decision_record(event, violation, now, identity, behavior.override)
+            effects.append(Audit(record))
+        if level.blocks and not shadow:
+            effects += self.block(behavior.id, level, counter, behavior.override)
+        shown = text if level > Level.SILENT and not shadow and not level.blocks else ""
+        return Step(behavior.id, tuple(effects), violation=violation, shown=shown)
+
+    def block(self, behavior_id: str, level: Level, counter: int, mode: str) -> list[Effect]:
+        """A block is counted; a soft block waits for its override, a hard block leaves
+        nothing to override (SPEC §4)."""
+        effects: list[Effect] = [CountBlock(behavior_id)]
+        if level is Level.HARD_BLOCK:
+            return [*effects, SetPendingBlock(behavior_id, None), SetGrant(behavior_id, None)]
+        event = self.event
+        pending = PendingBlock(
+            call_hash=self.identity,
+            at=self.now,
+            counter=counter,
+            mode=mode,
+            event=event.event_name,
+            tool_name=event.tool_name,
+            tool_use_id=event.tool_use_id,
+        )
+        return [*effects, SetPendingBlock(behavior_id, pending)]
+
+
 def decide(
     catalog: Catalog,
     event: Event,
@@ -310,103 +430,23 @@ def decide(
     ``auto_approve`` is the harness's rule for soft blocks that would ask the user (see
     :mod:`forge_policy.engine.overrides`); None asks every time.
     """
-    from forge_policy.render.messages import message
-
-    window = settings.override_window
-    trace: list[dict[str, Any]] | None = [] if explain else None
-    identity = event_identity(event)
-    scratch = _Scratch(state)
+    chain = _Chain(event, state, now, settings, facts, explain, auto_approve)
+    trace = chain.trace
     steps: list[Step] = user_approvals(event, state, now)
     blocking: Violation | None = None
     session_off = state.disabled
-
     for behavior in catalog.behaviors:
         skipped = _skipped(behavior, event, session_off, settings.profile)
         if skipped is not None:
             if skipped and trace is not None:
                 trace.append({"behavior_id": behavior.id, "skipped": skipped})
             continue
-        bstate = state.find(behavior.id)
-
-        # SPEC §4: a pending block is checked before any flag is consumed.
-        passed = retry_pass(event, behavior.id, bstate, identity, now, window)
-        if passed is not None:
-            steps.append(passed)
-            if trace is not None and passed.trace is not None:
-                trace.append(passed.trace)
-            continue
-
-        counter_before = bstate.counter if bstate is not None else 0
-        fired = _fire(behavior, event, scratch, counter_before, facts, trace)
-        flag_effects = scratch.take()
-        if flag_effects:
-            steps.append(Step(behavior.id, flag_effects))
-        if fired is None:
-            continue
-        trigger, results = fired
-        counter = counter_before + 1
-        previous = bstate.effective_level if bstate is not None else None
-        level = escalate(previous, counter, behavior.default_level, behavior.escalation)
-        if behavior.level_cap is not None and level > behavior.level_cap:
-            level = behavior.level_cap  # relaxed: never above the cap, whatever came before
-        shadow = behavior.mode == "shadow"
-        mode = OVERRIDE_NEVER if level is Level.HARD_BLOCK else behavior.override
-
-        violation = Violation(
-            behavior.id,
-            behavior.name,
-            level,
-            counter_before,
-            "",
-            trigger_index=trigger.index,
-            conditions=results,
-            shadow=shadow,
-            override_mode=mode,
-        )
-        grant = live_grant(bstate, now, window)
-        if level is Level.SOFT_BLOCK and not shadow and grant is not None:
-            # an explicit override lets this one blocked call through; the counter stays
-            steps.append(explicit_pass(event, violation, grant, identity, now, behavior.override))
-            continue
-
-        text = message(behavior, level, counter, event, window, facts, scratch.totals)
-        violation = attrs.evolve(violation, counter=counter, message=text)
-        counted: tuple[Effect, ...] = (
-            CountViolation(behavior.id, counter, level, now, event.tool_name),
-        )
-        if level is Level.SOFT_BLOCK and mode == "user" and not shadow and auto_approve:
-            approval = auto_approve(event, violation)
-            if approval is not None:  # the user asked not to be prompted: allow, on the record
-                steps.append(auto_approved(event, violation, approval, identity, now, counted))
-                continue
-        effects = list(counted)
-        if settings.record_violations or (level.blocks and not shadow):
-            effects.append(
-                Audit(decision_record(event, violation, now, identity, behavior.override))
-            )
-        if shadow:
-            steps.append(Step(behavior.id, tuple(effects), violation=violation))
-            continue
-        if level.blocks:
-            effects.append(CountBlock(behavior.id))
-            if level is Level.SOFT_BLOCK:
-                pending = PendingBlock(
-                    call_hash=identity,
-                    at=now,
-                    counter=counter,
-                    mode=behavior.override,
-                    event=event.event_name,
-                    tool_name=event.tool_name,
-                    tool_use_id=event.tool_use_id,
-                )
-                effects.append(SetPendingBlock(behavior.id, pending))
-            else:  # hard_block: nothing is left to override
-                effects += [SetPendingBlock(behavior.id, None), SetGrant(behavior.id, None)]
-            steps.append(Step(behavior.id, tuple(effects), violation=violation))
-            blocking = violation
+        behavior_steps = chain.steps(behavior, state.find(behavior.id))
+        steps += behavior_steps
+        last = behavior_steps[-1].violation if behavior_steps else None
+        if last is not None and last.blocks:
+            blocking = last
             break  # SPEC §3.6: the first block cuts the chain
-        shown = text if level > Level.SILENT else ""
-        steps.append(Step(behavior.id, tuple(effects), violation=violation, shown=shown))
 
     if blocking is not None:  # the call does not go through: its overrides do not happen
         kept = [step for step in steps if not step.tentative]
@@ -414,11 +454,10 @@ def decide(
             trace.append({"withdrawn": len(steps) - len(kept), "by": blocking.behavior_id})
         steps = kept
     applied = tuple(effect for step in steps for effect in step.effects)
-    shown_messages = [step.shown for step in steps if step.shown]
     decision = Decision(
         event,
         [step.violation for step in steps if step.violation is not None],
-        ([blocking.message] if blocking is not None else []) + shown_messages,
+        ([blocking.message] if blocking is not None else []) + [s.shown for s in steps if s.shown],
         blocking=blocking,
         overrides=overrides(applied),
         diagnostics=facts.diagnostics,
