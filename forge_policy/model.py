@@ -25,7 +25,7 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def sha256_hex(data: bytes) -> str:
+def _sha256_constructor() -> Any:
     # the builtin module avoids importing hashlib, which loads OpenSSL (~3 ms per hook process)
     try:
         from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # 3.12+
@@ -34,7 +34,21 @@ def sha256_hex(data: bytes) -> str:
             from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
         except ImportError:  # pragma: no cover - an interpreter without the builtin
             from hashlib import sha256
-    digest: str = sha256(data).hexdigest()
+    return sha256
+
+
+_sha256: list[Any] = []  # found once: a failed import is searched for again on every call
+
+
+def sha256_hex(data: bytes) -> str:
+    """The sha256 of ``data`` in hex, without importing :mod:`hashlib`.
+
+    >>> sha256_hex(b"")[:16]
+    'e3b0c44298fc1c14'
+    """
+    if not _sha256:
+        _sha256.append(_sha256_constructor())
+    digest: str = _sha256[0](data).hexdigest()
     return digest
 
 

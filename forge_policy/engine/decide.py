@@ -212,6 +212,8 @@ class _Scratch:
         self.effects.append(SetTotal(name, value))
 
     def take(self) -> tuple[Effect, ...]:
+        if not self.effects:
+            return ()
         taken, self.effects = tuple(self.effects), []
         return taken
 
@@ -330,12 +332,14 @@ class _Chain:
     def steps(self, behavior: Behavior, bstate: BehaviorState | None) -> list[Step]:
         """What ``behavior`` does with this event: pass a pending block's retry (SPEC §4:
         checked before any flag is consumed), or run its triggers and judge a violation."""
-        event, now, window = self.event, self.now, self.settings.override_window
-        passed = retry_pass(event, behavior.id, bstate, self.identity, now, window)
-        if passed is not None:
-            if self.trace is not None and passed.trace is not None:
-                self.trace.append(passed.trace)
-            return [passed]
+        event = self.event
+        if bstate is not None:
+            window = self.settings.override_window
+            passed = retry_pass(event, behavior.id, bstate, self.identity, self.now, window)
+            if passed is not None:
+                if self.trace is not None and passed.trace is not None:
+                    self.trace.append(passed.trace)
+                return [passed]
         counter_before = bstate.counter if bstate is not None else 0
         fired = _fire(behavior, event, self.scratch, counter_before, self.facts, self.trace)
         flag_effects = self.scratch.take()
