@@ -237,7 +237,8 @@ def check_behavior(spec: dict, b: BehaviorModel, row: dict) -> None:
 def decide_alone(ev: Evaluator, event: Event, data: dict | None, now: float) -> Outcome:
     """``decide`` by itself on what the store holds (a new state if none is live), checking
     that it changes nothing it was given."""
-    from forge_policy.engine.decide import FactCache, decide
+    from forge_policy.engine.decide import decide
+    from forge_policy.engine.inputs import FactCache
 
     state = SessionState(copy_json(data)) if data is not None else None
     if state is None or state.expired(now, ev.settings.ttl):

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import forge_policy as fp
 from forge_policy.engine.bypass import Bypass
-from forge_policy.engine.decide import FactCache, Settings, decide
+from forge_policy.engine.decide import decide
 from forge_policy.engine.effects import AddOverride, SetPendingBlock, apply_effects
+from forge_policy.engine.inputs import FactCache, Settings
 from forge_policy.errors import StoreError
 from forge_policy.model import AutoApproval
 from forge_policy.state import SessionState, copy_json

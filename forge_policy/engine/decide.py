@@ -12,6 +12,7 @@ is never charged twice.
 >>> state = SessionState.new(0.0)
 >>> event = fp.Event("PreToolUse", "s1", tool_name="Bash",
 ...                  tool_input={"command": "git push --force"})
+>>> from forge_policy.engine.inputs import FactCache, Settings
 >>> outcome = decide(fp.builtin_catalog(), event, state, 0.0, Settings(), FactCache(event, {}))
 >>> outcome.decision.outcome, [type(e).__name__ for e in outcome.effects][:3]
 ('hard_block', ['CountViolation', 'Audit', 'CountBlock'])
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import attrs
 
-from forge_policy.catalog.behavior import DEFAULT_PROFILE
 from forge_policy.engine.effects import (
     Audit,
     CountBlock,
@@ -36,6 +36,7 @@ from forge_policy.engine.effects import (
     audit_records,
     overrides,
 )
+from forge_policy.engine.inputs import FactCache, Settings, event_identity
 from forge_policy.engine.overrides import (
     auto_approved,
     explicit_pass,
@@ -51,13 +52,12 @@ from forge_policy.model import (
     Decision,
     Event,
     Violation,
-    call_hash,
 )
-from forge_policy.state import PendingBlock, touch_interval
+from forge_policy.state import PendingBlock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
     from typing import Any
 
     from forge_policy.catalog.behavior import Behavior, Trigger
@@ -67,33 +67,6 @@ if TYPE_CHECKING:
     from forge_policy.state import BehaviorState, SessionState
 
     FactProvider = Callable[[Event], object]
-
-DEFAULT_TTL = 86400.0
-DEFAULT_WINDOW = 60.0
-
-
-class Settings:
-    """The knobs of one evaluation (SPEC §10 defaults).
-
-    >>> Settings(ttl=60.0).touch_interval
-    0.6
-    """
-
-    __slots__ = ("override_window", "profile", "record_violations", "touch_interval", "ttl")
-
-    def __init__(
-        self,
-        *,
-        ttl: float = DEFAULT_TTL,
-        override_window: float = DEFAULT_WINDOW,
-        profile: str = DEFAULT_PROFILE,
-        record_violations: bool = False,
-    ) -> None:
-        self.ttl = ttl
-        self.override_window = override_window
-        self.profile = profile
-        self.record_violations = record_violations
-        self.touch_interval = touch_interval(ttl)
 
 
 @attrs.frozen
@@ -108,50 +81,6 @@ class Outcome:
     def audit(self) -> list[dict[str, Any]]:
         """The records to append to the audit log (before the state is written)."""
         return list(audit_records(self.effects))
-
-
-class FactCache:
-    """Fact providers for one event: computed on first use, memoised, never raising.
-
-    >>> facts = FactCache(Event("Stop", "s"), {"n": lambda event: 3})
-    >>> facts("n"), facts("missing"), facts.diagnostics
-    (3, '', ["fact 'missing' has no provider; it is empty"])
-    """
-
-    __slots__ = ("_event", "_providers", "diagnostics", "values")
-
-    def __init__(self, event: Event, providers: Mapping[str, FactProvider]) -> None:
-        self._event = event
-        self._providers = providers
-        self.values: dict[str, object] = {}
-        self.diagnostics: list[str] = []
-
-    def __call__(self, name: str) -> object:
-        if name in self.values:
-            return self.values[name]
-        provider = self._providers.get(name)
-        value: object = ""
-        if provider is None:
-            self.diagnostics.append(f"fact {name!r} has no provider; it is empty")
-        else:
-            from forge_policy.facts import call_provider
-
-            value, notes = call_provider(name, provider, self._event)
-            self.diagnostics.extend(notes)
-        self.values[name] = value
-        return value
-
-
-def event_identity(event: Event) -> str:
-    """The hash an override-by-retry compares: tool name + canonical input, or the prompt.
-
-    >>> event_identity(Event("UserPromptSubmit", "s", prompt="hi")) == event_identity(
-    ...     Event("UserPromptSubmit", "t", prompt="hi"))
-    True
-    """
-    if event.tool_name:
-        return call_hash(event.tool_name, event.tool_input)
-    return call_hash(f"<{event.event_name}>", {"prompt": event.prompt})
 
 
 def could_override(state: SessionState, event: Event, now: float, window: float) -> bool:

@@ -16,17 +16,15 @@ from collections.abc import Mapping
 import attrs
 
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
-from forge_policy.engine.decide import (
+from forge_policy.engine.decide import Outcome, could_override, decide
+from forge_policy.engine.effects import apply_effects
+from forge_policy.engine.inputs import (
     DEFAULT_TTL,
     DEFAULT_WINDOW,
     FactCache,
-    Outcome,
     Settings,
-    could_override,
-    decide,
     event_identity,
 )
-from forge_policy.engine.effects import apply_effects
 from forge_policy.engine.overrides import harness_auto_approval
 from forge_policy.errors import AuditError, StoreError
 from forge_policy.levels import Level, next_threshold
