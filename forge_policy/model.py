@@ -1,12 +1,14 @@
 """The values that cross the engine's boundary: :class:`Event` in, :class:`Decision` out.
 
-Plain slotted classes rather than dataclasses: this module is on every hook call's import path
-and ``dataclasses`` alone costs more to import than the rest of the hot path together.
+attrs classes, frozen: a decision is a value, and nothing downstream of the engine may change
+what it decided. (``dataclasses`` would cost more to import on the hook's path than attrs.)
 """
 
 from __future__ import annotations
 
 import json
+
+import attrs
 
 from forge_policy.errors import EventError
 from forge_policy.events import TOOL_EVENTS
@@ -14,7 +16,7 @@ from forge_policy.levels import Level
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping
     from typing import Any
 
 
@@ -23,7 +25,7 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def sha256_hex(data: bytes) -> str:
+def _sha256_constructor() -> Any:
     # the builtin module avoids importing hashlib, which loads OpenSSL (~3 ms per hook process)
     try:
         from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # 3.12+
@@ -32,7 +34,21 @@ def sha256_hex(data: bytes) -> str:
             from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
         except ImportError:  # pragma: no cover - an interpreter without the builtin
             from hashlib import sha256
-    digest: str = sha256(data).hexdigest()
+    return sha256
+
+
+_sha256: list[Any] = []  # found once: a failed import is searched for again on every call
+
+
+def sha256_hex(data: bytes) -> str:
+    """The sha256 of ``data`` in hex, without importing :mod:`hashlib`.
+
+    >>> sha256_hex(b"")[:16]
+    'e3b0c44298fc1c14'
+    """
+    if not _sha256:
+        _sha256.append(_sha256_constructor())
+    digest: str = _sha256[0](data).hexdigest()
     return digest
 
 
@@ -49,54 +65,53 @@ def call_hash(tool_name: str, tool_input: object) -> str:
     return sha256_hex(text.encode("utf-8"))
 
 
+def _mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return value if value is not None else {}
+
+
+# typed converters (a bare ``tuple`` converter loses the element type for mypy)
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _conditions(values: Iterable[ConditionResult]) -> tuple[ConditionResult, ...]:
+    return tuple(values)
+
+
+def _violations(values: Iterable[Violation]) -> tuple[Violation, ...]:
+    return tuple(values)
+
+
+def _records(values: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    return tuple(values)
+
+
+@attrs.frozen(eq=False, repr=False)
 class Event:
     """One harness event, in Claude Code's vocabulary (other harnesses' adapters translate).
+
+    ``agent`` defaults to the harness name when the harness reports no subagent type.
 
     >>> ev = Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": "ls"})
     >>> ev.tool_name, ev.agent
     ('Bash', 'claude-code')
     """
 
-    __slots__ = (
-        "agent",
-        "cwd",
-        "event_name",
-        "harness",
-        "payload",
-        "permission_mode",
-        "prompt",
-        "session_id",
-        "tool_input",
-        "tool_name",
-        "tool_use_id",
-    )
+    event_name: str
+    session_id: str
+    tool_name: str = attrs.field(default="", kw_only=True)
+    tool_input: Mapping[str, Any] = attrs.field(default=None, converter=_mapping, kw_only=True)
+    prompt: str = attrs.field(default="", kw_only=True)
+    agent: str = attrs.field(default="", kw_only=True)
+    cwd: str = attrs.field(default="", kw_only=True)
+    tool_use_id: str = attrs.field(default="", kw_only=True)
+    permission_mode: str = attrs.field(default="", kw_only=True)
+    harness: str = attrs.field(default="claude-code", kw_only=True)
+    payload: Mapping[str, Any] = attrs.field(default=None, converter=_mapping, kw_only=True)
 
-    def __init__(
-        self,
-        event_name: str,
-        session_id: str,
-        *,
-        tool_name: str = "",
-        tool_input: Mapping[str, Any] | None = None,
-        prompt: str = "",
-        agent: str = "",
-        cwd: str = "",
-        tool_use_id: str = "",
-        permission_mode: str = "",
-        harness: str = "claude-code",
-        payload: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.event_name = event_name
-        self.session_id = session_id
-        self.tool_name = tool_name
-        self.tool_input: Mapping[str, Any] = tool_input if tool_input is not None else {}
-        self.prompt = prompt
-        self.harness = harness
-        self.agent = agent or harness
-        self.cwd = cwd
-        self.tool_use_id = tool_use_id
-        self.permission_mode = permission_mode
-        self.payload: Mapping[str, Any] = payload if payload is not None else {}
+    def __attrs_post_init__(self) -> None:
+        if not self.agent:
+            object.__setattr__(self, "agent", self.harness)
 
     @property
     def is_tool_event(self) -> bool:
@@ -195,19 +210,19 @@ def _text(payload: Mapping[str, Any], key: str, *, required: bool = False) -> st
     return value
 
 
+@attrs.frozen(repr=False)
 class ConditionResult:
-    """How one condition of a trigger evaluated, for explanations (Cedar-style diagnostics)."""
+    """How one condition of a trigger evaluated, for explanations (Cedar-style diagnostics).
 
-    __slots__ = ("actual", "field", "matched", "operator", "value")
+    >>> ConditionResult("command", "contains", "push", "git push", True)
+    ConditionResult(command contains 'push': matched)
+    """
 
-    def __init__(
-        self, field: str, operator: str, value: object, actual: object, matched: bool
-    ) -> None:
-        self.field = field
-        self.operator = operator
-        self.value = value
-        self.actual = actual
-        self.matched = matched
+    field: str
+    operator: str
+    value: object
+    actual: object
+    matched: bool
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form."""
@@ -229,49 +244,56 @@ class ConditionResult:
         )
 
 
+#: ``Violation.override_mode``: who can let a blocked call through.
+OVERRIDE_BY_AGENT = "agent"  # the agent retries the call, or the user runs forge-policy override
+OVERRIDE_BY_USER = "user"  # the harness asks the user (Claude Code ``permissionDecision: ask``)
+OVERRIDE_NEVER = "never"  # hard_block: nobody
+OVERRIDE_MODES = (OVERRIDE_BY_AGENT, OVERRIDE_BY_USER, OVERRIDE_NEVER)
+
+
+def _default_override_mode(violation: Violation) -> str:
+    return OVERRIDE_NEVER if violation.level is Level.HARD_BLOCK else OVERRIDE_BY_AGENT
+
+
+def _check_override_mode(violation: Violation, attribute: object, value: str) -> None:
+    if value not in OVERRIDE_MODES:
+        raise ValueError(f"override_mode: expected one of {OVERRIDE_MODES}, got {value!r}")
+    if violation.level is Level.HARD_BLOCK and value != OVERRIDE_NEVER:
+        raise ValueError(f"override_mode: a hard_block is never overridden, got {value!r}")
+
+
+@attrs.frozen(repr=False)
 class Violation:
     """One behavior's violation on one event, with the level it reached and why it fired.
 
     ``shadow`` violations (``policy.enforcement.mode: shadow``) are counted and recorded but
     neither shown nor blocking: ``level`` is what *would have* happened.
     ``overridden`` names the override mechanism (``retry``, ``explicit``, ``user``) when the call
-    was let through, else ``""``.
+    was let through, else ``""``. ``override_mode`` says who may override it if it blocks:
+    ``agent``, ``user`` (the harness asks the user) or ``never`` (a hard_block; the default
+    follows the level).
+
+    >>> v = Violation("b", "B", Level.SOFT_BLOCK, 3, "refused", override_mode="user")
+    >>> v.blocks, v.override_mode, Violation("h", "H", Level.HARD_BLOCK, 1, "no").override_mode
+    (True, 'user', 'never')
     """
 
-    __slots__ = (
-        "behavior_id",
-        "behavior_name",
-        "conditions",
-        "counter",
-        "level",
-        "message",
-        "overridden",
-        "shadow",
-        "trigger_index",
+    behavior_id: str
+    behavior_name: str
+    level: Level
+    counter: int
+    message: str
+    trigger_index: int = attrs.field(default=-1, kw_only=True)
+    conditions: tuple[ConditionResult, ...] = attrs.field(
+        default=(), converter=_conditions, kw_only=True
     )
-
-    def __init__(
-        self,
-        behavior_id: str,
-        behavior_name: str,
-        level: Level,
-        counter: int,
-        message: str,
-        *,
-        trigger_index: int = -1,
-        conditions: Sequence[ConditionResult] = (),
-        shadow: bool = False,
-        overridden: str = "",
-    ) -> None:
-        self.behavior_id = behavior_id
-        self.behavior_name = behavior_name
-        self.level = level
-        self.counter = counter
-        self.message = message
-        self.trigger_index = trigger_index
-        self.conditions = tuple(conditions)
-        self.shadow = shadow
-        self.overridden = overridden
+    shadow: bool = attrs.field(default=False, kw_only=True)
+    overridden: str = attrs.field(default="", kw_only=True)
+    override_mode: str = attrs.field(
+        default=attrs.Factory(_default_override_mode, takes_self=True),
+        validator=_check_override_mode,
+        kw_only=True,
+    )
 
     @property
     def blocks(self) -> bool:
@@ -289,6 +311,7 @@ class Violation:
             "conditions": [c.to_dict() for c in self.conditions],
             "shadow": self.shadow,
             "overridden": self.overridden or None,
+            "override_mode": self.override_mode,
             "blocks": self.blocks,
         }
 
@@ -298,32 +321,40 @@ class Violation:
         return f"<Violation {self.behavior_id} {self.level.label} counter={self.counter}{extra}>"
 
 
+@attrs.frozen
+class AutoApproval:
+    """A harness rule's yes to a soft block that would ask the user (see
+    :mod:`forge_policy.engine.overrides`): ``reason`` is recorded with the override, ``note`` is
+    appended to the violation's message for the user.
+
+    >>> AutoApproval("permission_mode bypassPermissions", "(Allowed without asking.)").reason
+    'permission_mode bypassPermissions'
+    """
+
+    reason: str
+    note: str
+
+
+@attrs.frozen(eq=False, repr=False)
 class Decision:
     """The engine's answer for one event.
 
     ``level`` is the highest level the agent is shown (``SILENT`` when nothing is shown);
     ``messages`` are in display order: a block's reason first, then the non-blocking messages of
     the behaviors before it, in index order.
+
+    >>> Decision(Event("PreToolUse", "s", tool_name="Read")).outcome
+    'allow'
     """
 
-    __slots__ = ("blocking", "diagnostics", "event", "messages", "overrides", "violations")
-
-    def __init__(
-        self,
-        event: Event,
-        violations: Sequence[Violation] = (),
-        messages: Sequence[str] = (),
-        *,
-        blocking: Violation | None = None,
-        overrides: Sequence[Mapping[str, Any]] = (),
-        diagnostics: Sequence[str] = (),
-    ) -> None:
-        self.event = event
-        self.violations = tuple(violations)
-        self.messages = tuple(messages)
-        self.blocking = blocking
-        self.overrides = tuple(overrides)
-        self.diagnostics = tuple(diagnostics)
+    event: Event
+    violations: tuple[Violation, ...] = attrs.field(default=(), converter=_violations)
+    messages: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    blocking: Violation | None = attrs.field(default=None, kw_only=True)
+    overrides: tuple[Mapping[str, Any], ...] = attrs.field(
+        default=(), converter=_records, kw_only=True
+    )
+    diagnostics: tuple[str, ...] = attrs.field(default=(), converter=_strings, kw_only=True)
 
     @property
     def blocked(self) -> bool:

@@ -15,6 +15,8 @@ read-modify-write untouched. :class:`SessionState` is a thin typed view over it.
 
 from __future__ import annotations
 
+import attrs
+
 from forge_policy._time import iso, parse_iso
 from forge_policy.levels import Level
 
@@ -23,6 +25,113 @@ if TYPE_CHECKING:
     from typing import Any
 
 SCHEMA_VERSION = 1
+
+
+def _number(value: object) -> float:
+    # an int stays an int: override ids derive from repr(at), which must not change on a reread
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def _string(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+@attrs.frozen
+class PendingBlock:
+    """A soft block waiting for its override (SPEC §4): the retry of the same call within the
+    window passes it (``mode`` ``agent``), or the harness reports that the user let the call with
+    this ``tool_use_id`` run (``mode`` ``user``).
+
+    >>> p = PendingBlock.from_dict({"call_hash": "h", "at": 5, "counter": 3, "mode": "user"})
+    >>> p.at, p.counter, p.mode, PendingBlock.from_dict(p.to_dict()) == p
+    (5, 3, 'user', True)
+    """
+
+    call_hash: str
+    at: float
+    counter: int
+    mode: str = "agent"
+    event: str = ""
+    tool_name: str = ""
+    tool_use_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape kept in ``behaviors[ID].pending_block``."""
+        return {
+            "call_hash": self.call_hash,
+            "at": self.at,
+            "event": self.event,
+            "tool_name": self.tool_name,
+            "tool_use_id": self.tool_use_id,
+            "counter": self.counter,
+            "mode": self.mode,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PendingBlock:
+        """Read the JSON shape; a value of the wrong type reads as empty (never raises)."""
+        counter = data.get("counter")
+        return cls(
+            call_hash=_string(data.get("call_hash")),
+            at=_number(data.get("at")),
+            counter=counter if isinstance(counter, int) and not isinstance(counter, bool) else 0,
+            mode=_string(data.get("mode")) or "agent",
+            event=_string(data.get("event")),
+            tool_name=_string(data.get("tool_name")),
+            tool_use_id=_string(data.get("tool_use_id")),
+        )
+
+    def is_live(self, now: float, window: float) -> bool:
+        """Within the override window (inclusive) of the block.
+
+        >>> PendingBlock("h", 10.0, 1).is_live(70.0, 60.0)
+        True
+        """
+        return 0 <= now - self.at <= window
+
+
+@attrs.frozen
+class Grant:
+    """An explicit override (``forge-policy override``) waiting for the next soft-blocked call of
+    its behavior, valid for the override window from ``at``.
+
+    >>> g = Grant.from_dict({"at": 1.0, "reason": "ok", "grant_id": "ab"})
+    >>> g.reason, g.basis, g.is_live(61.0, 60.0), g.is_live(61.5, 60.0)
+    ('ok', 'ab', True, False)
+    """
+
+    at: float
+    reason: str = ""
+    granted_at: str = ""
+    grant_id: str = ""
+
+    @property
+    def basis(self) -> str:
+        """What the id of the override spending it derives from (older grants have no id)."""
+        return self.grant_id or repr(self.at)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape kept in ``behaviors[ID].grant``."""
+        return {
+            "at": self.at,
+            "reason": self.reason,
+            "granted_at": self.granted_at,
+            "grant_id": self.grant_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Grant:
+        """Read the JSON shape; a value of the wrong type reads as empty (never raises)."""
+        return cls(
+            at=_number(data.get("at")),
+            reason=_string(data.get("reason")),
+            granted_at=_string(data.get("granted_at")),
+            grant_id=_string(data.get("grant_id")),
+        )
+
+    def is_live(self, now: float, window: float) -> bool:
+        """Within the override window (inclusive) of the grant."""
+        return 0 <= now - self.at <= window
 
 
 def copy_json(value: Any) -> Any:
@@ -89,23 +198,24 @@ class BehaviorState:
         self.data["effective_level"] = level.label
 
     @property
-    def pending_block(self) -> dict[str, Any] | None:
+    def pending_block(self) -> PendingBlock | None:
+        """The soft block waiting for its override, if any."""
         value = self.data.get("pending_block")
-        return value if isinstance(value, dict) else None
+        return PendingBlock.from_dict(value) if isinstance(value, dict) else None
 
     @pending_block.setter
-    def pending_block(self, value: dict[str, Any] | None) -> None:
-        self.data["pending_block"] = value
+    def pending_block(self, value: PendingBlock | None) -> None:
+        self.data["pending_block"] = value.to_dict() if value is not None else None
 
     @property
-    def grant(self) -> dict[str, Any] | None:
+    def grant(self) -> Grant | None:
         """An explicit override waiting for the next blocked call."""
         value = self.data.get("grant")
-        return value if isinstance(value, dict) else None
+        return Grant.from_dict(value) if isinstance(value, dict) else None
 
     @grant.setter
-    def grant(self, value: dict[str, Any] | None) -> None:
-        self.data["grant"] = value
+    def grant(self, value: Grant | None) -> None:
+        self.data["grant"] = value.to_dict() if value is not None else None
 
     @property
     def overrides(self) -> list[dict[str, Any]]:
@@ -125,6 +235,10 @@ class BehaviorState:
 
     def record_block(self) -> None:
         self.data["blocks"] = self.blocks + 1
+
+    def override_ids(self) -> set[str]:
+        """The ids of the overrides recorded in this behavior's ``overrides[]``."""
+        return {str(o.get("override_id")) for o in self.overrides if isinstance(o, dict)}
 
 
 class SessionState:
@@ -206,6 +320,13 @@ class SessionState:
             }
         return BehaviorState(data)
 
+    def find(self, behavior_id: str) -> BehaviorState | None:
+        """The state of one behavior if the session has one; never creates it (for readers
+        that must not change the document, such as the pure ``decide``)."""
+        behaviors = self.data.get("behaviors")
+        data = behaviors.get(behavior_id) if isinstance(behaviors, dict) else None
+        return BehaviorState(data) if isinstance(data, dict) else None
+
     @property
     def disabled(self) -> frozenset[str]:
         """Behaviors switched off for this session only (``forge-policy off ID --session``)."""
@@ -215,4 +336,6 @@ class SessionState:
         return frozenset(v for v in value if isinstance(v, str))
 
     def behavior_ids(self) -> list[str]:
-        return list(self._mapping("behaviors"))
+        """The behaviors this session has a state for (reading never changes the document)."""
+        behaviors = self.data.get("behaviors")
+        return list(behaviors) if isinstance(behaviors, dict) else []

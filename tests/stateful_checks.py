@@ -27,7 +27,9 @@ from tests.reference_model import (
 from tests.reference_rules import resolve, threshold
 
 if TYPE_CHECKING:
+    from forge_policy import Evaluator, Event
     from forge_policy.audit.memory import MemoryAuditSink
+    from forge_policy.engine.decide import Outcome
     from forge_policy.model import Decision
     from tests.machine_strategies import Call
 
@@ -47,6 +49,7 @@ class CountingStore:
             snapshot = copy_json(current.to_dict()) if current is not None else None
             result, new_state = apply(current)
             assert (current.to_dict() if current is not None else None) == snapshot
+            assert new_state is None or new_state is not current  # never an alias of the read
             self.writes += new_state is not None
             return result, new_state
 
@@ -204,8 +207,8 @@ def check_status(model: Model, store: CountingStore, status: dict, now: float) -
     assert sorted(stored.behavior_ids()) == sorted(session.behaviors)
     for bid, b in session.behaviors.items():
         grant, pending = stored.behavior(bid).grant, stored.behavior(bid).pending_block
-        assert ((grant["at"], grant["reason"]) if grant else None) == b.grant
-        assert (pending["at"] if pending else None) == (b.pending[1] if b.pending else None)
+        assert ((grant.at, grant.reason) if grant else None) == b.grant
+        assert (pending.at if pending else None) == (b.pending[1] if b.pending else None)
     assert status["flags"] == sorted(session.flags)
     assert status["totals"] == session.totals
     for spec in model.specs:
@@ -229,3 +232,44 @@ def check_behavior(spec: dict, b: BehaviorModel, row: dict) -> None:
     assert row["overrides"] == len(b.overrides) <= b.blocks  # one block, at most one pass
     assert row["blocks"] == b.blocks
     assert row["enabled"] is spec["enabled"]
+
+
+def decide_alone(ev: Evaluator, event: Event, data: dict | None, now: float) -> Outcome:
+    """``decide`` by itself on what the store holds (a new state if none is live), checking
+    that it changes nothing it was given."""
+    from forge_policy.engine.decide import decide
+    from forge_policy.engine.inputs import FactCache
+
+    state = SessionState(copy_json(data)) if data is not None else None
+    if state is None or state.expired(now, ev.settings.ttl):
+        state = SessionState.new(now)
+    snapshot = copy_json(state.data)
+    facts = FactCache(event, ev.facts)
+    outcome = decide(
+        ev.catalog, event, state, now, ev.settings, facts, auto_approve=ev.auto_approve
+    )
+    assert state.data == snapshot  # decide is pure: the effects say what changes
+    return outcome
+
+
+def check_effects(
+    outcome: Outcome,
+    decision: Decision,
+    data_before: dict | None,
+    data_after: dict | None,
+    now: float,
+    ttl: float,
+) -> None:
+    """The evaluator did exactly what ``decide`` said: the same decision, and the state it
+    wrote is the state read with the effects applied (and touched)."""
+    from forge_policy.engine.effects import apply_effects
+
+    assert outcome.decision.to_dict() == decision.to_dict()
+    if data_after is None or data_after == data_before:
+        return
+    state = SessionState(copy_json(data_before)) if data_before is not None else None
+    if state is None or state.expired(now, ttl):
+        state = SessionState.new(now)
+    apply_effects(state, outcome.effects)
+    state.touch(now)
+    assert state.data == data_after

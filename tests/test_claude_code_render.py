@@ -28,8 +28,11 @@ USER_BLOCK = (
 )
 
 
-def violation(level: Level, message: str, behavior_id: str = "b") -> fp.Violation:
-    return fp.Violation(behavior_id, behavior_id, level, 1, message)
+def violation(
+    level: Level, message: str, behavior_id: str = "b", override_mode: str | None = None
+) -> fp.Violation:
+    mode = {} if override_mode is None else {"override_mode": override_mode}
+    return fp.Violation(behavior_id, behavior_id, level, 1, message, **mode)
 
 
 def decision(
@@ -103,7 +106,7 @@ def test_soft_block_agent_override_denies_with_reason_and_summary() -> None:
 
 
 def test_soft_block_user_override_asks() -> None:
-    d = decision(blocking=violation(Level.SOFT_BLOCK, USER_BLOCK))
+    d = decision(blocking=violation(Level.SOFT_BLOCK, USER_BLOCK, override_mode="user"))
     assert out(d) == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -121,16 +124,28 @@ def _user(behavior_id: str, **kw: Any) -> str:
     )
 
 
-def test_the_catalog_decides_ask_when_given(tmp_path: Path) -> None:
+def test_the_violations_override_mode_decides_ask_not_its_prose(tmp_path: Path) -> None:
+    """The renderer never guesses the override mode from the message: a ``user`` block with
+    plain text asks, an ``agent`` block whose text reads like a user block denies, whatever the
+    catalog given says."""
     folder = write_catalog(
         tmp_path / "c",
         {"asks": _user("asks"), "denies": behavior_yaml("denies", default_level="soft_block")},
     )
     catalog = fp.load_catalog(folder)
-    asks = decision(blocking=violation(Level.SOFT_BLOCK, "plain text", "asks"))
-    denies = decision(blocking=violation(Level.SOFT_BLOCK, USER_BLOCK, "denies"))
-    assert out(asks, catalog=catalog)["hookSpecificOutput"]["permissionDecision"] == "ask"
-    assert out(denies, catalog=catalog)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    asks = decision(blocking=violation(Level.SOFT_BLOCK, "plain text", "denies", "user"))
+    denies = decision(blocking=violation(Level.SOFT_BLOCK, USER_BLOCK, "asks", "agent"))
+    for kw in ({}, {"catalog": catalog}):
+        assert out(asks, **kw)["hookSpecificOutput"]["permissionDecision"] == "ask"
+        assert out(denies, **kw)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_the_evaluator_gives_the_violation_its_behaviors_override_mode(tmp_path: Path) -> None:
+    folder = write_catalog(tmp_path / "c", {"asks": _user("asks")})
+    ev = fp.Evaluator(fp.load_catalog(folder))
+    d = ev.evaluate(fp.Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": "x"}))
+    assert d.blocking is not None and d.blocking.override_mode == "user"
+    assert out(d)["hookSpecificOutput"]["permissionDecision"] == "ask"
 
 
 def test_hard_block_denies_for_good() -> None:
@@ -198,7 +213,8 @@ def test_permission_request_denies_with_its_own_shape_and_leaves_ask_to_the_user
         "systemMessage": "[no-destructive-git] Refused: force push.",
         "override_allowed": False,
     }
-    ask = decision("PermissionRequest", blocking=violation(Level.SOFT_BLOCK, USER_BLOCK))
+    user_block = violation(Level.SOFT_BLOCK, USER_BLOCK, override_mode="user")
+    ask = decision("PermissionRequest", blocking=user_block)
     assert out(ask) == {"systemMessage": USER_BLOCK}
 
 

@@ -32,9 +32,11 @@ from tests.stateful_checks import (
     check_audit,
     check_chain_cut,
     check_decision,
+    check_effects,
     check_messages,
     check_status,
     check_triple_write,
+    decide_alone,
     record_statistics,
 )
 from tests.strategies import MATCHERS, PROFILES, SESSIONS
@@ -261,8 +263,10 @@ class EngineMachine(RuleBasedStateMachine):
         levels_before = {bid: b.level for bid, b in live.behaviors.items()} if live else {}
         records_before = len(list(self.audit.records()))
         self.store.transactions = self.store.writes = 0
+        alone = decide_alone(self.ev, call.event(), data_before, self.now)
         decision = self.ev.evaluate(call.event())
         assert self.store.transactions == 1  # SPEC §3.8: one transaction per event
+        check_effects(alone, decision, data_before, self.store.data(sid), self.now, TTL)
         self.delivered += 1
         expected = self.model.event(call, self.now)
         self.just_retried = None

@@ -1,7 +1,7 @@
 """Environment bypasses (SPEC §7): ``FORGE_DISABLE=id,id`` switches behaviors off for a process.
 
 Every bypass is recorded, **once per event where it mattered**: when an event reaches a behavior
-that ``FORGE_DISABLE`` switched off, the behavior is dry-run against a copy of the session state
+that ``FORGE_DISABLE`` switched off, the behavior is dry-run against the session state
 (nothing is written, no flag is consumed), and if it would have produced a violation an audit
 record of kind ``bypass`` says which behavior, which variable, and what level it would have
 reached. Events that a bypassed behavior would have let pass leave no record, so the audit log
@@ -77,7 +77,7 @@ class Bypass:
         if not relevant:
             return []
         from forge_policy._time import iso
-        from forge_policy.engine.evaluator import FactCache, decide
+        from forge_policy.engine.decide import decide
         from forge_policy.secrets import summarize
         from forge_policy.state import SessionState
 
@@ -88,13 +88,14 @@ class Bypass:
             stored = None
         if stored is None or stored.expired(now, evaluator.settings.ttl):
             stored = SessionState.new(now)
-        facts = FactCache(event, evaluator.facts)
+        facts = evaluator.facts_for(event)  # shared with the evaluate() that follows
         records: list[dict[str, Any]] = []
         for behavior in relevant:
             dry = self._dry.get(behavior.id)
             if dry is None:
                 dry = self._dry[behavior.id] = Catalog([behavior])
-            outcome = decide(dry, event, stored.copy(), now, evaluator.settings, facts)
+            settings, rule = evaluator.settings, evaluator.auto_approve
+            outcome = decide(dry, event, stored, now, settings, facts, auto_approve=rule)
             for violation in outcome.decision.violations:
                 records.append(
                     {

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from forge_policy._time import parse_iso
 from forge_policy.levels import Level
+from forge_policy.state import PendingBlock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,10 +45,9 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
     """
     born = state.created_at
     known = {
-        str(o.get("override_id"))
+        override_id
         for behavior_id in state.behavior_ids()
-        for o in state.behavior(behavior_id).overrides
-        if isinstance(o, dict)
+        for override_id in state.behavior(behavior_id).override_ids()
     }
     added: list[str] = []
     for record in records:
@@ -79,12 +79,12 @@ def _apply_override(bstate: BehaviorState, record: dict[str, Any], at: float) ->
     if (
         frees_pending
         and pending is not None
-        and _number(pending.get("at")) <= at
-        and pending.get("counter") == record.get("counter")
+        and pending.at <= at
+        and pending.counter == record.get("counter")
     ):
         bstate.pending_block = None
     grant = bstate.grant
-    if frees_grant and grant is not None and _number(grant.get("at")) <= at:
+    if frees_grant and grant is not None and grant.at <= at:
         bstate.grant = None
 
 
@@ -108,16 +108,14 @@ def _apply_violation(bstate: BehaviorState, record: dict[str, Any], at: float) -
         return
     call_hash = record.get("call_hash")
     if level is Level.SOFT_BLOCK and isinstance(call_hash, str) and not record.get("overridden"):
-        bstate.pending_block = {
-            "call_hash": call_hash,
-            "at": at,
-            "event": record.get("event", ""),
-            "tool_name": record.get("tool_name", ""),
-            "tool_use_id": record.get("tool_use_id", ""),
-            "counter": counter,
-            "mode": record.get("override_mode", "agent"),
-        }
-
-
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+        bstate.pending_block = PendingBlock.from_dict(
+            {
+                "call_hash": call_hash,
+                "at": at,
+                "event": record.get("event", ""),
+                "tool_name": record.get("tool_name", ""),
+                "tool_use_id": record.get("tool_use_id", ""),
+                "counter": counter,
+                "mode": record.get("override_mode", "agent"),
+            }
+        )

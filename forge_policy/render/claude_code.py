@@ -34,14 +34,15 @@ from __future__ import annotations
 import json
 
 from forge_policy.events import AFTER_TOOL_EVENTS
-from forge_policy.levels import Level
+from forge_policy.model import OVERRIDE_BY_USER, OVERRIDE_NEVER, AutoApproval
+from forge_policy.render.messages import CANNOT_OVERRIDE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.model import Decision, Event
+    from forge_policy.model import Decision, Event, Violation
 
 #: Events whose ``hookSpecificOutput`` takes ``permissionDecision`` (CLI 2.1.332).
 PERMISSION_EVENTS = frozenset({"PreToolUse", "PreSkillShellCommand", "PreModelSwitch"})
@@ -79,9 +80,8 @@ CONTEXT_EVENTS = frozenset(
         "PostModelSwitch",
     }
 )
-CANNOT_OVERRIDE = "This block cannot be overridden."
-#: The evaluator's line in every soft block of an ``override: user`` behavior.
-USER_OVERRIDE_MARK = "Overriding needs the user's approval"
+#: The permission mode in which the user asked Claude Code not to prompt.
+BYPASS_PERMISSIONS = "bypassPermissions"
 
 
 def dumps(value: dict[str, Any]) -> str:
@@ -136,13 +136,35 @@ def refuse(event_name: str, reason: str, summary: str, *, ask: bool = False) -> 
     return advice(event_name, reason)  # this event cannot block: say it
 
 
+def auto_approve(event: Event, violation: Violation) -> AutoApproval | None:
+    """Claude Code's rule for a soft block that would ask the user (SPEC §8): under
+    ``permission_mode: bypassPermissions`` the user asked not to be prompted, so the ask becomes
+    an allow, with an advisory and an audited override. A deny is never downgraded: the engine
+    asks this rule only about ``override: user`` soft blocks.
+
+    >>> from forge_policy import Event, Violation
+    >>> from forge_policy.levels import Level
+    >>> ask = Violation("b", "B", Level.SOFT_BLOCK, 1, "needs approval", override_mode="user")
+    >>> auto_approve(Event("PreToolUse", "s", permission_mode="bypassPermissions"), ask).note
+    '(Allowed without asking: permission_mode is bypassPermissions.)'
+    >>> auto_approve(Event("PreToolUse", "s", permission_mode="default"), ask) is None
+    True
+    """
+    if event.permission_mode != BYPASS_PERMISSIONS:
+        return None
+    return AutoApproval(
+        reason=f"permission_mode {BYPASS_PERMISSIONS}",
+        note=f"(Allowed without asking: permission_mode is {BYPASS_PERMISSIONS}.)",
+    )
+
+
 def render(
     decision: Decision, event: Event | None = None, *, catalog: Catalog | None = None
 ) -> tuple[str, int]:
     """``(stdout_text, exit_code)`` for one decision; the exit code is always 0.
 
-    ``event`` defaults to ``decision.event``; ``catalog`` (the evaluator's) tells which blocking
-    behaviors have ``override: user``, else the block's message does.
+    ``event`` defaults to ``decision.event``. The blocking violation's ``override_mode`` says
+    whether to deny or ask; ``catalog`` is accepted for older callers and not needed.
     """
     event = event if event is not None else decision.event
     name = event.event_name
@@ -153,31 +175,17 @@ def render(
         return (dumps(advice(name, text)) if text else ""), 0
     reason = decision.message
     summary = blocking.message.split("\n", 1)[0]
-    hard = blocking.level is Level.HARD_BLOCK
-    if hard and "cannot be overridden" not in reason:
+    hard = blocking.override_mode == OVERRIDE_NEVER
+    if hard and CANNOT_OVERRIDE not in reason and "cannot be overridden" not in reason:
         reason = f"{reason}\n{CANNOT_OVERRIDE}"
-    ask = not hard and _asks_user(decision, catalog)
+    # under bypassPermissions the engine already turned such a block into allow + advisory
+    ask = blocking.override_mode == OVERRIDE_BY_USER
     out = refuse(name, reason, summary, ask=ask)
     if notes:
         out["systemMessage"] = "\n\n".join([out["systemMessage"], *notes])
     if hard:
         out["override_allowed"] = False
     return dumps(out), 0
-
-
-def _asks_user(decision: Decision, catalog: Catalog | None) -> bool:
-    """A soft block of an ``override: user`` behavior becomes the harness's ask prompt.
-
-    Under ``bypassPermissions`` the evaluator already turned such a block into allow + advisory,
-    so a block reaching here is a deny (never downgraded) unless its behavior asks the user.
-    """
-    blocking = decision.blocking
-    if blocking is None or blocking.level is not Level.SOFT_BLOCK:
-        return False
-    behavior = catalog.get(blocking.behavior_id) if catalog is not None else None
-    if behavior is not None:
-        return behavior.override == "user"
-    return USER_OVERRIDE_MARK in blocking.message
 
 
 def _override_notes(decision: Decision) -> list[str]:

@@ -1,0 +1,398 @@
+"""SPEC §3 (counting, escalation, the chain) as a pure function: :func:`decide`.
+
+``decide`` reads a session state and never changes it: it returns an :class:`Outcome` with the
+decision, the effects to apply (:mod:`forge_policy.engine.effects`) and the explain trace. An
+override (:mod:`forge_policy.engine.overrides`) takes effect only if the call goes through: when
+a later behavior blocks the call, the tentative override steps of the earlier behaviors are
+dropped, so their pending blocks and grants stay for the next attempt and an agent that retries
+is never charged twice.
+
+>>> import forge_policy as fp
+>>> from forge_policy.state import SessionState
+>>> state = SessionState.new(0.0)
+>>> event = fp.Event("PreToolUse", "s1", tool_name="Bash",
+...                  tool_input={"command": "git push --force"})
+>>> from forge_policy.engine.inputs import FactCache, Settings
+>>> outcome = decide(fp.builtin_catalog(), event, state, 0.0, Settings(), FactCache(event, {}))
+>>> outcome.decision.outcome, [type(e).__name__ for e in outcome.effects][:3]
+('hard_block', ['CountViolation', 'Audit', 'CountBlock'])
+>>> state.behavior_ids()  # unchanged: the store applies the effects
+[]
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from forge_policy.engine.effects import (
+    Audit,
+    CountBlock,
+    CountViolation,
+    SetFlag,
+    SetGrant,
+    SetPendingBlock,
+    SetTotal,
+    Step,
+    audit_records,
+    overrides,
+)
+from forge_policy.engine.inputs import FactCache, Settings, event_identity
+from forge_policy.engine.overrides import (
+    auto_approved,
+    explicit_pass,
+    live_grant,
+    retry_pass,
+    user_approvals,
+)
+from forge_policy.engine.records import decision_record
+from forge_policy.levels import Level, escalate
+from forge_policy.model import (
+    OVERRIDE_NEVER,
+    ConditionResult,
+    Decision,
+    Event,
+    Violation,
+)
+from forge_policy.state import PendingBlock
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from forge_policy.catalog.behavior import Behavior, Trigger
+    from forge_policy.catalog.catalog import Catalog
+    from forge_policy.engine.effects import Effect
+    from forge_policy.engine.overrides import AutoApprove
+    from forge_policy.state import BehaviorState, SessionState
+
+    FactProvider = Callable[[Event], object]
+
+
+@attrs.frozen
+class Outcome:
+    """What :func:`decide` decided: the decision, the effects to apply (in order), the trace."""
+
+    decision: Decision
+    effects: tuple[Effect, ...]
+    trace: list[dict[str, Any]] = attrs.field(factory=list, eq=False)
+
+    @property
+    def audit(self) -> list[dict[str, Any]]:
+        """The records to append to the audit log (before the state is written)."""
+        return list(audit_records(self.effects))
+
+
+def could_override(state: SessionState, event: Event, now: float, window: float) -> bool:
+    """Whether ``state`` holds something this event's overrides could consume: a live pending
+    block of this very call, the pending ``user`` block this PostToolUse reports on, or a live
+    grant. Only then can a record the state has not seen yet change what is decided.
+
+    >>> from forge_policy.state import SessionState
+    >>> could_override(SessionState.new(0.0), Event("Stop", "s"), 0.0, 60.0)
+    False
+    """
+    identity = ""
+    for behavior_id in state.behavior_ids():
+        bstate = state.find(behavior_id)
+        if bstate is None:
+            continue
+        if live_grant(bstate, now, window) is not None:
+            return True
+        pending = bstate.pending_block
+        if pending is None:
+            continue
+        if (
+            pending.mode == "user"
+            and event.event_name == "PostToolUse"
+            and (event.tool_use_id == pending.tool_use_id != "")
+        ):
+            return True
+        identity = identity or event_identity(event)
+        if pending.call_hash == identity and pending.is_live(now, window):
+            return True
+    return False
+
+
+class _Scratch:
+    """The session's flags and totals as this event's triggers left them so far, and the
+    effects recording each change (later behaviors of the chain see earlier ones' flags)."""
+
+    __slots__ = ("effects", "flags", "totals")
+
+    def __init__(self, state: SessionState) -> None:
+        flags, totals = state.data.get("flags"), state.data.get("totals")
+        self.flags: dict[str, Any] = dict(flags) if isinstance(flags, dict) else {}
+        self.totals: dict[str, Any] = dict(totals) if isinstance(totals, dict) else {}
+        self.effects: list[Effect] = []
+
+    def set_flag(self, name: str, present: bool) -> None:
+        if present:
+            self.flags[name] = True
+        else:
+            del self.flags[name]
+        self.effects.append(SetFlag(name, present))
+
+    def set_total(self, name: str, value: float | None) -> None:
+        if value is None:
+            self.totals.pop(name, None)
+        else:
+            self.totals[name] = value
+        self.effects.append(SetTotal(name, value))
+
+    def take(self) -> tuple[Effect, ...]:
+        if not self.effects:
+            return ()
+        taken, self.effects = tuple(self.effects), []
+        return taken
+
+
+def _fire(
+    behavior: Behavior,
+    event: Event,
+    scratch: _Scratch,
+    counter: int,
+    facts: FactCache,
+    trace: list[dict[str, Any]] | None,
+) -> tuple[Trigger, list[ConditionResult]] | None:
+    """Run a behavior's triggers in order, recording flag and total actions in ``scratch``;
+    return the first violating trigger (SPEC §3.1: one violation per behavior per event)."""
+    from forge_policy.catalog.dsl import Scope, as_number
+
+    flags = scratch.flags
+    totals = scratch.totals
+    scope = Scope(event, counter, flags, totals, facts)
+    fired: tuple[Trigger, list[ConditionResult]] | None = None
+    for trigger in behavior.triggers:
+        if not trigger.fires_on(event):
+            continue
+        matched, results = trigger.test(scope, explain=trace is not None)
+        effect = "no match"
+        if matched:
+            action = trigger.action
+            if action == "set_flag":
+                scratch.set_flag(trigger.flag, True)
+                effect = f"set flag {trigger.flag}"
+            elif action == "accumulate":
+                value_field = trigger.value_field
+                amount = as_number(value_field.resolve(scope)) if value_field else None
+                if amount is not None:
+                    total = (as_number(totals.get(trigger.total)) or 0) + amount
+                    scratch.set_total(trigger.total, total)
+                effect = f"added {amount or 0:g} to {trigger.total}"
+            elif action == "reset_total":
+                if trigger.total in totals:
+                    scratch.set_total(trigger.total, None)
+                effect = f"reset {trigger.total}"
+            elif action == "check_flag":
+                if flags.get(trigger.flag):
+                    if trigger.on_present == "consume":
+                        scratch.set_flag(trigger.flag, False)
+                    effect = f"flag {trigger.flag} present: {trigger.on_present}"
+                elif trigger.on_absent == "violate":
+                    effect = f"flag {trigger.flag} absent: violation"
+                    fired = fired or (trigger, results)
+                else:
+                    effect = f"flag {trigger.flag} absent: skip"
+            else:
+                effect = "violation"
+                fired = fired or (trigger, results)
+        if trace is not None:
+            trace.append(
+                {
+                    "behavior_id": behavior.id,
+                    "trigger_index": trigger.index,
+                    "trigger": trigger.describe(),
+                    "matched": matched,
+                    "effect": effect,
+                    "conditions": [r.to_dict() for r in results],
+                }
+            )
+    return fired
+
+
+def _skipped(
+    behavior: Behavior, event: Event, session_off: frozenset[str], profile: str
+) -> str | None:
+    """Why ``behavior`` does not take part in this event (None: it does; "": not worth a
+    trace line)."""
+    if not behavior.enabled or event.event_name not in behavior.events:
+        return ""
+    if behavior.id in session_off:  # `forge-policy off ID --session SID`
+        return "off for this session"
+    if not behavior.applies_to(event, profile):
+        return "applies_to"
+    return None
+
+
+class _Chain:
+    """One event on its way down the catalog: what every behavior's step needs."""
+
+    __slots__ = (
+        "auto_approve",
+        "event",
+        "facts",
+        "identity",
+        "now",
+        "scratch",
+        "settings",
+        "trace",
+    )
+
+    def __init__(
+        self,
+        event: Event,
+        state: SessionState,
+        now: float,
+        settings: Settings,
+        facts: FactCache,
+        explain: bool,
+        auto_approve: AutoApprove | None,
+    ) -> None:
+        self.event = event
+        self.now = now
+        self.settings = settings
+        self.facts = facts
+        self.auto_approve = auto_approve
+        self.identity = event_identity(event)
+        self.scratch = _Scratch(state)
+        self.trace: list[dict[str, Any]] | None = [] if explain else None
+
+    def steps(self, behavior: Behavior, bstate: BehaviorState | None) -> list[Step]:
+        """What ``behavior`` does with this event: pass a pending block's retry (SPEC §4:
+        checked before any flag is consumed), or run its triggers and judge a violation."""
+        event = self.event
+        if bstate is not None:
+            window = self.settings.override_window
+            passed = retry_pass(event, behavior.id, bstate, self.identity, self.now, window)
+            if passed is not None:
+                if self.trace is not None and passed.trace is not None:
+                    self.trace.append(passed.trace)
+                return [passed]
+        counter_before = bstate.counter if bstate is not None else 0
+        fired = _fire(behavior, event, self.scratch, counter_before, self.facts, self.trace)
+        flag_effects = self.scratch.take()
+        steps = [Step(behavior.id, flag_effects)] if flag_effects else []
+        if fired is not None:
+            steps.append(self.violation(behavior, bstate, counter_before, *fired))
+        return steps
+
+    def violation(
+        self,
+        behavior: Behavior,
+        bstate: BehaviorState | None,
+        counter_before: int,
+        trigger: Trigger,
+        results: list[ConditionResult],
+    ) -> Step:
+        """SPEC §3.2-3.4: count the violation and raise the level; a soft block may be let
+        through by a live grant or the harness's rule instead."""
+        from forge_policy.render.messages import message
+
+        event, now, identity = self.event, self.now, self.identity
+        counter = counter_before + 1
+        previous = bstate.effective_level if bstate is not None else None
+        level = escalate(previous, counter, behavior.default_level, behavior.escalation)
+        if behavior.level_cap is not None and level > behavior.level_cap:
+            level = behavior.level_cap  # relaxed: never above the cap, whatever came before
+        shadow = behavior.mode == "shadow"
+        violation = Violation(
+            behavior.id,
+            behavior.name,
+            level,
+            counter_before,
+            "",
+            trigger_index=trigger.index,
+            conditions=results,
+            shadow=shadow,
+            override_mode=OVERRIDE_NEVER if level is Level.HARD_BLOCK else behavior.override,
+        )
+        soft = level is Level.SOFT_BLOCK and not shadow
+        grant = live_grant(bstate, now, self.settings.override_window)
+        if soft and grant is not None:  # one blocked call through; the counter stays
+            return explicit_pass(event, violation, grant, identity, now, behavior.override)
+        window = self.settings.override_window
+        text = message(behavior, level, counter, event, window, self.facts, self.scratch.totals)
+        violation = attrs.evolve(violation, counter=counter, message=text)
+        counted = (CountViolation(behavior.id, counter, level, now, event.tool_name),)
+        if soft and violation.override_mode == "user" and self.auto_approve is not None:
+            approval = self.auto_approve(event, violation)
+            if approval is not None:  # the user asked not to be prompted: allow, on the record
+                return auto_approved(event, violation, approval, identity, now, counted)
+        effects: list[Effect] = list(counted)
+        if self.settings.record_violations or (level.blocks and not shadow):
+            record = decision_record(event, violation, now, identity, behavior.override)
+            effects.append(Audit(record))
+        if level.blocks and not shadow:
+            effects += self.block(behavior.id, level, counter, behavior.override)
+        shown = text if level > Level.SILENT and not shadow and not level.blocks else ""
+        return Step(behavior.id, tuple(effects), violation=violation, shown=shown)
+
+    def block(self, behavior_id: str, level: Level, counter: int, mode: str) -> list[Effect]:
+        """A block is counted; a soft block waits for its override, a hard block leaves
+        nothing to override (SPEC §4)."""
+        effects: list[Effect] = [CountBlock(behavior_id)]
+        if level is Level.HARD_BLOCK:
+            return [*effects, SetPendingBlock(behavior_id, None), SetGrant(behavior_id, None)]
+        event = self.event
+        pending = PendingBlock(
+            call_hash=self.identity,
+            at=self.now,
+            counter=counter,
+            mode=mode,
+            event=event.event_name,
+            tool_name=event.tool_name,
+            tool_use_id=event.tool_use_id,
+        )
+        return [*effects, SetPendingBlock(behavior_id, pending)]
+
+
+def decide(
+    catalog: Catalog,
+    event: Event,
+    state: SessionState,
+    now: float,
+    settings: Settings,
+    facts: FactCache,
+    *,
+    explain: bool = False,
+    auto_approve: AutoApprove | None = None,
+) -> Outcome:
+    """Decide one event against a session state, which is only read. Pure but for ``facts``.
+
+    ``auto_approve`` is the harness's rule for soft blocks that would ask the user (see
+    :mod:`forge_policy.engine.overrides`); None asks every time.
+    """
+    chain = _Chain(event, state, now, settings, facts, explain, auto_approve)
+    trace = chain.trace
+    steps: list[Step] = user_approvals(event, state, now)
+    blocking: Violation | None = None
+    session_off = state.disabled
+    for behavior in catalog.behaviors:
+        skipped = _skipped(behavior, event, session_off, settings.profile)
+        if skipped is not None:
+            if skipped and trace is not None:
+                trace.append({"behavior_id": behavior.id, "skipped": skipped})
+            continue
+        behavior_steps = chain.steps(behavior, state.find(behavior.id))
+        steps += behavior_steps
+        last = behavior_steps[-1].violation if behavior_steps else None
+        if last is not None and last.blocks:
+            blocking = last
+            break  # SPEC §3.6: the first block cuts the chain
+
+    if blocking is not None:  # the call does not go through: its overrides do not happen
+        kept = [step for step in steps if not step.tentative]
+        if trace is not None and len(kept) < len(steps):
+            trace.append({"withdrawn": len(steps) - len(kept), "by": blocking.behavior_id})
+        steps = kept
+    applied = tuple(effect for step in steps for effect in step.effects)
+    decision = Decision(
+        event,
+        [step.violation for step in steps if step.violation is not None],
+        ([blocking.message] if blocking is not None else []) + [s.shown for s in steps if s.shown],
+        blocking=blocking,
+        overrides=overrides(applied),
+        diagnostics=facts.diagnostics,
+    )
+    return Outcome(decision, applied, trace or [])

@@ -1,0 +1,89 @@
+"""What one evaluation takes in besides the event and the state: the settings, the event's
+fact cache, and the identity an override-by-retry compares.
+
+>>> Settings(override_window=30.0).override_window
+30.0
+"""
+
+from __future__ import annotations
+
+from forge_policy.catalog.behavior import DEFAULT_PROFILE
+from forge_policy.model import Event, call_hash
+from forge_policy.state import touch_interval
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    FactProvider = Callable[[Event], object]
+
+DEFAULT_TTL = 86400.0
+DEFAULT_WINDOW = 60.0
+
+
+class Settings:
+    """The knobs of one evaluation (SPEC §10 defaults).
+
+    >>> Settings(ttl=60.0).touch_interval
+    0.6
+    """
+
+    __slots__ = ("override_window", "profile", "record_violations", "touch_interval", "ttl")
+
+    def __init__(
+        self,
+        *,
+        ttl: float = DEFAULT_TTL,
+        override_window: float = DEFAULT_WINDOW,
+        profile: str = DEFAULT_PROFILE,
+        record_violations: bool = False,
+    ) -> None:
+        self.ttl = ttl
+        self.override_window = override_window
+        self.profile = profile
+        self.record_violations = record_violations
+        self.touch_interval = touch_interval(ttl)
+
+
+class FactCache:
+    """Fact providers for one event: computed on first use, memoised, never raising.
+
+    >>> facts = FactCache(Event("Stop", "s"), {"n": lambda event: 3})
+    >>> facts("n"), facts("missing"), facts.diagnostics
+    (3, '', ["fact 'missing' has no provider; it is empty"])
+    """
+
+    __slots__ = ("_event", "_providers", "diagnostics", "values")
+
+    def __init__(self, event: Event, providers: Mapping[str, FactProvider]) -> None:
+        self._event = event
+        self._providers = providers
+        self.values: dict[str, object] = {}
+        self.diagnostics: list[str] = []
+
+    def __call__(self, name: str) -> object:
+        if name in self.values:
+            return self.values[name]
+        provider = self._providers.get(name)
+        value: object = ""
+        if provider is None:
+            self.diagnostics.append(f"fact {name!r} has no provider; it is empty")
+        else:
+            from forge_policy.facts import call_provider
+
+            value, notes = call_provider(name, provider, self._event)
+            self.diagnostics.extend(notes)
+        self.values[name] = value
+        return value
+
+
+def event_identity(event: Event) -> str:
+    """The hash an override-by-retry compares: tool name + canonical input, or the prompt.
+
+    >>> event_identity(Event("UserPromptSubmit", "s", prompt="hi")) == event_identity(
+    ...     Event("UserPromptSubmit", "t", prompt="hi"))
+    True
+    """
+    if event.tool_name:
+        return call_hash(event.tool_name, event.tool_input)
+    return call_hash(f"<{event.event_name}>", {"prompt": event.prompt})

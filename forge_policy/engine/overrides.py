@@ -1,0 +1,210 @@
+"""SPEC §4 overrides as functions returning effects: nothing here changes a state.
+
+Four ways one soft-blocked call is let through, each recorded as an override:
+
+- **retry** (:func:`retry_pass`): the same call within the window of its pending block
+  (``explicit`` when a live grant is spent on it, ``user`` for an ``override: user`` block);
+- **explicit** (:func:`explicit_pass`): a live grant spent on a call that would soft-block;
+- **user** (:func:`user_approvals`): the harness reports that the call the user was asked
+  about ran (PostToolUse with the same ``tool_use_id``);
+- **harness auto-approval** (:func:`auto_approved`): the harness says the user asked not to be
+  prompted (an :data:`AutoApprove` rule, e.g. Claude Code's ``bypassPermissions``), so an ask
+  becomes an allow on the record. Deny is never downgraded: only ``override: user`` blocks
+  reach the rule.
+
+Retry and explicit passes are *tentative*: if a later behavior blocks the same call, the
+decision drops them, so the pending block and the grant stay for the next attempt.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from forge_policy.engine.effects import (
+    AddOverride,
+    Audit,
+    CountBlock,
+    SetGrant,
+    SetPendingBlock,
+    Step,
+)
+from forge_policy.engine.records import decision_record, override_record
+from forge_policy.levels import Level
+from forge_policy.model import OVERRIDE_BY_USER, AutoApproval, Violation
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from forge_policy.engine.effects import Effect
+    from forge_policy.model import Event
+    from forge_policy.state import BehaviorState, Grant, SessionState
+
+USER_APPROVED = "approved by user"
+
+
+if TYPE_CHECKING:
+    #: A harness rule: given an event and the soft block of an ``override: user`` behavior
+    #: (the harness would ask the user), approve it without asking, or None to ask.
+    AutoApprove = Callable[[Event, Violation], AutoApproval | None]
+
+
+def harness_auto_approval(event: Event, violation: Violation) -> AutoApproval | None:
+    """The default :data:`AutoApprove`: the rule of the harness the event came from.
+
+    Claude Code's is :func:`forge_policy.render.claude_code.auto_approve`
+    (``permission_mode: bypassPermissions``); other harnesses have none. Imported only when a
+    user-approval block needs it.
+
+    >>> import forge_policy as fp
+    >>> v = Violation("b", "B", Level.SOFT_BLOCK, 1, "ask", override_mode="user")
+    >>> ev = fp.Event("PreToolUse", "s", tool_name="Bash", permission_mode="bypassPermissions")
+    >>> harness_auto_approval(ev, v).reason
+    'permission_mode bypassPermissions'
+    >>> harness_auto_approval(fp.Event("BeforeTool", "s", harness="gemini"), v) is None
+    True
+    """
+    if event.harness == "claude-code":
+        from forge_policy.render.claude_code import auto_approve
+
+        return auto_approve(event, violation)
+    return None
+
+
+def live_grant(bstate: BehaviorState | None, now: float, window: float) -> Grant | None:
+    """The behavior's explicit grant if it is still within the window."""
+    grant = bstate.grant if bstate is not None else None
+    return grant if grant is not None and grant.is_live(now, window) else None
+
+
+def user_approvals(event: Event, state: SessionState, now: float) -> list[Step]:
+    """SPEC §4 ``override: user``: the PostToolUse of a call the user was asked about (same
+    ``tool_use_id``) records the user's approval and clears the pending block."""
+    if event.event_name != "PostToolUse" or not event.tool_use_id:
+        return []
+    steps: list[Step] = []
+    for behavior_id in sorted(state.behavior_ids()):
+        bstate = state.find(behavior_id)
+        pending = bstate.pending_block if bstate is not None else None
+        if pending is None or pending.mode != "user" or pending.tool_use_id != event.tool_use_id:
+            continue
+        record = override_record(
+            event,
+            behavior_id,
+            pending.counter,
+            "user",
+            USER_APPROVED,
+            now,
+            basis=repr(pending.at),
+            released=("pending",),
+        )
+        effects = (SetPendingBlock(behavior_id, None), AddOverride(behavior_id, record))
+        steps.append(Step(behavior_id, effects))
+    return steps
+
+
+def retry_pass(
+    event: Event,
+    behavior_id: str,
+    bstate: BehaviorState | None,
+    identity: str,
+    now: float,
+    window: float,
+) -> Step | None:
+    """The retry of a pending block within the window passes, once (checked before any flag
+    is consumed). A live grant is spent with it: one block, one pass. Tentative."""
+    pending = bstate.pending_block if bstate is not None else None
+    if (
+        bstate is None
+        or pending is None
+        or pending.event != event.event_name
+        or pending.call_hash != identity
+        or not pending.is_live(now, window)
+        or bstate.effective_level is Level.HARD_BLOCK
+    ):
+        return None
+    grant = live_grant(bstate, now, window)
+    effects: list[Effect] = [SetPendingBlock(behavior_id, None)]
+    released: tuple[str, ...]
+    if grant is not None:  # the user's explicit override is spent on this retry
+        effects.append(SetGrant(behavior_id, None))
+        mechanism, reason, released = "explicit", grant.reason, ("pending", "grant")
+    elif pending.mode == "user":
+        mechanism, reason, released = "user", USER_APPROVED, ("pending",)
+    else:
+        mechanism, reason, released = "retry", "", ("pending",)
+    record = override_record(
+        event,
+        behavior_id,
+        bstate.counter,
+        mechanism,
+        reason,
+        now,
+        basis=repr(pending.at),
+        released=released,
+    )
+    effects.append(AddOverride(behavior_id, record))
+    trace = {"behavior_id": behavior_id, "override": mechanism}
+    return Step(behavior_id, tuple(effects), tentative=True, trace=trace)
+
+
+def explicit_pass(
+    event: Event, violation: Violation, grant: Grant, identity: str, now: float, mode: str
+) -> Step:
+    """A call that would soft-block spends the live grant: recorded as a block overridden
+    ``explicit`` (it counts in ``blocks``, not in the counter, so override_rate stays <= 1).
+    Tentative. ``violation`` carries the counter before this event; ``mode`` is the behavior's
+    ``override`` setting."""
+    behavior_id = violation.behavior_id
+    passed = attrs.evolve(violation, message="", overridden="explicit")
+    record = override_record(
+        event,
+        behavior_id,
+        violation.counter,
+        "explicit",
+        grant.reason,
+        now,
+        basis=grant.basis,
+        released=("grant",),
+    )
+    effects: tuple[Effect, ...] = (
+        SetGrant(behavior_id, None),
+        CountBlock(behavior_id),
+        Audit(decision_record(event, passed, now, identity, mode)),
+        AddOverride(behavior_id, record),
+    )
+    return Step(behavior_id, effects, violation=passed, tentative=True)
+
+
+def auto_approved(
+    event: Event,
+    violation: Violation,
+    approval: AutoApproval,
+    identity: str,
+    now: float,
+    counted: tuple[Effect, ...],
+) -> Step:
+    """A harness rule approved an ask: the call is allowed, on the record (a block overridden
+    ``user`` and an override with the rule's reason); ``counted`` are the violation's own
+    counter effects."""
+    behavior_id = violation.behavior_id
+    passed = attrs.evolve(violation, overridden="user")
+    record = override_record(
+        event,
+        behavior_id,
+        violation.counter,
+        "user",
+        approval.reason,
+        now,
+        basis=repr(now),
+        released=(),
+    )
+    effects: tuple[Effect, ...] = (
+        *counted,
+        CountBlock(behavior_id),
+        Audit(decision_record(event, passed, now, identity, OVERRIDE_BY_USER)),
+        AddOverride(behavior_id, record),
+    )
+    return Step(
+        behavior_id, effects, violation=passed, shown=f"{violation.message}\n{approval.note}"
+    )

@@ -1,0 +1,91 @@
+"""The audit records the engine writes (SPEC §4 override record, §9 decision records).
+
+Both are redacted (``input_summary``); a decision record carries what a lost pending block
+needs to be restored by :mod:`forge_policy.engine.reconcile`.
+
+>>> import forge_policy as fp
+>>> event = fp.Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": "make"})
+>>> record = override_record(event, "b", 5, "retry", "", 0.0, basis="0.0", released=("pending",))
+>>> record["kind"], record["mechanism"], record["released"], len(record["override_id"])
+('override', 'retry', ['pending'], 32)
+"""
+
+from __future__ import annotations
+
+from forge_policy.model import sha256_hex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from forge_policy.model import Event, Violation
+
+
+def override_id(session_id: str, behavior_id: str, mechanism: str, basis: str, counter: int) -> str:
+    """An override's id derives from the block (or grant) it consumes, so a transaction that
+    runs twice can never mint two overrides for one block."""
+    seed = f"{session_id}|{behavior_id}|{mechanism}|{basis}|{counter}"
+    return sha256_hex(seed.encode("utf-8"))[:32]
+
+
+def override_record(
+    event: Event,
+    behavior_id: str,
+    counter: int,
+    mechanism: str,
+    reason: str,
+    now: float,
+    *,
+    basis: str,
+    released: tuple[str, ...],
+) -> dict[str, Any]:
+    """An override record (SPEC §4 fields), redacted; ``released`` names what it consumed
+    (``pending``, ``grant``), for reconciliation."""
+    from forge_policy._time import iso
+    from forge_policy.audit.verify import clean
+    from forge_policy.secrets import summarize
+
+    record = {
+        "kind": "override",
+        "override_id": override_id(event.session_id, behavior_id, mechanism, basis, counter),
+        "timestamp": iso(now),
+        "session_id": event.session_id,
+        "behavior_id": behavior_id,
+        "tool_name": event.tool_name,
+        "input_summary": summarize(event.tool_name, event.tool_input),
+        "counter": counter,
+        "mechanism": mechanism,
+        "reason": reason,
+    }
+    cleaned: dict[str, Any] = clean(record)
+    cleaned["released"] = list(released)
+    return cleaned
+
+
+def decision_record(
+    event: Event, violation: Violation, now: float, identity: str, override_mode: str
+) -> dict[str, Any]:
+    """A ``block`` (or, with ``record_violations``, ``violation``) record of one violation;
+    ``override_mode`` is the behavior's ``override`` setting (``agent`` or ``user``)."""
+    from forge_policy._time import iso
+    from forge_policy.secrets import summarize
+
+    kind = "block" if violation.level.blocks and not violation.shadow else "violation"
+    record: dict[str, Any] = {
+        "kind": kind,
+        "timestamp": iso(now),
+        "session_id": event.session_id,
+        "behavior_id": violation.behavior_id,
+        "level": violation.level.label,
+        "counter": violation.counter,
+        "tool_name": event.tool_name,
+        "event": event.event_name,
+        "input_summary": summarize(event.tool_name, event.tool_input),
+        "shadow": violation.shadow,
+        "call_hash": identity,
+        "override_mode": override_mode,
+        "tool_use_id": event.tool_use_id,
+    }
+    if violation.overridden:
+        record["overridden"] = violation.overridden
+    return record
