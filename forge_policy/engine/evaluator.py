@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.engine.reports import ExplainReport, Grant, Status
     from forge_policy.state import BehaviorState
     from forge_policy.stores.base import RuntimeStore
 
@@ -767,17 +768,17 @@ class Evaluator:
         outcome = decide(self.catalog, event, SessionState.new(now), now, self.settings, facts)
         return outcome.decision
 
-    def explain(self, event: Event) -> dict[str, Any]:
+    def explain(self, event: Event) -> ExplainReport:
         """A dry run: every behavior, trigger and condition with its result. Changes nothing."""
+        from forge_policy.engine.reports import explain_report
+
         now = self.clock()
         facts = FactCache(event, self.facts)
         state = self._fresh_or_current(self.store.load(event.session_id), now)
         outcome = decide(self.catalog, event, state, now, self.settings, facts, explain=True)
-        result = outcome.decision.to_dict()
-        result["trace"] = outcome.trace
-        return result
+        return explain_report(self.catalog, outcome.decision, outcome.trace)
 
-    def override(self, session_id: str, behavior_id: str, *, reason: str = "") -> dict[str, Any]:
+    def override(self, session_id: str, behavior_id: str, *, reason: str = "") -> Grant:
         """Grant a one-shot pass for the next soft-blocked call of a behavior (SPEC §4, explicit).
 
         The grant is valid for the override window. If a blocked call of this behavior is waiting
@@ -803,14 +804,10 @@ class Evaluator:
                 "there is nothing to override"
             )
         now = self.clock()
-        grant = {
-            "at": now,
-            "reason": reason,
-            "granted_at": iso(now),
-            "grant_id": os.urandom(8).hex(),
-        }
+        granted_at, grant_id = iso(now), os.urandom(8).hex()
+        grant = {"at": now, "reason": reason, "granted_at": granted_at, "grant_id": grant_id}
 
-        def apply(current: SessionState | None) -> tuple[dict[str, Any], SessionState]:
+        def apply(current: SessionState | None) -> tuple[None, SessionState]:
             state = self._fresh_or_current(current, now)
             bstate = state.behavior(behavior_id)
             if bstate.effective_level is Level.HARD_BLOCK:
@@ -820,38 +817,26 @@ class Evaluator:
                 )
             bstate.grant = grant
             state.touch(now)
-            return grant, state
+            return None, state
 
-        return self.store.transact(session_id, apply)
+        self.store.transact(session_id, apply)
+        from forge_policy.engine.reports import Grant
 
-    def status(self, session_id: str) -> dict[str, Any]:
-        """Counters, levels, next thresholds, pending blocks and overrides of one session."""
+        return Grant(
+            grant_id=grant_id,
+            session_id=session_id,
+            behavior_id=behavior_id,
+            reason=reason,
+            granted_at=granted_at,
+            valid_until=iso(now + self.settings.override_window),
+        )
+
+    def status(self, session_id: str) -> Status:
+        """Counters, levels, next thresholds, pending blocks and overrides of one session
+        (an expired session has no live state)."""
+        from forge_policy.engine.reports import status_of
+
         state = self.store.load(session_id)
-        now = self.clock()
-        behaviors: dict[str, Any] = {}
-        if state is not None and self._expired(state, now):
+        if state is not None and self._expired(state, self.clock()):
             state = None
-        if state is not None:
-            for behavior in self.catalog.behaviors:
-                bstate = (
-                    state.behavior(behavior.id) if behavior.id in state.behavior_ids() else None
-                )
-                counter = bstate.counter if bstate else 0
-                level = bstate.effective_level if bstate else None
-                threshold = next_threshold(counter, behavior.escalation)
-                behaviors[behavior.id] = {
-                    "enabled": behavior.enabled and behavior.id not in state.disabled,
-                    "counter": counter,
-                    "level": level.label if level is not None else None,
-                    "next_threshold": threshold,
-                    "pending_block": bool(bstate and bstate.pending_block),
-                    "overrides": len(bstate.overrides) if bstate else 0,
-                    "blocks": bstate.blocks if bstate else 0,
-                }
-        return {
-            "session_id": session_id,
-            "exists": state is not None,
-            "flags": sorted(state.flags) if state else [],
-            "totals": dict(state.totals) if state else {},
-            "behaviors": behaviors,
-        }
+        return status_of(self.catalog, session_id, state)
