@@ -46,6 +46,7 @@ def register(command: Callable[..., Any]) -> None:
     p.add_argument("behavior_id", metavar="ID")
     p.add_argument("--session", metavar="SID", required=True)
     p.add_argument("--reason", metavar="TEXT", required=True)
+    p.add_argument("--json", action="store_true", help="print the grant as JSON")
     command("purge", cmd_purge, "Delete the sessions whose last access is older than the TTL.")
 
 
@@ -166,16 +167,19 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
 
 
 def cmd_override(args: Namespace, ctx: Context) -> int:
-    """``forge-policy override ID --session SID --reason TEXT``."""
+    """``forge-policy override ID --session SID --reason TEXT [--json]``."""
     from forge_policy.errors import Refused
     from forge_policy.ops.admin import find_behavior
 
     evaluator = ctx.evaluator
     find_behavior(evaluator.catalog, args.behavior_id)
     try:
-        evaluator.override(args.session, args.behavior_id, reason=args.reason)
+        grant = evaluator.override(args.session, args.behavior_id, reason=args.reason)
     except (KeyError, ValueError) as exc:
         raise Refused(str(exc.args[0])) from None
+    if args.json:
+        ctx.print(dumps(grant))
+        return OK
     window = int(evaluator.settings.override_window)
     ctx.print(
         f"override granted: the next soft-blocked call of {args.behavior_id} in session "
