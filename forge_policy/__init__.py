@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         ExplainReport,
         GovernanceSummary,
         Grant,
+        OverrideRecord,
         Status,
     )
     from forge_policy.errors import (
@@ -83,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     "LockTimeout": "forge_policy.errors",
     "MemoryAuditSink": "forge_policy.audit.memory",
     "MemoryStore": "forge_policy.stores.memory",
+    "OverrideRecord": "forge_policy.engine.reports",
     "RuntimeStore": "forge_policy.stores.base",
     "SQLiteAuditSink": "forge_policy.audit.sqlite",
     "SQLiteStore": "forge_policy.stores.sqlite",
@@ -124,6 +126,7 @@ __all__ = [
     "LockTimeout",
     "MemoryAuditSink",
     "MemoryStore",
+    "OverrideRecord",
     "RuntimeStore",
     "SQLiteAuditSink",
     "SQLiteStore",

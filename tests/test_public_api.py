@@ -35,6 +35,7 @@ EXPECTED = {
     "LockTimeout",
     "MemoryAuditSink",
     "MemoryStore",
+    "OverrideRecord",
     "RuntimeStore",
     "SQLiteAuditSink",
     "SQLiteStore",
@@ -130,7 +131,8 @@ def test_evaluating_on_a_loaded_catalog_pulls_in_no_heavy_module() -> None:
 def test_result_types_are_attrs_classes_of_the_reports_module() -> None:
     import attrs
 
-    for name in ("Status", "BehaviorStatus", "ExplainReport", "Grant", "GovernanceSummary"):
+    names = ("Status", "BehaviorStatus", "ExplainReport", "Grant", "OverrideRecord")
+    for name in (*names, "GovernanceSummary", "BehaviorInsight"):
         cls = getattr(fp, name)
         assert attrs.has(cls) and cls.__module__ == "forge_policy.engine.reports", name
 

@@ -158,6 +158,48 @@ class Grant:
     valid_until: str
 
 
+@attrs.frozen
+class OverrideRecord:
+    """One override as the audit log and the session state record it (SPEC §4): which block
+    it let through, how (``mechanism``: ``retry``, ``explicit`` or ``user``) and why.
+    ``input_summary`` is redacted and at most 100 characters.
+
+    >>> record = {"kind": "override", "override_id": "o1", "timestamp": "2026-01-01T00:00:00Z",
+    ...           "session_id": "s1", "behavior_id": "search-first", "tool_name": "Write",
+    ...           "input_summary": "/src/a.py", "counter": 5, "mechanism": "retry",
+    ...           "reason": ""}
+    >>> OverrideRecord.from_record(record).mechanism
+    'retry'
+    """
+
+    override_id: str
+    timestamp: str
+    session_id: str
+    behavior_id: str
+    tool_name: str
+    input_summary: str
+    counter: int
+    mechanism: str
+    reason: str = ""
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> OverrideRecord:
+        """The typed form of an override record (a dict of the audit log, the session state's
+        ``overrides[]`` or :attr:`Decision.overrides`); missing text fields are empty."""
+        counter = record.get("counter")
+        return cls(
+            override_id=str(record.get("override_id") or ""),
+            timestamp=str(record.get("timestamp") or ""),
+            session_id=str(record.get("session_id") or ""),
+            behavior_id=str(record.get("behavior_id") or ""),
+            tool_name=str(record.get("tool_name") or ""),
+            input_summary=str(record.get("input_summary") or ""),
+            counter=counter if isinstance(counter, int) and not isinstance(counter, bool) else 0,
+            mechanism=str(record.get("mechanism") or ""),
+            reason=str(record.get("reason") or ""),
+        )
+
+
 # -- explain -----------------------------------------------------------------------------------
 
 
