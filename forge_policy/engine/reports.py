@@ -347,6 +347,7 @@ def explain_report(
     violations = {v.behavior_id: v for v in decision.violations}
     event = decision.event.event_name
     blocker = decision.blocking.behavior_id if decision.blocking else None
+    withdrawn = next((e for e in entries if isinstance(e, Withdrawn)), None)
     stopped = False
     behaviors = []
     for behavior in catalog.behaviors:
@@ -363,6 +364,11 @@ def explain_report(
             text = f"not evaluated: the chain stopped at {blocker}'s block"
         elif skipped is not None:
             text = "skipped: its applies_to (tools, agents, profiles) excludes this event"
+        elif released is not None and withdrawn is not None:
+            text = (
+                f"pending block matched (override by {released.override}), but the pass is "
+                f"withdrawn: {withdrawn.by} blocks the call"
+            )
         elif released is not None:
             text = f"passes: pending block released (override by {released.override})"
         elif violation is not None:
