@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from forge_policy.engine.reports import (
         BehaviorInsight,
         BehaviorStatus,
+        CatalogEntry,
         ExplainReport,
         GovernanceSummary,
         Grant,
@@ -65,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "BehaviorInsight": "forge_policy.engine.reports",
     "BehaviorStatus": "forge_policy.engine.reports",
     "Catalog": "forge_policy.catalog.catalog",
+    "CatalogEntry": "forge_policy.engine.reports",
     "CatalogError": "forge_policy.errors",
     "ConditionResult": "forge_policy.model",
     "Decision": "forge_policy.model",
@@ -107,6 +109,7 @@ __all__ = [
     "BehaviorInsight",
     "BehaviorStatus",
     "Catalog",
+    "CatalogEntry",
     "CatalogError",
     "ConditionResult",
     "Decision",

@@ -15,7 +15,7 @@ import pytest
 
 from forge_policy._time import parse_iso
 from forge_policy.config.env import Config
-from forge_policy.engine.reports import to_json
+from forge_policy.engine.reports import catalog_entries, to_json
 from forge_policy.model import Event
 from forge_policy.ops.admin import governance, status
 from tests.cli_support import Project, decision_of, soft_catalog, tool_event
@@ -211,3 +211,4 @@ def test_list_json(soft: Project) -> None:
             "name": "No rm",
         }
     ]
+    assert to_json(catalog_entries(_api(soft).catalog)) == listing["behaviors"]

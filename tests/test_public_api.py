@@ -16,6 +16,7 @@ EXPECTED = {
     "BehaviorInsight",
     "BehaviorStatus",
     "Catalog",
+    "CatalogEntry",
     "CatalogError",
     "ConditionResult",
     "Decision",
@@ -132,7 +133,7 @@ def test_result_types_are_attrs_classes_of_the_reports_module() -> None:
     import attrs
 
     names = ("Status", "BehaviorStatus", "ExplainReport", "Grant", "OverrideRecord")
-    for name in (*names, "GovernanceSummary", "BehaviorInsight"):
+    for name in (*names, "GovernanceSummary", "BehaviorInsight", "CatalogEntry"):
         cls = getattr(fp, name)
         assert attrs.has(cls) and cls.__module__ == "forge_policy.engine.reports", name
 

@@ -769,7 +769,15 @@ class Evaluator:
         return outcome.decision
 
     def explain(self, event: Event) -> ExplainReport:
-        """A dry run: every behavior, trigger and condition with its result. Changes nothing."""
+        """A dry run: every behavior, trigger and condition with its result. Changes nothing.
+
+        >>> import forge_policy as fp
+        >>> ev = fp.Evaluator(fp.builtin_catalog())
+        >>> report = ev.explain(fp.Event("PreToolUse", "s1", tool_name="Bash",
+        ...                              tool_input={"command": "git reset --hard"}))
+        >>> report.decision.outcome, ev.status("s1").exists
+        ('hard_block', False)
+        """
         from forge_policy.engine.reports import explain_report
 
         now = self.clock()
@@ -787,6 +795,12 @@ class Evaluator:
         when the call goes through. Refused (``ValueError``) for a behavior that can never be
         overridden: one that hard-blocks by default, has reached hard_block in this session, or
         never reaches soft_block.
+
+        >>> import forge_policy as fp
+        >>> ev = fp.Evaluator(fp.builtin_catalog(), clock=lambda: 0.0)
+        >>> grant = ev.override("s1", "search-first", reason="user approved")
+        >>> grant.behavior_id, grant.valid_until
+        ('search-first', '1970-01-01T00:01:00.000000+00:00')
         """
         import os
 
@@ -833,7 +847,16 @@ class Evaluator:
 
     def status(self, session_id: str) -> Status:
         """Counters, levels, next thresholds, pending blocks and overrides of one session
-        (an expired session has no live state)."""
+        (an expired session has no live state).
+
+        >>> import forge_policy as fp
+        >>> ev = fp.Evaluator(fp.builtin_catalog())
+        >>> _ = ev.evaluate(fp.Event("PreToolUse", "s1", tool_name="Bash",
+        ...                          tool_input={"command": "git push --force"}))
+        >>> row = ev.status("s1").behaviors["no-destructive-git"]
+        >>> row.counter, row.level.label, row.blocks
+        (1, 'hard_block', 1)
+        """
         from forge_policy.engine.reports import status_of
 
         state = self.store.load(session_id)

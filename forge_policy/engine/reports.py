@@ -386,6 +386,51 @@ def explain_report(
     return ExplainReport(decision, entries, tuple(behaviors))
 
 
+# -- catalog listing (forge-policy list) -------------------------------------------------------
+
+
+@attrs.frozen
+class CatalogEntry:
+    """One behavior of ``forge-policy list``: ``disabled_by`` names what switched it off for
+    this process (``FORGE_DISABLE`` or a seed's variable), None when nothing did.
+
+    >>> import forge_policy as fp
+    >>> entry = catalog_entries(fp.builtin_catalog())[0]
+    >>> entry.id, entry.default_level.label
+    ('no-destructive-git', 'hard_block')
+    """
+
+    id: str
+    enabled: bool
+    disabled_by: str | None
+    default_level: Level
+    category: str
+    tuning: str | None
+    name: str
+
+
+def catalog_entries(
+    catalog: Catalog, disabled_by: Mapping[str, str] | None = None
+) -> tuple[CatalogEntry, ...]:
+    """The :class:`CatalogEntry` of every behavior, in index order."""
+    via = disabled_by or {}
+    entries = []
+    for b in catalog.behaviors:
+        tuning = b.spec.get("tuning")
+        entries.append(
+            CatalogEntry(
+                id=b.id,
+                enabled=b.enabled,
+                disabled_by=via.get(b.id),
+                default_level=b.default_level,
+                category=b.category,
+                tuning=tuning if isinstance(tuning, str) else None,
+                name=b.name,
+            )
+        )
+    return tuple(entries)
+
+
 # -- governance summary (forge-policy audit) ---------------------------------------------------
 
 
