@@ -67,11 +67,12 @@ def main() -> None:
         if decision.messages:
             print(textwrap.indent(decision.message, "    | "))
     print("\nSession status:")
-    for behavior_id, row in evaluator.status(SESSION)["behaviors"].items():
-        if row["enabled"]:
+    for behavior_id, row in evaluator.status(SESSION).behaviors.items():
+        if row.enabled:
+            level = row.level.label if row.level is not None else None
             print(
-                f"  {behavior_id:22s} counter={row['counter']} level={row['level']} "
-                f"next={row['next_threshold']} overrides={row['overrides']}"
+                f"  {behavior_id:22s} counter={row.counter} level={level} "
+                f"next={row.next_threshold} overrides={row.overrides}"
             )
     print(f"\nAudit records: {[r['kind'] for r in audit.records()]}")
 

@@ -13,6 +13,10 @@ from typing import Any
 
 from helpers import behavior_yaml, write_catalog
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from forge_policy.engine.reports import Status
+
 SCRIPT = Path(sys.executable).with_name("forge-policy")
 HOOK = [str(SCRIPT), "hook"] if SCRIPT.exists() else [sys.executable, "-m", "forge_policy.hook"]
 HINT = "do the right thing"
@@ -129,16 +133,15 @@ class Project:
             return []
         return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Status:
         from forge_policy.config.env import Config
 
         evaluator = Config.from_env(self.env).build_evaluator()
-        result: dict[str, Any] = evaluator.status(self.session)
-        return result
+        return evaluator.status(self.session)
 
     def counter(self, behavior_id: str) -> int:
-        behaviors = self.status()["behaviors"]
-        return int(behaviors[behavior_id]["counter"]) if behaviors else 0
+        behaviors = self.status().behaviors
+        return behaviors[behavior_id].counter if behaviors else 0
 
 
 def to_override(behavior_id: str, session: str) -> str:

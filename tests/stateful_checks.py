@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from forge_policy import Evaluator, Event
     from forge_policy.audit.memory import MemoryAuditSink
     from forge_policy.engine.decide import Outcome
+    from forge_policy.engine.reports import BehaviorStatus, Status
     from forge_policy.model import Decision
     from tests.machine_strategies import Call
 
@@ -192,14 +193,14 @@ def check_expiry(model: Model, sid: str, now: float) -> None:
         event("expiry: alive past the ttl, within the touch interval")
 
 
-def check_status(model: Model, store: CountingStore, status: dict, now: float) -> None:
+def check_status(model: Model, store: CountingStore, status: Status, now: float) -> None:
     """``status()`` of one session against the model."""
-    sid = status["session_id"]
+    sid = status.session_id
     check_expiry(model, sid, now)
     session = model.live(sid, now)
-    assert status["exists"] is (session is not None)
+    assert status.exists is (session is not None)
     if session is None:
-        assert (status["behaviors"], status["flags"], status["totals"]) == ({}, [], {})
+        assert (status.behaviors, status.flags, status.totals) == ({}, (), {})
         return
     stored = store.load(sid)
     assert stored is not None and stored.last_accessed_at == session.last_access
@@ -209,29 +210,29 @@ def check_status(model: Model, store: CountingStore, status: dict, now: float) -
         grant, pending = stored.behavior(bid).grant, stored.behavior(bid).pending_block
         assert ((grant.at, grant.reason) if grant else None) == b.grant
         assert (pending.at if pending else None) == (b.pending[1] if b.pending else None)
-    assert status["flags"] == sorted(session.flags)
-    assert status["totals"] == session.totals
+    assert status.flags == tuple(sorted(session.flags))
+    assert status.totals == session.totals
     for spec in model.specs:
         b = session.behaviors.get(spec["id"]) or BehaviorModel()
-        check_behavior(spec, b, status["behaviors"][spec["id"]])
+        check_behavior(spec, b, status.behaviors[spec["id"]])
 
 
-def check_behavior(spec: dict, b: BehaviorModel, row: dict) -> None:
+def check_behavior(spec: dict, b: BehaviorModel, row: BehaviorStatus) -> None:
     # SPEC §3.2: the counter is the number of counted violations
-    assert row["counter"] == b.counter == len(b.history)
+    assert row.counter == b.counter == len(b.history)
     # SPEC §3.4: the effective level is the max of resolve() over the session's history,
     # starting from default_level and only rising
     if b.history:
         assert b.level == max(resolve(spec, c) for c in range(1, b.counter + 1))
         assert b.history[0] >= Level.parse(spec["default_level"])
         assert b.history == sorted(b.history)
-    assert row["level"] == (b.level.label if b.level is not None else None)
-    assert row["next_threshold"] == threshold(spec, b.counter)
-    assert row["pending_block"] is (b.pending is not None)
+    assert row.level is b.level
+    assert row.next_threshold == threshold(spec, b.counter)
+    assert row.pending_block is (b.pending is not None)
     assert b.pending is None or b.level is SOFT  # hard_block leaves nothing to override
-    assert row["overrides"] == len(b.overrides) <= b.blocks  # one block, at most one pass
-    assert row["blocks"] == b.blocks
-    assert row["enabled"] is spec["enabled"]
+    assert row.overrides == len(b.overrides) <= b.blocks  # one block, at most one pass
+    assert row.blocks == b.blocks
+    assert row.enabled is spec["enabled"]
 
 
 def decide_alone(ev: Evaluator, event: Event, data: dict | None, now: float) -> Outcome:

@@ -431,11 +431,11 @@ def test_the_session_total_asks_and_a_compaction_resets_it(tmp_path: Path) -> No
     assert decision.outcome == "soft_block"
     assert "~40,000 tokens in this call" in decision.message
     assert "~160,000 this session" in decision.message
-    assert ev.status("s1")["totals"]["read_tokens"] == 160_000
+    assert ev.status("s1").totals["read_tokens"] == 160_000
     ev.evaluate(Event("SessionStart", "s1", payload={"source": "resume"}))
-    assert ev.status("s1")["totals"]["read_tokens"] == 160_000
+    assert ev.status("s1").totals["read_tokens"] == 160_000
     ev.evaluate(Event("SessionStart", "s1", payload={"source": "compact"}))
-    assert ev.status("s1")["totals"].get("read_tokens", 0) == 0
+    assert ev.status("s1").totals.get("read_tokens", 0) == 0
     assert ev.evaluate(read).blocking is None
 
 
@@ -554,7 +554,7 @@ def test_reset_total_and_fact_variables_in_templates(tmp_path: Path) -> None:
     (message,) = ev.evaluate(sized_call).messages
     assert message.startswith("counter-rule: 12 seen, 1234567, b, , {x}")
     ev.evaluate(Event("SessionStart", "s1", payload={"source": "compact"}))
-    assert ev.status("s1")["totals"] == {}
+    assert ev.status("s1").totals == {}
     assert ev.evaluate(sized_call).messages == ()
     commit = Event("commit-msg", "s1", payload={"commit_message": "WIP: x"}, harness="git")
     assert ev.evaluate(commit).outcome == "warning"

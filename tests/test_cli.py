@@ -10,7 +10,7 @@ import pytest
 import forge_policy as fp
 from forge_policy.catalog.loader import BUILTIN_DIR
 from forge_policy.cli import main
-from tests.cli_support import Project, decision_of, soft_catalog, tool_event
+from tests.cli_support import SOFT_RULE, Project, decision_of, soft_catalog, tool_event
 
 COMMANDS = [
     *("hook", "serve", "init", "status", "explain", "override", "list", "describe"),
@@ -189,6 +189,31 @@ def test_explain_changes_nothing(project: Project) -> None:
     assert project.json("status") == before
     assert _state_files(project) == files
     assert "not valid JSON" in project.run("explain", input="{", check=1).stderr
+
+
+def test_explain_of_a_pass_withdrawn_by_a_later_block(tmp_path: Path) -> None:
+    # the trace entry of a withdrawn pass names no behavior: explain used to crash on it
+    folder = tmp_path / "catalog"
+    for behavior_id in ("first", "second"):
+        rule = SOFT_RULE.replace("id: no-rm", f"id: {behavior_id}").replace('"rm "', '"make "')
+        (folder / behavior_id).mkdir(parents=True)
+        (folder / behavior_id / "behavior.yaml").write_text(rule)
+    (folder / "index.yaml").write_text(
+        'schema_version: "1"\nbehaviors:\n  - id: first\n  - id: second\n'
+    )
+    project = Project(tmp_path, FORGE_BEHAVIORS_DIR=str(folder))
+    call = json.dumps(tool_event("Bash", command="make release"))
+    assert decision_of(project.hook(json.loads(call))) == "deny"  # first blocks, second unseen
+    out = project.run("explain", input=call).stdout
+    assert out.startswith("PreToolUse Bash in session s1: soft_block by second (dry run")
+    assert (
+        "  first: pending block matched (override by retry), but the pass is withdrawn: "
+        "second blocks the call\n" in out
+    )
+    assert "  second: violation 1: would reach soft_block\n" in out
+    trace = project.json("explain", input=call)["trace"]
+    assert trace[0] == {"behavior_id": "first", "override": "retry"}
+    assert trace[-1] == {"withdrawn": 1, "by": "second"}
 
 
 def test_override_lets_the_next_blocked_call_pass(soft: Project) -> None:

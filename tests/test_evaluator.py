@@ -60,9 +60,9 @@ def test_first_block_cuts_the_chain_and_messages_are_ordered(tmp_path: Path) -> 
     assert d.messages[0].startswith("[cc-block] Cc-Block: this call is refused.")
     assert d.messages[1].startswith("Aa-Nudge (1): do the right thing")
     assert d.messages[2].startswith("[bb-warn] Bb-Warn: violation 1")
-    status = ev.status("s1")["behaviors"]
-    assert status["dd-after"]["counter"] == 0  # never evaluated
-    assert status["cc-block"]["pending_block"] is True
+    status = ev.status("s1").behaviors
+    assert status["dd-after"].counter == 0  # never evaluated
+    assert status["cc-block"].pending_block is True
 
 
 def test_silent_violations_are_counted_not_shown(tmp_path: Path) -> None:
@@ -71,7 +71,7 @@ def test_silent_violations_are_counted_not_shown(tmp_path: Path) -> None:
     d = ev.evaluate(bash("ls"))
     assert d.outcome == "allow" and d.messages == ()
     assert [v.level for v in d.violations] == [fp.Level.SILENT]
-    assert ev.status("s1")["behaviors"]["quiet-one"]["counter"] == 1
+    assert ev.status("s1").behaviors["quiet-one"].counter == 1
 
 
 def test_default_level_applies_to_the_first_violation(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_shadow_mode_counts_but_never_blocks(tmp_path: Path) -> None:
     assert shadow.shadow and shadow.level is fp.Level.HARD_BLOCK and not shadow.blocks
     assert later.behavior_id == "later"  # the chain was not cut
     assert all("Shadowed" not in m for m in d.messages)
-    assert ev.status("s1")["behaviors"]["shadowed"]["counter"] == 1
+    assert ev.status("s1").behaviors["shadowed"].counter == 1
 
 
 def test_applies_to_filters(tmp_path: Path) -> None:
@@ -140,7 +140,7 @@ def test_explicit_override_passes_the_next_blocked_call_once(tmp_path: Path) -> 
     assert [(o["mechanism"], o["reason"], o["counter"]) for o in passed.overrides] == [
         ("explicit", "user approved the deploy", 1)
     ]
-    assert ev.status("s1")["behaviors"]["gate"]["counter"] == 1  # unchanged by the override
+    assert ev.status("s1").behaviors["gate"].counter == 1  # unchanged by the override
     assert ev.evaluate(bash("c")).blocked  # one-shot
     kinds = [(r["kind"], r.get("overridden")) for r in audit.records()]
     # the overridden call is recorded as the block it would have been, so rates stay <= 1
@@ -207,7 +207,7 @@ def test_pending_block_is_checked_before_flags_are_consumed(tmp_path: Path) -> N
     ev.evaluate(tool("Grep", pattern="x"))
     retried = ev.evaluate(write)
     assert [o["mechanism"] for o in retried.overrides] == ["retry"]
-    assert ev.status("s1")["flags"] == ["ready"]  # the retry did not eat the flag
+    assert ev.status("s1").flags == ("ready",)  # the retry did not eat the flag
 
 
 def test_user_override_recorded_when_post_tool_use_reports_the_call(tmp_path: Path) -> None:
@@ -220,7 +220,7 @@ def test_user_override_recorded_when_post_tool_use_reports_the_call(tmp_path: Pa
     post = bash("npm install left-pad", event="PostToolUse", tool_use_id="toolu_1")
     ran = ev.evaluate(post)
     assert [(o["mechanism"], o["reason"]) for o in ran.overrides] == [("user", "approved by user")]
-    assert ev.status("s1")["behaviors"]["ask"]["pending_block"] is False
+    assert ev.status("s1").behaviors["ask"].pending_block is False
 
 
 def test_bypass_permissions_turns_ask_into_allow_on_the_record(tmp_path: Path) -> None:
@@ -340,11 +340,11 @@ def test_store_failure_fails_closed_for_blocks(tmp_path: Path) -> None:
 def test_explain_changes_nothing(tmp_path: Path) -> None:
     ev = fp.Evaluator(fp.builtin_catalog())
     report = ev.explain(bash("git push --force"))
-    assert report["outcome"] == "hard_block"
-    fired = [t for t in report["trace"] if t.get("matched")]
-    assert fired[0]["behavior_id"] == "no-destructive-git"
-    assert fired[0]["conditions"][0]["operator"] == "regex_match"
-    assert ev.status("s1")["exists"] is False
+    assert report.decision.outcome == "hard_block"
+    fired = [t for t in report.trace if getattr(t, "matched", False)]
+    assert fired[0].behavior_id == "no-destructive-git"
+    assert fired[0].conditions[0].operator == "regex_match"
+    assert ev.status("s1").exists is False
 
 
 def test_fact_providers_are_lazy_and_failures_are_diagnostics(tmp_path: Path) -> None:
@@ -413,12 +413,12 @@ def test_override_is_withdrawn_when_a_later_behavior_refuses_the_call(tmp_path: 
     two = ev.evaluate(call)  # first's pending block matches, but second refuses the call
     assert two.blocking is not None and two.blocking.behavior_id == "second"
     assert two.overrides == ()
-    status = ev.status("s1")["behaviors"]
-    assert (status["first"]["pending_block"], status["first"]["overrides"]) == (True, 0)
+    status = ev.status("s1").behaviors
+    assert (status["first"].pending_block, status["first"].overrides) == (True, 0)
     three = ev.evaluate(call)  # both blocks are overridden by this retry: the call passes
     assert not three.blocked
     assert sorted(o["behavior_id"] for o in three.overrides) == ["first", "second"]
-    assert [s["counter"] for s in ev.status("s1")["behaviors"].values()] == [1, 1]
+    assert [s.counter for s in ev.status("s1").behaviors.values()] == [1, 1]
     assert sum(r["kind"] == "override" for r in audit.records()) == 2
 
 

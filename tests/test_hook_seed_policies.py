@@ -108,9 +108,9 @@ def test_token_budget_asks_with_both_numbers_and_resets_on_compaction(project: P
     verdict, reason = decision(project.run(read(project, big))[0]) or ("", "")
     assert verdict == "ask"
     assert "~55,000 tokens in this call" in reason and "~55,000 this session" in reason
-    assert project.status()["totals"] == {"read_tokens": 55_000}
+    assert project.status().totals == {"read_tokens": 55_000}
     project.run(project.payload("SessionStart", source="compact"))
-    assert project.status()["totals"] == {}
+    assert project.status().totals == {}
 
 
 def test_no_model_attribution_cannot_be_bypassed_by_the_agent(project: Project) -> None:

@@ -82,8 +82,8 @@ def test_status_reports_a_silent_level_reached() -> None:
     ``if level`` on an IntEnum whose SILENT member is 0, and showed None)."""
     ev, _ = evaluator(plain_spec("silent"))
     ev.evaluate(tool_call("A").event())
-    row = ev.status("s1")["behaviors"]["alpha"]
-    assert (row["counter"], row["level"]) == (1, "silent")
+    row = ev.status("s1").behaviors["alpha"]
+    assert (row.counter, row.level.label) == (1, "silent")
 
 
 def test_escalation_to_hard_block_leaves_nothing_to_override() -> None:
@@ -133,10 +133,10 @@ def test_status_of_an_expired_session_shows_no_flags_or_totals() -> None:
     )
     ev, clock = evaluator(plain_spec("nudge", triggers=triggers))
     ev.evaluate(tool_call("B").event())
-    assert ev.status("s1")["flags"] == ["f1"]
+    assert ev.status("s1").flags == ("f1",)
     clock.now += TTL + ev.settings.touch_interval + 1
     status = ev.status("s1")
-    assert (status["exists"], status["flags"], status["totals"]) == (False, [], {})
+    assert (status.exists, status.flags, status.totals) == (False, (), {})
 
 
 def test_two_explicit_overrides_at_one_clock_reading_have_distinct_ids() -> None:
@@ -150,7 +150,7 @@ def test_two_explicit_overrides_at_one_clock_reading_have_distinct_ids() -> None
         decision = ev.evaluate(tool_call("A", x).event())
         assert [o["mechanism"] for o in decision.overrides] == ["explicit"]
         ids.append(decision.overrides[0]["override_id"])
-    assert ev.status("s1")["behaviors"]["alpha"]["overrides"] == 2
+    assert ev.status("s1").behaviors["alpha"].overrides == 2
     assert ids[0] != ids[1]
 
 
@@ -167,8 +167,8 @@ def test_a_withdrawn_explicit_pass_leaves_no_trace() -> None:
     assert first.blocking is not None and first.blocking.behavior_id == "bravo"
     assert ([v.behavior_id for v in first.violations], first.overrides) == (["bravo"], ())
     assert kinds(audit, 0) == [("block", "bravo", "")]
-    alpha = ev.status("s1")["behaviors"]["alpha"]
-    assert (alpha["counter"], alpha["blocks"], alpha["overrides"]) == (0, 0, 0)
+    alpha = ev.status("s1").behaviors["alpha"]
+    assert (alpha.counter, alpha.blocks, alpha.overrides) == (0, 0, 0)
     again = ev.evaluate(tool_call("A").event())  # the grant passes alpha, the retry bravo
     assert not again.blocked
     assert [(o["behavior_id"], o["mechanism"], o["reason"]) for o in again.overrides] == [
@@ -192,7 +192,7 @@ def test_a_withdrawn_retry_keeps_its_pending_block_and_grant() -> None:
     retry = ev.evaluate(tool_call("A").event())
     assert retry.blocking is not None and retry.blocking.behavior_id == "bravo"
     assert retry.overrides == ()
-    assert ev.status("s1")["behaviors"]["alpha"]["pending_block"] is True
+    assert ev.status("s1").behaviors["alpha"].pending_block is True
     clock.now += 1
     again = ev.evaluate(tool_call("A").event())
     assert [(o["behavior_id"], o["mechanism"]) for o in again.overrides] == [

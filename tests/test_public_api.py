@@ -13,27 +13,35 @@ EXPECTED = {
     "AuditIntegrityError",
     "AuditSink",
     "Behavior",
+    "BehaviorInsight",
+    "BehaviorStatus",
     "Catalog",
+    "CatalogEntry",
     "CatalogError",
     "ConditionResult",
     "Decision",
     "Evaluator",
     "Event",
     "EventError",
+    "ExplainReport",
     "FactRegistry",
     "FileStore",
     "FactTimeout",
     "ForgePolicyError",
+    "GovernanceSummary",
+    "OverrideGrant",
     "Issue",
     "JsonlAuditSink",
     "Level",
     "LockTimeout",
     "MemoryAuditSink",
     "MemoryStore",
+    "OverrideRecord",
     "RuntimeStore",
     "SQLiteAuditSink",
     "SQLiteStore",
     "SessionState",
+    "Status",
     "StoreError",
     "Trigger",
     "VerifyReport",
@@ -84,7 +92,10 @@ def test_errors_form_one_family() -> None:
     assert issubclass(fp.LockTimeout, fp.StoreError)
 
 
-HEAVY = ("ruamel", "cattrs", "portalocker", "attr", "typing", "dataclasses")
+HEAVY = (
+    *("ruamel", "cattrs", "portalocker", "pathspec", "argparse"),
+    *("attr", "attrs", "typing", "dataclasses"),
+)
 
 
 def imported_after(code: str) -> set[str]:
@@ -119,3 +130,45 @@ def test_evaluating_on_a_loaded_catalog_pulls_in_no_heavy_module() -> None:
     # accepted cost of evaluating; everything else heavy stays off
     accepted = ("attr", "attrs", "typing")
     assert not {m for m in modules if m.split(".")[0] in HEAVY and m.split(".")[0] not in accepted}
+
+
+def test_result_types_are_attrs_classes_of_the_reports_module() -> None:
+    import attrs
+
+    names = ("Status", "BehaviorStatus", "ExplainReport", "OverrideGrant", "OverrideRecord")
+    for name in (*names, "GovernanceSummary", "BehaviorInsight", "CatalogEntry"):
+        cls = getattr(fp, name)
+        assert attrs.has(cls) and cls.__module__ == "forge_policy.engine.reports", name
+
+
+def test_results_are_built_without_cattrs_and_only_json_imports_it() -> None:
+    # status, explain and override answer without the converter; to_json brings it
+    code = (
+        "import forge_policy as fp\n"
+        "ev = fp.Evaluator(fp.builtin_catalog())\n"
+        "ls = fp.Event('PreToolUse', 's', tool_name='Bash', tool_input={'command': 'ls'})\n"
+        "assert ev.evaluate(ls).outcome == 'allow'\n"
+        "assert ev.status('s').session_id == 's'\n"
+        "assert ev.explain(ls).decision.outcome == 'allow'\n"
+        "assert ev.override('s', 'search-first', reason='r').reason == 'r'\n"
+        "fp.Status, fp.ExplainReport, fp.GovernanceSummary\n"
+    )
+    modules = imported_after(code)
+    assert not {m for m in modules if m.split(".")[0] == "cattrs"}
+    modules = imported_after(
+        code + "from forge_policy.engine.reports import to_json\nto_json(ev.status('s'))\n"
+    )
+    assert "cattrs" in modules
+
+
+def test_the_converter_is_our_own_not_the_global_one() -> None:
+    import cattrs
+
+    from forge_policy.engine.reports import _converter, to_json
+
+    assert isinstance(_converter(), cattrs.Converter)
+    assert _converter() is not cattrs.global_converter
+    assert _converter() is _converter()  # one instance, built once
+    before = cattrs.global_converter.unstructure(fp.Level.WARNING)
+    assert to_json(fp.Level.WARNING) == "warning"
+    assert cattrs.global_converter.unstructure(fp.Level.WARNING) == before  # untouched

@@ -38,7 +38,7 @@ def test_search_first_escalates_then_override_by_retry(dotforge: Catalog, clock:
     sixth = ev.evaluate(tool("Write", tool_use_id="toolu_6", file_path="/a.py", content="x"))
     assert not sixth.blocked
     assert [o["mechanism"] for o in sixth.overrides] == ["retry"]
-    assert ev.status("s1")["behaviors"]["search-first"]["counter"] == 5
+    assert ev.status("s1").behaviors["search-first"].counter == 5
 
     seventh = ev.evaluate(tool("Write", tool_use_id="toolu_7", file_path="/b.py", content="y"))
     assert seventh.blocked and seventh.outcome == "soft_block"

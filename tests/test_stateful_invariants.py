@@ -198,9 +198,12 @@ class EngineMachine(RuleBasedStateMachine):
             return
         event("override granted")
         grant = self.ev.override(sid, bid, reason=reason)
-        assert (grant["at"], grant["reason"]) == (self.now, reason)
-        assert grant["grant_id"] not in self.grant_ids
-        self.grant_ids.add(grant["grant_id"])
+        stored = self.store.data(sid)["behaviors"][bid]["grant"]
+        assert (stored["at"], stored["reason"], grant.reason) == (self.now, reason, reason)
+        assert grant.session_id == sid
+        assert (grant.grant_id, grant.behavior_id) == (stored["grant_id"], bid)
+        assert grant.grant_id not in self.grant_ids
+        self.grant_ids.add(grant.grant_id)
         assert (self.store.transactions, self.store.writes) == (1, 1)
         self.model.grant(sid, bid, self.now, reason)
         self.last_granted = (sid, bid)

@@ -9,8 +9,8 @@ they always agree with it: per behavior, violations, blocks, overrides and the o
 ...     {"kind": "override", "override_id": "o1", "session_id": "s1",
 ...      "behavior_id": "search-first", "counter": 5, "mechanism": "retry"},
 ... ]
->>> s = summarize(records)["behaviors"]["search-first"]
->>> s["violations"], s["blocks"], s["overrides"], s["override_rate"], s["band"]
+>>> s = summarize(records).behaviors["search-first"]
+>>> s.violations, s.blocks, s.overrides, s.override_rate, s.band
 (5, 1, 1, 1.0, 'ineffective')
 """
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.audit.base import AuditSink
+    from forge_policy.engine.reports import GovernanceSummary, SessionTally
 
 HEALTHY_BELOW = 0.3
 INEFFECTIVE_ABOVE = 0.7
@@ -121,12 +122,10 @@ class _Tally:
     def violations(self) -> int:
         return max(self.runs + self.run_max, self.counted)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "violations": self.violations,
-            "blocks": self.blocks,
-            "overrides": len(self.overrides),
-        }
+    def to_tally(self) -> SessionTally:
+        from forge_policy.engine.reports import SessionTally
+
+        return SessionTally(self.violations, self.blocks, len(self.overrides))
 
 
 def _rate(overrides: int, blocks: int) -> float | None:
@@ -135,21 +134,24 @@ def _rate(overrides: int, blocks: int) -> float | None:
 
 def summarize(
     records: Iterable[dict[str, Any]], catalog_ids: Iterable[str] | None = None
-) -> dict[str, Any]:
+) -> GovernanceSummary:
     """Aggregate audit records into governance insights.
 
     ``violations`` per behavior is the sum, over sessions, of the highest counter recorded
     (counters include silent violations that leave no record), and never less than the number
     of violation and block records. Overrides are counted once per ``override_id``.
-    ``catalog_ids`` lists installed behaviors, so those never seen appear with zeros.
+    ``catalog_ids`` lists installed behaviors, so those never seen appear with zeros (first, in
+    that order; behaviors seen only in the log follow).
 
-    Returns ``{"behaviors": {ID: {violations, blocks, overrides, override_rate, band,
-    mechanisms}}, "sessions": {SID: {ID: {violations, blocks, overrides}}}, "totals": {...},
-    "records": int, "kinds": {KIND: int}}``.
-
-    >>> summarize([], catalog_ids=["search-first"])["behaviors"]["search-first"]["band"] is None
+    >>> summarize([], catalog_ids=["search-first"]).behaviors["search-first"].band is None
     True
     """
+    from forge_policy.engine.reports import (
+        BehaviorInsight,
+        GovernanceSummary,
+        GovernanceTotals,
+    )
+
     tallies: dict[tuple[str, str], _Tally] = {}
     kinds: dict[str, int] = {}
     count = 0
@@ -183,42 +185,46 @@ def summarize(
             tally.counted += 1
             tally.blocks += kind == "block"
 
-    behaviors: dict[str, dict[str, Any]] = {}
-    for behavior_id in catalog_ids or ():
-        behaviors[behavior_id] = _behavior_entry()
-    sessions: dict[str, dict[str, dict[str, Any]]] = {}
+    sums: dict[str, _Sum] = {behavior_id: _Sum() for behavior_id in catalog_ids or ()}
+    sessions: dict[str, dict[str, SessionTally]] = {}
     for (session_id, behavior_id), tally in sorted(tallies.items()):
-        entry = behaviors.setdefault(behavior_id, _behavior_entry())
-        entry["violations"] += tally.violations
-        entry["blocks"] += tally.blocks
-        entry["overrides"] += len(tally.overrides)
+        total = sums.setdefault(behavior_id, _Sum())
+        total.violations += tally.violations
+        total.blocks += tally.blocks
+        total.overrides += len(tally.overrides)
         for mechanism, n in tally.mechanisms.items():
-            entry["mechanisms"][mechanism] = entry["mechanisms"].get(mechanism, 0) + n
-        sessions.setdefault(session_id, {})[behavior_id] = tally.to_dict()
-    for entry in behaviors.values():
-        entry["override_rate"] = _rate(entry["overrides"], entry["blocks"])
-        entry["band"] = band(entry["override_rate"])
-    totals = {
-        key: sum(e[key] for e in behaviors.values())
-        for key in ("violations", "blocks", "overrides")
+            total.mechanisms[mechanism] = total.mechanisms.get(mechanism, 0) + n
+        sessions.setdefault(session_id, {})[behavior_id] = tally.to_tally()
+    behaviors = {
+        behavior_id: BehaviorInsight(
+            violations=total.violations,
+            blocks=total.blocks,
+            overrides=total.overrides,
+            override_rate=_rate(total.overrides, total.blocks),
+            band=band(_rate(total.overrides, total.blocks)),
+            mechanisms=total.mechanisms,
+        )
+        for behavior_id, total in sums.items()
     }
-    totals["override_rate"] = _rate(totals["overrides"], totals["blocks"])
-    totals["band"] = band(totals["override_rate"])
-    return {
-        "behaviors": behaviors,
-        "sessions": sessions,
-        "totals": totals,
-        "records": count,
-        "kinds": kinds,
-    }
+    blocks = sum(b.blocks for b in behaviors.values())
+    overrides = sum(b.overrides for b in behaviors.values())
+    totals = GovernanceTotals(
+        violations=sum(b.violations for b in behaviors.values()),
+        blocks=blocks,
+        overrides=overrides,
+        override_rate=_rate(overrides, blocks),
+        band=band(_rate(overrides, blocks)),
+    )
+    return GovernanceSummary(behaviors, sessions, totals, records=count, kinds=kinds)
 
 
-def _behavior_entry() -> dict[str, Any]:
-    return {
-        "violations": 0,
-        "blocks": 0,
-        "overrides": 0,
-        "override_rate": None,
-        "band": None,
-        "mechanisms": {},
-    }
+class _Sum:
+    """One behavior's counts summed over sessions, while :func:`summarize` adds them up."""
+
+    __slots__ = ("blocks", "mechanisms", "overrides", "violations")
+
+    def __init__(self) -> None:
+        self.violations = 0
+        self.blocks = 0
+        self.overrides = 0
+        self.mechanisms: dict[str, int] = {}

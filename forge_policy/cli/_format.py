@@ -7,6 +7,7 @@ import json
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -35,8 +36,28 @@ def _cell(value: object) -> str:
 
 
 def dumps(value: object) -> str:
-    """Indented JSON for ``--json`` output."""
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    """Indented JSON for ``--json`` output; typed results are unstructured first (see
+    :func:`to_json`).
+
+    >>> from forge_policy.engine.reports import SessionTally
+    >>> print(dumps({"tally": SessionTally(2, 1, 0)}))
+    {
+      "tally": {
+        "violations": 2,
+        "blocks": 1,
+        "overrides": 0
+      }
+    }
+    """
+    return json.dumps(to_json(value), indent=2, ensure_ascii=False, default=str)
+
+
+def to_json(value: object) -> Any:
+    """The JSON-ready form of a value (:func:`forge_policy.engine.reports.to_json`; imported
+    here on first use, since it brings cattrs)."""
+    from forge_policy.engine.reports import to_json as unstructure
+
+    return unstructure(value)
 
 
 def short(value: object, limit: int = 60) -> str:

@@ -75,21 +75,12 @@ def _escalation(behavior: Behavior) -> str:
 
 def cmd_list(args: Namespace, ctx: Context) -> int:
     """``forge-policy list``."""
+    from forge_policy.engine.reports import catalog_entries
+
     catalog, bypassed = _catalog(ctx)
-    rows = [
-        {
-            "id": b.id,
-            "enabled": b.enabled,
-            "disabled_by": bypassed.get(b.id),
-            "default_level": b.default_level.label,
-            "category": b.category,
-            "tuning": b.spec.get("tuning"),
-            "name": b.name,
-        }
-        for b in catalog.behaviors
-    ]
+    entries = catalog_entries(catalog, bypassed)
     if args.json:
-        ctx.print(dumps({"catalog": catalog.root, "behaviors": rows}))
+        ctx.print(dumps({"catalog": catalog.root, "behaviors": entries}))
         return OK
     header = ["id", "enabled", "default", "category", "tuning", "name"]
     ctx.print(
@@ -97,14 +88,14 @@ def cmd_list(args: Namespace, ctx: Context) -> int:
             header,
             [
                 [
-                    r["id"],
-                    f"no ({r['disabled_by']})" if r["disabled_by"] else r["enabled"],
-                    r["default_level"],
-                    r["category"],
-                    r["tuning"],
-                    r["name"],
+                    e.id,
+                    f"no ({e.disabled_by})" if e.disabled_by else e.enabled,
+                    e.default_level.label,
+                    e.category,
+                    e.tuning,
+                    e.name,
                 ]
-                for r in rows
+                for e in entries
             ],
         )
     )

@@ -3,7 +3,7 @@ but dispatched in :func:`forge_policy.cli.main` before argparse)."""
 
 from __future__ import annotations
 
-from forge_policy.cli._format import dumps, table
+from forge_policy.cli._format import dumps, table, to_json
 from forge_policy.cli.context import INTEGRITY_FAILURE, OK
 from forge_policy.serve import DEFAULT_PORT, MAX_BODY
 
@@ -171,30 +171,22 @@ def cmd_audit(args: Namespace, ctx: Context) -> int:
         return INTEGRITY_FAILURE
     summary = governance(evaluator)
     if args.json:
+        result = to_json(summary)
         if verified is not None:
-            summary["verify"] = verified.to_dict()
-        ctx.print(dumps(summary))
+            result["verify"] = verified.to_dict()
+        ctx.print(dumps(result))
         return OK
+    enabled = summary.enabled or ()
     ctx.print(
-        f"{summary['installed']} behaviors installed, {len(summary['enabled'])} enabled; "
-        f"{summary['records']} audit record{'s' if summary['records'] != 1 else ''}"
+        f"{summary.installed} behaviors installed, {len(enabled)} enabled; "
+        f"{summary.records} audit record{'s' if summary.records != 1 else ''}"
     )
-    rows = [
-        [
-            behavior_id,
-            e["enabled"],
-            e["violations"],
-            e["blocks"],
-            e["overrides"],
-            e["override_rate"],
-            e["band"],
-        ]
-        for behavior_id, e in summary["behaviors"].items()
+    rows: list[list[object]] = [
+        [behavior_id, e.enabled, e.violations, e.blocks, e.overrides, e.override_rate, e.band]
+        for behavior_id, e in summary.behaviors.items()
     ]
-    t = summary["totals"]
-    rows.append(
-        ["total", None, t["violations"], t["blocks"], t["overrides"], t["override_rate"], t["band"]]
-    )
+    t = summary.totals
+    rows.append(["total", None, t.violations, t.blocks, t.overrides, t.override_rate, t.band])
     header = ["behavior", "on", "violations", "blocks", "overrides", "rate", "band"]
     ctx.print(table(header, rows))
     ctx.print("override rate = overrides / blocks: healthy < 0.3 <= review <= 0.7 < ineffective")

@@ -27,18 +27,18 @@ from forge_policy.engine.inputs import (
 )
 from forge_policy.engine.overrides import harness_auto_approval
 from forge_policy.errors import AuditError, StoreError
-from forge_policy.levels import Level, next_threshold
+from forge_policy.levels import Level
 from forge_policy.model import Decision, Event
 from forge_policy.state import Grant, SessionState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.engine.overrides import AutoApprove
+    from forge_policy.engine.reports import ExplainReport, OverrideGrant, Status
     from forge_policy.stores.base import RuntimeStore
 
     FactProvider = Callable[[Event], object]
@@ -261,8 +261,18 @@ class Evaluator:
         )
         return outcome.decision
 
-    def explain(self, event: Event) -> dict[str, Any]:
-        """A dry run: every behavior, trigger and condition with its result. Changes nothing."""
+    def explain(self, event: Event) -> ExplainReport:
+        """A dry run: every behavior, trigger and condition with its result. Changes nothing.
+
+        >>> import forge_policy as fp
+        >>> ev = fp.Evaluator(fp.builtin_catalog())
+        >>> report = ev.explain(fp.Event("PreToolUse", "s1", tool_name="Bash",
+        ...                              tool_input={"command": "git reset --hard"}))
+        >>> report.decision.outcome, ev.status("s1").exists
+        ('hard_block', False)
+        """
+        from forge_policy.engine.reports import explain_report
+
         now = self.clock()
         facts = FactCache(event, self.facts)
         state = self._fresh_or_current(self.store.load(event.session_id), now)
@@ -276,11 +286,9 @@ class Evaluator:
             explain=True,
             auto_approve=self.auto_approve,
         )
-        result = outcome.decision.to_dict()
-        result["trace"] = outcome.trace
-        return result
+        return explain_report(self.catalog, outcome.decision, outcome.trace)
 
-    def override(self, session_id: str, behavior_id: str, *, reason: str = "") -> dict[str, Any]:
+    def override(self, session_id: str, behavior_id: str, *, reason: str = "") -> OverrideGrant:
         """Grant a one-shot pass for the next soft-blocked call of a behavior (SPEC §4, explicit).
 
         The grant is valid for the override window. If a blocked call of this behavior is waiting
@@ -289,6 +297,12 @@ class Evaluator:
         when the call goes through. Refused (``ValueError``) for a behavior that can never be
         overridden: one that hard-blocks by default, has reached hard_block in this session, or
         never reaches soft_block.
+
+        >>> import forge_policy as fp
+        >>> ev = fp.Evaluator(fp.builtin_catalog(), clock=lambda: 0.0)
+        >>> grant = ev.override("s1", "search-first", reason="user approved")
+        >>> grant.behavior_id, grant.valid_until
+        ('search-first', '1970-01-01T00:01:00.000000+00:00')
         """
         from forge_policy._time import iso
 
@@ -304,14 +318,10 @@ class Evaluator:
                 "there is nothing to override"
             )
         now = self.clock()
-        grant = {
-            "at": now,
-            "reason": reason,
-            "granted_at": iso(now),
-            "grant_id": self.random_id(),
-        }
+        granted_at, grant_id = iso(now), self.random_id()
+        grant = Grant(at=now, reason=reason, granted_at=granted_at, grant_id=grant_id)
 
-        def apply(current: SessionState | None) -> tuple[dict[str, Any], SessionState]:
+        def apply(current: SessionState | None) -> tuple[None, SessionState]:
             state = self._fresh_or_current(current, now)
             bstate = state.behavior(behavior_id)
             if bstate.effective_level is Level.HARD_BLOCK:
@@ -319,40 +329,37 @@ class Evaluator:
                     f"{behavior_id} has reached hard_block in session {session_id}: "
                     "it has no override"
                 )
-            bstate.grant = Grant.from_dict(grant)
+            bstate.grant = grant
             state.touch(now)
-            return grant, state
+            return None, state
 
-        return self.store.transact(session_id, apply)
+        self.store.transact(session_id, apply)
+        from forge_policy.engine.reports import OverrideGrant
 
-    def status(self, session_id: str) -> dict[str, Any]:
-        """Counters, levels, next thresholds, pending blocks and overrides of one session."""
+        return OverrideGrant(
+            grant_id=grant_id,
+            session_id=session_id,
+            behavior_id=behavior_id,
+            reason=reason,
+            granted_at=granted_at,
+            valid_until=iso(now + self.settings.override_window),
+        )
+
+    def status(self, session_id: str) -> Status:
+        """Counters, levels, next thresholds, pending blocks and overrides of one session
+        (an expired session has no live state).
+
+        >>> import forge_policy as fp
+        >>> ev = fp.Evaluator(fp.builtin_catalog())
+        >>> _ = ev.evaluate(fp.Event("PreToolUse", "s1", tool_name="Bash",
+        ...                          tool_input={"command": "git push --force"}))
+        >>> row = ev.status("s1").behaviors["no-destructive-git"]
+        >>> row.counter, row.level.label, row.blocks
+        (1, 'hard_block', 1)
+        """
+        from forge_policy.engine.reports import status_of
+
         state = self.store.load(session_id)
-        now = self.clock()
-        behaviors: dict[str, Any] = {}
-        if state is not None and self._expired(state, now):
+        if state is not None and self._expired(state, self.clock()):
             state = None
-        if state is not None:
-            for behavior in self.catalog.behaviors:
-                bstate = (
-                    state.behavior(behavior.id) if behavior.id in state.behavior_ids() else None
-                )
-                counter = bstate.counter if bstate else 0
-                level = bstate.effective_level if bstate else None
-                threshold = next_threshold(counter, behavior.escalation)
-                behaviors[behavior.id] = {
-                    "enabled": behavior.enabled and behavior.id not in state.disabled,
-                    "counter": counter,
-                    "level": level.label if level is not None else None,
-                    "next_threshold": threshold,
-                    "pending_block": bool(bstate and bstate.pending_block),
-                    "overrides": len(bstate.overrides) if bstate else 0,
-                    "blocks": bstate.blocks if bstate else 0,
-                }
-        return {
-            "session_id": session_id,
-            "exists": state is not None,
-            "flags": sorted(state.flags) if state else [],
-            "totals": dict(state.totals) if state else {},
-            "behaviors": behaviors,
-        }
+        return status_of(self.catalog, session_id, state)

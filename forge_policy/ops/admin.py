@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.config.env import Config
     from forge_policy.engine.evaluator import Evaluator
+    from forge_policy.engine.reports import GovernanceSummary, Status
     from forge_policy.state import SessionState
 
 DISABLED_KEY = "disabled"
@@ -51,29 +52,19 @@ def session_disabled(state: SessionState | None) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def status(evaluator: Evaluator, session_id: str | None = None) -> dict[str, Any]:
-    """:meth:`Evaluator.status` of one session, or of every live (unexpired) session, with the
-    session's own on/off, its explicit override grants and its activity times."""
-    ids = [session_id] if session_id is not None else evaluator.store.session_ids()
-    sessions: list[dict[str, Any]] = []
-    for sid in ids:
-        report = evaluator.status(sid)
-        state = evaluator.store.load(sid)
-        if session_id is None and not report["exists"]:
-            continue  # expired, waiting for a purge
-        disabled = session_disabled(state)
-        for behavior_id, entry in report["behaviors"].items():
-            grant = None
-            if state is not None and behavior_id in state.behavior_ids():
-                grant = state.behavior(behavior_id).grant
-            entry["session_disabled"] = behavior_id in disabled
-            entry["enabled"] = entry["enabled"] and behavior_id not in disabled
-            entry["override_granted"] = (grant.granted_at or None) if grant else None
-        report["disabled"] = disabled
-        report["created_at"] = state.data.get("created_at") if state else None
-        report["last_accessed_at"] = state.data.get("last_accessed_at") if state else None
-        sessions.append(report)
-    return {"sessions": sessions}
+def status(evaluator: Evaluator, session_id: str | None = None) -> list[Status]:
+    """:meth:`Evaluator.status` of one session, or of every live (unexpired) session; each
+    carries the session's own on/off, its explicit override grants and its activity times.
+
+    >>> import forge_policy as fp
+    >>> ev = fp.Evaluator(fp.builtin_catalog())
+    >>> status(ev), [s.exists for s in status(ev, "s1")]
+    ([], [False])
+    """
+    if session_id is not None:
+        return [evaluator.status(session_id)]
+    reports = (evaluator.status(sid) for sid in evaluator.store.session_ids())
+    return [report for report in reports if report.exists]  # expired: waiting for a purge
 
 
 def set_session_enabled(
@@ -126,7 +117,7 @@ def set_session_enabled(
     return evaluator.store.transact(session_id, apply)
 
 
-def governance(evaluator: Evaluator) -> dict[str, Any]:
+def governance(evaluator: Evaluator) -> GovernanceSummary:
     """The governance summary of ``forge-policy audit``: per behavior installed/enabled,
     violations, blocks, overrides, override rate and band (see
     :func:`forge_policy.audit.insights.summarize`).
@@ -134,34 +125,50 @@ def governance(evaluator: Evaluator) -> dict[str, Any]:
     Violations that never blocked leave no audit record unless violations are recorded, so each
     live session's counters are folded in: per session and behavior, the larger of the audited
     and the stored count.
+
+    >>> import forge_policy as fp
+    >>> summary = governance(fp.Evaluator(fp.builtin_catalog()))
+    >>> summary.installed == len(fp.builtin_catalog()), summary.totals.band
+    (True, None)
     """
-    from forge_policy.audit.insights import band, summarize
+    import attrs
+
+    from forge_policy.audit.insights import summarize
 
     catalog = evaluator.catalog
     summary = summarize(evaluator.audit.records(), catalog.ids)
-    behaviors: dict[str, dict[str, Any]] = summary["behaviors"]
+    unaudited: dict[str, int] = {}
     now = evaluator.clock()
     for sid in evaluator.store.session_ids():
         state = evaluator.store.load(sid)
         if state is None or state.expired(now, evaluator.settings.ttl):
             continue
-        audited = summary["sessions"].get(sid, {})
+        audited = summary.sessions.get(sid, {})
         for behavior_id in state.behavior_ids():
             counter = state.behavior(behavior_id).counter
-            seen = audited.get(behavior_id, {}).get("violations", 0)
-            if counter > seen and behavior_id in behaviors:
-                behaviors[behavior_id]["violations"] += counter - seen
-    for behavior_id, entry in behaviors.items():
+            tally = audited.get(behavior_id)
+            seen = tally.violations if tally is not None else 0
+            if counter > seen and behavior_id in summary.behaviors:
+                unaudited[behavior_id] = unaudited.get(behavior_id, 0) + counter - seen
+    behaviors = {}
+    for behavior_id, insight in summary.behaviors.items():
         behavior = catalog.get(behavior_id)
-        entry["installed"] = behavior is not None
-        entry["enabled"] = bool(behavior and behavior.enabled)
-        entry["category"] = behavior.category if behavior else None
-    totals = summary["totals"]
-    totals["violations"] = sum(e["violations"] for e in behaviors.values())
-    totals["band"] = band(totals["override_rate"])
-    summary["installed"] = len(catalog)
-    summary["enabled"] = [b.id for b in catalog.behaviors if b.enabled]
-    return summary
+        behaviors[behavior_id] = attrs.evolve(
+            insight,
+            violations=insight.violations + unaudited.get(behavior_id, 0),
+            installed=behavior is not None,
+            enabled=bool(behavior and behavior.enabled),
+            category=behavior.category if behavior else None,
+        )
+    # the folded-in counters change violations only: blocks, overrides and the rate stand
+    totals = attrs.evolve(summary.totals, violations=sum(b.violations for b in behaviors.values()))
+    return attrs.evolve(
+        summary,
+        behaviors=behaviors,
+        totals=totals,
+        installed=len(catalog),
+        enabled=tuple(b.id for b in catalog.behaviors if b.enabled),
+    )
 
 
 def project_catalog(config: Config) -> tuple[str, bool]:

@@ -146,8 +146,8 @@ def test_evaluator_writes_blocks_and_a_retry_override(sink: Any, clock: FakeCloc
     assert [r["kind"] for r in records] == ["block", "override"]
     assert records[0]["counter"] == 5
     (oid,) = override_ids(sink)
-    assert ev.status("s1")["behaviors"]["search-first"]["overrides"] == 1
-    assert summarize(records)["behaviors"]["search-first"]["override_rate"] == 1.0
+    assert ev.status("s1").behaviors["search-first"].overrides == 1
+    assert summarize(records).behaviors["search-first"].override_rate == 1.0
     assert oid == records[1]["override_id"]
 
 

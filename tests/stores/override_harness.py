@@ -512,14 +512,14 @@ def check_triple_write(
     tracker.reconciled |= set(added) - acked
     tracker.unreconciled = set() if persist else set(added)
 
-    summary = summarize(records)["behaviors"].get(BEHAVIOR)
+    summary = summarize(records).behaviors.get(BEHAVIOR)
     if summary is not None:
-        if summary["overrides"] != len(audit_set):
-            problems.append(f"insights count {summary['overrides']} overrides, log {audit_set}")
-        if summary["overrides"] > summary["blocks"]:
-            problems.append(f"insights: {summary['overrides']} overrides > {summary['blocks']}")
+        if summary.overrides != len(audit_set):
+            problems.append(f"insights count {summary.overrides} overrides, log {audit_set}")
+        if summary.overrides > summary.blocks:
+            problems.append(f"insights: {summary.overrides} overrides > {summary.blocks}")
         if state is not None:  # a session's lost first block has no state to agree with yet
-            drift = summary["blocks"] - state_blocks
+            drift = summary.blocks - state_blocks
             low, high = tracker.block_drift
             tracker.block_drift = (min(low, drift), max(high, drift))
     elif audit_set:

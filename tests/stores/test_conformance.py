@@ -174,7 +174,7 @@ def test_evaluator_end_to_end_escalates_and_overrides(store: Any) -> None:
     bstate = store.load("s1").behavior("search-first")
     assert bstate.counter == 5
     assert [o["mechanism"] for o in bstate.overrides] == ["retry"]
-    assert ev.status("s1")["behaviors"]["search-first"]["counter"] == 5
+    assert ev.status("s1").behaviors["search-first"].counter == 5
 
 
 # -- the oracle: random operation sequences give the same answers on every store -------------

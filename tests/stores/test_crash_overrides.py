@@ -127,9 +127,9 @@ def test_a_lost_block_write_leaves_status_and_insights_in_agreement(tmp_path: Pa
     assert ev.evaluate(oh.call(2)).blocked  # the agent retries: blocked again, same counter
     assert not ev.evaluate(oh.call(2)).blocked  # overridden
     ev.reconcile(oh.SESSION)
-    status = ev.status(oh.SESSION)["behaviors"][oh.BEHAVIOR]
-    insights = summarize(sink.records())["behaviors"][oh.BEHAVIOR]
-    assert status["overrides"] == insights["overrides"] == 2  # the overrides agree...
+    status = ev.status(oh.SESSION).behaviors[oh.BEHAVIOR]
+    insights = summarize(sink.records()).behaviors[oh.BEHAVIOR]
+    assert status.overrides == insights.overrides == 2  # the overrides agree...
     # ...and so do the blocks: the log holds blocks at counters 1, 2, 2 (the lost state write
     # let counter 2 be decided twice); the insights count one decision per counter, as the state
-    assert (status["blocks"], status["counter"]) == (insights["blocks"], insights["violations"])
+    assert (status.blocks, status.counter) == (insights.blocks, insights.violations)

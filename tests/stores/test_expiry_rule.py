@@ -43,7 +43,7 @@ def test_purge_keeps_a_session_the_evaluator_still_counts(store: Any) -> None:
 
 
 def _counters(status: Any) -> dict[str, int]:
-    return {bid: entry["counter"] for bid, entry in status["behaviors"].items()}
+    return {bid: entry.counter for bid, entry in status.behaviors.items()}
 
 
 def test_the_rule_is_the_same_for_state_and_function() -> None:
