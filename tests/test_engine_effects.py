@@ -134,8 +134,8 @@ def test_the_grant_id_comes_from_the_injected_random_source(tmp_path: Path) -> N
     catalog = fp.load_catalog(write_catalog(tmp_path / "c", behaviors))
     ids = iter(["g1", "g2"])
     ev = fp.Evaluator(catalog, clock=Clock(), random_id=lambda: next(ids))
-    assert ev.override("s1", "gate", reason="ok")["grant_id"] == "g1"
-    assert ev.override("s1", "gate", reason="ok")["grant_id"] == "g2"
+    assert ev.override("s1", "gate", reason="ok").grant_id == "g1"
+    assert ev.override("s1", "gate", reason="ok").grant_id == "g2"
     again = fp.Evaluator(catalog, clock=Clock(), random_id=lambda: "g2")
     again.override("s1", "gate", reason="ok")
     # the same grant at the same time: the same override id, run after run

@@ -65,7 +65,7 @@ def test_status_reads_every_accessor_and_unstructures_to_plain_json(data: dict[s
         assert (row.overrides, row.blocks) == ((len(b.overrides), b.blocks) if b else (0, 0))
         assert row.session_disabled is (behavior.id in data["disabled"])
         assert row.enabled is (behavior.enabled and not row.session_disabled)
-        assert row.override_granted == (b.grant["granted_at"] if b and b.grant else None)
+        assert row.override_granted == ((b.grant.granted_at or None) if b and b.grant else None)
     out = to_json(status)
     assert plain_json(out)
     for behavior_id, row in out["behaviors"].items():

@@ -531,7 +531,11 @@ def _converter() -> cattrs.Converter:
 
     converter = cattrs.Converter()
     converter.register_unstructure_hook(Level, lambda level: level.label)
-    converter.register_unstructure_hook(Decision, lambda decision: decision.to_dict())
+    # a predicate hook: registering the class itself would make cattrs resolve its annotations,
+    # which name types the model imports only for type checking
+    converter.register_unstructure_hook_func(
+        lambda cls: cls is Decision, lambda decision: decision.to_dict()
+    )
 
     def explain(report: ExplainReport) -> dict[str, Any]:
         result: dict[str, Any] = report.decision.to_dict()
