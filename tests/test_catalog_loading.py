@@ -292,3 +292,93 @@ def test_missing_catalog_folder(tmp_path: Path) -> None:
     assert load_errors(tmp_path / "nope") == [
         f"{tmp_path / 'nope'}: no such catalog folder or file"
     ]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            ("      matcher: Bash\n", "      matcher: Bash\n      condtions: []\n"),
+            "11:18: policy.triggers[0].condtions: unknown key 'condtions'; "
+            "did you mean 'conditions'?",
+        ),
+        (
+            ("    default_level: warning\n", "    default_level: warning\n    escalaton: []\n"),
+            "13:16: policy.enforcement.escalaton: unknown key 'escalaton'; "
+            "did you mean 'escalation'?",
+        ),
+    ],
+)
+def test_a_near_miss_of_a_known_key_fails_to_load(
+    tmp_path: Path, change: tuple[str, str], expected: str
+) -> None:
+    # SPEC §5: a typo must never silently change what a rule does
+    text = behavior_yaml()
+    assert change[0] in text
+    file = tmp_path / "behavior.yaml"
+    file.write_text(text.replace(change[0], change[1], 1), encoding="utf-8")
+    assert load_errors(file) == [f"{file}:{expected}"]
+
+
+def test_cross_field_rules_are_reported_with_every_other_problem(tmp_path: Path) -> None:
+    triggers = (
+        "    - event: PreToolUse\n"
+        "      matcher: Bash\n"
+        "      action: check_flag\n"
+        "      on_present: eat\n"
+        "    - event: Stop\n"
+        "      conditions:\n"
+        "        - field: n\n"
+        "          operator: gt\n"
+        "          value: many\n"
+    )
+    text = behavior_yaml(
+        triggers=triggers,
+        escalation="    escalation:\n      - after: 2\n        level: nudge\n",
+    ).replace("category: core", "category: cor")
+    file = tmp_path / "behavior.yaml"
+    file.write_text(text, encoding="utf-8")
+    assert load_errors(file) == [
+        f"{file}:5:11: category: unknown category 'cor': expected one of core, opinionated, "
+        "experimental; did you mean 'core'?",
+        f"{file}:9:7: policy.triggers[0].flag: required field missing",
+        f"{file}:9:7: policy.triggers[0].on_absent: required field missing",
+        f"{file}:12:19: policy.triggers[0].on_present: unknown on_present value 'eat': "
+        "expected one of consume, keep",
+        f"{file}:17:18: policy.triggers[1].conditions[0].value: operator 'gt' needs a number, "
+        "got the string 'many'",
+        f"{file}:22:16: policy.enforcement.escalation[0].level: level 'nudge' is below "
+        "default_level 'warning'",
+    ]
+
+
+def test_wrong_shapes_name_what_was_expected(tmp_path: Path) -> None:
+    extra = """
+    applies_to:
+      tools: Bash
+      profiles: [strict, strikt, 3]
+    rendering: [nudge_template]
+    """
+    file = tmp_path / "behavior.yaml"
+    file.write_text(behavior_yaml(extra=extra), encoding="utf-8")
+    assert load_errors(file) == [
+        f"{file}:18:10: applies_to.tools: expected a list, got the string 'Bash'",
+        f"{file}:19:22: applies_to.profiles[1]: unknown profile 'strikt': expected one of "
+        "minimal, standard, strict; did you mean 'strict'?",
+        f"{file}:19:30: applies_to.profiles[2]: expected a non-empty string, got the number 3",
+        f"{file}:20:12: rendering: expected a mapping, got a list",
+    ]
+
+
+def test_index_entry_problems_are_all_reported(tmp_path: Path) -> None:
+    root = write_catalog(tmp_path / "cat", {"good-one": behavior_yaml("good-one")})
+    index = root / "index.yaml"
+    index.write_text(
+        index.read_text() + "  - 42\n  - id: good-one\n    tuning: strictest\n  - enabled: true\n"
+    )
+    assert load_errors(root) == [
+        f"{index}:5:5: behaviors[1]: expected an id or a mapping with id and enabled",
+        f"{index}:7:13: behaviors[2].tuning: unknown tuning 'strictest': expected one of "
+        "strict, relaxed; did you mean 'strict'?",
+        f"{index}:8:5: behaviors[3].id: required field missing",
+    ]

@@ -1,6 +1,10 @@
-"""An ordered set of compiled behaviors (SPEC §1, §3.5)."""
+"""An ordered set of compiled behaviors (SPEC §1, §3.5), and the layout of a catalog folder."""
 
 from __future__ import annotations
+
+#: a catalog folder holds ``index.yaml`` and one ``<id>/behavior.yaml`` per listed behavior
+INDEX_FILE = "index.yaml"
+BEHAVIOR_FILE = "behavior.yaml"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,22 +1,41 @@
-"""Behavior schema v1 (SPEC §5): validate a parsed YAML document into a normalised spec.
+"""Behavior schema v1 (SPEC §5) as attrs classes, structured from YAML by cattrs.
 
-Validation is a separate pass that collects every problem at once (Cedar's validator); each
-problem names the file, line, column and the field path. The output, the *normalised spec*, is
-plain JSON: what :class:`~forge_policy.catalog.behavior.Behavior` compiles and what the compiled
-cache stores. Unknown keys are ignored here and stay untouched in the source document.
+The classes below mirror a ``behavior.yaml`` and an ``index.yaml`` key for key. A converter
+(:func:`converter`) structures a parsed document into them with cattrs' detailed validation,
+which collects every problem at once (Cedar's validator); each problem carries cattrs' path
+(``policy.triggers[0].action``), which :func:`issues_of` maps onto ruamel's marks to name the
+file, line and column. Rules that span several fields (a check_flag trigger needs ``flag``,
+``on_present`` and ``on_absent``; an operator needs a value of its kind; SPEC §3.10 escalation
+order) run in the hook of the class that holds those fields, after its own fields, so they
+too are reported together with everything else.
+
+:func:`validate_behavior` returns the *normalised spec*, plain JSON: what
+:class:`~forge_policy.catalog.behavior.Behavior` compiles and what the compiled cache stores.
+Unknown keys are ignored and stay untouched in the source document, except near misses of a
+known key (``condtions``), which fail with "did you mean": a typo must not silently change a rule.
+
+This module imports attrs, cattrs and :mod:`typing`; only the YAML load path imports it.
+
+>>> spec, issues = validate_behavior({"schema_version": "1", "id": "x-y", "name": "X",
+...     "description": "d", "category": "core", "scope": "session",
+...     "policy": {"triggers": [{"event": "Stop"}],
+...                "enforcement": {"default_level": "nudge"},
+...                "recovery": {"hint": "h"}}}, "x.yaml")
+>>> issues, spec["default_level"], spec["triggers"][0]["action"]
+([], 'nudge', 'evaluate')
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from difflib import get_close_matches
+from typing import Any, NewType, get_origin
 
-from forge_policy.catalog.behavior import (
-    ACTIONS,
-    CATEGORIES,
-    PROFILES,
-    TEMPLATE_LIMITS,
-)
+import attrs
+import cattrs
+from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationNote
+
+from forge_policy.catalog.behavior import ACTIONS, CATEGORIES, PROFILES, TEMPLATE_LIMITS
 from forge_policy.catalog.dsl import (
     NUMERIC_OPERATORS,
     OPERATORS,
@@ -26,178 +45,84 @@ from forge_policy.catalog.dsl import (
     compile_regex,
     matcher_kind,
 )
+from forge_policy.catalog.tuning import TUNINGS
+from forge_policy.catalog.yaml_io import plain, position
 from forge_policy.errors import Issue, RegexError
 from forge_policy.events import EVENTS, MATCHER_SUBJECT
 from forge_policy.levels import LEVEL_NAMES, Level, Step, escalation_problems
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]*[a-z0-9]$")
 SCHEMA_VERSION = "1"
 RESERVED_SCOPES = ("task", "project")
 
+# --- value types: each NewType has one structure hook that owns its message ---------------------
 
-def _near(word: str, choices: tuple[str, ...] | frozenset[str]) -> str:
-    from difflib import get_close_matches
+SchemaVersion = NewType("SchemaVersion", str)
+BehaviorId = NewType("BehaviorId", str)
+ScopeName = NewType("ScopeName", str)
+EventName = NewType("EventName", str)
+#: a non-empty string
+Text = NewType("Text", str)
+#: a non-empty string in a list (its message says so)
+Item = NewType("Item", str)
+#: any string, empty included (a matcher: empty selects everything)
+Matcher = NewType("Matcher", str)
+After = NewType("After", int)
+NudgeTemplate = NewType("NudgeTemplate", str)
+WarningTemplate = NewType("WarningTemplate", str)
+BlockReason = NewType("BlockReason", str)
+OverridePrompt = NewType("OverridePrompt", str)
+Category = NewType("Category", str)
+LevelName = NewType("LevelName", str)
+Operator = NewType("Operator", str)
+Action = NewType("Action", str)
+Logic = NewType("Logic", str)
+OverrideMode = NewType("OverrideMode", str)
+Mode = NewType("Mode", str)
+Bypass = NewType("Bypass", str)
+OnPresent = NewType("OnPresent", str)
+OnAbsent = NewType("OnAbsent", str)
+Profile = NewType("Profile", str)
+Tuning = NewType("Tuning", str)
 
-    close = get_close_matches(word, sorted(choices), n=1, cutoff=0.75)
+#: closed vocabularies: (allowed values, how the message names the field)
+CHOICES: dict[object, tuple[tuple[str, ...], str]] = {
+    Category: (CATEGORIES, "category"),
+    LevelName: (LEVEL_NAMES, "level"),
+    Operator: (OPERATORS, "operator"),
+    Action: (ACTIONS, "action"),
+    Logic: (("all", "any"), "logic"),
+    OverrideMode: (("agent", "user"), "override mode"),
+    Mode: (("enforce", "shadow"), "mode"),
+    Bypass: (("allowed", "never"), "bypass"),
+    OnPresent: (("consume", "keep"), "on_present value"),
+    OnAbsent: (("skip", "violate"), "on_absent value"),
+    Tuning: (TUNINGS, "tuning"),
+}
+_TEMPLATE_TYPES: dict[object, int] = {
+    NudgeTemplate: TEMPLATE_LIMITS["nudge_template"],
+    WarningTemplate: TEMPLATE_LIMITS["warning_template"],
+    BlockReason: TEMPLATE_LIMITS["block_reason"],
+    OverridePrompt: TEMPLATE_LIMITS["override_prompt"],
+}
+
+
+def near(word: str, choices: Sequence[str] | frozenset[str], cutoff: float = 0.75) -> str:
+    """A "did you mean" suffix for a near miss, else ``""``.
+
+    >>> near("regex_matches", ("regex_match", "contains"))
+    "; did you mean 'regex_match'?"
+    """
+    close = get_close_matches(word, sorted(choices), n=1, cutoff=cutoff)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-class Node:
-    """A position-aware handle on a YAML value: its path, and where it sits in the file."""
-
-    __slots__ = ("column", "line", "path", "value")
-
-    def __init__(self, value: Any, path: str, line: int, column: int) -> None:
-        self.value = value
-        self.path = path
-        self.line = line
-        self.column = column
-
-    def child(self, key: str) -> Node | None:
-        """The value under ``key`` of a mapping node, or None when absent."""
-        mapping = self.value
-        if not isinstance(mapping, dict) or key not in mapping:
-            return None
-        line, column = self.line, self.column
-        lc = getattr(mapping, "lc", None)
-        if lc is not None:
-            try:
-                line, column = lc.value(key)
-                line, column = line + 1, column + 1
-            except (KeyError, TypeError, IndexError):
-                pass
-        path = f"{self.path}.{key}" if self.path else key
-        return Node(mapping[key], path, line, column)
-
-    def items(self) -> list[Node]:
-        """The items of a sequence node."""
-        seq = self.value
-        out = []
-        lc = getattr(seq, "lc", None)
-        for index, item in enumerate(seq):
-            line, column = self.line, self.column
-            if lc is not None:
-                try:
-                    line, column = lc.item(index)
-                    line, column = line + 1, column + 1
-                except (KeyError, TypeError, IndexError):
-                    pass
-            out.append(Node(item, f"{self.path}[{index}]", line, column))
-        return out
-
-
-def root_node(document: Any) -> Node:
-    """The node of a whole document (line 1 column 1 unless ruamel knows better)."""
-    lc = getattr(document, "lc", None)
-    line = lc.line + 1 if lc is not None and lc.line is not None else 1
-    column = lc.col + 1 if lc is not None and lc.col is not None else 1
-    return Node(document, "", line, column)
-
-
-class Validator:
-    """Collects :class:`~forge_policy.errors.Issue` values for one file."""
-
-    def __init__(self, file: str) -> None:
-        self.file = file
-        self.issues: list[Issue] = []
-
-    def fail(self, node: Node, message: str, field: str | None = None) -> None:
-        self.issues.append(
-            Issue(self.file, node.line, node.column, node.path if field is None else field, message)
-        )
-
-    # small typed accessors; each returns None (after recording an issue) when the value is bad
-
-    def field(self, parent: Node, key: str, *, required: bool) -> Node | None:
-        node = parent.child(key)
-        if node is None or node.value is None:
-            if required:
-                path = f"{parent.path}.{key}" if parent.path else key
-                self.fail(parent, "required field missing", field=path)
-            return None
-        return node
-
-    def text(
-        self,
-        parent: Node,
-        key: str,
-        *,
-        required: bool = False,
-        empty: bool = False,
-        limit: int | None = None,
-    ) -> str | None:
-        node = self.field(parent, key, required=required)
-        if node is None:
-            return None
-        if not isinstance(node.value, str):
-            self.fail(node, f"expected a string, got {_kind(node.value)}")
-            return None
-        value = str(node.value)
-        if not empty and not value.strip():
-            self.fail(node, "must not be empty")
-            return None
-        if limit is not None and len(value) > limit:
-            self.fail(node, f"at most {limit} characters, got {len(value)}")
-            return None
-        return value
-
-    def choice(
-        self, parent: Node, key: str, choices: tuple[str, ...], *, required: bool, what: str
-    ) -> str | None:
-        node = self.field(parent, key, required=required)
-        if node is None:
-            return None
-        value = node.value
-        if not isinstance(value, str) or value not in choices:
-            shown = value if isinstance(value, str) else _kind(value)
-            suggestion = _near(value, choices) if isinstance(value, str) else ""
-            self.fail(
-                node, f"unknown {what} {shown!r}: expected one of {', '.join(choices)}{suggestion}"
-            )
-            return None
-        return value
-
-    def mapping(self, parent: Node, key: str, *, required: bool) -> Node | None:
-        node = self.field(parent, key, required=required)
-        if node is None:
-            return None
-        if not isinstance(node.value, dict):
-            self.fail(node, f"expected a mapping, got {_kind(node.value)}")
-            return None
-        return node
-
-    def sequence(self, parent: Node, key: str, *, required: bool) -> Node | None:
-        node = self.field(parent, key, required=required)
-        if node is None:
-            return None
-        if not isinstance(node.value, list):
-            self.fail(node, f"expected a list, got {_kind(node.value)}")
-            return None
-        return node
-
-    def string_list(self, parent: Node, key: str) -> list[str]:
-        node = self.sequence(parent, key, required=False)
-        if node is None:
-            return []
-        out = []
-        for item in node.items():
-            if isinstance(item.value, str) and item.value:
-                out.append(str(item.value))
-            else:
-                self.fail(item, f"expected a non-empty string, got {_kind(item.value)}")
-        return out
-
-    def boolean(self, parent: Node, key: str) -> bool | None:
-        node = self.field(parent, key, required=False)
-        if node is None:
-            return None
-        if not isinstance(node.value, bool):
-            self.fail(node, f"expected true or false, got {_kind(node.value)}")
-            return None
-        return bool(node.value)
-
-
-def _kind(value: object) -> str:
+def kind(value: object) -> str:
+    """How a message names an unexpected value: ``the string 'x'``, ``a list``, ``null``…"""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -213,255 +138,575 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
-def _plain(value: Any) -> Any:
-    """ruamel's commented containers and scalars to plain JSON values."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, bool) or value is None:
+# --- the document model -------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ConditionDoc:
+    """One ``{field, operator, value}`` of a trigger."""
+
+    field: Text
+    operator: Operator
+    value: Any = None
+
+
+@attrs.frozen
+class TriggerDoc:
+    """One entry of ``policy.triggers``; which of the flag keys are required depends on action."""
+
+    event: EventName
+    matcher: Matcher | None = None
+    conditions: list[ConditionDoc] = attrs.field(factory=list)
+    logic: Logic = Logic("all")
+    action: Action = Action("evaluate")
+    flag: Text | None = None
+    on_present: OnPresent | None = None
+    on_absent: OnAbsent | None = None
+    total: Text | None = None
+    value: Text | None = None
+
+
+@attrs.frozen
+class StepDoc:
+    """One ``policy.enforcement.escalation`` entry."""
+
+    after: After
+    level: LevelName
+
+
+@attrs.frozen
+class EnforcementDoc:
+    """``policy.enforcement``; the SPEC §3.10 order of ``escalation`` is checked in its hook."""
+
+    default_level: LevelName
+    escalation: list[StepDoc] = attrs.field(factory=list)
+    override: OverrideMode = OverrideMode("agent")
+    mode: Mode = Mode("enforce")
+    bypass: Bypass = Bypass("allowed")
+
+
+@attrs.frozen
+class RecoveryDoc:
+    """``policy.recovery``."""
+
+    hint: Text
+    suggested_tool: Text | None = None
+    suggested_action: Text | None = None
+
+
+@attrs.frozen
+class PolicyDoc:
+    """``policy``."""
+
+    triggers: list[TriggerDoc]
+    enforcement: EnforcementDoc
+    recovery: RecoveryDoc
+
+
+@attrs.frozen
+class RenderingDoc:
+    """``rendering``: optional templates, each with its length limit."""
+
+    nudge_template: NudgeTemplate | None = None
+    warning_template: WarningTemplate | None = None
+    block_reason: BlockReason | None = None
+    override_prompt: OverridePrompt | None = None
+
+
+@attrs.frozen
+class AppliesToDoc:
+    """``applies_to``: empty lists admit everything."""
+
+    tools: list[Item] = attrs.field(factory=list)
+    agents: list[Item] = attrs.field(factory=list)
+    profiles: list[Profile] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class BehaviorDoc:
+    """A whole ``behavior.yaml``."""
+
+    schema_version: SchemaVersion
+    id: BehaviorId
+    name: Text
+    description: Text
+    category: Category
+    scope: ScopeName
+    policy: PolicyDoc
+    enabled: bool = True
+    rendering: RenderingDoc = attrs.field(factory=RenderingDoc)
+    applies_to: AppliesToDoc = attrs.field(factory=AppliesToDoc)
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class IndexEntryDoc:
+    """One ``behaviors`` entry of ``index.yaml`` (a bare id is ``IndexEntryDoc(id)``)."""
+
+    id: Text
+    enabled: bool | None = None
+    tuning: Tuning | None = None
+
+
+# --- structure hooks ----------------------------------------------------------------------------
+
+
+def _at(exc: Exception, *steps: str | int) -> Exception:
+    """Address ``exc`` below the current value, in cattrs' own path notes."""
+    for step in steps:
+        if isinstance(step, int):
+            exc.add_note(IterableValidationNote(f"@ index {step}", step, object))
+        else:
+            exc.add_note(AttributeValidationNote(f"@ attribute {step}", step, object))
+    return exc
+
+
+def missing(name: str, reason: str = "") -> Exception:
+    """A required key is absent (``reason`` says why it is required here)."""
+    return _at(KeyError(name, reason), name)
+
+
+def _text(value: object, *, empty: bool = False, limit: int | None = None) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {kind(value)}")
+    if not empty and not value.strip():
+        raise ValueError("must not be empty")
+    if limit is not None and len(value) > limit:
+        raise ValueError(f"at most {limit} characters, got {len(value)}")
+    return value
+
+
+def _choice(value: object, choices: tuple[str, ...], what: str) -> str:
+    if isinstance(value, str) and value in choices:
         return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    return str(value)
+    shown = value if isinstance(value, str) else kind(value)
+    suggestion = near(value, choices) if isinstance(value, str) else ""
+    raise ValueError(f"unknown {what} {shown!r}: expected one of {', '.join(choices)}{suggestion}")
+
+
+def _nonempty(value: object, _: object) -> str:
+    return _text(value)
+
+
+def _schema_version(value: object, _: object) -> str:
+    if isinstance(value, str) and value == SCHEMA_VERSION:
+        return value
+    raise ValueError(f'unsupported schema_version {plain(value)!r}: expected "1"')
+
+
+def _behavior_id(value: object, _: object) -> str:
+    text = _text(value)
+    if not ID_PATTERN.match(text):
+        raise ValueError(
+            f"invalid id {text!r}: lowercase letters, digits and '-', starting with a letter "
+            "and not ending with '-'"
+        )
+    return text
+
+
+def _scope(value: object, _: object) -> str:
+    if value == "session":
+        return "session"
+    if value in RESERVED_SCOPES:
+        raise ValueError(f"scope {value!r} is reserved: only 'session' is supported")
+    raise ValueError(f"unknown scope {plain(value)!r}: expected 'session'")
+
+
+def _event(value: object, _: object) -> str:
+    if isinstance(value, str) and value in EVENTS:
+        return value
+    shown = value if isinstance(value, str) else kind(value)
+    suggestion = near(value, EVENTS) if isinstance(value, str) else ""
+    raise ValueError(f"unknown event {shown!r}{suggestion}")
+
+
+def _matcher(value: object, _: object) -> str:
+    text = _text(value, empty=True)
+    if matcher_kind(text) == "regex":
+        try:
+            compile_regex(text.strip())
+        except RegexError as exc:
+            raise ValueError(f"invalid regex: {exc}") from None
+    return text
+
+
+def _after(value: object, _: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"expected a whole number >= 1, got {kind(value)}")
+    return value
+
+
+def _boolean(value: object, _: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {kind(value)}")
+    return value
+
+
+def _profile(value: object, _: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"expected a non-empty string, got {kind(value)}")
+    return _choice(value, PROFILES, "profile")
+
+
+def _item(value: object, _: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"expected a non-empty string, got {kind(value)}")
+    return value
+
+
+#: how "expected …, got …" names a mapping, where a class asks for more than "a mapping"
+_MAPPING_NAMES: dict[type, str] = {
+    StepDoc: "a mapping with after and level",
+    ConditionDoc: "a mapping with field, operator and value",
+}
+
+
+def _condition_checks(raw: dict[str, Any]) -> Iterator[Exception]:
+    """An operator needs a value of its kind (checked once field and operator are valid)."""
+    operator, field = raw.get("operator"), raw.get("field")
+    if operator not in OPERATORS or not isinstance(field, str) or not field.strip():
+        return
+    value = plain(raw.get("value"))
+    if operator not in VALUELESS_OPERATORS and value is None:
+        yield missing("value", f"operator {operator!r} needs a value")
+        return
+    if operator == "in" and not isinstance(value, list):
+        yield _at(ValueError(f"operator 'in' needs a list, got {kind(value)}"), "value")
+    elif operator in NUMERIC_OPERATORS and as_number(value) is None:
+        yield _at(ValueError(f"operator {operator!r} needs a number, got {kind(value)}"), "value")
+    elif operator in REGEX_OPERATORS:
+        if not isinstance(value, str):
+            yield _at(ValueError(f"expected a regex string, got {kind(value)}"), "value")
+            return
+        try:
+            compile_regex(value)
+        except RegexError as exc:
+            yield _at(ValueError(f"invalid regex: {exc}"), "value")
+    elif operator != "in" and isinstance(value, dict | list):
+        yield _at(
+            ValueError(f"operator {operator!r} needs a scalar value, got {kind(value)}"), "value"
+        )
+
+
+def _trigger_checks(raw: dict[str, Any]) -> Iterator[Exception]:
+    """The keys a trigger's event and action make required."""
+    if MATCHER_SUBJECT.get(raw.get("event")) == "tool_name" and "matcher" not in raw:  # type: ignore[arg-type]
+        yield missing("matcher", "a tool event needs a matcher; '*' matches all")
+    action = raw.get("action", "evaluate")
+    required: tuple[str, ...] = {
+        "set_flag": ("flag",),
+        "check_flag": ("flag", "on_present", "on_absent"),
+        "accumulate": ("total", "value"),
+        "reset_total": ("total",),
+    }.get(action if isinstance(action, str) else "", ())
+    for name in required:
+        if raw.get(name) is None:
+            yield missing(name)
+
+
+def _enforcement_checks(raw: dict[str, Any]) -> Iterator[Exception]:
+    """SPEC §3.10, judged only when the default level and every entry are well-formed."""
+    default = raw.get("default_level")
+    entries = raw.get("escalation") or []
+    if default not in LEVEL_NAMES or not isinstance(entries, list):
+        return
+    steps: list[Step] = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            return
+        after, level = entry.get("after"), entry.get("level")
+        if not isinstance(after, int) or isinstance(after, bool) or level not in LEVEL_NAMES:
+            return
+        steps.append(Step(after, Level.parse(level)))
+    for index, key, message in escalation_problems(Level.parse(default), steps):
+        yield _at(ValueError(message), "escalation", index, key)
+
+
+def _policy_checks(raw: dict[str, Any]) -> Iterator[Exception]:
+    if raw.get("triggers") == []:
+        yield _at(ValueError("at least one trigger is required"), "triggers")
+
+
+_CHECKS: dict[type, Callable[[dict[str, Any]], Iterator[Exception]]] = {
+    ConditionDoc: _condition_checks,
+    TriggerDoc: _trigger_checks,
+    EnforcementDoc: _enforcement_checks,
+    PolicyDoc: _policy_checks,
+}
+
+
+def _unknown_key_checks(cls: type, raw: dict[str, Any]) -> Iterator[Exception]:
+    """SPEC §5: an unknown key that is a near miss of a known one fails (fail closed)."""
+    known = tuple(a.name for a in attrs.fields(cls))
+    for key in raw:
+        if key not in known and isinstance(key, str):
+            suggestion = near(key, known, cutoff=0.8)
+            if suggestion:
+                yield _at(ValueError(f"unknown key {key!r}{suggestion}"), key)
+
+
+def _mapping_hook(cls: type, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
+    """Structure ``cls`` from a mapping: its fields by cattrs, then its cross-field checks.
+
+    A null value counts as an absent key for the fields; the checks see the mapping as written.
+    """
+    from cattrs.gen import make_dict_structure_fn
+
+    base: Any = make_dict_structure_fn(cls, conv)
+    checks = _CHECKS.get(cls)
+    what = _MAPPING_NAMES.get(cls, "a mapping")
+
+    def structure(value: Any, _: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(f"expected {what}, got {kind(value)}")
+        problems: list[Exception] = []
+        result = None
+        try:
+            result = base({k: v for k, v in value.items() if v is not None}, cls)
+        except ClassValidationError as exc:
+            problems.extend(exc.exceptions)
+        except Exception as exc:  # a class' own __init__ refusing: still one problem
+            problems.append(exc)
+        problems.extend(_unknown_key_checks(cls, value))
+        if checks is not None:
+            problems.extend(checks(value))
+        if problems:
+            raise ClassValidationError(f"While structuring {cls.__name__}", problems, cls)
+        return result
+
+    return structure
+
+
+def _list_hook(cls: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
+    from cattrs.cols import list_structure_factory
+
+    base: Any = list_structure_factory(cls, conv)
+
+    def structure(value: Any, _: Any) -> Any:
+        if not isinstance(value, list):
+            raise ValueError(f"expected a list, got {kind(value)}")
+        return base(value, cls)
+
+    return structure
+
+
+def _index_entry(conv: cattrs.Converter) -> Callable[[Any, Any], IndexEntryDoc]:
+    mapping = _mapping_hook(IndexEntryDoc, conv)
+
+    def structure(value: Any, _: Any) -> IndexEntryDoc:
+        if isinstance(value, str):
+            return IndexEntryDoc(Text(value))
+        if not isinstance(value, dict):
+            raise ValueError("expected an id or a mapping with id and enabled")
+        result: IndexEntryDoc = mapping(value, IndexEntryDoc)
+        return result
+
+    return structure
+
+
+def _choice_hook(choices: tuple[str, ...], what: str) -> Callable[[Any, Any], str]:
+    def structure(value: Any, _: Any) -> str:
+        return _choice(value, choices, what)
+
+    return structure
+
+
+def _template_hook(limit: int) -> Callable[[Any, Any], str]:
+    def structure(value: Any, _: Any) -> str:
+        return _text(value, limit=limit)
+
+    return structure
+
+
+def _is_list(type_: Any) -> bool:
+    origin: Any = get_origin(type_)
+    return origin is list
+
+
+def _is_dict(type_: Any) -> bool:
+    origin: Any = get_origin(type_)
+    return origin is dict
+
+
+def make_converter() -> cattrs.Converter:
+    """The converter of the schema: detailed validation, one hook per value type."""
+    conv = cattrs.Converter(detailed_validation=True)
+    simple: dict[object, Callable[[Any, Any], Any]] = {
+        SchemaVersion: _schema_version,
+        BehaviorId: _behavior_id,
+        ScopeName: _scope,
+        EventName: _event,
+        Text: _nonempty,
+        Matcher: _matcher,
+        After: _after,
+        Profile: _profile,
+        Item: _item,
+        bool: _boolean,
+    }
+    for kind_, (choices, what) in CHOICES.items():
+        simple[kind_] = _choice_hook(choices, what)
+    for kind_, limit in _TEMPLATE_TYPES.items():
+        simple[kind_] = _template_hook(limit)
+    for type_, hook in simple.items():
+        conv.register_structure_hook(type_, hook)
+    conv.register_structure_hook_factory(attrs.has, lambda cls: _mapping_hook(cls, conv))
+    conv.register_structure_hook_factory(_is_list, lambda t: _list_hook(t, conv))
+    conv.register_structure_hook_factory(_is_dict, lambda _: _mapping_of_anything)
+    conv.register_structure_hook(IndexEntryDoc, _index_entry(conv))
+    return conv
+
+
+def _mapping_of_anything(value: Any, _: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping, got {kind(value)}")
+    return dict(value)
+
+
+_CONVERTER: list[cattrs.Converter] = []
+
+
+def converter() -> cattrs.Converter:
+    """The schema's converter, built on first use (a local, never cattrs' global one)."""
+    if not _CONVERTER:
+        _CONVERTER.append(make_converter())
+    return _CONVERTER[0]
+
+
+# --- cattrs paths onto ruamel marks --------------------------------------------------------------
+
+
+def _steps(exc: BaseException) -> list[str | int]:
+    steps: list[str | int] = []
+    for note in getattr(exc, "__notes__", ()):
+        if isinstance(note, AttributeValidationNote):
+            steps.append(note.name)
+        elif isinstance(note, IterableValidationNote):
+            steps.append(note.index)
+    return steps
+
+
+def _leaves(
+    exc: BaseException, path: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[Any, ...], BaseException]]:
+    here = (*path, *_steps(exc))
+    if isinstance(exc, BaseExceptionGroup):
+        for sub in exc.exceptions:
+            yield from _leaves(sub, here)
+    else:
+        yield here, exc
+
+
+def dotted(path: Sequence[str | int]) -> str:
+    """``("policy", "triggers", 0)`` as ``policy.triggers[0]``."""
+    out = ""
+    for step in path:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        else:
+            out += f".{step}" if out else step
+    return out
+
+
+def issues_of(
+    exc: BaseException, document: Any, file: str, prefix: Sequence[str | int] = ()
+) -> list[Issue]:
+    """Every problem of a cattrs structuring error as an Issue at its place in ``document``.
+
+    A missing key is reported at the mapping that lacks it; anything else at the value itself.
+    Issues come in document order.
+    """
+    found: list[tuple[tuple[int, int], int, Issue]] = []
+    for order, (path, leaf) in enumerate(_leaves(exc, tuple(prefix))):
+        if isinstance(leaf, KeyError):
+            reason = leaf.args[1] if len(leaf.args) > 1 and leaf.args[1] else ""
+            message = f"required field missing ({reason})" if reason else "required field missing"
+            line, column = position(document, path[:-1])
+        else:
+            message = str(leaf.args[0]) if leaf.args else type(leaf).__name__
+            line, column = position(document, path)
+        found.append(((line, column), order, Issue(file, line, column, dotted(path), message)))
+    return [issue for _, _, issue in sorted(found, key=lambda item: (item[0], item[1]))]
+
+
+def structure(
+    value: Any, cls: type[Any], document: Any, file: str, prefix: Sequence[str | int] = ()
+) -> tuple[Any, list[Issue]]:
+    """``value`` structured as ``cls``, or None and every issue (addressed in ``document``)."""
+    try:
+        return converter().structure(value, cls), []
+    except Exception as exc:  # cattrs raises groups, or a hook's ValueError at the top
+        return None, issues_of(exc, document, file, prefix)
+
+
+# --- behavior documents to normalised specs ------------------------------------------------------
 
 
 def validate_behavior(document: Any, file: str) -> tuple[dict[str, Any] | None, list[Issue]]:
     """Validate one parsed behavior document; return its normalised spec (None if invalid)."""
-    v = Validator(file)
-    root = root_node(document)
     if not isinstance(document, dict):
-        v.fail(root, f"a behavior file must be a mapping, got {_kind(document)}")
-        return None, v.issues
-    spec: dict[str, Any] = {"source": file}
-
-    version = v.field(root, "schema_version", required=True)
-    if version is not None and (
-        not isinstance(version.value, str) or version.value != SCHEMA_VERSION
-    ):
-        v.fail(version, f'unsupported schema_version {_plain(version.value)!r}: expected "1"')
-
-    behavior_id = v.text(root, "id", required=True)
-    if behavior_id is not None:
-        if ID_PATTERN.match(behavior_id):
-            spec["id"] = behavior_id
-        else:
-            v.fail(
-                root.child("id") or root,
-                f"invalid id {behavior_id!r}: lowercase letters, digits and '-', starting "
-                "with a letter and not ending with '-'",
+        line, column = position(document, ())
+        return None, [
+            Issue(
+                file, line, column, "", f"a behavior file must be a mapping, got {kind(document)}"
             )
-    spec["name"] = v.text(root, "name", required=True)
-    spec["description"] = v.text(root, "description", required=True)
-    spec["category"] = v.choice(root, "category", CATEGORIES, required=True, what="category")
-    scope = v.field(root, "scope", required=True)
-    if scope is not None:
-        if scope.value == "session":
-            spec["scope"] = "session"
-        elif scope.value in RESERVED_SCOPES:
-            v.fail(scope, f"scope {scope.value!r} is reserved: only 'session' is supported")
-        else:
-            v.fail(scope, f"unknown scope {_plain(scope.value)!r}: expected 'session'")
-    enabled = v.boolean(root, "enabled")
-    spec["enabled"] = True if enabled is None else enabled
-
-    policy = v.mapping(root, "policy", required=True)
-    if policy is not None:
-        _validate_policy(v, policy, spec)
-    _validate_rendering(v, root, spec)
-    applies = v.mapping(root, "applies_to", required=False)
-    applies_to: dict[str, list[str]] = {"tools": [], "agents": [], "profiles": []}
-    if applies is not None:
-        applies_to["tools"] = v.string_list(applies, "tools")
-        applies_to["agents"] = v.string_list(applies, "agents")
-        profiles = applies.child("profiles")
-        applies_to["profiles"] = v.string_list(applies, "profiles")
-        for item in (
-            profiles.items() if profiles is not None and isinstance(profiles.value, list) else []
-        ):
-            if isinstance(item.value, str) and item.value and item.value not in PROFILES:
-                v.fail(
-                    item,
-                    f"unknown profile {item.value!r}: expected one of "
-                    f"{', '.join(PROFILES)}{_near(item.value, PROFILES)}",
-                )
-    spec["applies_to"] = applies_to
-    v.mapping(root, "metadata", required=False)
-    if v.issues:
-        return None, v.issues
-    return {k: val for k, val in spec.items() if val is not None}, v.issues
+        ]
+    doc, issues = structure(document, BehaviorDoc, document, file)
+    if doc is None:
+        return None, issues
+    return normalise(doc, file), []
 
 
-def _validate_policy(v: Validator, policy: Node, spec: dict[str, Any]) -> None:
-    triggers = v.sequence(policy, "triggers", required=True)
-    if triggers is not None:
-        items = triggers.items()
-        if not items:
-            v.fail(triggers, "at least one trigger is required")
-        spec["triggers"] = [_validate_trigger(v, item) for item in items]
-
-    enforcement = v.mapping(policy, "enforcement", required=True)
-    if enforcement is not None:
-        default = v.choice(enforcement, "default_level", LEVEL_NAMES, required=True, what="level")
-        spec["default_level"] = default
-        steps: list[Step] = []
-        step_nodes: list[Node] = []
-        escalation = v.sequence(enforcement, "escalation", required=False)
-        for item in escalation.items() if escalation is not None else []:
-            if not isinstance(item.value, dict):
-                v.fail(item, f"expected a mapping with after and level, got {_kind(item.value)}")
-                continue
-            after_node = v.field(item, "after", required=True)
-            level = v.choice(item, "level", LEVEL_NAMES, required=True, what="level")
-            after = after_node.value if after_node is not None else None
-            if after_node is not None and (not isinstance(after, int) or isinstance(after, bool)):
-                v.fail(after_node, f"expected a whole number >= 1, got {_kind(after)}")
-                continue
-            if after is None or level is None:
-                continue
-            steps.append(Step(int(after), Level.parse(level)))
-            step_nodes.append(item)
-        if default is not None and len(step_nodes) == len(
-            escalation.items() if escalation is not None else []
-        ):
-            for index, key, message in escalation_problems(Level.parse(default), steps):
-                node = step_nodes[index].child(key) or step_nodes[index]
-                v.fail(node, message)
-        spec["escalation"] = [[s.after, s.level.label] for s in steps]
-        spec["override"] = (
-            v.choice(
-                enforcement, "override", ("agent", "user"), required=False, what="override mode"
-            )
-            or "agent"
-        )
-        spec["mode"] = (
-            v.choice(enforcement, "mode", ("enforce", "shadow"), required=False, what="mode")
-            or "enforce"
-        )
-        spec["bypass"] = (
-            v.choice(enforcement, "bypass", ("allowed", "never"), required=False, what="bypass")
-            or "allowed"
-        )
-
-    recovery = v.mapping(policy, "recovery", required=True)
-    if recovery is not None:
-        spec["hint"] = (v.text(recovery, "hint", required=True) or "").strip()
-        spec["suggested_tool"] = v.text(recovery, "suggested_tool") or ""
-        spec["suggested_action"] = (v.text(recovery, "suggested_action") or "").strip()
+def _trigger_spec(trigger: TriggerDoc) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "event": trigger.event,
+        "matcher": trigger.matcher,
+        "conditions": [
+            {"field": c.field, "operator": c.operator, "value": plain(c.value)}
+            for c in trigger.conditions
+        ],
+        "logic": trigger.logic,
+        "action": trigger.action,
+    }
+    if trigger.action in ("set_flag", "check_flag"):
+        spec["flag"] = trigger.flag
+    if trigger.action == "check_flag":
+        spec["on_present"], spec["on_absent"] = trigger.on_present, trigger.on_absent
+    if trigger.action in ("accumulate", "reset_total"):
+        spec["total"] = trigger.total
+    if trigger.action == "accumulate":
+        spec["value"] = trigger.value
+    return {k: v for k, v in spec.items() if v is not None}
 
 
-def _validate_trigger(v: Validator, node: Node) -> dict[str, Any]:
-    trigger: dict[str, Any] = {}
-    if not isinstance(node.value, dict):
-        v.fail(node, f"expected a mapping, got {_kind(node.value)}")
-        return trigger
-    event = v.field(node, "event", required=True)
-    if event is not None:
-        if isinstance(event.value, str) and event.value in EVENTS:
-            trigger["event"] = str(event.value)
-        else:
-            shown = event.value if isinstance(event.value, str) else _kind(event.value)
-            hint = _near(event.value, EVENTS) if isinstance(event.value, str) else ""
-            v.fail(event, f"unknown event {shown!r}{hint}")
-    matcher = v.text(node, "matcher", empty=True)
-    is_tool_event = MATCHER_SUBJECT.get(trigger.get("event", "")) == "tool_name"
-    if matcher is None and is_tool_event and node.child("matcher") is None:
-        v.fail(
-            node,
-            "required field missing (a tool event needs a matcher; '*' matches all)",
-            field=f"{node.path}.matcher",
-        )
-    if matcher is not None:
-        if matcher_kind(matcher) == "regex":
-            try:
-                compile_regex(matcher.strip())
-            except RegexError as exc:
-                v.fail(node.child("matcher") or node, f"invalid regex: {exc}")
-        trigger["matcher"] = matcher
-
-    conditions = v.sequence(node, "conditions", required=False)
-    trigger["conditions"] = [
-        c
-        for c in (
-            _validate_condition(v, item)
-            for item in (conditions.items() if conditions is not None else [])
-        )
-        if c is not None
-    ]
-    trigger["logic"] = (
-        v.choice(node, "logic", ("all", "any"), required=False, what="logic") or "all"
-    )
-    action = v.choice(node, "action", ACTIONS, required=False, what="action") or "evaluate"
-    trigger["action"] = action
-    if action in ("set_flag", "check_flag"):
-        flag = v.text(node, "flag", required=True)
-        if flag is not None:
-            trigger["flag"] = flag
-    if action == "check_flag":
-        trigger["on_present"] = v.choice(
-            node, "on_present", ("consume", "keep"), required=True, what="on_present value"
-        )
-        trigger["on_absent"] = v.choice(
-            node, "on_absent", ("skip", "violate"), required=True, what="on_absent value"
-        )
-    if action in ("accumulate", "reset_total"):
-        trigger["total"] = v.text(node, "total", required=True)
-    if action == "accumulate":
-        trigger["value"] = v.text(node, "value", required=True)
-    return {k: val for k, val in trigger.items() if val is not None}
-
-
-def _validate_condition(v: Validator, node: Node) -> dict[str, Any] | None:
-    if not isinstance(node.value, dict):
-        v.fail(node, f"expected a mapping with field, operator and value, got {_kind(node.value)}")
-        return None
-    field = v.text(node, "field", required=True)
-    operator = v.choice(node, "operator", OPERATORS, required=True, what="operator")
-    value_node = node.child("value")
-    if operator is None or field is None:
-        return None
-    value = _plain(value_node.value) if value_node is not None else None
-    if operator not in VALUELESS_OPERATORS and value is None:
-        v.fail(
-            node,
-            f"required field missing (operator {operator!r} needs a value)",
-            field=f"{node.path}.value",
-        )
-        return None
-    where = value_node or node
-    if operator == "in" and not isinstance(value, list):
-        v.fail(where, f"operator 'in' needs a list, got {_kind(value)}")
-        return None
-    if operator in NUMERIC_OPERATORS and as_number(value) is None:
-        v.fail(where, f"operator {operator!r} needs a number, got {_kind(value)}")
-        return None
-    if operator in REGEX_OPERATORS:
-        if not isinstance(value, str):
-            v.fail(where, f"expected a regex string, got {_kind(value)}")
-            return None
-        try:
-            compile_regex(value)
-        except RegexError as exc:
-            v.fail(where, f"invalid regex: {exc}")
-            return None
-    if (
-        operator not in REGEX_OPERATORS
-        and operator not in ("in",)
-        and isinstance(value, dict | list)
-    ):
-        v.fail(where, f"operator {operator!r} needs a scalar value, got {_kind(value)}")
-        return None
-    return {"field": field, "operator": operator, "value": value}
-
-
-def _validate_rendering(v: Validator, root: Node, spec: dict[str, Any]) -> None:
-    rendering = v.mapping(root, "rendering", required=False)
-    templates: dict[str, str] = {}
-    if rendering is not None:
-        for key, limit in TEMPLATE_LIMITS.items():
-            text = v.text(rendering, key, limit=limit)
-            if text is not None:
-                templates[key] = text.strip()
-    spec["templates"] = templates
+def normalise(doc: BehaviorDoc, source: str) -> dict[str, Any]:
+    """The plain-JSON spec of a structured behavior (see the module docstring)."""
+    policy, rendering = doc.policy, doc.rendering
+    templates = {
+        key: str(getattr(rendering, key)).strip()
+        for key in TEMPLATE_LIMITS
+        if getattr(rendering, key) is not None
+    }
+    return {
+        "source": source,
+        "id": doc.id,
+        "name": doc.name,
+        "description": doc.description,
+        "category": doc.category,
+        "scope": doc.scope,
+        "enabled": doc.enabled,
+        "triggers": [_trigger_spec(t) for t in policy.triggers],
+        "default_level": policy.enforcement.default_level,
+        "escalation": [[s.after, s.level] for s in policy.enforcement.escalation],
+        "override": policy.enforcement.override,
+        "mode": policy.enforcement.mode,
+        "bypass": policy.enforcement.bypass,
+        "hint": policy.recovery.hint.strip(),
+        "suggested_tool": policy.recovery.suggested_tool or "",
+        "suggested_action": (policy.recovery.suggested_action or "").strip(),
+        "templates": templates,
+        "applies_to": {
+            "tools": list(doc.applies_to.tools),
+            "agents": list(doc.applies_to.agents),
+            "profiles": list(doc.applies_to.profiles),
+        },
+    }
