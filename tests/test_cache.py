@@ -247,3 +247,37 @@ def test_loading_through_a_warm_cache_does_not_import_ruamel(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == ["hit", "2", "[]"]
+
+
+def test_a_cache_written_by_a_loader_with_fewer_files_is_not_trusted(
+    folder: Path, cache: CatalogCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the same version number with a new loader module (an editable install): recompile
+    old, new = tmp_path / "schema.py", tmp_path / "yaml_io.py"
+    old.write_text("# v1\n")
+    new.write_text("# v1\n")
+    monkeypatch.setattr(cache_module, "LOADER_FILES", (str(old),))
+    cache.load(str(folder))
+    monkeypatch.setattr(cache_module, "LOADER_FILES", (str(old), str(new)))
+    cache.load(str(folder))
+    assert cache.status == "rebuilt"
+    assert str(new) in [s["path"] for s in cache_doc(cache)["sources"]]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("dropped", [0, 1])
+def test_a_cache_that_lost_a_source_entry_is_not_trusted(
+    folder: Path, cache: CatalogCache, dropped: int
+) -> None:
+    cache.load(str(folder))
+    path = Path(cache.paths[0])
+    doc = json.loads(path.read_text())
+    del doc["sources"][dropped]  # the index, then a behavior file
+    path.write_text(json.dumps(doc))
+    assert cache.load(str(folder)).ids == ["first-rule", "second-rule"]
+    assert cache.status == "rebuilt"
+
+
+def test_the_loader_files_include_every_module_that_shapes_specs() -> None:
+    names = {os.path.relpath(p, os.path.dirname(BUILTIN_DIR)) for p in LOADER_FILES}
+    assert {"yaml_io.py", "schema.py", "loader.py", "tuning.py", "dsl.py"} <= names
+    assert all(os.path.isfile(p) for p in LOADER_FILES)

@@ -13,9 +13,11 @@ sha256::
      "specs": [{…normalised spec…}, …]}
 
 The cache is used only when every source still matches: a file whose stat differs is re-hashed,
-and a same-hash file only refreshes its stat. ``index.yaml`` is a source, so a new behavior (which
-needs an index entry) invalidates it; so do the loader's own modules (``schema.py``,
-``loader.py``, ``tuning.py``), so a new validator never trusts specs an older one wrote. A
+and a same-hash file only refreshes its stat. ``index.yaml`` is a source, so a new behavior
+(which needs an index entry) invalidates it; so do the modules that turn YAML into specs
+(:data:`LOADER_FILES`), so a new validator never trusts specs an older one wrote, and a cache
+whose sources do not cover the index, every behavior it holds and every loader file is never
+trusted either. A
 damaged cache, one from another version, or one for another folder is ignored and rebuilt from
 the YAML, which stays the only source of truth: the cache is never the only copy. Writes are
 atomic (temp file + ``os.replace``); a cache that cannot be written is skipped, never an error.
@@ -39,7 +41,7 @@ import os
 
 from forge_policy import __version__
 from forge_policy.catalog.behavior import Behavior
-from forge_policy.catalog.catalog import Catalog
+from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE, Catalog
 from forge_policy.errors import CatalogError
 
 TYPE_CHECKING = False
@@ -51,8 +53,16 @@ FORMAT = 1
 _HERE = os.path.dirname(os.path.abspath(__file__))
 #: The folder of the catalog shipped with forge_policy.
 BUILTIN_DIR = os.path.join(_HERE, "builtin")
-#: The code that turns YAML into specs: a change to it invalidates every cache.
-LOADER_FILES = tuple(os.path.join(_HERE, name) for name in ("schema.py", "loader.py", "tuning.py"))
+_PACKAGE = os.path.dirname(_HERE)
+#: The code that turns YAML into specs (parsing, structuring, the vocabularies and rules it
+#: checks against, tuning): a change to any of it invalidates every cache.
+LOADER_FILES = (
+    *(
+        os.path.join(_HERE, name)
+        for name in ("yaml_io.py", "schema.py", "loader.py", "tuning.py", "dsl.py", "behavior.py")
+    ),
+    *(os.path.join(_PACKAGE, name) for name in ("levels.py", "events.py")),
+)
 MAX_CACHE_BYTES = 32 * 1024 * 1024
 
 
@@ -160,13 +170,13 @@ class CatalogCache:
 
 def _candidates(root: str) -> list[str]:
     """Every file a load of ``root`` may read: the index, each ``*/behavior.yaml``, the loader."""
-    found = [os.path.join(root, "index.yaml")]
+    found = [os.path.join(root, INDEX_FILE)]
     try:
         names = sorted(os.listdir(root))
     except OSError:
         names = []
     for name in names:
-        path = os.path.join(root, name, "behavior.yaml")
+        path = os.path.join(root, name, BEHAVIOR_FILE)
         if os.path.isfile(path):
             found.append(path)
     return [*found, *LOADER_FILES]
@@ -234,11 +244,34 @@ def _use(doc: dict[str, Any]) -> tuple[Catalog | None, list[dict[str, Any]] | No
             return None, None
         refreshed.append(source)
         paths.append(path)
+    if not _covers(doc, paths):
+        return None, None
     try:
         catalog = _compile(doc["specs"], doc["root"], [p for p in paths if p not in LOADER_FILES])
     except Exception:  # a damaged cache that still parses as JSON: rebuild from the YAML
         return None, None
     return catalog, refreshed if stale else None
+
+
+def _covers(doc: dict[str, Any], paths: list[str]) -> bool:
+    """Whether the recorded sources include every file this version reads to build the specs.
+
+    A cache written by a loader with fewer files (same version number, e.g. an editable
+    install) or one that lost a source entry is not trusted.
+    """
+    recorded = set(paths)
+    root = doc.get("root")
+    specs = doc.get("specs")
+    if not isinstance(root, str) or not isinstance(specs, list):
+        return False
+    needed = [os.path.join(root, INDEX_FILE)]
+    for spec in specs:
+        if not isinstance(spec, dict) or not isinstance(spec.get("id"), str):
+            return False
+        needed.append(os.path.join(root, spec["id"], BEHAVIOR_FILE))
+    if not recorded.issuperset(needed):
+        return False
+    return all(path in recorded or not os.path.exists(path) for path in LOADER_FILES)
 
 
 def _compile(specs: list[dict[str, Any]], root: str, sources: list[str]) -> Catalog:
