@@ -279,5 +279,12 @@ def test_a_cache_that_lost_a_source_entry_is_not_trusted(
 
 def test_the_loader_files_include_every_module_that_shapes_specs() -> None:
     names = {os.path.relpath(p, os.path.dirname(BUILTIN_DIR)) for p in LOADER_FILES}
-    assert {"yaml_io.py", "schema.py", "loader.py", "tuning.py", "dsl.py"} <= names
+    assert {
+        "yaml_io.py",
+        "schema.py",
+        "structuring.py",
+        "loader.py",
+        "tuning.py",
+        "dsl.py",
+    } <= names
     assert all(os.path.isfile(p) for p in LOADER_FILES)

@@ -382,3 +382,16 @@ def test_index_entry_problems_are_all_reported(tmp_path: Path) -> None:
         "strict, relaxed; did you mean 'strict'?",
         f"{index}:8:5: behaviors[3].id: required field missing",
     ]
+
+
+def test_yaml_io_is_the_only_module_that_imports_ruamel() -> None:
+    package = Path(fp.__file__).parent
+    importers = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if any(
+            line.lstrip().startswith(("import ruamel", "from ruamel"))
+            for line in path.read_text(encoding="utf-8").splitlines()
+        )
+    )
+    assert importers == ["catalog/yaml_io.py"]

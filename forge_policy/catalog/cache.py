@@ -59,7 +59,15 @@ _PACKAGE = os.path.dirname(_HERE)
 LOADER_FILES = (
     *(
         os.path.join(_HERE, name)
-        for name in ("yaml_io.py", "schema.py", "loader.py", "tuning.py", "dsl.py", "behavior.py")
+        for name in (
+            "yaml_io.py",
+            "schema.py",
+            "structuring.py",
+            "loader.py",
+            "tuning.py",
+            "dsl.py",
+            "behavior.py",
+        )
     ),
     *(os.path.join(_PACKAGE, name) for name in ("levels.py", "events.py")),
 )

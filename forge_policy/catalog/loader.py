@@ -1,8 +1,8 @@
 """Read catalog folders and behavior files, all-or-nothing, every error at once.
 
-YAML goes through :mod:`forge_policy.catalog.yaml_io` and is structured by the schema
-(:mod:`forge_policy.catalog.schema`, attrs + cattrs); the hook path reaches this module only when
-the compiled cache is missing or stale.
+YAML goes through :mod:`forge_policy.catalog.yaml_io` and is structured into the schema's attrs
+classes (:mod:`forge_policy.catalog.schema`) by :mod:`forge_policy.catalog.structuring`
+(cattrs); the hook path reaches this module only when the compiled cache is missing or stale.
 """
 
 from __future__ import annotations
@@ -13,15 +13,8 @@ from typing import Any
 
 from forge_policy.catalog.behavior import Behavior
 from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE, Catalog
-from forge_policy.catalog.schema import (
-    ID_PATTERN,
-    IndexEntryDoc,
-    SchemaVersion,
-    dotted,
-    kind,
-    structure,
-    validate_behavior,
-)
+from forge_policy.catalog.schema import ID_PATTERN, IndexEntryDoc, SchemaVersion
+from forge_policy.catalog.structuring import dotted, kind, structure, validate_behavior
 from forge_policy.catalog.tuning import tune, tuning_problem
 from forge_policy.catalog.yaml_io import display, edit_index_entry, position, read_yaml
 from forge_policy.errors import CatalogError, Issue
