@@ -16,7 +16,7 @@ from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE, Catalog
 from forge_policy.catalog.schema import ID_PATTERN, IndexEntryDoc, SchemaVersion
 from forge_policy.catalog.structuring import dotted, kind, structure, validate_behavior
 from forge_policy.catalog.tuning import tune, tuning_problem
-from forge_policy.catalog.yaml_io import display, edit_index_entry, position, read_yaml
+from forge_policy.catalog.yaml_io import display, edit_index_entry, plain, position, read_yaml
 from forge_policy.errors import CatalogError, Issue
 
 __all__ = [
@@ -69,7 +69,7 @@ def _index_entries(
         if document.get(key) is None:
             issues.append(Issue(shown, line, column, key, "required field missing"))
     if document.get("schema_version") is not None:
-        issues += structure(document["schema_version"], SchemaVersion, document, shown,
+        issues += structure(plain(document["schema_version"]), SchemaVersion, document, shown,
                             ("schema_version",))[1]  # fmt: skip
     listed = document.get("behaviors")
     if listed is None:
@@ -84,7 +84,7 @@ def _index_entries(
     seen: dict[str, int] = {}
     for index, item in enumerate(listed):
         where: tuple[str | int, ...] = ("behaviors", index)
-        entry, found = structure(item, IndexEntryDoc, document, shown, where)
+        entry, found = structure(plain(item), IndexEntryDoc, document, shown, where)
         issues += found
         if entry is None:
             continue

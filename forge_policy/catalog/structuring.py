@@ -504,7 +504,7 @@ def validate_behavior(document: Any, file: str) -> tuple[dict[str, Any] | None, 
                 file, line, column, "", f"a behavior file must be a mapping, got {kind(document)}"
             )
         ]
-    doc, issues = structure(document, BehaviorDoc, document, file)
+    doc, issues = structure(plain(document), BehaviorDoc, document, file)
     if doc is None:
         return None, issues
     return normalise(doc, file), []

@@ -139,15 +139,15 @@ def key_line(mapping: Any, key: str) -> int:
 
 
 def plain(value: Any) -> Any:
-    """ruamel's commented containers and scalars as plain JSON values.
+    """ruamel's commented containers and scalars as plain JSON values (str, int, float…).
 
-    A mapping entry whose value is null is dropped: the schema treats it as absent.
-
-    >>> plain({"a": None, "b": [1, None]})
-    {'b': [1, None]}
+    >>> from ruamel.yaml import YAML
+    >>> document = YAML(typ="rt").load("a: 1.5\\nb: [x, null]\\n")
+    >>> type(document["a"]).__name__, plain(document)
+    ('ScalarFloat', {'a': 1.5, 'b': ['x', None]})
     """
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items() if v is not None}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [plain(v) for v in value]
     if isinstance(value, bool) or value is None:
