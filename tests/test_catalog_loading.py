@@ -395,3 +395,10 @@ def test_yaml_io_is_the_only_module_that_imports_ruamel() -> None:
         )
     )
     assert importers == ["catalog/yaml_io.py"]
+
+
+@pytest.mark.parametrize("depth", [300, 3000])
+def test_deeply_nested_yaml_is_an_issue_not_a_crash(tmp_path: Path, depth: int) -> None:
+    file = tmp_path / "behavior.yaml"
+    file.write_text(behavior_yaml() + "metadata: " + "[" * depth + "]" * depth + "\n")
+    assert load_errors(file) == [f"{file}: invalid YAML: nested too deeply"]

@@ -504,7 +504,11 @@ def validate_behavior(document: Any, file: str) -> tuple[dict[str, Any] | None, 
                 file, line, column, "", f"a behavior file must be a mapping, got {kind(document)}"
             )
         ]
-    doc, issues = structure(plain(document), BehaviorDoc, document, file)
+    try:
+        value = plain(document)
+    except RecursionError:
+        return None, [Issue(file, 0, 0, "", "invalid YAML: nested too deeply")]
+    doc, issues = structure(value, BehaviorDoc, document, file)
     if doc is None:
         return None, issues
     return normalise(doc, file), []

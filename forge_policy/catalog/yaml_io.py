@@ -82,9 +82,13 @@ def parse_yaml(text: str, shown: str) -> tuple[Any, list[Issue]]:
     from ruamel.yaml.error import YAMLError
 
     try:
-        return _yaml().load(text), []
+        document = _yaml().load(text)
+        plain(document)  # the depth check of every later walk over the document
+        return document, []
     except YAMLError as exc:
         return None, [yaml_error_issue(exc, shown)]
+    except RecursionError:  # ruamel composes nodes recursively: a bounded depth, not a crash
+        return None, [Issue(shown, 0, 0, "", "invalid YAML: nested too deeply")]
 
 
 def yaml_error_issue(exc: Exception, shown: str) -> Issue:
