@@ -1,6 +1,10 @@
 """Behavior catalogs: schema v1, loading and validation, the built-in catalog.
 
-The loader (and with it ruamel.yaml) is imported only when a catalog is actually read from YAML.
+Reading YAML takes :mod:`~forge_policy.catalog.yaml_io` (ruamel.yaml), the schema's attrs
+classes (:mod:`~forge_policy.catalog.schema`) and their cattrs structuring
+(:mod:`~forge_policy.catalog.structuring`); the loader imports them only when a catalog is
+actually read from YAML. Compiled behaviors (:mod:`~forge_policy.catalog.behavior`) and the
+compiled cache (:mod:`~forge_policy.catalog.cache`) need none of them.
 """
 
 from __future__ import annotations
