@@ -145,7 +145,7 @@ def _nonempty(value: object, _: object) -> str:
 def _schema_version(value: object, _: object) -> str:
     if isinstance(value, str) and value == SCHEMA_VERSION:
         return value
-    raise ValueError(f'unsupported schema_version {plain(value)!r}: expected "1"')
+    raise ValueError(f'unsupported schema_version {value!r}: expected "1"')
 
 
 def _behavior_id(value: object, _: object) -> str:
@@ -163,7 +163,7 @@ def _scope(value: object, _: object) -> str:
         return "session"
     if value in RESERVED_SCOPES:
         raise ValueError(f"scope {value!r} is reserved: only 'session' is supported")
-    raise ValueError(f"unknown scope {plain(value)!r}: expected 'session'")
+    raise ValueError(f"unknown scope {value!r}: expected 'session'")
 
 
 def _event(value: object, _: object) -> str:
@@ -220,7 +220,7 @@ def _condition_checks(raw: dict[str, Any]) -> Iterator[Exception]:
     operator, field = raw.get("operator"), raw.get("field")
     if operator not in OPERATORS or not isinstance(field, str) or not field.strip():
         return
-    value = plain(raw.get("value"))
+    value = raw.get("value")
     if operator not in VALUELESS_OPERATORS and value is None:
         yield missing("value", f"operator {operator!r} needs a value")
         return
@@ -244,7 +244,12 @@ def _condition_checks(raw: dict[str, Any]) -> Iterator[Exception]:
 
 def _trigger_checks(raw: dict[str, Any]) -> Iterator[Exception]:
     """The keys a trigger's event and action make required."""
-    if MATCHER_SUBJECT.get(raw.get("event")) == "tool_name" and "matcher" not in raw:  # type: ignore[arg-type]
+    event = raw.get("event")
+    if (
+        isinstance(event, str)
+        and MATCHER_SUBJECT.get(event) == "tool_name"
+        and "matcher" not in raw
+    ):
         yield missing("matcher", "a tool event needs a matcher; '*' matches all")
     action = raw.get("action", "evaluate")
     required: tuple[str, ...] = {
@@ -485,7 +490,9 @@ def issues_of(
 def structure(
     value: Any, cls: type[Any], document: Any, file: str, prefix: Sequence[str | int] = ()
 ) -> tuple[Any, list[Issue]]:
-    """``value`` structured as ``cls``, or None and every issue (addressed in ``document``)."""
+    """``value`` (plain data, see :func:`~forge_policy.catalog.yaml_io.plain`) structured as
+    ``cls``, or None and every issue, addressed by the marks of ``document`` (what ruamel read).
+    """
     try:
         return converter().structure(value, cls), []
     except Exception as exc:  # cattrs raises groups, or a hook's ValueError at the top
@@ -519,8 +526,7 @@ def _trigger_spec(trigger: TriggerDoc) -> dict[str, Any]:
         "event": trigger.event,
         "matcher": trigger.matcher,
         "conditions": [
-            {"field": c.field, "operator": c.operator, "value": plain(c.value)}
-            for c in trigger.conditions
+            {"field": c.field, "operator": c.operator, "value": c.value} for c in trigger.conditions
         ],
         "logic": trigger.logic,
         "action": trigger.action,
