@@ -160,6 +160,49 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(
     assert cache_doc(cache)["forge_policy"] == fp.__version__
 
 
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        (("sources", 0, "stat", 0), "1"),  # cattrs' default int hook would accept these three
+        (("sources", 0, "stat", 1), True),
+        (("sources", 0, "stat"), "12345"),
+        (("sources", 0, "path"), 7),
+        (("sources", 0, "sha256"), None),
+        (("format",), "1"),
+        (("root",), ["/"]),
+        (("specs", 0), ["id", "first-rule"]),
+        (("sources",), {}),
+    ],
+)
+def test_a_cache_field_of_the_wrong_type_is_rebuilt_not_refreshed(
+    folder: Path, cache: CatalogCache, field: tuple[str | int, ...], value: object
+) -> None:
+    cache.load(str(folder))
+    path = Path(cache.paths[0])
+    doc = json.loads(path.read_text())
+    node = doc
+    for key in field[:-1]:
+        node = node[key]
+    node[field[-1]] = value
+    path.write_text(json.dumps(doc))
+    assert specs(cache.load(str(folder))) == specs(fp.load_catalog(folder))
+    assert cache.status == "rebuilt"
+    assert cache_doc(cache)["format"] == 1
+
+
+@pytest.mark.parametrize("kept", [0, 1])
+def test_a_cache_that_lost_specs_is_rebuilt_never_a_smaller_catalog(
+    folder: Path, cache: CatalogCache, kept: int
+) -> None:
+    cache.load(str(folder))
+    path = Path(cache.paths[0])
+    doc = json.loads(path.read_text())
+    doc["specs"] = doc["specs"][:kept]  # every source still recorded and unchanged
+    path.write_text(json.dumps(doc))
+    assert cache.load(str(folder)).ids == ["first-rule", "second-rule"]
+    assert cache.status == "rebuilt"
+
+
 def test_a_cache_for_another_folder_is_not_used(folder: Path, cache: CatalogCache) -> None:
     cache.load(BUILTIN_DIR)
     assert cache.load(str(folder)).ids == ["first-rule", "second-rule"]

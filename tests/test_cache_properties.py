@@ -1,18 +1,20 @@
 """Property: the compiled cache is never trusted over its sources (SPEC §10).
 
 Whatever source file is edited (a behavior, the index, a loader module), however the edit keeps
-its size and mtime, the next load recompiles and gives what a direct load of the YAML gives.
+its size and mtime, the next load recompiles and gives what a direct load of the YAML gives. So
+does a cache document with any field of the wrong JSON type.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from helpers import behavior_yaml, write_catalog
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import forge_policy as fp
@@ -75,5 +77,58 @@ def test_an_edited_source_is_never_served_from_the_cache(
                 assert [dict(b.spec) for b in loaded] == [dict(b.spec) for b in direct]
         finally:
             cache_module.LOADER_FILES = saved
+    finally:
+        shutil.rmtree(folder)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=6,
+)
+#: every place of a cache document whose value the reader relies on, by its JSON path
+FIELDS = (
+    ("format",),
+    ("forge_policy",),
+    ("root",),
+    ("sources",),
+    ("specs",),
+    ("sources", 0),
+    ("sources", 1, "path"),
+    ("sources", 1, "stat"),
+    ("sources", 1, "stat", 2),
+    ("sources", 2, "sha256"),
+    ("specs", 0),
+    ("specs", 1, "id"),
+)
+
+
+@given(field=st.sampled_from(FIELDS), value=JSON)
+def test_a_cache_with_a_field_of_another_type_is_rebuilt(
+    field: tuple[str | int, ...], value: object
+) -> None:
+    """Whatever JSON value of another type takes a field's place, the next load is the YAML's."""
+    folder = Path(tempfile.mkdtemp())
+    try:
+        root = write_catalog(
+            folder / "behaviors",
+            {
+                "first-rule": behavior_yaml("first-rule"),
+                "second-rule": behavior_yaml("second-rule"),
+            },
+        )
+        cache = CatalogCache([str(folder / "runtime" / "cache.json")])
+        cache.load(str(root))
+        path = Path(cache.paths[0])
+        doc = json.loads(path.read_text())
+        node = doc
+        for key in field[:-1]:
+            node = node[key]
+        assume(type(value) is not type(node[field[-1]]))
+        node[field[-1]] = value
+        path.write_text(json.dumps(doc))
+        loaded = cache.load(str(root))
+        assert cache.status == "rebuilt"
+        assert [dict(b.spec) for b in loaded] == [dict(b.spec) for b in fp.load_catalog(root)]
     finally:
         shutil.rmtree(folder)

@@ -402,3 +402,50 @@ def test_deeply_nested_yaml_is_an_issue_not_a_crash(tmp_path: Path, depth: int) 
     file = tmp_path / "behavior.yaml"
     file.write_text(behavior_yaml() + "metadata: " + "[" * depth + "]" * depth + "\n")
     assert load_errors(file) == [f"{file}: invalid YAML: nested too deeply"]
+
+
+def test_compiled_catalogs_behaviors_and_triggers_are_frozen_attrs_classes() -> None:
+    import attrs
+
+    from forge_policy.catalog.behavior import Behavior, Trigger
+
+    catalog = fp.builtin_catalog()
+    behavior = catalog.behaviors[0]
+    trigger = behavior.triggers[0]
+    for instance, name in ((catalog, "root"), (behavior, "enabled"), (trigger, "action")):
+        assert attrs.has(type(instance))
+        assert not hasattr(instance, "__dict__")  # slots
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            setattr(instance, name, getattr(instance, name))
+    again = Behavior(behavior.spec)  # the normalised spec is still the one constructor argument
+    assert (again.id, again.events, again.escalation) == (
+        behavior.id,
+        behavior.events,
+        behavior.escalation,
+    )
+    assert [t.describe() for t in again.triggers] == [t.describe() for t in behavior.triggers]
+    assert Trigger(trigger.index, trigger.spec).describe() == trigger.describe()
+    # compiled values hold closures: compared by identity and hashable, as before attrs
+    assert again != behavior and {behavior: 1, again: 2}[behavior] == 1
+    disabled = behavior.with_enabled(False)
+    assert (disabled.enabled, behavior.enabled, disabled.id) == (False, True, behavior.id)
+    assert repr(disabled) == f"<Behavior {behavior.id} {behavior.default_level.label} disabled>"
+
+
+def test_a_catalog_takes_any_iterables_and_refuses_duplicate_ids() -> None:
+    from forge_policy.catalog.catalog import Catalog
+
+    builtin = fp.builtin_catalog()
+    copy = Catalog(iter(builtin.behaviors), root="/c", sources=["/c/index.yaml"])
+    assert (copy.behaviors, copy.sources, copy.root) == (
+        builtin.behaviors,
+        ("/c/index.yaml",),
+        "/c",
+    )
+    assert copy.ids == builtin.ids and copy.get(builtin.ids[0]) is builtin.behaviors[0]
+    assert (Catalog([]).ids, Catalog([]).root, Catalog([]).sources) == ([], "", ())
+    with pytest.raises(ValueError, match="duplicate behavior ids"):
+        Catalog([builtin.behaviors[0], builtin.behaviors[0]])
+    switched = builtin.with_enabled({builtin.ids[0]: False})
+    assert switched.behaviors[0].enabled is False and builtin.behaviors[0].enabled is True
+    assert switched.sources == builtin.sources and switched.root == builtin.root
