@@ -166,6 +166,8 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(
         (("sources", 0, "stat", 0), "1"),  # cattrs' default int hook would accept these three
         (("sources", 0, "stat", 1), True),
         (("sources", 0, "stat"), "12345"),
+        (("sources", 0, "stat"), {}),  # and would read a mapping as an empty array
+        (("specs",), {}),
         (("sources", 0, "path"), 7),
         (("sources", 0, "sha256"), None),
         (("format",), "1"),

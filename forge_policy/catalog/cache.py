@@ -147,8 +147,27 @@ def _converter() -> cattrs.Converter:
         conv = cattrs.Converter(detailed_validation=False)
         conv.register_structure_hook(str, _exactly(str))
         conv.register_structure_hook(int, _exactly(int))
+        conv.register_structure_hook_factory(_is_tuple, lambda cls: _list_as_tuple(cls, conv))
         _CONVERTER.append(conv)
     return _CONVERTER[0]
+
+
+def _is_tuple(cls: object) -> bool:
+    return getattr(cls, "__origin__", None) is tuple
+
+
+def _list_as_tuple(cls: Any, conv: cattrs.Converter) -> Callable[[object, object], object]:
+    """``tuple[X, ...]`` from a JSON array only: cattrs' default iterates anything, so a mapping
+    (``"stat": {}``) would pass as an empty tuple."""
+    item = cls.__args__[0]
+    structure_item = conv.get_structure_hook(item)
+
+    def structure(value: object, _type: object) -> object:
+        if type(value) is not list:
+            raise TypeError(f"expected a list, got {type(value).__name__}")
+        return tuple(structure_item(element, item) for element in value)
+
+    return structure
 
 
 def _exactly(kind: type) -> Callable[[object, object], object]:
