@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-TYPE_CHECKING = False  # spelled out so the hook path never imports typing
+# attrs is accepted on the evaluation path; ``import forge_policy`` alone never reaches this module
+import attrs
+
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -54,20 +57,20 @@ _BY_LABEL = {level.name.lower(): level for level in Level}
 LEVEL_NAMES: tuple[str, ...] = tuple(_BY_LABEL)
 
 
+@attrs.frozen(repr=False)
 class Step:
-    """One escalation entry: from ``after`` violations on, at least ``level``."""
+    """One escalation entry: from ``after`` violations on, at least ``level``.
 
-    __slots__ = ("after", "level")
+    A frozen attrs value: equal and hashable by ``(after, level)``.
 
-    def __init__(self, after: int, level: Level) -> None:
-        self.after = after
-        self.level = level
+    >>> Step(3, Level.WARNING) == Step(after=3, level=Level.WARNING)
+    True
+    >>> Step(3, Level.WARNING)
+    Step(after=3, level=warning)
+    """
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Step) and (self.after, self.level) == (other.after, other.level)
-
-    def __hash__(self) -> int:
-        return hash((self.after, self.level))
+    after: int
+    level: Level
 
     def __repr__(self) -> str:
         return f"Step(after={self.after}, level={self.level.label})"

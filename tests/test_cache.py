@@ -160,6 +160,51 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(
     assert cache_doc(cache)["forge_policy"] == fp.__version__
 
 
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        (("sources", 0, "stat", 0), "1"),  # cattrs' default int hook would accept these three
+        (("sources", 0, "stat", 1), True),
+        (("sources", 0, "stat"), "12345"),
+        (("sources", 0, "stat"), {}),  # and would read a mapping as an empty array
+        (("specs",), {}),
+        (("sources", 0, "path"), 7),
+        (("sources", 0, "sha256"), None),
+        (("format",), "1"),
+        (("root",), ["/"]),
+        (("specs", 0), ["id", "first-rule"]),
+        (("sources",), {}),
+    ],
+)
+def test_a_cache_field_of_the_wrong_type_is_rebuilt_not_refreshed(
+    folder: Path, cache: CatalogCache, field: tuple[str | int, ...], value: object
+) -> None:
+    cache.load(str(folder))
+    path = Path(cache.paths[0])
+    doc = json.loads(path.read_text())
+    node = doc
+    for key in field[:-1]:
+        node = node[key]
+    node[field[-1]] = value
+    path.write_text(json.dumps(doc))
+    assert specs(cache.load(str(folder))) == specs(fp.load_catalog(folder))
+    assert cache.status == "rebuilt"
+    assert cache_doc(cache)["format"] == 1
+
+
+@pytest.mark.parametrize("kept", [0, 1])
+def test_a_cache_that_lost_specs_is_rebuilt_never_a_smaller_catalog(
+    folder: Path, cache: CatalogCache, kept: int
+) -> None:
+    cache.load(str(folder))
+    path = Path(cache.paths[0])
+    doc = json.loads(path.read_text())
+    doc["specs"] = doc["specs"][:kept]  # every source still recorded and unchanged
+    path.write_text(json.dumps(doc))
+    assert cache.load(str(folder)).ids == ["first-rule", "second-rule"]
+    assert cache.status == "rebuilt"
+
+
 def test_a_cache_for_another_folder_is_not_used(folder: Path, cache: CatalogCache) -> None:
     cache.load(BUILTIN_DIR)
     assert cache.load(str(folder)).ids == ["first-rule", "second-rule"]
@@ -247,3 +292,44 @@ def test_loading_through_a_warm_cache_does_not_import_ruamel(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == ["hit", "2", "[]"]
+
+
+def test_a_cache_written_by_a_loader_with_fewer_files_is_not_trusted(
+    folder: Path, cache: CatalogCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the same version number with a new loader module (an editable install): recompile
+    old, new = tmp_path / "schema.py", tmp_path / "yaml_io.py"
+    old.write_text("# v1\n")
+    new.write_text("# v1\n")
+    monkeypatch.setattr(cache_module, "LOADER_FILES", (str(old),))
+    cache.load(str(folder))
+    monkeypatch.setattr(cache_module, "LOADER_FILES", (str(old), str(new)))
+    cache.load(str(folder))
+    assert cache.status == "rebuilt"
+    assert str(new) in [s["path"] for s in cache_doc(cache)["sources"]]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("dropped", [0, 1])
+def test_a_cache_that_lost_a_source_entry_is_not_trusted(
+    folder: Path, cache: CatalogCache, dropped: int
+) -> None:
+    cache.load(str(folder))
+    path = Path(cache.paths[0])
+    doc = json.loads(path.read_text())
+    del doc["sources"][dropped]  # the index, then a behavior file
+    path.write_text(json.dumps(doc))
+    assert cache.load(str(folder)).ids == ["first-rule", "second-rule"]
+    assert cache.status == "rebuilt"
+
+
+def test_the_loader_files_include_every_module_that_shapes_specs() -> None:
+    names = {os.path.relpath(p, os.path.dirname(BUILTIN_DIR)) for p in LOADER_FILES}
+    assert {
+        "yaml_io.py",
+        "schema.py",
+        "structuring.py",
+        "loader.py",
+        "tuning.py",
+        "dsl.py",
+    } <= names
+    assert all(os.path.isfile(p) for p in LOADER_FILES)

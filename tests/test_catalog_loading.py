@@ -292,3 +292,160 @@ def test_missing_catalog_folder(tmp_path: Path) -> None:
     assert load_errors(tmp_path / "nope") == [
         f"{tmp_path / 'nope'}: no such catalog folder or file"
     ]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            ("      matcher: Bash\n", "      matcher: Bash\n      condtions: []\n"),
+            "11:18: policy.triggers[0].condtions: unknown key 'condtions'; "
+            "did you mean 'conditions'?",
+        ),
+        (
+            ("    default_level: warning\n", "    default_level: warning\n    escalaton: []\n"),
+            "13:16: policy.enforcement.escalaton: unknown key 'escalaton'; "
+            "did you mean 'escalation'?",
+        ),
+    ],
+)
+def test_a_near_miss_of_a_known_key_fails_to_load(
+    tmp_path: Path, change: tuple[str, str], expected: str
+) -> None:
+    # SPEC §5: a typo must never silently change what a rule does
+    text = behavior_yaml()
+    assert change[0] in text
+    file = tmp_path / "behavior.yaml"
+    file.write_text(text.replace(change[0], change[1], 1), encoding="utf-8")
+    assert load_errors(file) == [f"{file}:{expected}"]
+
+
+def test_cross_field_rules_are_reported_with_every_other_problem(tmp_path: Path) -> None:
+    triggers = (
+        "    - event: PreToolUse\n"
+        "      matcher: Bash\n"
+        "      action: check_flag\n"
+        "      on_present: eat\n"
+        "    - event: Stop\n"
+        "      conditions:\n"
+        "        - field: n\n"
+        "          operator: gt\n"
+        "          value: many\n"
+    )
+    text = behavior_yaml(
+        triggers=triggers,
+        escalation="    escalation:\n      - after: 2\n        level: nudge\n",
+    ).replace("category: core", "category: cor")
+    file = tmp_path / "behavior.yaml"
+    file.write_text(text, encoding="utf-8")
+    assert load_errors(file) == [
+        f"{file}:5:11: category: unknown category 'cor': expected one of core, opinionated, "
+        "experimental; did you mean 'core'?",
+        f"{file}:9:7: policy.triggers[0].flag: required field missing",
+        f"{file}:9:7: policy.triggers[0].on_absent: required field missing",
+        f"{file}:12:19: policy.triggers[0].on_present: unknown on_present value 'eat': "
+        "expected one of consume, keep",
+        f"{file}:17:18: policy.triggers[1].conditions[0].value: operator 'gt' needs a number, "
+        "got the string 'many'",
+        f"{file}:22:16: policy.enforcement.escalation[0].level: level 'nudge' is below "
+        "default_level 'warning'",
+    ]
+
+
+def test_wrong_shapes_name_what_was_expected(tmp_path: Path) -> None:
+    extra = """
+    applies_to:
+      tools: Bash
+      profiles: [strict, strikt, 3]
+    rendering: [nudge_template]
+    """
+    file = tmp_path / "behavior.yaml"
+    file.write_text(behavior_yaml(extra=extra), encoding="utf-8")
+    assert load_errors(file) == [
+        f"{file}:18:10: applies_to.tools: expected a list, got the string 'Bash'",
+        f"{file}:19:22: applies_to.profiles[1]: unknown profile 'strikt': expected one of "
+        "minimal, standard, strict; did you mean 'strict'?",
+        f"{file}:19:30: applies_to.profiles[2]: expected a non-empty string, got the number 3",
+        f"{file}:20:12: rendering: expected a mapping, got a list",
+    ]
+
+
+def test_index_entry_problems_are_all_reported(tmp_path: Path) -> None:
+    root = write_catalog(tmp_path / "cat", {"good-one": behavior_yaml("good-one")})
+    index = root / "index.yaml"
+    index.write_text(
+        index.read_text() + "  - 42\n  - id: good-one\n    tuning: strictest\n  - enabled: true\n"
+    )
+    assert load_errors(root) == [
+        f"{index}:5:5: behaviors[1]: expected an id or a mapping with id and enabled",
+        f"{index}:7:13: behaviors[2].tuning: unknown tuning 'strictest': expected one of "
+        "strict, relaxed; did you mean 'strict'?",
+        f"{index}:8:5: behaviors[3].id: required field missing",
+    ]
+
+
+def test_yaml_io_is_the_only_module_that_imports_ruamel() -> None:
+    package = Path(fp.__file__).parent
+    importers = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if any(
+            line.lstrip().startswith(("import ruamel", "from ruamel"))
+            for line in path.read_text(encoding="utf-8").splitlines()
+        )
+    )
+    assert importers == ["catalog/yaml_io.py"]
+
+
+@pytest.mark.parametrize("depth", [300, 3000])
+def test_deeply_nested_yaml_is_an_issue_not_a_crash(tmp_path: Path, depth: int) -> None:
+    file = tmp_path / "behavior.yaml"
+    file.write_text(behavior_yaml() + "metadata: " + "[" * depth + "]" * depth + "\n")
+    assert load_errors(file) == [f"{file}: invalid YAML: nested too deeply"]
+
+
+def test_compiled_catalogs_behaviors_and_triggers_are_frozen_attrs_classes() -> None:
+    import attrs
+
+    from forge_policy.catalog.behavior import Behavior, Trigger
+
+    catalog = fp.builtin_catalog()
+    behavior = catalog.behaviors[0]
+    trigger = behavior.triggers[0]
+    for instance, name in ((catalog, "root"), (behavior, "enabled"), (trigger, "action")):
+        assert attrs.has(type(instance))
+        assert not hasattr(instance, "__dict__")  # slots
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            setattr(instance, name, getattr(instance, name))
+    again = Behavior(behavior.spec)  # the normalised spec is still the one constructor argument
+    assert (again.id, again.events, again.escalation) == (
+        behavior.id,
+        behavior.events,
+        behavior.escalation,
+    )
+    assert [t.describe() for t in again.triggers] == [t.describe() for t in behavior.triggers]
+    assert Trigger(trigger.index, trigger.spec).describe() == trigger.describe()
+    # compiled values hold closures: compared by identity and hashable, as before attrs
+    assert again != behavior and {behavior: 1, again: 2}[behavior] == 1
+    disabled = behavior.with_enabled(False)
+    assert (disabled.enabled, behavior.enabled, disabled.id) == (False, True, behavior.id)
+    assert repr(disabled) == f"<Behavior {behavior.id} {behavior.default_level.label} disabled>"
+
+
+def test_a_catalog_takes_any_iterables_and_refuses_duplicate_ids() -> None:
+    from forge_policy.catalog.catalog import Catalog
+
+    builtin = fp.builtin_catalog()
+    copy = Catalog(iter(builtin.behaviors), root="/c", sources=["/c/index.yaml"])
+    assert (copy.behaviors, copy.sources, copy.root) == (
+        builtin.behaviors,
+        ("/c/index.yaml",),
+        "/c",
+    )
+    assert copy.ids == builtin.ids and copy.get(builtin.ids[0]) is builtin.behaviors[0]
+    assert (Catalog([]).ids, Catalog([]).root, Catalog([]).sources) == ([], "", ())
+    with pytest.raises(ValueError, match="duplicate behavior ids"):
+        Catalog([builtin.behaviors[0], builtin.behaviors[0]])
+    switched = builtin.with_enabled({builtin.ids[0]: False})
+    assert switched.behaviors[0].enabled is False and builtin.behaviors[0].enabled is True
+    assert switched.sources == builtin.sources and switched.root == builtin.root

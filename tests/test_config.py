@@ -215,3 +215,36 @@ def test_cache_paths_are_keyed_by_catalog_and_fall_back_to_the_user_cache(
     assert fallback == str(tmp_path / "xdg" / "forge-policy" / name)
     other = Config.from_env(env(FORGE_BEHAVIORS_DIR="rules"), cwd=str(tmp_path))
     assert os.path.basename(other.cache_paths()[0]) != name
+
+
+def test_project_config_structures_testing_with_defaults(tmp_path: Path) -> None:
+    from forge_policy.config.project import DEFAULT_TEST_GLOBS, load_project_config
+
+    (tmp_path / "config.yaml").write_text(
+        "other_tool: {x: 1}\ntesting:\n  tdd_mode: ' Strict '\n  production_globs: src/*.py\n"
+        "  planning_globs:\n"
+    )
+    settings = load_project_config(str(tmp_path)).testing
+    assert settings.tdd_mode == "strict"
+    assert settings.production_globs == ("src/*.py",)
+    assert settings.test_globs == DEFAULT_TEST_GLOBS
+    assert settings.planning_globs == ("tasks.md",)  # null is the default
+
+
+def test_project_config_reports_every_problem_with_its_line(tmp_path: Path) -> None:
+    from forge_policy.config.project import load_project_config
+    from forge_policy.errors import ProjectConfigError
+
+    path = tmp_path / "config.yaml"
+    path.write_text("testing:\n  tdd_mode: stric\n  test_globs: 3\n  planning_globs: ['']\n")
+    with pytest.raises(ProjectConfigError) as info:
+        load_project_config(str(tmp_path))
+    assert str(info.value).splitlines() == [
+        f"{path}:2: testing.tdd_mode: unknown value 'stric': expected one of standard, focused, "
+        "strict",
+        f"{path}:3: testing.test_globs: expected a list of glob strings",
+        f"{path}:4: testing.planning_globs: expected a list of glob strings",
+    ]
+    path.write_text("testing:\n  tdd_mode: [strict\n")
+    with pytest.raises(ProjectConfigError, match=rf"^{path}:3:1: invalid YAML: "):
+        load_project_config(str(tmp_path))

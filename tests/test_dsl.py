@@ -163,3 +163,17 @@ def test_catastrophic_regex_is_linear_and_correct() -> None:
     assert condition(scope(event))[0] is False
     event_ok = fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": text[:-1]})
     assert condition(scope(event_ok))[0] is True
+
+
+def test_a_condition_is_a_frozen_value_of_its_three_parts() -> None:
+    import attrs
+
+    condition = Condition("command", "regex_match", "rm")
+    assert condition == Condition("command", "regex_match", "rm")
+    assert condition != Condition("command", "regex_match", "rmdir")
+    assert hash(condition) == hash(Condition("command", "regex_match", "rm"))
+    assert repr(condition) == "Condition(field='command', operator='regex_match', value='rm')"
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        condition.value = "x"  # type: ignore[misc]
+    assert not hasattr(condition, "__dict__")  # slots
+    assert condition(scope(EVENT)) == (False, "git push")

@@ -214,3 +214,16 @@ def test_generated_behaviors_load_and_normalise_to_themselves(tmp_path_factory, 
     path.write_text(json.dumps(spec_to_document(spec), indent=1), encoding="utf-8")
     loaded = fp.load_catalog(path).behaviors[0].spec
     assert {**loaded, "source": ""} == {**spec, "source": ""}
+
+
+@given(after=st.integers(-3, 50), level=levels, other=st.integers(-3, 50))
+def test_a_step_is_a_frozen_value(after: int, level: Level, other: int) -> None:
+    import attrs
+
+    step = Step(after, level)
+    assert step == Step(after=after, level=level) and hash(step) == hash(Step(after, level))
+    assert (step == Step(other, level)) is (after == other)
+    assert repr(step) == f"Step(after={after}, level={level.label})"
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        step.after = other  # type: ignore[misc]
+    assert not hasattr(step, "__dict__")

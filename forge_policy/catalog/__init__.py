@@ -1,6 +1,11 @@
 """Behavior catalogs: schema v1, loading and validation, the built-in catalog.
 
-The loader (and with it ruamel.yaml) is imported only when a catalog is actually read from YAML.
+Reading YAML takes :mod:`~forge_policy.catalog.yaml_io` (ruamel.yaml), the schema's attrs
+classes (:mod:`~forge_policy.catalog.schema`) and their cattrs structuring
+(:mod:`~forge_policy.catalog.structuring`); the loader imports them only when a catalog is
+actually read from YAML. Compiled behaviors (:mod:`~forge_policy.catalog.behavior`) are attrs
+classes and need none of them; the compiled cache (:mod:`~forge_policy.catalog.cache`) reads its
+JSON document with a cattrs converter of its own, never ruamel or the schema.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ produces that form (and the compiled cache stores it), so this module never sees
 
 from __future__ import annotations
 
+import attrs
+
 from forge_policy.catalog.dsl import Condition, compile_matcher
 from forge_policy.events import MATCHER_SUBJECT
 from forge_policy.levels import Level, Step
@@ -41,6 +43,12 @@ TEMPLATE_LIMITS: dict[str, int] = {
 }
 
 
+def _set_all(instance: object, **values: object) -> None:
+    """Fill the compiled (``init=False``) fields of a frozen attrs instance, once, when built."""
+    for name, value in values.items():
+        object.__setattr__(instance, name, value)
+
+
 def render(template: str, values: Mapping[str, object]) -> str:
     """Literal ``{name}`` substitution: values are inserted verbatim, never re-interpreted.
 
@@ -72,43 +80,62 @@ def render(template: str, values: Mapping[str, object]) -> str:
     return "".join(out)
 
 
+@attrs.frozen(eq=False, repr=False)
 class Trigger:
-    """One compiled entry of ``policy.triggers``."""
+    """One compiled entry of ``policy.triggers``: ``Trigger(index, spec)``.
 
-    __slots__ = (
-        "action",
-        "conditions",
-        "event",
-        "flag",
-        "index",
-        "logic",
-        "match_subject",
-        "matcher",
-        "on_absent",
-        "on_present",
-        "subject_key",
-        "total",
-        "value_field",
-    )
+    A frozen attrs class built from its normalised spec; every other attribute is compiled from
+    it once, at construction. Compared by identity, like the closures it holds.
 
-    def __init__(self, index: int, spec: Mapping[str, Any]) -> None:
-        self.index = index
-        self.event: str = spec["event"]
-        self.matcher: str = spec.get("matcher") or ""
-        self.subject_key = MATCHER_SUBJECT.get(self.event)
-        self.match_subject: Callable[[str], bool] = compile_matcher(self.matcher)
-        self.conditions = tuple(
-            Condition(c["field"], c["operator"], c.get("value")) for c in spec.get("conditions", ())
+    >>> trigger = Trigger(0, {"event": "PreToolUse", "matcher": "Bash", "action": "set_flag",
+    ...                       "flag": "searched"})
+    >>> trigger.index, trigger.action, trigger.flag, trigger.describe()
+    (0, 'set_flag', 'searched', 'PreToolUse[Bash] set_flag(searched)')
+    """
+
+    index: int
+    spec: Mapping[str, Any]
+    event: str = attrs.field(init=False)
+    matcher: str = attrs.field(init=False)
+    subject_key: str | None = attrs.field(init=False)
+    match_subject: Callable[[str], bool] = attrs.field(init=False)
+    conditions: tuple[Condition, ...] = attrs.field(init=False)
+    logic: str = attrs.field(init=False)
+    action: str = attrs.field(init=False)
+    flag: str = attrs.field(init=False)
+    on_present: str = attrs.field(init=False)
+    on_absent: str = attrs.field(init=False)
+    total: str = attrs.field(init=False)
+    value_field: Condition | None = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        spec = self.spec
+        event: str = spec["event"]
+        matcher: str = spec.get("matcher") or ""
+        action: str = spec.get("action", "evaluate")
+        _set_all(
+            self,
+            event=event,
+            matcher=matcher,
+            subject_key=MATCHER_SUBJECT.get(event),
+            match_subject=compile_matcher(matcher),
+            conditions=tuple(
+                Condition(c["field"], c["operator"], c.get("value"))
+                for c in spec.get("conditions", ())
+            ),
+            logic=spec.get("logic", "all"),
+            action=action,
+            flag=spec.get("flag", ""),
+            on_present=spec.get("on_present", ""),
+            on_absent=spec.get("on_absent", ""),
+            total=spec.get("total", ""),
+            value_field=(
+                Condition(spec["value"], "exists", None) if action == "accumulate" else None
+            ),
         )
-        self.logic: str = spec.get("logic", "all")
-        self.action: str = spec.get("action", "evaluate")
-        self.flag: str = spec.get("flag", "")
-        self.on_present: str = spec.get("on_present", "")
-        self.on_absent: str = spec.get("on_absent", "")
-        self.total: str = spec.get("total", "")
-        self.value_field = (
-            Condition(spec["value"], "exists", None) if self.action == "accumulate" else None
-        )
+
+    def __repr__(self) -> str:
+        return f"<Trigger {self.index} {self.describe()}>"
 
     def fires_on(self, event: Event) -> bool:
         """Whether the event kind and the matcher select this trigger."""
@@ -146,65 +173,80 @@ class Trigger:
         return f"{self.event}{matcher} {self.action}{flag}"
 
 
+@attrs.frozen(eq=False, repr=False)
 class Behavior:
-    """One governance rule, compiled. Build with :func:`forge_policy.load_catalog`."""
+    """One governance rule, compiled: ``Behavior(spec)``; see :func:`forge_policy.load_catalog`.
 
-    __slots__ = (
-        "applies_agents",
-        "applies_profiles",
-        "applies_tools",
-        "bypass",
-        "category",
-        "default_level",
-        "description",
-        "enabled",
-        "escalation",
-        "events",
-        "hint",
-        "id",
-        "level_cap",
-        "mode",
-        "name",
-        "override",
-        "scope",
-        "source",
-        "spec",
-        "suggested_action",
-        "suggested_tool",
-        "templates",
-        "triggers",
-    )
+    A frozen attrs class whose one constructor argument is the normalised spec (what the loader
+    returns and the compiled cache stores); every other attribute is compiled from it once.
+    Compared by identity: two loads of one file give two behaviors.
 
-    def __init__(self, spec: Mapping[str, Any]) -> None:
-        self.spec = spec
-        self.id: str = spec["id"]
-        self.name: str = spec["name"]
-        self.description: str = spec.get("description", "")
-        self.category: str = spec.get("category", "core")
-        self.scope: str = spec.get("scope", "session")
-        self.enabled: bool = spec.get("enabled", True)
-        self.source: str = spec.get("source", "")
-        self.triggers = tuple(Trigger(i, t) for i, t in enumerate(spec["triggers"]))
-        self.events = frozenset(t.event for t in self.triggers)
-        self.default_level = Level.parse(spec["default_level"])
-        self.escalation = tuple(
-            Step(after, Level.parse(level)) for after, level in spec.get("escalation", ())
-        )
-        self.override: str = spec.get("override", "agent")
-        self.mode: str = spec.get("mode", "enforce")
-        self.bypass: str = spec.get("bypass", "allowed")
-        # project tuning "relaxed" (catalog/tuning.py) caps the level even when an earlier
-        # escalation in the session went higher
+    >>> behavior = Behavior({"id": "aa", "name": "A", "default_level": "warning",
+    ...                      "triggers": [{"event": "Stop"}], "escalation": [[3, "soft_block"]]})
+    >>> behavior.id, sorted(behavior.events), behavior.escalation[0].level.label
+    ('aa', ['Stop'], 'soft_block')
+    >>> behavior.with_enabled(False)
+    <Behavior aa warning disabled>
+    """
+
+    spec: Mapping[str, Any]
+    id: str = attrs.field(init=False)
+    name: str = attrs.field(init=False)
+    description: str = attrs.field(init=False)
+    category: str = attrs.field(init=False)
+    scope: str = attrs.field(init=False)
+    enabled: bool = attrs.field(init=False)
+    source: str = attrs.field(init=False)
+    triggers: tuple[Trigger, ...] = attrs.field(init=False)
+    events: frozenset[str] = attrs.field(init=False)
+    default_level: Level = attrs.field(init=False)
+    escalation: tuple[Step, ...] = attrs.field(init=False)
+    override: str = attrs.field(init=False)
+    mode: str = attrs.field(init=False)
+    bypass: str = attrs.field(init=False)
+    #: project tuning "relaxed" (catalog/tuning.py) caps the level even when an earlier
+    #: escalation in the session went higher
+    level_cap: Level | None = attrs.field(init=False)
+    hint: str = attrs.field(init=False)
+    suggested_tool: str = attrs.field(init=False)
+    suggested_action: str = attrs.field(init=False)
+    templates: dict[str, str] = attrs.field(init=False)
+    applies_tools: frozenset[str] = attrs.field(init=False)
+    applies_agents: frozenset[str] = attrs.field(init=False)
+    applies_profiles: frozenset[str] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        spec = self.spec
+        triggers = tuple(Trigger(i, t) for i, t in enumerate(spec["triggers"]))
         cap = spec.get("level_cap")
-        self.level_cap: Level | None = Level.parse(cap) if cap else None
-        self.hint: str = spec.get("hint", "")
-        self.suggested_tool: str = spec.get("suggested_tool", "")
-        self.suggested_action: str = spec.get("suggested_action", "")
-        self.templates: dict[str, str] = {**DEFAULT_TEMPLATES, **spec.get("templates", {})}
         applies = spec.get("applies_to", {})
-        self.applies_tools = frozenset(applies.get("tools", ()))
-        self.applies_agents = frozenset(applies.get("agents", ()))
-        self.applies_profiles = frozenset(applies.get("profiles", ()))
+        _set_all(
+            self,
+            id=spec["id"],
+            name=spec["name"],
+            description=spec.get("description", ""),
+            category=spec.get("category", "core"),
+            scope=spec.get("scope", "session"),
+            enabled=spec.get("enabled", True),
+            source=spec.get("source", ""),
+            triggers=triggers,
+            events=frozenset(t.event for t in triggers),
+            default_level=Level.parse(spec["default_level"]),
+            escalation=tuple(
+                Step(after, Level.parse(level)) for after, level in spec.get("escalation", ())
+            ),
+            override=spec.get("override", "agent"),
+            mode=spec.get("mode", "enforce"),
+            bypass=spec.get("bypass", "allowed"),
+            level_cap=Level.parse(cap) if cap else None,
+            hint=spec.get("hint", ""),
+            suggested_tool=spec.get("suggested_tool", ""),
+            suggested_action=spec.get("suggested_action", ""),
+            templates={**DEFAULT_TEMPLATES, **spec.get("templates", {})},
+            applies_tools=frozenset(applies.get("tools", ())),
+            applies_agents=frozenset(applies.get("agents", ())),
+            applies_profiles=frozenset(applies.get("profiles", ())),
+        )
 
     def applies_to(self, event: Event, profile: str) -> bool:
         """The ``applies_to`` filters; an empty list admits everything.

@@ -13,15 +13,22 @@ sha256::
      "specs": [{…normalised spec…}, …]}
 
 The cache is used only when every source still matches: a file whose stat differs is re-hashed,
-and a same-hash file only refreshes its stat. ``index.yaml`` is a source, so a new behavior (which
-needs an index entry) invalidates it; so do the loader's own modules (``schema.py``,
-``loader.py``, ``tuning.py``), so a new validator never trusts specs an older one wrote. A
-damaged cache, one from another version, or one for another folder is ignored and rebuilt from
-the YAML, which stays the only source of truth: the cache is never the only copy. Writes are
-atomic (temp file + ``os.replace``); a cache that cannot be written is skipped, never an error.
+and a same-hash file only refreshes its stat. ``index.yaml`` is a source, so a new behavior
+(which needs an index entry) invalidates it; so do the modules that turn YAML into specs
+(:data:`LOADER_FILES`), so a new validator never trusts specs an older one wrote. A cache whose
+catalog sources are not exactly the index and one file per spec it holds, or that misses a loader
+file, is never trusted either. A damaged cache, one from another version, or one for another
+folder is ignored and rebuilt from the YAML, which stays the only source of truth: the cache is
+never the only copy. Writes are atomic (temp file + ``os.replace``); a cache that cannot be
+written is skipped, never an error.
 
-This module imports neither ruamel.yaml nor :mod:`pathlib`: a warm hook only stats, reads JSON
-and compiles the specs.
+The document is the attrs class :class:`CacheDocument`, read and written by a converter of this
+module's own (cattrs, imported on first use). Its hooks are strict: a field of the wrong JSON
+type (a string for a number, a number for a path) fails the structuring, and a cache that does
+not structure is rebuilt from the YAML, never read as an empty catalog.
+
+This module imports neither ruamel.yaml nor :mod:`pathlib`: a warm hook only stats, reads JSON,
+structures it and compiles the specs.
 
 >>> import tempfile, os
 >>> cache = CatalogCache([os.path.join(tempfile.mkdtemp(), "catalog-cache.json")])
@@ -37,28 +44,51 @@ import contextlib
 import json
 import os
 
+# typing is loaded by attrs already; cattrs resolves these annotations at run time
+from typing import Any
+
+import attrs
+
 from forge_policy import __version__
 from forge_policy.catalog.behavior import Behavior
-from forge_policy.catalog.catalog import Catalog
+from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE, Catalog
 from forge_policy.errors import CatalogError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
-    from typing import Any
+    from collections.abc import Callable, Iterable, Sequence
+
+    import cattrs
 
 FORMAT = 1
 _HERE = os.path.dirname(os.path.abspath(__file__))
 #: The folder of the catalog shipped with forge_policy.
 BUILTIN_DIR = os.path.join(_HERE, "builtin")
-#: The code that turns YAML into specs: a change to it invalidates every cache.
-LOADER_FILES = tuple(os.path.join(_HERE, name) for name in ("schema.py", "loader.py", "tuning.py"))
+_PACKAGE = os.path.dirname(_HERE)
+#: The code that turns YAML into specs (parsing, structuring, the vocabularies and rules it
+#: checks against, tuning): a change to any of it invalidates every cache.
+LOADER_FILES = (
+    *(
+        os.path.join(_HERE, name)
+        for name in (
+            "yaml_io.py",
+            "schema.py",
+            "structuring.py",
+            "loader.py",
+            "tuning.py",
+            "dsl.py",
+            "behavior.py",
+            "cache.py",  # it structures the cache document: a new reader never trusts an old one
+        )
+    ),
+    *(os.path.join(_PACKAGE, name) for name in ("levels.py", "events.py")),
+)
 MAX_CACHE_BYTES = 32 * 1024 * 1024
 
 
-def _identity(st: os.stat_result) -> list[int]:
+def _identity(st: os.stat_result) -> tuple[int, ...]:
     # st_ctime_ns too: no one can set it, so an edit that restores the mtime is still seen
-    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_ctime_ns]
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_ctime_ns)
 
 
 def _sha256(path: str) -> str:
@@ -71,10 +101,100 @@ def _sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def _fingerprint(path: str) -> dict[str, Any]:
+@attrs.frozen
+class SourceRecord:
+    """One file the specs came from: its path, stat identity and sha256."""
+
+    path: str
+    stat: tuple[int, ...]
+    sha256: str
+
+
+@attrs.frozen
+class CacheDocument:
+    """A cache file: the normalised specs of one catalog folder and every file they depend on.
+
+    >>> doc = CacheDocument(FORMAT, __version__, "/c", (SourceRecord("/c/index.yaml", (1, 2),
+    ...                     "ab"),), ({"id": "x"},))
+    >>> _structure(_unstructure(doc)) == doc
+    True
+    >>> _structure({**_unstructure(doc), "format": "1"}) is None  # a string is not a number
+    True
+    """
+
+    format: int
+    forge_policy: str
+    root: str
+    sources: tuple[SourceRecord, ...]
+    specs: tuple[dict[str, Any], ...]
+
+
+def _fingerprint(path: str) -> SourceRecord:
     """Stat and hash of one file; the stat is taken first so a change in between is caught."""
     identity = _identity(os.stat(path))
-    return {"path": path, "stat": identity, "sha256": _sha256(path)}
+    return SourceRecord(path, identity, _sha256(path))
+
+
+_CONVERTER: list[cattrs.Converter] = []
+
+
+def _converter() -> cattrs.Converter:
+    """This module's converter, built on first use (cattrs stays off ``import`` of the module)."""
+    if not _CONVERTER:
+        import cattrs
+
+        # no detailed validation: why a cache does not structure is never shown, it is rebuilt
+        conv = cattrs.Converter(detailed_validation=False)
+        conv.register_structure_hook(str, _exactly(str))
+        conv.register_structure_hook(int, _exactly(int))
+        conv.register_structure_hook_factory(_is_tuple, lambda cls: _list_as_tuple(cls, conv))
+        _CONVERTER.append(conv)
+    return _CONVERTER[0]
+
+
+def _is_tuple(cls: object) -> bool:
+    return getattr(cls, "__origin__", None) is tuple
+
+
+def _list_as_tuple(cls: Any, conv: cattrs.Converter) -> Callable[[object, object], object]:
+    """``tuple[X, ...]`` from a JSON array only: cattrs' default iterates anything, so a mapping
+    (``"stat": {}``) would pass as an empty tuple."""
+    item = cls.__args__[0]
+    structure_item = conv.get_structure_hook(item)
+
+    def structure(value: object, _type: object) -> object:
+        if type(value) is not list:
+            raise TypeError(f"expected a list, got {type(value).__name__}")
+        return tuple(structure_item(element, item) for element in value)
+
+    return structure
+
+
+def _exactly(kind: type) -> Callable[[object, object], object]:
+    """A strict hook: cattrs' default turns ``5`` into ``"5"``, and ``"5"`` or ``True`` into 5."""
+
+    def check(value: object, _type: object) -> object:
+        if type(value) is not kind:
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    return check
+
+
+def _structure(data: object) -> CacheDocument | None:
+    """The document of this format and version in ``data``, or None (malformed or foreign)."""
+    try:
+        doc = _converter().structure(data, CacheDocument)
+    except Exception:  # any shape cattrs cannot structure: the cache is rebuilt
+        return None
+    if doc.format != FORMAT or doc.forge_policy != __version__:
+        return None
+    return doc
+
+
+def _unstructure(doc: CacheDocument) -> dict[str, Any]:
+    data: dict[str, Any] = _converter().unstructure(doc)
+    return data
 
 
 class CatalogCache:
@@ -110,14 +230,14 @@ class CatalogCache:
             raise CatalogError([Issue(root, 0, 0, "", "no such catalog folder or file")])
         for path in self.paths:
             doc = _read(path)
-            if doc is None or doc.get("root") != root:
+            if doc is None or doc.root != root:
                 continue
             catalog, stale = _use(doc)
             if catalog is None:
                 continue
             if stale:
-                doc["sources"] = stale
-                self.status = "refreshed" if self._write(doc, first=path) else "hit"
+                refreshed = attrs.evolve(doc, sources=stale)
+                self.status = "refreshed" if self._write(refreshed, first=path) else "hit"
             else:
                 self.status = "hit"
             return catalog
@@ -136,23 +256,19 @@ class CatalogCache:
         catalog = _compile(specs, root, read)
         loader = [path for path in LOADER_FILES if path in before]
         fingerprints = [before.get(path) for path in [*read, *loader]]
-        if all(fp is not None and _still(fp) for fp in fingerprints):
-            doc = {
-                "format": FORMAT,
-                "forge_policy": __version__,
-                "root": root,
-                "sources": fingerprints,
-                "specs": specs,
-            }
+        recorded = [fp for fp in fingerprints if fp is not None and _still(fp)]
+        if len(recorded) == len(fingerprints):
+            doc = CacheDocument(FORMAT, __version__, root, tuple(recorded), tuple(specs))
             self.status = "rebuilt" if self._write(doc) else "unwritable"
         else:  # a file changed while it was read: use what was read, cache nothing
             self.status = "unwritable"
         return catalog
 
-    def _write(self, doc: dict[str, Any], first: str | None = None) -> bool:
+    def _write(self, doc: CacheDocument, first: str | None = None) -> bool:
         """Write atomically to ``first`` or else the first writable path; False if none."""
         try:
-            data = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            text = json.dumps(_unstructure(doc), ensure_ascii=False, separators=(",", ":"))
+            data = text.encode("utf-8")
         except (TypeError, ValueError):
             return False
         return any(_write_atomic(path, data) for path in ([first] if first else self.paths))
@@ -160,20 +276,20 @@ class CatalogCache:
 
 def _candidates(root: str) -> list[str]:
     """Every file a load of ``root`` may read: the index, each ``*/behavior.yaml``, the loader."""
-    found = [os.path.join(root, "index.yaml")]
+    found = [os.path.join(root, INDEX_FILE)]
     try:
         names = sorted(os.listdir(root))
     except OSError:
         names = []
     for name in names:
-        path = os.path.join(root, name, "behavior.yaml")
+        path = os.path.join(root, name, BEHAVIOR_FILE)
         if os.path.isfile(path):
             found.append(path)
     return [*found, *LOADER_FILES]
 
 
-def _snapshot(paths: Iterable[str]) -> dict[str, dict[str, Any]]:
-    result: dict[str, dict[str, Any]] = {}
+def _snapshot(paths: Iterable[str]) -> dict[str, SourceRecord]:
+    result: dict[str, SourceRecord] = {}
     for path in paths:
         try:
             result[path] = _fingerprint(path)
@@ -182,66 +298,74 @@ def _snapshot(paths: Iterable[str]) -> dict[str, dict[str, Any]]:
     return result
 
 
-def _still(fingerprint: dict[str, Any]) -> bool:
+def _still(fingerprint: SourceRecord) -> bool:
     try:
-        return bool(_identity(os.stat(fingerprint["path"])) == fingerprint["stat"])
+        return _identity(os.stat(fingerprint.path)) == fingerprint.stat
     except OSError:
         return False
 
 
-def _read(path: str) -> dict[str, Any] | None:
+def _read(path: str) -> CacheDocument | None:
     """A cache document of this format and version, or None (missing, damaged, foreign)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_CACHE_BYTES + 1)
         if len(data) > MAX_CACHE_BYTES:
             return None
-        doc = json.loads(data)
+        raw = json.loads(data)
     except (OSError, ValueError, RecursionError):
         return None
-    if (
-        not isinstance(doc, dict)
-        or doc.get("format") != FORMAT
-        or doc.get("forge_policy") != __version__
-        or not isinstance(doc.get("sources"), list)
-        or not isinstance(doc.get("specs"), list)
-    ):
-        return None
-    return doc
+    return _structure(raw)
 
 
-def _use(doc: dict[str, Any]) -> tuple[Catalog | None, list[dict[str, Any]] | None]:
+def _use(doc: CacheDocument) -> tuple[Catalog | None, tuple[SourceRecord, ...] | None]:
     """Check every source; return the compiled catalog (None if invalid) and, when some stats
     changed but no content did, the refreshed source list to write back."""
-    sources: list[dict[str, Any]] = doc["sources"]
-    refreshed: list[dict[str, Any]] = []
+    refreshed: list[SourceRecord] = []
     stale = False
-    paths: list[str] = []
-    for source in sources:
-        if not isinstance(source, dict):
-            return None, None
-        path, identity, digest = source.get("path"), source.get("stat"), source.get("sha256")
-        if not isinstance(path, str) or not isinstance(digest, str):
-            return None, None
+    for source in doc.sources:
         try:
-            now = _identity(os.stat(path))
-            if now != identity:
-                if _sha256(path) != digest:
+            now = _identity(os.stat(source.path))
+            if now != source.stat:
+                if _sha256(source.path) != source.sha256:
                     return None, None
                 stale = True
-                source = {"path": path, "stat": now, "sha256": digest}
+                source = attrs.evolve(source, stat=now)
         except OSError:
             return None, None
         refreshed.append(source)
-        paths.append(path)
-    try:
-        catalog = _compile(doc["specs"], doc["root"], [p for p in paths if p not in LOADER_FILES])
-    except Exception:  # a damaged cache that still parses as JSON: rebuild from the YAML
+    paths = [source.path for source in refreshed]
+    if not _covers(doc, paths):
         return None, None
-    return catalog, refreshed if stale else None
+    try:
+        catalog = _compile(doc.specs, doc.root, [p for p in paths if p not in LOADER_FILES])
+    except Exception:  # specs that structure but do not compile: rebuild from the YAML
+        return None, None
+    return catalog, tuple(refreshed) if stale else None
 
 
-def _compile(specs: list[dict[str, Any]], root: str, sources: list[str]) -> Catalog:
+def _covers(doc: CacheDocument, paths: list[str]) -> bool:
+    """Whether the recorded sources are exactly the files this version reads to build the specs.
+
+    The catalog files must be the index and one behavior file per spec, in that order (what
+    :func:`~forge_policy.catalog.loader.read_catalog` reads): a cache that lost a source entry,
+    or lost specs whose files it still records (which would load as a smaller, even empty,
+    catalog), is not trusted. Nor is one written by a loader with fewer files (same version
+    number, e.g. an editable install).
+    """
+    needed = [os.path.join(doc.root, INDEX_FILE)]
+    for spec in doc.specs:
+        behavior_id = spec.get("id")
+        if not isinstance(behavior_id, str):
+            return False
+        needed.append(os.path.join(doc.root, behavior_id, BEHAVIOR_FILE))
+    if [path for path in paths if path not in LOADER_FILES] != needed:
+        return False
+    recorded = set(paths)
+    return all(path in recorded or not os.path.exists(path) for path in LOADER_FILES)
+
+
+def _compile(specs: Sequence[dict[str, Any]], root: str, sources: list[str]) -> Catalog:
     return Catalog([Behavior(spec) for spec in specs], root=root, sources=sources)
 
 

@@ -1,6 +1,12 @@
-"""An ordered set of compiled behaviors (SPEC §1, §3.5)."""
+"""An ordered set of compiled behaviors (SPEC §1, §3.5), and the layout of a catalog folder."""
 
 from __future__ import annotations
+
+import attrs
+
+#: a catalog folder holds ``index.yaml`` and one ``<id>/behavior.yaml`` per listed behavior
+INDEX_FILE = "index.yaml"
+BEHAVIOR_FILE = "behavior.yaml"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -9,25 +15,38 @@ if TYPE_CHECKING:
     from forge_policy.catalog.behavior import Behavior
 
 
+def _behavior_tuple(behaviors: Iterable[Behavior]) -> tuple[Behavior, ...]:
+    return tuple(behaviors)
+
+
+def _source_tuple(sources: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sources)
+
+
+@attrs.frozen(eq=False, repr=False)
 class Catalog:
     """Behaviors in ``index.yaml`` declaration order, which is their evaluation order.
+
+    A frozen attrs class: ``Catalog(behaviors, root=..., sources=...)``; the by-id index is
+    built once, and two behaviors with one id are refused.
 
     >>> from forge_policy import builtin_catalog
     >>> "search-first" in builtin_catalog()
     True
+    >>> Catalog([]).ids, Catalog([], root="/c", sources=["/c/index.yaml"]).sources
+    ([], ('/c/index.yaml',))
     """
 
-    __slots__ = ("_by_id", "behaviors", "root", "sources")
+    behaviors: tuple[Behavior, ...] = attrs.field(converter=_behavior_tuple)
+    root: str = attrs.field(default="", kw_only=True)
+    sources: tuple[str, ...] = attrs.field(default=(), converter=_source_tuple, kw_only=True)
+    _by_id: dict[str, Behavior] = attrs.field(init=False)
 
-    def __init__(
-        self, behaviors: Iterable[Behavior], *, root: str = "", sources: Iterable[str] = ()
-    ) -> None:
-        self.behaviors = tuple(behaviors)
-        self._by_id = {b.id: b for b in self.behaviors}
-        if len(self._by_id) != len(self.behaviors):
+    def __attrs_post_init__(self) -> None:
+        by_id = {b.id: b for b in self.behaviors}
+        if len(by_id) != len(self.behaviors):
             raise ValueError("duplicate behavior ids in catalog")
-        self.root = root
-        self.sources = tuple(sources)
+        object.__setattr__(self, "_by_id", by_id)
 
     @property
     def ids(self) -> list[str]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from fnmatch import fnmatchcase
 
+import attrs
+
 from forge_policy.errors import RegexError
 
 TYPE_CHECKING = False
@@ -316,17 +318,29 @@ def compile_operator(operator: str, expected: object) -> Callable[[object], bool
     return lifted
 
 
+@attrs.frozen
 class Condition:
-    """One compiled ``{field, operator, value}``."""
+    """One compiled ``{field, operator, value}``.
 
-    __slots__ = ("field", "operator", "resolve", "test", "value")
+    A frozen attrs value, equal by its three declared parts; ``resolve`` and ``test`` are the
+    closures compiled from them (not compared, not in the repr).
 
-    def __init__(self, field: str, operator: str, value: object) -> None:
-        self.field = field
-        self.operator = operator
-        self.value = value
-        self.resolve = compile_field(field)
-        self.test = compile_operator(operator, value)
+    >>> Condition("command", "contains", "rm")
+    Condition(field='command', operator='contains', value='rm')
+    >>> Condition("command", "contains", "rm") == Condition("command", "contains", "rm")
+    True
+    """
+
+    field: str
+    operator: str
+    value: object
+    resolve: Callable[[Scope], object] = attrs.field(init=False, eq=False, repr=False)
+    test: Callable[[object], bool] = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        # frozen: the compiled closures are set once, here, through object.__setattr__
+        object.__setattr__(self, "resolve", compile_field(self.field))
+        object.__setattr__(self, "test", compile_operator(self.operator, self.value))
 
     def __call__(self, scope: Scope) -> tuple[bool, object]:
         actual = self.resolve(scope)

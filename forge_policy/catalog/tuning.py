@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from forge_policy.errors import CatalogError, Issue
+from forge_policy.catalog.catalog import INDEX_FILE
 from forge_policy.levels import Level
 
 TYPE_CHECKING = False
@@ -92,87 +92,6 @@ def set_tuning(root: str | os.PathLike[str], behavior_id: str, tuning: str | Non
     """
     if tuning is not None and tuning not in TUNINGS:
         raise ValueError(f"unknown tuning {tuning!r}: expected one of {', '.join(TUNINGS)}")
-    return edit_index_entry(root, behavior_id, "tuning", tuning)
+    from forge_policy.catalog.yaml_io import edit_index_entry
 
-
-def _move_trailing_comment(entry: Any, source: str, target: str) -> None:
-    """Keep comment lines that follow an entry's last key after the entry's new last key.
-
-    ruamel.yaml attaches them to the last key (after its own end-of-line comment, if any), so a
-    key appended after it, or the key's removal, would move or drop them.
-    """
-    import copy
-
-    items = entry.ca.items
-    slot = items.get(source)
-    token = slot[2] if slot and len(slot) > 2 else None
-    if token is None:
-        return
-    head, _, tail = token.value.partition("\n")
-    if not tail:
-        return
-    if source in entry and head:
-        token.value = head + "\n"
-    else:
-        items.pop(source, None)
-    existing = items.get(target)
-    if existing and len(existing) > 2 and existing[2] is not None:
-        existing[2].value = existing[2].value.rstrip("\n") + "\n" + tail
-        return
-    moved = copy.copy(token)
-    moved.value = "\n" + tail
-    items[target] = [None, None, moved, None]
-
-
-def edit_index_entry(
-    root: str | os.PathLike[str], behavior_id: str, key: str, value: object
-) -> bool:
-    """Set ``key`` of a behavior's ``index.yaml`` entry (``None`` removes it), keeping comments,
-    order, quoting and unknown keys; a bare ``- id`` entry becomes a mapping. Returns whether the
-    file changed. (:func:`~forge_policy.catalog.loader.set_enabled` is this with ``enabled``.)
-    """
-    from io import StringIO
-
-    from ruamel.yaml.comments import CommentedMap
-    from ruamel.yaml.util import load_yaml_guess_indent
-
-    from forge_policy.catalog.loader import INDEX_FILE, _display, _yaml
-
-    index_path = Path(root) / INDEX_FILE
-    text = index_path.read_text(encoding="utf-8")
-    _, indent, offset = load_yaml_guess_indent(text)
-    indent, offset = indent or 2, offset or 0
-    yaml = _yaml()
-    yaml.preserve_quotes = True
-    # keep the file's own style ("  - id: x" is sequence 4, offset 2, mapping 2)
-    yaml.indent(mapping=max(indent - offset, 2), sequence=indent, offset=offset)
-    document = yaml.load(text)
-    entries = document.get("behaviors") or []
-    for position, entry in enumerate(entries):
-        if entry == behavior_id:
-            entry = CommentedMap([("id", behavior_id)])
-            entries[position] = entry
-        if isinstance(entry, dict) and entry.get("id") == behavior_id:
-            if entry.get(key) == value and (value is not None or key not in entry):
-                return False
-            last = list(entry)[-1]
-            if value is None:
-                del entry[key]
-                if key == last and entry:
-                    _move_trailing_comment(entry, key, list(entry)[-1])
-            else:
-                entry[key] = value
-                if key != last and key == list(entry)[-1]:
-                    _move_trailing_comment(entry, last, key)
-            break
-    else:
-        where = _display(index_path)
-        raise CatalogError(
-            [Issue(where, 0, 0, "behaviors", f"no behavior {behavior_id!r} is listed")]
-        )
-    buffer = StringIO()
-    yaml.dump(document, buffer)
-    tmp = index_path.with_name(f".{INDEX_FILE}.tmp-{os.getpid()}")
-    tmp.write_text(buffer.getvalue(), encoding="utf-8")
-    os.replace(tmp, index_path)
-    return True
+    return edit_index_entry(Path(root) / INDEX_FILE, behavior_id, "tuning", tuning)

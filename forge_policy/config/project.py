@@ -13,9 +13,10 @@ file name at any depth, one with ``/`` is anchored at the repository root, ``**`
 directories. Under ``tdd_mode: strict``, ``forge-policy git pre-commit`` refuses a commit that
 stages production files with neither a test file nor a planning file (behavior ``strict-tdd``).
 
-The file is parsed with ruamel.yaml only when a git hook asks for it, and cached by its stat
-identity. Unknown keys are ignored (other tools may share the file); a wrong type or value is an
-error naming the file, line and key.
+The file is parsed (through :mod:`forge_policy.catalog.yaml_io`) and structured by cattrs into
+the attrs classes below only when a git hook asks for it, and cached by its stat identity.
+Unknown keys are ignored (other tools may share the file); a wrong type or value is an error
+naming the file, line and key, every such problem at once.
 
 >>> settings = TddSettings()
 >>> settings.tdd_mode, settings.test_globs[:3]
@@ -26,11 +27,12 @@ from __future__ import annotations
 
 import os
 
+import attrs
+
 from forge_policy.errors import ProjectConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
     from typing import Any
 
 CONFIG_FILE = "config.yaml"
@@ -46,36 +48,35 @@ DEFAULT_PLANNING_GLOBS = ("tasks.md",)
 _MAX_BYTES = 1 << 20
 
 
+@attrs.frozen
 class TddSettings:
-    """``testing:`` of the project config."""
+    """``testing:`` of the project config.
 
-    __slots__ = ("planning_globs", "production_globs", "tdd_mode", "test_globs")
+    >>> TddSettings(tdd_mode="strict").planning_globs
+    ('tasks.md',)
+    """
 
-    def __init__(
-        self,
-        *,
-        tdd_mode: str = "standard",
-        production_globs: Iterable[str] = DEFAULT_PRODUCTION_GLOBS,
-        test_globs: Iterable[str] = DEFAULT_TEST_GLOBS,
-        planning_globs: Iterable[str] = DEFAULT_PLANNING_GLOBS,
-    ) -> None:
-        self.tdd_mode = tdd_mode
-        self.production_globs = tuple(production_globs)
-        self.test_globs = tuple(test_globs)
-        self.planning_globs = tuple(planning_globs)
+    tdd_mode: str = "standard"
+    production_globs: tuple[str, ...] = attrs.field(
+        default=DEFAULT_PRODUCTION_GLOBS, converter=tuple
+    )
+    test_globs: tuple[str, ...] = attrs.field(default=DEFAULT_TEST_GLOBS, converter=tuple)
+    planning_globs: tuple[str, ...] = attrs.field(default=DEFAULT_PLANNING_GLOBS, converter=tuple)
 
     def __repr__(self) -> str:
         return f"<TddSettings tdd_mode={self.tdd_mode}>"
 
 
+@attrs.frozen
 class ProjectConfig:
-    """The parsed project config; :attr:`path` is ``""`` when there is no file."""
+    """The parsed project config; :attr:`path` is ``""`` when there is no file.
 
-    __slots__ = ("path", "testing")
+    >>> ProjectConfig().testing.tdd_mode
+    'standard'
+    """
 
-    def __init__(self, path: str = "", testing: TddSettings | None = None) -> None:
-        self.path = path
-        self.testing = testing or TddSettings()
+    path: str = ""
+    testing: TddSettings = attrs.field(factory=TddSettings)
 
 
 _cache: dict[str, tuple[tuple[int, int, int], ProjectConfig]] = {}
@@ -106,22 +107,13 @@ def load_project_config(forge_root: str) -> ProjectConfig:
 
 
 def _parse(path: str, size: int) -> ProjectConfig:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from forge_policy.catalog.yaml_io import read_yaml
 
     if size > _MAX_BYTES:
         raise ProjectConfigError(f"{path}: file too large ({size} bytes, at most {_MAX_BYTES})")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = YAML(typ="rt").load(handle.read())
-    except UnicodeDecodeError as exc:
-        raise ProjectConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        raise ProjectConfigError(f"{path}{where}: invalid YAML: {exc.problem}") from None
-    except (YAMLError, OSError) as exc:
-        raise ProjectConfigError(f"{path}: cannot read: {exc}") from None
+    document, issues = read_yaml(path, path)
+    if issues:
+        raise ProjectConfigError("\n".join(str(issue) for issue in issues))
     if document is None:
         return ProjectConfig(path)
     if not isinstance(document, dict):
@@ -129,43 +121,62 @@ def _parse(path: str, size: int) -> ProjectConfig:
     testing = document.get("testing")
     if testing is None:
         return ProjectConfig(path)
+    return ProjectConfig(path, _structure_testing(path, document, testing))
+
+
+def _structure_testing(path: str, document: Any, testing: Any) -> TddSettings:
+    """``testing:`` structured by cattrs; every problem at once, each as ``file:line: key: …``."""
+    import cattrs
+
+    from forge_policy.catalog.yaml_io import key_line
+
     if not isinstance(testing, dict):
         raise ProjectConfigError(
-            f"{path}:{_line(document, 'testing')}: testing: expected a mapping"
+            f"{path}:{key_line(document, 'testing')}: testing: expected a mapping"
         )
-    mode = testing.get("tdd_mode", "standard")
-    if not isinstance(mode, str) or mode.strip().lower() not in TDD_MODES:
-        raise ProjectConfigError(
-            f"{path}:{_line(testing, 'tdd_mode')}: testing.tdd_mode: unknown value {mode!r}: "
-            f"expected one of {', '.join(TDD_MODES)}"
+    converter = _converter()
+    try:
+        settings: TddSettings = converter.structure(
+            {k: v for k, v in testing.items() if v is not None}, TddSettings
         )
-    globs = {
-        key: _globs(path, testing, key, default)
-        for key, default in (
-            ("production_globs", DEFAULT_PRODUCTION_GLOBS),
-            ("test_globs", DEFAULT_TEST_GLOBS),
-            ("planning_globs", DEFAULT_PLANNING_GLOBS),
-        )
-    }
-    return ProjectConfig(path, TddSettings(tdd_mode=mode.strip().lower(), **globs))
+    except cattrs.ClassValidationError as exc:
+        problems = []
+        for leaf in exc.exceptions:
+            names = [n.name for n in getattr(leaf, "__notes__", ()) if hasattr(n, "name")]
+            key = names[0] if names else ""
+            problems.append(f"{path}:{key_line(testing, key)}: testing.{key}: {leaf.args[0]}")
+        raise ProjectConfigError("\n".join(problems)) from None
+    return settings
 
 
-def _globs(path: str, testing: Any, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    value = testing.get(key)
-    if value is None:
-        return default
+def _tdd_mode(value: object, _: object) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in TDD_MODES:
+        raise ValueError(f"unknown value {value!r}: expected one of {', '.join(TDD_MODES)}")
+    return value.strip().lower()
+
+
+def _globs(value: object, _: object) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ProjectConfigError(
-            f"{path}:{_line(testing, key)}: testing.{key}: expected a list of glob strings"
-        )
+        raise ValueError("expected a list of glob strings")
     return tuple(str(v).strip() for v in value)
 
 
-def _line(mapping: Any, key: str) -> int:
-    """The 1-based line of ``key`` in a ruamel mapping (0 when unknown)."""
-    try:
-        return int(mapping.lc.key(key)[0]) + 1
-    except (AttributeError, KeyError, TypeError, IndexError):
-        return 0
+def _converter() -> Any:
+    """A converter of the ``testing`` section (built per parse: parses are rare and cached)."""
+    import cattrs
+    from cattrs.gen import make_dict_structure_fn, override
+
+    converter = cattrs.Converter(detailed_validation=True)
+    globs = override(struct_hook=_globs)
+    hook = make_dict_structure_fn(
+        TddSettings,
+        converter,
+        tdd_mode=override(struct_hook=_tdd_mode),
+        production_globs=globs,
+        test_globs=globs,
+        planning_globs=globs,
+    )
+    converter.register_structure_hook(TddSettings, hook)
+    return converter
