@@ -142,15 +142,20 @@ def test_result_types_are_attrs_classes_of_the_reports_module() -> None:
 
 
 def test_results_are_built_without_cattrs_and_only_json_imports_it() -> None:
-    # status, explain and override answer without the converter; to_json brings it
+    # status, explain and override answer without the converter; to_json brings it. The catalog
+    # is built in memory: loading one from files reads the compiled cache, which uses cattrs
     code = (
         "import forge_policy as fp\n"
-        "ev = fp.Evaluator(fp.builtin_catalog())\n"
+        "from forge_policy.catalog.behavior import Behavior\n"
+        "spec = {'id': 'gate', 'name': 'Gate', 'triggers': [{'event': 'PreToolUse',"
+        " 'matcher': 'Bash', 'conditions': [{'field': 'command', 'operator': 'regex_match',"
+        " 'value': 'rm'}]}], 'default_level': 'soft_block'}\n"
+        "ev = fp.Evaluator(fp.Catalog([Behavior(spec)]))\n"
         "ls = fp.Event('PreToolUse', 's', tool_name='Bash', tool_input={'command': 'ls'})\n"
         "assert ev.evaluate(ls).outcome == 'allow'\n"
         "assert ev.status('s').session_id == 's'\n"
         "assert ev.explain(ls).decision.outcome == 'allow'\n"
-        "assert ev.override('s', 'search-first', reason='r').reason == 'r'\n"
+        "assert ev.override('s', 'gate', reason='r').reason == 'r'\n"
         "fp.Status, fp.ExplainReport, fp.GovernanceSummary\n"
     )
     modules = imported_after(code)
