@@ -1,7 +1,8 @@
-"""Harness adapters: translate one :class:`~forge_policy.Decision` into what a harness reads.
+"""Harness adapters: a harness's payload in, an :class:`~forge_policy.Event` out.
 
-Only Claude Code hooks for now (:mod:`forge_policy.render.claude_code`); Codex, Gemini and
-Cursor adapters come later. No adapter imports a framework at module level.
+``payload`` reads and bounds a hook's stdin; the Claude Code answer is rendered by
+:mod:`forge_policy.render.claude_code`. Adapters for Codex, Gemini, Cursor and agent frameworks
+arrive here, each behind an optional extra; none imports a framework at module level.
 """
 
 #: Names accepted by ``forge-policy hook --harness``.
