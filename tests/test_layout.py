@@ -1,5 +1,5 @@
-"""The package's shape: no import cycles among its modules, and every module where the
-README's layout section says it is.
+"""The package's shape: no import cycles among its modules, and the rooms the README's layout
+section names.
 
 Imports are read from the source (``ast``), at module level and inside functions alike; the
 ones under ``if TYPE_CHECKING:`` are left out, since they never run.
@@ -100,3 +100,15 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_no_import_cycles() -> None:
     assert cycles(import_graph()) == []
+
+
+def test_the_top_level_holds_only_the_rooms_the_readme_names() -> None:
+    top = {p.stem for p in PACKAGE.glob("*.py")} | {
+        p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()
+    }
+    assert top == {
+        *("__init__", "_lazy", "_time", "errors", "events", "hook", "levels", "model"),
+        *("secrets", "state"),
+        *("audit", "catalog", "cli", "config", "engine", "facts", "harness", "ops", "render"),
+        *("serve", "stores", "worker"),
+    }
