@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 
+import attrs
+
 from forge_policy.facts._io import event_cwd
 from forge_policy.facts._runtime import note
 from forge_policy.facts.shell import (
@@ -55,15 +57,19 @@ def provide_commit_message(event: Event) -> str:
     return "\n\n".join(messages)
 
 
+@attrs.frozen(eq=False)
 class Commit:
-    """One ``git commit`` invocation: the directory git runs in, its message, ``-a``."""
+    """One ``git commit`` invocation: the directory git runs in, its message, ``-a``.
 
-    __slots__ = ("all", "cwd", "message")
+    ``all_`` in the constructor (``all`` is a builtin), ``all`` on the instance.
 
-    def __init__(self, cwd: str, message: str, all_: bool) -> None:
-        self.cwd = cwd
-        self.message = message
-        self.all = all_
+    >>> Commit("/r", "fix: x", all_=True)
+    Commit(cwd='/r', message='fix: x', all=True)
+    """
+
+    cwd: str
+    message: str
+    all: bool = attrs.field(alias="all_")
 
 
 def commits(command: str, cwd: str) -> list[Commit]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import stat
 
+import attrs
+
 from forge_policy.facts._runtime import check_deadline
 from forge_policy.facts.shell import event_commands, expand_path, iter_commands
 
@@ -64,16 +66,21 @@ _GLOB_CHARS = frozenset("*?[")
 _CURL_DATA = frozenset({"-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form"})
 
 
+@attrs.define(eq=False)
 class Collected:
-    """What one event names. ``declared`` holds path operands whether they exist or not."""
+    """What one event names. ``declared`` holds path operands whether they exist or not.
 
-    __slots__ = ("basenames", "declared", "files", "paths")
+    Filled in by :func:`collect` as it reads the event, so the class is mutable.
 
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-        self.declared: list[str] = []
-        self.basenames: list[str] = []
-        self.files: list[tuple[str, int]] = []
+    >>> Collected()
+    Collected(paths=[], declared=[], basenames=[], files=[])
+    """
+
+    paths: list[str] = attrs.Factory(list)
+    declared: list[str] = attrs.Factory(list)
+    basenames: list[str] = attrs.Factory(list)
+    #: (path, size) of each regular file found
+    files: list[tuple[str, int]] = attrs.Factory(list)
 
 
 def collect(event: Event) -> Collected:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import re
 
+import attrs
+
 from forge_policy.facts._runtime import check_deadline
 
 TYPE_CHECKING = False
@@ -54,26 +56,35 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"})
 # fmt: on
 
 
+@attrs.define(eq=False)
 class Redirect:
-    """One redirection: operator, target word and, for ``<<``/``<<-``, the here-document body."""
+    """One redirection: operator, target word and, for ``<<``/``<<-``, the here-document body.
 
-    __slots__ = ("body", "op", "target")
+    The lexer fills ``target`` and ``body`` in as it reads them, so the class is mutable.
+    Compared by identity, as before attrs: a here-document is matched to its own redirection.
 
-    def __init__(self, op: str) -> None:
-        self.op = op
-        self.target = ""
-        self.body: str | None = None
+    >>> Redirect(">")
+    Redirect(op='>', target='', body=None)
+    """
+
+    op: str
+    target: str = ""
+    body: str | None = None
 
 
+@attrs.define(eq=False)
 class Command:
-    """One simple command: its words after quote removal, its redirections, its pipe source."""
+    """One simple command: its words after quote removal, its redirections, its pipe source.
 
-    __slots__ = ("piped_from", "redirects", "words")
+    Compared by identity, as before attrs (two ``ls`` in one line are two commands).
 
-    def __init__(self) -> None:
-        self.words: list[str] = []
-        self.redirects: list[Redirect] = []
-        self.piped_from: Command | None = None
+    >>> Command()
+    Command(words=[], redirects=[], piped_from=None)
+    """
+
+    words: list[str] = attrs.Factory(list)
+    redirects: list[Redirect] = attrs.Factory(list)
+    piped_from: Command | None = None
 
 
 class _Scope:
