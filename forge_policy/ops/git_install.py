@@ -20,6 +20,8 @@ import shlex
 import subprocess
 import sys
 
+import attrs
+
 from forge_policy.errors import GitHookError
 
 BEGIN = "# >>> forge-policy >>>"
@@ -28,17 +30,19 @@ HOOKS = ("commit-msg", "pre-commit")
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "busybox"})
 
 
+@attrs.frozen(eq=False, repr=False)
 class HookChange:
     """What :func:`install_git_hooks` did to one hook: ``created``, ``updated``, ``unchanged``
-    or ``skipped`` (with the reason)."""
+    or ``skipped`` (with the reason).
 
-    __slots__ = ("action", "detail", "hook", "path")
+    >>> HookChange("pre-commit", ".git/hooks/pre-commit", "created")
+    <HookChange pre-commit created>
+    """
 
-    def __init__(self, hook: str, path: str, action: str, detail: str = "") -> None:
-        self.hook = hook
-        self.path = path
-        self.action = action
-        self.detail = detail
+    hook: str
+    path: str
+    action: str
+    detail: str = ""
 
     def __repr__(self) -> str:
         return f"<HookChange {self.hook} {self.action}>"

@@ -29,6 +29,8 @@ import shutil
 import sys
 from pathlib import Path
 
+import attrs
+
 from forge_policy.errors import SetupError
 from forge_policy.serve import (
     DEFAULT_HOST,
@@ -59,28 +61,38 @@ _OURS = re.compile(
 )
 
 
+@attrs.frozen(eq=False)
 class Action:
     """One thing ``init`` did (or found already done): ``verb`` is ``created``, ``updated``,
-    ``removed`` or ``unchanged``."""
+    ``removed`` or ``unchanged``.
 
-    __slots__ = ("detail", "path", "verb")
+    >>> print(Action("created", ".forge/runtime"), Action("unchanged", "x", "already there"))
+    created   .forge/runtime unchanged x: already there
+    """
 
-    def __init__(self, verb: str, path: str, detail: str = "") -> None:
-        self.verb = verb
-        self.path = path
-        self.detail = detail
+    verb: str
+    path: str
+    detail: str = ""
 
     def __str__(self) -> str:
         return f"{self.verb:<9} {self.path}" + (f": {self.detail}" if self.detail else "")
 
 
+@attrs.define(eq=False)
 class Report:
-    """The actions of one ``init`` run, in order."""
+    """The actions of one ``init`` run, in order.
 
-    def __init__(self) -> None:
-        self.actions: list[Action] = []
+    >>> report = Report()
+    >>> report.add("unchanged", "a"); report.changed
+    False
+    >>> report.add("created", "b"); report.changed
+    True
+    """
+
+    actions: list[Action] = attrs.Factory(list)
 
     def add(self, verb: str, path: Path | str, detail: str = "") -> None:
+        """Record one action; ``path`` is shown relative to the working directory when inside it."""
         self.actions.append(Action(verb, _shown(path), detail))
 
     @property
