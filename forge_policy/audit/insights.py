@@ -16,6 +16,8 @@ they always agree with it: per behavior, violations, blocks, overrides and the o
 
 from __future__ import annotations
 
+import attrs
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -218,13 +220,12 @@ def summarize(
     return GovernanceSummary(behaviors, sessions, totals, records=count, kinds=kinds)
 
 
+@attrs.define(eq=False)
 class _Sum:
     """One behavior's counts summed over sessions, while :func:`summarize` adds them up."""
 
-    __slots__ = ("blocks", "mechanisms", "overrides", "violations")
-
-    def __init__(self) -> None:
-        self.violations = 0
-        self.blocks = 0
-        self.overrides = 0
-        self.mechanisms: dict[str, int] = {}
+    violations: int = 0
+    blocks: int = 0
+    overrides: int = 0
+    #: override mechanism -> count
+    mechanisms: dict[str, int] = attrs.Factory(dict)

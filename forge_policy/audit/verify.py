@@ -22,6 +22,8 @@ import hashlib
 import json
 import math
 
+import attrs
+
 from forge_policy.errors import AuditIntegrityError
 from forge_policy.secrets import redact
 
@@ -100,6 +102,7 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     return value
 
 
+@attrs.frozen(eq=False, repr=False)
 class VerifyReport:
     """What ``verify()`` found: ``ok`` is true when the log is intact and complete.
 
@@ -112,12 +115,9 @@ class VerifyReport:
     False
     """
 
-    __slots__ = ("problems", "records", "torn_tail")
-
-    def __init__(self, records: int, problems: list[str], torn_tail: bool) -> None:
-        self.records = records
-        self.problems = problems
-        self.torn_tail = torn_tail
+    records: int
+    problems: list[str]
+    torn_tail: bool
 
     @property
     def ok(self) -> bool:
