@@ -45,6 +45,8 @@ from __future__ import annotations
 import os
 import time
 
+import attrs
+
 from forge_policy.catalog.behavior import DEFAULT_PROFILE, PROFILES
 from forge_policy.errors import ConfigError
 
@@ -69,6 +71,23 @@ LEGACY_DISABLE: dict[str, tuple[str, ...]] = {
 _ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
+def _absolute(path: str) -> str:
+    return os.path.abspath(path)
+
+
+def _disable_map(disable: Mapping[str, str] | None) -> dict[str, str]:
+    return dict(disable or {})
+
+
+def _text(value: str | None) -> str:
+    return value or ""
+
+
+def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    return environ if environ is not None else {}
+
+
+@attrs.frozen(kw_only=True, eq=False)
 class Config:
     """Where forge_policy keeps its files and how it evaluates, as read from ``FORGE_*``.
 
@@ -79,56 +98,28 @@ class Config:
     True
     """
 
-    __slots__ = (
-        "behaviors_dir",
-        "disable",
-        "environ",
-        "lock_timeout",
-        "on_error",
-        "override_window",
-        "profile",
-        "project_dir",
-        "root",
-        "store",
-        "ttl",
-        "worker",
-        "worker_idle",
-        "worker_timeout",
-    )
+    root: str = attrs.field(converter=_absolute)
+    behaviors_dir: str | None = None
+    store: str = "file"
+    ttl: float = 86400.0
+    override_window: float = 60.0
+    lock_timeout: float = 2.0
+    profile: str = DEFAULT_PROFILE
+    #: behavior id -> the variable that disabled it
+    disable: dict[str, str] = attrs.field(default=None, converter=_disable_map)
+    on_error: str = "deny"
+    #: the parent of ``root`` when not given
+    project_dir: str = attrs.field(default=None, converter=_text)
+    # the whole environment: kept out of repr, it may hold secrets
+    environ: Mapping[str, str] = attrs.field(default=None, converter=_environ, repr=False)
+    worker: str = "on"
+    worker_idle: float = 900.0
+    worker_timeout: float = 10.0
 
-    def __init__(
-        self,
-        *,
-        root: str,
-        behaviors_dir: str | None = None,
-        store: str = "file",
-        ttl: float = 86400.0,
-        override_window: float = 60.0,
-        lock_timeout: float = 2.0,
-        profile: str = DEFAULT_PROFILE,
-        disable: Mapping[str, str] | None = None,
-        on_error: str = "deny",
-        project_dir: str | None = None,
-        environ: Mapping[str, str] | None = None,
-        worker: str = "on",
-        worker_idle: float = 900.0,
-        worker_timeout: float = 10.0,
-    ) -> None:
-        self.root = os.path.abspath(root)
-        self.project_dir = project_dir or os.path.dirname(self.root)
-        self.behaviors_dir = behaviors_dir
-        self.store = store
-        self.ttl = ttl
-        self.override_window = override_window
-        self.lock_timeout = lock_timeout
-        self.profile = profile
-        #: behavior id -> the variable that disabled it
-        self.disable: dict[str, str] = dict(disable or {})
-        self.on_error = on_error
-        self.environ: Mapping[str, str] = environ if environ is not None else {}
-        self.worker = worker
-        self.worker_idle = worker_idle
-        self.worker_timeout = worker_timeout
+    def __attrs_post_init__(self) -> None:
+        if not self.project_dir:
+            # frozen: attrs' documented way to set a derived field after __init__
+            object.__setattr__(self, "project_dir", os.path.dirname(self.root))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, cwd: str | None = None) -> Config:

@@ -7,6 +7,8 @@ fact cache, and the identity an override-by-retry compares.
 
 from __future__ import annotations
 
+import attrs
+
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
 from forge_policy.model import Event, call_hash
 from forge_policy.state import touch_interval
@@ -21,28 +23,25 @@ DEFAULT_TTL = 86400.0
 DEFAULT_WINDOW = 60.0
 
 
+@attrs.frozen(kw_only=True, eq=False)
 class Settings:
     """The knobs of one evaluation (SPEC §10 defaults).
+
+    ``touch_interval`` is derived from ``ttl``, never passed.
 
     >>> Settings(ttl=60.0).touch_interval
     0.6
     """
 
-    __slots__ = ("override_window", "profile", "record_violations", "touch_interval", "ttl")
+    ttl: float = DEFAULT_TTL
+    override_window: float = DEFAULT_WINDOW
+    profile: str = DEFAULT_PROFILE
+    record_violations: bool = False
+    touch_interval: float = attrs.field(init=False)
 
-    def __init__(
-        self,
-        *,
-        ttl: float = DEFAULT_TTL,
-        override_window: float = DEFAULT_WINDOW,
-        profile: str = DEFAULT_PROFILE,
-        record_violations: bool = False,
-    ) -> None:
-        self.ttl = ttl
-        self.override_window = override_window
-        self.profile = profile
-        self.record_violations = record_violations
-        self.touch_interval = touch_interval(ttl)
+    @touch_interval.default
+    def _touch_interval(self) -> float:
+        return touch_interval(self.ttl)
 
 
 class FactCache:

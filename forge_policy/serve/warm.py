@@ -27,6 +27,8 @@ import io
 import os
 import threading
 
+import attrs
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -36,24 +38,18 @@ if TYPE_CHECKING:
     from forge_policy.engine.evaluator import Evaluator
 
 
+@attrs.frozen(eq=False)
 class _Snapshot:
-    """One loaded state: the catalog files' identity and what was built from them."""
+    """One loaded state: the catalog files' identity and what was built from them.
 
-    __slots__ = ("bypass", "error", "evaluator", "files", "signature")
+    Frozen: a reload swaps in a new snapshot, threads reading the old one never see it change.
+    """
 
-    def __init__(
-        self,
-        files: list[str],
-        signature: tuple[Any, ...],
-        evaluator: Evaluator | None,
-        bypass: Bypass | None,
-        error: str,
-    ) -> None:
-        self.files = files
-        self.signature = signature
-        self.evaluator = evaluator
-        self.bypass = bypass
-        self.error = error
+    files: list[str]
+    signature: tuple[Any, ...]
+    evaluator: Evaluator | None
+    bypass: Bypass | None
+    error: str
 
 
 class Warm:
