@@ -98,6 +98,9 @@ def test_reprs_and_strings_the_cli_prints_are_unchanged() -> None:
         "problems": ["x"],
         "torn_tail": False,
     }
+    # the hook-path records keep object's repr (a generated one costs import time per hook)
+    for record in (Redirect("<"), Command(), Commit("/r", "m", False), Collected(), Settings()):
+        assert repr(record).startswith(f"<{type(record).__module__}.{type(record).__name__} object")
     config = Config(root="/p/.forge", store="memory", environ={"API_TOKEN": "s3cret"})
     assert repr(config) == "<Config root='/p/.forge' store='memory' profile='standard'>"
 

@@ -23,7 +23,8 @@ DEFAULT_TTL = 86400.0
 DEFAULT_WINDOW = 60.0
 
 
-@attrs.frozen(kw_only=True, eq=False)
+# no generated repr: it would cost class-creation time in every hook process
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class Settings:
     """The knobs of one evaluation (SPEC §10 defaults).
 

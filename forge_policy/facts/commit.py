@@ -57,14 +57,16 @@ def provide_commit_message(event: Event) -> str:
     return "\n\n".join(messages)
 
 
-@attrs.frozen(eq=False)
+# no generated repr: it would cost class-creation time in every hook process (see shell.py)
+@attrs.frozen(eq=False, repr=False)
 class Commit:
     """One ``git commit`` invocation: the directory git runs in, its message, ``-a``.
 
     ``all_`` in the constructor (``all`` is a builtin), ``all`` on the instance.
 
-    >>> Commit("/r", "fix: x", all_=True)
-    Commit(cwd='/r', message='fix: x', all=True)
+    >>> commit = Commit("/r", "fix: x", all_=True)
+    >>> commit.cwd, commit.message, commit.all
+    ('/r', 'fix: x', True)
     """
 
     cwd: str

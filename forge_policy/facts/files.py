@@ -66,14 +66,16 @@ _GLOB_CHARS = frozenset("*?[")
 _CURL_DATA = frozenset({"-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form"})
 
 
-@attrs.define(eq=False)
+# no generated repr: it would cost class-creation time in every hook process (see shell.py)
+@attrs.define(eq=False, repr=False)
 class Collected:
     """What one event names. ``declared`` holds path operands whether they exist or not.
 
     Filled in by :func:`collect` as it reads the event, so the class is mutable.
 
-    >>> Collected()
-    Collected(paths=[], declared=[], basenames=[], files=[])
+    >>> found = Collected()
+    >>> found.paths, found.declared, found.basenames, found.files
+    ([], [], [], [])
     """
 
     paths: list[str] = attrs.Factory(list)
