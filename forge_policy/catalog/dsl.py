@@ -84,15 +84,40 @@ def compile_regex(pattern: str) -> Any:
 
 
 class LazyRegex:
-    """A pattern already validated at load time, compiled on first use (keeps cold starts cheap)."""
+    """A pattern already validated at load time, compiled on first use (keeps cold starts cheap).
 
-    __slots__ = ("_compiled", "pattern")
+    Before RE2 is asked, the literals every match must contain are looked for with ``in``
+    (:mod:`forge_policy.catalog.prefilter`); a text without them is refused without compiling
+    or calling RE2. The answer is the same either way.
+
+    >>> regex = LazyRegex(r"git\\s+push")
+    >>> regex.search("ls -la"), regex.compiled  # refused by the prefilter: never compiled
+    (False, False)
+    >>> regex.search("git  push"), regex.compiled
+    (True, True)
+    """
+
+    __slots__ = ("_admits", "_compiled", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._compiled: Any = None
+        self._admits: Callable[[str], bool] | None = None
+
+    @property
+    def compiled(self) -> bool:
+        """Whether RE2 compiled the pattern yet in this process."""
+        return self._compiled is not None
 
     def search(self, text: str) -> bool:
+        admits = self._admits
+        if admits is None:
+            from forge_policy.catalog.prefilter import required_literals
+
+            requirement = required_literals(self.pattern)
+            admits = self._admits = _always if requirement is None else requirement.as_test()
+        if not admits(text):
+            return False
         if self._compiled is None:
             self._compiled = compile_regex(self.pattern)
         return self._compiled.search(text) is not None
