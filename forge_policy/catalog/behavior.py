@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from forge_policy.catalog.dsl import Condition, compile_matcher
+from forge_policy.catalog.dsl import Condition, compile_matcher, matcher_names
 from forge_policy.events import MATCHER_SUBJECT
 from forge_policy.levels import Level, Step
 from forge_policy.model import ConditionResult
@@ -99,6 +99,9 @@ class Trigger:
     matcher: str = attrs.field(init=False)
     subject_key: str | None = attrs.field(init=False)
     match_subject: Callable[[str], bool] = attrs.field(init=False)
+    #: the subjects this trigger can fire on, when its matcher lists names and its event has a
+    #: subject (what the catalog indexes); None: any subject may (``*``, a regex, no subject)
+    subject_names: frozenset[str] | None = attrs.field(init=False)
     conditions: tuple[Condition, ...] = attrs.field(init=False)
     logic: str = attrs.field(init=False)
     action: str = attrs.field(init=False)
@@ -113,12 +116,14 @@ class Trigger:
         event: str = spec["event"]
         matcher: str = spec.get("matcher") or ""
         action: str = spec.get("action", "evaluate")
+        subject_key = MATCHER_SUBJECT.get(event)
         _set_all(
             self,
             event=event,
             matcher=matcher,
-            subject_key=MATCHER_SUBJECT.get(event),
+            subject_key=subject_key,
             match_subject=compile_matcher(matcher),
+            subject_names=matcher_names(matcher) if subject_key is not None else None,
             conditions=tuple(
                 Condition(c["field"], c["operator"], c.get("value"))
                 for c in spec.get("conditions", ())

@@ -139,6 +139,20 @@ def matcher_kind(matcher: str | None) -> str:
     return "regex"
 
 
+def matcher_names(matcher: str | None) -> frozenset[str] | None:
+    """The exact subjects a ``names`` matcher selects; None for ``all`` and ``regex`` matchers.
+
+    >>> sorted(matcher_names("Write | Edit"))
+    ['Edit', 'Write']
+    >>> matcher_names("*") is None, matcher_names("Edit.*") is None
+    (True, True)
+    """
+    if matcher_kind(matcher) != "names":
+        return None
+    text = (matcher or "").strip()
+    return frozenset(part.strip() for part in text.replace(",", "|").split("|"))
+
+
 def compile_matcher(matcher: str | None) -> Callable[[str], bool]:
     """A predicate on the matched subject (the tool name for tool events).
 
@@ -152,8 +166,8 @@ def compile_matcher(matcher: str | None) -> Callable[[str], bool]:
     if kind == "all":
         return _always
     text = (matcher or "").strip()
-    if kind == "names":
-        names = frozenset(part.strip() for part in text.replace(",", "|").split("|"))
+    names = matcher_names(text)
+    if names is not None:
         return names.__contains__
     regex = LazyRegex(text)
     return regex.search

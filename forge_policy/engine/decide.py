@@ -225,6 +225,16 @@ def _skipped(
     return None
 
 
+def _with_pending(state: SessionState) -> list[str]:
+    """The behaviors of this session with a pending block."""
+    pending = []
+    for behavior_id in state.behavior_ids():
+        bstate = state.find(behavior_id)
+        if bstate is not None and bstate.pending_block is not None:
+            pending.append(behavior_id)
+    return pending
+
+
 class _Chain:
     """One event on its way down the catalog: what every behavior's step needs."""
 
@@ -368,7 +378,10 @@ def decide(
     steps: list[Step] = user_approvals(event, state, now)
     blocking: Violation | None = None
     session_off = state.disabled
-    for behavior in catalog.behaviors:
+    # explain lists every behavior; otherwise only those that can fire on this event, and
+    # those whose pending block a retry may release (SPEC §4: whatever the matcher says)
+    visited = catalog.behaviors if explain else catalog.candidates(event, _with_pending(state))
+    for behavior in visited:
         skipped = _skipped(behavior, event, session_off, settings.profile)
         if skipped is not None:
             if skipped and trace is not None:
