@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import forge_policy as fp
 from forge_policy.catalog.behavior import Behavior
 from forge_policy.catalog.catalog import Catalog
+from forge_policy.catalog.dsl import Scope
 from forge_policy.engine.decide import decide
 from forge_policy.engine.effects import apply_effects
 from forge_policy.engine.inputs import FactCache, Settings
@@ -21,6 +22,12 @@ from tests.strategies import BEHAVIOR_IDS, MATCHERS, PROMPTS, TOOLS, X_VALUES, b
 EVENT_NAMES = ("PreToolUse", "PostToolUse", "SessionStart", "Stop", "UserPromptSubmit")
 SOURCES = ("startup", "resume")
 SUBJECT_MATCHERS = (*sorted(MATCHERS), "startup", "startup|resume", "res.*")
+
+FACT_CONDITIONS = (
+    {"field": "facts.f1", "operator": "equals", "value": ""},
+    {"field": "facts.f2", "operator": "regex_match", "value": "z+y"},
+    {"field": "facts.f1", "operator": "not_regex_match", "value": "z+y"},
+)
 
 
 class UnindexedCatalog(Catalog):
@@ -41,6 +48,12 @@ def catalogs(draw: st.DrawFn) -> Catalog:
             if draw(st.booleans()):
                 trigger["event"] = draw(st.sampled_from(EVENT_NAMES))
                 trigger["matcher"] = draw(st.sampled_from(SUBJECT_MATCHERS))
+            if draw(st.booleans()):  # facts without a provider: their diagnostics keep order
+                fact = draw(st.sampled_from(FACT_CONDITIONS))
+                trigger["conditions"] = [
+                    *draw(st.sampled_from(([], [fact]))),
+                    *trigger["conditions"],
+                ]
         behaviors.append(Behavior(spec))
     return Catalog(behaviors)
 
@@ -62,10 +75,19 @@ def events(draw: st.DrawFn) -> fp.Event:
     )
 
 
-@given(catalogs(), events())
-def test_candidates_hold_every_behavior_that_can_fire(catalog: Catalog, event: fp.Event) -> None:
+@given(catalogs(), events(), st.booleans(), st.integers(0, 3))
+def test_candidates_hold_every_behavior_that_can_fire(
+    catalog: Catalog, event: fp.Event, flag: bool, counter: int
+) -> None:
+    """Every enabled behavior with a trigger that fires on the event and matches it (under
+    any flags and counter) is a candidate."""
     candidates = catalog.candidates(event)
-    firing = [b for b in catalog if b.enabled and any(t.fires_on(event) for t in b.triggers)]
+    scope = Scope(event, counter, {"f1": flag}, {}, FactCache(event, {}))
+    firing = [
+        b
+        for b in catalog
+        if b.enabled and any(t.fires_on(event) and t.test(scope)[0] for t in b.triggers)
+    ]
     assert set(firing) <= set(candidates)
     positions = [catalog.behaviors.index(b) for b in candidates]
     assert positions == sorted(positions)  # SPEC §3.5: declaration order
@@ -128,9 +150,12 @@ def test_a_pending_block_is_released_by_a_retry_the_matcher_does_not_select() ->
 def test_an_event_visits_only_its_tools_behaviors() -> None:
     catalog = fp.builtin_catalog()
     task = fp.Event("PreToolUse", "s", tool_name="TaskUpdate")
-    bash = fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "ls"})
+    bash = fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "git push -f"})
+    listing = fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "ls"})
     task_ids = [b.id for b in catalog.candidates(task)]
     bash_ids = [b.id for b in catalog.candidates(bash)]
+    # its regex on `command` needs "git": a command without it never visits the behavior
+    assert "no-destructive-git" not in [b.id for b in catalog.candidates(listing)]
     assert "respect-todo-state" in task_ids and "respect-todo-state" not in bash_ids
     assert "no-destructive-git" in bash_ids and "no-destructive-git" not in task_ids
     assert "dangerous-commands" in task_ids and "dangerous-commands" in bash_ids  # matcher "*"
@@ -145,3 +170,35 @@ def test_explain_still_lists_every_behavior() -> None:
     outcome = decide(catalog, event, state, 0.0, Settings(), FactCache(event, {}), explain=True)
     listed = {line["behavior_id"] for line in outcome.trace if "behavior_id" in line}
     assert "no-destructive-git" in listed  # a Bash-only behavior, traced though it cannot fire
+
+
+def test_many_literals_of_one_field_are_found_at_once() -> None:
+    """Past the threshold, a field's key literals are matched by one set: overlapping
+    literals (tool1, tool10) are all found, and a text with none visits nothing."""
+    rules = [
+        Behavior(
+            {
+                "id": f"deny-{i}",
+                "name": f"Deny {i}",
+                "default_level": "hard_block",
+                "triggers": [
+                    {
+                        "event": "PreToolUse",
+                        "matcher": "Bash",
+                        "conditions": [
+                            {"field": "command", "operator": "regex_match", "value": f"tool{i}"}
+                        ],
+                    }
+                ],
+            }
+        )
+        for i in range(60)
+    ]
+    catalog = Catalog(rules)
+
+    def bash(command: str) -> fp.Event:
+        return fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": command})
+
+    assert [b.id for b in catalog.candidates(bash("tool10 x"))] == ["deny-1", "deny-10"]
+    assert catalog.candidates(bash("ls")) == ()
+    assert catalog.candidates(bash("")) == ()

@@ -171,6 +171,17 @@ class Trigger:
                     break
         return outcome, results
 
+    def cannot_match(self, scope: Scope) -> bool:
+        """True when the conditions surely fail: all are required and the first is false.
+
+        Evaluates only what :meth:`test` evaluates first, so a caller may skip the trigger.
+        """
+        conditions = self.conditions
+        if not conditions or self.logic != "all":
+            return False
+        matched, _actual = conditions[0](scope)
+        return not matched
+
     def describe(self) -> str:
         """A short human form, e.g. ``PreToolUse[Write|Edit] check_flag(search_ready)``."""
         matcher = f"[{self.matcher}]" if self.matcher else ""
@@ -263,6 +274,30 @@ class Behavior:
         if self.applies_agents and event.agent not in self.applies_agents:
             return False
         return not self.applies_profiles or profile in self.applies_profiles
+
+    def cannot_fire(self, event: Event, scope: Scope) -> bool:
+        """True when no trigger of this behavior can match ``event``: each one that fires on
+        it fails its first required condition (see :meth:`Trigger.cannot_match`).
+
+        A skipped behavior changes nothing: a trigger that does not match takes no action.
+        Stops at the first trigger that may match, so conditions (and the facts they read)
+        are evaluated in the order :meth:`Trigger.test` would evaluate them.
+
+        >>> from forge_policy.catalog.dsl import Scope
+        >>> from forge_policy.model import Event
+        >>> rule = Behavior({"id": "r", "name": "R", "default_level": "warning", "triggers": [
+        ...     {"event": "PreToolUse", "matcher": "Bash", "conditions": [
+        ...         {"field": "command", "operator": "regex_match", "value": "git push"}]}]})
+        >>> def scope(command):
+        ...     event = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": command})
+        ...     return event, Scope(event, 0, {}, {}, lambda name: "")
+        >>> rule.cannot_fire(*scope("ls")), rule.cannot_fire(*scope("git push"))
+        (True, False)
+        """
+        for trigger in self.triggers:
+            if trigger.fires_on(event) and not trigger.cannot_match(scope):
+                return False
+        return True
 
     def with_enabled(self, enabled: bool) -> Behavior:
         """A copy with another ``enabled`` value."""

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
     from forge_policy.catalog.behavior import Behavior
+    from forge_policy.catalog.literal_index import LiteralPlan
     from forge_policy.model import Event
 
 #: how many (event, subject) pairs a catalog remembers the candidates of; subjects such as a
@@ -84,7 +85,7 @@ class Catalog:
     _by_id: dict[str, Behavior] = attrs.field(init=False)
     _positions: dict[str, int] = attrs.field(init=False)
     _by_event: dict[str, _EventIndex] = attrs.field(init=False)
-    _memo: dict[tuple[str, str], tuple[Behavior, ...]] = attrs.field(init=False)
+    _memo: dict[tuple[str, str], LiteralPlan] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         by_id = {b.id: b for b in self.behaviors}
@@ -97,10 +98,12 @@ class Catalog:
 
     def candidates(self, event: Event, also: Iterable[str] = ()) -> tuple[Behavior, ...]:
         """The enabled behaviors with a trigger that may fire on ``event`` (by its event name
-        and matcher subject), plus the behaviors named in ``also``, in declaration order.
+        and matcher subject, then by the literals their first condition needs; see
+        :mod:`forge_policy.catalog.literal_index`), plus the behaviors named in ``also``, in
+        declaration order.
 
-        A superset of what fires: a regex or ``*`` matcher, ``applies_to`` and the conditions
-        are still checked by the caller.
+        A superset of what fires: ``applies_to`` and the conditions are still checked by the
+        caller.
 
         >>> from forge_policy import Event, builtin_catalog
         >>> catalog = builtin_catalog()
@@ -116,22 +119,21 @@ class Catalog:
         subject_key = MATCHER_SUBJECT.get(name)
         subject = event.top_level(subject_key) if subject_key is not None else ""
         key = (name, subject if isinstance(subject, str) else "")
-        found = self._memo.get(key)
-        if found is None:
+        plan = self._memo.get(key)
+        if plan is None:
+            from forge_policy.catalog.literal_index import LiteralPlan
+
             index = self._by_event.get(name)
-            if index is None:
-                found = ()
-            else:
-                named = index.named.get(key[1], [])
-                positions = sorted({*named, *index.catch_all})
-                found = tuple(self.behaviors[i] for i in positions)
+            positions = sorted({*index.named.get(key[1], []), *index.catch_all}) if index else []
+            plan = LiteralPlan(self.behaviors, positions, event)
             if len(self._memo) < CANDIDATE_MEMO_LIMIT:
-                self._memo[key] = found
+                self._memo[key] = plan
+        visit = plan.visit(event)
         extra = [self._positions[i] for i in also if i in self._positions]
-        if not extra:
-            return found
-        positions = sorted({*extra, *(self._positions[b.id] for b in found)})
-        return tuple(self.behaviors[i] for i in positions)
+        if extra:
+            visit = sorted({*extra, *visit})
+        behaviors = self.behaviors
+        return tuple(behaviors[i] for i in visit)
 
     @property
     def ids(self) -> list[str]:

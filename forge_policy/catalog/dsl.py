@@ -83,6 +83,20 @@ def compile_regex(pattern: str) -> Any:
         raise RegexError(str(reason)) from None
 
 
+def compile_literal_set(patterns: list[str]) -> Any:
+    """One unanchored ``re2.Set`` of ``patterns``: ``Match(text)`` lists every one found.
+
+    >>> sorted(compile_literal_set(["tool1", "tool10", "x"]).Match("run tool10"))
+    [0, 1]
+    """
+    re2, options = _re2()
+    literal_set = re2.Set.SearchSet(options)
+    for pattern in patterns:
+        literal_set.Add(pattern)
+    literal_set.Compile()
+    return literal_set
+
+
 class LazyRegex:
     """A pattern already validated at load time, compiled on first use (keeps cold starts cheap).
 
@@ -210,6 +224,22 @@ def _dig(root: object, path: list[str]) -> tuple[bool, object]:
         else:
             return False, None
     return True, node
+
+
+def event_only_field(field: str) -> bool:
+    """Whether ``field`` resolves from the event alone (no ``session.*`` or ``facts.*``
+    fallback), the rule :func:`compile_field` follows.
+
+    >>> event_only_field("command"), event_only_field("facts.paths")
+    (True, False)
+    """
+    path = field.split(".")
+    head = path[0]
+    if field == "session.counter":
+        return False
+    if len(path) >= 3 and head == "session" and path[1] in ("flags", "totals"):
+        return False
+    return not (len(path) >= 2 and head == "facts")
 
 
 def compile_field(field: str) -> Callable[[Scope], object]:
