@@ -226,13 +226,16 @@ def _skipped(
 
 
 def _with_pending(state: SessionState) -> list[str]:
-    """The behaviors of this session with a pending block."""
-    pending = []
-    for behavior_id in state.behavior_ids():
-        bstate = state.find(behavior_id)
-        if bstate is not None and bstate.pending_block is not None:
-            pending.append(behavior_id)
-    return pending
+    """The behaviors of this session with a pending block (``BehaviorState.pending_block``
+    is set exactly when the stored value is an object; read raw: this runs on every event)."""
+    behaviors = state.data.get("behaviors")
+    if not isinstance(behaviors, dict):
+        return []
+    return [
+        behavior_id
+        for behavior_id, data in behaviors.items()
+        if isinstance(data, dict) and isinstance(data.get("pending_block"), dict)
+    ]
 
 
 class _Chain:
