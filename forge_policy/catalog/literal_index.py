@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.model import Event
 
-#: a field with fewer key literals is searched with ``in``; more, with one ``re2.Set``
-SET_THRESHOLD = 24
+#: a field with fewer key literals is searched with ``in``; more, with one ``re2.Set`` (the
+#: crossover measured: 8 literals 0.41 µs by ``in``, 0.52 µs by the set; 24: 0.87 vs 0.53)
+SET_THRESHOLD = 12
 
 
 def _facts_unused(_name: str) -> object:
