@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from forge_policy.catalog.dsl import Condition, compile_matcher
+from forge_policy.catalog.dsl import Condition, compile_matcher, matcher_names
 from forge_policy.events import MATCHER_SUBJECT
 from forge_policy.levels import Level, Step
 from forge_policy.model import ConditionResult
@@ -99,6 +99,9 @@ class Trigger:
     matcher: str = attrs.field(init=False)
     subject_key: str | None = attrs.field(init=False)
     match_subject: Callable[[str], bool] = attrs.field(init=False)
+    #: the subjects this trigger can fire on, when its matcher lists names and its event has a
+    #: subject (what the catalog indexes); None: any subject may (``*``, a regex, no subject)
+    subject_names: frozenset[str] | None = attrs.field(init=False)
     conditions: tuple[Condition, ...] = attrs.field(init=False)
     logic: str = attrs.field(init=False)
     action: str = attrs.field(init=False)
@@ -113,12 +116,14 @@ class Trigger:
         event: str = spec["event"]
         matcher: str = spec.get("matcher") or ""
         action: str = spec.get("action", "evaluate")
+        subject_key = MATCHER_SUBJECT.get(event)
         _set_all(
             self,
             event=event,
             matcher=matcher,
-            subject_key=MATCHER_SUBJECT.get(event),
+            subject_key=subject_key,
             match_subject=compile_matcher(matcher),
+            subject_names=matcher_names(matcher) if subject_key is not None else None,
             conditions=tuple(
                 Condition(c["field"], c["operator"], c.get("value"))
                 for c in spec.get("conditions", ())
@@ -165,6 +170,17 @@ class Trigger:
                 if not explain:
                     break
         return outcome, results
+
+    def cannot_match(self, scope: Scope) -> bool:
+        """True when the conditions surely fail: all are required and the first is false.
+
+        Evaluates only what :meth:`test` evaluates first, so a caller may skip the trigger.
+        """
+        conditions = self.conditions
+        if not conditions or self.logic != "all":
+            return False
+        matched, _actual = conditions[0](scope)
+        return not matched
 
     def describe(self) -> str:
         """A short human form, e.g. ``PreToolUse[Write|Edit] check_flag(search_ready)``."""
@@ -258,6 +274,30 @@ class Behavior:
         if self.applies_agents and event.agent not in self.applies_agents:
             return False
         return not self.applies_profiles or profile in self.applies_profiles
+
+    def cannot_fire(self, event: Event, scope: Scope) -> bool:
+        """True when no trigger of this behavior can match ``event``: each one that fires on
+        it fails its first required condition (see :meth:`Trigger.cannot_match`).
+
+        A skipped behavior changes nothing: a trigger that does not match takes no action.
+        Stops at the first trigger that may match, so conditions (and the facts they read)
+        are evaluated in the order :meth:`Trigger.test` would evaluate them.
+
+        >>> from forge_policy.catalog.dsl import Scope
+        >>> from forge_policy.model import Event
+        >>> rule = Behavior({"id": "r", "name": "R", "default_level": "warning", "triggers": [
+        ...     {"event": "PreToolUse", "matcher": "Bash", "conditions": [
+        ...         {"field": "command", "operator": "regex_match", "value": "git push"}]}]})
+        >>> def scope(command):
+        ...     event = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": command})
+        ...     return event, Scope(event, 0, {}, {}, lambda name: "")
+        >>> rule.cannot_fire(*scope("ls")), rule.cannot_fire(*scope("git push"))
+        (True, False)
+        """
+        for trigger in self.triggers:
+            if trigger.fires_on(event) and not trigger.cannot_match(scope):
+                return False
+        return True
 
     def with_enabled(self, enabled: bool) -> Behavior:
         """A copy with another ``enabled`` value."""

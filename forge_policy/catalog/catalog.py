@@ -1,8 +1,14 @@
-"""An ordered set of compiled behaviors (SPEC §1, §3.5), and the layout of a catalog folder."""
+"""An ordered set of compiled behaviors (SPEC §1, §3.5), and the layout of a catalog folder.
+
+The catalog indexes its behaviors by event name and matcher subject (the tool name for tool
+events), so an event visits only the behaviors that can fire on it, still in declaration order.
+"""
 
 from __future__ import annotations
 
 import attrs
+
+from forge_policy.events import MATCHER_SUBJECT
 
 #: a catalog folder holds ``index.yaml`` and one ``<id>/behavior.yaml`` per listed behavior
 INDEX_FILE = "index.yaml"
@@ -13,6 +19,42 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
     from forge_policy.catalog.behavior import Behavior
+    from forge_policy.catalog.literal_index import LiteralPlan
+    from forge_policy.model import Event
+
+#: how many (event, subject) pairs a catalog remembers the candidates of; subjects such as a
+#: StopFailure's error text are open-ended, and past this the candidates are merged each time
+CANDIDATE_MEMO_LIMIT = 1024
+
+
+@attrs.frozen
+class _EventIndex:
+    """The behaviors (by position) that one event name can reach: ``named[subject]`` lists
+    those whose every trigger for this event names its subjects, ``catch_all`` the others."""
+
+    named: dict[str, list[int]] = attrs.field(factory=dict)
+    catch_all: list[int] = attrs.field(factory=list)
+
+
+def _index_by_event(behaviors: tuple[Behavior, ...]) -> dict[str, _EventIndex]:
+    by_event: dict[str, _EventIndex] = {}
+    for position, behavior in enumerate(behaviors):
+        if not behavior.enabled:
+            continue
+        for event_name in sorted(behavior.events):
+            index = by_event.setdefault(event_name, _EventIndex())
+            names: set[str] = set()
+            for trigger in behavior.triggers:
+                if trigger.event != event_name:
+                    continue
+                if trigger.subject_names is None:  # "*", a regex, or an event without subject
+                    index.catch_all.append(position)
+                    break
+                names |= trigger.subject_names
+            else:
+                for name in names:
+                    index.named.setdefault(name, []).append(position)
+    return by_event
 
 
 def _behavior_tuple(behaviors: Iterable[Behavior]) -> tuple[Behavior, ...]:
@@ -41,12 +83,57 @@ class Catalog:
     root: str = attrs.field(default="", kw_only=True)
     sources: tuple[str, ...] = attrs.field(default=(), converter=_source_tuple, kw_only=True)
     _by_id: dict[str, Behavior] = attrs.field(init=False)
+    _positions: dict[str, int] = attrs.field(init=False)
+    _by_event: dict[str, _EventIndex] = attrs.field(init=False)
+    _memo: dict[tuple[str, str], LiteralPlan] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         by_id = {b.id: b for b in self.behaviors}
         if len(by_id) != len(self.behaviors):
             raise ValueError("duplicate behavior ids in catalog")
         object.__setattr__(self, "_by_id", by_id)
+        object.__setattr__(self, "_positions", {b.id: i for i, b in enumerate(self.behaviors)})
+        object.__setattr__(self, "_by_event", _index_by_event(self.behaviors))
+        object.__setattr__(self, "_memo", {})
+
+    def candidates(self, event: Event, also: Iterable[str] = ()) -> tuple[Behavior, ...]:
+        """The enabled behaviors with a trigger that may fire on ``event`` (by its event name
+        and matcher subject, then by the literals their first condition needs; see
+        :mod:`forge_policy.catalog.literal_index`), plus the behaviors named in ``also``, in
+        declaration order.
+
+        A superset of what fires: ``applies_to`` and the conditions are still checked by the
+        caller.
+
+        >>> from forge_policy import Event, builtin_catalog
+        >>> catalog = builtin_catalog()
+        >>> edit = [b.id for b in catalog.candidates(Event("PreToolUse", "s", tool_name="Edit"))]
+        >>> "search-first" in edit, "respect-todo-state" in edit
+        (True, False)
+        >>> catalog.candidates(Event("Stop", "s"))
+        ()
+        >>> [b.id for b in catalog.candidates(Event("Stop", "s"), also=["search-first"])]
+        ['search-first']
+        """
+        name = event.event_name
+        subject_key = MATCHER_SUBJECT.get(name)
+        subject = event.top_level(subject_key) if subject_key is not None else ""
+        key = (name, subject if isinstance(subject, str) else "")
+        plan = self._memo.get(key)
+        if plan is None:
+            from forge_policy.catalog.literal_index import LiteralPlan
+
+            index = self._by_event.get(name)
+            positions = sorted({*index.named.get(key[1], []), *index.catch_all}) if index else []
+            plan = LiteralPlan(self.behaviors, positions, event)
+            if len(self._memo) < CANDIDATE_MEMO_LIMIT:
+                self._memo[key] = plan
+        visit = plan.visit(event)
+        extra = [self._positions[i] for i in also if i in self._positions]
+        if extra:
+            visit = sorted({*extra, *visit})
+        behaviors = self.behaviors
+        return tuple(behaviors[i] for i in visit)
 
     @property
     def ids(self) -> list[str]:

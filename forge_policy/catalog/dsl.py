@@ -83,16 +83,55 @@ def compile_regex(pattern: str) -> Any:
         raise RegexError(str(reason)) from None
 
 
-class LazyRegex:
-    """A pattern already validated at load time, compiled on first use (keeps cold starts cheap)."""
+def compile_literal_set(patterns: list[str]) -> Any:
+    """One unanchored ``re2.Set`` of ``patterns``: ``Match(text)`` lists every one found.
 
-    __slots__ = ("_compiled", "pattern")
+    >>> sorted(compile_literal_set(["tool1", "tool10", "x"]).Match("run tool10"))
+    [0, 1]
+    """
+    re2, options = _re2()
+    literal_set = re2.Set.SearchSet(options)
+    for pattern in patterns:
+        literal_set.Add(pattern)
+    literal_set.Compile()
+    return literal_set
+
+
+class LazyRegex:
+    """A pattern already validated at load time, compiled on first use (keeps cold starts cheap).
+
+    Before RE2 is asked, the literals every match must contain are looked for with ``in``
+    (:mod:`forge_policy.catalog.prefilter`); a text without them is refused without compiling
+    or calling RE2. The answer is the same either way.
+
+    >>> regex = LazyRegex(r"git\\s+push")
+    >>> regex.search("ls -la"), regex.compiled  # refused by the prefilter: never compiled
+    (False, False)
+    >>> regex.search("git  push"), regex.compiled
+    (True, True)
+    """
+
+    __slots__ = ("_admits", "_compiled", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._compiled: Any = None
+        self._admits: Callable[[str], bool] | None = None
+
+    @property
+    def compiled(self) -> bool:
+        """Whether RE2 compiled the pattern yet in this process."""
+        return self._compiled is not None
 
     def search(self, text: str) -> bool:
+        admits = self._admits
+        if admits is None:
+            from forge_policy.catalog.prefilter import required_literals
+
+            requirement = required_literals(self.pattern)
+            admits = self._admits = _always if requirement is None else requirement.as_test()
+        if not admits(text):
+            return False
         if self._compiled is None:
             self._compiled = compile_regex(self.pattern)
         return self._compiled.search(text) is not None
@@ -114,6 +153,20 @@ def matcher_kind(matcher: str | None) -> str:
     return "regex"
 
 
+def matcher_names(matcher: str | None) -> frozenset[str] | None:
+    """The exact subjects a ``names`` matcher selects; None for ``all`` and ``regex`` matchers.
+
+    >>> sorted(matcher_names("Write | Edit"))
+    ['Edit', 'Write']
+    >>> matcher_names("*") is None, matcher_names("Edit.*") is None
+    (True, True)
+    """
+    if matcher_kind(matcher) != "names":
+        return None
+    text = (matcher or "").strip()
+    return frozenset(part.strip() for part in text.replace(",", "|").split("|"))
+
+
 def compile_matcher(matcher: str | None) -> Callable[[str], bool]:
     """A predicate on the matched subject (the tool name for tool events).
 
@@ -127,8 +180,8 @@ def compile_matcher(matcher: str | None) -> Callable[[str], bool]:
     if kind == "all":
         return _always
     text = (matcher or "").strip()
-    if kind == "names":
-        names = frozenset(part.strip() for part in text.replace(",", "|").split("|"))
+    names = matcher_names(text)
+    if names is not None:
         return names.__contains__
     regex = LazyRegex(text)
     return regex.search
@@ -171,6 +224,22 @@ def _dig(root: object, path: list[str]) -> tuple[bool, object]:
         else:
             return False, None
     return True, node
+
+
+def event_only_field(field: str) -> bool:
+    """Whether ``field`` resolves from the event alone (no ``session.*`` or ``facts.*``
+    fallback), the rule :func:`compile_field` follows.
+
+    >>> event_only_field("command"), event_only_field("facts.paths")
+    (True, False)
+    """
+    path = field.split(".")
+    head = path[0]
+    if field == "session.counter":
+        return False
+    if len(path) >= 3 and head == "session" and path[1] in ("flags", "totals"):
+        return False
+    return not (len(path) >= 2 and head == "facts")
 
 
 def compile_field(field: str) -> Callable[[Scope], object]:

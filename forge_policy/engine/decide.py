@@ -225,6 +225,19 @@ def _skipped(
     return None
 
 
+def _with_pending(state: SessionState) -> list[str]:
+    """The behaviors of this session with a pending block (``BehaviorState.pending_block``
+    is set exactly when the stored value is an object; read raw: this runs on every event)."""
+    behaviors = state.data.get("behaviors")
+    if not isinstance(behaviors, dict):
+        return []
+    return [
+        behavior_id
+        for behavior_id, data in behaviors.items()
+        if isinstance(data, dict) and isinstance(data.get("pending_block"), dict)
+    ]
+
+
 class _Chain:
     """One event on its way down the catalog: what every behavior's step needs."""
 
@@ -257,6 +270,16 @@ class _Chain:
         self.identity = event_identity(event)
         self.scratch = _Scratch(state)
         self.trace: list[dict[str, Any]] | None = [] if explain else None
+
+    def cannot_fire(self, behavior: Behavior, bstate: BehaviorState | None) -> bool:
+        """Whether ``behavior`` surely does nothing with this event (its first required
+        conditions fail), seen through the scope its triggers would see."""
+        from forge_policy.catalog.dsl import Scope
+
+        counter = bstate.counter if bstate is not None else 0
+        scratch = self.scratch
+        scope = Scope(self.event, counter, scratch.flags, scratch.totals, self.facts)
+        return behavior.cannot_fire(self.event, scope)
 
     def steps(self, behavior: Behavior, bstate: BehaviorState | None) -> list[Step]:
         """What ``behavior`` does with this event: pass a pending block's retry (SPEC §4:
@@ -368,13 +391,20 @@ def decide(
     steps: list[Step] = user_approvals(event, state, now)
     blocking: Violation | None = None
     session_off = state.disabled
-    for behavior in catalog.behaviors:
+    # explain lists every behavior; otherwise only those that can fire on this event, and
+    # those whose pending block a retry may release (SPEC §4: whatever the matcher says)
+    pending = () if explain else _with_pending(state)
+    visited = catalog.behaviors if explain else catalog.candidates(event, pending)
+    for behavior in visited:
         skipped = _skipped(behavior, event, session_off, settings.profile)
         if skipped is not None:
             if skipped and trace is not None:
                 trace.append({"behavior_id": behavior.id, "skipped": skipped})
             continue
-        behavior_steps = chain.steps(behavior, state.find(behavior.id))
+        bstate = state.find(behavior.id)
+        if trace is None and behavior.id not in pending and chain.cannot_fire(behavior, bstate):
+            continue  # no trigger can match: its steps would be empty
+        behavior_steps = chain.steps(behavior, bstate)
         steps += behavior_steps
         last = behavior_steps[-1].violation if behavior_steps else None
         if last is not None and last.blocks:
