@@ -34,20 +34,28 @@ REDACTED = "[REDACTED]"
 
 # The name of a quoted assignment: a key word after a non-letter (``db_password``, ``MY_TOKEN``,
 # so that ``monkey``, ``turkey``, ``compass`` and ``xtoken`` do not count), or a camelCase word
-# (``dbPassword``, ``apiKey``).
+# that names a credential (``dbPassword``, ``myApiKey``, ``authToken``; not ``schemaKey`` or
+# ``publicToken``, which peers' secret scanners allow).
 _WORDS = (
     r"passw(?:or)?d|passphrase|pass|contrase[nñ]a|secret|token|key|(?:api|access|private)[_-]?key"
+    r"|(?:auth|access|api|refresh)[_-]?token"
 )
-_CAMEL = r"Passw(?:or)?d|Passphrase|Pass|Secret|Token|Key"
+_CAMEL = (
+    r"Passw(?:or)?d|Passphrase|Secret|SecretKey|ApiKey|AccessKey|PrivateKey"
+    r"|AuthToken|AccessToken|ApiToken|SecretToken|RefreshToken"
+)
 _KEYWORD = rf"(?:(?:^|[^A-Za-z])(?i:{_WORDS})|[a-z0-9](?:{_CAMEL}))"
 
 #: ``(id, RE2 pattern)`` in AgentShield's order (seed-systems a.4, SPEC §7); detection reports
 #: the first id that matches. A pattern's ``(?P<value>…)`` group, when it has one, is the
 #: part that is secret (the rest is context such as the variable name).
 SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("openai_key", r"\bsk-(?:(?:proj|svcacct|admin|ant)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})"),
+    ("openai_key", r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})"),
+    # Anthropic's own shape: a lookalike of another length is a test fixture, not a key
+    ("anthropic_key", r"\bsk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{93}AA"),
     ("google_api_key", r"AIzaSy[A-Za-z0-9_-]{33,}"),
-    ("aws_access_key", r"(?:AKIA|ASIA)[A-Z0-9]{16}"),
+    # a key id starts a word: ``TODAYINASIAASACKOFRICE`` holds no key
+    ("aws_access_key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}"),
     ("slack_token", r"xox[baprs]-[A-Za-z0-9]{10}[A-Za-z0-9-]*"),
     ("jwt", r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
     (

@@ -39,10 +39,15 @@ def test_a_value_too_short_to_detect_is_not_redacted() -> None:
     [
         ("sk-" + "a" * 48, REDACTED),
         ("key sk-abcdefghijklmnopqrstuvwx", f"key {REDACTED}"),  # 24 characters: redacted
-        ("sk-ant-api03-" + "Zz9_-" * 18, REDACTED),  # Anthropic keys were never detected
+        ("sk-ant-api03-" + "Zz9_-" * 18 + "abcAA", REDACTED),  # Anthropic keys were never found
+        ("sk-ant-api03-" + "Zz9_-" * 18, "sk-ant-api03-" + "Zz9_-" * 18),  # a lookalike: no key
         ("task-" + "a" * 48, "task-" + "a" * 48),  # "sk-" inside a word is no key
         ("AIzaSy" + "B" * 33, REDACTED),
         ("ASIA" + "Q" * 16, REDACTED),  # temporary AWS keys are detected too
+        ("TODAYINASIAASACKOFRICEFELLOVER", "TODAYINASIAASACKOFRICEFELLOVER"),  # inside a word
+        ("schemaKey = 'DOC_Vector_5_32'", "schemaKey = 'DOC_Vector_5_32'"),  # names no secret
+        ('publicToken = "9Cnzj4p4WGeKLs1Pt8Qu"', 'publicToken = "9Cnzj4p4WGeKLs1Pt8Qu"'),
+        ('authToken = "9Cnzj4p4WGeKLs1Pt8Qu"', f'authToken = "{REDACTED}"'),
         ("xoxb-123456789012-123456789012-abcdefABCDEF", REDACTED),  # the whole Slack token
         ("Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc123-_", f"Bearer {REDACTED}"),
         ('{"password": "hunter2hunter2"}', f'{{"password": "{REDACTED}"}}'),  # JSON keys
