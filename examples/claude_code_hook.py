@@ -48,7 +48,7 @@ def main() -> int:
         evaluator = build()
         decision = evaluator.evaluate(event)
         # nothing to say -> "" ; nudge/warning -> advice ; blocks -> deny / ask / block
-        text, _ = render(decision, catalog=evaluator.catalog)
+        text, _ = render(decision)
     except Exception as exc:  # never a traceback: fail closed where a call can be refused
         print(f"claude_code_hook: {type(exc).__name__}: {exc}", file=sys.stderr)
         if event_name == "PreToolUse":

@@ -242,7 +242,7 @@ def _evaluate(
             print(f"forge-policy: audit record not written: {_describe(exc)}", file=stderr)
     for line in decision.diagnostics:
         print(f"forge-policy: {line}", file=stderr)
-    text, _ = render(decision, event, catalog=evaluator.catalog)
+    text, _ = render(decision, event)
     return text
 
 

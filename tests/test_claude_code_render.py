@@ -124,20 +124,14 @@ def _user(behavior_id: str, **kw: Any) -> str:
     )
 
 
-def test_the_violations_override_mode_decides_ask_not_its_prose(tmp_path: Path) -> None:
+def test_the_violations_override_mode_decides_ask_not_its_prose() -> None:
     """The renderer never guesses the override mode from the message: a ``user`` block with
-    plain text asks, an ``agent`` block whose text reads like a user block denies, whatever the
-    catalog given says."""
-    folder = write_catalog(
-        tmp_path / "c",
-        {"asks": _user("asks"), "denies": behavior_yaml("denies", default_level="soft_block")},
-    )
-    catalog = fp.load_catalog(folder)
+    plain text asks, an ``agent`` block whose text reads like a user block denies (the renderer
+    is given no catalog to look the behavior up in)."""
     asks = decision(blocking=violation(Level.SOFT_BLOCK, "plain text", "denies", "user"))
     denies = decision(blocking=violation(Level.SOFT_BLOCK, USER_BLOCK, "asks", "agent"))
-    for kw in ({}, {"catalog": catalog}):
-        assert out(asks, **kw)["hookSpecificOutput"]["permissionDecision"] == "ask"
-        assert out(denies, **kw)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert out(asks)["hookSpecificOutput"]["permissionDecision"] == "ask"
+    assert out(denies)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 def test_the_evaluator_gives_the_violation_its_behaviors_override_mode(tmp_path: Path) -> None:
@@ -284,7 +278,7 @@ def test_bypass_permissions_turns_asks_into_allow_but_never_downgrades_a_deny(
 ) -> None:
     text = _user("rule") if override == "user" else behavior_yaml("rule", default_level=level)
     ev = fp.Evaluator(fp.load_catalog(write_catalog(tmp_path / "c", {"rule": text})))
-    answer = out(ev.evaluate(_bypassing()), catalog=ev.catalog)
+    answer = out(ev.evaluate(_bypassing()))
     specific = answer["hookSpecificOutput"]
     assert specific.get("permissionDecision") == expected
     if expected is None:

@@ -41,7 +41,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from forge_policy.catalog.catalog import Catalog
     from forge_policy.model import Decision, Event, Violation
 
 #: Events whose ``hookSpecificOutput`` takes ``permissionDecision`` (CLI 2.1.332).
@@ -158,13 +157,11 @@ def auto_approve(event: Event, violation: Violation) -> AutoApproval | None:
     )
 
 
-def render(
-    decision: Decision, event: Event | None = None, *, catalog: Catalog | None = None
-) -> tuple[str, int]:
+def render(decision: Decision, event: Event | None = None) -> tuple[str, int]:
     """``(stdout_text, exit_code)`` for one decision; the exit code is always 0.
 
     ``event`` defaults to ``decision.event``. The blocking violation's ``override_mode`` says
-    whether to deny or ask; ``catalog`` is accepted for older callers and not needed.
+    whether to deny or ask.
     """
     event = event if event is not None else decision.event
     name = event.event_name
