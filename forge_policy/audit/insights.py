@@ -20,7 +20,7 @@ import attrs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
     from typing import Any
 
     from forge_policy.audit.base import AuditSink
@@ -57,33 +57,6 @@ def override_ids(sink: AuditSink) -> set[str]:
         for r in sink.records()
         if r.get("kind") == "override" and r.get("override_id")
     }
-
-
-def recent_session_records(
-    sink: AuditSink, session_id: str, since: float
-) -> Iterator[dict[str, Any]]:
-    """The records of one session stamped at or after ``since`` (epoch seconds), oldest first;
-    uses the sink's ``records_since`` (a backward read of a JSONL log) when it has one.
-    """
-    from forge_policy.audit.base import recent_records
-
-    return recent_records(sink, session_id, since)
-
-
-def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]]:
-    """The records of one session, oldest first; uses the sink's ``records_for_session``
-    (an optional capability, indexed in SQLite) when it has one.
-
-    >>> from forge_policy.audit.memory import MemoryAuditSink
-    >>> sink = MemoryAuditSink()
-    >>> sink.append_many([{"kind": "block", "session_id": "a"}, {"kind": "block",
-    ...                                                          "session_id": "b"}])
-    >>> [r["session_id"] for r in session_records(sink, "b")]
-    ['b']
-    """
-    from forge_policy.audit.base import session_records as of_session
-
-    return of_session(sink, session_id)
 
 
 class _Tally:

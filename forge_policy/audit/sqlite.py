@@ -167,7 +167,7 @@ class SQLiteAuditSink:
 
     def records_for_session(self, session_id: str) -> Iterator[dict[str, Any]]:
         """The records of one session, oldest first (an indexed query; the optional
-        capability :func:`forge_policy.audit.insights.session_records` uses)."""
+        capability :func:`forge_policy.audit.base.session_records` uses)."""
         return iter(self._query("WHERE session_id = ?", (session_id,)))
 
     def _query(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:

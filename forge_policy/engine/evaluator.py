@@ -224,12 +224,12 @@ class Evaluator:
     def _reconcile(
         self, state: SessionState, session_id: str, since: float | None = None
     ) -> list[str]:
-        from forge_policy.audit.insights import recent_session_records, session_records
+        from forge_policy.audit.base import recent_records, session_records
         from forge_policy.engine.reconcile import reconcile_session
 
         if since is None:
             return reconcile_session(state, session_records(self.audit, session_id))
-        return reconcile_session(state, recent_session_records(self.audit, session_id, since))
+        return reconcile_session(state, recent_records(self.audit, session_id, since))
 
     def reconcile(self, session_id: str) -> list[str]:
         """Bring a session's state up to the audit log (SPEC §4 triple write); idempotent.

@@ -14,8 +14,6 @@ from forge_policy.errors import Refused
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from forge_policy.audit.verify import VerifyReport
     from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.catalog import Catalog
@@ -216,11 +214,9 @@ def set_project_tuning(
 
 def verify_audit(evaluator: Evaluator) -> VerifyReport:
     """Check the audit log's hash chain; :class:`Refused` when the sink keeps no chain."""
-    sink: Any = evaluator.audit
-    if not callable(getattr(sink, "verify", None)) and callable(getattr(sink, "sink", None)):
-        sink = sink.sink()  # LazyJsonlSink: the real JSONL sink
-    verify = getattr(sink, "verify", None)
-    if not callable(verify):
-        raise Refused(f"the audit sink {sink!r} has no hash chain to verify")
-    report: VerifyReport = verify()
-    return report
+    from forge_policy.audit.base import verifier
+
+    checked = verifier(evaluator.audit)
+    if checked is None:
+        raise Refused(f"the audit sink {evaluator.audit!r} has no hash chain to verify")
+    return checked.verify()

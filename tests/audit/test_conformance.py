@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import forge_policy as fp
-from forge_policy.audit.base import AuditSink, Verifiable
-from forge_policy.audit.insights import override_ids, session_records, summarize
+from forge_policy.audit.base import AuditSink, Verifiable, session_records
+from forge_policy.audit.insights import override_ids, summarize
 
 from .conftest import FakeClock, block, make_sink, override
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import forge_policy as fp
-from forge_policy.audit.insights import session_records
+from forge_policy.audit.base import session_records
 from forge_policy.audit.jsonl import JsonlAuditSink
 from forge_policy.engine.reconcile import reconcile_session
 from forge_policy.errors import StoreError

@@ -47,7 +47,8 @@ from typing import Any
 
 import forge_policy as fp
 from forge_policy._time import parse_iso
-from forge_policy.audit.insights import session_records, summarize
+from forge_policy.audit.base import session_records
+from forge_policy.audit.insights import summarize
 from forge_policy.audit.jsonl import JsonlAuditSink
 from forge_policy.engine.reconcile import reconcile_session
 from forge_policy.errors import AuditIntegrityError, ForgePolicyError
