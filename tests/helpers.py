@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import forge_policy as fp
+from forge_policy.errors import StoreError
+from forge_policy.state import SessionState
+from forge_policy.stores.memory import MemoryStore
 
 MINIMAL = """\
 schema_version: "1"
@@ -89,3 +93,19 @@ def tool(
 def bash(command: str, session: str = "s1", **kw: Any) -> fp.Event:
     """A ``Bash`` PreToolUse event."""
     return tool("Bash", session, command=command, **kw)
+
+
+class CrashingStore(MemoryStore):
+    """A store that, when armed, dies after ``apply`` ran (audit written) and before writing."""
+
+    armed = False
+
+    def transact(self, session_id: str, apply: Callable[..., Any]) -> Any:
+        def crash_after(current: SessionState | None) -> Any:
+            result = apply(current)
+            if self.armed:
+                self.armed = False
+                raise StoreError("simulated crash before the state write")
+            return result
+
+        return super().transact(session_id, crash_after)

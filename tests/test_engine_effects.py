@@ -3,18 +3,16 @@ providers run once per event, and harness rules, time and randomness are injecte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import forge_policy as fp
 from forge_policy.engine.bypass import Bypass
 from forge_policy.engine.decide import decide
 from forge_policy.engine.effects import AddOverride, SetPendingBlock, apply_effects
 from forge_policy.engine.inputs import FactCache, Settings
-from forge_policy.errors import StoreError
 from forge_policy.model import AutoApproval
 from forge_policy.state import SessionState, copy_json
-from forge_policy.stores.memory import MemoryStore
-from tests.helpers import Clock, bash, behavior_yaml, write_catalog
+from tests.helpers import Clock, CrashingStore, bash, behavior_yaml, write_catalog
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,22 +29,6 @@ def user_rule(behavior_id: str) -> str:
     return text.replace(
         "    default_level: soft_block", "    default_level: soft_block\n    override: user"
     )
-
-
-class CrashOnce(MemoryStore):
-    """Dies after ``apply`` ran (the audit written) and before the state write, when armed."""
-
-    armed = False
-
-    def transact(self, session_id: str, apply: Callable[..., Any]) -> Any:
-        def crash_after(current: SessionState | None) -> Any:
-            result = apply(current)
-            if self.armed:
-                self.armed = False
-                raise StoreError("simulated crash before the state write")
-            return result
-
-        return super().transact(session_id, crash_after)
 
 
 def counting(calls: list[str]) -> Callable[[fp.Event], object]:
@@ -66,7 +48,7 @@ def test_an_override_replayed_from_the_log_decides_once(tmp_path: Path) -> None:
         "gate": behavior_yaml("gate", default_level="soft_block"),
     }
     calls: list[str] = []
-    store = CrashOnce()
+    store = CrashingStore()
     sink = fp.MemoryAuditSink()
     clock = Clock()
     ev = fp.Evaluator(

@@ -2,40 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import forge_policy as fp
 from forge_policy.audit.base import session_records
 from forge_policy.audit.jsonl import JsonlAuditSink
 from forge_policy.engine.reconcile import reconcile_session
-from forge_policy.errors import StoreError
 from forge_policy.levels import Level
 from forge_policy.stores.memory import MemoryStore
-from tests.helpers import bash, behavior_yaml, write_catalog
+from tests.helpers import CrashingStore, bash, behavior_yaml, write_catalog
 
 from .conftest import FakeClock
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from forge_policy.state import SessionState
-
-
-class CrashingStore(MemoryStore):
-    """A store that, when armed, dies after ``apply`` ran (audit written) and before writing."""
-
-    armed = False
-
-    def transact(self, session_id: str, apply: Callable[..., Any]) -> Any:
-        def crash_after(current: SessionState | None) -> Any:
-            result = apply(current)
-            if self.armed:
-                self.armed = False
-                raise StoreError("simulated crash before the state write")
-            return result
-
-        return super().transact(session_id, crash_after)
 
 
 def write(i: int) -> fp.Event:
