@@ -13,13 +13,13 @@ Usage: ``python tests/benchmarks/hook_imports.py [--python VENV/bin/python] [--r
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
 import subprocess
 import tempfile
-import uuid
+
+from hook_latency import payload  # this folder's scripts share their events
 
 HEAVY = (
     "attr",
@@ -36,29 +36,7 @@ HEAVY = (
     "re2",
 )
 
-PATHS = {
-    "allow": ("Read", {"file_path": "src/app.py"}),
-    "nudge": ("Write", {"file_path": "src/new.py", "content": "X = 1\n"}),
-    "hard_block": ("Bash", {"command": "git push --force origin main"}),
-}
-
-
-def payload(kind: str, cwd: str) -> bytes:
-    tool, tool_input = PATHS[kind]
-    if "file_path" in tool_input:
-        tool_input = {**tool_input, "file_path": os.path.join(cwd, tool_input["file_path"])}
-    session = str(uuid.uuid4())
-    return json.dumps(
-        {
-            "session_id": session,
-            "cwd": cwd,
-            "permission_mode": "default",
-            "hook_event_name": "PreToolUse",
-            "tool_name": tool,
-            "tool_input": tool_input,
-            "tool_use_id": f"toolu_{uuid.uuid4().hex[:24]}",
-        }
-    ).encode()
+PATHS = ("allow", "nudge", "hard_block")  # the events of hook_latency.payload
 
 
 def parse(stderr: str) -> tuple[list[str], int]:
