@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import forge_policy as fp
-from forge_policy.engine.evaluator import FactCache
+from forge_policy.engine.inputs import FactCache
 from forge_policy.errors import FactTimeout
 from forge_policy.facts import (
     BudgetedProvider,

@@ -23,7 +23,6 @@ from forge_policy.engine.inputs import (
     DEFAULT_WINDOW,
     FactCache,
     Settings,
-    event_identity,
 )
 from forge_policy.engine.overrides import harness_auto_approval
 from forge_policy.errors import AuditError, StoreError
@@ -43,17 +42,8 @@ if TYPE_CHECKING:
 
     FactProvider = Callable[[Event], object]
 
-__all__ = [
-    "DEFAULT_TTL",
-    "DEFAULT_WINDOW",
-    "RECONCILE_MARGIN",
-    "Evaluator",
-    "FactCache",
-    "Outcome",
-    "Settings",
-    "decide",
-    "event_identity",
-]
+# settings, the fact cache and decide have their own modules (engine.inputs, engine.decide)
+__all__ = ["RECONCILE_MARGIN", "Evaluator", "random_id"]
 
 #: Seconds allowed between a decision and its audit append (lock waits), when reconciling.
 RECONCILE_MARGIN = 30.0
