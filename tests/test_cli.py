@@ -184,7 +184,12 @@ def test_explain_changes_nothing(project: Project) -> None:
     )
     result = project.json("explain", "--file", "event.json")
     assert result["outcome"] == "hard_block" and result["blocking_behavior"] == "no-destructive-git"
-    conditions = [c for t in result["trace"] for c in t.get("conditions", ())]
+    conditions = [
+        c
+        for t in result["trace"]
+        if t.get("behavior_id") == "no-destructive-git"
+        for c in t.get("conditions", ())
+    ]
     assert conditions and conditions[0]["matched"] is True
     assert project.json("status") == before
     assert _state_files(project) == files

@@ -34,6 +34,7 @@ from forge_policy.model import Event
 
 BUILTIN_NAMES = {
     "commands",
+    "governance_changes",
     "shell_commands",
     "unignored_secret_files",
     "tdd_untested_files",

@@ -10,7 +10,8 @@ import attrs
 
 from forge_policy.catalog.dsl import Condition, compile_matcher, matcher_names
 from forge_policy.events import MATCHER_SUBJECT
-from forge_policy.levels import Level, Step
+from forge_policy.facts._runtime import Partial
+from forge_policy.levels import Level, Step, escalate
 from forge_policy.model import ConditionResult
 
 TYPE_CHECKING = False
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from forge_policy.model import Event
 
 ACTIONS = ("evaluate", "set_flag", "check_flag", "accumulate", "reset_total")
+#: actions whose match only ever relaxes a rule: an undetermined trigger never takes them
+_RELAXING_ACTIONS = frozenset({"set_flag", "reset_total"})
 CATEGORIES = ("core", "opinionated", "experimental")
 PROFILES = ("minimal", "standard", "strict")
 DEFAULT_PROFILE = "standard"
@@ -47,6 +50,19 @@ def _set_all(instance: object, **values: object) -> None:
     """Fill the compiled (``init=False``) fields of a frozen attrs instance, once, when built."""
     for name, value in values.items():
         object.__setattr__(instance, name, value)
+
+
+def undetermined_note(reasons: list[str]) -> str:
+    """The line a violation decided on an undetermined fact carries (fail closed).
+
+    >>> print(undetermined_note(["fact 'shell_commands' timed out: used 300 ms of CPU"]))
+    forge-policy could not inspect this call within its budget (fact 'shell_commands' timed out: used 300 ms of CPU), so the rule decided as if it matched. Split the work into smaller calls, or ask the user to run it from their own shell.
+    """
+    return (
+        f"forge-policy could not inspect this call within its budget ({'; '.join(reasons)}), "
+        "so the rule decided as if it matched. Split the work into smaller calls, or ask the "
+        "user to run it from their own shell."
+    )
 
 
 def render(template: str, values: Mapping[str, object]) -> str:
@@ -152,35 +168,85 @@ class Trigger:
         return self.match_subject(subject if isinstance(subject, str) else "")
 
     def test(self, scope: Scope, explain: bool = False) -> tuple[bool, list[ConditionResult]]:
-        """Evaluate the conditions (short-circuit unless ``explain``); empty means always."""
+        """Evaluate the conditions (short-circuit unless ``explain``); empty means always.
+
+        Three-valued (see :mod:`forge_policy.catalog.dsl`): a condition on an undetermined fact
+        is unknown, and a trigger left unknown by its conditions matches when
+        :meth:`fails_closed` says so. An unknown condition is recorded with the value assumed
+        for it and its undetermined fact as ``actual``.
+
+        >>> from forge_policy.catalog.dsl import Scope
+        >>> from forge_policy.facts import Unknown
+        >>> from forge_policy.model import Event
+        >>> trigger = Trigger(0, {"event": "PreToolUse", "conditions": [
+        ...     {"field": "facts.shell_commands", "operator": "not_regex_match", "value": "^ls"}]})
+        >>> event = Event("PreToolUse", "s", tool_name="Bash")
+        >>> def scope(fail_closed):
+        ...     return Scope(event, 0, {}, {}, lambda name: Unknown("timed out"), fail_closed)
+        >>> trigger.test(scope(True))[0], trigger.test(scope(False))[0]
+        (True, False)
+        """
         results: list[ConditionResult] = []
         if not self.conditions:
             return True, results
         want_all = self.logic == "all"
-        outcome = want_all
+        decided: bool | None = None
+        unknown = False
         for condition in self.conditions:
             matched, actual = condition(scope)
+            if matched is None:
+                unknown = True
+                matched = self.fails_closed(scope)
+            else:
+                if type(actual) is Partial:
+                    actual = list(actual)  # decided by the items found: nothing was assumed
+                if matched != want_all and decided is None:
+                    decided = not want_all  # all: one false decides; any: one true does
             results.append(
                 ConditionResult(
                     condition.field, condition.operator, condition.value, actual, matched
                 )
             )
-            if matched != want_all:
-                outcome = not want_all
-                if not explain:
-                    break
-        return outcome, results
+            if decided is not None and not explain:
+                break
+        if decided is not None:
+            return decided, results
+        if unknown:
+            return self.fails_closed(scope), results
+        return want_all, results
+
+    def fails_closed(self, scope: Scope) -> bool:
+        """Whether an unknown outcome counts as a match: when the behavior would block
+        (``scope.fail_closed``), except for the actions whose match only relaxes a rule
+        (``set_flag`` grants what a ``check_flag`` asks for, ``reset_total`` clears a budget),
+        which an unknown never triggers."""
+        return scope.fail_closed and self.action not in _RELAXING_ACTIONS
+
+    def undetermined(self, results: list[ConditionResult]) -> list[str]:
+        """Why a match found by :meth:`test` rests on undetermined facts: the reasons of the
+        conditions assumed to match (empty when known conditions decided it alone)."""
+        from forge_policy.facts import undetermined
+
+        assumed = [reason for r in results if r.matched and (reason := undetermined(r.actual))]
+        if not assumed:
+            return []
+        if self.logic != "all" and any(
+            r.matched and undetermined(r.actual) is None for r in results
+        ):
+            return []  # any: a known condition matched by itself
+        return list(dict.fromkeys(assumed))
 
     def cannot_match(self, scope: Scope) -> bool:
         """True when the conditions surely fail: all are required and the first is false.
 
         Evaluates only what :meth:`test` evaluates first, so a caller may skip the trigger.
+        An unknown first condition is not false: the trigger is evaluated.
         """
         conditions = self.conditions
         if not conditions or self.logic != "all":
             return False
         matched, _actual = conditions[0](scope)
-        return not matched
+        return matched is False
 
     def describe(self) -> str:
         """A short human form, e.g. ``PreToolUse[Write|Edit] check_flag(search_ready)``."""
@@ -267,13 +333,44 @@ class Behavior:
     def applies_to(self, event: Event, profile: str) -> bool:
         """The ``applies_to`` filters; an empty list admits everything.
 
-        The tool filter only concerns events that name a tool.
+        The tool filter only concerns events that name a tool. A ``bypass: never`` behavior
+        belongs to every profile (SPEC §7): ``FORGE_PROFILE=minimal`` cannot drop it.
+
+        >>> rule = Behavior({"id": "r", "name": "R", "default_level": "hard_block",
+        ...     "bypass": "never", "triggers": [{"event": "Stop"}], "applies_to": {
+        ...     "profiles": ["standard", "strict"]}})
+        >>> from forge_policy.model import Event
+        >>> rule.applies_to(Event("Stop", "s"), "minimal")
+        True
         """
         if self.applies_tools and event.tool_name and event.tool_name not in self.applies_tools:
             return False
         if self.applies_agents and event.agent not in self.applies_agents:
             return False
-        return not self.applies_profiles or profile in self.applies_profiles
+        return (
+            not self.applies_profiles or profile in self.applies_profiles or self.bypass == "never"
+        )
+
+    def level_at(self, previous: Level | None, counter: int) -> Level:
+        """The level of the ``counter``-th violation after an effective level of ``previous``
+        (SPEC §3.3-3.4), never above a relaxed behavior's cap.
+
+        >>> rule = Behavior({"id": "r", "name": "R", "default_level": "nudge",
+        ...     "triggers": [{"event": "Stop"}], "escalation": [[3, "soft_block"]]})
+        >>> rule.level_at(None, 1).label, rule.level_at(None, 3).label
+        ('nudge', 'soft_block')
+        """
+        level = escalate(previous, counter, self.default_level, self.escalation)
+        if self.level_cap is not None and level > self.level_cap:
+            level = self.level_cap
+        return level
+
+    def fails_closed(self, previous: Level | None, counter: int) -> bool:
+        """Whether an undetermined trigger counts as matched for the ``counter``-th violation:
+        when that violation would block (soft_block, hard_block, ask the user), shadow mode
+        included (it records what enforcing would do). A nudge or a warning is not raised on a
+        fact that could not be computed."""
+        return self.level_at(previous, counter).blocks
 
     def cannot_fire(self, event: Event, scope: Scope) -> bool:
         """True when no trigger of this behavior can match ``event``: each one that fires on

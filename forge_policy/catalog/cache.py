@@ -33,9 +33,9 @@ structures it and compiles the specs.
 >>> import tempfile, os
 >>> cache = CatalogCache([os.path.join(tempfile.mkdtemp(), "catalog-cache.json")])
 >>> cache.load(BUILTIN_DIR).ids[0], cache.status
-('no-destructive-git', 'rebuilt')
+('protect-governance', 'rebuilt')
 >>> cache.load(BUILTIN_DIR).ids[0], cache.status
-('no-destructive-git', 'hit')
+('protect-governance', 'hit')
 """
 
 from __future__ import annotations

@@ -5,6 +5,25 @@ that no pattern can take more than linear time; every operator is a small total 
 returns False instead of raising on odd input.
 
 Compilation happens once per catalog load. Evaluating an event only calls the closures built here.
+
+**Undetermined facts (three-valued logic).** A fact whose provider failed, ran out of budget or
+was cut by a size cap is an :class:`~forge_policy.facts.Unknown` (or, for a list, a
+:class:`~forge_policy.facts.Partial`: the items found, with the reason). A condition on it is
+neither true nor false but *unknown* (``None``), whatever its operator: ``not_contains``,
+``not_regex_match`` and ``not_exists`` of an unknown are unknown too, so a negation cannot turn a
+failure into a match or a pass. On a partial list a condition is decided when the items found
+decide it (one of them matches ``regex_match``, so ``not_regex_match`` is false), and unknown
+otherwise. A trigger combines its conditions as Kleene logic does (``all``: one false is false,
+else one unknown is unknown; ``any``: one true is true, else one unknown is unknown), and
+:meth:`~forge_policy.catalog.behavior.Trigger.test` resolves an unknown trigger by
+:attr:`Scope.fail_closed`: matched when the behavior would block (soft_block, hard_block, ask),
+not matched when it would only nudge, warn or stay silent.
+
+>>> from forge_policy.facts import Unknown
+>>> from forge_policy.model import Event
+>>> scope = Scope(Event("Stop", "s"), 0, {}, {}, lambda name: Unknown("fact 'x' timed out"))
+>>> Condition("facts.x", "not_contains", "rm")(scope)
+(None, '')
 """
 
 from __future__ import annotations
@@ -15,6 +34,7 @@ from fnmatch import fnmatchcase
 import attrs
 
 from forge_policy.errors import RegexError
+from forge_policy.facts._runtime import Partial, Unknown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,6 +63,8 @@ OPERATORS: tuple[str, ...] = (
     "lte",
 )
 REGEX_OPERATORS = frozenset({"regex_match", "not_regex_match"})
+#: the operators that hold when their positive twin does not (``not_exists`` of ``exists``)
+NEGATED_OPERATORS = frozenset({"not_regex_match", "not_contains", "not_exists"})
 VALUELESS_OPERATORS = frozenset({"exists", "not_exists"})
 NUMERIC_OPERATORS = frozenset({"gt", "gte", "lt", "lte"})
 
@@ -195,9 +217,14 @@ def _always(_subject: str) -> bool:
 
 
 class Scope:
-    """What a condition can see while one behavior is evaluated for one event."""
+    """What a condition can see while one behavior is evaluated for one event.
 
-    __slots__ = ("counter", "event", "facts", "flags", "totals")
+    ``fail_closed``: whether an undetermined trigger counts as matched (the behavior would
+    block this event if it matched); True unless the caller knows the behavior would not block,
+    so that a scope built without thinking about it never lets a failure through.
+    """
+
+    __slots__ = ("counter", "event", "fail_closed", "facts", "flags", "totals")
 
     def __init__(
         self,
@@ -206,12 +233,14 @@ class Scope:
         flags: Mapping[str, Any],
         totals: Mapping[str, Any],
         facts: Callable[[str], object],
+        fail_closed: bool = True,
     ) -> None:
         self.event = event
         self.counter = counter
         self.flags = flags
         self.totals = totals
         self.facts = facts
+        self.fail_closed = fail_closed
 
 
 def _dig(root: object, path: list[str]) -> tuple[bool, object]:
@@ -411,6 +440,18 @@ class Condition:
         object.__setattr__(self, "resolve", compile_field(self.field))
         object.__setattr__(self, "test", compile_operator(self.operator, self.value))
 
-    def __call__(self, scope: Scope) -> tuple[bool, object]:
+    def __call__(self, scope: Scope) -> tuple[bool | None, object]:
+        """``(matched, actual)``; ``matched`` is None when an undetermined fact leaves the
+        condition unknown (see the module doc)."""
         actual = self.resolve(scope)
+        if isinstance(actual, str):
+            if type(actual) is Unknown:
+                return None, actual
+        elif type(actual) is Partial:
+            matched = self.test(actual)
+            # an item found decides a positive operator when it matches, a negated one when it
+            # matches the positive twin; the items not listed could decide anything else
+            if self.operator in NEGATED_OPERATORS:
+                return (None if matched else False), actual
+            return (True if matched else None), actual
         return self.test(actual), actual

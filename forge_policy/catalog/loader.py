@@ -163,7 +163,7 @@ def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
 
     >>> catalog = load_catalog()
     >>> catalog.ids[0]
-    'no-destructive-git'
+    'protect-governance'
     """
     root = BUILTIN_DIR if path is None else Path(path)
     if root.is_file():

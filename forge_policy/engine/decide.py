@@ -154,14 +154,16 @@ def _fire(
     counter: int,
     facts: FactCache,
     trace: list[dict[str, Any]] | None,
+    fail_closed: bool = True,
 ) -> tuple[Trigger, list[ConditionResult]] | None:
     """Run a behavior's triggers in order, recording flag and total actions in ``scratch``;
-    return the first violating trigger (SPEC §3.1: one violation per behavior per event)."""
+    return the first violating trigger (SPEC §3.1: one violation per behavior per event).
+    ``fail_closed``: an undetermined fact makes a trigger match (the violation would block)."""
     from forge_policy.catalog.dsl import Scope, as_number
 
     flags = scratch.flags
     totals = scratch.totals
-    scope = Scope(event, counter, flags, totals, facts)
+    scope = Scope(event, counter, flags, totals, facts, fail_closed)
     fired: tuple[Trigger, list[ConditionResult]] | None = None
     for trigger in behavior.triggers:
         if not trigger.fires_on(event):
@@ -293,7 +295,11 @@ class _Chain:
                     self.trace.append(passed.trace)
                 return [passed]
         counter_before = bstate.counter if bstate is not None else 0
-        fired = _fire(behavior, event, self.scratch, counter_before, self.facts, self.trace)
+        previous = bstate.effective_level if bstate is not None else None
+        fail_closed = behavior.fails_closed(previous, counter_before + 1)
+        fired = _fire(
+            behavior, event, self.scratch, counter_before, self.facts, self.trace, fail_closed
+        )
         flag_effects = self.scratch.take()
         steps = [Step(behavior.id, flag_effects)] if flag_effects else []
         if fired is not None:
@@ -310,6 +316,7 @@ class _Chain:
     ) -> Step:
         """SPEC §3.2-3.4: count the violation and raise the level; a soft block may be let
         through by a live grant or the harness's rule instead."""
+        from forge_policy.catalog.behavior import undetermined_note
         from forge_policy.render.messages import message
 
         event, now, identity = self.event, self.now, self.identity
@@ -336,6 +343,9 @@ class _Chain:
             return explicit_pass(event, violation, grant, identity, now, behavior.override)
         window = self.settings.override_window
         text = message(behavior, level, counter, event, window, self.facts, self.scratch.totals)
+        undetermined = trigger.undetermined(results)
+        if undetermined:  # decided as matched on a fact that could not be computed
+            text = f"{text}\n{undetermined_note(undetermined)}"
         violation = attrs.evolve(violation, counter=counter, message=text)
         counted = (CountViolation(behavior.id, counter, level, now, event.tool_name),)
         if soft and violation.override_mode == "user" and self.auto_approve is not None:
@@ -344,7 +354,9 @@ class _Chain:
                 return auto_approved(event, violation, approval, identity, now, counted)
         effects: list[Effect] = list(counted)
         if self.settings.record_violations or (level.blocks and not shadow):
-            record = decision_record(event, violation, now, identity, behavior.override)
+            record = decision_record(
+                event, violation, now, identity, behavior.override, undetermined=undetermined
+            )
             effects.append(Audit(record))
         if level.blocks and not shadow:
             effects += self.block(behavior.id, level, counter, behavior.override)

@@ -48,9 +48,16 @@ class Settings:
 class FactCache:
     """Fact providers for one event: computed on first use, memoised, never raising.
 
-    >>> facts = FactCache(Event("Stop", "s"), {"n": lambda event: 3})
+    A provider that fails, runs out of budget or is cut gives an
+    :class:`~forge_policy.facts.Unknown` (or :class:`~forge_policy.facts.Partial`) value, which
+    conditions read as undetermined; a fact with no provider is plainly empty (a catalog
+    naming a fact the host does not provide is a configuration choice, not a failure).
+
+    >>> facts = FactCache(Event("Stop", "s"), {"n": lambda event: 3, "x": lambda event: 1 // 0})
     >>> facts("n"), facts("missing"), facts.diagnostics
     (3, '', ["fact 'missing' has no provider; it is empty"])
+    >>> type(facts("x")).__name__, facts.undetermined
+    ('Unknown', ["fact 'x' failed: ZeroDivisionError: integer division or modulo by zero"])
     """
 
     __slots__ = ("_event", "_providers", "diagnostics", "values")
@@ -75,6 +82,13 @@ class FactCache:
             self.diagnostics.extend(notes)
         self.values[name] = value
         return value
+
+    @property
+    def undetermined(self) -> list[str]:
+        """Why each fact computed so far that failed or was cut is not fully known."""
+        from forge_policy.facts import undetermined
+
+        return [reason for value in self.values.values() if (reason := undetermined(value))]
 
 
 def event_identity(event: Event) -> str:

@@ -63,10 +63,17 @@ def override_record(
 
 
 def decision_record(
-    event: Event, violation: Violation, now: float, identity: str, override_mode: str
+    event: Event,
+    violation: Violation,
+    now: float,
+    identity: str,
+    override_mode: str,
+    *,
+    undetermined: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """A ``block`` (or, with ``record_violations``, ``violation``) record of one violation;
-    ``override_mode`` is the behavior's ``override`` setting (``agent`` or ``user``)."""
+    ``override_mode`` is the behavior's ``override`` setting (``agent`` or ``user``);
+    ``undetermined`` says why a fact the decision assumed to match could not be computed."""
     from forge_policy._time import iso
     from forge_policy.secrets import summarize
 
@@ -88,4 +95,6 @@ def decision_record(
     }
     if violation.overridden:
         record["overridden"] = violation.overridden
+    if undetermined:
+        record["undetermined"] = list(undetermined)
     return record

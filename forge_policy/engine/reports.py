@@ -397,7 +397,7 @@ class CatalogEntry:
     >>> import forge_policy as fp
     >>> entry = catalog_entries(fp.builtin_catalog())[0]
     >>> entry.id, entry.default_level.label
-    ('no-destructive-git', 'hard_block')
+    ('protect-governance', 'hard_block')
     """
 
     id: str

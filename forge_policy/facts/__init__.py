@@ -8,9 +8,14 @@ the hook, so each one runs under a **time budget**:
   deadline for the duration of the call. Built-in providers check it between units of work
   (:func:`check_deadline`) and give :func:`remaining` to ``subprocess`` as ``timeout=``. File
   reads are bounded by size.
+- The budget is CPU time of the providing thread; wall-clock time is bounded at
+  :data:`WALL_FACTOR` times the budget (see :mod:`forge_policy.facts._runtime`).
 - A provider that returns after its deadline gets its result thrown away: the wrapper raises
-  :class:`FactTimeout`. The evaluator's ``FactCache`` turns any exception into the empty value
-  plus a diagnostic.
+  :class:`FactTimeout`. The evaluator's ``FactCache`` turns any exception into an
+  :class:`Unknown` (the empty value, with the reason) plus a diagnostic, and a provider that
+  stops at a cap says so with :func:`truncated` (its list becomes a :class:`Partial`). The
+  condition language never reads either as a plain false for a blocking behavior (fail
+  closed; see :mod:`forge_policy.catalog.dsl`).
 - ``register(..., isolate=True)`` runs the provider in a daemon thread and stops waiting when the
   budget is spent. Use it for third-party providers that may block (network, slow mounts). The
   thread is abandoned, not killed.
@@ -24,7 +29,8 @@ The modules form layers, each importing only the ones above it, so there is no i
 2. ``facts.shell`` (a small shell lexer) and ``facts.gitignore`` (git's ignore rules);
 3. the providers: ``facts.files`` (paths, sizes, tokens, file-name classes), ``facts.secrets``
    (over :mod:`forge_policy.secrets`), ``facts.commit`` (``git commit`` messages), ``facts.git``
-   (staged files), ``facts.commands`` and ``facts.project``;
+   (staged files), ``facts.commands``, ``facts.project`` and ``facts.governance`` (over
+   ``facts.commands``);
 4. this package, the registry, which imports a provider by name on its first call.
 
 >>> from forge_policy.model import Event
@@ -49,11 +55,16 @@ from collections.abc import Mapping
 from forge_policy.facts._io import event_cwd
 from forge_policy.facts._runtime import (
     DEFAULT_BUDGET_MS,
+    WALL_FACTOR,
     BudgetedProvider,
+    Partial,
+    Unknown,
     call_provider,
     check_deadline,
     note,
     remaining,
+    truncated,
+    undetermined,
 )
 
 TYPE_CHECKING = False
@@ -65,8 +76,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_BUDGET_MS",
+    "WALL_FACTOR",
     "BudgetedProvider",
     "FactRegistry",
+    "Partial",
+    "Unknown",
     "builtin_facts",
     "call_provider",
     "check_deadline",
@@ -75,6 +89,8 @@ __all__ = [
     "note",
     "remaining",
     "staged_files",
+    "truncated",
+    "undetermined",
 ]
 
 
@@ -164,12 +180,14 @@ def builtin_facts() -> dict[str, FactProvider]:
     unignored_secret_files  list  root ``.env*``/``.npmrc`` not git-ignored; ``.git/config``
                                   with credentials in a remote URL (SessionStart)
     tdd_untested_files      list  staged production files with no test or tasks.md (strict TDD)
+    governance_changes      list  what the call would change in forge-policy's own governance:
+                                  ``.forge/``, the hook settings, the cache, the CLI's toggles
     ======================  ====  ===============================================================
 
     >>> sorted(builtin_facts())  # doctest: +NORMALIZE_WHITESPACE
-    ['commands', 'commit_message', 'estimated_tokens', 'file_bytes', 'path_basenames', 'paths',
-     'secret_in_files', 'sensitive_file', 'shell_commands', 'staged_files',
-     'tdd_untested_files', 'unignored_secret_files']
+    ['commands', 'commit_message', 'estimated_tokens', 'file_bytes', 'governance_changes',
+     'path_basenames', 'paths', 'secret_in_files', 'sensitive_file', 'shell_commands',
+     'staged_files', 'tdd_untested_files', 'unignored_secret_files']
     """
     return dict(FactRegistry.with_builtins().items())
 
@@ -207,6 +225,7 @@ _BUILTINS: dict[str, tuple[str, str, float]] = {
     "shell_commands": ("facts.commands", "provide_shell_commands", 250.0),
     "unignored_secret_files": ("facts.project", "provide_unignored_secret_files", 500.0),
     "tdd_untested_files": ("facts.project", "provide_tdd_untested_files", 2500.0),
+    "governance_changes": ("facts.governance", "provide_governance_changes", 250.0),
 }
 
 

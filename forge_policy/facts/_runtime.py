@@ -1,15 +1,30 @@
-"""Time budgets and notes of fact providers: what every provider module may import.
+"""Time budgets, notes and undetermined values of fact providers: what every provider imports.
 
-A :class:`BudgetedProvider` sets a deadline and a list of notes for the duration of one call (in
-context variables, so threads and asyncio tasks keep their own). Providers check the deadline
+A :class:`BudgetedProvider` sets a budget and a list of notes for the duration of one call (in
+a context variable, so threads and asyncio tasks keep their own). Providers check the budget
 between units of work (:func:`check_deadline`), give :func:`remaining` to blocking calls as
-``timeout=`` and report soft problems with :func:`note`. :func:`call_provider` runs any provider
-and never raises. This module imports nothing of the package but :mod:`forge_policy.errors`.
+``timeout=``, report soft problems with :func:`note` and say that a value is incomplete with
+:func:`truncated`. :func:`call_provider` runs any provider and never raises. This module
+imports nothing of the package but :mod:`forge_policy.errors`.
+
+**The budget** is CPU time of the thread that computes the fact, so that a machine under load
+(dozens of hooks on two cores) does not make an ordinary command look too big to inspect; the
+wall clock is bounded too, at :data:`WALL_FACTOR` times the budget, for providers that wait
+(a subprocess, a slow mount, a sleeping third-party provider).
+
+**A fact that fails is undetermined, not empty.** A provider that raises, runs out of budget or
+was cut by a size cap yields an :class:`Unknown` (the empty string, with the reason) or, for a
+list that was cut, a :class:`Partial` (the items found, with the reason). The condition language
+(:mod:`forge_policy.catalog.dsl`) reads them with three-valued logic: a blocking behavior
+decides as if its condition matched (fail closed), a nudge or a warning as if it did not.
 
 >>> from forge_policy.model import Event
 >>> provider = BudgetedProvider("answer", lambda event: 42, budget_ms=100, isolate=False)
 >>> provider.evaluate(Event("Stop", "s"))
 (42, [])
+>>> value, notes = call_provider("boom", lambda event: 1 // 0, Event("Stop", "s"))
+>>> value == "", undetermined(value)
+(True, "fact 'boom' failed: ZeroDivisionError: integer division or modulo by zero")
 """
 
 from __future__ import annotations
@@ -21,7 +36,7 @@ from forge_policy.errors import FactTimeout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from forge_policy.model import Event
 
@@ -29,33 +44,120 @@ if TYPE_CHECKING:
 
 #: Budget of a provider registered without ``budget_ms``.
 DEFAULT_BUDGET_MS = 1000.0
+#: A provider may take this many times its budget in wall-clock time (waiting, or starved of
+#: CPU on a loaded machine) before it is stopped; its CPU time is held to the budget itself.
+WALL_FACTOR = 4.0
+_MAX_NOTES = 20
 
-_DEADLINE: ContextVar[float | None] = ContextVar("forge_policy_fact_deadline", default=None)
-_NOTES: ContextVar[list[str] | None] = ContextVar("forge_policy_fact_notes", default=None)
+
+class Unknown(str):
+    """A fact that could not be computed: equal to ``""`` (SPEC §6: the empty value), with the
+    reason. Conditions on it are undetermined (see :mod:`forge_policy.catalog.dsl`).
+
+    >>> value = Unknown("fact 'x' timed out")
+    >>> value == "", value.reason, isinstance(value, str)
+    (True, "fact 'x' timed out", True)
+    """
+
+    __slots__ = ("reason",)
+    reason: str
+
+    def __new__(cls, reason: str) -> Unknown:
+        self = super().__new__(cls, "")
+        self.reason = reason
+        return self
+
+
+class Partial(list):  # type: ignore[type-arg]
+    """A list fact that was cut (a size cap, a depth cap, its budget): the items found so far,
+    with the reason. An item found is certain; what was not listed is unknown.
+
+    >>> value = Partial(["ls"], "more than 10000 commands")
+    >>> value == ["ls"], value.reason
+    (True, 'more than 10000 commands')
+    """
+
+    __slots__ = ("reason",)
+    reason: str
+
+    def __init__(self, items: Iterable[object], reason: str) -> None:
+        super().__init__(items)
+        self.reason = reason
+
+
+def undetermined(value: object) -> str | None:
+    """Why ``value`` is not fully known (an :class:`Unknown` or a :class:`Partial`), else None.
+
+    >>> undetermined(""), undetermined(Unknown("no")), undetermined(Partial([], "cut"))
+    (None, 'no', 'cut')
+    """
+    if isinstance(value, Unknown | Partial):
+        return value.reason
+    return None
+
+
+class _Run:
+    """One provider call: its budget (CPU and wall clock), notes and cuts."""
+
+    __slots__ = ("budget", "cpu_end", "cuts", "notes", "soft_end", "wall_end")
+
+    def __init__(self, budget_ms: float, notes: list[str]) -> None:
+        self.budget = budget_ms / 1000.0
+        self.notes = notes
+        self.cuts: list[str] = []
+        self.start()
+
+    def start(self) -> None:
+        """Start the clocks (again) in the thread that runs the provider."""
+        now = time.monotonic()
+        self.soft_end = now + self.budget
+        self.wall_end = now + self.budget * WALL_FACTOR
+        self.cpu_end = time.thread_time() + self.budget
+
+    def spent(self) -> str | None:
+        """Why the budget is spent, or None (CPU time is read only past the soft deadline:
+        a thread never has more CPU time than wall time)."""
+        now = time.monotonic()
+        if now <= self.soft_end:
+            return None
+        ms = self.budget * 1000.0
+        if now > self.wall_end:
+            return f"ran over {ms * WALL_FACTOR:g} ms of wall-clock time ({WALL_FACTOR:g}x its budget)"
+        cpu = time.thread_time()
+        if cpu > self.cpu_end:
+            used = (cpu - self.cpu_end) * 1000.0 + ms
+            return f"used {used:.0f} ms of CPU, over its budget of {ms:g} ms"
+        return None
+
+
+_RUN: ContextVar[_Run | None] = ContextVar("forge_policy_fact_run", default=None)
 
 
 def check_deadline() -> None:
     """Raise :class:`FactTimeout` if the running provider's budget is spent (no-op outside one).
 
+    Costs one clock read while the provider is within its wall-clock budget.
+
     >>> check_deadline()  # no provider is running: nothing to check
     """
-    deadline = _DEADLINE.get()
-    if deadline is not None and time.monotonic() > deadline:
-        raise FactTimeout("time budget exhausted")
+    run = _RUN.get()
+    if run is not None:
+        reason = run.spent()
+        if reason is not None:
+            raise FactTimeout(reason)
 
 
 def remaining(default: float = 5.0) -> float:
-    """The seconds left in the running provider's budget (at least 1 ms), else ``default``.
-
-    Pass it as ``timeout=`` to blocking calls such as ``subprocess.run``.
+    """The wall-clock seconds the running provider may still wait (at least 1 ms), else
+    ``default``. Pass it as ``timeout=`` to blocking calls such as ``subprocess.run``.
 
     >>> remaining(2.5)
     2.5
     """
-    deadline = _DEADLINE.get()
-    if deadline is None:
+    run = _RUN.get()
+    if run is None:
         return default
-    return max(0.001, deadline - time.monotonic())
+    return max(0.001, run.wall_end - time.monotonic())
 
 
 def note(message: str) -> None:
@@ -65,16 +167,31 @@ def note(message: str) -> None:
 
     >>> note("skipped /big.log: too large")
     """
-    notes = _NOTES.get()
-    if notes is not None and len(notes) < 20:
-        notes.append(message)
+    run = _RUN.get()
+    if run is not None and len(run.notes) < _MAX_NOTES:
+        run.notes.append(message)
+
+
+def truncated(reason: str) -> None:
+    """Say that the running provider's value is incomplete (it stopped at a size or depth cap,
+    or at its budget, and returns what it found). The value becomes a :class:`Partial` (a list)
+    or an :class:`Unknown` (anything else), and the reason a diagnostic.
+
+    Outside a :class:`BudgetedProvider` run, nothing is recorded.
+
+    >>> truncated("more than 10000 commands")
+    """
+    run = _RUN.get()
+    if run is not None and reason not in run.cuts:
+        run.cuts.append(reason)
 
 
 class BudgetedProvider:
     """A provider with its name and time budget (what :class:`FactRegistry` stores).
 
     Calling it returns the value or raises. :meth:`evaluate` never raises: it returns
-    ``(value, diagnostics)``.
+    ``(value, diagnostics)``, the value an :class:`Unknown` or :class:`Partial` when the
+    provider failed, ran out of budget or was cut.
     """
 
     __slots__ = ("budget_ms", "func", "isolate", "name")
@@ -85,51 +202,61 @@ class BudgetedProvider:
         self.budget_ms = float(budget_ms)
         self.isolate = isolate
 
-    def _run(self, event: Event, notes: list[str]) -> object:
-        start = time.monotonic()
-        deadline = start + self.budget_ms / 1000.0
+    def _run(self, event: Event, run: _Run) -> object:
         if self.isolate:
-            value = _run_isolated(self.func, event, deadline, notes)
-        else:
-            tokens = (_DEADLINE.set(deadline), _NOTES.set(notes))
-            try:
-                value = self.func(event)
-            finally:
-                _NOTES.reset(tokens[1])
-                _DEADLINE.reset(tokens[0])
-        elapsed = (time.monotonic() - start) * 1000.0
-        if elapsed > self.budget_ms:
-            raise FactTimeout(f"took {elapsed:.0f} ms, over its budget of {self.budget_ms:g} ms")
+            return _run_isolated(self.func, event, run)
+        token = _RUN.set(run)
+        try:
+            value = self.func(event)
+            late = run.spent()
+        finally:
+            _RUN.reset(token)
+        # a provider that says its value is incomplete has already stopped at its budget
+        if late is not None and not run.cuts:
+            raise FactTimeout(late)
         return value
 
     def __call__(self, event: Event) -> object:
-        return self._run(event, [])
+        return self._run(event, _Run(self.budget_ms, []))
 
     def evaluate(self, event: Event) -> tuple[object, list[str]]:
-        """The value (``""`` on failure or timeout) and the diagnostics of one run."""
+        """The value and the diagnostics of one run; never raises."""
         notes: list[str] = []
+        run = _Run(self.budget_ms, notes)
         try:
-            value = self._run(event, notes)
+            value = self._run(event, run)
         except Exception as exc:  # a provider must never break the hook
-            return "", [*_prefixed(self.name, notes), _failure(self.name, exc)]
-        return ("" if value is None else value), _prefixed(self.name, notes)
+            failure = _failure(self.name, exc)
+            return Unknown(failure), [*_prefixed(self.name, notes), failure]
+        diagnostics = _prefixed(self.name, notes)
+        if run.cuts:
+            reason = f"fact {self.name!r} is incomplete: {'; '.join(run.cuts)}"
+            diagnostics.append(reason)
+            return (Partial(value, reason) if isinstance(value, list) else Unknown(reason)), (
+                diagnostics
+            )
+        return ("" if value is None else value), diagnostics
 
     def __repr__(self) -> str:
         return f"<BudgetedProvider {self.name} budget={self.budget_ms:g}ms>"
 
 
-def _run_isolated(func: FactProvider, event: Event, deadline: float, notes: list[str]) -> object:
+def _run_isolated(func: FactProvider, event: Event, run: _Run) -> object:
     import contextvars
     import threading
 
     box: list[object] = []
     errors: list[BaseException] = []
+    late: list[str] = []
 
     def target() -> None:
-        _DEADLINE.set(deadline)
-        _NOTES.set(notes)
+        run.start()  # this thread's CPU clock
+        _RUN.set(run)
         try:
             box.append(func(event))
+            reason = run.spent()
+            if reason is not None:
+                late.append(reason)
         except BaseException as exc:
             errors.append(exc)
 
@@ -138,11 +265,13 @@ def _run_isolated(func: FactProvider, event: Event, deadline: float, notes: list
         target=context.run, args=(target,), daemon=True, name="forge-policy-fact"
     )
     thread.start()
-    thread.join(max(0.0, deadline - time.monotonic()))
+    thread.join(max(0.0, run.wall_end - time.monotonic()))
     if thread.is_alive():
         raise FactTimeout("still running when its budget ran out (the thread is abandoned)")
     if errors:
         raise errors[0]
+    if late and not run.cuts:
+        raise FactTimeout(late[0])
     return box[0] if box else None
 
 
@@ -152,14 +281,15 @@ def _prefixed(name: str, notes: list[str]) -> list[str]:
 
 def _failure(name: str, exc: BaseException) -> str:
     if isinstance(exc, FactTimeout):
-        return f"fact {name!r} timed out: {exc}; it is empty"
+        return f"fact {name!r} timed out: {exc}"
     return f"fact {name!r} failed: {type(exc).__name__}: {exc}"
 
 
 def call_provider(name: str, provider: FactProvider, event: Event) -> tuple[object, list[str]]:
-    """Run any provider and never raise: ``(value, diagnostics)``. ``""`` stands for failure.
+    """Run any provider and never raise: ``(value, diagnostics)``. An :class:`Unknown` (equal
+    to ``""``) stands for failure, a :class:`Partial` for a list that was cut.
 
-    This is what the evaluator's ``FactCache`` should call. It also collects a
+    This is what the evaluator's ``FactCache`` calls. It also collects a
     :class:`BudgetedProvider`'s notes. A plain callable runs without a budget.
 
     >>> from forge_policy.model import Event
@@ -171,5 +301,6 @@ def call_provider(name: str, provider: FactProvider, event: Event) -> tuple[obje
     try:
         value = provider(event)
     except Exception as exc:
-        return "", [_failure(name, exc)]
+        failure = _failure(name, exc)
+        return Unknown(failure), [failure]
     return ("" if value is None else value), []

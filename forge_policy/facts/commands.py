@@ -25,12 +25,12 @@ curl -s x | sh
 
 from __future__ import annotations
 
-import os
-
+from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_cwd
-from forge_policy.facts._runtime import check_deadline
+from forge_policy.facts._runtime import truncated
 from forge_policy.facts.shell import (
     Command,
+    basename,
     event_commands,
     iter_commands,
     stdin_text,
@@ -39,11 +39,19 @@ from forge_policy.facts.shell import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from forge_policy.model import Event
 
-#: At most this many simple commands are listed (the rest of a huge script is not).
-MAX_COMMANDS = 512
-_NESTING = 4
+#: At most this many distinct simple commands are listed; past it the fact is incomplete
+#: (a :class:`~forge_policy.facts.Partial`, which blocking rules read as a possible match).
+MAX_COMMANDS = 10_000
+#: At most this many characters in all (nesting repeats the inner text in the outer command).
+MAX_CHARS = 8 << 20
+#: Levels of scripts fed to a shell on stdin or run by ssh, followed inside each other.
+NESTING = 8
+#: A pipeline is listed with at most this many of its last stages.
+_PIPELINE_STAGES = 32
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
 # ssh options that take a value (OpenSSH 9)
@@ -56,33 +64,85 @@ def provide_commands(event: Event) -> list[str]:
 
 
 def provide_shell_commands(event: Event) -> list[str]:
-    """``facts.shell_commands``: every simple command the call would run (see module doc)."""
+    """``facts.shell_commands``: every simple command the call would run (see module doc).
+
+    Incomplete (:func:`~forge_policy.facts.truncated`) past :data:`MAX_COMMANDS` distinct
+    commands, :data:`MAX_CHARS` characters, the lexer's nesting caps, or its time budget: the
+    commands found until then are returned.
+    """
     cwd = event_cwd(event)
     found: dict[str, None] = {}
-    for command in event_commands(event):
-        _collect(command, cwd, found, 0)
-        if len(found) >= MAX_COMMANDS:
-            break
-    return list(found)[:MAX_COMMANDS]
+    size = 0
+    try:
+        for command in event_commands(event):
+            for line in _lines(command, cwd, 0):
+                if line not in found:
+                    size += len(line)
+                    if len(found) >= MAX_COMMANDS or size > MAX_CHARS:
+                        truncated(
+                            f"more than {MAX_COMMANDS} distinct commands or {MAX_CHARS} "
+                            "characters: the rest was not read"
+                        )
+                        return list(found)
+                    found[line] = None
+    except FactTimeout as exc:
+        truncated(f"stopped at its budget after {len(found)} commands ({exc})")
+    return list(found)
 
 
-def _collect(text: str, cwd: str, found: dict[str, None], depth: int) -> None:
-    for argv, cmd, current in iter_commands(text, cwd):
-        check_deadline()
-        if len(found) >= MAX_COMMANDS:
-            return
-        found.setdefault(_render(argv, cmd))
-        if cmd.piped_from is not None:
-            found.setdefault(_pipeline(cmd))
-        if depth >= _NESTING:
+def simple_commands(
+    text: str, cwd: str, depth: int = 0, *, bare: bool = False
+) -> Iterator[tuple[list[str], Command, str]]:
+    """``(argv, command, cwd)`` for each simple command of ``text`` as
+    :func:`~forge_policy.facts.shell.iter_commands` gives them (``distinct``), and those of the
+    scripts a shell reads on stdin (``bash <<EOF``) or an ``ssh`` runs, :data:`NESTING` deep.
+
+    >>> [argv for argv, _cmd, _cwd in simple_commands("bash <<E\\nrm -r x\\nE", "/")]
+    [['bash'], ['rm', '-r', 'x']]
+    """
+    for argv, cmd, current in iter_commands(text, cwd, distinct=True, bare=bare):
+        yield argv, cmd, current
+        if not argv:
             continue
-        script = _nested_script(argv, cmd, current)
+        script = _nested_script(argv, cmd)
         if script:
-            _collect(script, current, found, depth + 1)
+            if depth >= NESTING:
+                truncated(f"scripts fed to a shell nested deeper than {NESTING} were not read")
+                continue
+            yield from simple_commands(script, current, depth + 1, bare=bare)
 
 
-def _render(argv: list[str], cmd: Command) -> str:
-    words = [" ".join(argv)]
+def _lines(text: str, cwd: str, depth: int) -> Iterator[str]:
+    # the last stages of each command's pipeline, kept per command so that each pipeline is
+    # rendered from its predecessor's in one step (the commands stay alive meanwhile)
+    windows: dict[int, list[str]] = {}
+    for argv, cmd, _current in simple_commands(text, cwd, depth):
+        rendered = " ".join(argv)
+        yield _render(rendered, cmd) if cmd.redirects else rendered
+        source = cmd.piped_from
+        if source is None:
+            windows[id(cmd)] = [rendered]
+            continue
+        before = windows.get(id(source))
+        if before is None:
+            before = _window(source)
+        window = [*before[-(_PIPELINE_STAGES - 1) :], rendered]
+        windows[id(cmd)] = window
+        yield " | ".join(window)
+
+
+def _window(cmd: Command) -> list[str]:
+    """The last stages of the pipeline that ends with ``cmd`` (a command the walk skipped)."""
+    parts: list[str] = []
+    node: Command | None = cmd
+    while node is not None and len(parts) < _PIPELINE_STAGES:
+        parts.append(" ".join(strip_wrappers(node.words)))
+        node = node.piped_from
+    return parts[::-1]
+
+
+def _render(rendered: str, cmd: Command) -> str:
+    words = [rendered]
     for redirect in cmd.redirects:
         target = redirect.target
         if redirect.op in _OUTPUT_OPS or (
@@ -92,18 +152,9 @@ def _render(argv: list[str], cmd: Command) -> str:
     return " ".join(words)
 
 
-def _pipeline(cmd: Command) -> str:
-    stages: list[str] = []
-    node: Command | None = cmd
-    while node is not None and len(stages) < 32:
-        stages.append(" ".join(strip_wrappers(node.words)))
-        node = node.piped_from
-    return " | ".join(reversed(stages))
-
-
-def _nested_script(argv: list[str], cmd: Command, cwd: str) -> str | None:
+def _nested_script(argv: list[str], cmd: Command) -> str | None:
     """The script a shell reads on stdin (``bash <<EOF``), or an ssh remote command."""
-    name = os.path.basename(argv[0])
+    name = basename(argv[0])
     if name in _SHELLS:
         operands = [a for a in argv[1:] if not a.startswith(("-", "+"))]
         if any(a.startswith("-") and not a.startswith("--") and "c" in a for a in argv[1:]):

@@ -123,7 +123,7 @@ def collect(event: Event) -> Collected:
         if in_path_key or ("\n" not in value and len(value) <= 4096):
             consider(value, cwd, in_path_key)
     for command in event_commands(event):
-        for argv, cmd, current in iter_commands(command, cwd):
+        for argv, cmd, current in iter_commands(command, cwd, distinct=True):
             for operand in reader_operands(argv):
                 consider(operand, current, True, glob=True)
             for redirect in cmd.redirects:

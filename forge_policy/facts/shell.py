@@ -8,6 +8,14 @@ text, so a rule that matches a message still sees the words inside. It never rai
 linear time. Malformed input, such as an unclosed quote, ``$(`` or here-document, runs to the end
 of the text.
 
+Speed matters: a condition on a fact the lexer feeds is undetermined when the fact runs out of
+budget (and a blocking rule then refuses the call), so an ordinary command, a 1 MB here-document
+included, must be read well within it. Runs of plain simple commands (words, blanks and ``;``,
+``&&``, ``||``, newlines between them) are split by regular expressions in one step instead of
+character by character, and ``distinct=True`` (for facts that only ask *which* commands run)
+reads a command repeated in such a run once. Past :data:`MAX_DEPTH` levels of nesting the inner
+text stays a word, and the running fact is marked incomplete (:func:`truncated`).
+
 >>> [c.words for c in lex("a 'b c' | d \\"$(cat <<'E'\\nx\\nE\\n)\\"")]
 [['a', 'b c'], ['cat'], ['d', 'x']]
 """
@@ -19,7 +27,7 @@ import re
 
 import attrs
 
-from forge_policy.facts._runtime import check_deadline
+from forge_policy.facts._runtime import check_deadline, truncated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,12 +37,28 @@ if TYPE_CHECKING:
 
     Subst = Callable[[list["Command"], str], str]
 
-MAX_DEPTH = 12  # nesting of $(…), backticks and sh -c
+MAX_DEPTH = 32  # nesting of $(…), backticks and sh -c
 MAX_MESSAGE_BYTES = 1 << 20
 
 _PLAIN_STOP = re.compile(r"[ \t\r\n'\"\\$`;&|()<>#]")
-_DQ_STOP = re.compile(r'["\\$`]')
+_SPECIAL = frozenset(" \t\r\n'\"\\$`;&|()<>#")
+_OPERATOR = re.compile(r"<<<|<<-|&>>|<<|<>|<&|>>|>&|>\||&>|&&|\|\||;;|\|&|[<>|;&]")
+# A run of plain simple commands: words of plain characters, blanks, and the separators ``;``,
+# ``&&``, ``||`` and newline after each command. Possessive quantifiers: no backtracking.
+_WORD = r"[^\s'\"\\$`;&|()<>#]++"
+_BULK = re.compile(
+    rf"(?:[ \t]*+(?:{_WORD}(?:[ \t]++{_WORD})*+[ \t]*+)?+(?:;(?!;)|&&|\|\||\n))*+"
+    # then the first words of a command that goes on with something else (each one complete:
+    # followed by a blank, or by the end of the text)
+    rf"[ \t]*+(?:{_WORD}[ \t]++)*+(?:{_WORD}\Z)?+"
+)
+_ESCAPES = re.compile(r"(?:\\[^\n])+")
+_BULK_SEPARATOR = re.compile(r";|&&|\|\||\n")
+_CWD_WORDS = ("cd", "pushd", "popd")
+_DQ_STOP = re.compile(r'["\\`]|\$\(')
 _BACKTICK_ESCAPE = re.compile(r"\\([\\`$])")
+#: the lexer looks at its budget every this many steps
+_CHECK_EVERY = 2048
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 # fmt: off
@@ -140,26 +164,44 @@ class _Scope:
 
 
 class _Lexer:
-    __slots__ = ("commands", "subst", "text")
+    __slots__ = ("commands", "distinct", "seen", "subst", "text")
 
-    def __init__(self, text: str, subst: Subst, commands: list[Command]) -> None:
+    def __init__(
+        self, text: str, subst: Subst, commands: list[Command], distinct: bool = False
+    ) -> None:
         self.text = text
         self.subst = subst
         self.commands = commands
+        self.distinct = distinct
+        self.seen: set[str] = set()
 
     def scan(self, i: int, depth: int, nested: bool) -> tuple[int, list[Command], bool]:
         """Lex from ``i``; in a ``$(…)`` stop after its ``)``. Returns (end, commands, closed)."""
         s, n = self.text, len(self.text)
         sc = _Scope(self.commands)
         paren = 0
+        i = self._bulk(sc, i, nested)
+        countdown = _CHECK_EVERY
         while i < n:
+            countdown -= 1
+            if not countdown:
+                check_deadline()
+                countdown = _CHECK_EVERY
             c = s[i]
-            if c in " \t\r":
-                sc.end_word()
+            if c not in _SPECIAL:
+                m = _PLAIN_STOP.search(s, i + 1)
+                j = n if m is None else m.start()
+                sc.parts.append(s[i:j])
+                sc.started = True
+                i = j
+            elif c == " " or c == "\t" or c == "\r":
+                if sc.started:
+                    sc.end_word()
                 i += 1
             elif c == "\n":
                 sc.end_command("\n")
-                i = self._bodies(sc, i + 1, nested)
+                i = self._bodies(sc, i + 1, nested) if sc.heredocs else i + 1
+                i = self._bulk(sc, i, nested)
             elif c == "#":
                 if sc.started:
                     sc.add("#")
@@ -171,8 +213,13 @@ class _Lexer:
                 if s.startswith("\\\n", i):
                     i += 2
                 else:
-                    sc.add(s[i + 1 : i + 2] or "\\", quoted=True)
-                    i += 2
+                    m = _ESCAPES.match(s, i)
+                    if m is None:  # a backslash at the end of the text
+                        sc.add("\\", quoted=True)
+                        i += 2
+                    else:
+                        sc.add(m.group()[1::2], quoted=True)  # each escape: "\\" + a char
+                        i = m.end()
             elif c == "'":
                 j = s.find("'", i + 1)
                 j = n if j < 0 else j
@@ -186,30 +233,67 @@ class _Lexer:
                 i = self._substitution(i + 2, depth, sc.parts)
             elif c == "$" and s.startswith("$'", i):
                 i = self._ansi_c(i + 2, sc)
+            elif c == "$":
+                m = _PLAIN_STOP.search(s, i + 1)
+                j = n if m is None else m.start()
+                sc.add(s[i:j])
+                i = j
             elif c == "`":
                 sc.add("")
                 i = self._backtick(i + 1, depth, sc.parts)
             elif c == ")" and nested and paren == 0:
                 sc.end_command(")")
                 return i + 1, sc.done, True
-            elif c in "();&|<>":
-                op = c if c in "()" else next(o for o in _OPERATORS if s.startswith(o, i))
-                if op[0] in "<>" or op.startswith("&>"):
+            elif c == "(" or c == ")":
+                paren += 1 if c == "(" else -1 if paren else 0
+                sc.end_command(c)
+                i += 1
+            else:  # ; & | < >
+                found = _OPERATOR.match(s, i)
+                op = found.group() if found is not None else c
+                i += len(op)
+                if c == "<" or c == ">" or op.startswith("&>"):
                     if sc.started and not sc.quoted and "".join(sc.parts).isdigit():
                         sc.parts, sc.started = [], False  # a file descriptor: 2>err
                     sc.end_word()
                     sc.want = Redirect(op)
                 else:
-                    paren += 1 if op == "(" else -1 if op == ")" and paren else 0
                     sc.end_command(op)
-                i += len(op)
-            else:
-                m = _PLAIN_STOP.search(s, i + 1)
-                j = n if m is None else m.start()
-                sc.add(s[i:j])
-                i = j
+                    if op == ";" or op == "&&" or op == "||":
+                        i = self._bulk(sc, i, nested)
         sc.end_command("")
         return n, sc.done, False
+
+    def _bulk(self, sc: _Scope, i: int, nested: bool) -> int:
+        """At the start of a command: read a run of plain simple commands in one step."""
+        cmd = sc.cmd
+        if sc.heredocs or sc.want is not None or sc.started or cmd.words or cmd.redirects:
+            return i
+        if cmd.piped_from is not None:  # "a |" then a newline: the pipeline goes on
+            return i
+        m = _BULK.match(self.text, i)
+        if m is None:
+            return i
+        distinct = self.distinct and not nested
+        seen = self.seen
+        sink, done = sc.sink, sc.done
+        segments = _BULK_SEPARATOR.split(m.group())
+        sc.cmd.words = segments.pop().split()  # the command that goes on
+        for segment in segments:
+            if distinct:
+                segment = segment.strip(" \t")
+                if segment in seen:
+                    continue
+                if any(word in segment for word in _CWD_WORDS):
+                    seen.clear()  # the directory may change: what follows is read again
+                else:
+                    seen.add(segment)
+            words = segment.split()
+            if words:
+                cmd = Command(words)
+                sink.append(cmd)
+                done.append(cmd)
+        return m.end()
 
     def _bodies(self, sc: _Scope, i: int, nested: bool) -> int:
         """Read the bodies of the here-documents opened on the line that just ended."""
@@ -259,16 +343,14 @@ class _Lexer:
                 i = j + 2
             elif c == "`":
                 i = self._backtick(j + 1, depth, parts)
-            elif s.startswith("$(", j):
+            else:  # "$("
                 i = self._substitution(j + 2, depth, parts)
-            else:
-                parts.append("$")
-                i = j + 1
         parts.append(s[i:])
         return n
 
     def _substitution(self, i: int, depth: int, parts: list[str]) -> int:
         if depth >= MAX_DEPTH:
+            truncated(f"substitutions nested deeper than {MAX_DEPTH} levels were not read")
             parts.append("$(")
             return i
         end, done, closed = self.scan(i, depth + 1, True)
@@ -296,6 +378,7 @@ class _Lexer:
         end = self._closing(i, "`")
         inner = _BACKTICK_ESCAPE.sub(r"\1", s[i:end])
         if depth >= MAX_DEPTH:
+            truncated(f"substitutions nested deeper than {MAX_DEPTH} levels were not read")
             parts.append(inner)
         else:
             done = _Lexer(inner, self.subst, self.commands).scan(0, depth + 1, False)[1]
@@ -331,7 +414,7 @@ def literal_subst(done: list[Command], raw: str) -> str:
     """A substitution's output when it is certain, else its source text (see module doc)."""
     if len(done) == 1:
         argv = strip_wrappers(done[0].words)
-        name = os.path.basename(argv[0]) if argv else ""
+        name = basename(argv[0]) if argv else ""
         if name == "cat" and len(argv) == 1:
             body = stdin_text(done[0], "")
             if body is not None:
@@ -343,10 +426,17 @@ def literal_subst(done: list[Command], raw: str) -> str:
     return raw
 
 
-def lex(text: str, subst: Subst = literal_subst) -> list[Command]:
-    """Every simple command in ``text`` in completion order (a ``$(…)`` before its user)."""
+def lex(text: str, subst: Subst = literal_subst, *, distinct: bool = False) -> list[Command]:
+    """Every simple command in ``text`` in completion order (a ``$(…)`` before its user).
+
+    ``distinct``: a plain top-level command repeated in a run of plain commands is listed
+    once (until a ``cd``, ``pushd`` or ``popd``, after which commands are listed again).
+
+    >>> [c.words for c in lex("a; a; a && b", distinct=True)]
+    [['a'], ['b']]
+    """
     commands: list[Command] = []
-    _Lexer(text, subst, commands).scan(0, 0, False)
+    _Lexer(text, subst, commands, distinct).scan(0, 0, False)
     return commands
 
 
@@ -356,13 +446,17 @@ def strip_wrappers(words: list[str]) -> list[str]:
     >>> strip_wrappers(["A=1", "sudo", "-u", "me", "env", "B=2", "git", "commit"])
     ['git', 'commit']
     """
+    if words:
+        first = words[0]
+        if "=" not in first and basename(first) not in _WRAPPERS:
+            return words  # nothing to strip (the common case): the list itself
     i, count = 0, len(words)
     while i < count:
         word = words[i]
         if _ASSIGNMENT.match(word):
             i += 1
             continue
-        name = os.path.basename(word)
+        name = basename(word)
         opts = _WRAPPERS.get(name)
         if opts is None:
             break
@@ -375,6 +469,15 @@ def strip_wrappers(words: list[str]) -> list[str]:
         if name == "timeout" and i < count:
             i += 1  # the duration
     return words[i:]
+
+
+def basename(word: str) -> str:
+    """``os.path.basename`` for POSIX paths, without its function calls (hot in the lexer).
+
+    >>> basename("/usr/bin/git"), basename("git"), basename("dir/")
+    ('git', 'git', '')
+    """
+    return word[word.rfind("/") + 1 :]
 
 
 def expand_path(word: str) -> str:
@@ -392,7 +495,7 @@ def expand_path(word: str) -> str:
 
 def echo_text(argv: list[str]) -> str | None:
     """What ``echo``/``printf`` print (format directives are not applied)."""
-    name = os.path.basename(argv[0])
+    name = basename(argv[0])
     if name == "printf":
         return unescape(argv[1]) if len(argv) > 1 else None
     args, escapes, newline = argv[1:], False, True
@@ -418,7 +521,7 @@ def stdin_text(cmd: Command, cwd: str, hops: int = 0) -> str | None:
     if source is None or hops > 8:
         return None
     argv = strip_wrappers(source.words)
-    name = os.path.basename(argv[0]) if argv else ""
+    name = basename(argv[0]) if argv else ""
     if name in ("echo", "printf"):
         return echo_text(argv)
     if name == "cat":
@@ -439,29 +542,49 @@ def read_text(path: str, cwd: str) -> str | None:
 
 
 def iter_commands(
-    text: str, cwd: str, subst: Subst = literal_subst, depth: int = 0
+    text: str,
+    cwd: str,
+    subst: Subst = literal_subst,
+    depth: int = 0,
+    *,
+    distinct: bool = False,
+    bare: bool = False,
 ) -> Iterator[tuple[list[str], Command, str]]:
-    """``(argv, command, cwd)`` for each simple command, following ``cd`` and ``sh -c``."""
+    """``(argv, command, cwd)`` for each simple command, following ``cd`` and ``sh -c``.
+
+    ``distinct`` is :func:`lex`'s; ``bare`` also yields the commands with no argv (only
+    assignments, wrappers or redirections, such as ``> file``) with ``argv == []``.
+    """
     current = cwd
-    for cmd in lex(text, subst):
+    for cmd in lex(text, subst, distinct=distinct):
         check_deadline()
         argv = strip_wrappers(cmd.words)
         if not argv:
+            if bare:
+                yield argv, cmd, current
             continue
-        name = os.path.basename(argv[0])
+        name = basename(argv[0])
         if name in ("cd", "pushd"):
             target = next((a for a in argv[1:] if not a.startswith("-")), "~")
             if "-" not in argv[1:2]:  # cd - goes back to a directory we do not know
                 current = os.path.normpath(os.path.join(current, expand_path(target)))
             continue
         yield argv, cmd, current
-        script = _shell_script(argv) if depth < MAX_DEPTH else None
-        if script is not None:
-            yield from iter_commands(script, current, subst, depth + 1)
+        if name != "eval" and name not in _SHELLS:
+            continue
+        script = _shell_script(argv)
+        if script is None:
+            continue
+        if depth >= MAX_DEPTH:
+            truncated(f"shell scripts nested deeper than {MAX_DEPTH} levels were not read")
+            continue
+        yield from iter_commands(
+            script, current, subst, depth + 1, distinct=distinct, bare=bare
+        )
 
 
 def _shell_script(argv: list[str]) -> str | None:
-    name = os.path.basename(argv[0])
+    name = basename(argv[0])
     if name == "eval":
         return " ".join(argv[1:])
     if name not in _SHELLS:

@@ -1,0 +1,555 @@
+"""Governance facts: what a tool call would change in forge-policy's own governance.
+
+``facts.governance_changes`` lists, one string each (``"rm .forge/runtime"``, ``"Write
+/p/.claude/settings.json"``, ``"forge-policy off"``), the changes an agent's tool call would make
+to what governs it:
+
+- files under a ``.forge`` folder anywhere, under ``$FORGE_ROOT``, ``$FORGE_BEHAVIORS_DIR`` and
+  a ``sqlite:`` store of ``$FORGE_STORE`` when set, and the user-level cache
+  (``$XDG_CACHE_HOME/forge-policy``, else ``~/.cache/forge-policy``): written, edited, moved,
+  deleted, truncated, re-permissioned or linked over; also through a symlink, a glob
+  (``.f*``) or ``cd``, and a recursive ``rm`` or an ``mv`` of a folder that holds them;
+- the harness settings that install the hook (``.claude/settings.json`` and
+  ``.claude/settings.local.json``, the project's and the user's): any shell command that writes
+  them, and a Write, Edit or MultiEdit whose result drops or changes a ``forge-policy`` hook
+  entry, sets ``disableAllHooks`` or changes a ``FORGE_*``/``DISABLE_*`` variable of ``env``.
+  An edit that keeps all of that (permissions, another hook) is not a change: the current file
+  is at most 1 MiB and JSON, so the check is cheap and exact;
+- ``forge-policy`` commands that change governance: ``off``, ``on``, ``strict``, ``relaxed``,
+  ``override``, ``purge``, ``init``, ``hook`` and ``serve`` (they would record events the agent
+  wrote), ``worker stop`` and ``git install`` (also as ``python -m forge_policy``, through
+  ``uvx``/``pipx run``/``uv run``). Reading commands (``status``, ``explain``, ``validate``,
+  ``audit``, ``list``, ``describe``, ``--help``) are not changes.
+
+Shell commands are read with :mod:`forge_policy.facts.shell` (wrappers, ``sh -c``, ``$(…)``,
+here-documents fed to a shell, ``xargs`` fed by ``echo``): redirections (``>``, ``>>``, ``&>``),
+``rm``, ``rmdir``, ``unlink``, ``shred``, ``mv``, ``cp``/``install``/``rsync``/``ln``
+destinations, ``tee``, ``truncate``, ``touch``, ``mkdir``, ``chmod``, ``chown``, ``chgrp``,
+``chattr``, ``setfacl``, ``dd of=``, ``sed -i``, ``perl -i``, ``find … -delete``/``-exec``,
+``git rm``/``mv``/``checkout``/``restore``, and interpreter one-liners (``python
+-c``, ``node -e``, ``perl -e``, ``ruby -e``, a script on stdin) that name a governance path and
+write, delete or run something. This is a reading of commands, not a sandbox: a program that
+computes the path at run time is issue 11's command model, and beyond it the threat model's
+container boundary.
+
+>>> from forge_policy.model import Event
+>>> def bash(command):
+...     return Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": command},
+...                  cwd="/p")
+>>> provide_governance_changes(bash("cat .forge/audit/overrides.log; forge-policy status"))
+[]
+>>> provide_governance_changes(bash("echo x > .forge/behaviors/index.yaml && forge-policy off a"))
+['> /p/.forge/behaviors/index.yaml', 'forge-policy off']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from fnmatch import fnmatchcase
+
+from forge_policy.facts._io import event_cwd, read_bounded
+from forge_policy.facts._runtime import truncated
+from forge_policy.facts.commands import simple_commands
+from forge_policy.facts.shell import basename, event_commands, expand_path, stdin_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from forge_policy.facts.shell import Command
+    from forge_policy.model import Event
+
+#: The forge-policy commands that change governance (``worker`` and ``git`` by subcommand).
+GOVERNANCE_COMMANDS = frozenset(
+    {"off", "on", "strict", "relaxed", "override", "purge", "init", "hook", "serve"}
+)
+GOVERNANCE_SUBCOMMANDS = {"worker": frozenset({"stop"}), "git": frozenset({"install"})}
+SETTINGS_FILES = ("settings.json", "settings.local.json")
+_PATH_TOOLS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+_MAX_PATHS = 4096
+_MAX_SETTINGS_BYTES = 1 << 20
+_GLOB = frozenset("*?[")
+_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+
+# commands by what they do to their operands
+_DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put"})
+_MODIFIERS = frozenset(
+    {"tee", "truncate", "touch", "mkdir", "chmod", "chown", "chgrp", "chattr", "setfacl"}
+)
+_COPIERS = frozenset({"cp", "install", "rsync", "ln"})
+_IN_PLACE = frozenset({"sed", "gsed", "perl"})
+_INTERPRETERS = re.compile(
+    r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua|Rscript|osascript)"
+)
+_SCRIPT_FLAGS = frozenset({"-c", "-e", "-E", "-r", "eval", "--eval", "-p", "--print"})
+# what a script must do, besides naming a governance path, to count as a change
+_WRITES = re.compile(
+    r"(?i)open\s*\([^)]*,\s*['\"][rwab+]*[wax+]|write|unlink|remove|rmtree|rmdir|rename"
+    r"|os\.replace|truncate|chmod|chown|symlink|makedirs|mkdir|shutil|\brm(?:sync)?\b|system"
+    r"|popen|subprocess|spawn|\bexec|child_process|>"
+)
+_MARKERS = (".forge", "settings.json", "settings.local.json", "forge-policy", "forge_policy")
+# option prefixes of `find` that end its list of starting points
+_FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint"})
+_RUNNERS = {"uvx": 1, "pipx": 2, "uv": 2, "poetry": 2, "pdm": 2, "hatch": 2, "pipenv": 2}
+_GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+
+
+class _Places:
+    """The governance locations for one event, and the questions asked about a path."""
+
+    def __init__(self, event: Event, environ: Mapping[str, str]) -> None:
+        cwd = event_cwd(event)
+        home = os.path.expanduser("~")
+        project = environ.get("CLAUDE_PROJECT_DIR", "").strip() or cwd
+        self.cwd = cwd
+        self.vars = {
+            "FORGE_ROOT": environ.get("FORGE_ROOT", "").strip(),
+            "CLAUDE_PROJECT_DIR": project,
+            "PWD": cwd,
+            "HOME": home,
+        }
+
+        def place(value: str) -> str:
+            return os.path.normpath(os.path.join(project, os.path.expanduser(value)))
+
+        roots = [place(environ.get("FORGE_ROOT", "").strip() or ".forge")]
+        behaviors = environ.get("FORGE_BEHAVIORS_DIR", "").strip()
+        if behaviors:
+            roots.append(place(behaviors))
+        store = environ.get("FORGE_STORE", "").strip()
+        if store.startswith("sqlite:") and len(store) > 7:
+            roots.append(place(store[7:]))
+        xdg = environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(home, ".cache")
+        roots.append(os.path.join(os.path.normpath(xdg), "forge-policy"))
+        settings = [
+            os.path.join(folder, ".claude", name)
+            for folder in dict.fromkeys((os.path.normpath(project), home))
+            for name in SETTINGS_FILES
+        ]
+        #: (location, what it is), for "inside" and, for deletions, "holds"
+        self.locations = [(root, "governance") for root in dict.fromkeys(roots)]
+        self.locations += [(path, "settings") for path in settings]
+        self.paths = 0
+
+    def absolute(self, word: str, cwd: str) -> str:
+        """A command-line word as a normalized absolute path (``~``, ``$HOME``, ``$FORGE_ROOT``,
+        ``$CLAUDE_PROJECT_DIR``, ``$PWD`` expanded)."""
+        text = word[7:] if word.startswith("file://") else word
+        for name, value in self.vars.items():
+            if value:
+                for prefix in (f"${{{name}}}", f"${name}"):
+                    if text == prefix or text.startswith(prefix + "/"):
+                        text = value + text[len(prefix) :]
+                        break
+        return os.path.normpath(os.path.join(cwd, expand_path(text)))
+
+    def kind(self, path: str, *, holds: bool = False, real: bool = True) -> str | None:
+        """``governance`` or ``settings`` when ``path`` (absolute, maybe a glob) is, or is
+        inside, a governance location (``holds``: or is a folder that contains one)."""
+        parts = _parts(path)
+        home = self.vars["HOME"]
+        if holds and path in ("/", "/*", home, f"{home}/*"):
+            holds = False  # rm -rf / and ~ are dangerous-commands' refusal, with its own words
+        if any(_matches(part, ".forge") for part in parts):
+            return "governance"
+        if (
+            len(parts) >= 2
+            and _matches(parts[-2], ".claude")
+            and any(_matches(parts[-1], name) for name in SETTINGS_FILES)
+        ):
+            return "settings"
+        if len(parts) >= 3 and any(
+            _matches(a, ".cache") and _matches(b, "forge-policy") for a, b in zip(parts, parts[1:])
+        ):
+            return "governance"
+        for location, what in self.locations:
+            where = _parts(location)
+            if _covers(parts, where, inside=True) or (holds and _covers(parts, where)):
+                return what
+        if real and not _GLOB & set(path):
+            self.paths += 1
+            if self.paths > _MAX_PATHS:
+                truncated(f"more than {_MAX_PATHS} paths: symlinks were not resolved")
+                return None
+            try:
+                resolved = os.path.realpath(path)
+            except (OSError, ValueError):
+                return None
+            if resolved != path:
+                return self.kind(resolved, holds=holds, real=False)
+        return None
+
+
+def _matches(name: str, wanted: str) -> bool:
+    """Whether path component ``name`` (maybe a glob) names ``wanted`` (a glob's ``*`` does
+    not match a leading dot, as in the shell)."""
+    if not _GLOB & set(name):
+        return name == wanted
+    if wanted.startswith(".") and not name.startswith("."):
+        return False
+    return fnmatchcase(wanted, name)
+
+
+def _parts(path: str) -> list[str]:
+    return [""] if path == "/" else path.split("/")
+
+
+def _covers(pattern: list[str], location: list[str], *, inside: bool = False) -> bool:
+    """Whether the path ``pattern`` (components, maybe globs) names ``location`` or a path
+    inside it (``inside``), else ``location`` or a folder that holds it."""
+    if (len(pattern) < len(location)) if inside else (len(pattern) > len(location)):
+        return False
+    return all(_matches(p, name) for p, name in zip(pattern, location))
+
+
+# --- the provider -----------------------------------------------------------------------------
+
+
+def provide_governance_changes(event: Event) -> list[str]:
+    """``facts.governance_changes``: the governance changes a tool call would make (module
+    doc), as ``"WHAT TARGET"`` strings in first-seen order; empty when it makes none."""
+    return changes(event, os.environ)
+
+
+def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
+    """:func:`provide_governance_changes` with an explicit environment."""
+    places = _Places(event, environ)
+    found: dict[str, None] = {}
+    tool = event.tool_name
+    key = _PATH_TOOLS.get(tool)
+    if key is not None:
+        raw = event.tool_input.get(key)
+        if isinstance(raw, str) and raw:
+            path = places.absolute(raw, places.cwd)
+            what = places.kind(path)
+            if what is not None and not (
+                what == "settings" and _keeps_governance(path, tool, event.tool_input)
+            ):
+                found[f"{tool} {path}"] = None
+    for command in event_commands(event):
+        for argv, cmd, cwd in simple_commands(command, places.cwd, bare=True):
+            for change in _command_changes(argv, cmd, cwd, places):
+                found.setdefault(change)
+    return list(found)
+
+
+def _command_changes(argv: list[str], cmd: Command, cwd: str, places: _Places) -> list[str]:
+    out: list[str] = []
+    for redirect in cmd.redirects:
+        if redirect.op in _OUTPUT_OPS and redirect.target:
+            path = places.absolute(redirect.target, cwd)
+            if places.kind(path):
+                out.append(f"> {path}")
+    if not argv:
+        return out
+    name = basename(argv[0])
+    forge = _forge_policy_command(argv)
+    if forge:
+        out.append(forge)
+        return out
+    for verb, path in _targets(name, argv, cmd, cwd, places):
+        out.append(f"{verb} {path}")
+    return out
+
+
+def _targets(
+    name: str, argv: list[str], cmd: Command, cwd: str, places: _Places
+) -> list[tuple[str, str]]:
+    """(verb, absolute path) for each governance path a command changes."""
+    hits: list[tuple[str, str]] = []
+
+    def check(words: list[str], *, holds: bool = False, verb: str = name) -> None:
+        for word in words:
+            if word:
+                path = places.absolute(word, cwd)
+                if places.kind(path, holds=holds):
+                    hits.append((verb, path))
+
+    options, operands = _split(argv[1:])
+    if name in _DELETERS:
+        recursive = name != "rm" or any(
+            o in ("--recursive", "-d", "--dir") or (not o.startswith("--") and "r" in o.lower())
+            for o in options
+        )
+        check(operands, holds=recursive and name != "rmdir")
+    elif name == "mv":
+        check(operands, holds=True)
+    elif name in _COPIERS:
+        targets = _target_directory(argv)
+        if targets:
+            check(targets)
+        elif name == "ln" and len(operands) == 1:
+            check([basename(operands[0].rstrip("/")) or operands[0]])
+        elif operands:
+            check(operands[-1:])
+        if name == "rsync" and "--remove-source-files" in options:
+            check(operands[:-1], verb="rsync --remove-source-files")
+    elif name in _MODIFIERS:
+        check(operands)
+    elif name == "dd":
+        check([a[3:] for a in argv[1:] if a.startswith("of=")])
+    elif name in _IN_PLACE and any(
+        o.startswith("--in-place") or (not o.startswith("--") and "i" in o) for o in options
+    ):
+        check(_in_place_files(name, argv))
+    elif name == "find":
+        check(_find_roots(argv))
+    elif name == "git":
+        hits += _git_targets(argv, cwd, places)
+    elif name == "xargs":
+        hits += _xargs_targets(argv, cmd, cwd, places)
+    elif _INTERPRETERS.fullmatch(name):
+        script = _script(argv, cmd)
+        if script is not None and _writes_governance(script, places):
+            hits.append((f"{name} script writing", "governance files"))
+    return hits
+
+
+def _split(args: list[str]) -> tuple[list[str], list[str]]:
+    """(options, operands) of a command's arguments (``--`` ends the options)."""
+    options: list[str] = []
+    operands: list[str] = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            operands.extend(args[i + 1 :])
+            break
+        if arg.startswith("-") and arg != "-":
+            options.append(arg)
+        else:
+            operands.append(arg)
+    return options, operands
+
+
+def _target_directory(argv: list[str]) -> list[str]:
+    """The ``-t DIR`` / ``--target-directory=DIR`` of a copier."""
+    for i, arg in enumerate(argv[1:], start=1):
+        if arg in ("-t", "--target-directory") and i + 1 < len(argv):
+            return [argv[i + 1]]
+        if arg.startswith("--target-directory="):
+            return [arg.partition("=")[2]]
+        if arg.startswith("-t") and len(arg) > 2 and not arg.startswith("--"):
+            return [arg[2:]]
+    return []
+
+
+def _in_place_files(name: str, argv: list[str]) -> list[str]:
+    """The files ``sed -i`` / ``perl -i`` edit: the operands after the script."""
+    files: list[str] = []
+    script_given = False
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            files.extend(argv[i:])
+            break
+        short = arg.startswith("-") and not arg.startswith("--")
+        if arg in ("-e", "-f", "--expression", "--file") or (
+            name == "perl" and short and arg.endswith(("e", "E"))
+        ):
+            script_given = True
+            i += 1  # the script, or the file that holds it
+        elif arg.startswith(("--expression=", "--file=")):
+            script_given = True
+        elif not (arg.startswith("-") and arg != "-"):
+            files.append(arg)
+    return files if script_given else files[1:]
+
+
+def _find_roots(argv: list[str]) -> list[str]:
+    """The starting points of a ``find`` that deletes or runs something on what it finds."""
+    if not any(a in _FIND_ACTIONS for a in argv):
+        return []
+    roots: list[str] = []
+    for arg in argv[1:]:
+        if arg.startswith(("-", "(", "!")) and arg not in ("-H", "-L", "-P"):
+            break
+        if arg not in ("-H", "-L", "-P"):
+            roots.append(arg)
+    return roots or ["."]
+
+
+def _git_targets(argv: list[str], cwd: str, places: _Places) -> list[tuple[str, str]]:
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        if argv[i] == "-C" and i + 1 < len(argv):
+            cwd = places.absolute(argv[i + 1], cwd)
+        i += 2 if argv[i] in _GIT_VALUE_OPTS else 1
+    if i >= len(argv):
+        return []
+    sub, rest = argv[i], argv[i + 1 :]
+    options, operands = _split(rest)
+    hits: list[tuple[str, str]] = []
+    if sub == "rm" and "--cached" in options:
+        return []
+    if sub in ("rm", "mv", "checkout", "restore"):
+        recursive = sub == "mv" or any(o == "-r" or o.startswith("-r") for o in options)
+        for word in operands:
+            path = places.absolute(word, cwd)
+            if places.kind(path, holds=recursive):
+                hits.append((f"git {sub}", path))
+    # git clean -x deletes .forge/runtime (git-ignored): a cache of the audit log, rebuilt
+    # from it; no-destructive-git refuses git clean -f already
+    return hits
+
+
+def _xargs_targets(
+    argv: list[str], cmd: Command, cwd: str, places: _Places
+) -> list[tuple[str, str]]:
+    """``echo .forge | xargs rm -rf``: the command xargs runs, with the words it is fed."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in ("-I", "-n", "-P", "-L", "-s", "-d", "-E", "-a") else 1
+    inner = argv[i:]
+    text = stdin_text(cmd, "")
+    if not inner or text is None:
+        return []
+    from forge_policy.facts.shell import Command as Simple
+
+    fed = [*inner, *text.split()]
+    return _targets(basename(inner[0]), fed, Simple(fed), cwd, places)
+
+
+def _script(argv: list[str], cmd: Command) -> str | None:
+    """The program an interpreter runs from the command line (``-c``/``-e``) or stdin."""
+    for i, arg in enumerate(argv[1:-1], start=1):
+        if arg in _SCRIPT_FLAGS or (arg.startswith("-") and not arg.startswith("--") and
+                                    arg[-1] in "ce" and len(arg) <= 4):
+            return argv[i + 1]
+    operands = [a for a in argv[1:] if not a.startswith("-")]
+    if not operands or operands == ["-"]:
+        return stdin_text(cmd, "")
+    return None
+
+
+def _writes_governance(script: str, places: _Places) -> bool:
+    named = any(marker in script for marker in _MARKERS) or any(
+        location in script for location, _what in places.locations
+    )
+    return named and _WRITES.search(script) is not None
+
+
+def _forge_policy_command(argv: list[str]) -> str:
+    """``"forge-policy SUB"`` when ``argv`` runs a governance-changing forge-policy command."""
+    args = argv
+    name = basename(args[0])
+    skip = _RUNNERS.get(name)
+    if skip is not None and len(args) > skip and (skip == 1 or args[1] in ("run", "exec")):
+        args = args[skip:]
+        while args and args[0].startswith("-"):
+            args = args[1:]
+        if not args:
+            return ""
+        name = basename(args[0])
+    if _INTERPRETERS.fullmatch(name) and "-m" in args[1:]:
+        at = args.index("-m", 1)
+        module = args[at + 1] if at + 1 < len(args) else ""
+        if module.split(".")[0] != "forge_policy":
+            return ""
+        rest = args[at + 2 :]
+    elif name in ("forge-policy", "forge_policy") or name.startswith("forge-policy@"):
+        rest = args[1:]
+    else:
+        return ""
+    if any(a in ("-h", "--help", "--version") for a in rest):
+        return ""
+    words = [a for a in rest if not a.startswith("-")]
+    if not words:
+        return ""
+    sub = words[0]
+    if sub in GOVERNANCE_COMMANDS:
+        return f"forge-policy {sub}"
+    if sub in GOVERNANCE_SUBCOMMANDS and len(words) > 1 and words[1] in GOVERNANCE_SUBCOMMANDS[sub]:
+        return f"forge-policy {sub} {words[1]}"
+    return ""
+
+
+# --- the harness settings ---------------------------------------------------------------------
+
+
+def _keeps_governance(path: str, tool: str, tool_input: Mapping[str, object]) -> bool:
+    """Whether a Write/Edit/MultiEdit of a settings file leaves what governs the agent as it
+    is: every forge-policy hook entry (command, matcher, timeout), no ``disableAllHooks``, the
+    same ``FORGE_*``/``DISABLE_*`` variables in ``env``. Unreadable means no."""
+    if tool not in ("Write", "Edit", "MultiEdit"):
+        return False
+    data = read_bounded(path, _MAX_SETTINGS_BYTES)
+    if data is None and os.path.exists(path):
+        return False  # too large or unreadable: cannot tell
+    current = "" if data is None else data.decode("utf-8", "replace")
+    new = _new_content(current, tool, tool_input)
+    if new is None:
+        return False
+    before, after = _governance_of(current), _governance_of(new)
+    if before is None:
+        before = (frozenset(), False, ())  # the harness cannot read it either: no hooks today
+    if after is None:
+        return not before[0] and not before[1] and not before[2]
+    return before[0] <= after[0] and (not after[1] or before[1]) and before[2] == after[2]
+
+
+def _new_content(current: str, tool: str, tool_input: Mapping[str, object]) -> str | None:
+    if tool == "Write":
+        content = tool_input.get("content")
+        return content if isinstance(content, str) else None
+    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    if not isinstance(edits, list):
+        return None
+    text = current
+    for edit in edits:
+        if not isinstance(edit, dict):
+            return None
+        old, new = edit.get("old_string"), edit.get("new_string")
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        if old == "":
+            if text:
+                return None
+            text = new
+        elif old in text:
+            text = text.replace(old, new) if edit.get("replace_all") else text.replace(old, new, 1)
+        # an old_string that is not there: the tool fails and the file stays as it is
+    return text
+
+
+def _governance_of(text: str) -> tuple[frozenset[str], bool, tuple[tuple[str, str], ...]] | None:
+    """(forge-policy hook entries, disableAllHooks, FORGE_*/DISABLE_* env) of a settings file;
+    None when it is not a JSON object."""
+    if not text.strip():
+        return frozenset(), False, ()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    entries: set[str] = set()
+    hooks = data.get("hooks")
+    for event, groups in hooks.items() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            if not isinstance(group, dict):
+                continue
+            matcher = group.get("matcher", "")
+            for hook in group.get("hooks") or ():
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if isinstance(command, str) and (
+                    "forge-policy" in command or "forge_policy" in command
+                ):
+                    entries.add(json.dumps([event, matcher, hook], sort_keys=True))
+    env = data.get("env")
+    governed = tuple(
+        sorted(
+            (str(k), json.dumps(v))
+            for k, v in (env.items() if isinstance(env, dict) else ())
+            if str(k).startswith(("FORGE_", "DISABLE_", "CLAUDE_PROJECT_DIR", "XDG_CACHE_HOME"))
+        )
+    )
+    return frozenset(entries), bool(data.get("disableAllHooks")), governed
