@@ -69,6 +69,8 @@ VALUELESS_OPERATORS = frozenset({"exists", "not_exists"})
 NUMERIC_OPERATORS = frozenset({"gt", "gte", "lt", "lte"})
 
 _MISSING = ""  # SPEC §5: a missing or null field is the empty string
+#: a list longer than this is first searched whole for a regex's required literals
+_JOIN_ABOVE = 8
 
 
 _RE2: list[Any] = []  # [module, options], filled on the first compile
@@ -133,25 +135,50 @@ class LazyRegex:
     (True, True)
     """
 
-    __slots__ = ("_admits", "_compiled", "pattern")
+    __slots__ = ("_admits", "_compiled", "_joinable", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._compiled: Any = None
         self._admits: Callable[[str], bool] | None = None
+        self._joinable = False
 
     @property
     def compiled(self) -> bool:
         """Whether RE2 compiled the pattern yet in this process."""
         return self._compiled is not None
 
-    def search(self, text: str) -> bool:
+    def _admitter(self) -> Callable[[str], bool]:
         admits = self._admits
         if admits is None:
             from forge_policy.catalog.prefilter import required_literals
 
             requirement = required_literals(self.pattern)
             admits = self._admits = _always if requirement is None else requirement.as_test()
+            self._joinable = requirement is not None and not any(
+                "\n" in literal for literals in requirement.alternatives for literal in literals
+            )
+        return admits
+
+    def may_match_any(self, items: list[object]) -> bool:
+        """False only when no item of a list of strings can match: the literals a match needs
+        are looked for once, in the items joined by newlines (none of the literals holds one),
+        instead of once per item.
+
+        >>> LazyRegex(r"^rm\\s").may_match_any(["ls", "cd x"]), LazyRegex("x").may_match_any([1])
+        (False, True)
+        """
+        admits = self._admitter()
+        if not self._joinable:
+            return True
+        try:
+            joined = "\n".join(items)  # type: ignore[arg-type]
+        except TypeError:  # not all strings
+            return True
+        return admits(joined)
+
+    def search(self, text: str) -> bool:
+        admits = self._admits or self._admitter()
         if not admits(text):
             return False
         if self._compiled is None:
@@ -344,11 +371,14 @@ def as_number(value: object) -> float | None:
     return number if number == number else None  # NaN is not a number here
 
 
-def _scalar_test(operator: str, expected: object) -> Callable[[object], bool]:
-    """The positive form of an operator on one value (``not_*`` use their positive twin)."""
+def _scalar_test(
+    operator: str, expected: object
+) -> Callable[[object], bool] | tuple[Callable[[object], bool], LazyRegex]:
+    """The positive form of an operator on one value (``not_*`` use their positive twin);
+    a regex operator's comes with its :class:`LazyRegex`."""
     if operator in REGEX_OPERATORS:
         regex = LazyRegex(as_text(expected))
-        return lambda actual: regex.search(as_text(actual))
+        return (lambda actual: regex.search(as_text(actual))), regex
     if operator in NUMERIC_OPERATORS:
         bound = as_number(expected)
         if bound is None:
@@ -404,10 +434,16 @@ def compile_operator(operator: str, expected: object) -> Callable[[object], bool
     if operator == "not_exists":
         return lambda actual: not _present(actual)
     negated = operator in ("not_regex_match", "not_contains")
-    test = _scalar_test(operator[4:] if negated else operator, expected)
+    compiled = _scalar_test(operator[4:] if negated else operator, expected)
+    regex = None
+    if isinstance(compiled, tuple):
+        compiled, regex = compiled
+    test = compiled
 
     def lifted(actual: object) -> bool:
         if isinstance(actual, list):
+            if regex is not None and len(actual) > _JOIN_ABOVE and not regex.may_match_any(actual):
+                return False  # a long list (facts.shell_commands) without the literals
             return any(test(item) for item in actual)
         return test(actual)
 

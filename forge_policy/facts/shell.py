@@ -22,6 +22,7 @@ text stays a word, and the running fact is marked incomplete (:func:`truncated`)
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -55,6 +56,7 @@ _BULK = re.compile(
 _ESCAPES = re.compile(r"(?:\\[^\n])+")
 _BULK_SEPARATOR = re.compile(r";|&&|\|\||\n")
 _CWD_WORDS = ("cd", "pushd", "popd")
+_LEADING_TABS = re.compile(r"^\t+", re.M)
 _DQ_STOP = re.compile(r'["\\`]|\$\(')
 _BACKTICK_ESCAPE = re.compile(r"\\([\\`$])")
 #: the lexer looks at its budget every this many steps
@@ -272,13 +274,16 @@ class _Lexer:
         if cmd.piped_from is not None:  # "a |" then a newline: the pipeline goes on
             return i
         m = _BULK.match(self.text, i)
-        if m is None:
+        if m is None or m.end() == i:
             return i
         distinct = self.distinct and not nested
         seen = self.seen
         sink, done = sc.sink, sc.done
-        segments = _BULK_SEPARATOR.split(m.group())
+        run = m.group()
+        segments = _BULK_SEPARATOR.split(run)
         sc.cmd.words = segments.pop().split()  # the command that goes on
+        if distinct and not any(word in run for word in _CWD_WORDS):
+            segments = list(dict.fromkeys(segments))  # in C: most padding goes here
         for segment in segments:
             if distinct:
                 segment = segment.strip(" \t")
@@ -296,28 +301,23 @@ class _Lexer:
         return m.end()
 
     def _bodies(self, sc: _Scope, i: int, nested: bool) -> int:
-        """Read the bodies of the here-documents opened on the line that just ended."""
+        """Read the bodies of the here-documents opened on the line that just ended: each one
+        runs to its delimiter line (found by one regex search, however long the body)."""
         s, n = self.text, len(self.text)
         for redirect in sc.heredocs:
             strip, delim = redirect.op == "<<-", redirect.target
-            lines: list[str] = []
-            while i < n:
-                j = s.find("\n", i)
-                end = n if j < 0 else j
-                line = s[i:end]
-                text = line.lstrip("\t") if strip else line
-                check = text.rstrip("\r")
-                if check == delim:
-                    i = end + 1
-                    break
-                if nested and delim and check.startswith(delim):
-                    rest = check[len(delim) :].lstrip(" \t")
-                    if rest.startswith(")"):  # bash accepts "EOF)" closing $(… <<EOF
-                        i = end - len(text) + len(check) - len(rest)
-                        break
-                lines.append(text)
-                i = end + 1
-            redirect.body = "".join(f"{line}\n" for line in lines)
+            m = _delimiter(delim, strip, nested and bool(delim)).search(s, i) if i < n else None
+            if m is None:  # unterminated: the body runs to the end of the text
+                body, i = s[i:], n
+                if body and not body.endswith("\n"):
+                    body += "\n"
+            else:
+                body = s[i : m.start()]
+                if m.group(1) is None:  # bash accepts "EOF)" closing $(… <<EOF: stop at ")"
+                    i = m.end() - 1
+                else:
+                    i = m.end() + 1
+            redirect.body = _LEADING_TABS.sub("", body) if strip else body
         sc.heredocs = []
         return min(i, n)
 
@@ -390,6 +390,20 @@ class _Lexer:
         end = self._closing(i, "'")
         sc.add(unescape(s[i:end]), quoted=True)
         return min(end + 1, n)
+
+
+@functools.lru_cache(maxsize=64)
+def _delimiter(delim: str, strip: bool, closing: bool) -> re.Pattern[str]:
+    """The line that ends a here-document: the delimiter alone (group 1 set), or, inside a
+    ``$(…)``, the delimiter and ``)`` (group 1 None); ``<<-`` allows leading tabs."""
+    if "\n" in delim or (strip and delim.startswith("\t")):
+        return re.compile(r"(?!)")  # no line is such a delimiter (its tabs would be stripped)
+    tabs = "\t*" if strip else ""
+    # a line's trailing carriage returns are not compared, so a delimiter ending in one never
+    # stands alone
+    alone = r"(?!)()" if delim.endswith("\r") else r"(\r*)$"
+    end = alone + (r"|[ \t]*\)" if closing else "")
+    return re.compile(rf"^{tabs}{re.escape(delim)}(?:{end})", re.M)
 
 
 def unescape(text: str) -> str:
