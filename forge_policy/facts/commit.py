@@ -53,8 +53,13 @@ def provide_commit_message(event: Event) -> str:
         message = event.payload.get("commit_message")
         return message if isinstance(message, str) else ""
     cwd = event_cwd(event)
-    messages = [m for command in event_commands(event) for m in commit_messages(command, cwd)]
-    return "\n\n".join(messages)
+    messages = [
+        commit.message
+        for command in event_commands(event)
+        for commit in commits(command, cwd, distinct=True)
+        if commit.message
+    ]
+    return "\n\n".join(dict.fromkeys(messages))
 
 
 # no generated repr: it would cost class-creation time in every hook process (see shell.py)
@@ -74,8 +79,10 @@ class Commit:
     all: bool = attrs.field(alias="all_")
 
 
-def commits(command: str, cwd: str) -> list[Commit]:
-    """Every ``git commit`` in a shell command, with its message (``""`` when none is given)."""
+def commits(command: str, cwd: str, *, distinct: bool = False) -> list[Commit]:
+    """Every ``git commit`` in a shell command, with its message (``""`` when none is given);
+    ``distinct``: a plain command repeated in a run of plain commands is read once (the fact
+    only asks which messages there are; a padded command then costs its distinct commands)."""
 
     def subst(done: list[Command], raw: str) -> str:
         argv = strip_wrappers(done[0].words) if len(done) == 1 else []
@@ -87,7 +94,7 @@ def commits(command: str, cwd: str) -> list[Commit]:
         return literal_subst(done, raw)
 
     found: list[Commit] = []
-    for argv, cmd, current in iter_commands(command, cwd, subst):
+    for argv, cmd, current in iter_commands(command, cwd, subst, distinct=distinct):
         commit = _git_commit(argv, cmd, current)
         if commit is not None:
             found.append(commit)

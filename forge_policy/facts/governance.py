@@ -174,17 +174,22 @@ class _Places:
             where = _parts(location)
             if _covers(parts, where, inside=True) or (holds and _covers(parts, where)):
                 return what
-        if real and not _GLOB & set(path):
+        if real:
             self.paths += 1
             if self.paths > _MAX_PATHS:
                 truncated(f"more than {_MAX_PATHS} paths: symlinks were not resolved")
                 return None
+            # resolve the part before the first glob (a glob is matched by the shell later)
+            glob_at = next((k for k, part in enumerate(parts) if _GLOB & set(part)), len(parts))
+            head = "/".join(parts[:glob_at]) or "/"
             try:
-                resolved = os.path.realpath(path)
+                resolved = os.path.realpath(head)
             except (OSError, ValueError):
                 return None
-            if resolved != path:
-                return self.kind(resolved, holds=holds, real=False)
+            if resolved != head:
+                rest = "/".join(parts[glob_at:])
+                target = f"{resolved.rstrip('/')}/{rest}" if rest else resolved
+                return self.kind(target, holds=holds, real=False)
         return None
 
 
@@ -539,10 +544,7 @@ def _governance_of(text: str) -> tuple[frozenset[str], bool, tuple[tuple[str, st
                 continue
             matcher = group.get("matcher", "")
             for hook in group.get("hooks") or ():
-                command = hook.get("command") if isinstance(hook, dict) else None
-                if isinstance(command, str) and (
-                    "forge-policy" in command or "forge_policy" in command
-                ):
+                if _is_forge_hook(hook):
                     entries.add(json.dumps([event, matcher, hook], sort_keys=True))
     env = data.get("env")
     governed = tuple(
@@ -553,3 +555,15 @@ def _governance_of(text: str) -> tuple[frozenset[str], bool, tuple[tuple[str, st
         )
     )
     return frozenset(entries), bool(data.get("disableAllHooks")), governed
+
+
+def _is_forge_hook(hook: object) -> bool:
+    """A hook handler of forge-policy: a command that runs it (``forge-policy hook``, the
+    worker client ``…/forge_policy/worker/launch.py``) or the http hook of ``forge-policy
+    serve`` (its token variable)."""
+    if not isinstance(hook, dict):
+        return False
+    if hook.get("type", "command") == "command":
+        command = str(hook.get("command", ""))
+        return "forge-policy" in command or "forge_policy" in command
+    return "FORGE_SERVE_TOKEN" in json.dumps(hook)
