@@ -251,7 +251,7 @@ class Scope:
     so that a scope built without thinking about it never lets a failure through.
     """
 
-    __slots__ = ("counter", "event", "fail_closed", "facts", "flags", "totals")
+    __slots__ = ("counter", "event", "facts", "fail_closed", "flags", "totals")
 
     def __init__(
         self,

@@ -122,7 +122,9 @@ class _Run:
             return None
         ms = self.budget * 1000.0
         if now > self.wall_end:
-            return f"ran over {ms * WALL_FACTOR:g} ms of wall-clock time ({WALL_FACTOR:g}x its budget)"
+            return (
+                f"ran over {ms * WALL_FACTOR:g} ms of wall-clock time ({WALL_FACTOR:g}x its budget)"
+            )
         cpu = time.thread_time()
         if cpu > self.cpu_end:
             used = (cpu - self.cpu_end) * 1000.0 + ms

@@ -48,6 +48,7 @@ import json
 import os
 import re
 from fnmatch import fnmatchcase
+from itertools import pairwise
 
 from forge_policy.facts._io import event_cwd, read_bounded
 from forge_policy.facts._runtime import truncated
@@ -160,6 +161,8 @@ class _Places:
             holds = False  # rm -rf / and ~ are dangerous-commands' refusal, with its own words
         if any(_matches(part, ".forge") for part in parts):
             return "governance"
+        if "$FORGE_" in path or "${FORGE_" in path:
+            return "governance"  # a variable the hook could not expand: its name says enough
         if (
             len(parts) >= 2
             and _matches(parts[-2], ".claude")
@@ -167,7 +170,7 @@ class _Places:
         ):
             return "settings"
         if len(parts) >= 3 and any(
-            _matches(a, ".cache") and _matches(b, "forge-policy") for a, b in zip(parts, parts[1:])
+            _matches(a, ".cache") and _matches(b, "forge-policy") for a, b in pairwise(parts)
         ):
             return "governance"
         for location, what in self.locations:
@@ -212,7 +215,7 @@ def _covers(pattern: list[str], location: list[str], *, inside: bool = False) ->
     inside it (``inside``), else ``location`` or a folder that holds it."""
     if (len(pattern) < len(location)) if inside else (len(pattern) > len(location)):
         return False
-    return all(_matches(p, name) for p, name in zip(pattern, location))
+    return all(_matches(p, name) for p, name in zip(pattern, location, strict=False))
 
 
 # --- the provider -----------------------------------------------------------------------------
@@ -426,8 +429,9 @@ def _xargs_targets(
 def _script(argv: list[str], cmd: Command) -> str | None:
     """The program an interpreter runs from the command line (``-c``/``-e``) or stdin."""
     for i, arg in enumerate(argv[1:-1], start=1):
-        if arg in _SCRIPT_FLAGS or (arg.startswith("-") and not arg.startswith("--") and
-                                    arg[-1] in "ce" and len(arg) <= 4):
+        if arg in _SCRIPT_FLAGS or (
+            arg.startswith("-") and not arg.startswith("--") and arg[-1] in "ce" and len(arg) <= 4
+        ):
             return argv[i + 1]
     operands = [a for a in argv[1:] if not a.startswith("-")]
     if not operands or operands == ["-"]:

@@ -166,15 +166,21 @@ class _Scope:
 
 
 class _Lexer:
-    __slots__ = ("commands", "distinct", "seen", "subst", "text")
+    __slots__ = ("bulk", "commands", "distinct", "seen", "subst", "text")
 
     def __init__(
-        self, text: str, subst: Subst, commands: list[Command], distinct: bool = False
+        self,
+        text: str,
+        subst: Subst,
+        commands: list[Command],
+        distinct: bool = False,
+        bulk: bool = True,
     ) -> None:
         self.text = text
         self.subst = subst
         self.commands = commands
         self.distinct = distinct
+        self.bulk = bulk  # False: character by character only (the tests' reference)
         self.seen: set[str] = set()
 
     def scan(self, i: int, depth: int, nested: bool) -> tuple[int, list[Command], bool]:
@@ -269,7 +275,9 @@ class _Lexer:
     def _bulk(self, sc: _Scope, i: int, nested: bool) -> int:
         """At the start of a command: read a run of plain simple commands in one step."""
         cmd = sc.cmd
-        if sc.heredocs or sc.want is not None or sc.started or cmd.words or cmd.redirects:
+        if not self.bulk or sc.heredocs or sc.want is not None or sc.started or cmd.words:
+            return i
+        if cmd.redirects:
             return i
         if cmd.piped_from is not None:  # "a |" then a newline: the pipeline goes on
             return i
@@ -313,10 +321,8 @@ class _Lexer:
                     body += "\n"
             else:
                 body = s[i : m.start()]
-                if m.group(1) is None:  # bash accepts "EOF)" closing $(… <<EOF: stop at ")"
-                    i = m.end() - 1
-                else:
-                    i = m.end() + 1
+                # bash accepts "EOF)" closing $(… <<EOF: stop at the ")"
+                i = m.end() - 1 if m.group(1) is None else m.end() + 1
             redirect.body = _LEADING_TABS.sub("", body) if strip else body
         sc.heredocs = []
         return min(i, n)
@@ -381,7 +387,8 @@ class _Lexer:
             truncated(f"substitutions nested deeper than {MAX_DEPTH} levels were not read")
             parts.append(inner)
         else:
-            done = _Lexer(inner, self.subst, self.commands).scan(0, depth + 1, False)[1]
+            lexer = _Lexer(inner, self.subst, self.commands, bulk=self.bulk)
+            done = lexer.scan(0, depth + 1, False)[1]
             parts.append(self.subst(done, inner))
         return min(end + 1, n)
 
@@ -592,9 +599,7 @@ def iter_commands(
         if depth >= MAX_DEPTH:
             truncated(f"shell scripts nested deeper than {MAX_DEPTH} levels were not read")
             continue
-        yield from iter_commands(
-            script, current, subst, depth + 1, distinct=distinct, bare=bare
-        )
+        yield from iter_commands(script, current, subst, depth + 1, distinct=distinct, bare=bare)
 
 
 def _shell_script(argv: list[str]) -> str | None:

@@ -73,6 +73,8 @@ BLOCK = [
     "rm -rf $HOME/.cache/forge-policy/catalog-cache-x.json",
     "rm -rf ~/.cache",
     "rm -rf ${CLAUDE_PROJECT_DIR}/.forge",
+    'rm -rf "$FORGE_ROOT"',  # FORGE_ROOT unknown to the hook: the name is enough
+    "echo x > ${FORGE_BEHAVIORS_DIR}/index.yaml",
     # the hook settings, by any shell command
     "echo {} > .claude/settings.json",
     "echo {} > .claude/settings.local.json",

@@ -39,7 +39,7 @@ def test_a_governance_change_is_listed(command: str) -> None:
 @pytest.mark.parametrize("command", BLOCK_WITH_FORGE_ROOT)
 def test_forge_root_elsewhere_is_governance_too(command: str) -> None:
     assert changes(bash(command), {**ENV, "FORGE_ROOT": "/work/gov"})
-    if "$FORGE_ROOT" not in command:  # without FORGE_ROOT, /work/gov is an ordinary folder
+    if "FORGE_ROOT" not in command:  # without FORGE_ROOT, /work/gov is an ordinary folder
         assert changes(bash(command), ENV) == []
 
 

@@ -80,7 +80,7 @@ def run(fact: str, command: str, registry: FactRegistry) -> tuple[float, str]:
                   cwd=os.getcwd())  # fmt: skip
     provider = registry[fact]
     start = time.thread_time()
-    value, diagnostics = provider.evaluate(event)
+    value, _diagnostics = provider.evaluate(event)
     elapsed = (time.thread_time() - start) * 1000.0
     reason = undetermined(value)
     if reason is None:
@@ -107,9 +107,10 @@ def main() -> None:
     registry = FactRegistry.with_builtins()
     for fact in facts:  # warm up: imports and compiled patterns are not what is measured
         run(fact, "ls", registry)
+    load = os.getloadavg()[0]
     print(f"Machine: {os.cpu_count()} cores, {platform.machine()}, Python "
-          f"{platform.python_version()}, {platform.system()}, load average "
-          f"{os.getloadavg()[0]:.1f}. CPU time of one budgeted run (median of 3 below 256 KB).")  # fmt: skip
+          f"{platform.python_version()}, {platform.system()}, load average {load:.1f}. "
+          "CPU time of one budgeted run (median of 3 below 256 KB).")  # fmt: skip
     largest: dict[tuple[str, str], int] = {}
     for fact in facts:
         budget = registry.budget_ms(fact)
