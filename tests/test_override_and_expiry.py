@@ -218,3 +218,38 @@ def test_the_allow_path_writes_only_every_touch_interval() -> None:
     touched = ev.store.load("s1")
     assert touched is not None and touched.last_accessed_at == clock.now
     assert {**touched.data, "last_accessed_at": None} == {**written.data, "last_accessed_at": None}
+
+
+def test_a_long_session_keeps_a_bounded_state_and_counts_every_override() -> None:
+    """Issue 9: history lives in the audit log. After 200 overrides the state keeps only the
+    latest few records (its document no larger than after 20), ``status`` still counts all 200,
+    and replaying the whole log adds nothing (the dropped ones are behind the horizon)."""
+    import json
+
+    from forge_policy.state import RECENT_OVERRIDES
+
+    audit = MemoryAuditSink()
+    ev, clock = evaluator(plain_spec("soft_block"), audit=audit)
+    sizes = {}
+    for n in range(200):
+        call = tool_call("A", str(n)).event()
+        assert ev.evaluate(call).blocked
+        clock.now += 1
+        assert not ev.evaluate(call).blocked  # the retry: an override
+        clock.now += 1
+        if n + 1 in (20, 200):
+            state = ev.store.load("s1")
+            assert state is not None
+            sizes[n + 1] = len(json.dumps(state.to_dict()))
+    state = ev.store.load("s1")
+    assert state is not None
+    bstate = state.behavior("alpha")
+    assert len(bstate.overrides) == RECENT_OVERRIDES
+    assert bstate.override_count == 200 == ev.status("s1").behaviors["alpha"].overrides
+    assert sizes[200] <= sizes[20] + 40  # a digit more in counters and call inputs, no more
+    assert ev.reconcile("s1") == []
+    logged = [r for r in audit.records() if r["kind"] == "override"]
+    assert len(logged) == 200
+    assert [o["override_id"] for o in bstate.overrides] == [
+        r["override_id"] for r in logged[-RECENT_OVERRIDES:]
+    ]
