@@ -42,6 +42,7 @@ class CountingStore:
     def __init__(self) -> None:
         self.inner = MemoryStore()
         self.transactions = self.writes = 0
+        self.peeked = None
 
     def transact(self, session_id, apply):
         self.transactions += 1
@@ -62,6 +63,11 @@ class CountingStore:
 
     def load(self, session_id):
         return self.inner.load(session_id)
+
+    def peek(self, session_id):
+        """The inner store's uncopied view; kept, so a check can prove nobody changed it."""
+        self.peeked = self.inner.peek(session_id)
+        return self.peeked
 
     def session_ids(self):
         return self.inner.session_ids()

@@ -92,8 +92,16 @@ def could_override(state: SessionState, event: Event, now: float, window: float)
     >>> could_override(SessionState.new(0.0), Event("Stop", "s"), 0.0, 60.0)
     False
     """
+    behaviors = state.data.get("behaviors")
+    if not isinstance(behaviors, dict):
+        return False
     identity = ""
-    for behavior_id in state.behavior_ids():
+    for behavior_id, data in behaviors.items():
+        # read raw first: on most events no behavior holds a grant or a pending block
+        if not isinstance(data, dict) or not (
+            isinstance(data.get("grant"), dict) or isinstance(data.get("pending_block"), dict)
+        ):
+            continue
         bstate = state.find(behavior_id)
         if bstate is None:
             continue
@@ -242,10 +250,10 @@ class _Chain:
     """One event on its way down the catalog: what every behavior's step needs."""
 
     __slots__ = (
+        "_identity",
         "auto_approve",
         "event",
         "facts",
-        "identity",
         "now",
         "scratch",
         "settings",
@@ -267,9 +275,16 @@ class _Chain:
         self.settings = settings
         self.facts = facts
         self.auto_approve = auto_approve
-        self.identity = event_identity(event)
+        self._identity = ""
         self.scratch = _Scratch(state)
         self.trace: list[dict[str, Any]] | None = [] if explain else None
+
+    @property
+    def identity(self) -> str:
+        """The call's hash (SPEC §4), computed once, on first need: most events never ask."""
+        if not self._identity:
+            self._identity = event_identity(self.event)
+        return self._identity
 
     def cannot_fire(self, behavior: Behavior, bstate: BehaviorState | None) -> bool:
         """Whether ``behavior`` surely does nothing with this event (its first required
@@ -285,7 +300,7 @@ class _Chain:
         """What ``behavior`` does with this event: pass a pending block's retry (SPEC §4:
         checked before any flag is consumed), or run its triggers and judge a violation."""
         event = self.event
-        if bstate is not None:
+        if bstate is not None and isinstance(bstate.data.get("pending_block"), dict):
             window = self.settings.override_window
             passed = retry_pass(event, behavior.id, bstate, self.identity, self.now, window)
             if passed is not None:

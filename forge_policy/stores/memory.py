@@ -47,6 +47,14 @@ class MemoryStore:
             data = self._sessions.get(session_id)
             return SessionState(copy_json(data)) if data is not None else None
 
+    def peek(self, session_id: str) -> SessionState | None:
+        """The session for reading only, not copied (see
+        :func:`~forge_policy.stores.base.read_only`): a write replaces a session's document,
+        never changes it in place, so what a reader holds stays as it was."""
+        with self._lock:
+            data = self._sessions.get(session_id)
+        return SessionState(data) if data is not None else None
+
     def session_ids(self) -> list[str]:
         with self._lock:
             return sorted(self._sessions)
