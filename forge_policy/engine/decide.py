@@ -134,17 +134,29 @@ class _Scratch:
         self.totals: dict[str, Any] = dict(totals) if isinstance(totals, dict) else {}
         self.effects: list[Effect] = []
 
+    # a change that changes nothing is no effect: the allow path then neither copies the
+    # state nor compares it (a flag set on every Grep, a total reset when there is none)
+
     def set_flag(self, name: str, present: bool) -> None:
         if present:
+            if self.flags.get(name) is True:
+                return
             self.flags[name] = True
         else:
+            if name not in self.flags:
+                return
             del self.flags[name]
         self.effects.append(SetFlag(name, present))
 
     def set_total(self, name: str, value: float | None) -> None:
         if value is None:
-            self.totals.pop(name, None)
+            if name not in self.totals:
+                return
+            self.totals.pop(name)
         else:
+            old = self.totals.get(name)
+            if old == value and type(old) is type(value):
+                return
             self.totals[name] = value
         self.effects.append(SetTotal(name, value))
 
