@@ -153,19 +153,24 @@ def _on_error(env: Mapping[str, str]) -> str:
 
 
 def _via_serve(raw: bytes, env: Mapping[str, str], stderr: IO[str]) -> str | None:
-    """The warm server's answer, or None (after a note on stderr) when it gives none."""
+    """The warm server's answer, or None (after a note on stderr) when it gives none.
+
+    Only an answer the server signed for this request and that is a hook answer counts
+    (:func:`forge_policy.serve.ask`); any other outcome, whatever it is, leaves the decision to
+    the in-process evaluation: a broken transport never becomes an allow.
+    """
     try:
         from forge_policy.config.env import Config
-        from forge_policy.errors import ServeUnavailable
         from forge_policy.serve import ask
 
         root = Config.from_env(env).root
     except Exception:
         return None  # the in-process evaluation reports the problem
     try:
-        return ask(raw, root).decode("utf-8").strip()
-    except (ServeUnavailable, UnicodeDecodeError) as exc:
-        print(f"forge-policy: serve: {_describe(exc)}; evaluating in-process", file=stderr)
+        return ask(raw, root)
+    except Exception as exc:  # ServeUnavailable, or a bug: never a traceback, never an allow
+        with contextlib.suppress(OSError, ValueError):
+            print(f"forge-policy: serve: {_describe(exc)}; evaluating in-process", file=stderr)
         return None
 
 

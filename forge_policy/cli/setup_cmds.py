@@ -20,12 +20,13 @@ WARNING: http hooks fail OPEN. Claude Code treats an http hook that cannot conne
 non-blocking error: while `forge-policy serve` is not running, EVERY tool call goes through
 unchecked. Run init --serve without --http-only for the safe form (a command hook that asks the
 server and evaluates in-process when it does not answer).
-Claude Code sends the token from its environment; start it with:
+Claude Code sends the token itself (to whatever listens on the port); start it with:
   export {env}="$(cat {token})"
 """
 VIA_SERVE_NOTE = """\
-serve mode: hooks run `forge-policy hook --via-serve`: they ask the server at {host}:{port} and
-evaluate in-process when it does not answer. Start the server with: forge-policy serve
+serve mode: hooks run `forge-policy hook --via-serve`: they ask the server at {host}:{port}
+and evaluate in-process when it does not answer, or not with an answer signed with the token
+(which they never send). Start the server with: forge-policy serve
 """
 WORKER_NOTE = """\
 hooks run the warm-worker client: the first call starts a per-project worker (it exits after
@@ -45,8 +46,8 @@ def register(command: Callable[..., Any]) -> None:
     p.add_argument(
         "--via-serve",
         action="store_true",
-        help="ask the running `forge-policy serve` first; evaluate in-process when it does "
-        "not answer",
+        help="ask the running `forge-policy serve` first; evaluate in-process unless it "
+        "gives a complete answer signed for this request",
     )
     p = command(
         "serve",
