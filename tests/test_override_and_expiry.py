@@ -253,3 +253,33 @@ def test_a_long_session_keeps_a_bounded_state_and_counts_every_override() -> Non
     assert [o["override_id"] for o in bstate.overrides] == [
         r["override_id"] for r in logged[-RECENT_OVERRIDES:]
     ]
+
+
+def test_a_users_no_is_never_undone_by_a_retry() -> None:
+    """Issue 10 route 3, SPEC §4: after ``ask`` the user declines (no PostToolUse arrives); the
+    identical call is asked again, every time, and never recorded as approved. Only the
+    PostToolUse of an asked call (same ``tool_use_id``) records the user's approval."""
+    import forge_policy as fp
+
+    spec = plain_spec("soft_block")
+    spec["override"] = "user"
+    audit = MemoryAuditSink()
+    ev, clock = evaluator(spec, audit=audit)
+
+    def call(use_id: str) -> fp.Event:
+        return fp.Event(
+            "PreToolUse", "s1", tool_name="A", tool_input={"x": "a"}, tool_use_id=use_id
+        )
+
+    for n in range(3):  # asked, declined, retried 5 s later: asked again
+        decision = ev.evaluate(call(f"t{n}"))
+        assert decision.blocked and decision.blocking is not None
+        assert decision.blocking.override_mode == "user" and decision.overrides == ()
+        clock.now += 5
+    assert [r["kind"] for r in audit.records()] == ["block"] * 3
+    approved = ev.evaluate(
+        fp.Event("PostToolUse", "s1", tool_name="A", tool_input={"x": "a"}, tool_use_id="t2")
+    )
+    assert [o["mechanism"] for o in approved.overrides] == ["user"]
+    assert [r["kind"] for r in audit.records()][-1] == "override"
+    assert ev.status("s1").behaviors["alpha"].overrides == 1

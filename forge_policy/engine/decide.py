@@ -98,9 +98,7 @@ def could_override(state: SessionState, event: Event, now: float, window: float)
     identity = ""
     for behavior_id, data in behaviors.items():
         # read raw first: on most events no behavior holds a grant or a pending block
-        if not isinstance(data, dict) or not (
-            isinstance(data.get("grant"), dict) or isinstance(data.get("pending_block"), dict)
-        ):
+        if type(data) is not dict or not (data.get("grant") or data.get("pending_block")):
             continue
         bstate = state.find(behavior_id)
         if bstate is None:
@@ -251,11 +249,13 @@ def _with_pending(state: SessionState) -> list[str]:
     behaviors = state.data.get("behaviors")
     if not isinstance(behaviors, dict):
         return []
-    return [
-        behavior_id
-        for behavior_id, data in behaviors.items()
-        if isinstance(data, dict) and isinstance(data.get("pending_block"), dict)
-    ]
+    held = []
+    for behavior_id, data in behaviors.items():
+        # truthiness first: almost every behavior holds null here
+        pending = data.get("pending_block") if type(data) is dict else None
+        if pending and type(pending) is dict:
+            held.append(behavior_id)
+    return held
 
 
 class _Chain:
