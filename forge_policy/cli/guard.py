@@ -1,4 +1,4 @@
-"""Governance commands are the user's: they refuse inside an agent's tool call (SPEC §10).
+"""Governance commands are the user's: they refuse inside an agent's tool call (SPEC §7).
 
 The one rule of who may run what, for every way in (``forge-policy``, ``python -m
 forge_policy.cli``, ``python -m forge_policy.cli.git_cmds``):
