@@ -35,7 +35,8 @@ every hit, cheaply (no YAML is parsed):
    does not verify and is ignored. Forging a seal means reading the key and computing an HMAC
    over a crafted body: deliberate code execution as the user, which SPEC §9's threat model
    leaves to a container boundary; editing a governance file through the agent's tools does
-   not get there. Deleting or replacing the key only invalidates every cache (rebuilt).
+   not get there. Deleting or replacing the key only invalidates every cache (rebuilt). A
+   genuine cache saved and put back later is right for the files it names, which (3) checks.
 2. **The file set is the folder's own.** The first source must be ``<root>/index.yaml`` (a
    path the loader decides, not the cache), ``root`` must be the folder asked for, the next
    sources one ``<root>/<id>/behavior.yaml`` per spec in order, and the rest every loader
