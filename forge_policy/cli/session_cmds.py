@@ -168,11 +168,18 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
 
 def cmd_override(args: Namespace, ctx: Context) -> int:
     """``forge-policy override ID --session SID --reason TEXT [--json]``."""
+    from forge_policy.cli import guard
     from forge_policy.errors import Refused
+    from forge_policy.model import OVERRIDE_BY_USER
     from forge_policy.ops.admin import find_behavior
 
     evaluator = ctx.evaluator
-    find_behavior(evaluator.catalog, args.behavior_id)
+    behavior = find_behavior(evaluator.catalog, args.behavior_id)
+    if behavior.override == OVERRIDE_BY_USER:
+        refused = guard.user_override_refusal(behavior.id, tty=guard.has_terminal(sys.stdin))
+        if refused:
+            ctx.note(refused)
+            return USAGE
     try:
         grant = evaluator.override(args.session, args.behavior_id, reason=args.reason)
     except (KeyError, ValueError) as exc:

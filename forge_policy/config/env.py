@@ -166,19 +166,34 @@ class Config:
         return default if os.path.isdir(default) else None
 
     def cache_paths(self) -> list[str]:
-        """Where the compiled catalog cache may live: ``<root>/runtime/``, else (root not
-        writable) the user's cache folder; the file name is keyed by the catalog folder, so two
-        installs (a venv and a pipx CLI) or two catalogs never overwrite each other's cache."""
+        """Where the compiled catalog cache may live (see :mod:`forge_policy.catalog.cache`).
+
+        ``<root>/runtime/``, sealed with that folder's key. The file name is keyed by the
+        catalog folder, so two installs (a venv and a pipx CLI) or two catalogs never overwrite
+        each other's cache. The user's cache folder comes second for the built-in catalog only:
+        its sources are the installed package's files, the same for every project, so a cache
+        of them (sealed with the user folder's own key, checked against those files like any
+        other) holds nothing one project could use to change another's catalog. A project's
+        own catalog is never cached outside the project.
+
+        >>> config = Config(root="/p/.forge", environ={"XDG_CACHE_HOME": "/c"})
+        >>> [path.split("/catalog-cache-")[0] for path in config.cache_paths()]
+        ['/p/.forge/runtime', '/c/forge-policy']
+        >>> len(Config(root="/p/.forge", behaviors_dir="/p/rules").cache_paths())
+        1
+        """
         from forge_policy.catalog.cache import BUILTIN_DIR
         from forge_policy.model import sha256_hex  # not hashlib: it loads OpenSSL
 
         catalog = os.path.abspath(self.catalog_dir or BUILTIN_DIR)
         name = f"catalog-cache-{sha256_hex(catalog.encode('utf-8'))[:16]}.json"
-        xdg = self.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        return [
-            os.path.join(self.root, "runtime", name),
-            os.path.join(xdg, "forge-policy", name),
-        ]
+        paths = [os.path.join(self.root, "runtime", name)]
+        if self.catalog_dir is None:
+            home = os.path.join(os.path.expanduser("~"), ".cache")
+            paths.append(
+                os.path.join(self.environ.get("XDG_CACHE_HOME") or home, "forge-policy", name)
+            )
+        return paths
 
     def load_catalog(self) -> Catalog:
         """The configured catalog through the compiled cache (``FORGE_DISABLE`` not applied).
