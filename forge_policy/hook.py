@@ -245,8 +245,11 @@ def _evaluate(
             evaluator.audit.append_many(notes)
         except Exception as exc:  # the decision stands; the record is reported, not lost
             print(f"forge-policy: audit record not written: {_describe(exc)}", file=stderr)
-    for line in decision.diagnostics:
-        print(f"forge-policy: {line}", file=stderr)
+    if decision.diagnostics:
+        from forge_policy.secrets import redact
+
+        for line in decision.diagnostics:
+            print(f"forge-policy: {redact(line)}", file=stderr)
     text, _ = render(decision, event)
     return text
 
@@ -254,6 +257,7 @@ def _evaluate(
 def _describe(exc: BaseException) -> str:
     """One line naming the problem; a broken catalog gives its first issue's file:line."""
     from forge_policy.errors import CatalogError, ForgePolicyError
+    from forge_policy.secrets import redact
 
     if isinstance(exc, CatalogError) and exc.issues:
         more = len(exc.issues) - 1
@@ -263,7 +267,7 @@ def _describe(exc: BaseException) -> str:
         text = str(exc)
     else:
         text = f"internal error: {type(exc).__name__}: {exc}"
-    text = " ".join(text.split())
+    text = " ".join(redact(text).split())  # redacted first: a PEM key spans lines
     return text if len(text) <= 400 else text[:399] + "…"
 
 

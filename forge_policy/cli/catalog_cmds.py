@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from forge_policy.cli._format import dumps, table
+from forge_policy.cli._format import table
 from forge_policy.cli.context import OK, REFUSED
 
 TYPE_CHECKING = False
@@ -81,7 +81,7 @@ def cmd_list(args: Namespace, ctx: Context) -> int:
     catalog, bypassed = _catalog(ctx)
     entries = catalog_entries(catalog, bypassed)
     if args.json:
-        ctx.print(dumps({"catalog": catalog.root, "behaviors": entries}))
+        ctx.print_json({"catalog": catalog.root, "behaviors": entries})
         return OK
     header = ["id", "enabled", "default", "category", "tuning", "name"]
     ctx.print(
@@ -110,7 +110,7 @@ def cmd_describe(args: Namespace, ctx: Context) -> int:
     catalog, bypassed = _catalog(ctx)
     b = find_behavior(catalog, args.behavior_id)
     if args.json:
-        ctx.print(dumps(dict(b.spec)))
+        ctx.print_json(dict(b.spec))
         return OK
     enabled = f"no ({bypassed[b.id]})" if b.id in bypassed else ("yes" if b.enabled else "no")
     lines = [
@@ -163,7 +163,7 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
         catalog = load_catalog(target)
     except CatalogError as exc:
         if args.json:
-            ctx.print(dumps({"ok": False, "issues": [i.to_dict() for i in exc.issues]}))
+            ctx.print_json({"ok": False, "issues": [i.to_dict() for i in exc.issues]})
         else:
             for issue in exc.issues:
                 ctx.print(str(issue))
@@ -176,7 +176,7 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
         result: dict[str, Any] = {"ok": True, "behaviors": len(catalog), "enabled": enabled}
         if cache is not None:
             result["cache"] = cache
-        ctx.print(dumps(result))
+        ctx.print_json(result)
         return OK
     ctx.print(f"ok: {target}: {len(catalog)} behaviors, {enabled} enabled")
     if cache is not None and cache["ignored"]:

@@ -74,9 +74,19 @@ class Context:
         return self._evaluator
 
     def print(self, text: str = "") -> None:
-        """One line (or block) on stdout."""
-        self.out.write(text + "\n")
+        """One line (or block) on stdout, redacted (:func:`forge_policy.secrets.redact`)."""
+        from forge_policy.secrets import redact
+
+        self.out.write(redact(text) + "\n")
+
+    def print_json(self, value: object) -> None:
+        """``value`` as indented JSON on stdout (``--json``), every string in it redacted."""
+        from forge_policy.cli._format import dumps
+
+        self.out.write(dumps(value) + "\n")
 
     def note(self, text: str) -> None:
-        """A message for the user on stderr."""
-        self.err.write(f"forge-policy: {text}\n")
+        """A message for the user on stderr, redacted."""
+        from forge_policy.secrets import redact
+
+        self.err.write(f"forge-policy: {redact(text)}\n")

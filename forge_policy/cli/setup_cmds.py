@@ -3,7 +3,7 @@ but dispatched in :func:`forge_policy.cli.main` before argparse)."""
 
 from __future__ import annotations
 
-from forge_policy.cli._format import dumps, table, to_json
+from forge_policy.cli._format import table, to_json
 from forge_policy.cli.context import INTEGRITY_FAILURE, OK
 from forge_policy.serve import DEFAULT_PORT, MAX_BODY
 
@@ -165,7 +165,7 @@ def cmd_audit(args: Namespace, ctx: Context) -> int:
     verified = verify_audit(evaluator) if args.verify else None
     if verified is not None and not verified.ok:
         if args.json:
-            ctx.print(dumps({"verify": verified.to_dict()}))
+            ctx.print_json({"verify": verified.to_dict()})
         for problem in verified.problems:
             ctx.note(f"audit log: {problem}")
         ctx.note(f"integrity failure: the audit log ({verified.records} records) is broken")
@@ -175,7 +175,7 @@ def cmd_audit(args: Namespace, ctx: Context) -> int:
         result = to_json(summary)
         if verified is not None:
             result["verify"] = verified.to_dict()
-        ctx.print(dumps(result))
+        ctx.print_json(result)
         return OK
     enabled = summary.enabled or ()
     ctx.print(

@@ -341,6 +341,7 @@ class Evaluator:
         ('search-first', '1970-01-01T00:01:00.000000+00:00')
         """
         from forge_policy._time import iso
+        from forge_policy.secrets import redact
 
         behavior = self.catalog.get(behavior_id)
         if behavior is None:
@@ -354,6 +355,7 @@ class Evaluator:
                 "there is nothing to override"
             )
         now = self.clock()
+        reason = redact(reason)  # stored in the state, then in the audit record of its use
         granted_at, grant_id = iso(now), self.random_id()
         grant = Grant(at=now, reason=reason, granted_at=granted_at, grant_id=grant_id)
 

@@ -24,6 +24,7 @@ import threading
 import time
 
 from forge_policy.errors import StoreError
+from forge_policy.secrets import redact_json
 from forge_policy.state import SCHEMA_VERSION, SessionState
 from forge_policy.stores._filelock import (
     DEFAULT_TIMEOUT,
@@ -150,7 +151,7 @@ class FileStore:
             # the document was parsed just now, so ``apply`` may keep or mutate this view
             result, new_state = apply(SessionState(raw) if raw is not None else None)
             if new_state is not None:
-                doc["sessions"][session_id] = new_state.to_dict()
+                doc["sessions"][session_id] = redact_json(new_state.to_dict())
                 if self.ttl is not None:
                     self._purge_due(doc, keep=session_id)
                 self._write(doc)

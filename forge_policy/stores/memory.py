@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, copy_json
 
 TYPE_CHECKING = False
@@ -39,7 +40,7 @@ class MemoryStore:
             current = SessionState(copy_json(data)) if data is not None else None
             result, new_state = apply(current)
             if new_state is not None:
-                self._sessions[session_id] = copy_json(new_state.to_dict())
+                self._sessions[session_id] = redact_json(new_state.to_dict())
             return result
 
     def load(self, session_id: str) -> SessionState | None:

@@ -21,6 +21,7 @@ import threading
 import time
 
 from forge_policy.errors import LockTimeout, StoreError
+from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, is_expired
 from forge_policy.stores._recovery import report
 
@@ -60,7 +61,9 @@ _SYNCHRONOUS = {
 
 
 def _dumps(state: SessionState) -> str:
-    return json.dumps(state.to_dict(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return json.dumps(
+        redact_json(state.to_dict()), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
 
 
 class SQLiteStore:

@@ -69,9 +69,11 @@ def folder_of(root: str) -> str:
 
 
 def log(message: str) -> None:
-    """One line on the worker's stderr (``worker.log``)."""
+    """One line on the worker's stderr (``worker.log``), redacted."""
+    from forge_policy.secrets import redact
+
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    sys.stderr.write(f"{stamp} forge-policy worker[{os.getpid()}]: {message}\n")
+    sys.stderr.write(f"{stamp} forge-policy worker[{os.getpid()}]: {redact(message)}\n")
     sys.stderr.flush()
 
 
