@@ -11,7 +11,7 @@ variable                            meaning (default)
                                     ``postgresql://…``, ``memory``
 ``FORGE_SESSION_TTL_SECONDS``       session expiry after last access (86400)
 ``FORGE_OVERRIDE_WINDOW_SECONDS``   override-by-retry window (60)
-``FORGE_LOCK_TIMEOUT``              store lock / busy timeout in seconds (2)
+``FORGE_LOCK_TIMEOUT``              store lock / busy timeout in seconds (15)
 ``FORGE_PROFILE``                   ``minimal``, ``standard`` or ``strict`` (standard)
 ``FORGE_DISABLE``                   comma-separated behavior ids to bypass (see
                                     :mod:`forge_policy.engine.bypass`)
@@ -49,6 +49,7 @@ import attrs
 
 from forge_policy.catalog.behavior import DEFAULT_PROFILE, PROFILES
 from forge_policy.errors import ConfigError
+from forge_policy.stores._filelock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class Config:
     store: str = "file"
     ttl: float = 86400.0
     override_window: float = 60.0
-    lock_timeout: float = 2.0
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     profile: str = DEFAULT_PROFILE
     #: behavior id -> the variable that disabled it
     disable: dict[str, str] = attrs.field(default=None, converter=_disable_map)
@@ -144,7 +145,7 @@ class Config:
             store=_store_spec(get("FORGE_STORE") or "file", place),
             ttl=_seconds("FORGE_SESSION_TTL_SECONDS", get, 86400.0, positive=True),
             override_window=_seconds("FORGE_OVERRIDE_WINDOW_SECONDS", get, 60.0),
-            lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, 2.0),
+            lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, DEFAULT_LOCK_TIMEOUT),
             profile=_choice("FORGE_PROFILE", get("FORGE_PROFILE") or DEFAULT_PROFILE, PROFILES),
             disable=_disabled(get),
             on_error=on_error_from(env),
