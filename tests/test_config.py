@@ -28,7 +28,7 @@ def test_defaults(tmp_path: Path) -> None:
         "file",
         86400.0,
         60.0,
-        2.0,
+        15.0,
     )
     assert (config.profile, config.disable, config.on_error) == ("standard", {}, "deny")
     assert config.catalog_dir is None  # no .forge/behaviors: the built-in catalog
@@ -60,7 +60,7 @@ def test_project_behaviors_folder_is_used_when_present(tmp_path: Path) -> None:
 
 def test_empty_values_count_as_unset() -> None:
     config = Config.from_env(env(FORGE_PROFILE="", FORGE_STORE=" ", FORGE_LOCK_TIMEOUT=""), "/p")
-    assert (config.profile, config.store, config.lock_timeout) == ("standard", "file", 2.0)
+    assert (config.profile, config.store, config.lock_timeout) == ("standard", "file", 15.0)
 
 
 @pytest.mark.parametrize(

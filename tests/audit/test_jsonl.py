@@ -283,7 +283,7 @@ def test_lock_timeout_is_an_audit_error(log: Path) -> None:
 def test_the_lock_timeout_is_forge_lock_timeout(tmp_path: Path) -> None:
     from forge_policy.config.env import Config
 
-    assert JsonlAuditSink(tmp_path / "a.log").lock_timeout == 2.0  # the store's default too
+    assert JsonlAuditSink(tmp_path / "a.log").lock_timeout == 15.0  # the store's default too
     sink = Config.from_env({"FORGE_LOCK_TIMEOUT": "0.5"}, cwd=str(tmp_path)).open_audit()
     assert isinstance(sink, LazyJsonlSink)
     assert sink.sink().lock_timeout == 0.5
