@@ -52,6 +52,11 @@ def _fast_parse(text: str) -> float | None:
     return days * 86400 + hour * 3600 + minute * 60 + second + micros / 1_000_000
 
 
+# the stamps of the state are parsed several times per event (expiry, touch, windows)
+_PARSED: dict[str, float] = {}
+_PARSED_MAX = 1024
+
+
 def parse_iso(text: object, default: float = 0.0) -> float:
     """ISO 8601 text (or a number) to epoch seconds; ``default`` for anything unreadable.
 
@@ -68,8 +73,14 @@ def parse_iso(text: object, default: float = 0.0) -> float:
         return float(text)
     if not isinstance(text, str):
         return default
+    known = _PARSED.get(text)
+    if known is not None:
+        return known
     fast = _fast_parse(text)
     if fast is not None:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()  # bounded: a long-lived worker sees endless stamps
+        _PARSED[text] = fast
         return fast
     from datetime import UTC, datetime
 

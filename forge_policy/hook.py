@@ -153,19 +153,24 @@ def _on_error(env: Mapping[str, str]) -> str:
 
 
 def _via_serve(raw: bytes, env: Mapping[str, str], stderr: IO[str]) -> str | None:
-    """The warm server's answer, or None (after a note on stderr) when it gives none."""
+    """The warm server's answer, or None (after a note on stderr) when it gives none.
+
+    Only an answer the server signed for this request and that is a hook answer counts
+    (:func:`forge_policy.serve.ask`); any other outcome, whatever it is, leaves the decision to
+    the in-process evaluation: a broken transport never becomes an allow.
+    """
     try:
         from forge_policy.config.env import Config
-        from forge_policy.errors import ServeUnavailable
         from forge_policy.serve import ask
 
         root = Config.from_env(env).root
     except Exception:
         return None  # the in-process evaluation reports the problem
     try:
-        return ask(raw, root).decode("utf-8").strip()
-    except (ServeUnavailable, UnicodeDecodeError) as exc:
-        print(f"forge-policy: serve: {_describe(exc)}; evaluating in-process", file=stderr)
+        return ask(raw, root)
+    except Exception as exc:  # ServeUnavailable, or a bug: never a traceback, never an allow
+        with contextlib.suppress(OSError, ValueError):
+            print(f"forge-policy: serve: {_describe(exc)}; evaluating in-process", file=stderr)
         return None
 
 
@@ -240,8 +245,11 @@ def _evaluate(
             evaluator.audit.append_many(notes)
         except Exception as exc:  # the decision stands; the record is reported, not lost
             print(f"forge-policy: audit record not written: {_describe(exc)}", file=stderr)
-    for line in decision.diagnostics:
-        print(f"forge-policy: {line}", file=stderr)
+    if decision.diagnostics:
+        from forge_policy.secrets import redact
+
+        for line in decision.diagnostics:
+            print(f"forge-policy: {redact(line)}", file=stderr)
     text, _ = render(decision, event)
     return text
 
@@ -249,6 +257,7 @@ def _evaluate(
 def _describe(exc: BaseException) -> str:
     """One line naming the problem; a broken catalog gives its first issue's file:line."""
     from forge_policy.errors import CatalogError, ForgePolicyError
+    from forge_policy.secrets import redact
 
     if isinstance(exc, CatalogError) and exc.issues:
         more = len(exc.issues) - 1
@@ -258,7 +267,7 @@ def _describe(exc: BaseException) -> str:
         text = str(exc)
     else:
         text = f"internal error: {type(exc).__name__}: {exc}"
-    text = " ".join(text.split())
+    text = " ".join(redact(text).split())  # redacted first: a PEM key spans lines
     return text if len(text) <= 400 else text[:399] + "…"
 
 

@@ -227,6 +227,10 @@ class ConditionResult:
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form."""
         actual = self.actual
+        if isinstance(actual, str):
+            from forge_policy.secrets import redact  # before the cut, which could hide a secret
+
+            actual = redact(actual)
         if isinstance(actual, str) and len(actual) > 200:
             actual = actual[:197] + "..."
         return {

@@ -1,18 +1,26 @@
 """Secrets: the one pattern table behind detection and redaction (SPEC §7, §9).
 
 ``facts.secret_in_files`` (:mod:`forge_policy.facts.secrets`) *detects* with this table, and
-everything written to state or audit is *redacted* with it, so the two can never disagree: a
-text holds a secret exactly when redaction changes it.
+everything written to state, audit or output is *redacted* with it, so the two can never
+disagree: a text holds a secret exactly when redaction changes it. That is why there is no
+redaction-only pattern: whatever is worth hiding (any ``sk-ant-`` token, a key cut short) is
+also reported as a secret of the file that holds it.
 
-- :func:`scan` finds the secrets of a text, left to right, without overlaps. For a
-  ``password = "…"`` assignment the secret is the quoted value, for every other pattern the
-  whole match. A value that is already :data:`REDACTED` is no secret, so redacting twice
-  changes nothing more.
+- :func:`scan` finds the secrets of a text, left to right. Each pattern is searched on its own,
+  so that no pattern's context (the ``mysql … -p`` before a password) hides another's secret,
+  and secrets of several patterns that overlap make one span. For an assignment
+  (``password = "…"``, ``pass: …``, ``-pPASS``, ``aws_secret_access_key=…``) the secret is the
+  value, for every other pattern the whole match. A value that is already :data:`REDACTED` is
+  no secret, so redacting twice changes nothing more; nor is a token whose random part is one
+  repeated character (``ghp_xxxx…``), a placeholder.
 - :func:`detect` is the id of the first pattern of :data:`SECRET_PATTERNS`, in table order,
   that has a secret in the text (``""`` when :func:`scan` finds none).
-- :func:`redact` replaces each span :func:`scan` finds by :data:`REDACTED`.
+- :func:`redact` replaces each span :func:`scan` finds by :data:`REDACTED`;
+  :func:`redact_json` does it to every string of a JSON value (the stores' write path).
 
-Patterns run with RE2, in linear time whatever the text, and RE2 is imported on first use.
+Patterns run with RE2, in linear time whatever the text, and RE2 is imported on first use. A
+clean text costs one search of all patterns combined; only a text it hits is searched pattern
+by pattern.
 
 >>> detect('db_password = "superSecretAdmin123"'), detect('secret = "short"')
 ('password_assignment', '')
@@ -46,28 +54,83 @@ _CAMEL = (
 )
 _KEYWORD = rf"(?:(?:^|[^A-Za-z])(?i:{_WORDS})|[a-z0-9](?:{_CAMEL}))"
 
-#: ``(id, RE2 pattern)`` in AgentShield's order (seed-systems a.4, SPEC §7); detection reports
-#: the first id that matches. A pattern's ``(?P<value>…)`` group, when it has one, is the
-#: part that is secret (the rest is context such as the variable name).
+# An unquoted ``password: value`` (YAML, a log line) names a credential with a stronger word
+# than a quoted one: not ``key`` or ``token`` alone, which are everyday YAML keys.
+_STRONG_WORDS = (
+    r"passw(?:or)?d|passphrase|pass|contrase[nñ]a|secret|client[_-]?secret"
+    r"|(?:api|access|private|secret)[_-]?key|(?:auth|access|api|refresh|bearer)[_-]?token"
+)
+_STRONG_CAMEL = (
+    r"Passw(?:or)?d|Passphrase|Secret|SecretKey|ApiKey|AccessKey|PrivateKey|ClientSecret"
+    r"|AuthToken|AccessToken|ApiToken|RefreshToken"
+)
+# ... and its value is one plain word of six characters or more, up to the end of the line (or a
+# closing quote), with a digit or a symbol in it: ``str``, ``SecretStr``, ``this.password``,
+# ``${PW}``, ``*alias``, ``!vault``, ``Joi.string(),`` and ``process.env.PW`` are code, not
+# passwords. _PLAIN may follow the first character, _MARK is the digit or symbol.
+_PLAIN = r"[A-Za-z0-9_+/=.~^@!#%&*?:$-]"
+_MARK = r"[0-9!@#%^&*+=?~$]"
+_YAML_VALUE = (
+    rf"[0-9+~^@]{_PLAIN}{{5,}}"
+    rf"|[A-Za-z0-9_+~^@-](?:{_MARK}{_PLAIN}{{4,}}|{_PLAIN}{_MARK}{_PLAIN}{{3,}}"
+    rf"|{_PLAIN}{{2}}{_MARK}{_PLAIN}{{2,}}|{_PLAIN}{{3}}{_MARK}{_PLAIN}+|{_PLAIN}{{4,}}{_MARK}{_PLAIN}*)"
+)
+
+# A PEM private key: the header, then the key material up to the footer, or (a key cut short)
+# the base64 lines that follow the header. Line breaks may be escaped (``\n`` inside a JSON
+# string), and an encrypted key's ``Proc-Type:``/``DEK-Info:`` lines are part of it.
+_PEM_LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_NL = r"[ \t]*(?:\r?\n|\\r?\\n)[ \t]*"
+_PEM_BEGIN = r"-----BEGIN " + _PEM_LABEL
+_PEM_WHOLE = r"[A-Za-z0-9+/=\s:,.\\-]*?-----END " + _PEM_LABEL
+_PEM_HEADERS = rf"(?:{_NL}[A-Za-z-]+: [^\r\n\\]*)*"
+_PEM_LINES = rf"(?:(?:(?:{_NL})+[A-Za-z0-9+/=]{{16,}})+(?:(?:{_NL})+[A-Za-z0-9+/=]+)?)?"
+
+#: ``(id, RE2 pattern)``: AgentShield's patterns in its order (seed-systems a.4, SPEC §7), then
+#: the other credentials forge_policy knows; detection reports the first id that matches. A
+#: pattern's ``(?P<value…>…)`` group, when one takes part in the match, is the part that is
+#: secret (the rest is context such as the variable name); a ``(?P<body…>…)`` group is a
+#: token's random part, and a body of one repeated character (``ghp_xxxx…``) is a placeholder.
 SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ("openai_key", r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})"),
-    # Anthropic's own shape: a lookalike of another length is a test fixture, not a key
-    ("anthropic_key", r"\bsk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{93}AA"),
+    # any token of Anthropic's prefix, whatever its length: a key cut short is still secret
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
     ("google_api_key", r"AIzaSy[A-Za-z0-9_-]{33,}"),
     # a key id starts a word: ``TODAYINASIAASACKOFRICE`` holds no key
     ("aws_access_key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}"),
-    ("slack_token", r"xox[baprs]-[A-Za-z0-9]{10}[A-Za-z0-9-]*"),
+    ("slack_token", r"xox[a-z]-[A-Za-z0-9]{10}[A-Za-z0-9-]*"),
     ("jwt", r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
     (
         "password_assignment",
         _KEYWORD + r"[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"'](?P<value>[^\"'\r\n]{6,})[\"']",
     ),
+    ("private_key", rf"{_PEM_BEGIN}(?:{_PEM_WHOLE}|{_PEM_HEADERS}{_PEM_LINES})"),
+    # the 40 characters of an AWS secret access key after its variable or option name
     (
-        # the header, and the key material up to the footer (or the base64 lines that follow)
-        "private_key",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
-        r"(?:[A-Za-z0-9+/=\s:,.-]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
-        r"|(?:[ \t]*\r?\n[A-Za-z0-9+/=]{16,})*)",
+        "aws_secret_key",
+        r"(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)[\"']?"
+        r"(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+)[\"']?(?P<value>[A-Za-z0-9/+]{40})"
+        r"(?:[^A-Za-z0-9/+=]|\z)",
+    ),
+    (
+        "github_token",
+        r"gh[pousr]_(?P<body>[A-Za-z0-9]{36,})|github_pat_(?P<body2>[A-Za-z0-9_]{22,})",
+    ),
+    ("gitlab_token", r"glpat-(?P<body>[A-Za-z0-9_-]{20,})"),
+    # the password glued to a MySQL/MariaDB client's -p (``-p PASS`` would be a database name)
+    (
+        "mysql_password",
+        r"\b(?:mysql(?:dump|admin|import|show|check|slap|pump|sh|binlog)?"
+        r"|mariadb(?:-?(?:dump|admin|import|show|check|slap))?)(?:[ \t][^\r\n;&|]*?)?"
+        r"[ \t](?:-p|--password=)(?P<value>'[^'\r\n]+'|\"[^\"\r\n$][^\"\r\n]*\""
+        r"|[^\s'\"$;&|<>()`\\][^\s'\";&|<>()`]*)",
+    ),
+    (
+        "password_yaml",
+        r"(?:(?m:^)|[ \t\"'`])(?:-[ \t]+)?[\"']?"
+        rf"(?:(?:[A-Za-z0-9_.-]*[0-9_.-])?(?i:{_STRONG_WORDS})|[A-Za-z0-9_.-]*[a-z0-9](?:{_STRONG_CAMEL}))"
+        rf"[\"']?[ \t]*:[ \t]+(?P<value>{_YAML_VALUE})"
+        r"(?:(?:[ \t]+#[^\r\n]*)?[ \t]*\r?(?m:$)|[\"'`])",
     ),
 )
 
@@ -75,24 +138,86 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
 MAX_PASSES = 8
 
 _REDACTED_BYTES = REDACTED.encode()
-_compiled: list[Any] = []  # [combined regex, {group of a pattern: (its id, group of its secret)}]
+# [the table as one regex (a text it misses holds no secret), [(id, regex, secret groups, body
+# groups), ...] in table order]; compiled on first use, the second only for a text the first hits
+_compiled: list[Any] = []
 
 
-def _combined() -> tuple[Any, dict[int, tuple[str, int]]]:
+def _any_match(data: bytes) -> bool:
+    """Whether any pattern matches ``data`` at all: one linear pass, the common case's only one."""
     if not _compiled:
+        import re
+
         from forge_policy.catalog.dsl import compile_regex
 
-        parts = [
-            f"(?P<{pid}>{pattern.replace('(?P<value>', f'(?P<{pid}__value>')})"
-            for pid, pattern in SECRET_PATTERNS
-        ]
-        regex = compile_regex("|".join(parts))
-        index = regex.groupindex
-        groups = {
-            index[pid]: (pid, index.get(f"{pid}__value", index[pid])) for pid, _ in SECRET_PATTERNS
-        }
-        _compiled.extend((regex, groups))
-    return _compiled[0], _compiled[1]
+        plain = [re.sub(r"\(\?P<\w+>", "(?:", pattern) for _pid, pattern in SECRET_PATTERNS]
+        _compiled.append(compile_regex("|".join(f"(?:{p})" for p in plain)))
+    return _compiled[0].search(data) is not None
+
+
+def _table() -> list[tuple[str, Any, list[int], list[int]]]:
+    if len(_compiled) < 2:
+        from forge_policy.catalog.dsl import compile_regex
+
+        table = []
+        for pid, pattern in SECRET_PATTERNS:
+            regex = compile_regex(pattern)
+            names = sorted(regex.groupindex.items(), key=lambda item: item[1])
+            table.append(
+                (
+                    pid,
+                    regex,
+                    [i for name, i in names if name.startswith("value")],
+                    [i for name, i in names if name.startswith("body")],
+                )
+            )
+        _compiled.append(table)
+    compiled: list[tuple[str, Any, list[int], list[int]]] = _compiled[1]
+    return compiled
+
+
+def _secrets(
+    regex: Any, values: list[int], bodies: list[int], data: bytes
+) -> Iterator[tuple[int, int]]:
+    """The ``(start, end)`` of each secret of one pattern in ``data``, left to right."""
+    pos = 0
+    while True:
+        match = regex.search(data, pos)
+        if match is None:
+            return
+        start, end = next(
+            ((match.start(g), match.end(g)) for g in values if match.start(g) >= 0), match.span()
+        )
+        # Resume after the secret, not after the match: the closing quote of one assignment may
+        # be the non-letter before the next one's key. A match whose secret is already REDACTED
+        # is skipped; any later match starting inside it would hold the same quoted value.
+        pos = max(end, match.start() + 1)
+        if data[start:end] == _REDACTED_BYTES:
+            continue
+        body = next((match.group(g) for g in bodies if match.start(g) >= 0), None)
+        if body is not None and len(set(body.translate(None, b"_-"))) < 2:
+            continue  # a placeholder: ghp_xxxxxxxx…
+        yield start, end
+
+
+def _spans(data: bytes) -> list[tuple[str, int, int]]:
+    """Every pattern's secrets, merged where they overlap, in text order; a merged span is
+    named after its leftmost part (table order breaks ties)."""
+    if not _any_match(data):
+        return []
+    found = sorted(
+        (start, rank, end, pid)
+        for rank, (pid, regex, values, bodies) in enumerate(_table())
+        for start, end in _secrets(regex, values, bodies, data)
+    )
+    merged: list[tuple[str, int, int]] = []
+    for start, _rank, end, pid in found:
+        if merged and start < merged[-1][2]:
+            last = merged[-1]
+            merged[-1] = (last[0], last[1], max(last[2], end))
+        else:
+            merged.append((pid, start, end))
+    return merged
 
 
 def _as_bytes(text: str | bytes) -> bytes:
@@ -100,30 +225,14 @@ def _as_bytes(text: str | bytes) -> bytes:
     return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
 
 
-def _spans(data: bytes) -> Iterator[tuple[str, int, int]]:
-    regex, groups = _combined()
-    pos = 0
-    while True:
-        match = regex.search(data, pos)
-        if match is None:
-            return
-        pid, secret = groups[match.lastindex]  # the outermost group that matched: one pattern's
-        start, end = match.span(secret)
-        # Resume after the secret, not after the match: the closing quote of one assignment may
-        # be the non-letter before the next one's key. A match whose secret is already REDACTED
-        # is skipped; any later match starting inside it would hold the same quoted value.
-        pos = end
-        if data[start:end] != _REDACTED_BYTES:
-            yield pid, start, end
-
-
 def scan(text: str | bytes) -> list[tuple[str, int, int]]:
-    """``(pattern id, start, end)`` of each secret in ``text``, spans in UTF-8 bytes.
+    """``(pattern id, start, end)`` of each secret in ``text``, spans in UTF-8 bytes, left to
+    right; secrets of several patterns that overlap are one span.
 
     >>> scan('key: "hunter22" and AKIA' + 'Z' * 16)
     [('password_assignment', 6, 14), ('aws_access_key', 20, 40)]
     """
-    return list(_spans(_as_bytes(text)))
+    return _spans(_as_bytes(text))
 
 
 def detect(text: str | bytes) -> str:
@@ -133,14 +242,16 @@ def detect(text: str | bytes) -> str:
 
     >>> detect("-----BEGIN OPENSSH PRIVATE KEY-----"), detect('password = "[REDACTED]"')
     ('private_key', '')
+    >>> detect("mysql -u root -pS3cret db"), detect("mysql -u root -p db")
+    ('mysql_password', '')
     """
-    rank = {pid: i for i, (pid, _) in enumerate(SECRET_PATTERNS)}
-    best = len(SECRET_PATTERNS)
-    for pid, _start, _end in _spans(_as_bytes(text)):
-        best = min(best, rank[pid])
-        if best == 0:
-            break  # nothing ranks higher
-    return SECRET_PATTERNS[best][0] if best < len(SECRET_PATTERNS) else ""
+    data = _as_bytes(text)
+    if not _any_match(data):
+        return ""
+    for pid, regex, values, bodies in _table():
+        if next(_secrets(regex, values, bodies, data), None) is not None:
+            return pid
+    return ""
 
 
 def redact(text: str) -> str:
@@ -153,11 +264,13 @@ def redact(text: str) -> str:
 
     >>> redact('password = "hunter22" and key sk-' + 'x' * 48)
     'password = "[REDACTED]" and key [REDACTED]'
+    >>> redact("pass: c0rrect-horse  # prod")
+    'pass: [REDACTED]  # prod'
     """
     original = _as_bytes(text)
     data = original
     for _pass in range(MAX_PASSES):
-        spans = list(_spans(data))
+        spans = _spans(data)
         if not spans:
             return text if data is original else data.decode("utf-8", "surrogatepass")
         pieces: list[bytes] = []
@@ -168,7 +281,23 @@ def redact(text: str) -> str:
         pieces.append(data[kept:])
         data = b"".join(pieces)
     # still a secret after MAX_PASSES passes (never seen): hide the whole text, fail closed
-    return REDACTED if next(_spans(data), None) else data.decode("utf-8", "surrogatepass")
+    return REDACTED if _spans(data) else data.decode("utf-8", "surrogatepass")
+
+
+def redact_json(value: Any) -> Any:
+    """A copy of a JSON value with every string value redacted (keys are kept: they are ids the
+    catalog and the harness chose, and two keys must never become one).
+
+    >>> redact_json({"grant": {"reason": "ok, ghp_" + "aZ09" * 9}, "n": [1, None, "x"]})
+    {'grant': {'reason': 'ok, [REDACTED]'}, 'n': [1, None, 'x']}
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_json(v) for v in value]
+    return value
 
 
 def summarize(tool_name: str, tool_input: object, limit: int = 100) -> str:
@@ -183,10 +312,12 @@ def summarize(tool_name: str, tool_input: object, limit: int = 100) -> str:
             if isinstance(value, str) and value:
                 text = value
                 break
-        else:
-            from forge_policy.model import canonical_json
+        else:  # canonical JSON (SPEC §4), as forge_policy.model writes it, which imports this
+            import json
 
-            text = canonical_json(tool_input)
+            text = json.dumps(
+                tool_input, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+            )
     else:
         text = str(tool_input or "")
     text = " ".join(redact(text).split())

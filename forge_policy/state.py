@@ -7,10 +7,17 @@
      "behaviors": {ID: {"counter": int, "effective_level": LEVEL | null,
                         "last_violation_at": ISO | null, "last_violation_tool": str | null,
                         "pending_block": {...} | null, "grant": {...} | null,
-                        "overrides": [OVERRIDE RECORD, ...], "blocks": int}}}
+                        "overrides": [OVERRIDE RECORD, ...], "overrides_total": int,
+                        "overrides_horizon": ISO | null, "blocks": int}}}
 
 The document is kept as plain JSON values so that keys this version does not know survive a
 read-modify-write untouched. :class:`SessionState` is a thin typed view over it.
+
+The state stays bounded however long a session runs: history lives in the audit log (the source
+of truth), so ``overrides[]`` keeps only the :data:`RECENT_OVERRIDES` latest records (what a
+reconcile after a crash may still need), ``overrides_total`` counts them all, and
+``overrides_horizon`` is the timestamp of the newest record dropped (records up to it are known
+to be applied).
 """
 
 from __future__ import annotations
@@ -25,6 +32,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 SCHEMA_VERSION = 1
+
+#: How many override records a behavior's ``overrides[]`` keeps (the latest ones). A crash
+#: between an audit append and its state write leaves at most one transaction's records
+#: unapplied, so a handful is plenty; older ones live in the audit log.
+RECENT_OVERRIDES = 8
+
+#: Keys of an audit record that a state's ``overrides[]`` entry does not keep.
+_NOT_STATE = ("kind", "seq", "prev")
 
 
 def _number(value: object) -> float:
@@ -219,10 +234,50 @@ class BehaviorState:
 
     @property
     def overrides(self) -> list[dict[str, Any]]:
+        """The latest override records (at most :data:`RECENT_OVERRIDES`), oldest first."""
         value = self.data.get("overrides")
         if not isinstance(value, list):
             value = self.data["overrides"] = []
         return value
+
+    @property
+    def override_count(self) -> int:
+        """Every override of this behavior in the session, the dropped ones included."""
+        total = self.data.get("overrides_total")
+        if isinstance(total, int) and not isinstance(total, bool):
+            return total
+        value = self.data.get("overrides")
+        return len(value) if isinstance(value, list) else 0  # a document from before the cap
+
+    @property
+    def override_horizon(self) -> float | None:
+        """When the newest dropped override record was made: records up to then are applied
+        (None: nothing was dropped)."""
+        value = self.data.get("overrides_horizon")
+        return parse_iso(value) if isinstance(value, str) else None
+
+    def add_override(self, record: dict[str, Any]) -> None:
+        """Record an override (an audit record: its log-only keys are left out), keeping
+        ``overrides[]`` to the latest :data:`RECENT_OVERRIDES`.
+
+        >>> b = SessionState.new(0.0).behavior("x")
+        >>> for n in range(10):
+        ...     b.add_override({"kind": "override", "override_id": str(n),
+        ...                     "timestamp": iso(float(n))})
+        >>> b.override_count, len(b.overrides), b.override_horizon
+        (10, 8, 1.0)
+        """
+        count = self.override_count
+        entries = self.overrides
+        entries.append({k: v for k, v in record.items() if k not in _NOT_STATE})
+        self.data["overrides_total"] = count + 1
+        if len(entries) > RECENT_OVERRIDES:
+            dropped = entries[: len(entries) - RECENT_OVERRIDES]
+            del entries[: len(dropped)]
+            stamps = [parse_iso(e.get("timestamp"), default=-1.0) for e in dropped]
+            horizon = max([*stamps, self.override_horizon or -1.0])
+            if horizon >= 0:
+                self.data["overrides_horizon"] = iso(horizon)
 
     @property
     def blocks(self) -> int:
@@ -237,7 +292,7 @@ class BehaviorState:
         self.data["blocks"] = self.blocks + 1
 
     def override_ids(self) -> set[str]:
-        """The ids of the overrides recorded in this behavior's ``overrides[]``."""
+        """The ids of the overrides kept in this behavior's ``overrides[]``."""
         return {str(o.get("override_id")) for o in self.overrides if isinstance(o, dict)}
 
 

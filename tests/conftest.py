@@ -23,9 +23,13 @@ DOTFORGE = SHARED / "compat" / "dotforge"
 
 @pytest.fixture(autouse=True)
 def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No FORGE_* (or seed bypass) variable of the developer's shell leaks into a test."""
+    """No FORGE_* (or seed bypass) variable of the developer's shell leaks into a test, nor an
+    agent harness's marker (the suite run from an agent's shell tool runs as from a terminal's:
+    governance commands would refuse, see forge_policy.cli.guard)."""
+    from forge_policy.cli.guard import AGENT_MARKERS
+
     for name in list(os.environ):
-        if name.startswith("FORGE_") or name.startswith("DISABLE_"):
+        if name.startswith(("FORGE_", "DISABLE_")) or name in AGENT_MARKERS:
             monkeypatch.delenv(name)
 
 

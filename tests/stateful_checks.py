@@ -11,7 +11,7 @@ from hypothesis import event
 
 from forge_policy._time import parse_iso
 from forge_policy.levels import Level
-from forge_policy.state import SessionState, copy_json
+from forge_policy.state import RECENT_OVERRIDES, SessionState, copy_json
 from forge_policy.stores.memory import MemoryStore
 from tests.reference_model import (
     HARD,
@@ -42,6 +42,7 @@ class CountingStore:
     def __init__(self) -> None:
         self.inner = MemoryStore()
         self.transactions = self.writes = 0
+        self.peeked = None
 
     def transact(self, session_id, apply):
         self.transactions += 1
@@ -62,6 +63,11 @@ class CountingStore:
 
     def load(self, session_id):
         return self.inner.load(session_id)
+
+    def peek(self, session_id):
+        """The inner store's uncopied view; kept, so a check can prove nobody changed it."""
+        self.peeked = self.inner.peek(session_id)
+        return self.peeked
 
     def session_ids(self):
         return self.inner.session_ids()
@@ -169,15 +175,26 @@ def check_triple_write(audit: MemoryAuditSink, sid: str, state: SessionState | N
     assert len(set(ids)) == len(ids)
     if state is None:
         return
-    in_state = sorted(
-        o["override_id"] for bid in state.behavior_ids() for o in state.behavior(bid).overrides
-    )
-    in_log = sorted(
-        r["override_id"]
-        for r in log
-        if r["session_id"] == sid and parse_iso(r["timestamp"]) >= state.created_at
-    )
-    assert in_state == in_log
+    live = [
+        r for r in log if r["session_id"] == sid and parse_iso(r["timestamp"]) >= state.created_at
+    ]
+    for bid in state.behavior_ids():
+        bstate = state.behavior(bid)
+        mine = [r for r in live if r["behavior_id"] == bid]
+        kept = [o["override_id"] for o in bstate.overrides]
+        # the state is bounded: it keeps the latest records and counts them all; the log's
+        # older ones are those up to its horizon
+        horizon = bstate.override_horizon
+        dropped = [
+            r["override_id"]
+            for r in mine
+            if horizon is not None and parse_iso(r["timestamp"]) <= horizon
+        ]
+        assert len(kept) <= RECENT_OVERRIDES
+        assert len(set(kept)) == len(kept)
+        assert set(kept) | set(dropped) == {r["override_id"] for r in mine}
+        assert bstate.override_count == len(mine)
+    assert {r["behavior_id"] for r in live} <= set(state.behavior_ids())
 
 
 def check_expiry(model: Model, sid: str, now: float) -> None:

@@ -1,13 +1,18 @@
-"""The compiled catalog cache (SPEC §10): valid only while every source file is unchanged."""
+"""The compiled catalog cache (SPEC §10): valid only while every source file is unchanged.
+
+Tampering with the cache itself (unsealed edits, a copy from elsewhere, the key) is in
+``test_cache_trust.py``; here every edit is re-sealed with the folder's key, so these tests reach
+the checks behind the seal.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import cache_support
 import pytest
 from helpers import behavior_yaml, write_catalog
 
@@ -30,9 +35,14 @@ def cache(tmp_path: Path) -> CatalogCache:
     return CatalogCache([str(tmp_path / "runtime" / "catalog-cache.json")])
 
 
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files count as settled at once (no racy window), so their stats are recorded."""
+    monkeypatch.setattr(cache_module, "RACY_NS", 0)
+
+
 def cache_doc(cache: CatalogCache) -> dict[str, object]:
-    data: dict[str, object] = json.loads(Path(cache.paths[0]).read_text(encoding="utf-8"))
-    return data
+    return cache_support.body(cache.paths[0])
 
 
 def specs(catalog: fp.Catalog) -> list[object]:
@@ -53,10 +63,12 @@ def test_first_load_builds_the_cache_and_the_second_uses_it(
     assert again.root == str(folder)
 
 
-def test_the_cache_records_stat_and_hash_of_every_source(folder: Path, cache: CatalogCache) -> None:
+def test_the_cache_records_stat_and_hash_of_every_source(
+    folder: Path, cache: CatalogCache, settled: None
+) -> None:
     cache.load(str(folder))
     doc = cache_doc(cache)
-    assert (doc["format"], doc["forge_policy"], doc["root"]) == (1, fp.__version__, str(folder))
+    assert (doc["format"], doc["forge_policy"], doc["root"]) == (2, fp.__version__, str(folder))
     sources = doc["sources"]
     assert isinstance(sources, list)
     paths = [s["path"] for s in sources]
@@ -71,11 +83,11 @@ def test_the_cache_records_stat_and_hash_of_every_source(folder: Path, cache: Ca
         assert source["stat"] == [st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_ctime_ns]
         assert len(source["sha256"]) == 64
     leftovers = [p.name for p in Path(cache.paths[0]).parent.iterdir()]
-    assert sorted(leftovers) == [".gitignore", "catalog-cache.json"]  # no temp file left
+    assert sorted(leftovers) == [".gitignore", "catalog-cache.json", "catalog-cache.key"]
 
 
 def test_a_touched_file_with_the_same_content_only_refreshes_the_stats(
-    folder: Path, cache: CatalogCache
+    folder: Path, cache: CatalogCache, settled: None
 ) -> None:
     cache.load(str(folder))
     path = folder / "first-rule" / "behavior.yaml"
@@ -133,7 +145,7 @@ def test_a_new_behavior_needs_an_index_change_which_invalidates(
         "",
         "{not json",
         "[]",
-        '{"format": 99}',
+        "FORMAT",
         "VERSION",
         "SPECS",
         "SOURCES",
@@ -144,19 +156,19 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(
 ) -> None:
     cache.load(str(folder))
     path = Path(cache.paths[0])
-    doc = json.loads(path.read_text())
     if damage == "VERSION":
-        doc["forge_policy"] = "0.0.0-other"
-        damage = json.dumps(doc)
+        cache_support.edit(path, ("forge_policy",), "0.0.0-other")
     elif damage == "SPECS":
-        doc["specs"][0] = {"id": "first-rule"}  # parses as JSON, does not compile
-        damage = json.dumps(doc)
+        cache_support.edit(path, ("specs", 0), {"id": "first-rule"})  # does not compile
     elif damage == "SOURCES":
-        doc["sources"][0] = ["not", "a", "source"]
-        damage = json.dumps(doc)
-    path.write_text(damage)
+        cache_support.edit(path, ("sources", 0), ["not", "a", "source"])
+    elif damage == "FORMAT":
+        cache_support.edit(path, ("format",), 99)
+    else:  # sealed, so it is the body that is refused
+        cache_support.write_bytes(path, damage.encode())
     assert cache.load(str(folder)).ids == ["first-rule", "second-rule"]
     assert cache.status == "rebuilt"
+    assert len(cache.ignored) == 1 and cache.ignored[0][0] == str(path)
     assert cache_doc(cache)["forge_policy"] == fp.__version__
 
 
@@ -170,26 +182,20 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(
         (("specs",), {}),
         (("sources", 0, "path"), 7),
         (("sources", 0, "sha256"), None),
-        (("format",), "1"),
+        (("format",), "2"),
         (("root",), ["/"]),
         (("specs", 0), ["id", "first-rule"]),
         (("sources",), {}),
     ],
 )
 def test_a_cache_field_of_the_wrong_type_is_rebuilt_not_refreshed(
-    folder: Path, cache: CatalogCache, field: tuple[str | int, ...], value: object
+    folder: Path, cache: CatalogCache, field: tuple[str | int, ...], value: object, settled: None
 ) -> None:
     cache.load(str(folder))
-    path = Path(cache.paths[0])
-    doc = json.loads(path.read_text())
-    node = doc
-    for key in field[:-1]:
-        node = node[key]
-    node[field[-1]] = value
-    path.write_text(json.dumps(doc))
+    cache_support.edit(cache.paths[0], field, value)
     assert specs(cache.load(str(folder))) == specs(fp.load_catalog(folder))
     assert cache.status == "rebuilt"
-    assert cache_doc(cache)["format"] == 1
+    assert cache_doc(cache)["format"] == 2
 
 
 @pytest.mark.parametrize("kept", [0, 1])
@@ -198,11 +204,11 @@ def test_a_cache_that_lost_specs_is_rebuilt_never_a_smaller_catalog(
 ) -> None:
     cache.load(str(folder))
     path = Path(cache.paths[0])
-    doc = json.loads(path.read_text())
-    doc["specs"] = doc["specs"][:kept]  # every source still recorded and unchanged
-    path.write_text(json.dumps(doc))
+    doc = cache_support.body(path)
+    cache_support.edit(path, ("specs",), doc["specs"][:kept])  # every source still recorded
     assert cache.load(str(folder)).ids == ["first-rule", "second-rule"]
     assert cache.status == "rebuilt"
+    assert "sources are not" in cache.ignored[0][1]
 
 
 def test_a_cache_for_another_folder_is_not_used(folder: Path, cache: CatalogCache) -> None:
@@ -315,9 +321,9 @@ def test_a_cache_that_lost_a_source_entry_is_not_trusted(
 ) -> None:
     cache.load(str(folder))
     path = Path(cache.paths[0])
-    doc = json.loads(path.read_text())
+    doc = cache_support.body(path)
     del doc["sources"][dropped]  # the index, then a behavior file
-    path.write_text(json.dumps(doc))
+    cache_support.write(path, doc)
     assert cache.load(str(folder)).ids == ["first-rule", "second-rule"]
     assert cache.status == "rebuilt"
 

@@ -2,17 +2,18 @@
 
 Whatever source file is edited (a behavior, the index, a loader module), however the edit keeps
 its size and mtime, the next load recompiles and gives what a direct load of the YAML gives. So
-does a cache document with any field of the wrong JSON type.
+does a cache document with any field of the wrong JSON type (sealed, to reach the checks behind
+the seal), and any cache document written without forge-policy's seal.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+import cache_support
 from helpers import behavior_yaml, write_catalog
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -118,17 +119,68 @@ def test_a_cache_with_a_field_of_another_type_is_rebuilt(
             },
         )
         cache = CatalogCache([str(folder / "runtime" / "cache.json")])
-        cache.load(str(root))
+        saved, cache_module.RACY_NS = cache_module.RACY_NS, 0  # record real stats
+        try:
+            cache.load(str(root))
+        finally:
+            cache_module.RACY_NS = saved
         path = Path(cache.paths[0])
-        doc = json.loads(path.read_text())
+        doc = cache_support.body(path)
         node = doc
         for key in field[:-1]:
             node = node[key]
         assume(type(value) is not type(node[field[-1]]))
         node[field[-1]] = value
-        path.write_text(json.dumps(doc))
+        cache_support.write(path, doc)
         loaded = cache.load(str(root))
         assert cache.status == "rebuilt"
+        assert [dict(b.spec) for b in loaded] == [dict(b.spec) for b in fp.load_catalog(root)]
+    finally:
+        shutil.rmtree(folder)
+
+
+#: what an agent writing the cache file may change in the genuine body, by JSON path
+TAMPERING = (
+    ("specs",),
+    ("specs", 0),
+    ("specs", 0, "enabled"),
+    ("specs", 1, "triggers"),
+    ("sources",),
+    ("sources", 1),
+    ("root",),
+)
+
+
+@given(field=st.sampled_from(TAMPERING), value=JSON, whole=st.booleans())
+def test_a_cache_without_the_seal_is_never_used(
+    field: tuple[str | int, ...], value: object, whole: bool
+) -> None:
+    """The genuine body with any field replaced, or any JSON document at all, written over the
+    cache without the seal (as an editor tool writes a file): the next load is the YAML's."""
+    folder = Path(tempfile.mkdtemp())
+    try:
+        root = write_catalog(
+            folder / "behaviors",
+            {
+                "first-rule": behavior_yaml("first-rule"),
+                "second-rule": behavior_yaml("second-rule"),
+            },
+        )
+        cache = CatalogCache([str(folder / "runtime" / "cache.json")])
+        cache.load(str(root))
+        path = Path(cache.paths[0])
+        doc = cache_support.body(path)
+        if whole:
+            doc = value
+        else:
+            node = doc
+            for key in field[:-1]:
+                node = node[key]
+            node[field[-1]] = value
+        cache_support.write(path, doc, sealed=False)
+        loaded = cache.load(str(root))
+        assert cache.status == "rebuilt"
+        assert cache.ignored == [(str(path), "not sealed by forge-policy (no header line)")]
         assert [dict(b.spec) for b in loaded] == [dict(b.spec) for b in fp.load_catalog(root)]
     finally:
         shutil.rmtree(folder)

@@ -28,7 +28,7 @@ def test_defaults(tmp_path: Path) -> None:
         "file",
         86400.0,
         60.0,
-        2.0,
+        15.0,
     )
     assert (config.profile, config.disable, config.on_error) == ("standard", {}, "deny")
     assert config.catalog_dir is None  # no .forge/behaviors: the built-in catalog
@@ -60,7 +60,7 @@ def test_project_behaviors_folder_is_used_when_present(tmp_path: Path) -> None:
 
 def test_empty_values_count_as_unset() -> None:
     config = Config.from_env(env(FORGE_PROFILE="", FORGE_STORE=" ", FORGE_LOCK_TIMEOUT=""), "/p")
-    assert (config.profile, config.store, config.lock_timeout) == ("standard", "file", 2.0)
+    assert (config.profile, config.store, config.lock_timeout) == ("standard", "file", 15.0)
 
 
 @pytest.mark.parametrize(
@@ -204,7 +204,7 @@ def test_a_bypass_is_recorded_only_where_it_mattered_and_changes_nothing(tmp_pat
     assert not ev.evaluate(bash("rm -rf build")).violations
 
 
-def test_cache_paths_are_keyed_by_catalog_and_fall_back_to_the_user_cache(
+def test_cache_paths_are_keyed_by_catalog_and_only_the_builtin_uses_the_user_cache(
     tmp_path: Path,
 ) -> None:
     config = Config.from_env(env(XDG_CACHE_HOME=str(tmp_path / "xdg")), cwd=str(tmp_path))
@@ -213,8 +213,12 @@ def test_cache_paths_are_keyed_by_catalog_and_fall_back_to_the_user_cache(
     assert name.startswith("catalog-cache-") and name.endswith(".json")
     assert primary == str(tmp_path / ".forge" / "runtime" / name)
     assert fallback == str(tmp_path / "xdg" / "forge-policy" / name)
-    other = Config.from_env(env(FORGE_BEHAVIORS_DIR="rules"), cwd=str(tmp_path))
-    assert os.path.basename(other.cache_paths()[0]) != name
+    other = Config.from_env(
+        env(FORGE_BEHAVIORS_DIR="rules", XDG_CACHE_HOME=str(tmp_path / "xdg")), cwd=str(tmp_path)
+    )
+    [only] = other.cache_paths()  # a project's own catalog is never cached outside it
+    assert os.path.dirname(only) == str(tmp_path / ".forge" / "runtime")
+    assert os.path.basename(only) != name
 
 
 def test_project_config_structures_testing_with_defaults(tmp_path: Path) -> None:

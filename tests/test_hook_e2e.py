@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import cache_support
 import pytest
 from hookrun import HINT, HOOK, Project, rule, to_override
 
@@ -238,5 +238,5 @@ def test_cache_follows_edits_even_same_size_ones(project: Project) -> None:
     out, _ = project.run(project.bash("echo nudge-me"))
     assert out is not None and out["override_allowed"] is False
     [cache_file] = (project.root / "runtime").glob("catalog-cache-*.json")
-    cache = json.loads(cache_file.read_text())
+    cache = cache_support.body(cache_file)
     assert cache["specs"][0]["default_level"] == "hard_block"

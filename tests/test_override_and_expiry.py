@@ -218,3 +218,68 @@ def test_the_allow_path_writes_only_every_touch_interval() -> None:
     touched = ev.store.load("s1")
     assert touched is not None and touched.last_accessed_at == clock.now
     assert {**touched.data, "last_accessed_at": None} == {**written.data, "last_accessed_at": None}
+
+
+def test_a_long_session_keeps_a_bounded_state_and_counts_every_override() -> None:
+    """Issue 9: history lives in the audit log. After 200 overrides the state keeps only the
+    latest few records (its document no larger than after 20), ``status`` still counts all 200,
+    and replaying the whole log adds nothing (the dropped ones are behind the horizon)."""
+    import json
+
+    from forge_policy.state import RECENT_OVERRIDES
+
+    audit = MemoryAuditSink()
+    ev, clock = evaluator(plain_spec("soft_block"), audit=audit)
+    sizes = {}
+    for n in range(200):
+        call = tool_call("A", str(n)).event()
+        assert ev.evaluate(call).blocked
+        clock.now += 1
+        assert not ev.evaluate(call).blocked  # the retry: an override
+        clock.now += 1
+        if n + 1 in (20, 200):
+            state = ev.store.load("s1")
+            assert state is not None
+            sizes[n + 1] = len(json.dumps(state.to_dict()))
+    state = ev.store.load("s1")
+    assert state is not None
+    bstate = state.behavior("alpha")
+    assert len(bstate.overrides) == RECENT_OVERRIDES
+    assert bstate.override_count == 200 == ev.status("s1").behaviors["alpha"].overrides
+    assert sizes[200] <= sizes[20] + 40  # a digit more in counters and call inputs, no more
+    assert ev.reconcile("s1") == []
+    logged = [r for r in audit.records() if r["kind"] == "override"]
+    assert len(logged) == 200
+    assert [o["override_id"] for o in bstate.overrides] == [
+        r["override_id"] for r in logged[-RECENT_OVERRIDES:]
+    ]
+
+
+def test_a_users_no_is_never_undone_by_a_retry() -> None:
+    """Issue 10 route 3, SPEC §4: after ``ask`` the user declines (no PostToolUse arrives); the
+    identical call is asked again, every time, and never recorded as approved. Only the
+    PostToolUse of an asked call (same ``tool_use_id``) records the user's approval."""
+    import forge_policy as fp
+
+    spec = plain_spec("soft_block")
+    spec["override"] = "user"
+    audit = MemoryAuditSink()
+    ev, clock = evaluator(spec, audit=audit)
+
+    def call(use_id: str) -> fp.Event:
+        return fp.Event(
+            "PreToolUse", "s1", tool_name="A", tool_input={"x": "a"}, tool_use_id=use_id
+        )
+
+    for n in range(3):  # asked, declined, retried 5 s later: asked again
+        decision = ev.evaluate(call(f"t{n}"))
+        assert decision.blocked and decision.blocking is not None
+        assert decision.blocking.override_mode == "user" and decision.overrides == ()
+        clock.now += 5
+    assert [r["kind"] for r in audit.records()] == ["block"] * 3
+    approved = ev.evaluate(
+        fp.Event("PostToolUse", "s1", tool_name="A", tool_input={"x": "a"}, tool_use_id="t2")
+    )
+    assert [o["mechanism"] for o in approved.overrides] == ["user"]
+    assert [r["kind"] for r in audit.records()][-1] == "override"
+    assert ev.status("s1").behaviors["alpha"].overrides == 1

@@ -1,18 +1,34 @@
 """One secret table for detection and redaction (:mod:`forge_policy.secrets`).
 
 The relation proven here: ``detect(text)`` is truthy exactly when ``redact(text) != text``, and
-``redact`` leaves nothing ``detect`` would find.
+``redact`` leaves nothing ``detect`` would find, nor anything any pattern of the table matches
+at any position (an oracle that shares no code with the module). Then every writer: the
+stores, the override's grant, the CLI's output, the hook's error line, explanations.
 """
 
 from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from forge_policy.catalog.dsl import compile_regex
 from forge_policy.facts.secrets import SECRET_PATTERNS as FACT_PATTERNS
 from forge_policy.facts.secrets import find_secret
-from forge_policy.secrets import REDACTED, SECRET_PATTERNS, detect, redact, scan, summarize
+from forge_policy.secrets import (
+    REDACTED,
+    SECRET_PATTERNS,
+    detect,
+    redact,
+    redact_json,
+    scan,
+    summarize,
+)
 
 # The two disagreements of the former two tables, one in each direction.
 DETECTED_NOT_REDACTED_BEFORE = 'key="hunter2hunter2"'
@@ -40,7 +56,9 @@ def test_a_value_too_short_to_detect_is_not_redacted() -> None:
         ("sk-" + "a" * 48, REDACTED),
         ("key sk-abcdefghijklmnopqrstuvwx", f"key {REDACTED}"),  # 24 characters: redacted
         ("sk-ant-api03-" + "Zz9_-" * 18 + "abcAA", REDACTED),  # Anthropic keys were never found
-        ("sk-ant-api03-" + "Zz9_-" * 18, "sk-ant-api03-" + "Zz9_-" * 18),  # a lookalike: no key
+        # any token of Anthropic's prefix: a key cut short, or of another length, is still one
+        ("sk-ant-api03-" + "Zz9_-" * 18, REDACTED),
+        ("sk-ant-api03-short", "sk-ant-api03-short"),  # too short to be a token
         ("task-" + "a" * 48, "task-" + "a" * 48),  # "sk-" inside a word is no key
         ("AIzaSy" + "B" * 33, REDACTED),
         ("ASIA" + "Q" * 16, REDACTED),  # temporary AWS keys are detected too
@@ -120,6 +138,38 @@ SECRETS = [
     ("AKIA" + "Z" * 16 + " sk-" + "a" * 48, "openai_key"),  # pattern order, not text order
     ("sk-" + "a" * 20, "openai_key"),
     ("DEEPSEEK_API_KEY=sk-" + "0123456789abcdef" * 2, "openai_key"),
+    # beyond AgentShield's table
+    ("sk-ant-api03-" + "Zz9_-" * 18 + "abcAA", "anthropic_key"),
+    ("sk-ant-admin01-cutShort_0123456789", "anthropic_key"),  # any length: a key cut short
+    ("xoxe-4726837507825-4848681849303", "slack_token"),  # any xox?- token
+    ("xoxo-1234567890-abc", "slack_token"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_key"),
+    ("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY;", "aws_secret_key"),
+    (
+        "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_key",
+    ),
+    ("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", "github_token"),
+    *(
+        (f"{prefix}_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hI6", "github_token")
+        for prefix in ("gho", "ghs", "ghu", "ghr")
+    ),
+    ("github_pat_11AAGI73I0HFY8wJru4mTw_ZlpxaViSYQuKETGMTXMkbWFrZCqjas5Op", "github_token"),
+    ("glpat-aBcDeFgHiJkLmNoPqRsT", "gitlab_token"),
+    ("mysql -u root -pS3cretPass db", "mysql_password"),
+    ("mysql -uroot -proot -e 'select 1'", "mysql_password"),
+    ("mysqldump -h db --password=S3cret! app", "mysql_password"),
+    ("mariadb-dump -p'my pass' app", "mysql_password"),
+    ("pass: correcthorse1", "password_yaml"),
+    ("  db_password: Tr0ub4dor&3  # prod", "password_yaml"),
+    ("- MYSQL_ROOT_PASSWORD: s3cret-root\r\nnext: 1", "password_yaml"),
+    ("spring.datasource.password: admin123", "password_yaml"),
+    ("clientSecret: 9f8e7d6c5b4a", "password_yaml"),
+    ('echo "password: hunter22"', "password_yaml"),
+    (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQWGBGSVV4YBDAClvRnxezIRy2Yv7SFlzC0i\n=8xQN\n",
+        "private_key",
+    ),
 ]
 NOT_SECRETS = [
     'monkey: "bananabanana"',
@@ -135,7 +185,48 @@ NOT_SECRETS = [
     "sk-" + "a" * 19,  # one table with redaction: 20 characters make a key (see test_secrets)
     "task-" + "a" * 48,  # "sk-" inside a word
     "AKIA" + "z" * 16,
-    "xoxq-1234567890abcd",
+    "xox-1234567890abcd",
+    "xoxb-123456789",  # too short
+    "sk-ant-api03-short",  # too short to be a token
+    # the variable of an AWS secret key, but no key: 39 and 56 characters, a reference
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKE",
+    "AWS_SECRET_ACCESS_KEY = R6WCNd0erkAuZyD+Fe8C4IwjpYQtniKqnHAzE7Pk5fPrBRpwOnuYxA==",
+    "aws_secret_access_key: ${{ secrets.AWS_SECRET_ACCESS_KEY }}",
+    # placeholders of a token's shape
+    "ghp_" + "x" * 36,
+    "github_pat_" + "x" * 22 + "_" + "x" * 59,
+    "glpat-XXXXXXXXXXXXXXXXXXXX",
+    "glpat-abc",
+    # a -p that is no MySQL password
+    "mysql -u root -p db",
+    'mysqldump -p"$MYSQL_PWD" app',
+    "mysql -p${PASSWORD} app",
+    "mkdir -pv build && cp -pr a b",
+    "gcc -pthread -lmysqlclient main.c",
+    "ssh -p2222 host",
+    "docker run -p8080:80 mysql",
+    # an unquoted ``password:`` whose value is code, a reference or a word
+    "password: str",
+    "    password: SecretStr",
+    "password: string;",
+    "password: Optional[str] = None",
+    "def login(user: str, password: str) -> None:",
+    "  password: password,",
+    "  password: this.password",
+    "  password: process.env.DB_PASSWORD",
+    "  password: Joi.string().min(8).required(),",
+    "  password: ${{ secrets.DOCKER_PASSWORD }}",
+    "  password: ${DB_PASSWORD}",
+    "  password: *default_password",
+    "  password: !vault |",
+    "  password: <your-password>",
+    "  password: changeme",
+    "  password_file: /run/secrets/db_password",
+    "  key: value-12345",  # ``key`` alone names no credential when unquoted
+    "  token: 1234567890",
+    "keyVaultToStoreSecrets: cmp2-qat-1208358310",
+    "The password: must hold 8 characters",
+    "password: abc123 and more words",
 ]
 
 
@@ -152,7 +243,7 @@ def test_secret_patterns_do_not_match(text: str) -> None:
 
 @given(st.one_of(st.text(max_size=2000), st.binary(max_size=2000)))
 def test_secret_matcher_never_raises(data: str | bytes) -> None:
-    assert find_secret(data) in {"", *(pid for pid, _ in SECRETS)}
+    assert find_secret(data) in {"", *(pid for pid, _ in SECRET_PATTERNS)}
 
 
 @pytest.mark.parametrize(
@@ -163,6 +254,13 @@ def test_secret_matcher_never_raises(data: str | bytes) -> None:
         ("eyJ" + "a" * 500_000 + ".eyJ" + "b" * 500_000, ""),
         ("x" * 1_000_000 + ' token: "abcdef123456"', "password_assignment"),
         ("x" * 1_000_000 + 'token: "abcdef123456"', ""),  # "xtoken" is not a key name
+        ("mysql " * 200_000, ""),
+        ("mysql -u " + "a" * 1_000_000 + " -p", ""),
+        ("password: " + "a1" * 500_000 + " x", ""),
+        (("ghp_" + "x" * 36 + " ") * 25_000 + "ghp_" + "aZ09" * 9, "github_token"),
+        ("-----BEGIN PRIVATE KEY-----" + "\n" + "A" * 1_000_000, "private_key"),
+        ("-----BEGIN PRIVATE KEY-----\n" * 40_000, "private_key"),
+        ("aws_secret_access_key=" * 40_000, ""),
     ],
 )
 def test_secret_matcher_on_long_input(text: str, expected: str) -> None:
@@ -217,6 +315,34 @@ FRAGMENTS = st.sampled_from(
         "01234567",
         "Ab_9-",
         "ñ",
+        # beyond AgentShield's table
+        "sk-ant-",
+        "xoxe-",
+        "ghp_",
+        "github_pat_",
+        "glpat-",
+        "aZ09bY18cX27dW36",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_access_key",
+        "AWS_SECRET_ACCESS_KEY",
+        "mysql",
+        "mysqldump ",
+        " -p",
+        "--password=",
+        "$",
+        "pass",
+        "db_password",
+        "clientSecret",
+        "  - ",
+        " # ",
+        "\r\n",
+        "\\n",
+        "s3cr3t!",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+        "-----END PRIVATE KEY-----",
+        "Proc-Type: 4,ENCRYPTED",
+        "MIIEowIBAAKCAQEA",
+        ";",
     ]
 )
 TEXTS = st.one_of(
@@ -236,3 +362,145 @@ def test_detect_is_truthy_exactly_when_redaction_changes_the_text(text: str) -> 
     assert redact(redacted) == redacted
     assert bool(detect(text)) is bool(scan(text))
     assert detect(text.encode("utf-8", "surrogatepass")) == detect(text)
+
+
+def _oracle(text: str) -> list[tuple[str, bytes]]:
+    """Every secret any pattern matches at any position of ``text``: each pattern compiled on
+    its own, tried at every start (no code shared with the module, only its documented rules:
+    the ``value`` group is the secret, a ``body`` of one repeated character a placeholder, and
+    a secret that is already REDACTED none)."""
+    data = text.encode("utf-8", "surrogatepass")
+    found = []
+    for pid, pattern in SECRET_PATTERNS:
+        regex = compile_regex(pattern)
+        names = regex.groupindex
+        for pos in range(len(data) + 1):
+            match = regex.match(data, pos)
+            if match is None:
+                continue
+            value = [match.group(i) for n, i in names.items() if n.startswith("value")]
+            secret = next((v for v in value if v is not None), match.group(0))
+            body = [match.group(i) for n, i in names.items() if n.startswith("body")]
+            body = [b for b in body if b is not None]
+            if body and len(set(body[0].replace(b"_", b"").replace(b"-", b""))) < 2:
+                continue
+            if secret != REDACTED.encode():
+                found.append((pid, secret))
+    return found
+
+
+@given(TEXTS)
+@example("mysql -h AKIA" + "Z" * 16 + " -pS3cret db")  # a secret inside another's context
+@example('private_key: "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAz9\\n"')
+@example("pass: s3cr3t!\r\npassword: [REDACTED]x1")
+def test_redaction_leaves_nothing_any_pattern_matches_anywhere(text: str) -> None:
+    redacted = redact(text)
+    assert _oracle(redacted) == []
+    assert bool(_oracle(text)) is bool(detect(text))
+
+
+def test_redaction_of_many_secrets_is_linear() -> None:
+    text = ("ghp_" + "aZ09" * 9 + " mysql -pS3cret; pass: s3cr3t!\n") * 20_000  # ~1.2 MB
+    assert redact(text) == ("[REDACTED] mysql -p[REDACTED]; pass: [REDACTED]\n") * 20_000
+
+
+# --- every writer ----------------------------------------------------------------------------
+
+GHP = "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"
+PEM = "\n".join(
+    [
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEAz9PEMBODYsecret77",
+        "-----END RSA PRIVATE KEY-----",
+    ]
+)
+
+
+def test_redact_json_copies_and_keeps_keys() -> None:
+    value: dict[str, Any] = {GHP: [GHP, {"reason": PEM}], "n": (1, 2.5, None, True)}
+    redacted = redact_json(value)
+    assert redacted == {GHP: [REDACTED, {"reason": REDACTED}], "n": [1, 2.5, None, True]}
+    assert value[GHP][0] == GHP  # the original is untouched
+
+
+def _stores(tmp_path: Path) -> list[Any]:
+    from forge_policy.stores import FileStore, MemoryStore, SQLiteStore
+
+    return [
+        MemoryStore(),
+        FileStore(tmp_path / "state.json", fsync=False),
+        SQLiteStore(tmp_path / "state.db", synchronous="OFF"),
+    ]
+
+
+def test_every_store_writes_the_state_redacted(tmp_path: Path) -> None:
+    from forge_policy.state import SessionState
+
+    for store in _stores(tmp_path):
+        state = SessionState.new(0.0)
+        state.behavior("b").overrides.append({"reason": f"token {GHP}", "n": 1})
+        state.data["note"] = PEM
+        store.transact("s1", lambda _cur, state=state: (None, state))
+        stored = store.load("s1").to_dict()
+        assert stored["behaviors"]["b"]["overrides"] == [{"reason": f"token {REDACTED}", "n": 1}]
+        assert stored["note"] == REDACTED
+        store.close()
+    for path in tmp_path.iterdir():
+        data = path.read_bytes()
+        assert GHP.encode() not in data and b"PEMBODY" not in data, path
+
+
+def test_an_override_reason_is_redacted_in_the_grant_and_its_answer() -> None:
+    import forge_policy as fp
+
+    store = fp.MemoryStore()
+    evaluator = fp.Evaluator(fp.builtin_catalog(), store=store, clock=lambda: 0.0)
+    answer = evaluator.override("s1", "search-first", reason=f"ok {GHP}")
+    assert answer.reason == f"ok {REDACTED}"
+    grant = store.load("s1").behavior("search-first").grant
+    assert grant is not None and grant.reason == f"ok {REDACTED}"
+
+
+def test_cli_output_is_redacted() -> None:
+    from forge_policy.cli._format import short
+    from forge_policy.cli.context import Context
+
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(out, err)
+    ctx.print(f"reason: {GHP}")
+    ctx.print_json({"reason": 'password="correct horse battery"', GHP: PEM})
+    ctx.note(f"failed: {PEM}")
+    text = out.getvalue() + err.getvalue()
+    assert GHP not in text and "PEMBODY" not in text and "correct horse" not in text
+    assert json.loads(out.getvalue().split("\n", 1)[1])[REDACTED] == REDACTED
+    # a value is redacted before it is cut, when a cut secret would no longer be recognized
+    assert "correct" not in short('password="correct horse battery staple" and more', 20)
+
+
+def test_an_explanation_redacts_before_it_cuts() -> None:
+    from forge_policy.model import ConditionResult
+
+    command = 'curl -d password="correct horse battery staple" ' + "x" * 300
+    shown = ConditionResult("command", "contains", "curl", command, True).to_dict()["actual"]
+    assert isinstance(shown, str) and "correct" not in shown and len(shown) == 200
+
+
+def test_a_hook_error_line_is_redacted() -> None:
+    from forge_policy.hook import _describe
+
+    line = _describe(RuntimeError(f"cannot parse {PEM} near {GHP}"))
+    assert "PEMBODY" not in line and GHP not in line and REDACTED in line
+
+
+def test_a_fact_in_a_message_is_redacted() -> None:
+    from forge_policy.render.messages import TemplateValues
+
+    values = TemplateValues({}, lambda name: ["mysql -pS3cretPass db"], None)
+    assert values["facts.commands"] == "mysql -p[REDACTED] db"
+
+
+def test_the_worker_log_is_redacted(capsys: pytest.CaptureFixture[str]) -> None:
+    from forge_policy.worker.server import log
+
+    log(f"request failed: ValueError: {GHP}")
+    assert GHP not in capsys.readouterr().err

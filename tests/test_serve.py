@@ -5,73 +5,23 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
-import signal
 import socket
-import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import forge_policy as fp
-from tests.cli_support import FORGE, SOFT_RULE, Project, decision_of, soft_catalog, tool_event
+from tests.cli_support import SOFT_RULE, Project, decision_of, soft_catalog, tool_event
+from tests.serve_support import Server, free_port
 
 FORCE_PUSH = tool_event("Bash", "served", command="git push --force")
-
-
-class Server:
-    """A running ``forge-policy serve``; :meth:`stop` sends SIGTERM and returns the exit code."""
-
-    def __init__(self, project: Project, *args: str) -> None:
-        self.process = subprocess.Popen(
-            [str(FORGE), "serve", *args],
-            cwd=project.path,
-            env=project.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        stderr = self.process.stderr
-        assert stderr is not None
-        lines: list[str] = []
-        reader = threading.Thread(target=lambda: lines.append(stderr.readline()))
-        reader.start()
-        reader.join(timeout=10)
-        found = re.search(r"listening on http://127\.0\.0\.1:(\d+)/hook", "".join(lines))
-        assert found, f"serve did not start: {lines}"
-        self.port = int(found.group(1))
-        self.token = (project.root / "runtime" / "serve.token").read_text().strip()
-
-    def request(
-        self, method: str, path: str, body: bytes = b"", token: str | None = ""
-    ) -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        headers = {"Authorization": f"Bearer {token or self.token}"} if token is not None else {}
-        conn.request(method, path, body=body, headers=headers)
-        response = conn.getresponse()
-        result = response.status, response.read()
-        conn.close()
-        return result
-
-    def stop(self) -> tuple[int, str]:
-        self.process.send_signal(signal.SIGTERM)
-        _, err = self.process.communicate(timeout=10)
-        return self.process.returncode, err
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Project, Server]]:
     project = Project(tmp_path)
-    project.run("init", "--serve", "--port", str(_free_port()))
+    project.run("init", "--serve", "--port", str(free_port()))
     server = Server(project)
     yield project, server
     if server.process.poll() is None:
@@ -140,7 +90,7 @@ def test_via_serve_uses_the_server_and_falls_back_without_it(
 
 def test_catalog_is_reloaded_when_a_file_changes(tmp_path: Path) -> None:
     project = Project(tmp_path)
-    project.run("init", "--serve", "--port", str(_free_port()))
+    project.run("init", "--serve", "--port", str(free_port()))
     rule = soft_catalog(project.root / "behaviors") / "no-rm" / "behavior.yaml"
     server = Server(project, "--port", "0")
 

@@ -268,7 +268,10 @@ class EngineMachine(RuleBasedStateMachine):
         self.store.transactions = self.store.writes = 0
         alone = decide_alone(self.ev, call.event(), data_before, self.now)
         decision = self.ev.evaluate(call.event())
-        assert self.store.transactions == 1  # SPEC §3.8: one transaction per event
+        # SPEC §3.8: at most one transaction per event (the allow path reads without one)
+        assert self.store.transactions <= 1
+        peeked = self.store.peeked
+        assert (peeked.data if peeked is not None else None) == data_before  # read, never changed
         check_effects(alone, decision, data_before, self.store.data(sid), self.now, TTL)
         self.delivered += 1
         expected = self.model.event(call, self.now)
@@ -279,7 +282,7 @@ class EngineMachine(RuleBasedStateMachine):
         )
         record_statistics(expected)
         # the allow path writes nothing, unless the recorded last access is touch_interval old
-        assert self.store.writes == bool(expected.write)
+        assert self.store.writes == bool(expected.write) <= self.store.transactions
         if not expected.write:
             assert self.store.data(sid) == data_before
         check_decision(decision, expected, levels_before)

@@ -33,12 +33,25 @@ server.listen(8)
 print("ready", flush=True)
 while True:
     conn, _ = server.accept()
+    if behaviour == "hangup":  # the request left unread: the client's next read is a reset
+        time.sleep(0.2)
+        conn.close()
+        continue
     while conn.recv(65536):  # the whole request first
         pass
     if behaviour == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif behaviour == "sleep":
         time.sleep(30)
+    elif behaviour == "drip":  # a well-formed start, then nothing: late, not short
+        conn.sendall(bytes.fromhex(sys.argv[3]))
+        time.sleep(30)
+    elif behaviour == "flood":  # more than any answer may be
+        try:
+            while True:
+                conn.sendall(b"FPW1A" + bytes(65536))
+        except OSError:
+            pass
     else:
         conn.sendall(bytes.fromhex(sys.argv[3]))
     conn.close()
@@ -93,6 +106,10 @@ class StandIn:
         ("send", FORGED_ALLOW + b"more", "malformed answer"),  # trailing bytes
         ("send", b"FPW1X" + FORGED_ALLOW[5:], "malformed answer"),  # unknown status
         ("sleep", b"", "no answer within 0.3 s"),  # late: past the deadline
+        ("drip", FORGED_ALLOW[:6], "no answer within 0.3 s"),  # begun, never finished
+        ("hangup", b"", "connection lost (Connection reset by peer)"),
+        ("flood", b"", "answer too large"),
+        ("send", encode_answer(b"R", b"busy", b""), "refused: busy"),  # a refusal, any reason
     ],
 )
 def test_a_broken_worker_is_answered_in_process(

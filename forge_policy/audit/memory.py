@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
 
 class MemoryAuditSink:
-    """Audit records in a list: the reference :class:`~forge_policy.AuditSink` (no optional
-    capability; records carry no ``seq``).
+    """Audit records in a list: the reference :class:`~forge_policy.AuditSink` (records
+    carry no ``seq``; its one optional capability is ``records_since``).
 
     >>> sink = MemoryAuditSink()
     >>> sink.append_many([{"kind": "override"}])
@@ -37,6 +37,21 @@ class MemoryAuditSink:
         with self._lock:
             # deep copies: a caller changing a nested value must not rewrite the record
             return iter([copy_json(r) for r in self._records])
+
+    def records_since(self, since: float) -> list[dict[str, Any]]:
+        """The records stamped at or after ``since``, oldest first: read from the newest back
+        to the first older one, so a reconcile costs the recent records, not the history."""
+        from forge_policy._time import parse_iso
+
+        found = []
+        with self._lock:
+            for record in reversed(self._records):
+                stamp = parse_iso(record.get("timestamp"), default=-1.0)
+                if 0 <= stamp < since:
+                    break
+                found.append(copy_json(record))
+        found.reverse()
+        return found
 
     def close(self) -> None:
         pass

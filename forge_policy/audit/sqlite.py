@@ -170,6 +170,38 @@ class SQLiteAuditSink:
         capability :func:`forge_policy.audit.base.session_records` uses)."""
         return iter(self._query("WHERE session_id = ?", (session_id,)))
 
+    def records_since(self, since: float) -> list[dict[str, Any]]:
+        """The records stamped at or after ``since`` (epoch seconds), oldest first (the
+        optional capability :func:`forge_policy.audit.base.recent_records` uses): rows are read
+        newest first and the scan stops at the first one older than ``since``, so the cost is
+        proportional to the recent records, not the table's size."""
+        from forge_policy._time import parse_iso
+
+        if not self._exists():
+            return []
+        found: list[dict[str, Any]] = []
+        with self._lock, _mapped(self.path, "read"):
+            cursor = self._connect().execute("SELECT seq, record FROM audit ORDER BY seq DESC")
+            try:
+                for seq, text in cursor:
+                    try:
+                        record = json.loads(text)
+                    except ValueError:
+                        record = None
+                    if not isinstance(record, dict):
+                        raise AuditIntegrityError(
+                            f"{self.path}: row seq {seq}: unreadable audit record"
+                        )
+                    stamp = parse_iso(record.get("timestamp"), default=-1.0)
+                    if 0 <= stamp < since:
+                        break
+                    record["seq"] = seq
+                    found.append(record)
+            finally:
+                cursor.close()
+        found.reverse()
+        return found
+
     def _query(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         # ``where`` is one of this module's literals, never caller text
         if not self._exists():

@@ -184,6 +184,13 @@ class ChainChecker:
                 )
             if canonical(record) != line:
                 self.problems.append(f"{where}: not in canonical form (edited)")
+            if record.get("kind") == "recovery" and "head_seq" in record:
+                # an append found the log shorter than its anchored head: the records it lost
+                # stay lost, so the log stays failed (never laundered into a "recovery")
+                self.problems.append(
+                    f"{where}: records {record.get('log_seq', '?')}+1..{record['head_seq']} "
+                    "were removed from the end of the log before this append"
+                )
             self._expected = seq + 1
             self.records += 1
             self.last_seq = seq

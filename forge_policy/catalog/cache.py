@@ -1,34 +1,73 @@
 """The compiled catalog cache (SPEC §10): normalised specs in JSON, so the hook never parses YAML.
 
-:meth:`forge_policy.config.env.Config.cache_paths` places it in ``<root>/runtime/`` (else the user's
-cache folder), one file per catalog folder.
+:meth:`forge_policy.config.env.Config.cache_paths` places it in ``<root>/runtime/``, one file
+per catalog folder (and, for the built-in catalog only, also in the user's cache folder).
 
-A cache file holds the normalised specs of one catalog folder (what
-:func:`forge_policy.catalog.loader.read_catalog` returns) and, for every file they came from,
-its stat identity (``st_mtime_ns``, ``st_size``, ``st_ino``, ``st_dev``, ``st_ctime_ns``) and
-sha256::
+What a cache file is
+--------------------
+A header line and a JSON body::
 
-    {"format": 1, "forge_policy": "0.1.0", "root": "/abs/catalog",
-     "sources": [{"path": "/abs/catalog/index.yaml", "stat": [M, S, I, D, C], "sha256": "…"}],
+    forge-policy-catalog-cache 2 <HMAC-SHA256 of the body, hex>
+    {"format": 2, "forge_policy": "0.1.0", "root": "/abs/catalog",
+     "sources": [{"path": "/abs/catalog/index.yaml", "stat": [M, S, I, D, C], "sha256": "…"},
+                 {"path": "/abs/catalog/<id>/behavior.yaml", …}, …, {"path": "…/loader.py", …}],
      "specs": [{…normalised spec…}, …]}
 
-The cache is used only when every source still matches: a file whose stat differs is re-hashed,
-and a same-hash file only refreshes its stat. ``index.yaml`` is a source, so a new behavior
-(which needs an index entry) invalidates it; so do the modules that turn YAML into specs
-(:data:`LOADER_FILES`), so a new validator never trusts specs an older one wrote. A cache whose
-catalog sources are not exactly the index and one file per spec it holds, or that misses a loader
-file, is never trusted either. A damaged cache, one from another version, or one for another
-folder is ignored and rebuilt from the YAML, which stays the only source of truth: the cache is
-never the only copy. Writes are atomic (temp file + ``os.replace``); a cache that cannot be
+``sources`` are the files :func:`~forge_policy.catalog.loader.read_catalog` read, in its order
+(the index, then the behavior file of every entry the index lists), then the modules that turn
+YAML into specs (:data:`LOADER_FILES`); each with its stat identity (``st_mtime_ns``,
+``st_size``, ``st_ino``, ``st_dev``, ``st_ctime_ns``) and sha256. ``specs`` are what those
+files gave. The header seals the body with a key of the folder the cache lives in
+(``catalog-cache.key`` beside it: 32 random bytes, mode 0600, made on the first write).
+
+Why a hit is sound
+------------------
+A cache is a memo of one pure function, *YAML files → specs*, so it is right exactly when (1)
+its specs are what this loader derived, (2) from exactly the files the catalog folder now
+makes the catalog of, (3) whose content is what it was then. The loader checks each one on
+every hit, cheaply (no YAML is parsed):
+
+1. **The specs were derived by this loader.** Checking that by re-deriving them is the YAML
+   parse the cache exists to avoid, and a digest anyone can compute (sha256 of sources +
+   specs) proves nothing: whoever writes a cache can write a matching digest. So the body is
+   sealed with a secret key: a cache written by anything but this code (an agent's ``Write``
+   or ``echo >`` into ``.forge/runtime/``, a copy from another project, which has another key)
+   does not verify and is ignored. Forging a seal means reading the key and computing an HMAC
+   over a crafted body: deliberate code execution as the user, which SPEC §9's threat model
+   leaves to a container boundary; editing a governance file through the agent's tools does
+   not get there. Deleting or replacing the key only invalidates every cache (rebuilt). A
+   genuine cache saved and put back later is right for the files it names, which (3) checks.
+2. **The file set is the folder's own.** The first source must be ``<root>/index.yaml`` (a
+   path the loader decides, not the cache), ``root`` must be the folder asked for, the next
+   sources one ``<root>/<id>/behavior.yaml`` per spec in order, and the rest every loader
+   module this install has. The list of behavior files is the loader's own derivation from the
+   index content recorded beside it (1), and that content is checked now (3), so it is the
+   list a parse of the current index would give, without parsing it. A cache that covers
+   anything else (a lost source entry, lost specs, a loader with fewer modules) is ignored.
+3. **Every source is unchanged.** Its current stat identity equals the recorded one, else its
+   current sha256 equals the recorded one (then only the stat is refreshed). The identity is a
+   safe shortcut because ``st_ctime_ns`` cannot be set by an unprivileged process: ``touch -d``
+   and ``os.utime`` restore an mtime but move the ctime to now, a replaced file has a new inode
+   and ctime. Its one gap is a write in the same timestamp tick as the stat (a "racily clean"
+   file, as git calls it), so a file changed less than :data:`RACY_NS` before its stat is
+   recorded with no identity (``[]``) and is hashed on each load until it has settled.
+
+The ``forge_policy`` version and :data:`FORMAT` are in the body, so another version's cache
+is never used, and the loader modules are sources, so an edited loader (an editable install)
+never trusts specs an older one wrote. A damaged, foreign or unsealed cache is ignored and
+rebuilt from the YAML, which stays the only source of truth: the cache is never the only copy.
+Each ignored cache is named with the reason in :attr:`CatalogCache.ignored`, which ``forge-policy
+validate`` prints. Writes are atomic (temp file + ``os.replace``); a cache that cannot be
 written is skipped, never an error.
 
-The document is the attrs class :class:`CacheDocument`, read and written by a converter of this
+The body is the attrs class :class:`CacheDocument`, read and written by a converter of this
 module's own (cattrs, imported on first use). Its hooks are strict: a field of the wrong JSON
 type (a string for a number, a number for a path) fails the structuring, and a cache that does
 not structure is rebuilt from the YAML, never read as an empty catalog.
 
-This module imports neither ruamel.yaml nor :mod:`pathlib`: a warm hook only stats, reads JSON,
-structures it and compiles the specs.
+This module imports neither ruamel.yaml, :mod:`pathlib` nor :mod:`hashlib` (which loads
+OpenSSL): a warm hook stats, reads the key and the cache, checks the seal, structures the JSON
+and compiles the specs.
 
 >>> import tempfile, os
 >>> cache = CatalogCache([os.path.join(tempfile.mkdtemp(), "catalog-cache.json")])
@@ -36,6 +75,10 @@ structures it and compiles the specs.
 ('protect-governance', 'rebuilt')
 >>> cache.load(BUILTIN_DIR).ids[0], cache.status
 ('protect-governance', 'hit')
+>>> with open(cache.paths[0], "w") as forged:  # an unsealed cache with no behavior at all
+...     _ = forged.write('{"format":2,"forge_policy":"0.1.0","root":"/","sources":[],"specs":[]}')
+>>> len(cache.load(BUILTIN_DIR)) > 0, cache.status, cache.ignored[0][1]
+(True, 'rebuilt', 'not sealed by forge-policy (no header line)')
 """
 
 from __future__ import annotations
@@ -43,6 +86,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 
 # typing is loaded by attrs already; cattrs resolves these annotations at run time
 from typing import Any
@@ -56,11 +100,18 @@ from forge_policy.errors import CatalogError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Sequence
 
     import cattrs
 
-FORMAT = 1
+FORMAT = 2
+#: The first word of a cache file's header line.
+MAGIC = b"forge-policy-catalog-cache"
+#: The key file beside every cache file of a folder.
+KEY_FILE = "catalog-cache.key"
+KEY_BYTES = 32
+#: A file changed less than this long before its stat is never trusted by its stat alone.
+RACY_NS = 2_000_000_000
 _HERE = os.path.dirname(os.path.abspath(__file__))
 #: The folder of the catalog shipped with forge_policy.
 BUILTIN_DIR = os.path.join(_HERE, "builtin")
@@ -91,19 +142,60 @@ def _identity(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_ctime_ns)
 
 
-def _sha256(path: str) -> str:
-    import hashlib  # only on a cache miss or a changed stat: hashlib loads OpenSSL
+def _settled(identity: tuple[int, ...], now_ns: int) -> tuple[int, ...]:
+    """``identity``, or ``()`` when the file changed too recently for it to prove anything (a
+    later write in the same timestamp tick would keep it); a future mtime never settles."""
+    mtime, ctime = identity[0], identity[4]
+    return identity if now_ns - max(mtime, ctime) >= RACY_NS else ()
 
-    digest = hashlib.sha256()
+
+_SHA256: list[Any] = []
+
+
+def _new_sha256(data: bytes = b"") -> Any:
+    """A sha256 object from the interpreter's builtin module (:mod:`hashlib` loads OpenSSL)."""
+    if not _SHA256:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # 3.12+
+        except ImportError:
+            try:
+                from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+            except ImportError:  # pragma: no cover - an interpreter without the builtin
+                from hashlib import sha256
+        _SHA256.append(sha256)
+    return _SHA256[0](data)
+
+
+def _sha256(path: str) -> str:
+    digest = _new_sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 16), b""):
             digest.update(block)
-    return digest.hexdigest()
+    hexdigest: str = digest.hexdigest()
+    return hexdigest
+
+
+def seal(key: bytes, body: bytes) -> str:
+    """HMAC-SHA256 of ``body`` under ``key``, in hex (RFC 2104, on the builtin sha256).
+
+    >>> seal(b"key", b"The quick brown fox jumps over the lazy dog")[:16]
+    'f7bc83f430538424'
+    """
+    block = key.ljust(64, b"\0") if len(key) <= 64 else _new_sha256(key).digest().ljust(64, b"\0")
+    inner = _new_sha256(bytes(b ^ 0x36 for b in block) + body).digest()
+    mac: str = _new_sha256(bytes(b ^ 0x5C for b in block) + inner).hexdigest()
+    return mac
+
+
+def _same(a: str, b: str) -> bool:
+    from _operator import _compare_digest  # constant time; hmac's imports OpenSSL
+
+    return bool(_compare_digest(a.encode("ascii", "replace"), b.encode("ascii", "replace")))
 
 
 @attrs.frozen
 class SourceRecord:
-    """One file the specs came from: its path, stat identity and sha256."""
+    """One file the specs came from: its path, stat identity (``()``: hash it) and sha256."""
 
     path: str
     stat: tuple[int, ...]
@@ -112,13 +204,13 @@ class SourceRecord:
 
 @attrs.frozen
 class CacheDocument:
-    """A cache file: the normalised specs of one catalog folder and every file they depend on.
+    """A cache body: the normalised specs of one catalog folder and every file they depend on.
 
     >>> doc = CacheDocument(FORMAT, __version__, "/c", (SourceRecord("/c/index.yaml", (1, 2),
     ...                     "ab"),), ({"id": "x"},))
     >>> _structure(_unstructure(doc)) == doc
     True
-    >>> _structure({**_unstructure(doc), "format": "1"}) is None  # a string is not a number
+    >>> _structure({**_unstructure(doc), "format": "2"}) is None  # a string is not a number
     True
     """
 
@@ -129,12 +221,6 @@ class CacheDocument:
     specs: tuple[dict[str, Any], ...]
 
 
-def _fingerprint(path: str) -> SourceRecord:
-    """Stat and hash of one file; the stat is taken first so a change in between is caught."""
-    identity = _identity(os.stat(path))
-    return SourceRecord(path, identity, _sha256(path))
-
-
 _CONVERTER: list[cattrs.Converter] = []
 
 
@@ -143,7 +229,7 @@ def _converter() -> cattrs.Converter:
     if not _CONVERTER:
         import cattrs
 
-        # no detailed validation: why a cache does not structure is never shown, it is rebuilt
+        # no detailed validation: a cache that does not structure is rebuilt, the why is coarse
         conv = cattrs.Converter(detailed_validation=False)
         conv.register_structure_hook(str, _exactly(str))
         conv.register_structure_hook(int, _exactly(int))
@@ -182,12 +268,10 @@ def _exactly(kind: type) -> Callable[[object, object], object]:
 
 
 def _structure(data: object) -> CacheDocument | None:
-    """The document of this format and version in ``data``, or None (malformed or foreign)."""
+    """The document in ``data``, or None when it does not structure."""
     try:
-        doc = _converter().structure(data, CacheDocument)
+        doc: CacheDocument = _converter().structure(data, CacheDocument)
     except Exception:  # any shape cattrs cannot structure: the cache is rebuilt
-        return None
-    if doc.format != FORMAT or doc.forge_policy != __version__:
         return None
     return doc
 
@@ -197,20 +281,28 @@ def _unstructure(doc: CacheDocument) -> dict[str, Any]:
     return data
 
 
-class CatalogCache:
-    """Loads catalog folders through a JSON cache at the first writable path of ``paths``.
+class Ignored(Exception):
+    """Why a cache file is not used (its message)."""
 
-    ``status`` tells what the last :meth:`load` did: ``hit`` (cache used as is), ``refreshed``
-    (cache used; some files had a new stat but the same content, so the stats were rewritten),
-    ``rebuilt`` (YAML parsed, cache written), ``unwritable`` (YAML parsed, no path could be
-    written) or ``uncached`` (a single behavior file, which is never cached).
+
+class CatalogCache:
+    """Loads catalog folders through a sealed JSON cache at the first writable path of ``paths``.
+
+    ``status`` tells what the last :meth:`load` did: ``hit`` (cache used as is; a file changed
+    too recently to trust its stat was hashed), ``refreshed`` (cache used; some files had a new
+    stat but the same content, so the stats were rewritten), ``rebuilt`` (YAML parsed, cache
+    written), ``unwritable`` (YAML parsed, no path could be written) or ``uncached`` (a single
+    behavior file, which is never cached). ``ignored`` lists each existing cache file the last
+    load did not use, with the reason; ``used`` is the cache file it used (``""``: none).
     """
 
-    __slots__ = ("paths", "status")
+    __slots__ = ("ignored", "paths", "status", "used")
 
     def __init__(self, paths: Sequence[str]) -> None:
         self.paths = tuple(paths)
         self.status = ""
+        self.used = ""
+        self.ignored: list[tuple[str, str]] = []
 
     def load(self, root: str) -> Catalog:
         """The catalog at ``root`` (a folder with ``index.yaml``, or one behavior file).
@@ -219,6 +311,8 @@ class CatalogCache:
         does not load; a broken catalog is never cached.
         """
         root = os.path.abspath(root)
+        self.ignored = []
+        self.used = ""
         if os.path.isfile(root):
             from forge_policy.catalog.loader import load_catalog
 
@@ -229,53 +323,78 @@ class CatalogCache:
 
             raise CatalogError([Issue(root, 0, 0, "", "no such catalog folder or file")])
         for path in self.paths:
-            doc = _read(path)
-            if doc is None or doc.root != root:
+            try:
+                catalog, doc, refreshed = _use(path, root)
+            except FileNotFoundError:
                 continue
-            catalog, stale = _use(doc)
-            if catalog is None:
+            except Ignored as why:
+                self.ignored.append((path, str(why)))
                 continue
-            if stale:
-                refreshed = attrs.evolve(doc, sources=stale)
-                self.status = "refreshed" if self._write(refreshed, first=path) else "hit"
+            self.used = path
+            if refreshed is not None:
+                renewed = attrs.evolve(doc, sources=refreshed)
+                self.status = "refreshed" if self._write(renewed, first=path) else "hit"
             else:
                 self.status = "hit"
             return catalog
-        return self._rebuild(root)
+        return self.rebuild(root)
 
-    def _rebuild(self, root: str) -> Catalog:
+    def check(self, root: str, parsed: Catalog) -> list[tuple[str, str]]:
+        """Compare what a load of the folder ``root`` through the cache gives with ``parsed``
+        (its YAML, loaded directly); return every cache file ignored, with the reason.
+
+        A cache served whose specs differ from the YAML's (only a forged seal gets there) is
+        listed too, and the cache is rebuilt from the YAML.
+        """
+        cached = self.load(root)
+        ignored = list(self.ignored)
+        if self.used and [b.spec for b in cached] != [b.spec for b in parsed]:
+            ignored.append((self.used, "its specs differ from the YAML's"))
+            self.rebuild(root)
+        self.ignored = ignored
+        return ignored
+
+    def rebuild(self, root: str) -> Catalog:
+        """The catalog at the folder ``root`` from its YAML, written to the cache."""
         from pathlib import Path
 
         from forge_policy.catalog.loader import read_catalog
 
-        before = _snapshot(_candidates(root))
+        root = os.path.abspath(root)
+        self.used = ""
+        loader = [path for path in LOADER_FILES if os.path.exists(path)]
+        # every file the parse may read, stat and hashed before it: a change while it reads
+        # them moves a stat, which the recheck below sees
+        before = {fp.path: fp for fp in _fingerprints([*_catalog_files(root), *loader])}
         specs, sources, issues = read_catalog(Path(root))
         if issues:
             raise CatalogError(issues)
         read = [os.path.abspath(s) for s in sources]
         catalog = _compile(specs, root, read)
-        loader = [path for path in LOADER_FILES if path in before]
-        fingerprints = [before.get(path) for path in [*read, *loader]]
-        recorded = [fp for fp in fingerprints if fp is not None and _still(fp)]
-        if len(recorded) == len(fingerprints):
-            doc = CacheDocument(FORMAT, __version__, root, tuple(recorded), tuple(specs))
-            self.status = "rebuilt" if self._write(doc) else "unwritable"
-        else:  # a file changed while it was read: use what was read, cache nothing
-            self.status = "unwritable"
+        recorded = [before.get(path) for path in [*read, *loader]]
+        if not all(fp is not None and _still(fp) for fp in recorded):
+            self.status = "unwritable"  # a file changed while it was read: cache nothing
+            return catalog
+        now = time.time_ns()
+        settled = tuple(
+            attrs.evolve(fp, stat=_settled(fp.stat, now)) for fp in recorded if fp is not None
+        )
+        doc = CacheDocument(FORMAT, __version__, root, settled, tuple(specs))
+        self.status = "rebuilt" if self._write(doc) else "unwritable"
         return catalog
 
     def _write(self, doc: CacheDocument, first: str | None = None) -> bool:
-        """Write atomically to ``first`` or else the first writable path; False if none."""
+        """Seal and write atomically to ``first`` or else the first writable path."""
         try:
             text = json.dumps(_unstructure(doc), ensure_ascii=False, separators=(",", ":"))
-            data = text.encode("utf-8")
+            body = text.encode("utf-8")
         except (TypeError, ValueError):
             return False
-        return any(_write_atomic(path, data) for path in ([first] if first else self.paths))
+        return any(_write_sealed(path, body) for path in ([first] if first else self.paths))
 
 
-def _candidates(root: str) -> list[str]:
-    """Every file a load of ``root`` may read: the index, each ``*/behavior.yaml``, the loader."""
+def _catalog_files(root: str) -> list[str]:
+    """The index and every ``*/behavior.yaml`` of ``root``: all a parse of it may read."""
     found = [os.path.join(root, INDEX_FILE)]
     try:
         names = sorted(os.listdir(root))
@@ -285,17 +404,20 @@ def _candidates(root: str) -> list[str]:
         path = os.path.join(root, name, BEHAVIOR_FILE)
         if os.path.isfile(path):
             found.append(path)
-    return [*found, *LOADER_FILES]
+    return found
 
 
-def _snapshot(paths: Iterable[str]) -> dict[str, SourceRecord]:
-    result: dict[str, SourceRecord] = {}
+def _fingerprints(paths: Sequence[str]) -> list[SourceRecord]:
+    """Stat and hash of each file (the stat first, so a change in between shows); a file that
+    cannot be read is left out."""
+    found: list[SourceRecord] = []
     for path in paths:
         try:
-            result[path] = _fingerprint(path)
+            identity = _identity(os.stat(path))
+            found.append(SourceRecord(path, identity, _sha256(path)))
         except OSError:
             continue
-    return result
+    return found
 
 
 def _still(fingerprint: SourceRecord) -> bool:
@@ -305,77 +427,161 @@ def _still(fingerprint: SourceRecord) -> bool:
         return False
 
 
-def _read(path: str) -> CacheDocument | None:
-    """A cache document of this format and version, or None (missing, damaged, foreign)."""
+def _use(path: str, root: str) -> tuple[Catalog, CacheDocument, tuple[SourceRecord, ...] | None]:
+    """The catalog of the cache file at ``path`` for the folder ``root``, its document, and
+    the sources to write back when only stats changed; :class:`Ignored` says why not."""
+    doc = _open(path)
+    if doc.format != FORMAT or doc.forge_policy != __version__:
+        raise Ignored(f"written by forge-policy {doc.forge_policy} (format {doc.format})")
+    if doc.root != root:
+        raise Ignored(f"for another catalog folder ({doc.root})")
+    _cover(doc)
+    refreshed = _check_sources(doc)
+    catalog_files = [s.path for s in doc.sources[: len(doc.specs) + 1]]
+    try:
+        catalog = _compile(doc.specs, root, catalog_files)
+    except Exception:  # specs that structure but do not compile: rebuild from the YAML
+        raise Ignored("its specs do not compile") from None
+    return catalog, doc, refreshed
+
+
+def _open(path: str) -> CacheDocument:
+    """The sealed document at ``path``; :class:`Ignored` unless its seal verifies under the key
+    beside it, ``FileNotFoundError`` when there is no such file."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_CACHE_BYTES + 1)
-        if len(data) > MAX_CACHE_BYTES:
-            return None
-        raw = json.loads(data)
-    except (OSError, ValueError, RecursionError):
-        return None
-    return _structure(raw)
-
-
-def _use(doc: CacheDocument) -> tuple[Catalog | None, tuple[SourceRecord, ...] | None]:
-    """Check every source; return the compiled catalog (None if invalid) and, when some stats
-    changed but no content did, the refreshed source list to write back."""
-    refreshed: list[SourceRecord] = []
-    stale = False
-    for source in doc.sources:
-        try:
-            now = _identity(os.stat(source.path))
-            if now != source.stat:
-                if _sha256(source.path) != source.sha256:
-                    return None, None
-                stale = True
-                source = attrs.evolve(source, stat=now)
-        except OSError:
-            return None, None
-        refreshed.append(source)
-    paths = [source.path for source in refreshed]
-    if not _covers(doc, paths):
-        return None, None
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise Ignored(f"unreadable: {exc.strerror or exc}") from None
+    if len(data) > MAX_CACHE_BYTES:
+        raise Ignored(f"larger than {MAX_CACHE_BYTES} bytes")
+    header, newline, body = data.partition(b"\n")
+    words = header.split(b" ")
+    if not newline or len(words) != 3 or words[0] != MAGIC:
+        raise Ignored("not sealed by forge-policy (no header line)")
+    if words[1] != str(FORMAT).encode():
+        raise Ignored(f"format {words[1].decode('ascii', 'replace')}, not {FORMAT}")
+    key = _read_key(os.path.dirname(path))
+    if key is None:
+        raise Ignored(f"no key to check its seal ({KEY_FILE} is missing or damaged)")
+    if not _same(words[2].decode("ascii", "replace"), seal(key, body)):
+        raise Ignored("its seal does not match: it was not written by forge-policy with this key")
     try:
-        catalog = _compile(doc.specs, doc.root, [p for p in paths if p not in LOADER_FILES])
-    except Exception:  # specs that structure but do not compile: rebuild from the YAML
-        return None, None
-    return catalog, tuple(refreshed) if stale else None
+        raw = json.loads(body)
+    except (ValueError, RecursionError):
+        raise Ignored("sealed but not JSON") from None
+    doc = _structure(raw)
+    if doc is None:
+        raise Ignored("sealed but malformed")
+    return doc
 
 
-def _covers(doc: CacheDocument, paths: list[str]) -> bool:
-    """Whether the recorded sources are exactly the files this version reads to build the specs.
+def _cover(doc: CacheDocument) -> None:
+    """Whether the recorded sources are exactly the files this loader reads for ``doc.root``.
 
     The catalog files must be the index and one behavior file per spec, in that order (what
-    :func:`~forge_policy.catalog.loader.read_catalog` reads): a cache that lost a source entry,
-    or lost specs whose files it still records (which would load as a smaller, even empty,
-    catalog), is not trusted. Nor is one written by a loader with fewer files (same version
-    number, e.g. an editable install).
+    :func:`~forge_policy.catalog.loader.read_catalog` reads), and the rest every loader module
+    of this install: a cache that lost a source entry, lost specs whose files it still records
+    (which would load as a smaller, even empty, catalog), or was written by a loader with fewer
+    modules (same version number, e.g. an editable install) is not trusted.
     """
     needed = [os.path.join(doc.root, INDEX_FILE)]
     for spec in doc.specs:
         behavior_id = spec.get("id")
-        if not isinstance(behavior_id, str):
-            return False
+        if not isinstance(behavior_id, str) or "/" in behavior_id or behavior_id in ("", ".."):
+            raise Ignored("a spec without a valid id")
         needed.append(os.path.join(doc.root, behavior_id, BEHAVIOR_FILE))
-    if [path for path in paths if path not in LOADER_FILES] != needed:
-        return False
-    recorded = set(paths)
-    return all(path in recorded or not os.path.exists(path) for path in LOADER_FILES)
+    paths = [source.path for source in doc.sources]
+    loader = [path for path in LOADER_FILES if os.path.exists(path)]
+    if paths != [*needed, *loader]:
+        raise Ignored("its sources are not the catalog folder's index, behavior files and loader")
+
+
+def _check_sources(doc: CacheDocument) -> tuple[SourceRecord, ...] | None:
+    """Raise :class:`Ignored` unless every source is unchanged; return the sources with their
+    new stats when some changed stat only (and settled), else None."""
+    refreshed: list[SourceRecord] = []
+    stale = False
+    now_ns = 0
+    for source in doc.sources:
+        try:
+            identity = _identity(os.stat(source.path))
+            if identity != source.stat:
+                if _sha256(source.path) != source.sha256:
+                    raise Ignored(f"{source.path} changed since it was cached")
+                now_ns = now_ns or time.time_ns()
+                fresh = _settled(identity, now_ns)
+                if fresh != source.stat:
+                    stale = True
+                    source = attrs.evolve(source, stat=fresh)
+        except OSError:
+            raise Ignored(f"{source.path} is missing") from None
+        refreshed.append(source)
+    return tuple(refreshed) if stale else None
 
 
 def _compile(specs: Sequence[dict[str, Any]], root: str, sources: list[str]) -> Catalog:
     return Catalog([Behavior(spec) for spec in specs], root=root, sources=sources)
 
 
-def _write_atomic(path: str, data: bytes) -> bool:
-    folder = os.path.dirname(path)
+# -- the key and the sealed writes -----------------------------------------------------------
+
+
+def _read_key(folder: str) -> bytes | None:
+    try:
+        with open(os.path.join(folder, KEY_FILE), "rb") as handle:
+            key = handle.read(KEY_BYTES + 1)
+    except OSError:
+        return None
+    return key if len(key) == KEY_BYTES else None
+
+
+def _make_key(folder: str) -> bytes | None:
+    """The folder's key, made when missing or damaged (its caches then no longer verify)."""
+    key = _read_key(folder)
+    if key is not None:
+        return key
+    path = os.path.join(folder, KEY_FILE)
     tmp = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, os.urandom(KEY_BYTES))
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # complete when it appears; a concurrent maker's key wins
+        except FileExistsError:
+            if _read_key(folder) is None:  # there, but damaged: replace it
+                os.replace(tmp, path)
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return _read_key(folder)
+
+
+def _write_sealed(path: str, body: bytes) -> bool:
+    folder = os.path.dirname(path)
     try:
         if not os.path.isdir(folder):
             os.makedirs(folder, exist_ok=True)
             _ignore_in_git(folder)
+    except OSError:
+        return False
+    key = _make_key(folder)
+    if key is None:
+        return False
+    header = b"%s %d %s\n" % (MAGIC, FORMAT, seal(key, body).encode("ascii"))
+    return _write_atomic(path, header + body)
+
+
+def _write_atomic(path: str, data: bytes) -> bool:
+    tmp = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             view = memoryview(data)

@@ -37,7 +37,8 @@ def _cell(value: object) -> str:
 
 def dumps(value: object) -> str:
     """Indented JSON for ``--json`` output; typed results are unstructured first (see
-    :func:`to_json`).
+    :func:`to_json`), and every string (keys too) is redacted
+    (:func:`forge_policy.audit.verify.clean`): a secret never reaches the output.
 
     >>> from forge_policy.engine.reports import SessionTally
     >>> print(dumps({"tally": SessionTally(2, 1, 0)}))
@@ -49,7 +50,9 @@ def dumps(value: object) -> str:
       }
     }
     """
-    return json.dumps(to_json(value), indent=2, ensure_ascii=False, default=str)
+    from forge_policy.audit.verify import clean
+
+    return json.dumps(clean(to_json(value)), indent=2, ensure_ascii=False)
 
 
 def to_json(value: object) -> Any:
@@ -61,12 +64,16 @@ def to_json(value: object) -> Any:
 
 
 def short(value: object, limit: int = 60) -> str:
-    """``repr``-like, cut to ``limit`` characters.
+    """``repr``-like, redacted, then cut to ``limit`` characters (cutting first could leave a
+    secret its pattern no longer recognizes).
 
     >>> short("x" * 80, 10)
     "'xxxxxxx…'"
+    >>> print(short('password="correct horse battery staple"', 20))
+    'password="[REDACT…'
     """
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    if isinstance(value, str):
-        text = repr(value)
+    from forge_policy.audit.verify import clean
+
+    value = clean(value)
+    text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 2] + "…" + text[-1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from forge_policy.cli import catalog_cmds, git_cmds, session_cmds, setup_cmds, worker_cmds
+from forge_policy.cli import catalog_cmds, git_cmds, guard, session_cmds, setup_cmds, worker_cmds
 from forge_policy.cli.context import (
     INTEGRITY_FAILURE,
     OVERVIEW,
@@ -70,6 +70,10 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
 
     ctx = Context(out or sys.stdout, err or sys.stderr)
     args = build_parser().parse_args(argv)  # exits 2 on bad usage, 0 on --help
+    refused = guard.check(args)
+    if refused:
+        ctx.note(refused)
+        return USAGE
     try:
         code: int = args.handler(args, ctx)
         return code

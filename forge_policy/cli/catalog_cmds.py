@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from forge_policy.cli._format import dumps, table
+from forge_policy.cli._format import table
 from forge_policy.cli.context import OK, REFUSED
 
 TYPE_CHECKING = False
@@ -30,7 +30,8 @@ def register(command: Callable[..., Any]) -> None:
         "validate",
         cmd_validate,
         "Check a catalog folder (or one behavior file) and print every problem as "
-        "file:line:col: field: message. Exit 1 when there is any.",
+        "file:line:col: field: message. Exit 1 when there is any. For the configured catalog, "
+        "also say which compiled cache files were ignored and why (they are rebuilt).",
     )
     p.add_argument("directory", metavar="DIR", nargs="?", help="default: the configured catalog")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -80,7 +81,7 @@ def cmd_list(args: Namespace, ctx: Context) -> int:
     catalog, bypassed = _catalog(ctx)
     entries = catalog_entries(catalog, bypassed)
     if args.json:
-        ctx.print(dumps({"catalog": catalog.root, "behaviors": entries}))
+        ctx.print_json({"catalog": catalog.root, "behaviors": entries})
         return OK
     header = ["id", "enabled", "default", "category", "tuning", "name"]
     ctx.print(
@@ -109,7 +110,7 @@ def cmd_describe(args: Namespace, ctx: Context) -> int:
     catalog, bypassed = _catalog(ctx)
     b = find_behavior(catalog, args.behavior_id)
     if args.json:
-        ctx.print(dumps(dict(b.spec)))
+        ctx.print_json(dict(b.spec))
         return OK
     enabled = f"no ({bypassed[b.id]})" if b.id in bypassed else ("yes" if b.enabled else "no")
     lines = [
@@ -152,7 +153,8 @@ def cmd_describe(args: Namespace, ctx: Context) -> int:
 
 
 def cmd_validate(args: Namespace, ctx: Context) -> int:
-    """``forge-policy validate [DIR]``: reads the YAML itself, never the compiled cache."""
+    """``forge-policy validate [DIR]``: reads the YAML itself, never the compiled cache, then
+    (for the configured catalog) says which cache files the hook would ignore, and why."""
     from forge_policy.catalog.loader import BUILTIN_DIR, load_catalog
     from forge_policy.errors import CatalogError
 
@@ -161,7 +163,7 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
         catalog = load_catalog(target)
     except CatalogError as exc:
         if args.json:
-            ctx.print(dumps({"ok": False, "issues": [i.to_dict() for i in exc.issues]}))
+            ctx.print_json({"ok": False, "issues": [i.to_dict() for i in exc.issues]})
         else:
             for issue in exc.issues:
                 ctx.print(str(issue))
@@ -169,11 +171,40 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
             ctx.note(f"{target}: {count} problem{'s' if count != 1 else ''}")
         return REFUSED
     enabled = sum(b.enabled for b in catalog.behaviors)
+    cache = _check_cache(ctx, target, catalog)
     if args.json:
-        ctx.print(dumps({"ok": True, "behaviors": len(catalog), "enabled": enabled}))
-    else:
-        ctx.print(f"ok: {target}: {len(catalog)} behaviors, {enabled} enabled")
+        result: dict[str, Any] = {"ok": True, "behaviors": len(catalog), "enabled": enabled}
+        if cache is not None:
+            result["cache"] = cache
+        ctx.print_json(result)
+        return OK
+    ctx.print(f"ok: {target}: {len(catalog)} behaviors, {enabled} enabled")
+    if cache is not None and cache["ignored"]:
+        for entry in cache["ignored"]:
+            ctx.print(f"cache: ignored {entry['path']}: {entry['reason']}")
+        outcome = {
+            "rebuilt": "cache: rebuilt from the YAML",
+            "unwritable": "cache: cannot be written: the hook parses the YAML each time",
+        }
+        ctx.print(outcome.get(cache["status"], f"cache: using {cache['used']}"))
     return OK
+
+
+def _check_cache(ctx: Context, target: str, catalog: Catalog) -> dict[str, Any] | None:
+    """For the configured catalog folder: the compiled cache's status and every cache file the
+    hook would ignore, with the reason (see :meth:`CatalogCache.check`); None for another."""
+    from forge_policy.catalog.cache import BUILTIN_DIR, CatalogCache
+
+    configured = os.path.abspath(ctx.config.catalog_dir or BUILTIN_DIR)
+    if os.path.abspath(target) != configured or not os.path.isdir(configured):
+        return None
+    cache = CatalogCache(ctx.config.cache_paths())
+    ignored = cache.check(configured, catalog)
+    return {
+        "status": cache.status,
+        "used": cache.used,
+        "ignored": [{"path": path, "reason": reason} for path, reason in ignored],
+    }
 
 
 def _copied_note(ctx: Context, folder: str) -> None:

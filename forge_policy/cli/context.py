@@ -36,7 +36,8 @@ Exit codes (every command)::
     0  success
     1  validation failed or request refused: the catalog does not load, unknown behavior,
        no override for a hard block, a settings file init cannot merge into, a bad event
-    2  usage: bad arguments or FORGE_* variables
+    2  usage: bad arguments or FORGE_* variables; a governance-changing command inside an
+       agent's tool call, or an override that is the user's, without a terminal on stdin
     3  store, audit or file-system failure: state, audit log or a project file unreadable
        or unwritable, lock timeout
     4  integrity failure: the audit log was edited, truncated or reordered
@@ -73,9 +74,19 @@ class Context:
         return self._evaluator
 
     def print(self, text: str = "") -> None:
-        """One line (or block) on stdout."""
-        self.out.write(text + "\n")
+        """One line (or block) on stdout, redacted (:func:`forge_policy.secrets.redact`)."""
+        from forge_policy.secrets import redact
+
+        self.out.write(redact(text) + "\n")
+
+    def print_json(self, value: object) -> None:
+        """``value`` as indented JSON on stdout (``--json``), every string in it redacted."""
+        from forge_policy.cli._format import dumps
+
+        self.out.write(dumps(value) + "\n")
 
     def note(self, text: str) -> None:
-        """A message for the user on stderr."""
-        self.err.write(f"forge-policy: {text}\n")
+        """A message for the user on stderr, redacted."""
+        from forge_policy.secrets import redact
+
+        self.err.write(f"forge-policy: {redact(text)}\n")

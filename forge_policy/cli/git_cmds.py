@@ -121,7 +121,15 @@ def main(argv: list[str] | None = None) -> int:
     register(command)
     words = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(words[1:] if words[:1] == ["git"] else words)
-    code: int = args.handler(args, Context(sys.stdout, sys.stderr))
+    from forge_policy.cli import guard
+    from forge_policy.cli.context import USAGE
+
+    ctx = Context(sys.stdout, sys.stderr)
+    refused = guard.check(argparse.Namespace(command="git", git_command=args.git_command))
+    if refused:
+        ctx.note(refused)
+        return USAGE
+    code: int = args.handler(args, ctx)
     return code
 
 

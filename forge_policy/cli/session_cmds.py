@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from forge_policy.cli._format import dumps, short, table, to_json
+from forge_policy.cli._format import short, table, to_json
 from forge_policy.cli.context import OK, USAGE
 
 TYPE_CHECKING = False
@@ -58,7 +58,7 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
     sessions = status(ctx.evaluator, args.session)
     serve = probe(ctx.config.root)
     if args.json:
-        ctx.print(dumps({"sessions": to_json(sessions), "serve": serve}))
+        ctx.print_json({"sessions": to_json(sessions), "serve": serve})
         return OK
     if not sessions:
         ctx.print("no live sessions")
@@ -139,7 +139,7 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
         payload["session_id"] = args.session
     report = ctx.evaluator.explain(Event.from_claude_code(payload))
     if args.json:
-        ctx.print(dumps(to_json(report)))
+        ctx.print_json(to_json(report))
         return OK
     decision = report.decision
     event = decision.event
@@ -168,17 +168,24 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
 
 def cmd_override(args: Namespace, ctx: Context) -> int:
     """``forge-policy override ID --session SID --reason TEXT [--json]``."""
+    from forge_policy.cli import guard
     from forge_policy.errors import Refused
+    from forge_policy.model import OVERRIDE_BY_USER
     from forge_policy.ops.admin import find_behavior
 
     evaluator = ctx.evaluator
-    find_behavior(evaluator.catalog, args.behavior_id)
+    behavior = find_behavior(evaluator.catalog, args.behavior_id)
+    if behavior.override == OVERRIDE_BY_USER:
+        refused = guard.user_override_refusal(behavior.id, tty=guard.has_terminal(sys.stdin))
+        if refused:
+            ctx.note(refused)
+            return USAGE
     try:
         grant = evaluator.override(args.session, args.behavior_id, reason=args.reason)
     except (KeyError, ValueError) as exc:
         raise Refused(str(exc.args[0])) from None
     if args.json:
-        ctx.print(dumps(grant))
+        ctx.print_json(grant)
         return OK
     window = int(evaluator.settings.override_window)
     ctx.print(

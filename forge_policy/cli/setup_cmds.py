@@ -3,7 +3,7 @@ but dispatched in :func:`forge_policy.cli.main` before argparse)."""
 
 from __future__ import annotations
 
-from forge_policy.cli._format import dumps, table, to_json
+from forge_policy.cli._format import table, to_json
 from forge_policy.cli.context import INTEGRITY_FAILURE, OK
 from forge_policy.serve import DEFAULT_PORT, MAX_BODY
 
@@ -20,12 +20,13 @@ WARNING: http hooks fail OPEN. Claude Code treats an http hook that cannot conne
 non-blocking error: while `forge-policy serve` is not running, EVERY tool call goes through
 unchecked. Run init --serve without --http-only for the safe form (a command hook that asks the
 server and evaluates in-process when it does not answer).
-Claude Code sends the token from its environment; start it with:
+Claude Code sends the token itself (to whatever listens on the port); start it with:
   export {env}="$(cat {token})"
 """
 VIA_SERVE_NOTE = """\
-serve mode: hooks run `forge-policy hook --via-serve`: they ask the server at {host}:{port} and
-evaluate in-process when it does not answer. Start the server with: forge-policy serve
+serve mode: hooks run `forge-policy hook --via-serve`: they ask the server at {host}:{port}
+and evaluate in-process when it does not answer, or not with an answer signed with the token
+(which they never send). Start the server with: forge-policy serve
 """
 WORKER_NOTE = """\
 hooks run the warm-worker client: the first call starts a per-project worker (it exits after
@@ -45,8 +46,8 @@ def register(command: Callable[..., Any]) -> None:
     p.add_argument(
         "--via-serve",
         action="store_true",
-        help="ask the running `forge-policy serve` first; evaluate in-process when it does "
-        "not answer",
+        help="ask the running `forge-policy serve` first; evaluate in-process unless it "
+        "gives a complete answer signed for this request",
     )
     p = command(
         "serve",
@@ -164,7 +165,7 @@ def cmd_audit(args: Namespace, ctx: Context) -> int:
     verified = verify_audit(evaluator) if args.verify else None
     if verified is not None and not verified.ok:
         if args.json:
-            ctx.print(dumps({"verify": verified.to_dict()}))
+            ctx.print_json({"verify": verified.to_dict()})
         for problem in verified.problems:
             ctx.note(f"audit log: {problem}")
         ctx.note(f"integrity failure: the audit log ({verified.records} records) is broken")
@@ -174,7 +175,7 @@ def cmd_audit(args: Namespace, ctx: Context) -> int:
         result = to_json(summary)
         if verified is not None:
             result["verify"] = verified.to_dict()
-        ctx.print(dumps(result))
+        ctx.print_json(result)
         return OK
     enabled = summary.enabled or ()
     ctx.print(

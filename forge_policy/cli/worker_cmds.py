@@ -60,11 +60,9 @@ def ask(root: str, kind: bytes, timeout: float = 2.0) -> dict[str, Any] | str:
 
 def cmd_worker_status(args: Namespace, ctx: Context) -> int:
     """``forge-policy worker status [--json]``: exit 0 when it answers, 1 otherwise."""
-    from forge_policy.cli._format import dumps
-
     found = ask(ctx.config.root, b"status")
     if getattr(args, "json", False):
-        ctx.print(dumps({"running": isinstance(found, dict), "detail": found}))
+        ctx.print_json({"running": isinstance(found, dict), "detail": found})
     elif isinstance(found, str):
         ctx.print(f"worker: {found}")
     else:

@@ -11,7 +11,7 @@ variable                            meaning (default)
                                     ``postgresql://…``, ``memory``
 ``FORGE_SESSION_TTL_SECONDS``       session expiry after last access (86400)
 ``FORGE_OVERRIDE_WINDOW_SECONDS``   override-by-retry window (60)
-``FORGE_LOCK_TIMEOUT``              store lock / busy timeout in seconds (2)
+``FORGE_LOCK_TIMEOUT``              store lock / busy timeout in seconds (15)
 ``FORGE_PROFILE``                   ``minimal``, ``standard`` or ``strict`` (standard)
 ``FORGE_DISABLE``                   comma-separated behavior ids to bypass (see
                                     :mod:`forge_policy.engine.bypass`)
@@ -49,6 +49,7 @@ import attrs
 
 from forge_policy.catalog.behavior import DEFAULT_PROFILE, PROFILES
 from forge_policy.errors import ConfigError
+from forge_policy.stores._filelock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class Config:
     store: str = "file"
     ttl: float = 86400.0
     override_window: float = 60.0
-    lock_timeout: float = 2.0
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     profile: str = DEFAULT_PROFILE
     #: behavior id -> the variable that disabled it
     disable: dict[str, str] = attrs.field(default=None, converter=_disable_map)
@@ -144,7 +145,7 @@ class Config:
             store=_store_spec(get("FORGE_STORE") or "file", place),
             ttl=_seconds("FORGE_SESSION_TTL_SECONDS", get, 86400.0, positive=True),
             override_window=_seconds("FORGE_OVERRIDE_WINDOW_SECONDS", get, 60.0),
-            lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, 2.0),
+            lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, DEFAULT_LOCK_TIMEOUT),
             profile=_choice("FORGE_PROFILE", get("FORGE_PROFILE") or DEFAULT_PROFILE, PROFILES),
             disable=_disabled(get),
             on_error=on_error_from(env),
@@ -166,19 +167,34 @@ class Config:
         return default if os.path.isdir(default) else None
 
     def cache_paths(self) -> list[str]:
-        """Where the compiled catalog cache may live: ``<root>/runtime/``, else (root not
-        writable) the user's cache folder; the file name is keyed by the catalog folder, so two
-        installs (a venv and a pipx CLI) or two catalogs never overwrite each other's cache."""
+        """Where the compiled catalog cache may live (see :mod:`forge_policy.catalog.cache`).
+
+        ``<root>/runtime/``, sealed with that folder's key. The file name is keyed by the
+        catalog folder, so two installs (a venv and a pipx CLI) or two catalogs never overwrite
+        each other's cache. The user's cache folder comes second for the built-in catalog only:
+        its sources are the installed package's files, the same for every project, so a cache
+        of them (sealed with the user folder's own key, checked against those files like any
+        other) holds nothing one project could use to change another's catalog. A project's
+        own catalog is never cached outside the project.
+
+        >>> config = Config(root="/p/.forge", environ={"XDG_CACHE_HOME": "/c"})
+        >>> [path.split("/catalog-cache-")[0] for path in config.cache_paths()]
+        ['/p/.forge/runtime', '/c/forge-policy']
+        >>> len(Config(root="/p/.forge", behaviors_dir="/p/rules").cache_paths())
+        1
+        """
         from forge_policy.catalog.cache import BUILTIN_DIR
         from forge_policy.model import sha256_hex  # not hashlib: it loads OpenSSL
 
         catalog = os.path.abspath(self.catalog_dir or BUILTIN_DIR)
         name = f"catalog-cache-{sha256_hex(catalog.encode('utf-8'))[:16]}.json"
-        xdg = self.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        return [
-            os.path.join(self.root, "runtime", name),
-            os.path.join(xdg, "forge-policy", name),
-        ]
+        paths = [os.path.join(self.root, "runtime", name)]
+        if self.catalog_dir is None:
+            home = os.path.join(os.path.expanduser("~"), ".cache")
+            paths.append(
+                os.path.join(self.environ.get("XDG_CACHE_HOME") or home, "forge-policy", name)
+            )
+        return paths
 
     def load_catalog(self) -> Catalog:
         """The configured catalog through the compiled cache (``FORGE_DISABLE`` not applied).

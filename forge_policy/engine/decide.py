@@ -92,8 +92,14 @@ def could_override(state: SessionState, event: Event, now: float, window: float)
     >>> could_override(SessionState.new(0.0), Event("Stop", "s"), 0.0, 60.0)
     False
     """
+    behaviors = state.data.get("behaviors")
+    if not isinstance(behaviors, dict):
+        return False
     identity = ""
-    for behavior_id in state.behavior_ids():
+    for behavior_id, data in behaviors.items():
+        # read raw first: on most events no behavior holds a grant or a pending block
+        if type(data) is not dict or not (data.get("grant") or data.get("pending_block")):
+            continue
         bstate = state.find(behavior_id)
         if bstate is None:
             continue
@@ -126,17 +132,29 @@ class _Scratch:
         self.totals: dict[str, Any] = dict(totals) if isinstance(totals, dict) else {}
         self.effects: list[Effect] = []
 
+    # a change that changes nothing is no effect: the allow path then neither copies the
+    # state nor compares it (a flag set on every Grep, a total reset when there is none)
+
     def set_flag(self, name: str, present: bool) -> None:
         if present:
+            if self.flags.get(name) is True:
+                return
             self.flags[name] = True
         else:
+            if name not in self.flags:
+                return
             del self.flags[name]
         self.effects.append(SetFlag(name, present))
 
     def set_total(self, name: str, value: float | None) -> None:
         if value is None:
-            self.totals.pop(name, None)
+            if name not in self.totals:
+                return
+            self.totals.pop(name)
         else:
+            old = self.totals.get(name)
+            if old == value and type(old) is type(value):
+                return
             self.totals[name] = value
         self.effects.append(SetTotal(name, value))
 
@@ -233,21 +251,23 @@ def _with_pending(state: SessionState) -> list[str]:
     behaviors = state.data.get("behaviors")
     if not isinstance(behaviors, dict):
         return []
-    return [
-        behavior_id
-        for behavior_id, data in behaviors.items()
-        if isinstance(data, dict) and isinstance(data.get("pending_block"), dict)
-    ]
+    held = []
+    for behavior_id, data in behaviors.items():
+        # truthiness first: almost every behavior holds null here
+        pending = data.get("pending_block") if type(data) is dict else None
+        if pending and type(pending) is dict:
+            held.append(behavior_id)
+    return held
 
 
 class _Chain:
     """One event on its way down the catalog: what every behavior's step needs."""
 
     __slots__ = (
+        "_identity",
         "auto_approve",
         "event",
         "facts",
-        "identity",
         "now",
         "scratch",
         "settings",
@@ -269,9 +289,16 @@ class _Chain:
         self.settings = settings
         self.facts = facts
         self.auto_approve = auto_approve
-        self.identity = event_identity(event)
+        self._identity = ""
         self.scratch = _Scratch(state)
         self.trace: list[dict[str, Any]] | None = [] if explain else None
+
+    @property
+    def identity(self) -> str:
+        """The call's hash (SPEC §4), computed once, on first need: most events never ask."""
+        if not self._identity:
+            self._identity = event_identity(self.event)
+        return self._identity
 
     def cannot_fire(self, behavior: Behavior, bstate: BehaviorState | None) -> bool:
         """Whether ``behavior`` surely does nothing with this event (its first required
@@ -287,7 +314,7 @@ class _Chain:
         """What ``behavior`` does with this event: pass a pending block's retry (SPEC §4:
         checked before any flag is consumed), or run its triggers and judge a violation."""
         event = self.event
-        if bstate is not None:
+        if bstate is not None and isinstance(bstate.data.get("pending_block"), dict):
             window = self.settings.override_window
             passed = retry_pass(event, behavior.id, bstate, self.identity, self.now, window)
             if passed is not None:

@@ -82,7 +82,7 @@ class SetGrant:
 @attrs.frozen
 class AddOverride:
     """An override: ``record`` goes to the audit log, and (without its ``kind``) to the
-    behavior's ``overrides[]``."""
+    behavior's ``overrides[]`` (:meth:`~forge_policy.state.BehaviorState.add_override`)."""
 
     behavior_id: str
     record: dict[str, Any] = attrs.field(eq=False)
@@ -145,8 +145,7 @@ def apply_effects(state: SessionState, effects: Iterable[Effect]) -> None:
         elif isinstance(effect, SetGrant):
             state.behavior(effect.behavior_id).grant = effect.grant
         elif isinstance(effect, AddOverride):
-            entry = {k: v for k, v in effect.record.items() if k != "kind"}
-            state.behavior(effect.behavior_id).overrides.append(entry)
+            state.behavior(effect.behavior_id).add_override(effect.record)
         # Audit: the log only
 
 

@@ -29,6 +29,7 @@ from forge_policy.errors import AuditError, StoreError
 from forge_policy.levels import Level
 from forge_policy.model import Decision, Event
 from forge_policy.state import Grant, SessionState
+from forge_policy.stores.base import read_only
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,6 +48,13 @@ __all__ = ["RECONCILE_MARGIN", "Evaluator", "random_id"]
 
 #: Seconds allowed between a decision and its audit append (lock waits), when reconciling.
 RECONCILE_MARGIN = 30.0
+
+
+def _same(view: SessionState | None, current: SessionState | None) -> bool:
+    """Whether the transaction read the state the read-only view showed."""
+    if view is None or current is None:
+        return view is current
+    return view.data == current.data
 
 
 def random_id() -> str:
@@ -128,10 +136,16 @@ class Evaluator:
         """
         now = self.clock()
         facts = self._facts_for(event)
+        early = self._decide_read_only(event, now, facts)
+        if early is not None and early[2] is None:
+            return early[1].decision  # the allow path: no lock, no copy, no write
         audited: list[Outcome] = []
 
         def apply(current: SessionState | None) -> tuple[Outcome, SessionState | None]:
-            outcome, state = self._decide(event, current, now, facts)
+            if early is not None and _same(early[0], current):
+                outcome, state = early[1], early[2]  # decided on this very state already
+            else:
+                outcome, state = self._decide(event, current, now, facts)
             if state is None:
                 return outcome, None  # the allow path writes nothing
             state.touch(now)
@@ -156,6 +170,27 @@ class Evaluator:
             return self._stateless(event, now, exc, facts)
         return outcome.decision
 
+    def _decide_read_only(
+        self, event: Event, now: float, facts: FactCache
+    ) -> tuple[SessionState | None, Outcome, SessionState | None] | None:
+        """Decide on a read-only view of the state (no lock, no copy): ``(view, outcome, state
+        to write)``, the last None when the decision changes nothing — then it is final, since
+        a lockless read of a committed state is one serial order of the transactions and a
+        decision that writes nothing needs no other (SPEC §3.8 is about lost writes). The
+        transaction reuses the outcome when it reads the same state. None: decide in the
+        transaction only (the view could not be read, or an override may consume something:
+        that decision reconciles with the audit log first)."""
+        try:
+            current = read_only(self.store, event.session_id)
+        except (StoreError, OSError):
+            return None  # the transaction meets it too, and decides statelessly
+        fresh = current is None or self._expired(current, now)
+        window = self.settings.override_window
+        if current is not None and not fresh and could_override(current, event, now, window):
+            return None
+        outcome, state = self._decide(event, current, now, facts, fresh=fresh, consumable=False)
+        return current, outcome, state
+
     def facts_for(self, event: Event) -> FactCache:
         """The fact cache the next :meth:`evaluate` of this very ``event`` object will use
         (once): a dry run before it (``FORGE_DISABLE`` bypass records) shares the facts it
@@ -174,21 +209,32 @@ class Evaluator:
         return FactCache(event, self.facts)
 
     def _decide(
-        self, event: Event, current: SessionState | None, now: float, facts: FactCache
+        self,
+        event: Event,
+        current: SessionState | None,
+        now: float,
+        facts: FactCache,
+        *,
+        fresh: bool | None = None,
+        consumable: bool | None = None,
     ) -> tuple[Outcome, SessionState | None]:
         """Decide ``event`` against the stored ``current`` state; return the outcome and the
         state to write (its effects applied), or None when nothing changed and no touch is due.
 
         ``current`` is never changed. When it holds something an override could consume, it is
         first brought up to the audit log: a crash between an earlier audit write and its
-        state write must not let one block be overridden twice.
+        state write must not let one block be overridden twice. ``fresh`` (the state is missing
+        or expired) and ``consumable`` (:func:`could_override`) are given when already known.
         """
         settings = self.settings
-        fresh = current is None or self._expired(current, now)
+        if fresh is None:
+            fresh = current is None or self._expired(current, now)
         base = SessionState.new(now) if current is None or fresh else current
         if current is not None and not fresh:
             window = settings.override_window
-            if could_override(current, event, now, window):
+            if consumable is None:
+                consumable = could_override(current, event, now, window)
+            if consumable:
                 reconciled = current.copy()
                 # an override consumes a block or grant of the last window: only records of
                 # that period can be missing from the state (with a margin for append delays)
@@ -295,6 +341,7 @@ class Evaluator:
         ('search-first', '1970-01-01T00:01:00.000000+00:00')
         """
         from forge_policy._time import iso
+        from forge_policy.secrets import redact
 
         behavior = self.catalog.get(behavior_id)
         if behavior is None:
@@ -308,6 +355,7 @@ class Evaluator:
                 "there is nothing to override"
             )
         now = self.clock()
+        reason = redact(reason)  # stored in the state, then in the audit record of its use
         granted_at, grant_id = iso(now), self.random_id()
         grant = Grant(at=now, reason=reason, granted_at=granted_at, grant_id=grant_id)
 

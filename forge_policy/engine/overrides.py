@@ -112,7 +112,8 @@ def retry_pass(
     window: float,
 ) -> Step | None:
     """The retry of a pending block within the window passes, once (checked before any flag
-    is consumed). A live grant is spent with it: one block, one pass. Tentative."""
+    is consumed). A live grant is spent with it: one block, one pass. A ``user`` block is
+    passed only by a grant: without one its retry is asked again. Tentative."""
     pending = bstate.pending_block if bstate is not None else None
     if (
         bstate is None
@@ -124,13 +125,15 @@ def retry_pass(
     ):
         return None
     grant = live_grant(bstate, now, window)
+    if grant is None and pending.mode == "user":
+        # SPEC §4: only the PostToolUse of the asked call proves the user let it run; a retry
+        # after a refusal (no PostToolUse) is asked again, never taken as the user's yes
+        return None
     effects: list[Effect] = [SetPendingBlock(behavior_id, None)]
     released: tuple[str, ...]
     if grant is not None:  # the user's explicit override is spent on this retry
         effects.append(SetGrant(behavior_id, None))
         mechanism, reason, released = "explicit", grant.reason, ("pending", "grant")
-    elif pending.mode == "user":
-        mechanism, reason, released = "user", USER_APPROVED, ("pending",)
     else:
         mechanism, reason, released = "retry", "", ("pending",)
     record = override_record(

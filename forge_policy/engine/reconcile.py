@@ -3,8 +3,10 @@
 The evaluator appends audit records (fsynced) *before* it writes the session state, so a crash in
 between leaves records the state has not seen. :func:`reconcile_session` replays them:
 
-- an ``override`` whose ``override_id`` the state does not hold is added to that behavior's
-  ``overrides[]``, and the pending block (or explicit grant) it consumed is cleared;
+- an ``override`` whose ``override_id`` the state does not hold, made after the behavior's
+  ``override_horizon`` (older records were applied and then dropped from the bounded state), is
+  added to that behavior's ``overrides[]``, and the pending block (or explicit grant) it
+  consumed is cleared;
 - a ``block`` or ``violation`` whose ``counter`` is above the state's counter raises the counter
   and the effective level (a block also counts in ``blocks``); with a ``call_hash`` in the record,
   the latest soft block is restored as the pending block.
@@ -36,8 +38,6 @@ if TYPE_CHECKING:
 
     from forge_policy.state import BehaviorState, SessionState
 
-_NOT_STATE = ("kind", "seq", "prev")
-
 
 def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) -> list[str]:
     """Apply the audit records of one session (oldest first) that ``state`` is missing; return
@@ -58,7 +58,9 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
         kind = record.get("kind")
         if kind == "override":
             override_id = str(record.get("override_id") or "")
-            if override_id and override_id not in known:
+            seen = state.find(behavior_id)
+            horizon = seen.override_horizon if seen is not None else None
+            if override_id and override_id not in known and (horizon is None or at > horizon):
                 known.add(override_id)
                 added.append(override_id)
                 _apply_override(state.behavior(behavior_id), record, at)
@@ -68,7 +70,7 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
 
 
 def _apply_override(bstate: BehaviorState, record: dict[str, Any], at: float) -> None:
-    bstate.overrides.append({k: v for k, v in record.items() if k not in _NOT_STATE})
+    bstate.add_override(record)
     mechanism = record.get("mechanism")
     released = record.get("released")
     if isinstance(released, list):  # the evaluator says what the override consumed

@@ -117,7 +117,7 @@ def status_of(catalog: Catalog, session_id: str, state: SessionState | None) -> 
             level=bstate.effective_level if bstate is not None else None,
             next_threshold=next_threshold(counter, behavior.escalation),
             pending_block=bool(bstate is not None and bstate.pending_block),
-            overrides=len(bstate.overrides) if bstate is not None else 0,
+            overrides=bstate.override_count if bstate is not None else 0,
             blocks=bstate.blocks if bstate is not None else 0,
             session_disabled=behavior.id in off,
             override_granted=granted_at if isinstance(granted_at, str) else None,

@@ -216,8 +216,10 @@ def _decide(
 
 
 def _report(decision: Decision, err: IO[str]) -> int:
+    from forge_policy.secrets import redact
+
     for line in decision.diagnostics:
-        err.write(f"forge-policy: {line}\n")
+        err.write(f"forge-policy: {redact(line)}\n")
     blocking = decision.blocking
     if blocking is None:
         for message in decision.messages:
@@ -236,6 +238,7 @@ def _report(decision: Decision, err: IO[str]) -> int:
 def _offending(violation: Any) -> list[str]:
     """``Offending line N: "…"``: the first line of the text a regex condition matched."""
     from forge_policy.catalog.dsl import compile_regex
+    from forge_policy.secrets import redact
 
     for condition in violation.conditions:
         if condition.operator != "regex_match" or not isinstance(condition.actual, str):
@@ -243,7 +246,7 @@ def _offending(violation: Any) -> list[str]:
         regex = compile_regex(str(condition.value))
         for number, line in enumerate(condition.actual.splitlines(), 1):
             if regex.search(line) is not None:
-                shown = line.strip()
+                shown = redact(line.strip())  # before the cut, which could hide a secret
                 shown = shown if len(shown) <= 100 else shown[:99] + "…"
                 return [f'  Offending line {number}: "{shown}"']
     return []

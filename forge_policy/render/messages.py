@@ -116,7 +116,9 @@ class TemplateValues(Mapping[str, object]):
         if name in self._base:
             return self._base[name]
         if name.startswith("facts.") and len(name) > 6 and self._facts is not None:
-            return shown(self._facts(name[6:]))
+            from forge_policy.secrets import redact  # a fact may quote the call's input
+
+            return redact(shown(self._facts(name[6:])))
         if name.startswith("session.totals.") and len(name) > 15 and self._totals is not None:
             return shown(self._totals.get(name[15:], 0))
         raise KeyError(name)

@@ -1,13 +1,23 @@
 """The ``forge-policy serve`` HTTP server (stdlib :mod:`http.server`; see :mod:`forge_policy.serve`
 for the protocol).
 
-One :class:`App` checks the token and hands payloads to the request handler it shares with the
-warm worker (:class:`forge_policy.serve.warm.Warm`): catalog reload on a changed file, answers
-byte-for-byte the command hook's, concurrent requests evaluated concurrently.
+One :class:`App` authenticates each request and hands payloads to the request handler it
+shares with the warm worker (:class:`forge_policy.serve.warm.Warm`): catalog reload on a
+changed file, answers byte-for-byte the command hook's, concurrent requests evaluated
+concurrently.
+
+Two credentials are accepted: ``X-Forge-Auth`` (``hook --via-serve`` and ``status``: a MAC over
+a fresh nonce and the body, :mod:`forge_policy.serve.auth`), whose ``200`` answers carry
+``X-Forge-Answer-MAC`` so the client can tell this server from an impostor on the port; and
+``Authorization: Bearer <token>`` (Claude Code http hooks, which can send nothing else; their
+answers are not signed, since they could not be checked). A signed request whose MAC is wrong,
+whose time is more than :data:`~forge_policy.serve.auth.FRESHNESS` seconds off, or whose nonce
+was already accepted (a replay) gets 401 like a missing token.
 """
 
 from __future__ import annotations
 
+import heapq
 import hmac
 import json
 import os
@@ -27,6 +37,14 @@ from forge_policy.serve import (
     read_token,
     token_path,
 )
+from forge_policy.serve.auth import (
+    ANSWER_MAC_HEADER,
+    AUTH_HEADER,
+    FRESHNESS,
+    answer_message,
+    parse_credential,
+    request_message,
+)
 from forge_policy.serve.warm import Warm
 
 TYPE_CHECKING = False
@@ -40,13 +58,47 @@ IDLE_TIMEOUT = 60.0
 DRAIN_SECONDS = 5.0
 
 
+class Nonces:
+    """The nonces of the signed requests accepted in the last freshness window: a second use is
+    a replay. Entries leave once their request's time is out of the window (a request that old
+    is refused anyway), so the set stays as small as the last minute's traffic."""
+
+    def __init__(self, window: float = FRESHNESS) -> None:
+        self.window = window
+        self._seen: set[bytes] = set()
+        self._expiry: list[tuple[float, bytes]] = []
+        self._lock = threading.Lock()
+
+    def first_use(self, nonce: bytes, stamp: float, now: float) -> bool:
+        """Record ``nonce`` (of a request made at ``stamp``); False when it was seen already.
+
+        >>> nonces = Nonces()
+        >>> nonces.first_use(b"n", 100, 100), nonces.first_use(b"n", 100, 101)
+        (True, False)
+        """
+        with self._lock:
+            while self._expiry and self._expiry[0][0] < now:
+                self._seen.discard(heapq.heappop(self._expiry)[1])
+            if nonce in self._seen:
+                return False
+            self._seen.add(nonce)
+            heapq.heappush(self._expiry, (stamp + self.window, nonce))
+            return True
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
 class App:
-    """The server's state: the token and the shared warm handler (:class:`Warm`)."""
+    """The server's state: the token, the nonces seen and the shared warm handler
+    (:class:`Warm`)."""
 
     def __init__(self, config: Config, token: str, *, max_body: int = MAX_BODY) -> None:
         self.config = config
+        self.key = token.encode("utf-8")
         self.token = f"Bearer {token}".encode()
         self.max_body = max_body
+        self.nonces = Nonces()
         self.warm = Warm(config)
 
     @property
@@ -62,6 +114,30 @@ class App:
     def authorized(self, header: str | None) -> bool:
         """Whether an ``Authorization`` header carries the token (constant-time compare)."""
         return header is not None and hmac.compare_digest(header.strip().encode(), self.token)
+
+    def verify(
+        self, credential: tuple[int, bytes, bytes], method: str, target: str, body: bytes
+    ) -> str:
+        """Why a signed request is refused, or ``""`` when its MAC, time and nonce are good.
+
+        The MAC is checked first, so that nobody without the key can use up a nonce.
+        """
+        stamp, nonce, mac = credential
+        expected = hmac.digest(
+            self.key, request_message(method, target, stamp, nonce, body), "sha256"
+        )
+        if not hmac.compare_digest(mac, expected):
+            return "wrong request MAC"
+        now = time.time()
+        if abs(now - stamp) > FRESHNESS:
+            return f"request time {stamp} is more than {FRESHNESS} s from the server's clock"
+        if not self.nonces.first_use(nonce, stamp, now):
+            return "nonce already used (a replayed request)"
+        return ""
+
+    def sign(self, credential: tuple[int, bytes, bytes], status: int, body: bytes) -> str:
+        """The ``X-Forge-Answer-MAC`` of an answer to a signed request."""
+        return hmac.digest(self.key, answer_message(credential[2], status, body), "sha256").hex()
 
     def answer(self, body: bytes) -> bytes:
         """The hook's answer to one payload, from the warm evaluator (reloaded if stale)."""
@@ -106,7 +182,14 @@ class Handler(BaseHTTPRequestHandler):
     def _serve(self, method: str) -> None:
         app = self.server.app
         path = self.path.split("?", 1)[0]
-        if not app.authorized(self.headers.get("Authorization")):
+        credential = None
+        signed = self.headers.get(AUTH_HEADER)
+        if signed is not None:
+            credential = parse_credential(signed)
+            if credential is None:
+                self._error(401, f"malformed {AUTH_HEADER} header")
+                return
+        elif not app.authorized(self.headers.get("Authorization")):
             self._error(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
             return
         if path not in (HOOK_PATH, HEALTH_PATH):
@@ -116,23 +199,34 @@ class Handler(BaseHTTPRequestHandler):
         if method != allowed:
             self._error(405, f"{path} takes {allowed}", {"Allow": allowed})
             return
+        body = b""
+        if path == HOOK_PATH:
+            length = self.headers.get("Content-Length")
+            if length is None or self.headers.get("Transfer-Encoding"):
+                self._error(411, "a Content-Length is required")
+                return
+            if not (length.strip().isascii() and length.strip().isdigit()):
+                self._error(400, "bad Content-Length")
+                return
+            if int(length) > app.max_body:
+                self._error(413, f"body over {app.max_body} bytes")
+                return
+            body = self.rfile.read(int(length))
+            if len(body) != int(length):  # the client went away mid-body: nothing to answer
+                self.close_connection = True
+                return
+        if credential is not None:
+            problem = app.verify(credential, method, self.path, body)
+            if problem:
+                self._error(401, problem)
+                return
         if path == HEALTH_PATH:
-            self._send(200, json.dumps(app.health()).encode())
-            return
-        length = self.headers.get("Content-Length")
-        if length is None or self.headers.get("Transfer-Encoding"):
-            self._error(411, "a Content-Length is required")
-            return
-        if not length.strip().isdigit():
-            self._error(400, "bad Content-Length")
-            return
-        if int(length) > app.max_body:
-            self._error(413, f"body over {app.max_body} bytes")
-            return
-        body = self.rfile.read(int(length))
-        with self.server.counting():
-            answer = app.answer(body)
-        self._send(200, answer)
+            answer = json.dumps(app.health()).encode()
+        else:
+            with self.server.counting():
+                answer = app.answer(body)
+        headers = {ANSWER_MAC_HEADER: app.sign(credential, 200, answer)} if credential else None
+        self._send(200, answer, headers)
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)

@@ -74,3 +74,25 @@ class RuntimeStore(Protocol):
     def close(self) -> None:
         """Release the backend's resources."""
         ...
+
+
+def read_only(store: RuntimeStore, session_id: str) -> SessionState | None:
+    """The session's state for a read that writes nothing: the store's optional
+    ``peek(session_id)`` when it has one, else :meth:`RuntimeStore.load`.
+
+    ``peek`` is the allow path's read (the evaluator decides on it and, when the decision
+    changes nothing, never opens a transaction). It returns the stored state *for reading
+    only* — the caller must not mutate it, so a store may hand out its own copy, unlocked and
+    uncopied — and it must return a state that some serial order of the store's transactions
+    had (a committed version, never a torn or half-applied one). Anything that writes goes
+    through :meth:`RuntimeStore.transact` as before.
+
+    >>> from forge_policy.stores import MemoryStore
+    >>> read_only(MemoryStore(), "s") is None
+    True
+    """
+    peek = getattr(store, "peek", None)
+    if peek is not None:
+        state: SessionState | None = peek(session_id)
+        return state
+    return store.load(session_id)

@@ -24,6 +24,7 @@ import threading
 import time
 
 from forge_policy.errors import StoreError
+from forge_policy.secrets import redact_json
 from forge_policy.state import SCHEMA_VERSION, SessionState
 from forge_policy.stores._filelock import (
     DEFAULT_TIMEOUT,
@@ -133,6 +134,8 @@ class FileStore:
         self._folder = os.path.dirname(self.path)
         self._folder_ready = False
         self._threads = threading.RLock()  # a nested transact times out instead of hanging
+        # (stat identity, document) of the last cached read; never mutated, only replaced
+        self._parsed: tuple[tuple[int, int, int, int], dict[str, Any]] | None = None
 
     def __repr__(self) -> str:
         return f"FileStore({self.path!r})"
@@ -148,7 +151,7 @@ class FileStore:
             # the document was parsed just now, so ``apply`` may keep or mutate this view
             result, new_state = apply(SessionState(raw) if raw is not None else None)
             if new_state is not None:
-                doc["sessions"][session_id] = new_state.to_dict()
+                doc["sessions"][session_id] = redact_json(new_state.to_dict())
                 if self.ttl is not None:
                     self._purge_due(doc, keep=session_id)
                 self._write(doc)
@@ -156,6 +159,13 @@ class FileStore:
 
     def load(self, session_id: str) -> SessionState | None:
         raw = self._snapshot()["sessions"].get(session_id)
+        return SessionState(raw) if raw is not None else None
+
+    def peek(self, session_id: str) -> SessionState | None:
+        """The session for reading only (see :func:`~forge_policy.stores.base.read_only`):
+        lockless, and the document is parsed again only when the file's identity changed, so a
+        long-lived store (the warm worker, ``serve``) pays a stat, not a parse, per read."""
+        raw = self._cached()["sessions"].get(session_id)
         return SessionState(raw) if raw is not None else None
 
     def session_ids(self) -> list[str]:
@@ -189,8 +199,10 @@ class FileStore:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _read(self) -> dict[str, Any]:
-        """The current document; :class:`_Corrupt` when the file is not one."""
+    def _read(self, cached: bool = False) -> dict[str, Any]:
+        """The current document; :class:`_Corrupt` when the file is not one. ``cached``: the
+        last document parsed by a cached read if the file is still that one (callers must not
+        mutate it), else a fresh parse that becomes the cached one."""
         try:
             refuse_symlink(self.path)
             fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | FLAGS)
@@ -202,6 +214,10 @@ class FileStore:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise StoreError(f"{self.path}: not a regular file")
+            # every write renames a new file in: a new inode, new times (never the same four)
+            identity = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+            if cached and self._parsed is not None and self._parsed[0] == identity:
+                return self._parsed[1]
             if info.st_size > self.MAX_BYTES:
                 raise _Corrupt(f"{info.st_size} bytes, over the {self.MAX_BYTES}-byte cap")
             with open(fd, "rb", closefd=False) as handle:
@@ -212,7 +228,10 @@ class FileStore:
             os.close(fd)
         if len(data) > self.MAX_BYTES:
             raise _Corrupt(f"over the {self.MAX_BYTES}-byte cap")
-        return _parse(data, self.path)
+        doc = _parse(data, self.path)
+        if cached:
+            self._parsed = (identity, doc)
+        return doc
 
     def _read_locked(self) -> dict[str, Any]:
         """The current document, with a corrupt file moved aside first. Lock held."""
@@ -226,6 +245,14 @@ class FileStore:
         """A lockless read; only a corrupt file needs the lock, to move it aside safely."""
         try:
             return self._read()
+        except _Corrupt:
+            with self._threads, self._lock():
+                return self._read_locked()
+
+    def _cached(self) -> dict[str, Any]:
+        """:meth:`_snapshot` through the parsed-document cache (read-only)."""
+        try:
+            return self._read(cached=True)
         except _Corrupt:
             with self._threads, self._lock():
                 return self._read_locked()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, copy_json
 
 TYPE_CHECKING = False
@@ -39,13 +40,21 @@ class MemoryStore:
             current = SessionState(copy_json(data)) if data is not None else None
             result, new_state = apply(current)
             if new_state is not None:
-                self._sessions[session_id] = copy_json(new_state.to_dict())
+                self._sessions[session_id] = redact_json(new_state.to_dict())
             return result
 
     def load(self, session_id: str) -> SessionState | None:
         with self._lock:
             data = self._sessions.get(session_id)
             return SessionState(copy_json(data)) if data is not None else None
+
+    def peek(self, session_id: str) -> SessionState | None:
+        """The session for reading only, not copied (see
+        :func:`~forge_policy.stores.base.read_only`): a write replaces a session's document,
+        never changes it in place, so what a reader holds stays as it was."""
+        with self._lock:
+            data = self._sessions.get(session_id)
+        return SessionState(data) if data is not None else None
 
     def session_ids(self) -> list[str]:
         with self._lock:

@@ -21,7 +21,9 @@ import threading
 import time
 
 from forge_policy.errors import LockTimeout, StoreError
+from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, is_expired
+from forge_policy.stores._filelock import DEFAULT_TIMEOUT
 from forge_policy.stores._recovery import report
 
 TYPE_CHECKING = False
@@ -60,7 +62,9 @@ _SYNCHRONOUS = {
 
 
 def _dumps(state: SessionState) -> str:
-    return json.dumps(state.to_dict(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return json.dumps(
+        redact_json(state.to_dict()), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
 
 
 class SQLiteStore:
@@ -87,7 +91,7 @@ class SQLiteStore:
         self,
         path: str | os.PathLike[str],
         *,
-        busy_timeout: float = 2.0,
+        busy_timeout: float = DEFAULT_TIMEOUT,
         synchronous: str = "FULL",
         on_recovery: Callable[[dict[str, Any]], None] | None = None,
         ttl: float | None = None,

@@ -24,6 +24,18 @@ and a new one starts) and the variables the answer depends on (:func:`relevant`)
 its deadline: a worker that gets to the request after it refuses instead of evaluating, so that
 the in-process evaluation that follows is the only one.
 
+The worker is authenticated by where it is and who runs it, not by a MAC as ``serve``'s
+answers are (:mod:`forge_policy.serve.auth`): only this user can create the socket in the
+private folder, and ``SO_PEERCRED`` names the process that listens on it. Anything that could
+still pass those checks runs as this user, so it could read any shared key too (and is outside
+the threat model: forge-policy is no sandbox against code running as its own user). A MAC would
+add no protection and would cost the warm path what it exists to save: ``hmac`` loads OpenSSL
+(``_hashlib``), ~7 ms, some 40 % of the bare ``python -I -S`` start the warm call is measured
+against. Nor are they built-ins: ``_hashlib`` is a shared library (``lib-dynload``), and so
+is ``_sha256`` in some 3.11 builds (pyenv's; Debian's builds it in). What these checks cannot
+catch, a worker that breaks, is caught by the answer's form: anything but one complete,
+well-formed answer before the deadline is evaluated in-process (step 4).
+
 ``--worker ROOT`` runs the worker itself (:mod:`forge_policy.worker.server`); any other argument
 goes to the in-process hook (``--help``, ``--harness``).
 

@@ -11,7 +11,10 @@ not is refused)::
     worker.starting  created by the client that starts a worker, removed once it listens
     worker.log       the worker's stderr: start, stop and why
 
-Every connection's peer must run as this user (``SO_PEERCRED``), else it is closed unanswered.
+Every connection's peer must run as this user (``SO_PEERCRED``), else it is closed unanswered;
+the client checks the same of the worker. There is no MAC on this protocol (unlike ``serve``'s,
+:mod:`forge_policy.serve.auth`): a peer that passes both checks runs as this user and could read
+any key (:mod:`forge_policy.worker.client` says why).
 A hook request is answered only when the client's identity (the client file's stat identity:
 a reinstall changes it), working directory and answer-relevant variables
 (:func:`~forge_policy.worker.client.relevant`) equal the worker's own; otherwise it is refused
@@ -66,9 +69,11 @@ def folder_of(root: str) -> str:
 
 
 def log(message: str) -> None:
-    """One line on the worker's stderr (``worker.log``)."""
+    """One line on the worker's stderr (``worker.log``), redacted."""
+    from forge_policy.secrets import redact
+
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    sys.stderr.write(f"{stamp} forge-policy worker[{os.getpid()}]: {message}\n")
+    sys.stderr.write(f"{stamp} forge-policy worker[{os.getpid()}]: {redact(message)}\n")
     sys.stderr.flush()
 
 

@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 CAPABILITIES = {
-    "memory": set(),
+    "memory": {"RecordsSince"},
     "jsonl": {"RecordsSince", "Verifiable"},
     "lazy": {"RecordsSince", "SessionRecords", "Verifiable"},
-    "sqlite": {"SessionRecords", "Verifiable"},
+    "sqlite": {"RecordsSince", "SessionRecords", "Verifiable"},
 }
 
 

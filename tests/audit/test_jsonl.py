@@ -214,7 +214,12 @@ def test_truncated_mid_line_is_a_torn_tail_repaired_by_the_next_append(
     assert (missing["head_seq"], missing["log_seq"]) == (5, 4)
     assert [r["seq"] for r in records] == [1, 2, 3, 4, 5, 6, 7]
     assert lines(log)[:4] == data.splitlines()[:4]  # earlier records kept byte for byte
-    assert sink.verify().ok
+    # an acknowledged record is gone: the log stays failed, never laundered (issue 10 route 7)
+    report = sink.verify()
+    assert not report.ok and not report.torn_tail
+    assert [p for p in report.problems if "removed from the end" in p] == [
+        "line 6: records 4+1..5 were removed from the end of the log before this append"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -283,7 +288,7 @@ def test_lock_timeout_is_an_audit_error(log: Path) -> None:
 def test_the_lock_timeout_is_forge_lock_timeout(tmp_path: Path) -> None:
     from forge_policy.config.env import Config
 
-    assert JsonlAuditSink(tmp_path / "a.log").lock_timeout == 2.0  # the store's default too
+    assert JsonlAuditSink(tmp_path / "a.log").lock_timeout == 15.0  # the store's default too
     sink = Config.from_env({"FORGE_LOCK_TIMEOUT": "0.5"}, cwd=str(tmp_path)).open_audit()
     assert isinstance(sink, LazyJsonlSink)
     assert sink.sink().lock_timeout == 0.5
@@ -321,7 +326,10 @@ def test_append_after_truncation_records_the_missing_records(log: Path) -> None:
     records = list(sink.records())
     assert [r["kind"] for r in records] == ["block"] * 3 + ["recovery", "block"]
     assert records[3]["head_seq"] == 5 and records[3]["log_seq"] == 3
-    assert sink.verify().ok  # the chain is whole again; the recovery record keeps the evidence
+    # the chain is whole again, but records 4 and 5 are lost: an integrity failure, for good
+    report = sink.verify()
+    assert not report.ok and len(report.problems) == 1
+    assert "removed from the end of the log" in report.problems[0]
 
 
 def test_records_since_reads_only_the_recent_tail(log: Path) -> None:

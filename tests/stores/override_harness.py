@@ -389,9 +389,26 @@ def _duplicates(items: list[str]) -> list[str]:
 
 
 def _override_ids(state: Any) -> list[str]:
+    """The override ids the state keeps (the latest few: the state is bounded)."""
     if state is None or BEHAVIOR not in state.behavior_ids():
         return []
     return [str(o.get("override_id")) for o in state.behavior(BEHAVIOR).overrides]
+
+
+def _accounted(state: Any, overrides: list[dict[str, Any]]) -> tuple[list[str], int]:
+    """The override ids the state accounts for — those it keeps, and those of the log it
+    dropped (made up to its horizon) — and its count of every override."""
+    kept = _override_ids(state)
+    if state is None or BEHAVIOR not in state.behavior_ids():
+        return kept, 0
+    bstate = state.behavior(BEHAVIOR)
+    horizon = bstate.override_horizon
+    dropped = [
+        str(r.get("override_id"))
+        for r in overrides
+        if horizon is not None and parse_iso(r.get("timestamp"), -1.0) <= horizon
+    ]
+    return kept + [i for i in dropped if i not in kept], bstate.override_count
 
 
 def check_triple_write(
@@ -461,9 +478,9 @@ def check_triple_write(
             conn.close()
         if quarantined:
             problems.append(f"{quarantined} rows quarantined")
-    state_ids = _override_ids(state)
-    if dups := _duplicates(state_ids):
+    if dups := _duplicates(_override_ids(state)):
         problems.append(f"override ids twice in the state: {dups}")
+    state_ids, _count = _accounted(state, overrides)
     if missing := sorted(acked - set(state_ids)):
         problems.append(f"acknowledged overrides missing from the state: {missing}")
     if ahead := sorted(set(state_ids) - audit_set):
@@ -477,9 +494,11 @@ def check_triple_write(
     if state is not None:
         dry = state.copy()
         added = reconcile_session(dry, session_records(sink, SESSION))
-        dry_ids = _override_ids(dry)
-        if dups := _duplicates(dry_ids):
+        if dups := _duplicates(_override_ids(dry)):
             problems.append(f"override ids twice after reconciliation: {dups}")
+        dry_ids, dry_count = _accounted(dry, overrides)
+        if dry_count != len(dry_ids):
+            problems.append(f"reconciled state counts {dry_count} overrides, accounts {dry_ids}")
         if set(dry_ids) != audit_set:
             problems.append(
                 f"reconciled state and audit log disagree: state only "
@@ -503,10 +522,10 @@ def check_triple_write(
                 evaluator = fp.Evaluator(catalog, store=store, audit=sink)
                 got = evaluator.reconcile(SESSION)
                 again = evaluator.reconcile(SESSION)
-                persisted = _override_ids(store.load(SESSION))
+                persisted, persisted_count = _accounted(store.load(SESSION), overrides)
             if got != added or again:
                 problems.append(f"Evaluator.reconcile: {got}, then {again}; dry run {added}")
-            if set(persisted) != audit_set or _duplicates(persisted):
+            if set(persisted) != audit_set or persisted_count != len(audit_set):
                 problems.append(f"persisted reconciliation: {persisted} vs log {audit_ids}")
     elif audit_set:
         problems.append(f"no session state, yet the log holds overrides {sorted(audit_set)}")
@@ -546,13 +565,12 @@ def finish(kind: str, root: Path, catalog: Any, tracker: Tracker) -> list[str]:
     report = sink.verify()
     if not report.ok:
         problems.append(f"verify after a clean append: {report!r}")
-    audit_ids = [
-        str(r["override_id"])
-        for r in sink.records()
-        if r.get("kind") == "override" and r.get("session_id") == SESSION
+    overrides = [
+        r for r in sink.records() if r.get("kind") == "override" and r.get("session_id") == SESSION
     ]
-    state_ids = _override_ids(state)
-    if sorted(state_ids) != sorted(audit_ids) or _duplicates(audit_ids):
+    audit_ids = [str(r["override_id"]) for r in overrides]
+    state_ids, count = _accounted(state, overrides)
+    if sorted(state_ids) != sorted(audit_ids) or _duplicates(audit_ids) or count != len(audit_ids):
         problems.append(f"state {len(state_ids)} overrides, log {len(audit_ids)}")
     if missing := sorted(set(tracker.acked) - set(state_ids)):
         problems.append(f"acknowledged overrides missing: {missing}")

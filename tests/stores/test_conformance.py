@@ -119,6 +119,22 @@ def test_load_returns_copies(store: Any) -> None:
     assert store.load("s2").flags == {}
 
 
+def test_read_only_sees_every_committed_write(store: Any) -> None:
+    """``read_only`` (the allow path's read: the store's ``peek``, else ``load``) shows the
+    state of the last committed transaction — never an older parse, never a torn one."""
+    from forge_policy.stores.base import read_only
+
+    assert read_only(store, "s1") is None
+    for n in range(1, 4):
+        put(store, "s1", T0 + n, **{f"f{n}": True})
+        seen = read_only(store, "s1")
+        assert seen is not None and seen.to_dict() == store.load("s1").to_dict()
+        assert sorted(seen.flags) == [f"f{k}" for k in range(1, n + 1)]
+    held = read_only(store, "s1")
+    put(store, "s1", T0 + 9, late=True)  # a write after the read does not change what was read
+    assert "late" not in held.flags and "late" in read_only(store, "s1").flags
+
+
 def test_session_ids_sorted(store: Any) -> None:
     assert store.session_ids() == []
     for sid in ("zeta", "alpha", "mid", "ünï", "alpha"):

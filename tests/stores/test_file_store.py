@@ -330,9 +330,10 @@ def _imported_by(rows: list[tuple[int, str]], parent: str) -> set[str]:
 
 @pytest.mark.parametrize("store", ["file", "memory"])
 def test_the_state_lock_is_the_only_heavy_import_of_a_hook(tmp_path: Path, store: str) -> None:
-    """A warm hook process: the file store's lock brings portalocker; nothing else of this
-    package's stores or audit sinks brings a heavy module (typing and dataclasses come with
-    attrs and cattrs, the model's and the cache's: tests/test_hook_e2e.py pins those)."""
+    """A warm hook process: the file store's lock brings portalocker, and only when the event
+    writes (the allow path reads without the lock); nothing else of this package's stores or
+    audit sinks brings a heavy module (typing and dataclasses come with attrs and cattrs, the
+    model's and the cache's: tests/test_hook_e2e.py pins those)."""
     from hookrun import Project
 
     project = Project(tmp_path)
@@ -342,8 +343,31 @@ def test_the_state_lock_is_the_only_heavy_import_of_a_hook(tmp_path: Path, store
         heavy = {name for _, name in rows if name.split(".")[0] in ("portalocker", "sqlite3")}
         if command == "ls" and "ruamel" in {n.split(".")[0] for _, n in rows}:
             continue  # the cold run that compiled the catalog
-        if store == "memory":
+        if store == "memory" or command == "ls":
             assert heavy == set()
         else:
             assert "portalocker" in heavy
             assert heavy - {"portalocker"} <= _imported_by(rows, "portalocker")
+
+
+def test_peek_parses_the_document_only_when_the_file_changed(tmp_path: Path) -> None:
+    """Issue 9: a long-lived file store (worker, serve) pays a stat, not a parse, per allow;
+    a write by another store instance (another process) is seen at once."""
+    path = tmp_path / "state.json"
+    mine, other = FileStore(str(path)), FileStore(str(path))
+    for store in (mine, other):
+        store.transact("s", lambda cur: (None, SessionState.new(0.0)))
+    first = mine.peek("s")
+    assert first is not None and mine.peek("s").data is first.data  # cached: the same object
+
+    def flag(cur: SessionState | None) -> tuple[None, SessionState]:
+        assert cur is not None
+        cur.flags["seen"] = True
+        return None, cur
+
+    other.transact("s", flag)
+    again = mine.peek("s")
+    assert again is not None and again.flags == {"seen": True} and first.flags == {}
+    path.write_text("{not json")  # corrupt: moved aside under the lock, never served stale
+    assert mine.peek("s") is None
+    assert list(tmp_path.glob("state.json.corrupt-*"))

@@ -1,0 +1,41 @@
+"""An audit log whose tail cannot silently disappear (issue 10 route 7), through the real hook
+and the real CLI: the agent drops the last records of ``overrides.log``; the next hook's append
+notes it in a ``recovery`` record, and ``forge-policy audit --verify`` fails (exit 4) from then
+on — it used to say ok once the next append had chained on."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from hookrun import SCRIPT, Project
+
+
+def verify(project: Project) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPT), "audit", "--verify"],
+        capture_output=True,
+        text=True,
+        env=project.env,
+        cwd=project.dir,
+        timeout=60,
+    )
+
+
+def test_dropping_the_last_records_is_an_integrity_failure_for_good(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    for _ in range(3):
+        answer, _ = project.run(project.bash("echo hard-me"))
+        assert answer is not None and "deny" in str(answer)
+    assert verify(project).returncode == 0
+    log = project.root / "audit" / "overrides.log"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:-1]))  # the agent drops its last block
+    answer, _ = project.run(project.bash("echo hard-me"))  # still blocked, and appended
+    assert answer is not None and "deny" in str(answer)
+    assert [r["kind"] for r in project.audit()][-2:] == ["recovery", "block"]
+    for _ in range(2):  # and it stays failed, however many appends follow
+        result = verify(project)
+        assert result.returncode == 4, result.stdout + result.stderr
+        assert "removed from the end of the log" in result.stdout + result.stderr
+        project.run(project.bash("echo hard-me"))
