@@ -10,6 +10,11 @@ an event it resolves each field once and looks all its key literals up at once (
 grows. Behaviors it cannot reason about (facts, session fields, ``any`` logic, unmodelled
 patterns) are always visited; a behavior of this plan that no key literal selects would change
 nothing: a trigger whose first required condition fails takes no action.
+
+Only fields of the event itself are indexed, never ``facts.*``: an event field is always known,
+so a first condition found false here is false, and a trigger whose first condition names a fact
+that could not be computed (undetermined, see :mod:`forge_policy.catalog.dsl`) is always
+visited, never skipped into an allow.
 """
 
 from __future__ import annotations
