@@ -17,8 +17,8 @@ the hook, so each one runs under a **time budget**:
   condition language never reads either as a plain false for a blocking behavior (fail
   closed; see :mod:`forge_policy.catalog.dsl`).
 - ``register(..., isolate=True)`` runs the provider in a daemon thread and stops waiting when its
-  wall-clock allowance (:data:`WALL_FACTOR` times the budget) is spent. Use it for third-party providers that may block (network, slow mounts). The
-  thread is abandoned, not killed.
+  wall-clock allowance (:data:`WALL_FACTOR` times the budget) is spent. Use it for third-party
+  providers that may block (network, slow mounts). The thread is abandoned, not killed.
 - Providers report soft problems with :func:`note` (for example a file skipped because it is too
   large). :func:`call_provider` returns these notes beside the value.
 
