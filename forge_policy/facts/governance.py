@@ -21,6 +21,8 @@ to what governs it:
   ``uvx``/``pipx run``/``uv run``). Reading commands (``status``, ``explain``, ``validate``,
   ``audit``, ``list``, ``describe``, ``--help``) are not changes.
 
+Other tools whose name says they write (``write_file``, ``replace``, an MCP server's
+``move_file`` …) are checked on their path arguments (``path``, ``source``, ``destination`` …).
 Shell commands are read with :mod:`forge_policy.facts.shell` (wrappers, ``sh -c``, ``$(…)``,
 here-documents fed to a shell, ``xargs`` fed by ``echo``): redirections (``>``, ``>>``, ``&>``),
 ``rm``, ``rmdir``, ``unlink``, ``shred``, ``mv``, ``cp``/``install``/``rsync``/``ln``
@@ -74,6 +76,11 @@ _PATH_TOOLS = {
     "MultiEdit": "file_path",
     "NotebookEdit": "notebook_path",
 }
+#: other tools that write on a path (other harnesses, MCP servers: ``write_file``, ``replace``,
+#: ``mcp__filesystem__move_file``…), by name; their path-like arguments are checked
+_WRITER_NAME = re.compile(r"(?i)write|edit|replace|delete|remove|move|rename|patch|create|copy")
+_PATH_KEYS = ("file_path", "filePath", "notebook_path", "path", "paths", "source",
+              "destination", "target_file", "file", "filename")  # fmt: skip
 _MAX_PATHS = 4096
 _MAX_SETTINGS_BYTES = 1 << 20
 _GLOB = frozenset("*?[")
@@ -233,11 +240,14 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
     found: dict[str, None] = {}
     tool = event.tool_name
     key = _PATH_TOOLS.get(tool)
-    if key is not None:
-        raw = event.tool_input.get(key)
-        if isinstance(raw, str) and raw:
-            path = places.absolute(raw, places.cwd)
-            what = places.kind(path)
+    keys = (key,) if key is not None else _PATH_KEYS if _WRITER_NAME.search(tool) else ()
+    for name in keys:
+        raw = event.tool_input.get(name)
+        for value in raw if isinstance(raw, list) else [raw]:
+            if not isinstance(value, str) or not value:
+                continue
+            path = places.absolute(value, places.cwd)
+            what = places.kind(path, holds=key is None)
             if what is not None and not (
                 what == "settings" and _keeps_governance(path, tool, event.tool_input)
             ):

@@ -74,6 +74,9 @@ def test_a_symlink_into_the_governance_is_followed(tmp_path: Path) -> None:
         ("MultiEdit", "file_path", "/elsewhere/.forge/audit/overrides.log"),
         ("NotebookEdit", "notebook_path", ".forge/x.ipynb"),
         ("Write", "file_path", f"{HOME}/.cache/forge-policy/catalog-cache-0.json"),
+        ("write_file", "file_path", ".forge/behaviors/index.yaml"),
+        ("mcp__filesystem__move_file", "source", ".forge"),
+        ("mcp__filesystem__write_file", "path", "/work/proj/.claude/settings.json"),
     ],
 )
 def test_path_tools_on_governance_files(name: str, key: str, path: str) -> None:
@@ -89,6 +92,8 @@ def test_path_tools_on_governance_files(name: str, key: str, path: str) -> None:
         ("Grep", {"pattern": "x", "path": ".forge"}),
         ("Write", {"file_path": "src/forge.py", "content": "x"}),
         ("Edit", {"file_path": "docs/.forge.md", "old_string": "a", "new_string": "b"}),
+        ("mcp__filesystem__read_file", {"path": ".forge/audit/overrides.log"}),
+        ("mcp__filesystem__write_file", {"path": "src/app.py", "content": "x"}),
     ],
 )
 def test_reads_and_other_files_are_not_changes(name: str, tool_input: dict[str, object]) -> None:
