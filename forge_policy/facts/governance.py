@@ -78,7 +78,8 @@ _PATH_TOOLS = {
 }
 #: other tools that write on a path (other harnesses, MCP servers: ``write_file``, ``replace``,
 #: ``mcp__filesystem__move_file``…), by name; their path-like arguments are checked
-_WRITER_NAME = re.compile(r"(?i)write|edit|replace|delete|remove|move|rename|patch|create|copy")
+_WRITER_WORDS = ("write", "edit", "replace", "delete", "remove", "move", "rename", "patch",
+                 "create", "copy")  # fmt: skip
 _PATH_KEYS = ("file_path", "filePath", "notebook_path", "path", "paths", "source",
               "destination", "target_file", "file", "filename")  # fmt: skip
 _MAX_PATHS = 4096
@@ -93,12 +94,14 @@ _MODIFIERS = frozenset(
 )
 _COPIERS = frozenset({"cp", "install", "rsync", "ln"})
 _IN_PLACE = frozenset({"sed", "gsed", "perl"})
-_INTERPRETERS = re.compile(
-    r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua|Rscript|osascript)"
-)
+_INTERPRETERS = frozenset(
+    {"python", "pypy", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua", "Rscript",
+     "osascript"}
+)  # fmt: skip
 _SCRIPT_FLAGS = frozenset({"-c", "-e", "-E", "-r", "eval", "--eval", "-p", "--print"})
-# what a script must do, besides naming a governance path, to count as a change
-_WRITES = re.compile(
+# what a script must do, besides naming a governance path, to count as a change (compiled on
+# first use: most hooks never read a script)
+_WRITES = (
     r"(?i)open\s*\([^)]*,\s*['\"][rwab+]*[wax+]|write|unlink|remove|rmtree|rmdir|rename"
     r"|os\.replace|truncate|chmod|chown|symlink|makedirs|mkdir|shutil|\brm(?:sync)?\b|system"
     r"|popen|subprocess|spawn|\bexec|child_process|>"
@@ -240,7 +243,8 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
     found: dict[str, None] = {}
     tool = event.tool_name
     key = _PATH_TOOLS.get(tool)
-    keys = (key,) if key is not None else _PATH_KEYS if _WRITER_NAME.search(tool) else ()
+    writer = key is None and any(word in tool.lower() for word in _WRITER_WORDS)
+    keys = (key,) if key is not None else _PATH_KEYS if writer else ()
     for name in keys:
         raw = event.tool_input.get(name)
         for value in raw if isinstance(raw, list) else [raw]:
@@ -324,7 +328,7 @@ def _targets(
         hits += _git_targets(argv, cwd, places)
     elif name == "xargs":
         hits += _xargs_targets(argv, cmd, cwd, places)
-    elif _INTERPRETERS.fullmatch(name):
+    elif _interpreter(name):
         script = _script(argv, cmd)
         if script is not None and _writes_governance(script, places):
             hits.append((f"{name} script writing", "governance files"))
@@ -449,11 +453,16 @@ def _script(argv: list[str], cmd: Command) -> str | None:
     return None
 
 
+def _interpreter(name: str) -> bool:
+    """``python3.12``, ``node``, ``perl``…: a program that runs a script given inline."""
+    return name in _INTERPRETERS or name.rstrip("0123456789.") in ("python", "pypy")
+
+
 def _writes_governance(script: str, places: _Places) -> bool:
     named = any(marker in script for marker in _MARKERS) or any(
         location in script for location, _what in places.locations
     )
-    return named and _WRITES.search(script) is not None
+    return named and re.search(_WRITES, script) is not None
 
 
 def _forge_policy_command(argv: list[str]) -> str:
@@ -468,7 +477,7 @@ def _forge_policy_command(argv: list[str]) -> str:
         if not args:
             return ""
         name = basename(args[0])
-    if _INTERPRETERS.fullmatch(name) and "-m" in args[1:]:
+    if _interpreter(name) and "-m" in args[1:]:
         at = args.index("-m", 1)
         module = args[at + 1] if at + 1 < len(args) else ""
         if module.split(".")[0] != "forge_policy":
