@@ -301,7 +301,10 @@ def event_only_field(field: str) -> bool:
 def compile_field(field: str) -> Callable[[Scope], object]:
     """SPEC §5: ``tool_input`` key (dotted path), then a top-level event key, then the
     ``session.counter``, ``session.flags.NAME``, ``session.totals.NAME`` and ``facts.NAME``
-    namespaces. Missing or null resolves to the empty string.
+    namespaces — except that those namespaces are reserved: a field naming one resolves from
+    it alone, never from a same-named key of the agent's tool input (issue 10: an MCP call
+    with ``{"facts": {"shell_commands": ""}}`` must not switch a rule off). Missing or null
+    resolves to the empty string.
     """
     path = field.split(".")
     head = path[0]
@@ -327,6 +330,17 @@ def compile_field(field: str) -> Callable[[Scope], object]:
         def namespace(scope: Scope) -> object:
             return scope.facts(name)
 
+    if namespace is not None:
+        # the engine's own namespaces are reserved: a ``facts`` or ``session`` key in the tool
+        # input (which the agent writes) must never stand in for what the engine measured
+        reserved = namespace
+
+        def resolve_reserved(scope: Scope) -> object:
+            value = reserved(scope)
+            return _MISSING if value is None else value
+
+        return resolve_reserved
+
     def resolve(scope: Scope) -> object:
         event = scope.event
         found, value = _dig(event.tool_input, path)
@@ -334,8 +348,6 @@ def compile_field(field: str) -> Callable[[Scope], object]:
             top = event.top_level(head)
             if top is not None:
                 found, value = _dig(top, path[1:]) if len(path) > 1 else (True, top)
-        if not found and namespace is not None:
-            value = namespace(scope)
         return _MISSING if value is None else value
 
     return resolve
