@@ -93,7 +93,8 @@ class Warm:
         for path in files:
             try:
                 st = os.stat(path)
-                parts.append((st.st_mtime_ns, st.st_size, st.st_ino))
+                # ctime too: a same-size edit can restore the mtime (`touch -d`), not the ctime
+                parts.append((st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
             except OSError:
                 parts.append(None)
         return tuple(parts)
