@@ -8,7 +8,9 @@ command side by side, never against wall-time figures), and which heavy packages
 
 Usage: ``python tests/benchmarks/hook_imports.py [--python VENV/bin/python] [--repeat 7] [--json]``
 (``--python`` several times compares installs in one run; ``--json`` prints the figures of each
-install and, for the first, the ratios run_all.py compares: see benchjson.py).
+install and, for the first, the ratios run_all.py compares: see benchjson.py; the import times
+there are divided by those of a fixed set of standard-library imports, ``REFERENCE``, run
+interleaved with the hook's).
 """
 
 from __future__ import annotations
@@ -55,6 +57,15 @@ def parse(stderr: str) -> tuple[list[str], int]:
     return names, total
 
 
+#: A fixed set of standard-library imports, the yardstick of ``--json``'s ratios: measured the
+#: same way, interleaved with the hook's runs. ``python -c pass`` alone (its ``site``, a few ms)
+#: moved by 2x between two runs of the same install, too small to divide by.
+REFERENCE = (
+    "import argparse, json, logging, email.parser, http.client, decimal, typing, dataclasses"
+)
+REFERENCE_TOTALS: list[int] = []
+
+
 def measure(python: str, kind: str, repeat: int) -> tuple[int, float, list[str]]:
     with tempfile.TemporaryDirectory() as project:
         os.makedirs(os.path.join(project, "src"))
@@ -85,6 +96,10 @@ def measure(python: str, kind: str, repeat: int) -> tuple[int, float, list[str]]
             )
             names, total = parse(result.stderr.decode())
             totals.append(total)
+            reference = subprocess.run(
+                [python, "-X", "importtime", "-c", REFERENCE], capture_output=True, check=False
+            )
+            REFERENCE_TOTALS.append(parse(reference.stderr.decode())[1])
         heavy = sorted({n.split(".")[0] for n in names if n.split(".")[0] in HEAVY})
         return len(names), statistics.median(totals) / 1000, heavy
 
@@ -109,6 +124,7 @@ def as_json(pythons: list[str], repeat: int) -> None:
     heavy_sets: dict[str, list[str]] = {}
     for n, python in enumerate(pythons):
         prefix = "" if n == 0 else f"install{n}-"
+        REFERENCE_TOTALS.clear()
         bare_count, bare_ms = bare(python, repeat)
         figures[f"{prefix}bare-modules"] = bare_count
         figures[f"{prefix}bare-import-ms"] = bare_ms
@@ -118,22 +134,25 @@ def as_json(pythons: list[str], repeat: int) -> None:
             figures[f"{prefix}{kind}-import-ms"] = millis
             figures[f"{prefix}{kind}-heavy"] = len(heavy)
             heavy_sets[f"{prefix}{kind}"] = heavy
+        reference_ms = statistics.median(REFERENCE_TOTALS) / 1000
+        figures[f"{prefix}reference-import-ms"] = reference_ms
+        for kind in PATHS:
             if n:
                 continue
-            compared[f"{kind}_import_over_bare"] = ratio(
-                millis / bare_ms,
+            compared[f"{kind}_import_over_reference"] = ratio(
+                figures[f"{kind}-import-ms"] / reference_ms,
                 "lower",
-                f"summed top-level import time of the in-process {kind} hook over "
-                "`python -c pass`'s (both under -X importtime)",
+                f"summed top-level import time of the in-process {kind} hook over that of a "
+                "fixed set of standard-library imports (both under -X importtime, interleaved)",
             )
             compared[f"{kind}_modules"] = ratio(
-                count,
+                figures[f"{kind}-modules"],
                 "lower",
                 f"modules the in-process {kind} hook imports (a count)",
                 tolerance=0.1,
             )
             compared[f"{kind}_heavy_packages"] = ratio(
-                len(heavy),
+                len(heavy_sets[kind]),
                 "lower",
                 f"heavy packages ({', '.join(HEAVY)}) the {kind} hook loads (a count)",
                 tolerance=0.0,

@@ -62,7 +62,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str], bool]] = {
         ["all", "--trials", "20", "--processes", "4", "--events", "100", "--sizes", "10,1000"],
         False,
     ),
-    "hook_imports": (["--repeat", "7"], ["--repeat", "3"], True),
+    "hook_imports": (["--repeat", "7"], ["--repeat", "5"], True),
     "hook_latency": (["--runs", "40"], ["--runs", "12"], True),
     "worker_latency": (
         ["--runs", "30", "--rounds", "5", "--fresh-state"],
@@ -256,18 +256,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.update:
         modes = baseline.setdefault("modes", {})
         entry = modes.setdefault(mode, {})
-        entry.update(
-            recorded=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            commit=commit(),
-            command=" ".join(["python", "tests/benchmarks/run_all.py", *(argv or sys.argv[1:])]),
-            forge_policy=location,
-            machine=next(iter(documents.values()))["machine"] if documents else {},
-            load_average=load,
-            default_tolerance=args.tolerance,
-        )
+        now, checkout = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), commit()
+        command = " ".join(["python", "tests/benchmarks/run_all.py", *(argv or sys.argv[1:])])
+        if len(documents) == len(BENCHMARKS):  # a whole run: it describes the mode
+            entry.update(
+                recorded=now,
+                commit=checkout,
+                command=command,
+                forge_policy=location,
+                machine=next(iter(documents.values()))["machine"],
+                load_average=load,
+                default_tolerance=args.tolerance,
+            )
+        else:  # some benchmarks only: each one's entry says when it was recorded
+            entry.setdefault("partial_updates", []).append(
+                {"recorded": now, "commit": checkout, "command": command, "load_average": load}
+            )
         benchmarks = entry.setdefault("benchmarks", {})
         for name, document in documents.items():
             benchmarks[name] = {
+                "recorded": now,
+                "commit": checkout,
                 "args": document["args"],
                 "seconds": document["seconds"],
                 "load_average": document["machine"].get("load_average"),
