@@ -5,6 +5,7 @@ another checkout's ``forge_policy`` and prints the ratios):
 
     .venv/bin/python tests/benchmarks/bench_scaling.py
     .venv/bin/python tests/benchmarks/bench_scaling.py --baseline /path/to/other/checkout
+    .venv/bin/python tests/benchmarks/bench_scaling.py --json   # machine-readable (run_all.py)
 
 Workloads (all in-process, MemoryStore, one Evaluator, one session):
 
@@ -25,6 +26,8 @@ import platform
 import subprocess
 import sys
 import time
+
+from benchjson import emit, ratio  # this folder's shared --json format
 
 import forge_policy as fp
 from forge_policy.catalog.behavior import Behavior
@@ -47,6 +50,11 @@ ALLOW_COMMANDS = (
 )
 
 
+def deny_pattern(i: int) -> str:
+    """The one regex of deny rule ``i`` (on ``command``); bench_peers.py models it in peers."""
+    return rf"(?:^|[;&|\s])tool{i}\s+--(?:force|wipe)\b"
+
+
 def deny_behavior(i: int, matcher: str) -> Behavior:
     return Behavior(
         {
@@ -61,7 +69,7 @@ def deny_behavior(i: int, matcher: str) -> Behavior:
                         {
                             "field": "command",
                             "operator": "regex_match",
-                            "value": rf"(?:^|[;&|\s])tool{i}\s+--(?:force|wipe)\b",
+                            "value": deny_pattern(i),
                         }
                     ],
                 }
@@ -118,6 +126,25 @@ def rate(catalog: Catalog, events: list[fp.Event], repeat: int = 3) -> float:
     return best
 
 
+def re_loop_rate(events: list[fp.Event], n: int = 10, repeat: int = 3) -> float:
+    """Best decisions/s of a plain Python loop of ``re.search`` over the ``n`` deny patterns on
+    the same traffic: the reference the in-process figures are divided by (same run, same
+    machine), so that a slower machine does not read as a slower engine."""
+    import re
+
+    patterns = [re.compile(deny_pattern(i)) for i in range(n)]
+    commands = [str(event.tool_input.get("command", "")) for event in events]
+    best = 0.0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for command in commands:
+            for pattern in patterns:
+                if pattern.search(command):
+                    break
+        best = max(best, len(commands) / (time.perf_counter() - start))
+    return best
+
+
 def measure() -> dict[str, float]:
     results: dict[str, float] = {}
     # first: it counts every compiled pattern of the process
@@ -126,7 +153,9 @@ def measure() -> dict[str, float]:
         catalog = scaled_catalog(n)
         bash_rules = [i for i in range(n) if MATCHERS[i % len(MATCHERS)] in ("Bash", "*")]
         results[f"scale-{n}"] = rate(catalog, bash_traffic(bash_rules, MATCH_SHARE))
-    results["deny-10"] = rate(deny_catalog(), bash_traffic(list(range(10)), MATCH_SHARE))
+    deny_traffic = bash_traffic(list(range(10)), MATCH_SHARE)
+    results["deny-10"] = rate(deny_catalog(), deny_traffic)
+    results["re-loop-10"] = re_loop_rate(deny_traffic)
     results["builtin"] = rate(fp.builtin_catalog(), builtin_traffic())
     results["cold-1000-first-event-ms"] = cold_first_event(1_000)
     return results
@@ -166,6 +195,7 @@ LABELS = {
     "scale-100": "100 behaviors, decisions/s",
     "scale-1000": "1,000 behaviors, decisions/s",
     "deny-10": "10-rule deny workload, decisions/s",
+    "re-loop-10": "plain `re.search` loop over the 10 deny patterns, decisions/s (reference)",
     "builtin": "built-in catalog, mostly-allow Bash, decisions/s",
     "cold-1000-first-event-ms": "1,000 behaviors, first event of a process, ms",
     "builtin-regexes-compiled-on-ls": "built-in catalog, RE2 compiles for one `ls -la`",
@@ -189,13 +219,53 @@ def table(mine: dict[str, float], base: dict[str, float] | None) -> list[str]:
     return rows
 
 
+def ratios_of(results: dict[str, float]) -> dict[str, dict[str, object]]:
+    """What run_all.py compares: ratios of figures of this one run."""
+    reference = results["re-loop-10"]
+    return {
+        "cost_1000_over_10": ratio(
+            results["scale-10"] / results["scale-1000"],
+            "lower",
+            "per-event cost at 1,000 behaviors over that at 10 (issue 9 target <= 10x)",
+        ),
+        "deny10_over_re_loop": ratio(
+            results["deny-10"] / reference,
+            "higher",
+            "10-rule deny decisions/s over a plain re.search loop on the same traffic",
+        ),
+        "scale1000_over_re_loop": ratio(
+            results["scale-1000"] / reference,
+            "higher",
+            "1,000-behavior decisions/s over the plain re.search loop",
+        ),
+        "builtin_over_re_loop": ratio(
+            results["builtin"] / reference,
+            "higher",
+            "built-in catalog decisions/s (mostly-allow Bash) over the plain re.search loop",
+        ),
+        "re2_compiles_on_ls": ratio(
+            results["builtin-regexes-compiled-on-ls"],
+            "lower",
+            "RE2 patterns compiled by one allowed `ls -la` (a count)",
+            tolerance=0.0,
+        ),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="another checkout holding forge_policy/")
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON")
     args = parser.parse_args()
     if args.json:
-        print(json.dumps({"package": fp.__file__, "results": measure()}))
+        results = measure()
+        emit(
+            "bench_scaling",
+            results,
+            ratios_of(results),
+            package=fp.__file__,
+            results=results,  # the key --baseline reads
+        )
         return
     base = None
     if args.baseline:

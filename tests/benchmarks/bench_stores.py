@@ -15,6 +15,11 @@ state and the insights are checked (``tests/stores/override_harness.py``). Comma
     .venv/bin/python tests/benchmarks/bench_stores.py crash-overrides --trials 1000
 
 It exits 1 when any trial failed (the failures go to stderr).
+
+``--json`` prints the figures and the ratios run_all.py compares instead of Markdown (see
+benchjson.py): store costs over MemoryStore's (the no-fsync variants: the fsync ones are
+disk-bound), growth with live sessions, and counts of lost events and failed crash trials.
+``--sizes 10,1000`` shrinks the scaling part; ``--trials`` applies to both crash parts.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for stores.harness
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for tests.helpers
 
+from benchjson import emit, ratio  # this folder's shared --json format
 from stores import harness, override_harness
 
 import forge_policy as fp
@@ -91,6 +97,8 @@ def throughput(n: int = 1000) -> list[str]:
                 write = per_event(fp.Evaluator(counting, store=store), write_events("w", n))
                 allow_ev = fp.Evaluator(builtin, store=store, clock=lambda: T0)
                 allow = per_event(allow_ev, [read] * n)  # the first Read sets a flag, then none
+            FIGURES[f"throughput-{name}-write-us"] = write * 1e6
+            FIGURES[f"throughput-{name}-allow-us"] = allow * 1e6
             rows.append(
                 f"| {name} | {1 / write:,.0f} | {write * 1e6:,.0f} "
                 f"| {1 / allow:,.0f} | {allow * 1e6:,.0f} |"
@@ -129,7 +137,9 @@ def populate(kind: str, path: str, sessions: int) -> None:
 
 def scaling(sizes: tuple[int, ...] = (10, 1_000, 10_000)) -> list[str]:
     rows = [
-        "| store | " + " | ".join(f"{n:,} sessions" for n in sizes) + " | growth 10→10,000 |",
+        "| store | "
+        + " | ".join(f"{n:,} sessions" for n in sizes)
+        + f" | growth {sizes[0]:,}→{sizes[-1]:,} |",
         "|---" * (len(sizes) + 2) + "|",
     ]
     for kind, label in (("sqlite", "SQLiteStore FULL"), ("file", "FileStore fsync")):
@@ -144,6 +154,9 @@ def scaling(sizes: tuple[int, ...] = (10, 1_000, 10_000)) -> list[str]:
                     events = 300 if kind == "sqlite" else max(20, 2000 // max(1, n // 100))
                     cells.append(per_event(ev, write_events("session-000001", events)))
         growth = cells[-1] / cells[0]
+        for n, cell in zip(sizes, cells, strict=True):
+            FIGURES[f"scaling-{kind}-{n}-us"] = cell * 1e6
+        FIGURES[f"scaling-{kind}-growth-{sizes[0]}-to-{sizes[-1]}"] = growth
         shown = " | ".join(f"{c * 1e6:,.0f} µs" for c in cells)
         rows.append(f"| {label} | {shown} | {growth:.2f}x |")
     return rows
@@ -169,6 +182,8 @@ def stress(processes: int = 16, events: int = 500) -> list[str]:
             counter = harness.counter_of(state)
             total = state.totals.get("calls") if state else None
             ok = counter == total == stateful == processes * events
+            FIGURES[f"stress-{kind}-lost"] = processes * events - min(counter, total or 0, stateful)
+            FIGURES[f"stress-{kind}-events-per-s"] = processes * events / elapsed
             rows.append(
                 f"| {kind} | {processes} x {events} | {counter:,} ({'ok' if ok else 'LOST'}) "
                 f"| {stateful:,} | {elapsed:.1f} s | {processes * events / elapsed:,.0f} |"
@@ -195,6 +210,8 @@ def crash(trials: int = 1000, seed: int = 0) -> list[str]:
             )
             flight = max(r["after"] - r["before"] - r["acknowledged"] for r in results)
             corrupt = len(list(Path(tmp).glob("*.corrupt-*")))
+            FIGURES[f"crash-{kind}-failures"] = len(failures)
+            FIGURES[f"crash-{kind}-corrupt"] = corrupt
             rows.append(
                 f"| {kind} | {trials:,} | {len(failures)} (corrupt files: {corrupt}) "
                 f"| {points} | {flight} |"
@@ -232,6 +249,8 @@ def crash_overrides(trials: int = 1000, seed: int = 0) -> list[str]:
                 FAILED.append(kind)
             if failures:
                 FAILED.append(kind)
+            FIGURES[f"crash-overrides-{kind}-failures"] = len(failures) + (1 if final else 0)
+            FIGURES[f"crash-overrides-{kind}-seconds"] = elapsed
             points = ", ".join(
                 f"{k} {v} ({tracker.retry_kills[k]})" for k, v in sorted(tracker.kills.items())
             )
@@ -246,6 +265,36 @@ def crash_overrides(trials: int = 1000, seed: int = 0) -> list[str]:
 
 
 FAILED: list[str] = []
+FIGURES: dict[str, float] = {}
+
+
+def ratios_of(figures: dict[str, float]) -> dict[str, dict[str, object]]:
+    """What run_all.py compares, from the parts that ran."""
+    out: dict[str, dict[str, object]] = {}
+    memory = "MemoryStore"
+    for name in ("FileStore no fsync", "SQLiteStore OFF"):
+        key = name.split()[0]
+        for path in ("write", "allow"):
+            mine = figures.get(f"throughput-{name}-{path}-us")
+            base = figures.get(f"throughput-{memory}-{path}-us")
+            if mine is not None and base:
+                out[f"{key}_nofsync_{path}_over_memory"] = ratio(
+                    mine / base,
+                    "lower",
+                    f"{name}: µs per event on the {path} path over MemoryStore's",
+                )
+    for name, growth in figures.items():
+        if name.startswith("scaling-") and "-growth-" in name:
+            kind, sizes = name.split("-")[1], name.split("-growth-")[1].replace("-to-", " to ")
+            out[name.replace("-", "_")] = ratio(
+                growth,
+                "lower",
+                f"{kind} store: write-path cost with {sizes} live sessions (issue 9: <= 1.5x)",
+            )
+    for name, value in figures.items():
+        if name.endswith(("-lost", "-failures", "-corrupt")):
+            out[name.replace("-", "_")] = ratio(value, "zero", f"{name} (must be 0)")
+    return out
 
 
 def machine() -> str:
@@ -268,11 +317,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--processes", type=int, default=16)
     parser.add_argument("--events", type=int, default=500, help="events per stress process")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--sizes", default="10,1000,10000", help="live sessions of the scaling part (comma list)"
+    )
+    parser.add_argument("--json", action="store_true", help="print figures and ratios as JSON")
     args = parser.parse_args(argv)
+    sizes = tuple(int(x) for x in args.sizes.split(","))
+    if args.json:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            run_parts(args, sizes)
+        emit("bench_stores", FIGURES, ratios_of(FIGURES), part=args.part, trials=args.trials)
+        if FAILED:
+            sys.exit(1)
+        return
     print(machine() + "\n")
+    run_parts(args, sizes)
+    if FAILED:
+        sys.exit(1)
+
+
+def run_parts(args: argparse.Namespace, sizes: tuple[int, ...]) -> None:
     parts: dict[str, Callable[[], list[str]]] = {
         "throughput": throughput,
-        "scaling": scaling,
+        "scaling": lambda: scaling(sizes),
         "stress": lambda: stress(args.processes, args.events),
         "crash": lambda: crash(args.trials, args.seed),
         "crash-overrides": lambda: crash_overrides(args.trials, args.seed),
@@ -283,8 +353,6 @@ def main(argv: list[str] | None = None) -> None:
             print(f"### {name}\n")
             print("\n".join(run()))
             print(f"\n({time.perf_counter() - start:.1f} s)\n", flush=True)
-    if FAILED:
-        sys.exit(1)
 
 
 if __name__ == "__main__":

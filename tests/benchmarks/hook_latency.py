@@ -16,7 +16,8 @@ The default durable file store is used, the catalog cache is warmed first, and t
 write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped) as an installed package has it. Then the
 imports of the hook path are listed (``-X importtime``).
 
-Usage: ``python tests/benchmarks/hook_latency.py [--runs 60] [--python .venv-run/bin/python]``
+Usage: ``python tests/benchmarks/hook_latency.py [--runs 60] [--python .venv-run/bin/python]
+[--json]`` (``--json``: the figures and the ratios run_all.py compares, see benchjson.py).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+
+from benchjson import emit, ratio  # this folder's shared --json format
 
 HEAVY = ("ruamel", "portalocker", "argparse", "typing", "dataclasses", "pathlib", "sqlite3")
 
@@ -101,6 +104,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=60, help="samples per command (default 60)")
     parser.add_argument("--python", default=sys.executable, help="interpreter of the venv to test")
+    parser.add_argument("--json", action="store_true", help="print figures and ratios as JSON")
     args = parser.parse_args()
     python = str(Path(args.python).absolute())
     script = Path(python).with_name("forge-policy")
@@ -149,6 +153,46 @@ def main() -> None:
 
     bare = statistics.median(samples["bare"])
     bare_cpu = statistics.median(cpu["bare"])
+
+    def heavy(rows: list[tuple[int, str]]) -> list[str]:
+        return sorted({m.strip() for _, m in rows if m.strip().split(".")[0] in HEAVY})
+
+    if args.json:
+        figures: dict[str, float] = {}
+        compared: dict[str, dict[str, object]] = {}
+        for name, values in samples.items():
+            figures[f"{name}-wall-median-ms"] = statistics.median(values) * 1000
+            figures[f"{name}-wall-p90-ms"] = pct(values, 0.9) * 1000
+            figures[f"{name}-cpu-median-ms"] = statistics.median(cpu[name]) * 1000
+            if name == "bare":
+                continue
+            compared[f"{name}_wall_over_bare"] = ratio(
+                statistics.median(values) / bare,
+                "lower",
+                f"wall median of one `forge-policy hook` process ({name}) over `python -c pass`",
+            )
+            compared[f"{name}_cpu_over_bare"] = ratio(
+                statistics.median(cpu[name]) / bare_cpu,
+                "lower",
+                f"CPU median of one hook process ({name}) over `python -c pass`",
+            )
+        compared["allow_heavy_packages"] = ratio(
+            len({m.split(".")[0] for m in heavy(allow_imports)}),
+            "lower",
+            f"heavy packages ({', '.join(HEAVY)}) on the allow path (a count)",
+            tolerance=0.0,
+        )
+        emit(
+            "hook_latency",
+            figures,
+            compared,
+            python=python,
+            forge_policy=where,
+            runs=args.runs,
+            load_before=load,
+            heavy_allow=heavy(allow_imports),
+        )
+        return
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, {platform.system()}")
     print(f"python: {python} ({platform.python_implementation()} {platform.python_version()})")
     print(f"forge_policy: {where}")
@@ -168,9 +212,6 @@ def main() -> None:
     for name in ("allow", "nudge", "hard_block"):
         answer = outputs[name].decode().strip()
         print(f"{name} answer: {answer[:90] + '…' if len(answer) > 90 else answer or '(empty)'}")
-
-    def heavy(rows: list[tuple[int, str]]) -> list[str]:
-        return sorted({m.strip() for _, m in rows if m.strip().split(".")[0] in HEAVY})
 
     bare_names = {m.strip() for _, m in bare_imports}
     print(f"\nallow path imports beyond bare python: {len(allow_imports) - len(bare_imports)}")

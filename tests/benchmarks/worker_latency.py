@@ -20,7 +20,8 @@ parallel. The built-in catalog, the durable file store and a fresh session per s
 - ``hard_block``: ``git push --force`` (a block record appended to the audit log, fsynced).
 
 Usage: ``python tests/benchmarks/worker_latency.py [--runs 40] [--rounds 10] [--python PY]
-[--fresh-state]``
+[--fresh-state] [--json]`` (``--json``: the figures and the ratios run_all.py compares, see
+benchjson.py)
 (benchmark a non-editable install: ``python3 -m venv /tmp/v && /tmp/v/bin/pip install -q .``).
 """
 
@@ -40,6 +41,8 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from benchjson import emit, ratio  # this folder's shared --json format
 
 KINDS = ("allow", "nudge", "soft_block", "hard_block")
 
@@ -111,6 +114,69 @@ def stop_worker(root: Path) -> None:
             time.sleep(0.02)
 
 
+def report_json(
+    args: argparse.Namespace,
+    python: str,
+    where: str,
+    load: str,
+    client: list[str],
+    samples: dict[str, list[float]],
+    cpu: dict[str, list[float]],
+    parallel: dict[str, list[float]],
+    answers: dict[str, tuple[bytes, bytes, bytes]],
+) -> None:
+    base = statistics.median(samples["bare"])
+    figures: dict[str, float] = {"bare-ms": base * 1000}
+    compared: dict[str, dict[str, object]] = {}
+    target = {"warm": "1.3x", "cold": "5x"}
+    for kind in KINDS:
+        for mode in ("warm", "cold"):
+            median = statistics.median(samples[f"{mode} {kind}"])
+            figures[f"{mode}-{kind}-ms"] = median * 1000
+            if mode == "warm" or kind == "allow":
+                compared[f"{mode}_{kind}_over_bare"] = ratio(
+                    median / base,
+                    "lower",
+                    f"wall median of the hook command init writes, worker {mode}, {kind}, "
+                    f"over `python -c pass` (issue 9: {mode} <= {target[mode]})",
+                )
+    bare_cpu = statistics.median(cpu["bare"])
+    for mode, values in cpu.items():
+        figures[f"cpu-{mode}-allow-ms"] = statistics.median(values) * 1000
+    compared["warm_cpu_over_bare"] = ratio(
+        statistics.median(cpu["warm"]) / bare_cpu,
+        "lower",
+        "CPU of the hook process on allow, worker warm, over `python -c pass`",
+    )
+    bare_p99 = pct(parallel["bare"], 0.99)
+    for mode, values in parallel.items():
+        figures[f"parallel-{mode}-median-ms"] = statistics.median(values) * 1000
+        figures[f"parallel-{mode}-p99-ms"] = pct(values, 0.99) * 1000
+        figures[f"parallel-{mode}-p99-over-bare"] = pct(values, 0.99) / bare_p99
+    compared["parallel_warm_median_over_bare"] = ratio(
+        statistics.median(parallel["warm"]) / statistics.median(parallel["bare"]),
+        "lower",
+        "16 parallel clients: warm median over bare median",
+    )
+    different = [kind for kind, (warm, cold, _) in answers.items() if warm != cold]
+    compared["warm_cold_answers_differing"] = ratio(
+        len(different), "zero", "events whose warm and cold answers differ (must be 0)"
+    )
+    emit(
+        "worker_latency",
+        figures,
+        compared,
+        python=python,
+        forge_policy=where,
+        hook_command=" ".join(client),
+        load_before=load,
+        runs=args.runs,
+        rounds=args.rounds,
+        fresh_state=args.fresh_state,
+        differing=different,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=40, help="samples per command (default 40)")
@@ -123,6 +189,7 @@ def main() -> None:
         "store rewrites the whole file, so without this the last samples pay for hundreds of "
         "sessions (a real project has a few)",
     )
+    parser.add_argument("--json", action="store_true", help="print figures and ratios as JSON")
     args = parser.parse_args()
     python = str(Path(args.python).absolute())
     where = subprocess.run(
@@ -189,6 +256,9 @@ def main() -> None:
             stop_worker(project / ".forge")
 
     base = statistics.median(samples["bare"])
+    if args.json:
+        report_json(args, python, where, load, client, samples, cpu, parallel, answers)
+        return
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, {platform.system()}")
     print(f"python: {python} ({platform.python_implementation()} {platform.python_version()})")
     print(f"forge_policy: {where}")
