@@ -25,7 +25,7 @@ import time
 
 from forge_policy.errors import StoreError
 from forge_policy.secrets import redact_json
-from forge_policy.state import SCHEMA_VERSION, SessionState
+from forge_policy.state import SCHEMA_VERSION, SessionState, copy_json
 from forge_policy.stores._filelock import (
     DEFAULT_TIMEOUT,
     FLAGS,
@@ -146,15 +146,18 @@ class FileStore:
         self, session_id: str, apply: Callable[[SessionState | None], tuple[T, SessionState | None]]
     ) -> T:
         with self._threads, self._lock():
-            doc = self._read_locked()
+            # the cached document when the file is still the one it was parsed from (checked
+            # under the lock): a write re-serialises the document but does not re-parse it
+            doc = self._read_locked(cached=True)
             raw = doc["sessions"].get(session_id)
-            # the document was parsed just now, so ``apply`` may keep or mutate this view
-            result, new_state = apply(SessionState(raw) if raw is not None else None)
+            # readers may hold the cached session: ``apply`` gets its own copy to keep or mutate
+            result, new_state = apply(SessionState(copy_json(raw)) if raw is not None else None)
             if new_state is not None:
+                # readers only ever look sessions up: replacing or dropping one in place is safe
                 doc["sessions"][session_id] = redact_json(new_state.to_dict())
                 if self.ttl is not None:
                     self._purge_due(doc, keep=session_id)
-                self._write(doc)
+                self._commit(doc)
             return result
 
     def load(self, session_id: str) -> SessionState | None:
@@ -173,10 +176,10 @@ class FileStore:
 
     def purge(self, now: float, ttl: float) -> int:
         with self._threads, self._lock():
-            doc = self._read_locked()
+            doc = self._read_locked(cached=True)
             removed = self._drop_expired(doc, now, ttl, keep=None)
             if removed:
-                self._write(doc)
+                self._commit(doc)
             return removed
 
     def close(self) -> None:
@@ -233,10 +236,10 @@ class FileStore:
             self._parsed = (identity, doc)
         return doc
 
-    def _read_locked(self) -> dict[str, Any]:
+    def _read_locked(self, cached: bool = False) -> dict[str, Any]:
         """The current document, with a corrupt file moved aside first. Lock held."""
         try:
-            return self._read()
+            return self._read(cached)
         except _Corrupt as exc:
             self._recover(str(exc))
             return {"schema_version": SCHEMA_VERSION, "sessions": {}}
@@ -285,6 +288,19 @@ class FileStore:
         report(record, message, self.on_recovery)
 
     # -- writing ---------------------------------------------------------------------------
+
+    def _commit(self, doc: dict[str, Any]) -> None:
+        """:meth:`_write` ``doc``, which then becomes the cached document; when the write fails
+        the cache is dropped (``doc`` may be the cached document changed in place: what was
+        not written must never be served). Lock held: no other writer can replace the file
+        between the rename and the stat."""
+        try:
+            self._write(doc)
+        except BaseException:
+            self._parsed = None
+            raise
+        info = os.stat(self.path, follow_symlinks=False)
+        self._parsed = ((info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns), doc)
 
     def _write(self, doc: dict[str, Any]) -> None:
         """Temp file + fsync + atomic rename + folder fsync. Lock held."""
