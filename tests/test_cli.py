@@ -301,3 +301,9 @@ def test_purge_removes_expired_sessions(project: Project) -> None:
     assert project.run("purge").stdout == "purged 1 expired session (TTL 86400 s)\n"
     assert [s["session_id"] for s in project.json("status")["sessions"]] == ["new"]
     assert project.run("purge").stdout == "purged 0 expired sessions (TTL 86400 s)\n"
+
+
+def test_override_for_an_empty_session_is_refused(project: Project) -> None:
+    """Issue 10: ``override --session ''`` was accepted (a grant no session can ever use)."""
+    err = project.run("override", "search-first", "--session", " ", "--reason", "r", check=1)
+    assert "--session is empty" in err.stderr

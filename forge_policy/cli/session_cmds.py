@@ -175,6 +175,8 @@ def cmd_override(args: Namespace, ctx: Context) -> int:
 
     evaluator = ctx.evaluator
     behavior = find_behavior(evaluator.catalog, args.behavior_id)
+    if not args.session.strip():
+        raise Refused("--session is empty: name the session whose blocked call to let through")
     if behavior.override == OVERRIDE_BY_USER:
         refused = guard.user_override_refusal(behavior.id, tty=guard.has_terminal(sys.stdin))
         if refused:
