@@ -39,3 +39,21 @@ def test_dropping_the_last_records_is_an_integrity_failure_for_good(tmp_path: Pa
         assert result.returncode == 4, result.stdout + result.stderr
         assert "removed from the end of the log" in result.stdout + result.stderr
         project.run(project.bash("echo hard-me"))
+
+
+def test_a_sabotaged_state_is_rebuilt_from_the_log_not_reset(tmp_path: Path) -> None:
+    """Issue 10 route 5: a state of an unknown version, or garbage, written over
+    ``state.json`` used to reset every counter (garbage: moved aside, afresh; another version:
+    decided from default levels). The session now goes on from what the audit log holds."""
+    project = Project(tmp_path)
+    for n in range(2):
+        answer, _ = project.run(project.bash(f"echo soft-me {n}"))  # soft block, audited
+        assert answer is not None and "deny" in str(answer)
+    state = project.root / "runtime" / "state.json"
+    for n, sabotage in enumerate(("not json at all", '{"schema_version": 99, "sessions": {}}')):
+        state.write_text(sabotage)
+        answer, err = project.run(project.bash(f"echo soft-me again {n}"))
+        assert answer is not None and "deny" in str(answer)
+        last = [r for r in project.audit() if r["kind"] == "block"][-1]
+        assert last["counter"] == 3 + n  # counted on top of the log's count, never from 1
+    assert "rebuilt from the audit log" in err  # the unreadable version: decided on the log

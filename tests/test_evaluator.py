@@ -448,3 +448,64 @@ def test_override_is_refused_where_it_could_never_apply(tmp_path: Path) -> None:
         ev.override("s1", "up")
     with pytest.raises(KeyError):
         ev.override("s1", "ghost")
+
+
+ESCALATES = "    escalation:\n      - after: 4\n        level: soft_block\n"
+
+
+class UnreadableAudit(fp.MemoryAuditSink):
+    def records(self) -> Any:
+        raise fp.AuditError("audit log unreadable")
+
+    def records_since(self, since: float) -> Any:
+        raise fp.AuditError("audit log unreadable")
+
+
+def test_a_lost_state_is_rebuilt_from_the_audit_log_and_counts_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    """Issue 10 route 5, SPEC §9: a state the store cannot give (lock held past the timeout,
+    unknown version, corrupt) is never a silent reset: the session is rebuilt from the audit
+    log, and what is decided on it is audited (marked ``degraded``), so no count is lost."""
+    cat = catalog(tmp_path, esc=rule("esc", "nudge", ESCALATES))
+    audit = fp.MemoryAuditSink()
+    clock = Clock()
+    working = fp.Evaluator(cat, audit=audit, clock=clock, record_violations=True)
+    for _ in range(3):
+        clock.advance(1)
+        assert not working.evaluate(bash("ls")).blocked  # nudges 1..3, audited
+    broken = fp.Evaluator(cat, store=BrokenStore(), audit=audit, clock=clock)
+    clock.advance(1)
+    d = broken.evaluate(bash("ls"))
+    # the fourth violation escalates as it would have with the state (a reset would nudge)
+    assert d.blocked and d.blocking is not None and d.blocking.counter == 4
+    assert "rebuilt from the audit log (3 records)" in d.diagnostics[0]
+    last = list(audit.records())[-1]
+    assert (last["kind"], last["counter"], last["degraded"]) == ("block", 4, "rebuilt")
+    clock.advance(1)
+    again = broken.evaluate(bash("pwd"))  # the degraded record counts: the fifth is the fifth
+    assert again.blocking is not None and again.blocking.counter == 5
+
+
+def test_with_neither_state_nor_log_every_behavior_fails_closed(tmp_path: Path) -> None:
+    """SPEC §9: when the audit log cannot be read either, a behavior decides at the highest
+    level its ladder reaches below hard_block; its records are marked ``fail_closed`` and a
+    later reconcile does not take their made-up counters for the session's."""
+    from forge_policy.engine.reconcile import reconcile_session
+    from forge_policy.state import SessionState
+
+    cat = catalog(
+        tmp_path,
+        esc=rule("esc", "nudge", ESCALATES),
+        never=rule("never", "warning"),
+    )
+    ev = fp.Evaluator(cat, store=BrokenStore(), audit=UnreadableAudit(), clock=Clock())
+    d = ev.evaluate(bash("ls"))
+    assert d.blocked and d.blocking is not None and d.blocking.behavior_id == "esc"
+    assert d.blocking.level is fp.Level.SOFT_BLOCK
+    assert "fail closed" in d.diagnostics[0]
+    recorded = [r for r in ev.audit._records if r.get("degraded") == "fail_closed"]
+    assert [r["behavior_id"] for r in recorded] == ["esc"]
+    state = SessionState.new(0.0)
+    reconcile_session(state, recorded)
+    assert state.behavior_ids() == [] or state.behavior("esc").counter == 0

@@ -4,7 +4,8 @@ What is decided lives in :func:`forge_policy.engine.decide.decide` (pure, SPEC �
 :mod:`forge_policy.engine.overrides` (SPEC §4); the evaluator loads the session state, brings it
 up to the audit log when an override could consume something of it, decides once, appends the
 audit records (fsynced: the source of truth), then applies the effects and writes the state. When
-the state cannot be read or written it decides statelessly from the default levels (SPEC §9).
+the state cannot be read or written it decides on the session rebuilt from the audit log, or, when
+that cannot be read either, at each behavior's highest level below hard_block (SPEC §9).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from forge_policy.audit.base import AuditSink
+    from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.engine.reports import ExplainReport, OverrideGrant, Status
@@ -48,6 +50,15 @@ __all__ = ["RECONCILE_MARGIN", "Evaluator", "random_id"]
 
 #: Seconds allowed between a decision and its audit append (lock waits), when reconciling.
 RECONCILE_MARGIN = 30.0
+
+
+def _highest_below_hard(behavior: Behavior) -> Level:
+    """The level a behavior fails closed at: the highest its ladder reaches below hard_block
+    (hard_block itself for a behavior that starts there)."""
+    if behavior.default_level is Level.HARD_BLOCK:
+        return Level.HARD_BLOCK
+    below = [step.level for step in behavior.escalation if step.level < Level.HARD_BLOCK]
+    return max([behavior.default_level, *below])
 
 
 def _same(view: SessionState | None, current: SessionState | None) -> bool:
@@ -244,6 +255,16 @@ class Evaluator:
         outcome = decide(
             self.catalog, event, base, now, settings, facts, auto_approve=self.auto_approve
         )
+        if current is None and outcome.effects:
+            # no state at all (never seen, or lost: moved aside as corrupt, of another version,
+            # deleted): what this event counts must build on what the log holds (SPEC §9: never
+            # a silent reset); an expired state is a real reset and is not rebuilt
+            rebuilt = self._rebuilt_if_logged(event.session_id, now)
+            if rebuilt is not None:
+                base = rebuilt
+                outcome = decide(
+                    self.catalog, event, base, now, settings, facts, auto_approve=self.auto_approve
+                )
         if current is None or fresh:
             if not outcome.effects:
                 return outcome, None
@@ -283,19 +304,71 @@ class Evaluator:
         return self.store.transact(session_id, apply)
 
     def _stateless(self, event: Event, now: float, error: Exception, facts: FactCache) -> Decision:
-        """SPEC §9: decide from ``default_level`` without state; blocks still block. Reuses the
-        event's ``facts``: providers run once per event, whatever failed."""
+        """SPEC §9: the state cannot be read or written. The session is rebuilt from the audit
+        log (the source of truth) and decided on that, written nowhere; when the log cannot be
+        read either, every behavior decides at the highest level its ladder reaches below
+        hard_block (fail closed). Either way every violation is audited, marked ``degraded``, so
+        that no count is lost. Reuses the event's ``facts``: providers run once per event."""
+        state, how, mark = self._rebuilt(event.session_id, now)
         facts.diagnostics.insert(
-            0,
-            f"session state unavailable ({type(error).__name__}: {error}); decided statelessly "
-            "from default levels",
+            0, f"session state unavailable ({type(error).__name__}: {error}); {how}"
         )
-        state = SessionState.new(now)
-        settings = self.settings
+        settings = attrs.evolve(self.settings, record_violations=True)
         outcome = decide(
             self.catalog, event, state, now, settings, facts, auto_approve=self.auto_approve
         )
+        records = [{**record, "degraded": mark} for record in outcome.audit]
+        if records:
+            try:
+                self.audit.append_many(records)
+            except (AuditError, OSError) as exc:
+                facts.diagnostics.append(f"not audited ({type(exc).__name__}: {exc})")
         return outcome.decision
+
+    def _rebuilt_if_logged(self, session_id: str, now: float) -> SessionState | None:
+        """The session rebuilt from its audit records of the last TTL, or None when the log
+        holds none (a new session: the common case) or cannot be read (then the transaction
+        goes on from a new state, as before)."""
+        from forge_policy.audit.base import recent_records
+        from forge_policy.engine.reconcile import reconcile_session
+        from forge_policy.errors import ForgePolicyError
+
+        state = SessionState.new(now - self.settings.ttl)
+        try:
+            records = list(recent_records(self.audit, session_id, state.created_at))
+        except (ForgePolicyError, OSError):
+            return None
+        records = [r for r in records if r.get("kind") in ("block", "violation", "override")]
+        if not records:
+            return None
+        reconcile_session(state, records)
+        return state
+
+    def _rebuilt(self, session_id: str, now: float) -> tuple[SessionState, str, str]:
+        """The session as its audit records of the last TTL make it, or the fail-closed state;
+        with the diagnostic and the ``degraded`` mark of the records decided on it."""
+        from forge_policy.audit.base import recent_records
+        from forge_policy.engine.reconcile import reconcile_session
+        from forge_policy.errors import ForgePolicyError
+
+        settings = self.settings
+        state = SessionState.new(now - settings.ttl - settings.touch_interval)
+        try:
+            records = list(recent_records(self.audit, session_id, state.created_at))
+        except (ForgePolicyError, OSError) as exc:
+            for behavior in self.catalog.behaviors:
+                state.behavior(behavior.id).effective_level = _highest_below_hard(behavior)
+            how = (
+                f"the audit log cannot be read either ({type(exc).__name__}); decided statelessly "
+                "at each behavior's highest level below hard_block (fail closed)"
+            )
+            return state, how, "fail_closed"
+        reconcile_session(state, records)
+        how = (
+            "decided statelessly on the session rebuilt from the audit log "
+            f"({len(records)} records)"
+        )
+        return state, how, "rebuilt"
 
     def explain(self, event: Event) -> ExplainReport:
         """A dry run: every behavior, trigger and condition with its result. Changes nothing.

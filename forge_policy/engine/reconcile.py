@@ -64,7 +64,12 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
                 known.add(override_id)
                 added.append(override_id)
                 _apply_override(state.behavior(behavior_id), record, at)
-        elif kind in ("block", "violation") and not record.get("shadow"):
+        elif (
+            kind in ("block", "violation")
+            and not record.get("shadow")
+            # decided on a made-up fail-closed state: its counter and level are not the session's
+            and record.get("degraded") != "fail_closed"
+        ):
             _apply_violation(state.behavior(behavior_id), record, at)
     return added
 
