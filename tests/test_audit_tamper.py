@@ -57,3 +57,24 @@ def test_a_sabotaged_state_is_rebuilt_from_the_log_not_reset(tmp_path: Path) -> 
         last = [r for r in project.audit() if r["kind"] == "block"][-1]
         assert last["counter"] == 3 + n  # counted on top of the log's count, never from 1
     assert "rebuilt from the audit log" in err  # the unreadable version: decided on the log
+
+
+def test_symlinked_governance_folders_are_refused(tmp_path: Path) -> None:
+    """Issue 10 route 10: a symlinked ``.forge/runtime`` or ``.forge/audit`` was followed, so
+    the state and the log could be swapped from elsewhere. Both are refused with a clear
+    message; blocks still block and nothing is written through the link."""
+    project = Project(tmp_path)
+    project.run(project.bash("ls"))
+    for name in ("runtime", "audit"):
+        folder = project.root / name
+        folder.mkdir(exist_ok=True)
+        elsewhere = tmp_path / f"elsewhere-{name}"
+        folder.rename(elsewhere)
+        folder.symlink_to(elsewhere, target_is_directory=True)
+        before = sorted(p.name for p in elsewhere.iterdir())
+        answer, err = project.run(project.bash("echo hard-me"))
+        assert answer is not None and "deny" in str(answer)
+        assert "symlink" in err, err
+        assert sorted(p.name for p in elsewhere.iterdir()) == before
+        folder.unlink()
+        elsewhere.rename(folder)

@@ -28,7 +28,7 @@ from forge_policy.audit._tail import classify, format_head, read_head, tail
 from forge_policy.audit.verify import ChainChecker, VerifyReport, encode_line, line_hash
 from forge_policy.audit.verify import parse_line as _parse
 from forge_policy.errors import AuditError, AuditIntegrityError, LockTimeout, StoreError
-from forge_policy.stores._filelock import DEFAULT_TIMEOUT, FileLock
+from forge_policy.stores._filelock import DEFAULT_TIMEOUT, FileLock, refuse_symlinked_folders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,6 +82,12 @@ class JsonlAuditSink:
         for path in (self.path, self.lock_path):
             if path.is_symlink():
                 raise AuditError(f"audit log path is a symlink, refused: {str(path)!r}")
+        try:
+            refuse_symlinked_folders(str(self.path))
+        except OSError as exc:
+            raise AuditError(
+                f"audit log folder is a symlink, refused: {str(exc.filename)!r}"
+            ) from None
 
     def _open(self, path: Path, flags: int) -> int:
         self._refuse_symlink()  # O_NOFOLLOW does the same atomically where it exists

@@ -40,6 +40,18 @@ def refuse_symlink(path: str) -> None:
         raise OSError(errno.ELOOP, "is a symlink", path)
 
 
+def refuse_symlinked_folders(path: str, levels: int = 2) -> None:
+    """Raise ELOOP when one of the ``levels`` folders above ``path`` (``runtime/`` or
+    ``audit/``, and the ``.forge`` folder above it) is a symlink: ``O_NOFOLLOW`` guards the
+    file's own name only, and a symlinked governance folder lets its files be swapped from
+    elsewhere (issue 10: "no symlinks among the existing path components")."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(levels):
+        if os.path.islink(folder):
+            raise OSError(errno.ELOOP, "is a symlinked folder", folder)
+        folder = os.path.dirname(folder)
+
+
 def os_error(path: str, doing: str, exc: OSError) -> StoreError:
     """The store's error for an OS failure, naming the path; symlinks get their own words.
 
@@ -49,6 +61,8 @@ def os_error(path: str, doing: str, exc: OSError) -> StoreError:
     '/p/state.json: refusing a symlink'
     """
     if exc.errno in (errno.ELOOP, errno.EMLINK):
+        if exc.filename and exc.filename != path:
+            return StoreError(f"{path}: refusing a symlinked folder: {exc.filename}")
         return StoreError(f"{path}: refusing a symlink")
     return StoreError(f"{path}: {doing}: {exc.strerror or exc}")
 

@@ -33,6 +33,7 @@ from forge_policy.stores._filelock import (
     FileLock,
     os_error,
     refuse_symlink,
+    refuse_symlinked_folders,
 )
 from forge_policy.stores._recovery import report
 
@@ -192,6 +193,10 @@ class FileStore:
         self.close()
 
     def _lock(self) -> FileLock:
+        try:
+            refuse_symlinked_folders(self.path)  # before the lock file is created through one
+        except OSError as exc:
+            raise os_error(self.path, "cannot lock", exc) from exc
         if not self._folder_ready:
             try:
                 os.makedirs(self._folder, exist_ok=True)
@@ -208,6 +213,7 @@ class FileStore:
         mutate it), else a fresh parse that becomes the cached one."""
         try:
             refuse_symlink(self.path)
+            refuse_symlinked_folders(self.path)
             fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | FLAGS)
         except FileNotFoundError:
             return {"schema_version": SCHEMA_VERSION, "sessions": {}}
