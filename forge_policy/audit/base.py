@@ -180,6 +180,27 @@ def recent_records(sink: AuditSink, session_id: str, since: float) -> Iterator[d
             yield record
 
 
+def newest_since(newest_first: Iterable[dict[str, Any]], since: float) -> list[dict[str, Any]]:
+    """The records stamped at or after ``since``, oldest first, from records given newest
+    first: the one stop rule of every sink's ``records_since`` (records are appended in
+    decision order, so the first older one ends the scan; callers leave a margin for the
+    seconds between a decision and its append; an unstamped record never stops it).
+
+    >>> newest_since([{"timestamp": 30.0}, {"timestamp": 20.0}, {"timestamp": 10.0}], 15.0)
+    [{'timestamp': 20.0}, {'timestamp': 30.0}]
+    """
+    from forge_policy._time import parse_iso
+
+    found = []
+    for record in newest_first:
+        stamp = parse_iso(record.get("timestamp"), default=-1.0)
+        if 0 <= stamp < since:
+            break
+        found.append(record)
+    found.reverse()
+    return found
+
+
 def verifier(sink: AuditSink) -> Verifiable | None:
     """The sink as a :class:`Verifiable`, or None when it keeps no hash chain.
 

@@ -33,7 +33,7 @@ from forge_policy.stores._filelock import DEFAULT_TIMEOUT, FileLock, refuse_syml
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
-    from typing import Any
+    from typing import Any, BinaryIO
 
 _FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
@@ -202,39 +202,14 @@ class JsonlAuditSink:
         """The records stamped at or after ``since`` (epoch seconds), oldest first.
 
         Reads the log backwards from its end and stops at the first record older than
-        ``since``, so the cost is proportional to the recent records, not the log's size.
-        Records are appended under a lock in decision order; callers leave a margin for the
-        seconds between a decision and its append.
+        ``since`` (:func:`~forge_policy.audit.base.newest_since`), so the cost is proportional
+        to the recent records, not the log's size.
         """
-        from forge_policy._time import parse_iso
+        from forge_policy.audit.base import newest_since
 
         try:
             with open(self._open(self.path, os.O_RDONLY), "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                end = handle.tell()
-                found: list[dict[str, Any]] = []
-                buffer = b""
-                position = end
-                while position > 0:
-                    step = min(1 << 16, position)
-                    position -= step
-                    handle.seek(position)
-                    buffer = handle.read(step) + buffer
-                    lines = buffer.split(b"\n")
-                    buffer = lines[0] if position > 0 else b""
-                    complete = lines[1:] if position > 0 else lines
-                    for raw in reversed(complete):
-                        record = _parse(raw) if raw.strip() else None
-                        if record is None:
-                            continue  # a torn tail or a blank line
-                        stamp = parse_iso(record.get("timestamp"), default=-1.0)
-                        if 0 <= stamp < since:
-                            found.reverse()
-                            return found
-                        record.pop("prev", None)
-                        found.append(record)
-                found.reverse()
-                return found
+                return newest_since(_newest_first(handle), since)
         except FileNotFoundError:
             return []
         except OSError as exc:
@@ -278,6 +253,26 @@ class JsonlAuditSink:
 
     def close(self) -> None:
         """Nothing to release: the log is opened per call."""
+
+
+def _newest_first(handle: BinaryIO) -> Iterator[dict[str, Any]]:
+    """The log's records from its last line back, read in 64 KiB blocks; a torn tail or a
+    blank line is skipped."""
+    handle.seek(0, os.SEEK_END)
+    position = handle.tell()
+    buffer = b""
+    while position > 0:
+        step = min(1 << 16, position)
+        position -= step
+        handle.seek(position)
+        buffer = handle.read(step) + buffer
+        lines = buffer.split(b"\n")
+        buffer = lines[0] if position > 0 else b""
+        for raw in reversed(lines[1:] if position > 0 else lines):
+            record = _parse(raw) if raw.strip() else None
+            if record is not None:
+                record.pop("prev", None)
+                yield record
 
 
 def _fsync_dir(path: Path) -> None:

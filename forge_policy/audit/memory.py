@@ -41,17 +41,11 @@ class MemoryAuditSink:
     def records_since(self, since: float) -> list[dict[str, Any]]:
         """The records stamped at or after ``since``, oldest first: read from the newest back
         to the first older one, so a reconcile costs the recent records, not the history."""
-        from forge_policy._time import parse_iso
+        from forge_policy.audit.base import newest_since
 
-        found = []
         with self._lock:
-            for record in reversed(self._records):
-                stamp = parse_iso(record.get("timestamp"), default=-1.0)
-                if 0 <= stamp < since:
-                    break
-                found.append(copy_json(record))
-        found.reverse()
-        return found
+            recent = newest_since(reversed(self._records), since)
+        return [copy_json(record) for record in recent]
 
     def close(self) -> None:
         pass

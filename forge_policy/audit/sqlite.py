@@ -175,32 +175,16 @@ class SQLiteAuditSink:
         optional capability :func:`forge_policy.audit.base.recent_records` uses): rows are read
         newest first and the scan stops at the first one older than ``since``, so the cost is
         proportional to the recent records, not the table's size."""
-        from forge_policy._time import parse_iso
+        from forge_policy.audit.base import newest_since
 
         if not self._exists():
             return []
-        found: list[dict[str, Any]] = []
         with self._lock, _mapped(self.path, "read"):
             cursor = self._connect().execute("SELECT seq, record FROM audit ORDER BY seq DESC")
             try:
-                for seq, text in cursor:
-                    try:
-                        record = json.loads(text)
-                    except ValueError:
-                        record = None
-                    if not isinstance(record, dict):
-                        raise AuditIntegrityError(
-                            f"{self.path}: row seq {seq}: unreadable audit record"
-                        )
-                    stamp = parse_iso(record.get("timestamp"), default=-1.0)
-                    if 0 <= stamp < since:
-                        break
-                    record["seq"] = seq
-                    found.append(record)
+                return newest_since((self._record(seq, text) for seq, text in cursor), since)
             finally:
                 cursor.close()
-        found.reverse()
-        return found
 
     def _query(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         # ``where`` is one of this module's literals, never caller text
@@ -212,17 +196,18 @@ class SQLiteAuditSink:
                 .execute(f"SELECT seq, record FROM audit {where} ORDER BY seq", params)
                 .fetchall()
             )
-        out = []
-        for seq, text in rows:
-            try:
-                record = json.loads(text)
-            except ValueError:
-                record = None
-            if not isinstance(record, dict):
-                raise AuditIntegrityError(f"{self.path}: row seq {seq}: unreadable audit record")
-            record["seq"] = seq
-            out.append(record)
-        return out
+        return [self._record(seq, text) for seq, text in rows]
+
+    def _record(self, seq: int, text: str) -> dict[str, Any]:
+        """One row as the record it stores, with its ``seq``."""
+        try:
+            record = json.loads(text)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            raise AuditIntegrityError(f"{self.path}: row seq {seq}: unreadable audit record")
+        record["seq"] = seq
+        return record
 
     def verify(self) -> VerifyReport:
         """Check every row: JSON, ``seq`` continuity, the hash chain, the columns, and that no

@@ -325,37 +325,42 @@ class Evaluator:
                 facts.diagnostics.append(f"not audited ({type(exc).__name__}: {exc})")
         return outcome.decision
 
-    def _rebuilt_if_logged(self, session_id: str, now: float) -> SessionState | None:
-        """The session rebuilt from its audit records of the last TTL, or None when the log
-        holds none (a new session: the common case) or cannot be read (then the transaction
-        goes on from a new state, as before)."""
+    def _from_log(self, session_id: str, now: float) -> tuple[SessionState, int]:
+        """The session as its audit records of the last TTL make it, with how many records
+        counted (blocks, violations, overrides); raises what the sink raises when the log
+        cannot be read."""
         from forge_policy.audit.base import recent_records
         from forge_policy.engine.reconcile import reconcile_session
-        from forge_policy.errors import ForgePolicyError
 
         state = SessionState.new(now - self.settings.ttl)
-        try:
-            records = list(recent_records(self.audit, session_id, state.created_at))
-        except (ForgePolicyError, OSError):
-            return None
-        records = [r for r in records if r.get("kind") in ("block", "violation", "override")]
-        if not records:
-            return None
+        records = [
+            record
+            for record in recent_records(self.audit, session_id, state.created_at)
+            if record.get("kind") in ("block", "violation", "override")
+        ]
         reconcile_session(state, records)
-        return state
+        return state, len(records)
 
-    def _rebuilt(self, session_id: str, now: float) -> tuple[SessionState, str, str]:
-        """The session as its audit records of the last TTL make it, or the fail-closed state;
-        with the diagnostic and the ``degraded`` mark of the records decided on it."""
-        from forge_policy.audit.base import recent_records
-        from forge_policy.engine.reconcile import reconcile_session
+    def _rebuilt_if_logged(self, session_id: str, now: float) -> SessionState | None:
+        """:meth:`_from_log`, or None when the log holds nothing of the session (a new one:
+        the common case) or cannot be read (the transaction goes on from a new state)."""
         from forge_policy.errors import ForgePolicyError
 
-        settings = self.settings
-        state = SessionState.new(now - settings.ttl - settings.touch_interval)
         try:
-            records = list(recent_records(self.audit, session_id, state.created_at))
+            state, counted = self._from_log(session_id, now)
+        except (ForgePolicyError, OSError):
+            return None
+        return state if counted else None
+
+    def _rebuilt(self, session_id: str, now: float) -> tuple[SessionState, str, str]:
+        """:meth:`_from_log`, or the fail-closed state when the log cannot be read; with the
+        diagnostic and the ``degraded`` mark of the records decided on it."""
+        from forge_policy.errors import ForgePolicyError
+
+        try:
+            state, counted = self._from_log(session_id, now)
         except (ForgePolicyError, OSError) as exc:
+            state = SessionState.new(now)
             for behavior in self.catalog.behaviors:
                 state.behavior(behavior.id).effective_level = _highest_below_hard(behavior)
             how = (
@@ -363,11 +368,7 @@ class Evaluator:
                 "at each behavior's highest level below hard_block (fail closed)"
             )
             return state, how, "fail_closed"
-        reconcile_session(state, records)
-        how = (
-            "decided statelessly on the session rebuilt from the audit log "
-            f"({len(records)} records)"
-        )
+        how = f"decided statelessly on the session rebuilt from the audit log ({counted} records)"
         return state, how, "rebuilt"
 
     def explain(self, event: Event) -> ExplainReport:

@@ -169,7 +169,7 @@ class FileStore:
         """The session for reading only (see :func:`~forge_policy.stores.base.read_only`):
         lockless, and the document is parsed again only when the file's identity changed, so a
         long-lived store (the warm worker, ``serve``) pays a stat, not a parse, per read."""
-        raw = self._cached()["sessions"].get(session_id)
+        raw = self._snapshot(cached=True)["sessions"].get(session_id)
         return SessionState(raw) if raw is not None else None
 
     def session_ids(self) -> list[str]:
@@ -250,18 +250,11 @@ class FileStore:
             self._recover(str(exc))
             return {"schema_version": SCHEMA_VERSION, "sessions": {}}
 
-    def _snapshot(self) -> dict[str, Any]:
-        """A lockless read; only a corrupt file needs the lock, to move it aside safely."""
+    def _snapshot(self, cached: bool = False) -> dict[str, Any]:
+        """A lockless read (``cached``: through the parsed-document cache, read-only); only a
+        corrupt file needs the lock, to move it aside safely."""
         try:
-            return self._read()
-        except _Corrupt:
-            with self._threads, self._lock():
-                return self._read_locked()
-
-    def _cached(self) -> dict[str, Any]:
-        """:meth:`_snapshot` through the parsed-document cache (read-only)."""
-        try:
-            return self._read(cached=True)
+            return self._read(cached)
         except _Corrupt:
             with self._threads, self._lock():
                 return self._read_locked()
