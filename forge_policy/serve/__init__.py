@@ -162,16 +162,25 @@ def _exchange(
     import socket
     import time
 
-    from forge_policy.worker.client import read_until_closed
-
     deadline = time.monotonic() + timeout
+    chunks: list[bytes] = []
+    size = 0
     with socket.create_connection((host, port), timeout=min(CONNECT_TIMEOUT, timeout)) as sock:
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
         sock.sendall(request)
-        answer = read_until_closed(sock, deadline, MAX_ANSWER)
-    if answer is None:
-        raise ServeUnavailable(f"the answer is over {MAX_ANSWER} bytes")
-    return _parse_answer(answer)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:  # a trickle of bytes must not outlast the deadline
+                raise TimeoutError
+            sock.settimeout(left)
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_ANSWER:
+                raise ServeUnavailable(f"the answer is over {MAX_ANSWER} bytes")
+    return _parse_answer(b"".join(chunks))
 
 
 def _parse_answer(data: bytes) -> tuple[int, dict[str, str], bytes]:

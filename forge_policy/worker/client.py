@@ -249,13 +249,24 @@ def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, byte
         if peer_uid(sock) != posix.geteuid():
             raise Unavailable("the worker socket belongs to another user")
         deadline = time.monotonic() + timeout
+        chunks: list[bytes] = []
+        size = 0
         try:
             sock.settimeout(timeout)
             sock.sendall(request)
             sock.shutdown(_socket.SHUT_WR)
-            answer = read_until_closed(sock, deadline, MAX_ANSWER)
-            if answer is None:
-                raise Unavailable("answer too large")
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                sock.settimeout(left)
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_ANSWER:
+                    raise Unavailable("answer too large")
         except TimeoutError:
             raise Unavailable(f"no answer within {timeout:g} s") from None
         except OSError as exc:
@@ -263,30 +274,9 @@ def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, byte
     finally:
         sock.close()
     try:
-        return decode_answer(answer)
+        return decode_answer(b"".join(chunks))
     except ValueError as exc:
         raise Unavailable(str(exc)) from None
-
-
-def read_until_closed(sock: _socket.socket, deadline: float, limit: int) -> bytes | None:
-    """Everything the peer sends until it closes, before ``deadline`` (``time.monotonic``):
-    :class:`TimeoutError` past it — a trickle of bytes must not outlast it — and None when it
-    sends more than ``limit`` bytes. The one answer reader of both transports (this client's
-    Unix socket and ``hook --via-serve``'s TCP)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        sock.settimeout(left)
-        chunk = sock.recv(65536)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return None
 
 
 def _mkdir(path: bytes, mode: int) -> None:
