@@ -394,3 +394,20 @@ class SessionState:
         """The behaviors this session has a state for (reading never changes the document)."""
         behaviors = self.data.get("behaviors")
         return list(behaviors) if isinstance(behaviors, dict) else []
+
+    @property
+    def audit_checkpoint(self) -> tuple[int, str, str] | None:
+        """``(seq, line hash, first line's hash)`` of the last audit record written for this
+        session's decisions: the log must still hold those lines (SPEC §9)."""
+        value = self.data.get("audit_checkpoint")
+        if not isinstance(value, dict):
+            return None
+        seq, digest, origin = value.get("seq"), value.get("hash"), value.get("origin")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+            return None
+        if not isinstance(digest, str) or not isinstance(origin, str):
+            return None
+        return seq, digest, origin
+
+    def set_audit_checkpoint(self, seq: int, digest: str, origin: str) -> None:
+        self.data["audit_checkpoint"] = {"seq": seq, "hash": digest, "origin": origin}

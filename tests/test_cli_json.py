@@ -59,7 +59,8 @@ def _api(project: Project) -> Any:
 
 def test_status_json(soft: Project) -> None:
     report = soft.json("status")
-    assert list(report) == ["sessions", "serve"]
+    assert list(report) == ["sessions", "serve", "audit"]
+    assert report["audit"] == {"checked": True, "ok": True, "problems": []}
     [session] = report["sessions"]
     assert list(session) == SESSION_KEYS
     assert (session["session_id"], session["exists"], session["disabled"]) == ("s1", True, [])

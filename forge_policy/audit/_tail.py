@@ -47,6 +47,22 @@ def read_head(fd: int) -> tuple[int, str] | None:
     return int(parts[0]), parts[1].decode("ascii", "replace")
 
 
+def first_line_hash(fd: int) -> str:
+    """The hash of an open log's first line (:data:`GENESIS` for an empty log)."""
+    start, chunk = 0, _CHUNK
+    buf = b""
+    while True:
+        data = _pread(fd, start, chunk)
+        buf += data
+        cut = buf.find(b"\n")
+        if cut >= 0:
+            return line_hash(buf[:cut])
+        if not data:
+            return line_hash(buf) if buf else GENESIS
+        start += len(data)
+        chunk *= 2
+
+
 def classify(file: BinaryIO, limit: int = -1) -> Iterator[tuple[int, bytes, str]]:
     """``(line number, bytes without newline, kind)`` of each line of a log, up to ``limit``
     bytes (-1: all); kind is ``line``, ``unterminated`` or ``torn`` (the last line only)."""

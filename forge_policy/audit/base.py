@@ -1,6 +1,6 @@
 """The audit sink interface (SPEC §4, §9): append-only records, written before state.
 
-One required interface, :class:`AuditSink`, and three optional capabilities, each a small
+One required interface, :class:`AuditSink`, and four optional capabilities, each a small
 protocol a sink may also satisfy (OPA's storage interfaces are the model):
 
 ==================  ===============================  ==========================================
@@ -9,11 +9,13 @@ capability          method                           used by
 :class:`SessionRecords`  ``records_for_session(id)``  reconciling one session's state
 :class:`RecordsSince`    ``records_since(epoch)``     reconciling after an override (recent only)
 :class:`Verifiable`      ``verify()``                 ``forge-policy audit --verify``
+:class:`Checkpointed`    ``last_append``, checkpoints  the state's checkpoint of the log
 ==================  ===============================  ==========================================
 
 Callers never probe for a method by name: they call the helpers below
-(:func:`session_records`, :func:`recent_records`, :func:`verifier`), written only against these
-protocols, which fall back to :meth:`AuditSink.records` where a capability is missing.
+(:func:`session_records`, :func:`recent_records`, :func:`verifier`, :func:`checkpointed`),
+written only against these protocols, which fall back to :meth:`AuditSink.records` where a
+capability is missing.
 
 >>> from forge_policy.audit.memory import MemoryAuditSink
 >>> sink = MemoryAuditSink()
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from forge_policy.audit.verify import VerifyReport
+    from forge_policy.audit.verify import Appended, Checkpoint, VerifyReport
 
 
 @runtime_checkable
@@ -143,6 +145,32 @@ class Verifiable(Protocol):
         ...
 
 
+@runtime_checkable
+class Checkpointed(Protocol):
+    """A :class:`Verifiable` sink that says where its last append began and ended, so the
+    evaluator can keep a checkpoint of the log in each session's state (SPEC §9).
+
+    ``last_append`` is the :class:`~forge_policy.audit.verify.Appended` of this object's latest
+    ``append_many`` (the log's last seq when it began, the seq and line hash of the last record
+    it wrote, the hash of the log's first line), None before the first; shared by threads, it
+    may name a later append, never a record that is not in the log. Its ``verify`` takes
+    ``checkpoints``, an iterable of
+    ``(session id, seq, line hash)``: a line at such a seq that hashes otherwise, or a log that
+    ends before such a seq, is a problem. A log that lost records (even one deleted with its
+    anchor and started anew) is then reported rather than trusted.
+
+    >>> from forge_policy.audit.sqlite import SQLiteAuditSink
+    >>> isinstance(SQLiteAuditSink(":memory:"), Checkpointed)
+    True
+    """
+
+    last_append: Appended | None
+
+    def verify(self, checkpoints: Iterable[Checkpoint] = ()) -> VerifyReport:
+        """Check every stored record, the anchored end and the sessions' checkpoints."""
+        ...
+
+
 def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]]:
     """The records of one session, oldest first: the sink's :class:`SessionRecords` query when
     it has one, else a scan of :meth:`AuditSink.records`.
@@ -209,3 +237,13 @@ def verifier(sink: AuditSink) -> Verifiable | None:
     True
     """
     return sink if isinstance(sink, Verifiable) else None
+
+
+def checkpointed(sink: AuditSink) -> Checkpointed | None:
+    """The sink as a :class:`Checkpointed`, or None when it keeps no checkpoints.
+
+    >>> from forge_policy.audit.memory import MemoryAuditSink
+    >>> checkpointed(MemoryAuditSink()) is None
+    True
+    """
+    return sink if isinstance(sink, Checkpointed) else None

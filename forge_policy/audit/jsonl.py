@@ -24,8 +24,14 @@ import time
 from pathlib import Path
 
 from forge_policy._time import iso
-from forge_policy.audit._tail import classify, format_head, read_head, tail
-from forge_policy.audit.verify import ChainChecker, VerifyReport, encode_line, line_hash
+from forge_policy.audit._tail import classify, first_line_hash, format_head, read_head, tail
+from forge_policy.audit.verify import (
+    Appended,
+    ChainChecker,
+    VerifyReport,
+    encode_line,
+    line_hash,
+)
 from forge_policy.audit.verify import parse_line as _parse
 from forge_policy.errors import AuditError, AuditIntegrityError, LockTimeout, StoreError
 from forge_policy.stores._filelock import DEFAULT_TIMEOUT, FileLock, refuse_symlinked_folders
@@ -34,6 +40,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any, BinaryIO
+
+    from forge_policy.audit.verify import Checkpoint
 
 _FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
@@ -57,7 +65,8 @@ class JsonlAuditSink:
     :class:`~forge_policy.AuditError`); ``clock`` stamps recovery records.
 
     Capabilities beyond :class:`~forge_policy.AuditSink` (:mod:`forge_policy.audit.base`):
-    :class:`~forge_policy.audit.base.Verifiable` and :class:`~forge_policy.audit.base.RecordsSince`.
+    :class:`~forge_policy.audit.base.Verifiable`, :class:`~forge_policy.audit.base.Checkpointed`
+    and :class:`~forge_policy.audit.base.RecordsSince`.
     """
 
     def __init__(
@@ -73,6 +82,9 @@ class JsonlAuditSink:
         self.fsync = fsync
         self.lock_timeout = lock_timeout
         self.clock = clock
+        #: where this sink's last append began and ended (a
+        #: :class:`~forge_policy.audit.base.Checkpointed` sink), None before the first
+        self.last_append: Appended | None = None
         self._refuse_symlink()
 
     def __repr__(self) -> str:
@@ -134,9 +146,11 @@ class JsonlAuditSink:
                 created = not self.path.exists()
                 fd = self._open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
                 try:
-                    seq, digest = self._append(fd, batch, read_head(lock_fd))
+                    before, seq, digest = self._append(fd, batch, read_head(lock_fd))
+                    origin = first_line_hash(fd)
                 finally:
                     os.close(fd)
+                self.last_append = Appended(before, seq, digest, origin)
                 if created and self.fsync and os.name != "nt":
                     _fsync_dir(self.path.parent)
                 os.lseek(lock_fd, 0, os.SEEK_SET)
@@ -146,8 +160,9 @@ class JsonlAuditSink:
 
     def _append(
         self, fd: int, batch: list[dict[str, Any]], head: tuple[int, str] | None
-    ) -> tuple[int, str]:
+    ) -> tuple[int, int, str]:
         seq, prev, prefix, torn = tail(fd)
+        before = seq
         notes: list[dict[str, Any]] = []
         if torn is not None:
             offset, dropped = torn
@@ -183,7 +198,7 @@ class JsonlAuditSink:
             view = view[os.write(fd, view) :]
         if self.fsync:
             os.fsync(fd)
-        return seq, prev
+        return before, seq, prev
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Every record oldest first, with its ``seq`` (without ``prev``); a torn tail is
@@ -215,8 +230,9 @@ class JsonlAuditSink:
         except OSError as exc:
             raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
 
-    def verify(self) -> VerifyReport:
-        """Check every line: JSON, ``seq`` continuity, the hash chain and the head anchor.
+    def verify(self, checkpoints: Iterable[Checkpoint] = ()) -> VerifyReport:
+        """Check every line: JSON, ``seq`` continuity, the hash chain, the head anchor and the
+        sessions' ``checkpoints``.
 
         Reads a snapshot: the size and head are taken under the writer lock (when it can be
         had), so appends running meanwhile are neither waited for nor misreported.
@@ -226,7 +242,7 @@ class JsonlAuditSink:
         with contextlib.suppress(AuditError, OSError), self._locked(create=False) as lock_fd:
             head = read_head(lock_fd)
             size = self.path.stat().st_size if self.path.exists() else 0
-        checker = ChainChecker()
+        checker = ChainChecker(checkpoints)
         torn: list[str] = []
         last = 0
         for number, raw, kind in self._lines(size):

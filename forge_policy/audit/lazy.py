@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.audit.jsonl import JsonlAuditSink
-    from forge_policy.audit.verify import VerifyReport
+    from forge_policy.audit.verify import Appended, Checkpoint, VerifyReport
 
 
 class LazyJsonlSink:
@@ -64,9 +64,14 @@ class LazyJsonlSink:
         """Every record, oldest first."""
         return self.sink().records()
 
-    def verify(self) -> VerifyReport:
+    def verify(self, checkpoints: Iterable[Checkpoint] = ()) -> VerifyReport:
         """Check the log's hash chain (see :meth:`JsonlAuditSink.verify`)."""
-        return self.sink().verify()
+        return self.sink().verify(checkpoints)
+
+    @property
+    def last_append(self) -> Appended | None:
+        """Where the last append began and ended (see :class:`JsonlAuditSink`)."""
+        return self._sink.last_append if self._sink is not None else None
 
     def records_since(self, since: float) -> list[dict[str, Any]]:
         """The recent records (see :meth:`JsonlAuditSink.records_since`)."""

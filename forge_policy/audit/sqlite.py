@@ -34,6 +34,7 @@ from forge_policy._time import iso
 from forge_policy.audit.verify import (
     CHAIN_KEYS,
     GENESIS,
+    Appended,
     ChainChecker,
     VerifyReport,
     canonical,
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     import os
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
+
+    from forge_policy.audit.verify import Checkpoint
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS audit (
@@ -80,6 +83,9 @@ class SQLiteAuditSink:
         self.clock = clock
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        #: where this sink's last append began and ended
+        #: (:class:`~forge_policy.audit.base.Checkpointed`), None before the first
+        self.last_append: Appended | None = None
         if self.path.is_symlink():
             raise AuditError(f"audit database path is a symlink, refused: {str(self.path)!r}")
 
@@ -130,6 +136,7 @@ class SQLiteAuditSink:
                     "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1"
                 ).fetchone()
                 seq, prev = (row[0], row[1]) if row else (0, GENESIS)
+                before = seq
                 top = conn.execute(
                     "SELECT seq FROM sqlite_sequence WHERE name = 'audit'"
                 ).fetchone()
@@ -155,7 +162,9 @@ class SQLiteAuditSink:
                     "record, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
+                first = conn.execute("SELECT hash FROM audit ORDER BY seq LIMIT 1").fetchone()
                 conn.execute("COMMIT")
+                self.last_append = Appended(before, seq, prev, first[0])
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
@@ -209,11 +218,11 @@ class SQLiteAuditSink:
         record["seq"] = seq
         return record
 
-    def verify(self) -> VerifyReport:
-        """Check every row: JSON, ``seq`` continuity, the hash chain, the columns, and that no
-        row was deleted from the end."""
+    def verify(self, checkpoints: Iterable[Checkpoint] = ()) -> VerifyReport:
+        """Check every row: JSON, ``seq`` continuity, the hash chain, the columns, that no
+        row was deleted from the end, and the sessions' ``checkpoints``."""
         if not self._exists():
-            return VerifyReport(0, [], False)
+            return ChainChecker(checkpoints).report()
         with self._lock, _mapped(self.path, "verify"):
             conn = self._connect()
             conn.execute("BEGIN")
@@ -227,7 +236,7 @@ class SQLiteAuditSink:
                 ).fetchone()
             finally:
                 conn.execute("COMMIT")
-        checker = ChainChecker()
+        checker = ChainChecker(checkpoints)
         extra: list[str] = []
         for seq, ts, kind, override_id, session_id, text, prev_hash, digest in rows:
             where = f"row seq {seq}"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from typing import NamedTuple
 
 import attrs
 
@@ -29,11 +30,13 @@ from forge_policy.secrets import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any
 
 GENESIS = "0" * 64
 """The ``prev`` of the first record."""
+INTEGRITY = "integrity"
+"""The kind of a record noting that records were lost: it keeps the log failed for good."""
 
 CHAIN_KEYS = ("seq", "prev")
 """Keys the sinks set on every record; values a caller passes under them are replaced."""
@@ -151,12 +154,44 @@ class VerifyReport:
             raise AuditIntegrityError("audit log is broken: " + "; ".join(self.problems))
 
 
+class Appended(NamedTuple):
+    """Where one append began and ended: the log's last seq before it, the seq and line hash
+    of the last record it wrote, and the hash of the log's first line (which names the log:
+    a log deleted and started anew has another)."""
+
+    before: int
+    seq: int
+    hash: str
+    origin: str
+
+
+Checkpoint = tuple[str, int, str]
+"""``(session id, seq, line hash)``: where the log stood after a session's last audited
+decision, as its state records it (:attr:`~forge_policy.state.SessionState.audit_checkpoint`)."""
+
+
 class ChainChecker:
-    """Checks stored lines one by one, oldest first, collecting every problem."""
+    """Checks stored lines one by one, oldest first, collecting every problem.
 
-    __slots__ = ("_expected", "_prev", "last_hash", "last_seq", "problems", "records")
+    ``checkpoints`` are the places sessions saw the log reach: a line at such a seq must hash
+    as recorded, and a log that ends before one lost records — even when the log and its
+    anchor were deleted together and a new chain started.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = (
+        "_checkpoints",
+        "_expected",
+        "_prev",
+        "last_hash",
+        "last_seq",
+        "problems",
+        "records",
+    )
+
+    def __init__(self, checkpoints: Iterable[Checkpoint] = ()) -> None:
+        self._checkpoints: dict[int, list[tuple[str, str]]] = {}
+        for session_id, seq, digest in checkpoints:
+            self._checkpoints.setdefault(seq, []).append((session_id, digest))
         self._expected = 1
         self._prev = GENESIS
         self.problems: list[str] = []
@@ -184,6 +219,8 @@ class ChainChecker:
                 )
             if canonical(record) != line:
                 self.problems.append(f"{where}: not in canonical form (edited)")
+            if record.get("kind") == INTEGRITY:
+                self.problems.append(f"{where}: {record.get('reason', 'integrity failure')}")
             if record.get("kind") == "recovery" and "head_seq" in record:
                 # an append found the log shorter than its anchored head: the records it lost
                 # stay lost, so the log stays failed (never laundered into a "recovery")
@@ -195,6 +232,13 @@ class ChainChecker:
             self.records += 1
             self.last_seq = seq
         self._prev = self.last_hash = line_hash(line)
+        if record is not None and record["seq"] in self._checkpoints:
+            for session_id, digest in self._checkpoints.pop(record["seq"]):
+                if digest != self.last_hash:
+                    self.problems.append(
+                        f"{where}: not the record session {session_id!r} saw written at seq "
+                        f"{record['seq']} (the log was rewritten or replaced)"
+                    )
         return record
 
     def check_head(self, head: tuple[int, str] | None, where: str) -> None:
@@ -212,4 +256,13 @@ class ChainChecker:
 
     def report(self, torn_tail: bool = False, extra: list[str] | None = None) -> VerifyReport:
         """The :class:`VerifyReport` of everything checked."""
-        return VerifyReport(self.records, [*self.problems, *(extra or [])], torn_tail)
+        furthest: dict[str, int] = {}
+        for seq, seen in self._checkpoints.items():
+            for session_id, _digest in seen:
+                furthest[session_id] = max(seq, furthest.get(session_id, 0))
+        missing = [
+            f"log ends at seq {self.last_seq} but session {session_id!r} saw it reach seq "
+            f"{seq}: records were removed"
+            for session_id, seq in sorted(furthest.items())
+        ]
+        return VerifyReport(self.records, [*self.problems, *(extra or []), *missing], torn_tail)

@@ -46,6 +46,11 @@ def register(command: Callable[..., Any]) -> None:
     p.add_argument("behavior_id", metavar="ID")
     p.add_argument("--session", metavar="SID", required=True)
     p.add_argument("--reason", metavar="TEXT", required=True)
+    p.add_argument(
+        "--new-session",
+        action="store_true",
+        help="grant ahead of the session's first event (else an unknown session is refused)",
+    )
     p.add_argument("--json", action="store_true", help="print the grant as JSON")
     command("purge", cmd_purge, "Delete the sessions whose last access is older than the TTL.")
 
@@ -57,13 +62,21 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
 
     sessions = status(ctx.evaluator, args.session)
     serve = probe(ctx.config.root)
+    audit = _audit_health(ctx)
     if args.json:
-        ctx.print_json({"sessions": to_json(sessions), "serve": serve})
+        ctx.print_json({"sessions": to_json(sessions), "serve": serve, "audit": audit})
         return OK
     if not sessions:
         ctx.print("no live sessions")
     for session in sessions:
         _print_session(ctx, session)
+    problems = audit["problems"]
+    if isinstance(problems, list) and problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        ctx.print(
+            f"audit: INTEGRITY FAILURE: {problems[0]}{more}; "
+            "forge-policy audit --verify lists every problem"
+        )
     if serve["configured"] and not serve["answering"]:
         fallback = (
             "Claude Code lets EVERY call through while it is down (http hooks)"
@@ -77,6 +90,21 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
     elif serve["configured"]:
         ctx.print(f"serve: {serve['detail']} at {serve['url']} ({serve['mode']})")
     return OK
+
+
+def _audit_health(ctx: Context) -> dict[str, object]:
+    """The audit log's chain and checkpoints, checked as ``audit --verify`` does (``checked``
+    is false for a sink that keeps no chain)."""
+    from forge_policy.errors import AuditError, Refused
+    from forge_policy.ops.admin import verify_audit
+
+    try:
+        report = verify_audit(ctx.evaluator)
+    except Refused:
+        return {"checked": False, "ok": None, "problems": []}
+    except (AuditError, OSError) as exc:
+        return {"checked": True, "ok": False, "problems": [f"cannot read the log: {exc}"]}
+    return {"checked": True, "ok": report.ok, "problems": list(report.problems)}
 
 
 def _print_session(ctx: Context, session: Status) -> None:
@@ -171,17 +199,28 @@ def cmd_override(args: Namespace, ctx: Context) -> int:
     from forge_policy.cli import guard
     from forge_policy.errors import Refused
     from forge_policy.model import OVERRIDE_BY_USER
-    from forge_policy.ops.admin import find_behavior
+    from forge_policy.ops.admin import find_behavior, status
 
     evaluator = ctx.evaluator
     behavior = find_behavior(evaluator.catalog, args.behavior_id)
     if not args.session.strip():
         raise Refused("--session is empty: name the session whose blocked call to let through")
+    try:
+        evaluator.check_overridable(args.behavior_id)
+    except (KeyError, ValueError) as exc:
+        raise Refused(str(exc.args[0])) from None
     if behavior.override == OVERRIDE_BY_USER:
         refused = guard.user_override_refusal(behavior.id, tty=guard.has_terminal(sys.stdin))
         if refused:
             ctx.note(refused)
             return USAGE
+    if not args.new_session and not evaluator.status(args.session).exists:
+        live = [s.session_id for s in status(evaluator)]
+        known = f"live sessions: {', '.join(live[:5])}" if live else "no session is live"
+        raise Refused(
+            f"session {args.session!r} has no live state (a typo? {known}); "
+            "to grant ahead of its first event, add --new-session"
+        )
     try:
         grant = evaluator.override(args.session, args.behavior_id, reason=args.reason)
     except (KeyError, ValueError) as exc:

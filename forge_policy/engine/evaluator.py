@@ -35,6 +35,7 @@ from forge_policy.stores.base import read_only
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.behavior import Behavior
@@ -95,7 +96,7 @@ class Evaluator:
         ttl: float = DEFAULT_TTL,
         override_window: float = DEFAULT_WINDOW,
         facts: Mapping[str, FactProvider] | None = None,
-        record_violations: bool = False,
+        record_violations: bool = True,
         auto_approve: AutoApprove | None = harness_auto_approval,
         random_id: Callable[[], str] = random_id,
     ) -> None:
@@ -163,7 +164,7 @@ class Evaluator:
             if outcome.effects:
                 records = outcome.audit
                 if records:
-                    self.audit.append_many(records)  # audit first: the source of truth
+                    self._audit_first(records, state, event.session_id, now)
                     audited.append(outcome)
             return outcome, state
 
@@ -180,6 +181,47 @@ class Evaluator:
                 return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))
             return self._stateless(event, now, exc, facts)
         return outcome.decision
+
+    def _audit_first(
+        self, records: list[dict[str, Any]], state: SessionState, session_id: str, now: float
+    ) -> None:
+        """Append a decision's records (the source of truth, before the state) and keep in
+        the state where the log stood after them: its checkpoint. A log that holds fewer
+        records than this session last saw lost some (truncated, or deleted with its anchor
+        and started anew): that is appended as an ``integrity`` record, which keeps
+        ``audit --verify`` failing, never repaired into a "recovery"."""
+        from forge_policy.audit.base import checkpointed
+
+        self.audit.append_many(records)
+        sink = checkpointed(self.audit)
+        appended = sink.last_append if sink is not None else None
+        if sink is None or appended is None:
+            return
+        seen = state.audit_checkpoint
+        if seen is not None and (appended.before < seen[0] or appended.origin != seen[2]):
+            from forge_policy._time import iso
+            from forge_policy.audit.verify import INTEGRITY
+
+            note = (
+                f"the audit log held {appended.before} records when session {session_id!r} "
+                f"had seen it reach seq {seen[0]}"
+                + ("" if appended.origin == seen[2] else ", and it starts with another record")
+                + ": records were removed or the log was replaced"
+            )
+            self.audit.append_many(
+                [
+                    {
+                        "kind": INTEGRITY,
+                        "timestamp": iso(now),
+                        "session_id": session_id,
+                        "reason": note,
+                        "checkpoint_seq": seen[0],
+                        "log_seq": appended.before,
+                    }
+                ]
+            )
+            appended = sink.last_append or appended
+        state.set_audit_checkpoint(appended.seq, appended.hash, appended.origin)
 
     def _decide_read_only(
         self, event: Event, now: float, facts: FactCache
@@ -417,17 +459,7 @@ class Evaluator:
         from forge_policy._time import iso
         from forge_policy.secrets import redact
 
-        behavior = self.catalog.get(behavior_id)
-        if behavior is None:
-            raise KeyError(f"unknown behavior {behavior_id!r}")
-        if behavior.default_level is Level.HARD_BLOCK:
-            raise ValueError(f"{behavior_id} is a hard_block behavior: it has no override")
-        reachable = max([behavior.default_level, *(s.level for s in behavior.escalation)])
-        if reachable < Level.SOFT_BLOCK:
-            raise ValueError(
-                f"{behavior_id} never blocks (it reaches {reachable.label} at most): "
-                "there is nothing to override"
-            )
+        self.check_overridable(behavior_id)
         now = self.clock()
         reason = redact(reason)  # stored in the state, then in the audit record of its use
         granted_at, grant_id = iso(now), self.random_id()
@@ -456,6 +488,21 @@ class Evaluator:
             granted_at=granted_at,
             valid_until=iso(now + self.settings.override_window),
         )
+
+    def check_overridable(self, behavior_id: str) -> None:
+        """Raise ``KeyError`` for an unknown behavior, ``ValueError`` for one that can never be
+        overridden in any session (hard_block by default, or never blocking)."""
+        behavior = self.catalog.get(behavior_id)
+        if behavior is None:
+            raise KeyError(f"unknown behavior {behavior_id!r}")
+        if behavior.default_level is Level.HARD_BLOCK:
+            raise ValueError(f"{behavior_id} is a hard_block behavior: it has no override")
+        reachable = max([behavior.default_level, *(s.level for s in behavior.escalation)])
+        if reachable < Level.SOFT_BLOCK:
+            raise ValueError(
+                f"{behavior_id} never blocks (it reaches {reachable.label} at most): "
+                "there is nothing to override"
+            )
 
     def status(self, session_id: str) -> Status:
         """Counters, levels, next thresholds, pending blocks and overrides of one session

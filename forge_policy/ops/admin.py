@@ -10,7 +10,7 @@ for a session is a bypass, so it is recorded in the audit log (``kind: "bypass"`
 
 from __future__ import annotations
 
-from forge_policy.errors import Refused
+from forge_policy.errors import Refused, StoreError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -213,10 +213,34 @@ def set_project_tuning(
 
 
 def verify_audit(evaluator: Evaluator) -> VerifyReport:
-    """Check the audit log's hash chain; :class:`Refused` when the sink keeps no chain."""
-    from forge_policy.audit.base import verifier
+    """Check the audit log's hash chain, and that it still holds every line a session's state
+    saw written (its checkpoint); :class:`Refused` when the sink keeps no chain."""
+    from forge_policy.audit.base import checkpointed, verifier
 
     checked = verifier(evaluator.audit)
     if checked is None:
         raise Refused(f"the audit sink {evaluator.audit!r} has no hash chain to verify")
-    return checked.verify()
+    anchored = checkpointed(evaluator.audit)
+    if anchored is None:
+        return checked.verify()
+    return anchored.verify(audit_checkpoints(evaluator))
+
+
+def audit_checkpoints(evaluator: Evaluator) -> list[tuple[str, int, str]]:
+    """``(session id, seq, line hash)`` of every stored session that has a checkpoint; a
+    session whose state cannot be read is skipped (``status`` reports it)."""
+    found: list[tuple[str, int, str]] = []
+    try:
+        session_ids = evaluator.store.session_ids()
+    except (StoreError, OSError):
+        return found
+    for session_id in session_ids:
+        try:
+            state = evaluator.store.load(session_id)
+        except (StoreError, OSError):
+            continue
+        checkpoint = state.audit_checkpoint if state is not None else None
+        if checkpoint is not None:
+            seq, digest, origin = checkpoint
+            found += [(session_id, 1, origin), (session_id, seq, digest)]
+    return found

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import forge_policy as fp
-from forge_policy.audit.base import AuditSink, Verifiable, session_records
+from forge_policy.audit.base import AuditSink, Checkpointed, Verifiable, session_records
 from forge_policy.audit.insights import override_ids, summarize
 
 from .conftest import FakeClock, block, make_sink, override
@@ -50,6 +50,42 @@ def test_a_verifiable_sink_numbers_its_records_from_one(sink: Any, backend: str)
         assert sink.verify().ok
     else:
         assert seqs == [None] * 10 + [99]
+
+
+def test_a_checkpointed_sink_says_where_each_append_began_and_ended(sink: Any) -> None:
+    if not isinstance(sink, Checkpointed):
+        pytest.skip(f"{sink!r} keeps no checkpoints (an optional capability)")
+    assert sink.last_append is None
+    sink.append_many([block(0), block(1)])
+    first = sink.last_append
+    assert first is not None and (first.before, first.seq) == (0, 2)
+    sink.append_many([block(2)])
+    second = sink.last_append
+    assert second is not None and (second.before, second.seq) == (2, 3)
+    assert second.origin == first.origin != second.hash  # the first line names the log
+    checkpoints = [("s", 1, first.origin), ("s", 2, first.hash), ("s", 3, second.hash)]
+    assert sink.verify(checkpoints).ok
+
+
+def test_checkpoints_the_log_does_not_hold_fail_verify(backend: str, tmp_path: Path) -> None:
+    sink = make_sink(backend, tmp_path)
+    if not isinstance(sink, Checkpointed):
+        pytest.skip(f"{sink!r} keeps no checkpoints (an optional capability)")
+    sink.append_many([block(i) for i in range(3)])
+    seen = sink.last_append
+    assert seen is not None
+    sink.close()
+    for path in (tmp_path / "audit").iterdir():  # the log and its anchor, deleted together
+        path.unlink()
+    sink = make_sink(backend, tmp_path)
+    assert sink.verify().ok  # alone, an empty log is a fine log...
+    ahead = sink.verify([("s1", seen.seq, seen.hash)])
+    assert not ahead.ok and "saw it reach seq 3" in ahead.problems[0]  # ...but s1 saw 3 records
+    sink.append_many([block(i) for i in range(10, 15)])  # and a new chain past it is another log
+    replaced = sink.verify([("s1", 1, seen.origin), ("s1", seen.seq, seen.hash)])
+    assert len(replaced.problems) == 2
+    assert all("not the record session 's1' saw written" in p for p in replaced.problems)
+    sink.close()
 
 
 def test_caller_records_are_not_mutated(sink: Any) -> None:
@@ -142,7 +178,10 @@ def test_evaluator_writes_blocks_and_a_retry_override(sink: Any, clock: FakeCloc
         )
     )
     assert not retry.blocked
-    records = list(sink.records())
+    # every counted violation is on the record (the source of truth), then the block it led to
+    violations = [r for r in sink.records() if r["kind"] == "violation"]
+    assert [r["counter"] for r in violations if r["behavior_id"] == "search-first"] == [1, 2, 3, 4]
+    records = [r for r in sink.records() if r["kind"] != "violation"]
     assert [r["kind"] for r in records] == ["block", "override"]
     assert records[0]["counter"] == 5
     (oid,) = override_ids(sink)
