@@ -185,6 +185,8 @@ class Model:
             expected.violations.append((bid, level, counter, shadow, "", fired))
             expected.first_lines[bid] = first_line(spec, level, counter, call)
             expected.levels[bid] = level
+            if shadow or not level.blocks:  # SPEC §9: every counted violation is on the record
+                expected.audit.append(("violation", bid, level.label, counter, "", ()))
             if shadow:
                 continue
             if level.blocks:

@@ -37,7 +37,7 @@ class Settings:
     ttl: float = DEFAULT_TTL
     override_window: float = DEFAULT_WINDOW
     profile: str = DEFAULT_PROFILE
-    record_violations: bool = False
+    record_violations: bool = True
     touch_interval: float = attrs.field(init=False)
 
     @touch_interval.default
