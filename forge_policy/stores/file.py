@@ -17,6 +17,7 @@ loses at most the transaction in flight.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -218,6 +219,9 @@ class FileStore:
         except FileNotFoundError:
             return {"schema_version": SCHEMA_VERSION, "sessions": {}}
         except OSError as exc:
+            if exc.errno == errno.ELOOP and os.path.islink(self.path):
+                # never followed: the link itself is moved aside like a corrupt file
+                raise _Corrupt("a symlink, not the state file") from None
             raise os_error(self.path, "cannot open", exc) from exc
         try:
             info = os.fstat(fd)

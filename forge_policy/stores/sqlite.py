@@ -185,6 +185,40 @@ class SQLiteStore:
     # -- the connection --------------------------------------------------------------------
 
     def _connection(self) -> sqlite3.Connection:
+        try:
+            return self._open_connection()
+        except StoreError as exc:
+            if self.path == ":memory:" or not _corrupt(exc):
+                raise
+        # not a database (overwritten, truncated): moved aside, never dropped, and a new one
+        # begins; the evaluator rebuilds each session from the audit log (SPEC §9)
+        self._quarantine_file()
+        return self._open_connection()
+
+    def _quarantine_file(self) -> None:
+        """Move the database file (and its -wal, -shm) aside and report it."""
+        now = time.time()
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+        target = f"{self.path}.corrupt-{stamp}"
+        try:
+            for suffix in ("-wal", "-shm", ""):
+                if os.path.lexists(self.path + suffix):
+                    os.rename(self.path + suffix, target + suffix)
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot move the corrupt database aside: {exc}") from exc
+        from forge_policy._time import iso
+
+        record = {
+            "kind": "recovery",
+            "timestamp": iso(now),
+            "path": self.path,
+            "moved_to": target,
+            "reason": "not a SQLite database (or a malformed one)",
+        }
+        message = f"{self.path}: corrupt database moved to {target}; starting afresh"
+        report(record, message, self.on_recovery)
+
+    def _open_connection(self) -> sqlite3.Connection:
         if self._closed:
             raise StoreError(f"{self.path}: the store is closed")
         if self._conn is not None:
@@ -319,6 +353,15 @@ class SQLiteStore:
                 f"{self.path}: database is locked: not acquired within {self.busy_timeout:g} s"
             )
         return StoreError(f"{self.path}: {doing}: {exc}")
+
+
+def _corrupt(exc: StoreError) -> bool:
+    """Whether ``exc`` says the file is not a (sound) SQLite database."""
+    cause = exc.__cause__
+    text = str(cause).lower()
+    return isinstance(cause, sqlite3.DatabaseError) and (
+        "file is not a database" in text or "malformed" in text
+    )
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

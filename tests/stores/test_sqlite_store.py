@@ -102,12 +102,26 @@ def test_busy_database_raises_lock_timeout_and_reads_still_work(
         assert store.transact("s0", bump) == 2
 
 
-def test_not_a_database_is_a_store_error(path: Path) -> None:
+def test_not_a_database_is_moved_aside_and_a_new_one_begins(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 10 route 5: bytes written over the database used to force stateless decisions
+    for good. The file is moved aside (never dropped), reported, and a new database begins."""
     path.parent.mkdir(parents=True)
-    path.write_bytes(b"this is not a database, just bytes " * 100)
-    with SQLiteStore(path) as store, pytest.raises(fp.StoreError, match="not a database") as caught:
+    garbage = b"this is not a database, just bytes " * 100
+    path.write_bytes(garbage)
+    with SQLiteStore(path) as store:
+        assert store.transact("s1", bump) == 1
+        assert store.transact("s1", bump) == 2
+    [moved] = list(path.parent.glob("state.db.corrupt-*"))
+    assert moved.read_bytes() == garbage
+    assert "corrupt database moved to" in capsys.readouterr().err
+
+
+def test_a_database_that_cannot_be_opened_is_a_store_error(path: Path) -> None:
+    path.mkdir(parents=True)  # a folder where the file should be: nothing to move aside
+    with SQLiteStore(path) as store, pytest.raises(fp.StoreError, match="cannot open"):
         store.transact("s1", bump)
-    assert isinstance(caught.value.__cause__, sqlite3.DatabaseError)
     ev = fp.Evaluator(fp.builtin_catalog(), store=SQLiteStore(path))
     push = fp.Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": "git push -f"})
     decision = ev.evaluate(push)
