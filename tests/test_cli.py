@@ -244,6 +244,20 @@ def test_override_of_a_hard_block_is_refused(project: Project) -> None:
     assert "hard_block behavior: it has no override" in err.stderr
 
 
+def test_override_of_an_unknown_session_is_refused_unless_new(project: Project) -> None:
+    """Issue 10: a typo in ``--session`` used to grant into the void, silently."""
+    project.hook(tool_event("Edit", file_path="/p/a.py", old_string="a", new_string="b"))
+    err = project.run("override", "search-first", "--session", "s9", "--reason", "r", check=1)
+    assert err.stderr == (
+        "forge-policy: session 's9' has no live state (a typo? live sessions: s1); "
+        "to grant ahead of its first event, add --new-session\n"
+    )
+    assert [s["session_id"] for s in project.json("status")["sessions"]] == ["s1"]  # unchanged
+    ahead = ("override", "search-first", "--session", "s9", "--reason", "r", "--new-session")
+    assert project.run(*ahead).stdout.startswith("override granted")
+    assert project.run("override", "search-first", "--session", "s1", "--reason", "r").stdout
+
+
 def test_status_reports_real_counters(project: Project) -> None:
     assert project.run("status").stdout == "no live sessions\n"
     for _ in range(3):

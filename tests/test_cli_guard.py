@@ -179,7 +179,7 @@ def user_mode(tmp_path: Path) -> Path:
     return tmp_path
 
 
-GRANT = ["override", "no-rm", "--session", "s1", "--reason", "approved"]
+GRANT = ["override", "no-rm", "--session", "s1", "--reason", "approved", "--new-session"]
 
 
 def test_a_user_override_needs_a_terminal_even_outside_an_agent(user_mode: Path) -> None:

@@ -99,9 +99,18 @@ class Run:
         """Grant with ``reason`` (its ``--json`` answer too), look at the state while the grant
         is live, then spend it: the override record of its use carries the reason."""
         session = self.project.session
-        self.cli("override", "softy", "--session", session, "--reason", reason)
+        self.cli("override", "softy", "--session", session, "--reason", reason, "--new-session")
         granted = json.loads(
-            self.cli("override", "softy", "--session", session, "--reason", reason, "--json")
+            self.cli(
+                "override",
+                "softy",
+                "--session",
+                session,
+                "--reason",
+                reason,
+                "--json",
+                "--new-session",
+            )
         )
         assert REDACTED in granted["reason"]
         self.outputs.append(self.files())  # the live grant is in the state
