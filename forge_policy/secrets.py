@@ -61,8 +61,8 @@ _CAMEL = (
 )
 _KEYWORD = rf"(?:(?:^|[^A-Za-z])(?i:{_WORDS})|(?:^|[^A-Za-z0-9_.-])(?i:key)|[a-z0-9](?:{_CAMEL}))"
 _ASSIGN = r"[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
-# A credential blob: no spaces, 16 characters or more (a UUID, base64), for the names that
-# are also everyday words or arguments: ``"auth": "…"`` and ``("api_token", "…")``.
+# A credential blob: no spaces, 16 characters or more with a digit (a UUID, base64), for the
+# names that are also everyday words or arguments: ``"auth": "…"``, ``("api_token", "…")``.
 _BLOB = r"[A-Za-z0-9+/=_.-]{16,}"
 
 # An unquoted ``password: value`` (YAML, a log line) names a credential with a stronger word
@@ -139,8 +139,9 @@ _SERVICE_TOKENS = (
 #: named groups (see :func:`placeholder`): ``(?P<value…>…)`` is the part that is secret (the
 #: rest is context such as the variable name); ``(?P<assigned…>…)`` too, a value assigned to a
 #: credential's name, and placeholder values (``${VAR}``, ``<redacted>``, ``xxxx``,
-#: ``YOUR_PASSWORD``) are not secrets; ``(?P<body…>…)`` is a token's random part, and a body
-#: of one repeated character (``ghp_xxxx…``) or ending in ``EXAMPLE`` is a placeholder;
+#: ``YOUR_PASSWORD``) are not secrets; ``(?P<blob…>…)`` too, and it holds a digit;
+#: ``(?P<body…>…)`` is a token's random part, and a body of one repeated character
+#: (``ghp_xxxx…``) or ending in ``EXAMPLE`` is a placeholder;
 #: ``(?P<user>…)`` is the user of a URL's credentials, a password equal to it a placeholder.
 SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ("openai_key", r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})"),
@@ -159,8 +160,8 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         "password_assignment",
         rf"{_KEYWORD}{_ASSIGN}[\"'](?P<assigned>[^\"'\r\n]{{6,}})[\"']"
-        rf"|[\"'][A-Za-z0-9_.-]*?(?i:{_WORDS})[\"'][ \t]*,[ \t]*[\"'](?P<assigned2>{_BLOB})[\"']"
-        rf"|(?:^|[^A-Za-z])(?i:auth){_ASSIGN}[\"'](?P<assigned3>{_BLOB})[\"']",
+        rf"|[\"'][A-Za-z0-9_.-]*?(?i:{_WORDS})[\"'][ \t]*,[ \t]*[\"'](?P<blob>{_BLOB})[\"']"
+        rf"|(?:^|[^A-Za-z])(?i:auth){_ASSIGN}[\"'](?P<blob2>{_BLOB})[\"']",
     ),
     ("private_key", rf"{_PEM_BEGIN}{_PEM_HEADERS}{_PEM_MATERIAL}{_PEM_END}"),
     # the 40 characters of an AWS secret access key after its variable or option name
@@ -222,7 +223,8 @@ _REDACTED_BYTES = REDACTED.encode()
 # group index), ...]), ...] in table order]; compiled on first use, the second only for a text
 # the first hits
 _compiled: list[Any] = []
-_GROUP_KINDS = ("value", "assigned", "body", "user")
+_GROUP_KINDS = ("value", "assigned", "blob", "body", "user")
+_SECRET_KINDS = ("value", "assigned", "blob")
 
 
 def placeholder(kind: str, text: bytes, user: bytes | None = None) -> bool:
@@ -240,7 +242,8 @@ def placeholder(kind: str, text: bytes, user: bytes | None = None) -> bool:
       ``REPLACE_WITH_…``); AWS's ``…EXAMPLE``; PEM armour or a URL (the private_key and
       url_password patterns judge what they hold); a dotted lower-case name
       (``jetbrains.mps.v8_elimination``, a property); in a URL, the user's name again
-      (``postgres:postgres@``).
+      (``postgres:postgres@``);
+    - a ``blob`` (an ``assigned`` value for a name that is also an everyday word) with no digit.
 
     >>> placeholder("assigned", b"${DB_PASSWORD}"), placeholder("assigned", b"hunter22")
     (True, False)
@@ -251,7 +254,9 @@ def placeholder(kind: str, text: bytes, user: bytes | None = None) -> bool:
         return True
     if kind == "body":
         return len(set(text.translate(None, b"_-"))) < 2 or text.endswith(b"EXAMPLE")
-    if kind != "assigned":
+    if kind == "blob" and not any(char in b"0123456789" for char in text):
+        return True
+    if kind not in ("assigned", "blob"):
         return False
     import re
 
@@ -312,7 +317,7 @@ def _secrets(regex: Any, groups: list[tuple[str, int]], data: bytes) -> Iterator
             return
         taking = [(kind, g) for kind, g in groups if match.start(g) >= 0]
         kind, start, end = next(
-            ((k, match.start(g), match.end(g)) for k, g in taking if k in ("value", "assigned")),
+            ((k, match.start(g), match.end(g)) for k, g in taking if k in _SECRET_KINDS),
             ("value", *match.span()),
         )
         # Resume after the secret, not after the match: the closing quote of one assignment may

@@ -357,6 +357,34 @@ FRAGMENTS = st.sampled_from(
         "Proc-Type: 4,ENCRYPTED",
         "MIIEowIBAAKCAQEA",
         ";",
+        # the families added with peers' tables, and their placeholders
+        KEY_LINE,
+        "https://",
+        "://",
+        "user:",
+        "@",
+        "PGPASSWORD=",
+        "DB_PASSWORD=",
+        "=",
+        "${X}",
+        "{{ x }}",
+        "<redacted>",
+        "EXAMPLE",
+        "xxxx",
+        '"auth": "',
+        '"api_token", "',
+        "dXNlcjpWYjhxVDN4THc5",
+        "xoxb-1234567890-",
+        "xoxe.xoxp-1-",
+        "xapp-1-A1B2C3-123456-",
+        "hooks.slack.com/services/",
+        "sk_live_",
+        "tskey-api-",
+        "MY_",
+        "SG.",
+        "sk-ant-api03-",
+        "AA",
+        "Kq7_vR2-mX9p" * 8,
     ]
 )
 TEXTS = st.one_of(
@@ -392,15 +420,18 @@ def _oracle(text: str) -> list[tuple[str, bytes]]:
             match = regex.match(data, pos)
             if match is None:
                 continue
-            groups = {n: match.group(i) for n, i in names.items() if match.group(i) is not None}
+            groups = [
+                (n.rstrip("0123456789"), match.group(i))
+                for n, i in names.items()
+                if match.group(i) is not None
+            ]
             kind, secret = next(
-                ((n.rstrip("0123456789"), v) for n, v in groups.items() if n[0] in "va"),
+                ((k, v) for k, v in groups if k in ("value", "assigned", "blob")),
                 ("value", match.group(0)),
             )
-            bodies = [v for n, v in groups.items() if n.startswith("body")]
-            if placeholder(kind, secret, groups.get("user")) or any(
-                placeholder("body", b) for b in bodies
-            ):
+            user = next((v for k, v in groups if k == "user"), None)
+            bodies = [v for k, v in groups if k == "body"]
+            if placeholder(kind, secret, user) or any(placeholder("body", b) for b in bodies):
                 continue
             found.append((pid, secret))
     return found
