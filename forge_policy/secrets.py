@@ -213,7 +213,10 @@ _REFERENCE = r"\$[{(A-Za-z_]|\{\{|\{[A-Za-z0-9_.-]*\}\Z|<[^<>]*>\Z|%[A-Za-z_][A-
 _PLACEHOLDER_WORDS = frozenset(
     {"password", "mypassword", "passwd", "changeme", "changeit", "redacted", "placeholder"}
 )
-_INSTRUCTIONS = ("your", "replace", "insert", "enter")
+# an instruction starts with its verb and a separator: ``enterprise2024!`` is a password
+_INSTRUCTIONS = tuple(
+    f"{verb}{sep}" for verb in ("your", "replace", "insert", "enter") for sep in "_- "
+)
 
 #: At most this many redaction passes run over one text (see :func:`redact`).
 MAX_PASSES = 8

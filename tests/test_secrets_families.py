@@ -214,6 +214,8 @@ def test_placeholders_and_near_misses_are_left_alone(text: str) -> None:
         ("assigned", "pass", None, False),  # four letters, a real (weak) password
         ("assigned", "aaaabbbb", None, True),  # half of it one character
         ("assigned", "Vb8qT3xLw9", None, False),
+        ("assigned", "your-api-key", None, True),
+        ("assigned", "enterprise2024!", None, False),  # no instruction: no separator
         ("assigned", "mongodb", "mongodb", True),
         ("assigned", "mongodb", "admin", False),
         ("assigned", "a.b.c", None, True),
