@@ -3,16 +3,16 @@
 ``facts.secret_in_files`` (:mod:`forge_policy.facts.secrets`) *detects* with this table, and
 everything written to state, audit or output is *redacted* with it, so the two can never
 disagree: a text holds a secret exactly when redaction changes it. That is why there is no
-redaction-only pattern: whatever is worth hiding (any ``sk-ant-`` token, a key cut short) is
-also reported as a secret of the file that holds it.
+redaction-only pattern: whatever is worth hiding is also reported as a secret of the file that
+holds it, and whatever peers' scanners call a placeholder (``AKIA…EXAMPLE``, ``ghp_xxxx…``,
+``password = "${DB_PASSWORD}"``, a PEM block around ``...``) is neither.
 
 - :func:`scan` finds the secrets of a text, left to right. Each pattern is searched on its own,
   so that no pattern's context (the ``mysql … -p`` before a password) hides another's secret,
   and secrets of several patterns that overlap make one span. For an assignment
   (``password = "…"``, ``pass: …``, ``-pPASS``, ``aws_secret_access_key=…``) the secret is the
   value, for every other pattern the whole match. A value that is already :data:`REDACTED` is
-  no secret, so redacting twice changes nothing more; nor is a token whose random part is one
-  repeated character (``ghp_xxxx…``), a placeholder.
+  no secret, so redacting twice changes nothing more; nor is a :func:`placeholder`.
 - :func:`detect` is the id of the first pattern of :data:`SECRET_PATTERNS`, in table order,
   that has a secret in the text (``""`` when :func:`scan` finds none).
 - :func:`redact` replaces each span :func:`scan` finds by :data:`REDACTED`;
@@ -40,19 +40,30 @@ if TYPE_CHECKING:
 REDACTED = "[REDACTED]"
 """What :func:`redact` writes in place of a secret."""
 
-# The name of a quoted assignment: a key word after a non-letter (``db_password``, ``MY_TOKEN``,
-# so that ``monkey``, ``turkey``, ``compass`` and ``xtoken`` do not count), or a camelCase word
-# that names a credential (``dbPassword``, ``myApiKey``, ``authToken``; not ``schemaKey`` or
-# ``publicToken``, which peers' secret scanners allow).
+# The name of a quoted assignment: a word that names a credential after a non-letter
+# (``db_password``, ``MY_TOKEN``, ``client_secret``, ``"credentials"``; so that ``monkey``,
+# ``compass`` and ``xtoken`` do not count); ``key`` alone only as a whole name (``key = "…"``,
+# ``"key": "…"``), since ``bucket_key``, ``public_key`` and ``primary_key`` name no secret while
+# ``api_key``, ``secret_key`` or ``signing_key`` do; or a camelCase word that names a
+# credential (``dbPassword``, ``myApiKey``, ``authToken``; not ``schemaKey`` or ``publicToken``,
+# which peers' secret scanners allow).
+_KEY_KINDS = (
+    r"api|access|private|secret|client|master|encryption|signing|auth|app|account|service"
+    r"|session|consumer|license|admin|root"
+)
 _WORDS = (
-    r"passw(?:or)?d|passphrase|pass|contrase[nñ]a|secret|token|key|(?:api|access|private)[_-]?key"
-    r"|(?:auth|access|api|refresh)[_-]?token"
+    r"passw(?:or)?d|passphrase|pass|contrase[nñ]a|secret|token|credentials?"
+    rf"|(?:{_KEY_KINDS})[_-]?key|(?:auth|access|api|refresh)[_-]?token"
 )
 _CAMEL = (
     r"Passw(?:or)?d|Passphrase|Secret|SecretKey|ApiKey|AccessKey|PrivateKey"
     r"|AuthToken|AccessToken|ApiToken|SecretToken|RefreshToken"
 )
-_KEYWORD = rf"(?:(?:^|[^A-Za-z])(?i:{_WORDS})|[a-z0-9](?:{_CAMEL}))"
+_KEYWORD = rf"(?:(?:^|[^A-Za-z])(?i:{_WORDS})|(?:^|[^A-Za-z0-9_.-])(?i:key)|[a-z0-9](?:{_CAMEL}))"
+_ASSIGN = r"[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
+# A credential blob: no spaces, 16 characters or more with a digit (a UUID, base64), for the
+# names that are also everyday words or arguments: ``"auth": "…"``, ``("api_token", "…")``.
+_BLOB = r"[A-Za-z0-9+/=_.-]{16,}"
 
 # An unquoted ``password: value`` (YAML, a log line) names a credential with a stronger word
 # than a quoted one: not ``key`` or ``token`` alone, which are everyday YAML keys.
@@ -63,6 +74,10 @@ _STRONG_WORDS = (
 _STRONG_CAMEL = (
     r"Passw(?:or)?d|Passphrase|Secret|SecretKey|ApiKey|AccessKey|PrivateKey|ClientSecret"
     r"|AuthToken|AccessToken|ApiToken|RefreshToken"
+)
+_STRONG_NAME = (
+    rf"(?:(?:[A-Za-z0-9_.-]*[0-9_.-])?(?i:{_STRONG_WORDS})"
+    rf"|[A-Za-z0-9_.-]*[a-z0-9](?:{_STRONG_CAMEL}))"
 )
 # ... and its value is one plain word of six characters or more, up to the end of the line (or a
 # closing quote), with a digit or a symbol in it: ``str``, ``SecretStr``, ``this.password``,
@@ -76,35 +91,79 @@ _YAML_VALUE = (
     rf"|{_PLAIN}{{2}}{_MARK}{_PLAIN}{{2,}}|{_PLAIN}{{3}}{_MARK}{_PLAIN}+|{_PLAIN}{{4,}}{_MARK}{_PLAIN}*)"
 )
 
-# A PEM private key: the header, then the key material up to the footer, or (a key cut short)
-# the base64 lines that follow the header. Line breaks may be escaped (``\n`` inside a JSON
-# string), and an encrypted key's ``Proc-Type:``/``DEK-Info:`` lines are part of it.
+# A PEM private key: the header, then key material of 64 base64 characters or more (peers'
+# threshold: ``xxx``, ``...`` or a short sample between the armour lines is a placeholder, and
+# the armour alone is code that looks for keys), up to the footer or, for a key cut short, as
+# far as it goes. Line breaks may be escaped (``\n`` inside a JSON string), and an encrypted
+# key's ``Proc-Type:``/``DEK-Info:`` lines are part of it.
 _PEM_LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-_NL = r"[ \t]*(?:\r?\n|\\r?\\n)[ \t]*"
+_NL = r"[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*"
 _PEM_BEGIN = r"-----BEGIN " + _PEM_LABEL
-_PEM_WHOLE = r"[A-Za-z0-9+/=\s:,.\\-]*?-----END " + _PEM_LABEL
 _PEM_HEADERS = rf"(?:{_NL}[A-Za-z-]+: [^\r\n\\]*)*"
-_PEM_LINES = rf"(?:(?:(?:{_NL})+[A-Za-z0-9+/=]{{16,}})+(?:(?:{_NL})+[A-Za-z0-9+/=]+)?)?"
+_PEM_MATERIAL = rf"(?:{_NL})*(?:[A-Za-z0-9+/=](?:{_NL})*){{64,}}"
+_PEM_END = r"(?:[A-Za-z0-9+/=\s\\]*?-----END " + _PEM_LABEL + ")?"
+
+# A Slack token: its type (``xoxb-`` bot, ``xoxp-`` user, ``xoxa-``/``xoxo-``/``xoxs-``
+# legacy …), a numeric id of six digits or more, then its dash-separated parts up to a
+# boundary (``xoxp-…-####`` stops at the ``-#``: a placeholder); an app (``xapp-``), a
+# configuration (``xoxe.xoxp-``) or a refresh (``xoxe-1-``) token by their documented shapes.
+_SLACK = (
+    r"\b(?P<value>xox[a-z]-(?:[0-9]-)?[0-9]{6,}(?:-[A-Za-z0-9]+)+)(?:[^A-Za-z0-9-]|\z)"
+    r"|\bxoxe\.xox[a-z]-[0-9]-[A-Za-z0-9]{100,}|\bxoxe-[0-9]-[A-Za-z0-9]{100,}"
+    r"|\bxapp-[0-9]-[A-Z0-9]{6,}-[0-9]{6,}-[A-Za-z0-9]{20,}"
+)
+
+# Vendors' token formats, as their documentation gives them: a prefix that no word starts with
+# (``\b``, or "no letter before" where the vendor's own scanner allows ``MY_tskey-…``), a body
+# of the documented alphabet and length. Placeholders of these shapes are the vendors' own
+# examples (``sk_live_AAAA…``), so no body rule applies.
+_SERVICE_TOKENS = (
+    r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{24,}"  # Stripe secret and restricted keys
+    r"|\bnpm_[A-Za-z0-9]{36}\b"  # npm access token
+    r"|\bshp(?:ss|at|ca|pa)_[A-Za-z0-9]{32}\b"  # Shopify
+    r"|\bcf(?:at|ut|k)_[A-Za-z0-9]{48}\b"  # Cloudflare
+    r"|\bdckr_pat_[A-Za-z0-9_-]{27,}"  # Docker Hub
+    r"|\bfig[dhu]_[A-Za-z0-9_-]{40,}"  # Figma
+    r"|(?:^|[^A-Za-z])(?P<value>tskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,})"  # Tailscale
+    r"|\bglc_[A-Za-z0-9+/]{32,}={0,2}|\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b"  # Grafana
+    r"|\blin_api_[A-Za-z0-9]{40,}"  # Linear
+    r"|\bops_eyJ[A-Za-z0-9+/_-]{100,}={0,2}"  # 1Password service account
+    r"|\bvc[aikpr]_[A-Za-z0-9]{24,}"  # Vercel
+    r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"  # SendGrid
+    # Amazon Bedrock API key: ABSK + base64 of "BedrockAPIKey-" + the key
+    r"|\b(?P<value2>ABSKQmVkcm9ja0FQSUtleS[A-Za-z0-9+/]{100,250}={0,2})(?:[^A-Za-z0-9+/=]|\z)"
+)
 
 #: ``(id, RE2 pattern)``: AgentShield's patterns in its order (seed-systems a.4, SPEC §7), then
-#: the other credentials forge_policy knows; detection reports the first id that matches. A
-#: pattern's ``(?P<value…>…)`` group, when one takes part in the match, is the part that is
-#: secret (the rest is context such as the variable name); a ``(?P<body…>…)`` group is a
-#: token's random part, and a body of one repeated character (``ghp_xxxx…``) is a placeholder.
+#: the other credentials forge_policy knows; detection reports the first id that matches. The
+#: named groups (see :func:`placeholder`): ``(?P<value…>…)`` is the part that is secret (the
+#: rest is context such as the variable name); ``(?P<assigned…>…)`` too, a value assigned to a
+#: credential's name, and placeholder values (``${VAR}``, ``<redacted>``, ``xxxx``,
+#: ``YOUR_PASSWORD``) are not secrets; ``(?P<blob…>…)`` too, and it holds a digit;
+#: ``(?P<body…>…)`` is a token's random part, and a body of one repeated character
+#: (``ghp_xxxx…``) or ending in ``EXAMPLE`` is a placeholder;
+#: ``(?P<user>…)`` is the user of a URL's credentials, a password equal to it a placeholder.
 SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ("openai_key", r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})"),
-    # any token of Anthropic's prefix, whatever its length: a key cut short is still secret
-    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    # Anthropic's documented shape: a kind and version, 93 characters, "AA"
+    (
+        "anthropic_key",
+        r"\b(?P<value>sk-ant-[a-z]{3,6}[0-9]{2}-[A-Za-z0-9_-]{93}AA)(?:[^A-Za-z0-9_-]|\z)",
+    ),
     ("google_api_key", r"AIzaSy[A-Za-z0-9_-]{33,}"),
-    # a key id starts a word: ``TODAYINASIAASACKOFRICE`` holds no key
-    ("aws_access_key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}"),
-    ("slack_token", r"xox[a-z]-[A-Za-z0-9]{10}[A-Za-z0-9-]*"),
-    ("jwt", r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
+    # a key id starts a word: ``TODAYINASIAASACKOFRICE`` holds no key; AWS's documentation
+    # writes its examples AKIA…EXAMPLE
+    ("aws_access_key", r"\b(?:AKIA|ASIA)(?P<body>[A-Z0-9]{16})"),
+    ("slack_token", _SLACK),
+    # the signature may be empty: an unsigned ("alg": "none") token still carries its claims
+    ("jwt", r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
     (
         "password_assignment",
-        _KEYWORD + r"[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"'](?P<value>[^\"'\r\n]{6,})[\"']",
+        rf"{_KEYWORD}{_ASSIGN}[\"'](?P<assigned>[^\"'\r\n]{{6,}})[\"']"
+        rf"|[\"'][A-Za-z0-9_.-]*?(?i:{_WORDS})[\"'][ \t]*,[ \t]*[\"'](?P<blob>{_BLOB})[\"']"
+        rf"|(?:^|[^A-Za-z])(?i:auth){_ASSIGN}[\"'](?P<blob2>{_BLOB})[\"']",
     ),
-    ("private_key", rf"{_PEM_BEGIN}(?:{_PEM_WHOLE}|{_PEM_HEADERS}{_PEM_LINES})"),
+    ("private_key", rf"{_PEM_BEGIN}{_PEM_HEADERS}{_PEM_MATERIAL}{_PEM_END}"),
     # the 40 characters of an AWS secret access key after its variable or option name
     (
         "aws_secret_key",
@@ -127,20 +186,98 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
     (
         "password_yaml",
-        r"(?:(?m:^)|[ \t\"'`])(?:-[ \t]+)?[\"']?"
-        rf"(?:(?:[A-Za-z0-9_.-]*[0-9_.-])?(?i:{_STRONG_WORDS})|[A-Za-z0-9_.-]*[a-z0-9](?:{_STRONG_CAMEL}))"
-        rf"[\"']?[ \t]*:[ \t]+(?P<value>{_YAML_VALUE})"
+        rf"(?:(?m:^)|[ \t\"'`])(?:-[ \t]+)?[\"']?{_STRONG_NAME}"
+        rf"[\"']?[ \t]*:[ \t]+(?P<assigned>{_YAML_VALUE})"
         r"(?:(?:[ \t]+#[^\r\n]*)?[ \t]*\r?(?m:$)|[\"'`])",
     ),
+    # ``DB_PASSWORD=s3cr3t``, ``PGPASSWORD=… psql``, ``--password=…``: a shell or dotenv
+    # assignment, no space around ``=``, value unquoted (quoted ones are password_assignment)
+    (
+        "password_env",
+        rf"(?:(?m:^)|[ \t;&|(\"'`?])(?:{_STRONG_NAME}|[A-Z0-9_]*[A-Z0-9](?:PASSWORD|PASSWD))"
+        rf"=(?P<assigned>{_YAML_VALUE})(?:[ \t;&|)\"'`]|\r?(?m:$))",
+    ),
+    # credentials in a URL: scheme://user:password@host
+    (
+        "url_password",
+        r"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s:/?#@\"'<>]*):"
+        r"(?P<assigned>[^\s/?#\"'<>]{4,})@[A-Za-z0-9\[(_$%{.-]",
+    ),
+    ("slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{40,}"),
+    ("service_token", _SERVICE_TOKENS),
+)
+
+# What tells a placeholder from a value (see placeholder()): a reference to a variable or a
+# template slot, a word that stands for a password, an instruction to the reader.
+_REFERENCE = r"\$[{(A-Za-z_]|\{\{|\{[A-Za-z0-9_.-]*\}\Z|<[^<>]*>\Z|%[A-Za-z_][A-Za-z0-9_]*%\Z"
+_PLACEHOLDER_WORDS = frozenset(
+    {"password", "mypassword", "passwd", "changeme", "changeit", "redacted", "placeholder"}
+)
+# an instruction starts with its verb and a separator: ``enterprise2024!`` is a password
+_INSTRUCTIONS = tuple(
+    f"{verb}{sep}" for verb in ("your", "replace", "insert", "enter") for sep in "_- "
 )
 
 #: At most this many redaction passes run over one text (see :func:`redact`).
 MAX_PASSES = 8
 
 _REDACTED_BYTES = REDACTED.encode()
-# [the table as one regex (a text it misses holds no secret), [(id, regex, secret groups, body
-# groups), ...] in table order]; compiled on first use, the second only for a text the first hits
+# [the table as one regex (a text it misses holds no secret), [(id, regex, [(group kind,
+# group index), ...]), ...] in table order]; compiled on first use, the second only for a text
+# the first hits
 _compiled: list[Any] = []
+_GROUP_KINDS = ("value", "assigned", "blob", "body", "user")
+_SECRET_KINDS = ("value", "assigned", "blob")
+
+
+def placeholder(kind: str, text: bytes, user: bytes | None = None) -> bool:
+    """Whether ``text``, matched by a pattern's group of ``kind``, stands for a secret without
+    being one (peers' secret scanners allow the same: gitleaks' and secretlint's allow-lists).
+
+    - anything already :data:`REDACTED`;
+    - a ``body`` (a token's random part) of one repeated character (``ghp_xxxx…``, ``AKIAXXXX…``)
+      or ending in ``EXAMPLE``, as AWS's documentation writes its keys;
+    - an ``assigned`` value (a password, a URL's password) that refers to one: ``${VAR}``,
+      ``$VAR``, ``$(cmd)``, ``{{ var }}``, ``{var}``, ``<your-password>``, ``%VAR%``; of one
+      repeated character (``xxxx``, ``1111``) or, from eight characters, half made of one
+      (``AIzaaaaa…``); a word that stands for a password (``password``, ``changeme``,
+      ``redacted``, ``placeholder`` …) or an instruction (``YOUR_PASSWORD``,
+      ``REPLACE_WITH_…``); AWS's ``…EXAMPLE``; PEM armour or a URL (the private_key and
+      url_password patterns judge what they hold); a dotted lower-case name
+      (``jetbrains.mps.v8_elimination``, a property); in a URL, the user's name again
+      (``postgres:postgres@``);
+    - a ``blob`` (an ``assigned`` value for a name that is also an everyday word) with no digit.
+
+    >>> placeholder("assigned", b"${DB_PASSWORD}"), placeholder("assigned", b"hunter22")
+    (True, False)
+    >>> placeholder("body", b"IOSFODNN7EXAMPLE"), placeholder("assigned", b"pg", user=b"pg")
+    (True, True)
+    """
+    if text == _REDACTED_BYTES:
+        return True
+    if kind == "body":
+        return len(set(text.translate(None, b"_-"))) < 2 or text.endswith(b"EXAMPLE")
+    if kind == "blob" and not any(char in b"0123456789" for char in text):
+        return True
+    if kind not in ("assigned", "blob"):
+        return False
+    import re
+
+    value = text.decode("utf-8", "replace")
+    lower = value.lower()
+    most = max(value.count(char) for char in set(value)) if value else 0
+    return bool(
+        re.match(_REFERENCE, value)
+        or most == len(value)
+        or (len(value) >= 8 and 2 * most >= len(value))
+        or lower.replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
+        or lower.startswith(_INSTRUCTIONS)
+        or value.startswith("-----BEGIN")
+        or value.endswith("EXAMPLE")
+        or re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", value)
+        or re.match(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}\Z", value)
+        or (user is not None and text == user)
+    )
 
 
 def _any_match(data: bytes) -> bool:
@@ -155,48 +292,47 @@ def _any_match(data: bytes) -> bool:
     return _compiled[0].search(data) is not None
 
 
-def _table() -> list[tuple[str, Any, list[int], list[int]]]:
+def _table() -> list[tuple[str, Any, list[tuple[str, int]]]]:
     if len(_compiled) < 2:
         from forge_policy.catalog.dsl import compile_regex
 
         table = []
         for pid, pattern in SECRET_PATTERNS:
             regex = compile_regex(pattern)
-            names = sorted(regex.groupindex.items(), key=lambda item: item[1])
-            table.append(
-                (
-                    pid,
-                    regex,
-                    [i for name, i in names if name.startswith("value")],
-                    [i for name, i in names if name.startswith("body")],
-                )
-            )
+            groups = [
+                (kind, index)
+                for name, index in sorted(regex.groupindex.items(), key=lambda item: item[1])
+                for kind in _GROUP_KINDS
+                if name.startswith(kind)
+            ]
+            table.append((pid, regex, groups))
         _compiled.append(table)
-    compiled: list[tuple[str, Any, list[int], list[int]]] = _compiled[1]
+    compiled: list[tuple[str, Any, list[tuple[str, int]]]] = _compiled[1]
     return compiled
 
 
-def _secrets(
-    regex: Any, values: list[int], bodies: list[int], data: bytes
-) -> Iterator[tuple[int, int]]:
+def _secrets(regex: Any, groups: list[tuple[str, int]], data: bytes) -> Iterator[tuple[int, int]]:
     """The ``(start, end)`` of each secret of one pattern in ``data``, left to right."""
     pos = 0
     while True:
         match = regex.search(data, pos)
         if match is None:
             return
-        start, end = next(
-            ((match.start(g), match.end(g)) for g in values if match.start(g) >= 0), match.span()
+        taking = [(kind, g) for kind, g in groups if match.start(g) >= 0]
+        kind, start, end = next(
+            ((k, match.start(g), match.end(g)) for k, g in taking if k in _SECRET_KINDS),
+            ("value", *match.span()),
         )
         # Resume after the secret, not after the match: the closing quote of one assignment may
-        # be the non-letter before the next one's key. A match whose secret is already REDACTED
-        # is skipped; any later match starting inside it would hold the same quoted value.
+        # be the non-letter before the next one's key. A match whose secret is a placeholder
+        # (already REDACTED, ${VAR} …) is skipped; any later match starting inside it would
+        # hold the same quoted value.
         pos = max(end, match.start() + 1)
-        if data[start:end] == _REDACTED_BYTES:
+        user = next((match.group(g) for k, g in taking if k == "user"), None)
+        if placeholder(kind, data[start:end], user) or any(
+            placeholder(k, match.group(g)) for k, g in taking if k == "body"
+        ):
             continue
-        body = next((match.group(g) for g in bodies if match.start(g) >= 0), None)
-        if body is not None and len(set(body.translate(None, b"_-"))) < 2:
-            continue  # a placeholder: ghp_xxxxxxxx…
         yield start, end
 
 
@@ -207,8 +343,8 @@ def _spans(data: bytes) -> list[tuple[str, int, int]]:
         return []
     found = sorted(
         (start, rank, end, pid)
-        for rank, (pid, regex, values, bodies) in enumerate(_table())
-        for start, end in _secrets(regex, values, bodies, data)
+        for rank, (pid, regex, groups) in enumerate(_table())
+        for start, end in _secrets(regex, groups, data)
     )
     merged: list[tuple[str, int, int]] = []
     for start, _rank, end, pid in found:
@@ -229,7 +365,7 @@ def scan(text: str | bytes) -> list[tuple[str, int, int]]:
     """``(pattern id, start, end)`` of each secret in ``text``, spans in UTF-8 bytes, left to
     right; secrets of several patterns that overlap are one span.
 
-    >>> scan('key: "hunter22" and AKIA' + 'Z' * 16)
+    >>> scan('key: "hunter22" and AKIA' + 'Z7Q2X9W4V6T3R8P5')
     [('password_assignment', 6, 14), ('aws_access_key', 20, 40)]
     """
     return _spans(_as_bytes(text))
@@ -240,16 +376,18 @@ def detect(text: str | bytes) -> str:
 
     A clean text costs one linear pass over all patterns combined.
 
-    >>> detect("-----BEGIN OPENSSH PRIVATE KEY-----"), detect('password = "[REDACTED]"')
+    >>> detect("-----BEGIN OPENSSH PRIVATE KEY-----" + "b3Bl" * 16), detect('pw = "[REDACTED]"')
     ('private_key', '')
+    >>> detect("-----BEGIN OPENSSH PRIVATE KEY-----"), detect("AKIA" + "IOSFODNN7EXAMPLE")
+    ('', '')
     >>> detect("mysql -u root -pS3cret db"), detect("mysql -u root -p db")
     ('mysql_password', '')
     """
     data = _as_bytes(text)
     if not _any_match(data):
         return ""
-    for pid, regex, values, bodies in _table():
-        if next(_secrets(regex, values, bodies, data), None) is not None:
+    for pid, regex, groups in _table():
+        if next(_secrets(regex, groups, data), None) is not None:
             return pid
     return ""
 
@@ -303,7 +441,7 @@ def redact_json(value: Any) -> Any:
 def summarize(tool_name: str, tool_input: object, limit: int = 100) -> str:
     """A redacted one-line summary of a call, at most ``limit`` characters.
 
-    >>> summarize("Bash", {"command": "curl -H 'X-Key: AKIA" + "Q" * 16 + "'  x"})
+    >>> summarize("Bash", {"command": "curl -H 'X-Key: AKIA" + "Z7Q2X9W4V6T3R8P5" + "'  x"})
     "Bash: curl -H 'X-Key: [REDACTED]' x"
     """
     if isinstance(tool_input, dict):

@@ -233,12 +233,12 @@ def test_every_entry_of_commands_is_checked() -> None:
 SECRET_SAMPLES = {
     "openai.txt": "key = sk-" + "a" * 48,
     "google.txt": "AIzaSy" + "B" * 33,
-    "aws.txt": "AKIA" + "Z" * 16,
-    "slack.txt": "token xoxb-1234567890abcd",
+    "aws.txt": "AKIA" + "Z7Q2X9W4V6T3R8P5",
+    "slack.txt": "token xoxb-1234567890-abcdEFGH12",
     "jwt.txt": "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc123-_",
     "db.ini": 'db_password = "superSecretAdmin123"',
     "es.cfg": 'contraseña = "miClaveSegura"',
-    "pem.txt": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n",
+    "pem.txt": "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3Blbn" * 11 + "\n",
     "upper.env.yaml": 'SECRET="deploy-secret-value"',
     "lines.md": 'línea uno\npassword: "superSecretAdmin123"',
 }
@@ -329,7 +329,7 @@ def test_the_secret_itself_never_reaches_the_message(project: Path) -> None:
 
 def test_a_file_of_one_mib_is_not_scanned(tmp_path: Path) -> None:
     big = tmp_path / "big.txt"
-    big.write_bytes(b"x" * (1 << 20) + b"AKIA" + b"Z" * 16)
+    big.write_bytes(b"x" * (1 << 20) + b"AKIA" + b"Z7Q2X9W4V6T3R8P5")
     decision = evaluator().evaluate(call("Read", {"file_path": str(big)}, tmp_path))
     assert decision.blocking is not None  # only the token budget asks about it
     assert decision.blocking.behavior_id == "token-budget"

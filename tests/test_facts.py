@@ -408,10 +408,12 @@ def test_file_bytes_and_tokens_sum_over_files(tmp_path: Path) -> None:
 def test_secret_in_files_scans_named_files_under_one_mib(tmp_path: Path) -> None:
     (tmp_path / "clean.txt").write_text("nothing here")
     (tmp_path / "db.cfg").write_text('db_password = "superSecretAdmin123"\n')
-    (tmp_path / "keys.txt").write_text("AKIA" + "Z" * 16)
-    (tmp_path / "big.txt").write_bytes(b"AKIA" + b"Z" * 16 + b" " * MAX_SCAN_BYTES)
+    (tmp_path / "keys.txt").write_text("AKIA" + "Z7Q2X9W4V6T3R8P5")
+    (tmp_path / "big.txt").write_bytes(b"AKIA" + b"Z7Q2X9W4V6T3R8P5" + b" " * MAX_SCAN_BYTES)
     # the key ends on the last byte scanned (a key id starts a word: one space before it)
-    (tmp_path / "edge.txt").write_bytes(b"x" * (MAX_SCAN_BYTES - 22) + b" AKIA" + b"Z" * 16)
+    (tmp_path / "edge.txt").write_bytes(
+        b"x" * (MAX_SCAN_BYTES - 22) + b" AKIA" + b"Z7Q2X9W4V6T3R8P5"
+    )
     provider = builtin_facts()["secret_in_files"]
     assert provider(read("clean.txt", tmp_path)) == ""
     assert provider(bash("cat clean.txt db.cfg keys.txt", tmp_path)) == "password_assignment"

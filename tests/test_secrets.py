@@ -24,11 +24,15 @@ from forge_policy.secrets import (
     REDACTED,
     SECRET_PATTERNS,
     detect,
+    placeholder,
     redact,
     redact_json,
     scan,
     summarize,
 )
+
+# 64 base64 characters: the least key material a PEM block must hold to be a key
+KEY_LINE = "MIIEowIBAAKCAQEA" + "z9Qx7Lk2Vb9Rt4Wp" + "8Zn3Ys6Hd1Fg5Jc0" + "Me+/aB3dE6gH9jK2"
 
 # The two disagreements of the former two tables, one in each direction.
 DETECTED_NOT_REDACTED_BEFORE = 'key="hunter2hunter2"'
@@ -56,12 +60,13 @@ def test_a_value_too_short_to_detect_is_not_redacted() -> None:
         ("sk-" + "a" * 48, REDACTED),
         ("key sk-abcdefghijklmnopqrstuvwx", f"key {REDACTED}"),  # 24 characters: redacted
         ("sk-ant-api03-" + "Zz9_-" * 18 + "abcAA", REDACTED),  # Anthropic keys were never found
-        # any token of Anthropic's prefix: a key cut short, or of another length, is still one
-        ("sk-ant-api03-" + "Zz9_-" * 18, REDACTED),
+        # Anthropic's documented shape only (93 characters, then AA), as peers' scanners have it
+        ("sk-ant-api03-" + "Zz9_-" * 18, "sk-ant-api03-" + "Zz9_-" * 18),
         ("sk-ant-api03-short", "sk-ant-api03-short"),  # too short to be a token
         ("task-" + "a" * 48, "task-" + "a" * 48),  # "sk-" inside a word is no key
         ("AIzaSy" + "B" * 33, REDACTED),
-        ("ASIA" + "Q" * 16, REDACTED),  # temporary AWS keys are detected too
+        ("ASIA" + "Z7Q2X9W4V6T3R8P5", REDACTED),  # temporary AWS keys are detected too
+        ("AKIA" + "IOSFODNN7EXAMPLE", "AKIA" + "IOSFODNN7EXAMPLE"),  # AWS's documented example
         ("TODAYINASIAASACKOFRICEFELLOVER", "TODAYINASIAASACKOFRICEFELLOVER"),  # inside a word
         ("schemaKey = 'DOC_Vector_5_32'", "schemaKey = 'DOC_Vector_5_32'"),  # names no secret
         ('publicToken = "9Cnzj4p4WGeKLs1Pt8Qu"', 'publicToken = "9Cnzj4p4WGeKLs1Pt8Qu"'),
@@ -75,7 +80,7 @@ def test_a_value_too_short_to_detect_is_not_redacted() -> None:
         ('monkey: "bananabanana"', 'monkey: "bananabanana"'),
         ('turKEY = "deliciosa comida"', 'turKEY = "deliciosa comida"'),
         (
-            "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nok",
+            "-----BEGIN RSA PRIVATE KEY-----\n" + KEY_LINE + "\n-----END RSA PRIVATE KEY-----\nok",
             f"{REDACTED}\nok",  # the key material goes too, not only its header
         ),
     ],
@@ -89,21 +94,24 @@ def test_secrets_next_to_each_other_are_all_redacted() -> None:
     # the closing quote of one assignment is the non-letter before the next key name
     assert redact('token="abcdefg"key="hijklmn"') == f'token="{REDACTED}"key="{REDACTED}"'
     # the key name hidden by the letter before it shows once the AWS key is redacted
-    assert redact("AKIA" + "Z" * 16 + 'KEY="abcdefg"') == f'{REDACTED}KEY="{REDACTED}"'
+    assert redact("AKIA" + "Z7Q2X9W4V6T3R8P5" + 'KEY="abcdefg"') == f'{REDACTED}KEY="{REDACTED}"'
 
 
 def test_redacting_twice_changes_nothing_more() -> None:
-    once = redact('password = "hunter22" AKIA' + "Z" * 16)
+    once = redact('password = "hunter22" AKIA' + "Z7Q2X9W4V6T3R8P5")
     assert redact(once) == once and detect(once) == ""
     assert detect(f'password = "{REDACTED}"') == ""
 
 
 def test_scan_reports_byte_spans_in_text_order() -> None:
-    text = 'ñ token: "hunter22" AKIA' + "Z" * 16
+    text = 'ñ token: "hunter22" AKIA' + "Z7Q2X9W4V6T3R8P5"
     raw = text.encode()
     found = scan(text)
     assert [pid for pid, _, _ in found] == ["password_assignment", "aws_access_key"]
-    assert [raw[start:end] for _, start, end in found] == [b"hunter22", b"AKIA" + b"Z" * 16]
+    assert [raw[start:end] for _, start, end in found] == [
+        b"hunter22",
+        b"AKIA" + b"Z7Q2X9W4V6T3R8P5",
+    ]
 
 
 def test_lone_surrogates_survive_redaction() -> None:
@@ -112,7 +120,9 @@ def test_lone_surrogates_survive_redaction() -> None:
 
 
 def test_summaries_are_redacted_and_short() -> None:
-    summary = summarize("Bash", {"command": "curl -H 'X-Key: AKIA" + "Q" * 16 + "' " + "x" * 200})
+    summary = summarize(
+        "Bash", {"command": "curl -H 'X-Key: AKIA" + "Z7Q2X9W4V6T3R8P5" + "' " + "x" * 200}
+    )
     assert "AKIA" not in summary and len(summary) == 100 and REDACTED in summary
 
 
@@ -122,8 +132,8 @@ SECRETS = [
     ("sk-" + "a" * 48, "openai_key"),
     ("OPENAI=sk-proj-" + "Ab_9-" * 10, "openai_key"),
     ("AIzaSy" + "B" * 33, "google_api_key"),
-    ("AKIA" + "Z" * 16, "aws_access_key"),
-    ("xoxb-1234567890abcd", "slack_token"),
+    ("AKIA" + "Z7Q2X9W4V6T3R8P5", "aws_access_key"),
+    ("xoxb-1234567890-abcdEFGH12", "slack_token"),
     ("Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc123-_", "jwt"),
     ('password: "superSecretAdmin123"', "password_assignment"),
     ('db_password = "superSecretAdmin123"', "password_assignment"),
@@ -131,16 +141,18 @@ SECRETS = [
     ('token: "abcdef123456"', "password_assignment"),
     ('contraseña = "miClaveSegura"', "password_assignment"),
     ('CONTRASEÑA = "miClaveSegura"', "password_assignment"),
-    ('private_key: "-----BEGIN"', "password_assignment"),
     ('SECRET="deploy-secret-value"', "password_assignment"),
     ('línea uno\npassword: "superSecretAdmin123"', "password_assignment"),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==", "private_key"),
-    ("AKIA" + "Z" * 16 + " sk-" + "a" * 48, "openai_key"),  # pattern order, not text order
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\n" + KEY_LINE, "private_key"),  # cut short
+    (
+        "AKIA" + "Z7Q2X9W4V6T3R8P5" + " sk-" + "a" * 48,
+        "openai_key",
+    ),  # pattern order, not text order
     ("sk-" + "a" * 20, "openai_key"),
     ("DEEPSEEK_API_KEY=sk-" + "0123456789abcdef" * 2, "openai_key"),
     # beyond AgentShield's table
     ("sk-ant-api03-" + "Zz9_-" * 18 + "abcAA", "anthropic_key"),
-    ("sk-ant-admin01-cutShort_0123456789", "anthropic_key"),  # any length: a key cut short
+    ("sk-ant-admin01-" + "aZ09_-" * 15 + "bcdAA", "anthropic_key"),
     ("xoxe-4726837507825-4848681849303", "slack_token"),  # any xox?- token
     ("xoxo-1234567890-abc", "slack_token"),
     ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_key"),
@@ -167,7 +179,9 @@ SECRETS = [
     ("clientSecret: 9f8e7d6c5b4a", "password_yaml"),
     ('echo "password: hunter22"', "password_yaml"),
     (
-        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQWGBGSVV4YBDAClvRnxezIRy2Yv7SFlzC0i\n=8xQN\n",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQWGBGSVV4YBDAClvRnxezIRy2Yv7SFlzC0i\n"
+        + KEY_LINE
+        + "\n=8xQN\n",
         "private_key",
     ),
 ]
@@ -259,8 +273,8 @@ def test_secret_matcher_never_raises(data: str | bytes) -> None:
         ("password: " + "a1" * 500_000 + " x", ""),
         (("ghp_" + "x" * 36 + " ") * 25_000 + "ghp_" + "aZ09" * 9, "github_token"),
         ("-----BEGIN PRIVATE KEY-----" + "\n" + "A" * 1_000_000, "private_key"),
-        ("-----BEGIN PRIVATE KEY-----\n" * 40_000, "private_key"),
-        ("aws_secret_access_key=" * 40_000, ""),
+        ("-----BEGIN PRIVATE KEY-----\n" * 40_000, ""),  # armour, no key material
+        ("aws_secret_access_key=" * 40_000, "password_env"),
     ],
 )
 def test_secret_matcher_on_long_input(text: str, expected: str) -> None:
@@ -343,6 +357,34 @@ FRAGMENTS = st.sampled_from(
         "Proc-Type: 4,ENCRYPTED",
         "MIIEowIBAAKCAQEA",
         ";",
+        # the families added with peers' tables, and their placeholders
+        KEY_LINE,
+        "https://",
+        "://",
+        "user:",
+        "@",
+        "PGPASSWORD=",
+        "DB_PASSWORD=",
+        "=",
+        "${X}",
+        "{{ x }}",
+        "<redacted>",
+        "EXAMPLE",
+        "xxxx",
+        '"auth": "',
+        '"api_token", "',
+        "dXNlcjpWYjhxVDN4THc5",
+        "xoxb-1234567890-",
+        "xoxe.xoxp-1-",
+        "xapp-1-A1B2C3-123456-",
+        "hooks.slack.com/services/",
+        "sk_live_",
+        "tskey-api-",
+        "MY_",
+        "SG.",
+        "sk-ant-api03-",
+        "AA",
+        "Kq7_vR2-mX9p" * 8,
     ]
 )
 TEXTS = st.one_of(
@@ -366,9 +408,9 @@ def test_detect_is_truthy_exactly_when_redaction_changes_the_text(text: str) -> 
 
 def _oracle(text: str) -> list[tuple[str, bytes]]:
     """Every secret any pattern matches at any position of ``text``: each pattern compiled on
-    its own, tried at every start (no code shared with the module, only its documented rules:
-    the ``value`` group is the secret, a ``body`` of one repeated character a placeholder, and
-    a secret that is already REDACTED none)."""
+    its own, tried at every start (no code shared with the module's search, only its documented
+    rules: the ``value`` or ``assigned`` group is the secret, and :func:`placeholder`, tested
+    on its own below, tells placeholders)."""
     data = text.encode("utf-8", "surrogatepass")
     found = []
     for pid, pattern in SECRET_PATTERNS:
@@ -378,19 +420,25 @@ def _oracle(text: str) -> list[tuple[str, bytes]]:
             match = regex.match(data, pos)
             if match is None:
                 continue
-            value = [match.group(i) for n, i in names.items() if n.startswith("value")]
-            secret = next((v for v in value if v is not None), match.group(0))
-            body = [match.group(i) for n, i in names.items() if n.startswith("body")]
-            body = [b for b in body if b is not None]
-            if body and len(set(body[0].replace(b"_", b"").replace(b"-", b""))) < 2:
+            groups = [
+                (n.rstrip("0123456789"), match.group(i))
+                for n, i in names.items()
+                if match.group(i) is not None
+            ]
+            kind, secret = next(
+                ((k, v) for k, v in groups if k in ("value", "assigned", "blob")),
+                ("value", match.group(0)),
+            )
+            user = next((v for k, v in groups if k == "user"), None)
+            bodies = [v for k, v in groups if k == "body"]
+            if placeholder(kind, secret, user) or any(placeholder("body", b) for b in bodies):
                 continue
-            if secret != REDACTED.encode():
-                found.append((pid, secret))
+            found.append((pid, secret))
     return found
 
 
 @given(TEXTS)
-@example("mysql -h AKIA" + "Z" * 16 + " -pS3cret db")  # a secret inside another's context
+@example("mysql -h AKIA" + "Z7Q2X9W4V6T3R8P5" + " -pS3cret db")  # a secret inside another's context
 @example('private_key: "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAz9\\n"')
 @example("pass: s3cr3t!\r\npassword: [REDACTED]x1")
 def test_redaction_leaves_nothing_any_pattern_matches_anywhere(text: str) -> None:
@@ -410,7 +458,7 @@ GHP = "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"
 PEM = "\n".join(
     [
         "-----BEGIN RSA PRIVATE KEY-----",
-        "MIIEowIBAAKCAQEAz9PEMBODYsecret77",
+        "MIIEowIBAAKCAQEAz9PEMBODYsecret77" + "Qx7Lk2Vb9Rt4Wp8Zn3Ys6Hd1Fg5Jc0Me",
         "-----END RSA PRIVATE KEY-----",
     ]
 )

@@ -236,8 +236,33 @@ def reader_operands(argv: list[str]) -> list[str]:
     return files + [op for op in operands if op != "-"]
 
 
+#: Suffixes of an environment file that make it a template without values (``.env.example``,
+#: ``.env.local.sample``): the file agent-shield-ask's own hint tells the agent to read. A
+#: template that does hold a key is still caught by its content (``facts.secret_in_files``).
+ENV_TEMPLATE_PARTS = frozenset({"example", "sample", "template", "dist", "tpl", "tmpl"})
+#: Files of plain credentials beyond AgentShield's two: the user decides, as for those.
+SECRETS_FILES = frozenset(
+    {
+        "secrets.json",
+        "credentials",
+        "credentials.json",
+        ".netrc",
+        "_netrc",
+        ".git-credentials",
+        ".pgpass",
+    }
+)
+
+
 def classify(path: str) -> str:
-    """AgentShield's ``classifySensitiveFile`` on one path (seed-systems a.4), or ``""``."""
+    """AgentShield's ``classifySensitiveFile`` on one path (seed-systems a.4), or ``""``.
+
+    Beyond AgentShield: an environment file's template (:data:`ENV_TEMPLATE_PARTS`) is no
+    secret, and :data:`SECRETS_FILES` lists more credential files.
+
+    >>> classify(".env.production"), classify(".env.example"), classify("/h/.git-credentials")
+    ('env_file', '', 'secrets_file')
+    """
     filename = os.path.basename(path).lower()
     ext = os.path.splitext(filename)[1]
     if filename.startswith("id_") and (
@@ -249,8 +274,8 @@ def classify(path: str) -> str:
     if filename == ".npmrc":
         return "npmrc"
     if filename.startswith(".env"):
-        return "env_file"
-    if filename in ("secrets.json", "credentials"):
+        return "" if ENV_TEMPLATE_PARTS & set(filename.split(".")[2:]) else "env_file"
+    if filename in SECRETS_FILES:
         return "secrets_file"
     return ""
 
