@@ -127,6 +127,10 @@ class Trigger:
     on_absent: str = attrs.field(init=False)
     total: str = attrs.field(init=False)
     value_field: Condition | None = attrs.field(init=False)
+    #: ``keys`` (extension): the field whose strings key the flag, one flag per item
+    keys_field: Condition | None = attrs.field(init=False)
+    #: ``preview`` (extension): the accumulated total holds for this event only
+    preview: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         spec = self.spec
@@ -154,6 +158,8 @@ class Trigger:
             value_field=(
                 Condition(spec["value"], "exists", None) if action == "accumulate" else None
             ),
+            keys_field=Condition(spec["keys"], "exists", None) if spec.get("keys") else None,
+            preview=bool(spec.get("preview")),
         )
 
     def __repr__(self) -> str:

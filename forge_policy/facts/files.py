@@ -309,13 +309,96 @@ def provide_sensitive_file(event: Event) -> str:
 
 
 def provide_file_bytes(event: Event) -> int:
-    """``facts.file_bytes``: total size of the distinct files in ``paths`` (by inode)."""
-    return sum(size for _path, size in collect(event).files)
+    """``facts.file_bytes``: the bytes the call reads from the distinct files in ``paths`` (by
+    inode): each file's size, except that a ``Read`` counts only the lines it returns
+    (:func:`read_slice_bytes`)."""
+    return sum(size for _path, size in _read_sizes(event))
 
 
 def provide_estimated_tokens(event: Event) -> int:
-    """``facts.estimated_tokens``: :func:`estimate_tokens` summed over the distinct files."""
-    return sum(estimate_tokens(path, size) for path, size in collect(event).files)
+    """``facts.estimated_tokens``: :func:`estimate_tokens` summed over what the call reads of
+    each distinct file (see :func:`provide_file_bytes`)."""
+    return sum(estimate_tokens(path, size) for path, size in _read_sizes(event))
+
+
+#: Claude Code's Read returns at most this many lines when the call gives no ``limit``
+READ_DEFAULT_LIMIT = 2000
+#: Read ignores offset/limit for these (it returns an image, a PDF's pages, every notebook cell)
+_WHOLE_FILE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".pdf",
+                                    ".ipynb"})  # fmt: skip
+#: past this many bytes before the slice ends, the rest of the file is counted unread (an
+#: over-estimate: a large read is asked about rather than let through unmeasured)
+_SLICE_SCAN_LIMIT = 32 * 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+def _read_sizes(event: Event) -> list[tuple[str, int]]:
+    """``(path, bytes read)`` of each distinct file: a Read's file by its slice."""
+    files = collect(event).files
+    tool_input = event.tool_input if isinstance(event.tool_input, dict) else {}
+    target = tool_input.get("file_path")
+    if event.tool_name != "Read" or not isinstance(target, str) or len(files) != 1:
+        return files
+    path, size = files[0]
+    if os.path.splitext(path.lower())[1] in _WHOLE_FILE_EXTENSIONS:
+        return files
+    offset = _count(tool_input.get("offset"))
+    limit = _count(tool_input.get("limit")) or READ_DEFAULT_LIMIT
+    return [(path, read_slice_bytes(path, offset, limit, size))]
+
+
+def _count(value: object) -> int:
+    """A Read's ``offset`` or ``limit`` as a line count (Claude Code accepts numeric strings);
+    0 for anything else."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def read_slice_bytes(path: str, offset: int, limit: int, size: int) -> int:
+    """The bytes of lines ``offset`` .. ``offset + limit - 1`` (1-based; Claude Code's Read
+    starts at line 1 for an offset of 0 or 1) of the file at ``path``, read only up to the end of
+    the slice. ``size`` (the file's size) is the answer when the file cannot be read.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+    ...     _ = handle.write("".join(f"line {n}\\n" for n in range(1, 101)))
+    >>> read_slice_bytes(handle.name, 0, 2, 0), read_slice_bytes(handle.name, 99, 50, 0)
+    (14, 17)
+    """
+    skip = max(offset - 1, 0)
+    end = skip + limit
+    lines = scanned = 0  # newlines and bytes before the current chunk
+    start: int | None = None  # where the slice begins, once found
+    try:
+        with open(path, "rb") as handle:
+            while True:
+                check_deadline()
+                chunk = handle.read(_CHUNK)
+                if not chunk:
+                    break
+                if start is None and lines >= skip:
+                    start = scanned
+                count = chunk.count(b"\n")
+                if start is None and lines + count >= skip:
+                    start = scanned + _after_newline(chunk, skip - lines)
+                if start is not None and lines + count >= end:
+                    return scanned + _after_newline(chunk, end - lines) - start
+                lines += count
+                scanned += len(chunk)
+                if scanned >= _SLICE_SCAN_LIMIT:
+                    return max(size, scanned) - (scanned if start is None else start)
+    except OSError:
+        return size
+    return 0 if start is None else scanned - start
+
+
+def _after_newline(chunk: bytes, nth: int) -> int:
+    """The index just after the ``nth`` newline of ``chunk`` (``nth`` ≥ 1, and there are at
+    least that many), found in C rather than line by line."""
+    return len(chunk) - len(chunk.split(b"\n", nth)[-1])
 
 
 def provide_secret_in_files(event: Event) -> str:
