@@ -258,7 +258,12 @@ class Trigger:
     def describe(self) -> str:
         """A short human form, e.g. ``PreToolUse[Write|Edit] check_flag(search_ready)``."""
         matcher = f"[{self.matcher}]" if self.matcher else ""
-        flag = f"({self.flag or self.total})" if self.flag or self.total else ""
+        name = self.flag or self.total
+        if name and self.keys_field is not None:
+            name = f"{name} per {self.keys_field.field}"
+        elif name and self.preview:
+            name = f"{name}, preview"
+        flag = f"({name})" if name else ""
         return f"{self.event}{matcher} {self.action}{flag}"
 
 
