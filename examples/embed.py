@@ -1,7 +1,7 @@
 """Embed forge_policy in an orchestrator loop.
 
-A scripted agent session (a search, writes, a force push, writes where nothing was looked at) goes through the
-Evaluator; each decision is printed as the agent would see it. Run:
+A scripted agent session (a search, an edit, a force push, writes where nothing was looked at)
+goes through the Evaluator; each decision is printed as the agent would see it. Run:
 
     python examples/embed.py
 """

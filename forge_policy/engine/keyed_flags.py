@@ -8,8 +8,10 @@ dotforge shape (``flags: {NAME: true}``).
 
 **Bounded.** A flag holds at most :data:`KEY_LIMIT` keys. Setting a key that is there, or a
 check that finds it, moves it to the end when it is in the older half; past the limit the first
-keys in the session's order (the least recently used) are dropped. A session that reads 10,000 files keeps credit for
-the last :data:`KEY_LIMIT` paths it touched, not for all of them.
+keys in the session's order (the least recently used) are dropped. A session that reads 10,000
+files keeps credit for the last :data:`KEY_LIMIT` paths it touched, not for all of them. (A
+store that did not keep a document's key order would drop other keys than the oldest; the
+bound would hold all the same.)
 
 >>> flags = {}
 >>> changes = set_keys(flags, "seen", ["/a", "/b"], limit=2)

@@ -51,7 +51,10 @@ def provide_search_credits(event: Event) -> list[str]:
     tool_input = event.tool_input if isinstance(event.tool_input, dict) else {}
     cwd = event.cwd or os.getcwd()
     target = tool_input.get(key)
-    where = _absolute(target, cwd) if isinstance(target, str) and target else cwd
+    given = isinstance(target, str) and bool(target)
+    if event.tool_name == "Read" and not given:
+        return []
+    where = _absolute(target, cwd) if given else cwd  # type: ignore[arg-type]
     if not where:
         return []
     if event.tool_name == "Read":
