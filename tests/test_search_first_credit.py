@@ -72,7 +72,21 @@ CASES: list[tuple[str, list[Event], Event, bool]] = [
      call("Write", file_path=f"{ROOT}/docs/guide.md"), True),
     ("a grep of one file credits that file", [call("Grep", pattern="x", path=f"{ROOT}/setup.cfg")],
      call("Edit", file_path=f"{ROOT}/setup.cfg"), True),
+    ("a shell search of the folder", [call("Bash", command="rg -n create_order src")],
+     call("Write", file_path=f"{ROOT}/src/new.py"), True),
+    ("a shell listing after cd", [call("Bash", command="cd src && ls -la")],
+     call("Write", file_path=f"{ROOT}/src/new.py"), True),
+    ("a shell read of the file", [call("Bash", command="sed -n 1,20p src/a.py; cat src/a.py")],
+     call("Edit", file_path=f"{ROOT}/src/a.py"), True),
+    ("find under the root", [call("Bash", command=f"find {ROOT} -name '*.py'")],
+     call("Write", file_path=f"{ROOT}/pkg/x.py"), True),
     # --- must violate: nothing looked at what is written ---
+    ("a shell command that looks at nothing", [call("Bash", command="echo src/new.py; pytest")],
+     call("Write", file_path=f"{ROOT}/src/new.py"), False),
+    ("a plain grep of stdin looks at no folder", [call("Bash", command="ps aux | grep src")],
+     call("Write", file_path=f"{ROOT}/src/new.py"), False),
+    ("a shell read of another file", [call("Bash", command="cat setup.cfg")],
+     call("Write", file_path=f"{ROOT}/src/new.py"), False),
     ("no look at all", [], call("Write", file_path=f"{ROOT}/src/a.py"), False),
     ("a read of another file in the folder is not a search of it",
      [READ_A], call("Write", file_path=f"{ROOT}/src/new.py"), False),
@@ -130,7 +144,7 @@ def test_the_credit_is_bounded_and_recent_paths_keep_it() -> None:
 def test_facts_name_the_keys() -> None:
     assert provide_search_credits(call("Glob", pattern="/abs/x/**/*.md")) == ["/abs/x/"]
     assert provide_search_credits(call("Glob", pattern="**/*.md", path="docs")) == [f"{ROOT}/docs/"]
-    assert provide_search_credits(call("Bash", command="grep -r x .")) == []
+    assert provide_search_credits(call("Bash", command="grep -r x .")) == [f"{ROOT}/"]
     assert provide_search_credits(call("Read", file_path="")) == []
     assert provide_write_credits(call("Read", file_path="/a")) == []
     assert provide_write_credits(call("NotebookEdit", notebook_path="/n/b.ipynb")) == [

@@ -15,6 +15,8 @@ an edited file by a Read of it or by a search that covered it.
 (['/r/src/'], ['/r/'])
 >>> credits("Read", file_path="/r/src/a.py", offset=10, limit=5)
 ['/r/src/a.py']
+>>> credits("Bash", command="ls -la docs && grep -rn TODO src/")
+['/r/docs/', '/r/src/']
 >>> provide_write_credits(Event("PreToolUse", "s", tool_name="Write", cwd="/r",
 ...                             tool_input={"file_path": "src/new.py", "content": ""}))
 ['/r/src/new.py', '/r/src/', '/r/', '/']
@@ -43,8 +45,11 @@ def provide_search_credits(event: Event) -> list[str]:
     A Read credits its file (a folder: everything under it). A Grep credits the file or folder it
     searched, the working directory when it names none, narrowed by the folder part of its
     ``glob``; a Glob its ``path`` joined with the folder part of its ``pattern``; an LS its
-    folder. Any other call earns nothing.
+    folder. A shell command earns what its reading, searching and listing commands name
+    (:func:`_shell_looks`). Any other call earns nothing.
     """
+    if event.tool_name == "Bash":
+        return _shell_looks(event)
     key = _LOOKS.get(event.tool_name or "")
     if key is None:
         return []
@@ -86,6 +91,76 @@ def provide_write_credits(event: Event) -> list[str]:
         if parent == folder:
             return keys
         folder = parent
+
+
+def _shell_looks(event: Event) -> list[str]:
+    """What the reading (``cat``, ``head``, ``grep`` … with file operands), searching (``rg``,
+    ``grep -r``, ``git grep``) and listing (``ls``, ``find``, ``tree``, ``fd``) commands of a
+    shell call look at: each operand, a folder standing for everything under it; a search or a
+    listing without operands looks at its working directory.
+
+    >>> from forge_policy.model import Event
+    >>> _shell_looks(Event("PreToolUse", "s", tool_name="Bash", cwd="/nowhere",
+    ...                    tool_input={"command": "cd src && rg -n parse; cat ../a.txt | wc -l"}))
+    ['/nowhere/src/', '/nowhere/a.txt']
+    """
+    from forge_policy.facts.files import reader_operands
+    from forge_policy.facts.shell import event_commands, iter_commands
+
+    cwd = event.cwd or os.getcwd()
+    keys: dict[str, None] = {}
+    for command in event_commands(event):
+        for argv, _cmd, current in iter_commands(command, cwd, distinct=True):
+            name = os.path.basename(argv[0])
+            if name == "git" and argv[1:2] == ["grep"]:
+                operands, whole = _plain_operands(argv[2:]), True
+            elif name in _LISTERS:
+                operands, whole = _plain_operands(argv[1:], stop=name == "find"), True
+            else:
+                operands = reader_operands(argv)
+                recursive = any(a.startswith("-") and a[1:2] != "-" and "r" in a.lower()
+                                for a in argv[1:]) or "--recursive" in argv  # fmt: skip
+                whole = name in _SEARCHERS or (name in ("grep", "egrep", "fgrep") and recursive)
+                if not operands and not whole:
+                    continue
+            if whole and not operands:
+                keys.setdefault(_as_dir(current))
+            for operand in operands:
+                path = _absolute(_literal_path(operand), current)
+                if not path:
+                    continue
+                # what the disk does not know: a listing or a recursive search names a folder
+                folder = os.path.isdir(path) or (whole and not os.path.lexists(path))
+                keys.setdefault(_as_dir(path) if folder else path)
+    return list(keys)
+
+
+#: commands that list or find files (their operands are folders), and searches that default to
+#: the working directory
+_LISTERS = frozenset({"ls", "find", "tree", "fd", "fdfind", "exa", "eza", "du"})
+_SEARCHERS = frozenset({"rg", "ag", "ack"})
+
+
+def _plain_operands(args: list[str], stop: bool = False) -> list[str]:
+    """The arguments that are not options (``find``: up to its first expression)."""
+    operands = []
+    for arg in args:
+        if arg == "--":
+            continue
+        if arg.startswith("-") or arg in ("(", "!"):
+            if stop:
+                break
+            continue
+        operands.append(arg)
+    return operands
+
+
+def _literal_path(word: str) -> str:
+    """A shell word's path without its wildcards: ``src/*.py`` looks at ``src``."""
+    if not _GLOB_CHARS & set(word):
+        return word
+    folder = _literal_folder(word)
+    return folder or "."
 
 
 def _absolute(path: str, base: str) -> str:
