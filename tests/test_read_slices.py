@@ -89,3 +89,37 @@ def test_a_slice_too_far_to_scan_is_over_estimated_never_under(
 
 def test_an_unreadable_file_counts_its_size(tmp_path: Path) -> None:
     assert read_slice_bytes(str(tmp_path / "gone.py"), 1, 10, 123) == 123
+
+
+# --- head and tail: what the token-budget hint itself suggests -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "head -n 50 m.log", "head -50 m.log", "head m.log", "head -c 100 m.log",
+        "tail -n 7 m.log", "tail -7 m.log", "tail --lines=300 m.log", "tail -n +2990 m.log",
+        "tail -c 64 m.log", "tail -c +51000 m.log", "head -n 5 m*.log",
+    ],
+)  # fmt: skip
+def test_head_and_tail_count_what_they_print(tmp_path: Path, command: str) -> None:
+    import subprocess
+
+    numbered(tmp_path, "m.log", 3000, last_newline=False)
+    printed = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, check=True)
+    event = Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": command},
+                  cwd=str(tmp_path))  # fmt: skip
+    if "*" in command:  # a wildcard operand: not sliced, counted whole
+        assert fact("file_bytes", event) == 3000 * len(LINE) - 1
+    else:
+        assert fact("file_bytes", event) == len(printed.stdout)
+
+
+@pytest.mark.parametrize(
+    "command", ["tail -f m.log", "cat m.log | head -n 5", "head -n 5 m.log; grep x m.log"]
+)
+def test_a_file_another_reader_reads_counts_whole(tmp_path: Path, command: str) -> None:
+    numbered(tmp_path, "m.log", 3000)
+    event = Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": command},
+                  cwd=str(tmp_path))  # fmt: skip
+    assert fact("file_bytes", event) == 3000 * len(LINE)
