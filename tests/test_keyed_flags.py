@@ -105,6 +105,9 @@ def test_keys_are_bounded_least_recently_used_first() -> None:
     assert touch(flags, "f", "f:k6", limit=4) == [("f:k6", False), ("f:k6", True)]
     set_keys(flags, "f", ["new"], limit=4)
     assert list(flags) == ["f:k8", "f:k9", "f:k6", "f:new"]
+    many: dict[str, bool] = {}
+    assert len(set_keys(many, "f", [str(i) for i in range(1000)], limit=3)) == 3  # no churn
+    assert list(many) == ["f:997", "f:998", "f:999"]
     other = {"plain": True, "g:x": True}
     set_keys(other, "f", ["a"], limit=1)
     assert other == {"plain": True, "g:x": True, "f:a": True}  # other flags are never evicted

@@ -60,7 +60,7 @@ def set_keys(
     changes made, in order, as ``(flag name, present)``."""
     changes: list[tuple[str, bool]] = []
     held = _held(flags, flag)
-    for key in dict.fromkeys(keys):
+    for key in list(dict.fromkeys(keys))[-limit:]:  # more than the limit: the last ones stay
         name = keyed_name(flag, key)
         if name in flags:
             changes.extend(touch(flags, flag, name, held, limit))
