@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import forge_policy as fp
 from forge_policy.facts import files
@@ -123,3 +125,29 @@ def test_a_file_another_reader_reads_counts_whole(tmp_path: Path, command: str) 
     event = Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": command},
                   cwd=str(tmp_path))  # fmt: skip
     assert fact("file_bytes", event) == 3000 * len(LINE)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(alphabet="ab\n", max_size=80),
+    offset=st.integers(0, 40),
+    limit=st.integers(1, 40),
+    chunk=st.sampled_from([1, 2, 5, 64]),
+)
+def test_slices_match_splitlines_whatever_the_chunk_size(
+    tmp_path_factory: pytest.TempPathFactory, text: str, offset: int, limit: int, chunk: int
+) -> None:
+    path = tmp_path_factory.mktemp("slice") / "f.txt"
+    data = text.encode()
+    path.write_bytes(data)
+    lines = data.splitlines(keepends=True)
+    skip = max(offset - 1, 0)
+    original = files._CHUNK
+    files._CHUNK = chunk  # the chunk boundaries must not matter
+    try:
+        assert read_slice_bytes(str(path), offset, limit, len(data)) == sum(
+            map(len, lines[skip : skip + limit])
+        )
+        assert files._tail_bytes(str(path), limit, len(data)) == sum(map(len, lines[-limit:]))
+    finally:
+        files._CHUNK = original
