@@ -1,7 +1,7 @@
 """Embed forge_policy in an orchestrator loop.
 
-A scripted agent session (searches, writes, a force push, repeated writes) goes through the
-Evaluator; each decision is printed as the agent would see it. Run:
+A scripted agent session (a search, an edit, a force push, writes where nothing was looked at)
+goes through the Evaluator; each decision is printed as the agent would see it. Run:
 
     python examples/embed.py
 """
@@ -27,16 +27,16 @@ SESSION = "demo-session"
 
 # (seconds since the previous step, tool, tool_input)
 SCRIPT: list[tuple[float, str, dict[str, object]]] = [
-    (0, "Grep", {"pattern": "def parse_config", "path": "src/"}),
+    (0, "Grep", {"pattern": "def parse_config", "path": "/repo/src/"}),
     (4, "Read", {"file_path": "/repo/src/config.py"}),
     (9, "Edit", {"file_path": "/repo/src/config.py", "old_string": "a", "new_string": "b"}),
     (7, "Bash", {"command": "git push --force origin main"}),
-    (3, "Write", {"file_path": "/repo/src/util.py", "content": "def helper(): ..."}),
-    (5, "Write", {"file_path": "/repo/src/extra.py", "content": "X = 1"}),
-    (5, "Write", {"file_path": "/repo/src/more.py", "content": "Y = 2"}),
-    (5, "Write", {"file_path": "/repo/src/again.py", "content": "Z = 3"}),
-    (5, "Write", {"file_path": "/repo/src/last.py", "content": "W = 4"}),
-    (20, "Write", {"file_path": "/repo/src/last.py", "content": "W = 4"}),  # identical retry
+    (3, "Write", {"file_path": "/repo/lib/util.py", "content": "def helper(): ..."}),
+    (5, "Write", {"file_path": "/repo/lib/extra.py", "content": "X = 1"}),
+    (5, "Write", {"file_path": "/repo/lib/more.py", "content": "Y = 2"}),
+    (5, "Write", {"file_path": "/repo/lib/again.py", "content": "Z = 3"}),
+    (5, "Write", {"file_path": "/repo/lib/last.py", "content": "W = 4"}),
+    (20, "Write", {"file_path": "/repo/lib/last.py", "content": "W = 4"}),  # identical retry
     (5, "Bash", {"command": "git push origin main"}),
     (5, "Bash", {"command": "pytest -q"}),
     (5, "Bash", {"command": "git push origin main"}),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -425,15 +426,16 @@ def test_the_session_total_asks_and_a_compaction_resets_it(tmp_path: Path) -> No
     read = call("Read", {"file_path": sized(tmp_path, "a.py", 160_000)}, tmp_path)  # 40,000
     for _ in range(3):
         assert ev.evaluate(read).blocking is None
+        ev.evaluate(attrs.evolve(read, event_name="PostToolUse"))  # it ran: counted
     ls = bash("ls", tmp_path)
     assert ev.evaluate(ls).blocking is None  # reads no file: never asked, adds nothing
     decision = ev.evaluate(call("Grep", {"pattern": "x", "path": read.tool_input["file_path"]}))
     assert decision.outcome == "soft_block"
     assert "~40,000 tokens in this call" in decision.message
     assert "~160,000 this session" in decision.message
-    assert ev.status("s1").totals["read_tokens"] == 160_000
+    assert ev.status("s1").totals["read_tokens"] == 120_000  # the asked call has not run
     ev.evaluate(Event("SessionStart", "s1", payload={"source": "resume"}))
-    assert ev.status("s1").totals["read_tokens"] == 160_000
+    assert ev.status("s1").totals["read_tokens"] == 120_000
     ev.evaluate(Event("SessionStart", "s1", payload={"source": "compact"}))
     assert ev.status("s1").totals.get("read_tokens", 0) == 0
     assert ev.evaluate(read).blocking is None

@@ -76,7 +76,7 @@ def test_describe(project: Project) -> None:
     out = project.run("describe", "search-first").stdout
     assert out.startswith("search-first: Look Before You Write\n")
     assert "level: silent (then 1: nudge, 3: warning, 5: soft_block)" in out
-    assert "1. PreToolUse[Write|Edit] check_flag(search_context_ready)" in out
+    assert "1. PreToolUse[Write|Edit] check_flag(searched per facts.write_credits)" in out
     assert project.json("describe", "search-first")["id"] == "search-first"
     err = project.run("describe", "search-frist", check=1).stderr
     assert err == "forge-policy: unknown behavior 'search-frist' (did you mean 'search-first'?)\n"
@@ -177,7 +177,7 @@ def test_explain_changes_nothing(project: Project) -> None:
     out = project.run("explain", input=write).stdout
     assert out.startswith("PreToolUse Write in session s1: warning (dry run")
     assert "  search-first: violation 3: would reach warning\n" in out
-    assert "flag search_context_ready absent: violation" in out
+    assert "flag searched absent for every key: violation" in out
     assert "  plan-before-code: disabled\n" in out
     (project.path / "event.json").write_text(
         json.dumps(tool_event("Bash", command="git reset --hard"))

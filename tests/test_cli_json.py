@@ -100,11 +100,12 @@ def test_status_json_of_an_unknown_session(soft: Project) -> None:
 
 def test_status_json_shows_session_switches_grants_flags_and_totals(tmp_path: Path) -> None:
     project = Project(tmp_path)
-    project.hook(tool_event("Read", file_path="/p/a.py"))  # sets search_context_ready
+    project.hook(tool_event("Read", file_path="/p/a.py"))  # credits /p/a.py (search-first)
+    project.hook(tool_event("Read", event="PostToolUse", file_path="/p/a.py"))  # read_tokens
     project.run("off", "verify-before-done", "--session", "s1")
     project.run("override", "search-first", "--session", "s1", "--reason", "ok")
     [session] = project.json("status", "--session", "s1")["sessions"]
-    assert session["flags"] == ["search_context_ready"] and session["disabled"] == [
+    assert session["flags"] == ["searched:/p/a.py"] and session["disabled"] == [
         "verify-before-done"
     ]
     assert list(session["totals"]) == ["read_tokens"]

@@ -313,10 +313,11 @@ def test_allow_path_writes_nothing(tmp_path: Path) -> None:
     assert store.writes == 1
     for _ in range(5):
         clock.advance(1)
-        ev.evaluate(tool("Bash", command="ls"))
-    assert (store.transactions, store.writes) == (1, 1)  # the allow path opens none
+        ev.evaluate(tool("Bash", command="git status"))
+    # the allow path opens none (an `ls` would write once: search-first's credit for the folder)
+    assert (store.transactions, store.writes) == (1, 1)
     clock.advance(301)  # last access is refreshed now and then, so TTL counts from it
-    ev.evaluate(tool("Bash", command="ls"))
+    ev.evaluate(tool("Bash", command="git status"))
     assert store.writes == 2
 
 

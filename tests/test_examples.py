@@ -27,7 +27,7 @@ def run(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> str:
 def test_embed_example_escalates_and_overrides() -> None:
     out = run(str(EXAMPLES / "embed.py"))
     assert "Bash(git push --force origin main) -> HARD_BLOCK" in out
-    assert "Write(/repo/src/last.py) -> SOFT_BLOCK" in out
+    assert "Write(/repo/lib/last.py) -> SOFT_BLOCK" in out
     assert "override by retry (counter 5)" in out
 
 

@@ -46,6 +46,8 @@ BUILTIN_NAMES = {
     "secret_in_files",
     "commit_message",
     "staged_files",
+    "search_credits",
+    "write_credits",
 }
 
 

@@ -105,10 +105,13 @@ def test_session_start_warns_about_unignored_secrets(project: Project) -> None:
 def test_token_budget_asks_with_both_numbers_and_resets_on_compaction(project: Project) -> None:
     big = project.dir / "bundle.js"
     big.write_bytes(b"x" * 220_000)
-    verdict, reason = decision(project.run(read(project, big))[0]) or ("", "")
+    asked = read(project, big)
+    verdict, reason = decision(project.run(asked)[0]) or ("", "")
     assert verdict == "ask"
     assert "~55,000 tokens in this call" in reason and "~55,000 this session" in reason
-    assert project.status().totals == {"read_tokens": 55_000}
+    assert project.status().totals == {}  # asked about, not read (yet)
+    project.run({**asked, "hook_event_name": "PostToolUse", "tool_response": {}})
+    assert project.status().totals == {"read_tokens": 55_000}  # the user let it run
     project.run(project.payload("SessionStart", source="compact"))
     assert project.status().totals == {}
 

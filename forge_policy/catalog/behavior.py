@@ -127,6 +127,10 @@ class Trigger:
     on_absent: str = attrs.field(init=False)
     total: str = attrs.field(init=False)
     value_field: Condition | None = attrs.field(init=False)
+    #: ``keys`` (extension): the field whose strings key the flag, one flag per item
+    keys_field: Condition | None = attrs.field(init=False)
+    #: ``preview`` (extension): the accumulated total holds for this event only
+    preview: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         spec = self.spec
@@ -154,6 +158,8 @@ class Trigger:
             value_field=(
                 Condition(spec["value"], "exists", None) if action == "accumulate" else None
             ),
+            keys_field=Condition(spec["keys"], "exists", None) if spec.get("keys") else None,
+            preview=bool(spec.get("preview")),
         )
 
     def __repr__(self) -> str:
@@ -252,7 +258,12 @@ class Trigger:
     def describe(self) -> str:
         """A short human form, e.g. ``PreToolUse[Write|Edit] check_flag(search_ready)``."""
         matcher = f"[{self.matcher}]" if self.matcher else ""
-        flag = f"({self.flag or self.total})" if self.flag or self.total else ""
+        name = self.flag or self.total
+        if name and self.keys_field is not None:
+            name = f"{name} per {self.keys_field.field}"
+        elif name and self.preview:
+            name = f"{name}, preview"
+        flag = f"({name})" if name else ""
         return f"{self.event}{matcher} {self.action}{flag}"
 
 

@@ -105,6 +105,10 @@ class TriggerDoc:
     on_absent: OnAbsent | None = None
     total: Text | None = None
     value: Text | None = None
+    #: extension: a field whose strings key a flag per item (a flag per file read, say)
+    keys: Text | None = None
+    #: extension: an ``accumulate`` that counts for this event only and saves nothing
+    preview: bool = False
 
 
 @attrs.frozen

@@ -261,6 +261,11 @@ def _trigger_checks(raw: dict[str, Any]) -> Iterator[Exception]:
     for name in required:
         if raw.get(name) is None:
             yield missing(name)
+    # the extensions' keys belong to one kind of action each: elsewhere they would do nothing
+    if raw.get("keys") is not None and action not in ("set_flag", "check_flag"):
+        yield _at(ValueError("keys is for set_flag and check_flag triggers"), "keys")
+    if raw.get("preview") and action != "accumulate":
+        yield _at(ValueError("preview is for accumulate triggers"), "preview")
 
 
 def _enforcement_checks(raw: dict[str, Any]) -> Iterator[Exception]:
@@ -533,12 +538,14 @@ def _trigger_spec(trigger: TriggerDoc) -> dict[str, Any]:
     }
     if trigger.action in ("set_flag", "check_flag"):
         spec["flag"] = trigger.flag
+        spec["keys"] = trigger.keys
     if trigger.action == "check_flag":
         spec["on_present"], spec["on_absent"] = trigger.on_present, trigger.on_absent
     if trigger.action in ("accumulate", "reset_total"):
         spec["total"] = trigger.total
     if trigger.action == "accumulate":
         spec["value"] = trigger.value
+        spec["preview"] = trigger.preview or None
     return {k: v for k, v in spec.items() if v is not None}
 
 

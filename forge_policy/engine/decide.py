@@ -45,6 +45,7 @@ from forge_policy.engine.overrides import (
     user_approvals,
 )
 from forge_policy.engine.records import decision_record
+from forge_policy.facts._runtime import Partial, Unknown
 from forge_policy.levels import Level, escalate
 from forge_policy.model import (
     OVERRIDE_NEVER,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 
     from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.catalog.dsl import Scope
     from forge_policy.engine.effects import Effect
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.state import BehaviorState, SessionState
@@ -158,6 +160,10 @@ class _Scratch:
             self.totals[name] = value
         self.effects.append(SetTotal(name, value))
 
+    def record_flags(self, changes: list[tuple[str, bool]]) -> None:
+        """Effects for flag changes already made in :attr:`flags` (keyed flags)."""
+        self.effects.extend(SetFlag(name, present) for name, present in changes)
+
     def take(self) -> tuple[Effect, ...]:
         if not self.effects:
             return ()
@@ -190,7 +196,9 @@ def _fire(
         effect = "no match"
         if matched:
             action = trigger.action
-            if action == "set_flag":
+            if action == "set_flag" and trigger.keys_field is not None:
+                effect = _set_keyed(trigger, scope, scratch)
+            elif action == "set_flag":
                 scratch.set_flag(trigger.flag, True)
                 effect = f"set flag {trigger.flag}"
             elif action == "accumulate":
@@ -198,12 +206,20 @@ def _fire(
                 amount = as_number(value_field.resolve(scope)) if value_field else None
                 if amount is not None:
                     total = (as_number(totals.get(trigger.total)) or 0) + amount
-                    scratch.set_total(trigger.total, total)
-                effect = f"added {amount or 0:g} to {trigger.total}"
+                    if trigger.preview:  # seen by this event's later triggers, never saved
+                        totals[trigger.total] = total
+                    else:
+                        scratch.set_total(trigger.total, total)
+                preview = " for this event" if trigger.preview else ""
+                effect = f"added {amount or 0:g} to {trigger.total}{preview}"
             elif action == "reset_total":
                 if trigger.total in totals:
                     scratch.set_total(trigger.total, None)
                 effect = f"reset {trigger.total}"
+            elif action == "check_flag" and trigger.keys_field is not None:
+                effect, violated = _check_keyed(trigger, scope, scratch)
+                if violated:
+                    fired = fired or (trigger, results)
             elif action == "check_flag":
                 if flags.get(trigger.flag):
                     if trigger.on_present == "consume":
@@ -229,6 +245,44 @@ def _fire(
                 }
             )
     return fired
+
+
+def _set_keyed(trigger: Trigger, scope: Scope, scratch: _Scratch) -> str:
+    """``set_flag`` with ``keys`` (:mod:`forge_policy.engine.keyed_flags`): a key for each
+    string the field gives; an undetermined field sets nothing (setting only ever relaxes)."""
+    from forge_policy.engine.keyed_flags import as_keys, set_keys
+
+    assert trigger.keys_field is not None
+    value = trigger.keys_field.resolve(scope)
+    if type(value) is Unknown:
+        return f"keys of flag {trigger.flag} undetermined: nothing set"
+    keys = as_keys(value)
+    scratch.record_flags(set_keys(scratch.flags, trigger.flag, keys))
+    return f"set flag {trigger.flag} for {len(keys)} key(s)"
+
+
+def _check_keyed(trigger: Trigger, scope: Scope, scratch: _Scratch) -> tuple[str, bool]:
+    """``check_flag`` with ``keys``: present when any key the field gives is set; returns the
+    trace line and whether it is a violation. Undetermined keys (or a cut list none of whose
+    items is set) violate only when the behavior would block (fail closed)."""
+    from forge_policy.engine.keyed_flags import as_keys, found_key, keyed_name, touch
+
+    assert trigger.keys_field is not None
+    value = trigger.keys_field.resolve(scope)
+    flag = trigger.flag
+    name = "" if type(value) is Unknown else found_key(scratch.flags, flag, as_keys(value))
+    if name:
+        if trigger.on_present == "consume":
+            for key in as_keys(value):
+                scratch.set_flag(keyed_name(flag, key), False)
+        else:
+            scratch.record_flags(touch(scratch.flags, flag, name))
+        return f"flag {name} present: {trigger.on_present}", False
+    if type(value) in (Unknown, Partial) and not scope.fail_closed:
+        return f"keys of flag {flag} undetermined: skip", False
+    if trigger.on_absent == "violate":
+        return f"flag {flag} absent for every key: violation", True
+    return f"flag {flag} absent for every key: skip", False
 
 
 def _skipped(

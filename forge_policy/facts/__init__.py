@@ -170,8 +170,8 @@ def builtin_facts() -> dict[str, FactProvider]:
     paths                   list  existing files the call names (tool_input strings, readers)
     path_basenames          list  their basenames, plus declared operands that do not exist
     sensitive_file          str   AgentShield class: private_key, git_config, npmrc, env_file …
-    file_bytes              int   total size of the distinct files
-    estimated_tokens        int   token advisor's estimate (bytes/4 code, bytes/6*1.3 else)
+    file_bytes              int   bytes the call reads from them: a Read's lines only
+    estimated_tokens        int   token advisor's estimate of those (bytes/4 code, bytes/6*1.3)
     secret_in_files         str   first secret pattern id in a file under 1 MiB, e.g. openai_key
     commit_message          str   the messages of the ``git commit`` commands, blank-line joined
     staged_files            list  paths staged for that commit (git hooks, ``git commit`` calls)
@@ -182,12 +182,15 @@ def builtin_facts() -> dict[str, FactProvider]:
     tdd_untested_files      list  staged production files with no test or tasks.md (strict TDD)
     governance_changes      list  what the call would change in forge-policy's own governance:
                                   ``.forge/``, the hook settings, the cache, the CLI's toggles
+    search_credits          list  paths a Read/Grep/Glob/LS looked at (``/dir/``: all under it)
+    write_credits           list  a Write/Edit's file and each folder above it (``/dir/``)
     ======================  ====  ===============================================================
 
     >>> sorted(builtin_facts())  # doctest: +NORMALIZE_WHITESPACE
     ['commands', 'commit_message', 'estimated_tokens', 'file_bytes', 'governance_changes',
-     'path_basenames', 'paths', 'secret_in_files', 'sensitive_file', 'shell_commands',
-     'staged_files', 'tdd_untested_files', 'unignored_secret_files']
+     'path_basenames', 'paths', 'search_credits', 'secret_in_files', 'sensitive_file',
+     'shell_commands', 'staged_files', 'tdd_untested_files', 'unignored_secret_files',
+     'write_credits']
     """
     return dict(FactRegistry.with_builtins().items())
 
@@ -226,6 +229,8 @@ _BUILTINS: dict[str, tuple[str, str, float]] = {
     "unignored_secret_files": ("facts.project", "provide_unignored_secret_files", 500.0),
     "tdd_untested_files": ("facts.project", "provide_tdd_untested_files", 2500.0),
     "governance_changes": ("facts.governance", "provide_governance_changes", 250.0),
+    "search_credits": ("facts.search", "provide_search_credits", 250.0),
+    "write_credits": ("facts.search", "provide_write_credits", 250.0),
 }
 
 

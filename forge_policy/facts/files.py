@@ -334,13 +334,199 @@ def provide_sensitive_file(event: Event) -> str:
 
 
 def provide_file_bytes(event: Event) -> int:
-    """``facts.file_bytes``: total size of the distinct files in ``paths`` (by inode)."""
-    return sum(size for _path, size in collect(event).files)
+    """``facts.file_bytes``: the bytes the call reads from the distinct files in ``paths`` (by
+    inode): each file's size, except that a ``Read`` counts only the lines it returns
+    (:func:`read_slice_bytes`)."""
+    return sum(size for _path, size in _read_sizes(event))
 
 
 def provide_estimated_tokens(event: Event) -> int:
-    """``facts.estimated_tokens``: :func:`estimate_tokens` summed over the distinct files."""
-    return sum(estimate_tokens(path, size) for path, size in collect(event).files)
+    """``facts.estimated_tokens``: :func:`estimate_tokens` summed over what the call reads of
+    each distinct file (see :func:`provide_file_bytes`)."""
+    return sum(estimate_tokens(path, size) for path, size in _read_sizes(event))
+
+
+#: Claude Code's Read returns at most this many lines when the call gives no ``limit``
+READ_DEFAULT_LIMIT = 2000
+#: Read ignores offset/limit for these (it returns an image, a PDF's pages, every notebook cell)
+_WHOLE_FILE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".pdf",
+                                    ".ipynb"})  # fmt: skip
+#: past this many bytes before the slice ends, the rest of the file is counted unread (an
+#: over-estimate: a large read is asked about rather than let through unmeasured)
+_SLICE_SCAN_LIMIT = 32 * 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+def _read_sizes(event: Event) -> list[tuple[str, int]]:
+    """``(path, bytes read)`` of each distinct file: a Read's file by its slice, a file that
+    only ``head``/``tail`` read by the lines they print."""
+    files = collect(event).files
+    tool_input = event.tool_input if isinstance(event.tool_input, dict) else {}
+    if files and event_commands(event):
+        return _shell_sizes(event, files)
+    target = tool_input.get("file_path")
+    if event.tool_name != "Read" or not isinstance(target, str) or len(files) != 1:
+        return files
+    path, size = files[0]
+    if os.path.splitext(path.lower())[1] in _WHOLE_FILE_EXTENSIONS:
+        return files
+    offset = _count(tool_input.get("offset"))
+    limit = _count(tool_input.get("limit")) or READ_DEFAULT_LIMIT
+    return [(path, read_slice_bytes(path, offset, limit, size))]
+
+
+def _shell_sizes(event: Event, files: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """``files`` with the size of each one that only ``head``/``tail`` with a line or byte
+    count read replaced by what they print; any other reader of a file counts it whole."""
+    cwd = event.cwd or os.getcwd()
+    limited: dict[str, tuple[str, int, bool]] = {}  # path -> (command, count, bytes?)
+    whole: set[str] = set()
+    for command in event_commands(event):
+        for argv, _cmd, current in iter_commands(command, cwd, distinct=True):
+            operands = reader_operands(argv)
+            name = os.path.basename(argv[0])
+            count = _head_tail_count(argv) if name in ("head", "tail") else None
+            for operand in operands:
+                path = os.path.normpath(os.path.join(current, expand_path(operand)))
+                if count is None or _GLOB_CHARS & set(operand) or path in limited:
+                    whole.add(path)
+                else:
+                    limited[path] = (name, *count)
+    sized = []
+    for path, size in files:
+        if path in limited and path not in whole:
+            reader, lines, in_bytes = limited[path]
+            size = _head_tail_bytes(path, reader, lines, in_bytes, size)
+        sized.append((path, size))
+    return sized
+
+
+def _head_tail_count(argv: list[str]) -> tuple[int, bool] | None:
+    """``(count, in bytes)`` of a ``head``/``tail`` (10 lines when none is given; a ``tail -n +K``
+    from line K is ``-K``), or None for what is not a plain count (``-f``, ``1K``…).
+
+    >>> _head_tail_count(["head", "-n", "50", "f"]), _head_tail_count(["tail", "-5", "f"])
+    ((50, False), (5, False))
+    >>> _head_tail_count(["tail", "-n", "+20", "f"]), _head_tail_count(["tail", "-f", "f"])
+    ((-20, False), None)
+    """
+    count, in_bytes = 10, False
+    args = iter(argv[1:])
+    for arg in args:
+        if arg in ("-n", "--lines", "-c", "--bytes"):
+            value = next(args, "")
+        elif arg.startswith(("--lines=", "--bytes=")):
+            value = arg.split("=", 1)[1]
+        elif arg.startswith(("-n", "-c")) and len(arg) > 2:
+            value = arg[2:]
+        elif arg[:1] == "-" and arg[1:].isdigit():
+            value = arg[1:]
+        elif arg.startswith("-") and arg != "-":
+            return None  # -f, -q, -z …: not a plain slice
+        else:
+            continue
+        in_bytes = arg.startswith(("-c", "--bytes"))
+        sign = -1 if value.startswith("+") and argv[0].endswith("tail") else 1
+        digits = value.lstrip("+")
+        if not digits.isdigit():
+            return None
+        count = -max(int(digits), 1) if sign < 0 else int(digits)  # tail +0 is tail +1
+    return count, in_bytes
+
+
+def _head_tail_bytes(path: str, name: str, count: int, in_bytes: bool, size: int) -> int:
+    """The bytes ``head``/``tail`` print of a file of ``size`` bytes (see
+    :func:`_head_tail_count` for ``count``)."""
+    if in_bytes:
+        return min(abs(count), size) if count >= 0 else max(size - abs(count) + 1, 0)
+    if name == "head" or count < 0:
+        start = 1 if name == "head" else -count
+        limit = count if name == "head" else max(size, 1)
+        return read_slice_bytes(path, start, limit, size)
+    return _tail_bytes(path, count, size)
+
+
+def _tail_bytes(path: str, lines: int, size: int) -> int:
+    """The bytes of the last ``lines`` lines of the file, read backwards from its end."""
+    if lines <= 0:
+        return 0
+    try:
+        with open(path, "rb") as handle:
+            end = position = handle.seek(0, os.SEEK_END)
+            seen = 0
+            while position > 0:
+                check_deadline()
+                step = min(_CHUNK, position)
+                position -= step
+                handle.seek(position)
+                chunk = handle.read(step)
+                if position + step == end and chunk.endswith(b"\n"):
+                    chunk = chunk[:-1]  # the last line's own newline ends it, it starts none
+                found = chunk.count(b"\n")
+                if seen + found >= lines:
+                    # the (lines - seen)-th newline from the right of this chunk, found in C
+                    cut = len(chunk.rsplit(b"\n", lines - seen)[0])
+                    return end - (position + cut + 1)
+                seen += found
+                if end - position >= _SLICE_SCAN_LIMIT:
+                    return size
+    except OSError:
+        return size
+    return end
+
+
+def _count(value: object) -> int:
+    """A Read's ``offset`` or ``limit`` as a line count (Claude Code accepts numeric strings);
+    0 for anything else."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def read_slice_bytes(path: str, offset: int, limit: int, size: int) -> int:
+    """The bytes of lines ``offset`` .. ``offset + limit - 1`` (1-based; Claude Code's Read
+    starts at line 1 for an offset of 0 or 1) of the file at ``path``, read only up to the end of
+    the slice. ``size`` (the file's size) is the answer when the file cannot be read.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+    ...     _ = handle.write("".join(f"line {n}\\n" for n in range(1, 101)))
+    >>> read_slice_bytes(handle.name, 0, 2, 0), read_slice_bytes(handle.name, 99, 50, 0)
+    (14, 17)
+    """
+    skip = max(offset - 1, 0)
+    end = skip + limit
+    lines = scanned = 0  # newlines and bytes before the current chunk
+    start: int | None = None  # where the slice begins, once found
+    try:
+        with open(path, "rb") as handle:
+            while True:
+                check_deadline()
+                chunk = handle.read(_CHUNK)
+                if not chunk:
+                    break
+                if start is None and lines >= skip:
+                    start = scanned
+                count = chunk.count(b"\n")
+                if start is None and lines + count >= skip:
+                    start = scanned + _after_newline(chunk, skip - lines)
+                if start is not None and lines + count >= end:
+                    return scanned + _after_newline(chunk, end - lines) - start
+                lines += count
+                scanned += len(chunk)
+                if scanned >= _SLICE_SCAN_LIMIT:
+                    return max(size, scanned) - (scanned if start is None else start)
+    except OSError:
+        return size
+    return 0 if start is None else scanned - start
+
+
+def _after_newline(chunk: bytes, nth: int) -> int:
+    """The index just after the ``nth`` newline of ``chunk`` (``nth`` ≥ 1, and there are at
+    least that many), found in C rather than line by line."""
+    return len(chunk) - len(chunk.split(b"\n", nth)[-1])
 
 
 def provide_secret_in_files(event: Event) -> str:

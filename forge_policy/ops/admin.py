@@ -185,16 +185,52 @@ def project_catalog(config: Config) -> tuple[str, bool]:
     return str(Path(config.root) / "behaviors"), copied is not None
 
 
-def set_project_enabled(config: Config, behavior_id: str, enabled: bool) -> tuple[str, bool, bool]:
+def set_project_enabled(
+    config: Config, behavior_id: str, enabled: bool, *, now: float | None = None
+) -> tuple[str, bool, bool]:
     """Set ``enabled`` in the project's ``index.yaml`` (comments kept); returns
-    ``(folder, changed, copied)`` where ``copied`` says the built-in catalog was copied first."""
+    ``(folder, changed, copied)`` where ``copied`` says the built-in catalog was copied first.
+
+    The project's catalog is the project's choice, so a ``bypass: never`` behavior can be
+    switched off here too (a project whose domain names AI vendors turns no-model-attribution
+    off); ``bypass: never`` keeps its meaning against the agent: no ``FORGE_DISABLE``, no
+    session off, no relaxed, and the agent cannot run this command (``protect-governance``,
+    :mod:`forge_policy.cli.guard`). Only the guard of governance itself stays on: with it off,
+    nothing would stop the agent editing the catalog. Every change is recorded in the audit log
+    (``kind: "bypass"``, ``scope: "project"``) before ``index.yaml`` is written.
+    """
     from forge_policy.catalog.loader import set_enabled
 
     behavior = find_behavior(config.load_catalog(), behavior_id)
-    if not enabled and behavior.bypass == "never":
-        raise Refused(f"{behavior_id} is marked bypass: never: it cannot be switched off")
+    if not enabled and behavior.id in GOVERNANCE_GUARDS:
+        raise Refused(
+            f"{behavior_id} guards the governance files and commands: it cannot be switched off "
+            "from the command line"
+        )
     folder, copied = project_catalog(config)
+    if behavior.enabled != enabled:  # the catalog just loaded is that folder's (or its source)
+        import time
+
+        from forge_policy._time import iso
+
+        config.open_audit().append_many(
+            [
+                {
+                    "kind": "bypass",
+                    "timestamp": iso(time.time() if now is None else now),
+                    "behavior_id": behavior_id,
+                    "scope": "project",
+                    "enabled": enabled,
+                    "variable": "forge-policy " + ("on" if enabled else "off"),
+                    "bypass_never": behavior.bypass == "never",
+                }
+            ]
+        )
     return folder, set_enabled(folder, behavior_id, enabled), copied
+
+
+#: behaviors the command line never switches off for the project: they guard the catalog itself
+GOVERNANCE_GUARDS = frozenset({"protect-governance"})
 
 
 def set_project_tuning(

@@ -164,11 +164,12 @@ def test_unknown_keys_survive(store: Any) -> None:
     doc["behaviors"] = {"b": {"counter": 3, "x-note": "kept"}}
     store.transact("s1", lambda current: (None, SessionState(doc)))
     ev = fp.Evaluator(fp.builtin_catalog(), store=store, clock=lambda: T0 + 1)
-    ev.evaluate(fp.Event("PreToolUse", "s1", tool_name="Grep", tool_input={"pattern": "x"}))
+    grep = fp.Event("PreToolUse", "s1", tool_name="Grep", tool_input={"pattern": "x"}, cwd="/p")
+    ev.evaluate(grep)
     data = store.load("s1").to_dict()
     assert data["x-future"] == {"nested": [1, "two", None, True]}
     assert data["behaviors"]["b"] == {"counter": 3, "x-note": "kept"}
-    assert data["flags"] == {"search_context_ready": True}
+    assert data["flags"] == {"searched:/p/": True}  # search-first's credit for the folder
 
 
 def test_evaluator_end_to_end_escalates_and_overrides(store: Any) -> None:
