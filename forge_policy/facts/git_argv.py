@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import os
 
-import attrs
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -51,7 +49,8 @@ _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\ufe6
 _FALSE = frozenset({"false", "no", "off", "0"})
 
 
-@attrs.frozen
+# Plain slotted classes: this module loads in every hook process that reads a shell command,
+# and attrs' generated methods would cost class-creation time there (see shell.py).
 class Spec:
     """How one git subcommand reads its arguments (from git's own option tables).
 
@@ -64,10 +63,19 @@ class Spec:
     ('--force',)
     """
 
-    shorts: Mapping[str, tuple[str, ...]]
-    longs: Mapping[str, str]
-    value_shorts: frozenset[str] = frozenset()
-    words: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    __slots__ = ("longs", "shorts", "value_shorts", "words")
+
+    def __init__(
+        self,
+        shorts: Mapping[str, tuple[str, ...]],
+        longs: Mapping[str, str],
+        value_shorts: frozenset[str] = frozenset(),
+        words: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
+        self.shorts = shorts
+        self.longs = longs
+        self.value_shorts = value_shorts
+        self.words: Mapping[str, frozenset[str]] = words or {}
 
 
 def _spec(shorts: str, longs: str, value_shorts: str = "", **words: str) -> Spec:
@@ -156,7 +164,6 @@ SPECS: dict[str, Spec] = {
 _NESTED = frozenset({"stash", "worktree", "reflog"})
 
 
-@attrs.frozen
 class GitCommand:
     """A git command line as git reads it: the canonical argv, and what was stripped.
 
@@ -169,9 +176,15 @@ class GitCommand:
     (('git', 'reset', '--hard'), ('-c', 'alias.nuke=reset --hard'), 'nuke')
     """
 
-    argv: tuple[str, ...]
-    stripped: tuple[str, ...] = ()
-    alias: str = ""
+    __slots__ = ("alias", "argv", "stripped")
+
+    def __init__(self, argv: tuple[str, ...], stripped: tuple[str, ...] = (), alias: str = ""):
+        self.argv = argv
+        self.stripped = stripped
+        self.alias = alias
+
+    def __repr__(self) -> str:
+        return f"GitCommand({self.argv!r}, stripped={self.stripped!r}, alias={self.alias!r})"
 
 
 def canonical(argv: list[str], cwd: str = "") -> list[str]:
