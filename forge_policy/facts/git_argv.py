@@ -33,6 +33,7 @@ costs nothing, and such a spelling is an attempt to slip past a rule.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class Spec:
     ('--force',)
     """
 
-    __slots__ = ("longs", "shorts", "value_shorts", "words")
+    __slots__ = ("longs", "names", "shorts", "sorted_names", "value_shorts", "words")
 
     def __init__(
         self,
@@ -76,6 +77,10 @@ class Spec:
         self.longs = longs
         self.value_shorts = value_shorts
         self.words: Mapping[str, frozenset[str]] = words or {}
+        # every spelling git accepts in full: the long options and the --no- forms of flags
+        negations = [f"--no-{n[2:]}" for n, kind in longs.items() if kind == "flag"]
+        self.names = frozenset([*longs, *negations])
+        self.sorted_names = sorted(self.names)  # the names a prefix abbreviates are adjacent
 
 
 def _spec(shorts: str, longs: str, value_shorts: str = "", **words: str) -> Spec:
@@ -278,17 +283,20 @@ def _read(spec: Spec, args: list[str]) -> tuple[list[str], list[str], list[str] 
     """``(options, operands, paths after --)`` of a subcommand's arguments, options canonical."""
     options: list[str] = []
     operands: list[str] = []
+    spelled: dict[str, str] = {}
     i, count = 0, len(args)
     while i < count:
         word = args[i].translate(_DASHES)
         i += 1
         if word == "--":
-            return options, operands, args[i:]
+            return _negated(spec, options), operands, args[i:]
         if word == "-" or not word.startswith("-"):
             operands.append(args[i - 1])
         elif word.startswith("--"):
             name, eq, value = word.partition("=")
-            name = _long_name(spec, name.lower())
+            name = name.lower()
+            if name not in spec.names:  # an abbreviation: each spelling looked up once
+                name = spelled.get(name) or spelled.setdefault(name, _long_name(spec, name))
             kind = spec.longs.get(name, "flag")
             # a value in the next word: always for "value", for "optional" only a known one
             if (
@@ -300,13 +308,21 @@ def _read(spec: Spec, args: list[str]) -> tuple[list[str], list[str], list[str] 
             ):
                 value, eq = args[i], "="
                 i += 1
-            if name.startswith("--no-") and "--" + name[5:] in spec.longs:
-                cancelled = "--" + name[5:]
-                options[:] = [o for o in options if o.partition("=")[0] != cancelled]
             options.append(f"{name}={value}" if eq else name)
         else:
             i = _cluster(spec, word[1:], args, i, options)
-    return options, operands, None
+    return _negated(spec, options), operands, None
+
+
+def _negated(spec: Spec, options: list[str]) -> list[str]:
+    """``options`` without each ``--X`` that a later ``--no-X`` cancels (in one pass)."""
+    last: dict[str, int] = {}
+    for k, option in enumerate(options):
+        if option.startswith("--no-") and "--" + option[5:] in spec.longs:
+            last["--" + option[5:]] = k
+    if not last:
+        return options
+    return [o for k, o in enumerate(options) if last.get(o.partition("=")[0], -1) < k]
 
 
 def _cluster(spec: Spec, letters: str, args: list[str], i: int, options: list[str]) -> int:
@@ -328,11 +344,14 @@ def _cluster(spec: Spec, letters: str, args: list[str], i: int, options: list[st
 def _long_name(spec: Spec, name: str) -> str:
     """``name`` or the one long option it abbreviates (git accepts any unique prefix,
     ``--no-`` forms of flags included)."""
-    if name in spec.longs or len(name) < 3:
+    if name in spec.names or len(name) < 3:
         return name
-    negations = (f"--no-{n[2:]}" for n, kind in spec.longs.items() if kind == "flag")
-    candidates = {n for n in (*spec.longs, *negations) if n.startswith(name)}
-    return candidates.pop() if len(candidates) == 1 else name
+    names = spec.sorted_names
+    at = bisect_left(names, name)
+    unique = at < len(names) and names[at].startswith(name)
+    if unique and at + 1 < len(names) and names[at + 1].startswith(name):
+        unique = False  # ambiguous: git refuses it
+    return names[at] if unique else name
 
 
 def _looks_like_path(word: str, cwd: str) -> bool:
