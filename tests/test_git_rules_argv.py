@@ -34,6 +34,8 @@ def rendered(command: str, cwd: str = "") -> str:
         ("git -C x", "git"),
         ("git reset --hard --help", "git reset --help"),
         ("git checkout -h", "git checkout --help"),
+        ("git push -fh", "git push --force -h"),  # -h is the usage only alone
+        ("git reset -- --help", "git reset -- --help"),
         # short options spelled long, clusters split, values attached
         ("git clean -xdf", "git clean -x -d --force"),
         ("git clean -e '*.log' -n", "git clean --exclude=*.log --dry-run"),

@@ -270,7 +270,9 @@ def parse(argv: list[str], cwd: str = "") -> GitCommand:
     if spec is None:
         return GitCommand((*head, *args), tuple(stripped), alias)
     options, operands, paths = _read(spec, args)
-    if "--help" in options or "-h" in options:  # git prints the usage and runs nothing
+    # git's option parser prints the usage and runs nothing for --help before "--", and for
+    # -h only as the one argument
+    if "--help" in args[: args.index("--") if "--" in args else len(args)] or args == ["-h"]:
         return GitCommand((*head, "--help"), tuple(stripped), alias)
     _explicit_defaults(head[1], options, operands, paths, config, cwd)
     rendered = [*head, *options, *operands]
