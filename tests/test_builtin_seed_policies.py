@@ -150,7 +150,8 @@ COMMANDS = [
     ("rmdir /s /q build", "risky-commands", ASK),
     # git
     ("git push --force", "no-destructive-git", HARD),
-    ("git push --force-with-lease", "no-destructive-git", HARD),
+    ("git push --force-with-lease", None, None),  # git refuses to overwrite unseen work
+    ("git push --force-with-lease -f", "no-destructive-git", HARD),  # git ignores the lease
     ("git reset --hard HEAD~1", "no-destructive-git", HARD),
     ("git clean -fdx", "no-destructive-git", HARD),
     ("git push -u origin feat/x", None, None),
@@ -198,7 +199,7 @@ WITHOUT_DESTRUCTIVE_GIT = CATALOG.with_enabled({"no-destructive-git": False})
         ("git push --force origin main", ("dangerous-commands", HARD)),
         ("git push -uf origin main", ("dangerous-commands", HARD)),
         ("git -C repo push origin +main", ("dangerous-commands", HARD)),
-        ("git push --force-with-lease", ("risky-commands", ASK)),
+        ("git push --force-with-lease", None),
         ("git reset --hard", ("risky-commands", ASK)),
         ("git clean -fd", ("risky-commands", ASK)),
         ("git push origin main", None),

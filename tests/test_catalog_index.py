@@ -154,8 +154,9 @@ def test_an_event_visits_only_its_tools_behaviors() -> None:
     listing = fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "ls"})
     task_ids = [b.id for b in catalog.candidates(task)]
     bash_ids = [b.id for b in catalog.candidates(bash)]
-    # its regex on `command` needs "git": a command without it never visits the behavior
-    assert "no-destructive-git" not in [b.id for b in catalog.candidates(listing)]
+    # its regex reads facts.shell_commands, not `command`: a git command need not spell the
+    # word ("g""it" reset --hard), so every Bash call visits the behavior
+    assert "no-destructive-git" in [b.id for b in catalog.candidates(listing)]
     assert "respect-todo-state" in task_ids and "respect-todo-state" not in bash_ids
     assert "no-destructive-git" in bash_ids and "no-destructive-git" not in task_ids
     assert "dangerous-commands" in task_ids and "dangerous-commands" in bash_ids  # matcher "*"

@@ -36,6 +36,7 @@ BUILTIN_NAMES = {
     "commands",
     "governance_changes",
     "shell_commands",
+    "git_commands",
     "unignored_secret_files",
     "tdd_untested_files",
     "paths",

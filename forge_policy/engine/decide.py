@@ -13,7 +13,8 @@ is never charged twice.
 >>> event = fp.Event("PreToolUse", "s1", tool_name="Bash",
 ...                  tool_input={"command": "git push --force"})
 >>> from forge_policy.engine.inputs import FactCache, Settings
->>> outcome = decide(fp.builtin_catalog(), event, state, 0.0, Settings(), FactCache(event, {}))
+>>> facts = FactCache(event, fp.builtin_facts())  # the git rules read facts.shell_commands
+>>> outcome = decide(fp.builtin_catalog(), event, state, 0.0, Settings(), facts)
 >>> outcome.decision.outcome, [type(e).__name__ for e in outcome.effects][:3]
 ('hard_block', ['CountViolation', 'Audit', 'CountBlock'])
 >>> state.behavior_ids()  # unchanged: the store applies the effects

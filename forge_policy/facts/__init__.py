@@ -177,6 +177,8 @@ def builtin_facts() -> dict[str, FactProvider]:
     staged_files            list  paths staged for that commit (git hooks, ``git commit`` calls)
     commands                list  the call's shell commands as sent (``command``, ``commands``)
     shell_commands          list  each simple command they run: quotes removed, wrappers stripped
+    git_commands            list  those running git subcommands that can discard work, as git
+                                  reads them (``git reset --hard``), for messages
     unignored_secret_files  list  root ``.env*``/``.npmrc`` not git-ignored; ``.git/config``
                                   with credentials in a remote URL (SessionStart)
     tdd_untested_files      list  staged production files with no test or tasks.md (strict TDD)
@@ -187,10 +189,10 @@ def builtin_facts() -> dict[str, FactProvider]:
     ======================  ====  ===============================================================
 
     >>> sorted(builtin_facts())  # doctest: +NORMALIZE_WHITESPACE
-    ['commands', 'commit_message', 'estimated_tokens', 'file_bytes', 'governance_changes',
-     'path_basenames', 'paths', 'search_credits', 'secret_in_files', 'sensitive_file',
-     'shell_commands', 'staged_files', 'tdd_untested_files', 'unignored_secret_files',
-     'write_credits']
+    ['commands', 'commit_message', 'estimated_tokens', 'file_bytes', 'git_commands',
+     'governance_changes', 'path_basenames', 'paths', 'search_credits', 'secret_in_files',
+     'sensitive_file', 'shell_commands', 'staged_files', 'tdd_untested_files',
+     'unignored_secret_files', 'write_credits']
     """
     return dict(FactRegistry.with_builtins().items())
 
@@ -226,6 +228,7 @@ _BUILTINS: dict[str, tuple[str, str, float]] = {
     "staged_files": ("facts.git", "provide_staged_files", 2500.0),
     "commands": ("facts.commands", "provide_commands", 250.0),
     "shell_commands": ("facts.commands", "provide_shell_commands", 250.0),
+    "git_commands": ("facts.git", "provide_git_commands", 250.0),
     "unignored_secret_files": ("facts.project", "provide_unignored_secret_files", 500.0),
     "tdd_untested_files": ("facts.project", "provide_tdd_untested_files", 2500.0),
     "governance_changes": ("facts.governance", "provide_governance_changes", 250.0),

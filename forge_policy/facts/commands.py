@@ -28,6 +28,7 @@ from __future__ import annotations
 from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_cwd
 from forge_policy.facts._runtime import truncated
+from forge_policy.facts.git_argv import canonical as canonical_git
 from forge_policy.facts.shell import (
     Command,
     basename,
@@ -116,8 +117,8 @@ def _lines(text: str, cwd: str, depth: int) -> Iterator[str]:
     # the last stages of each command's pipeline, kept per command so that each pipeline is
     # rendered from its predecessor's in one step (the commands stay alive meanwhile)
     windows: dict[int, list[str]] = {}
-    for argv, cmd, _current in simple_commands(text, cwd, depth):
-        rendered = " ".join(argv)
+    for argv, cmd, current in simple_commands(text, cwd, depth):
+        rendered = " ".join(canonical_git(argv, current))
         yield _render(rendered, cmd) if cmd.redirects else rendered
         source = cmd.piped_from
         if source is None:

@@ -1,4 +1,5 @@
-"""Git facts: the files staged for a commit, from ``git diff --cached`` run under a timeout.
+"""Git facts: the files staged for a commit, from ``git diff --cached`` run under a timeout, and
+the git commands of a call that can discard work, as git reads them (for messages).
 
 Git runs with configuration that cannot execute repository-defined programs (no external diff,
 no textconv, no fsmonitor) and without taking optional locks. A repository the agent controls
@@ -41,6 +42,26 @@ def provide_staged_files(event: Event) -> list[str]:
             for path in staged(commit.cwd, include_modified=commit.all, timeout=remaining()):
                 found.setdefault(path)
     return list(found)
+
+
+def provide_git_commands(event: Event) -> list[str]:
+    """``facts.git_commands``: the call's git commands whose subcommand can discard work
+    (:data:`~forge_policy.facts.git_argv.SPECS`), in the canonical form rules match
+    (``git -C repo reset --har`` → ``git reset --hard``), so that a refusal names the command
+    as it was understood. Display only: the rules live in the behaviors.
+    """
+    from forge_policy.facts import commands
+    from forge_policy.facts.git_argv import SPECS
+
+    # the command model's readings name the route (``… reached through xargs``) where it has them
+    readings = getattr(commands, "provide_command_readings", commands.provide_shell_commands)
+    found = []
+    for line in readings(event):
+        words = line.split(" ", 3)
+        known = len(words) > 1 and (words[1] in SPECS or " ".join(words[1:3]) in SPECS)
+        if words[0] == "git" and known and " | " not in line:
+            found.append(line)
+    return found
 
 
 def staged(cwd: str, *, include_modified: bool = False, timeout: float = 5.0) -> list[str]:
