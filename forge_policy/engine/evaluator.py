@@ -18,7 +18,7 @@ import attrs
 
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
 from forge_policy.engine.decide import Outcome, could_override, decide
-from forge_policy.engine.effects import apply_effects
+from forge_policy.engine.effects import CountViolation, apply_effects
 from forge_policy.engine.inputs import (
     DEFAULT_TTL,
     DEFAULT_WINDOW,
@@ -283,6 +283,7 @@ class Evaluator:
         if fresh is None:
             fresh = current is None or self._expired(current, now)
         base = SessionState.new(now) if current is None or fresh else current
+        caught_up_since = float("inf")  # records from then on are in ``base``
         if current is not None and not fresh:
             window = settings.override_window
             if consumable is None:
@@ -291,12 +292,32 @@ class Evaluator:
                 reconciled = current.copy()
                 # an override consumes a block or grant of the last window: only records of
                 # that period can be missing from the state (with a margin for append delays)
-                self._reconcile(reconciled, event.session_id, now - window - RECONCILE_MARGIN)
+                caught_up_since = now - window - RECONCILE_MARGIN
+                self._reconcile(reconciled, event.session_id, caught_up_since)
                 if reconciled.data != current.data:  # a lost override or block was replayed
                     base = reconciled
         outcome = decide(
             self.catalog, event, base, now, settings, facts, auto_approve=self.auto_approve
         )
+        if current is not None and not fresh and _counts(outcome):
+            # a count builds on every violation the log holds: one decided while the state
+            # could not be written (a lock past its timeout, a broken store) or lost to a
+            # crash before its state write was appended after the state's last write
+            since = current.last_accessed_at - RECONCILE_MARGIN
+            if since < caught_up_since:
+                caught_up = base.copy()
+                self._reconcile(caught_up, event.session_id, since)
+                if caught_up.data != base.data:
+                    base = caught_up
+                    outcome = decide(
+                        self.catalog,
+                        event,
+                        base,
+                        now,
+                        settings,
+                        facts,
+                        auto_approve=self.auto_approve,
+                    )
         if current is None and outcome.effects:
             # no state at all (never seen, or lost: moved aside as corrupt, of another version,
             # deleted): what this event counts must build on what the log holds (SPEC §9: never
@@ -522,3 +543,8 @@ class Evaluator:
         if state is not None and self._expired(state, self.clock()):
             state = None
         return status_of(self.catalog, session_id, state)
+
+
+def _counts(outcome: Outcome) -> bool:
+    """Whether a decision counts a violation (and so must build on the log's counts)."""
+    return any(isinstance(effect, CountViolation) for effect in outcome.effects)
