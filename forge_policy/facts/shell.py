@@ -58,6 +58,7 @@ _BULK_SEPARATOR = re.compile(r";|&&|\|\||\n")
 _CWD_WORDS = ("cd", "pushd", "popd")
 _LEADING_TABS = re.compile(r"^\t+", re.M)
 _DQ_STOP = re.compile(r'["\\`]|\$\(')
+_ARITH_STOP = re.compile(r"[()`$]")
 _BACKTICK_ESCAPE = re.compile(r"\\([\\`$])")
 #: the lexer looks at its budget every this many steps
 _CHECK_EVERY = 2048
@@ -238,7 +239,7 @@ class _Lexer:
                 i = self._double(i + 1, depth, sc.parts)
             elif c == "$" and s.startswith("$(", i):
                 sc.add("")
-                i = self._substitution(i + 2, depth, sc.parts)
+                i = self._dollar_paren(i, depth, sc.parts)
             elif c == "$" and s.startswith("$'", i):
                 i = self._ansi_c(i + 2, sc)
             elif c == "$":
@@ -350,9 +351,56 @@ class _Lexer:
             elif c == "`":
                 i = self._backtick(j + 1, depth, parts)
             else:  # "$("
-                i = self._substitution(j + 2, depth, parts)
+                i = self._dollar_paren(j, depth, parts)
         parts.append(s[i:])
         return n
+
+    def _dollar_paren(self, i: int, depth: int, parts: list[str]) -> int:
+        """At ``$(``: an arithmetic expansion ``$((…))`` when its ``))`` closes it, else a
+        command substitution (as bash decides)."""
+        if self.text.startswith("$((", i):
+            end = self._arithmetic(i + 3, depth)
+            if end is not None:
+                parts.append(self.text[i:end])  # its value is unknown: the "$" stays
+                return end
+        return self._substitution(i + 2, depth, parts)
+
+    def _arithmetic(self, i: int, depth: int) -> int | None:
+        """The end of ``$((…))`` opened before ``i``, or None when it is not one. The command
+        substitutions inside are read (their commands run)."""
+        s, n = self.text, len(self.text)
+        if depth >= MAX_DEPTH:
+            return None  # read as a substitution, which marks the fact incomplete
+        level = 0
+        while i < n:
+            m = _ARITH_STOP.search(s, i)
+            if m is None:
+                return None
+            j = m.start()
+            c = s[j]
+            if c == "(":
+                level += 1
+                i = j + 1
+            elif c == ")":
+                if level:
+                    level -= 1
+                    i = j + 1
+                elif s.startswith("))", j):
+                    return j + 2
+                else:
+                    return None
+            elif c == "`":
+                i = self._backtick(j + 1, depth, [])
+            elif s.startswith("$((", j):
+                end = self._arithmetic(j + 3, depth + 1)
+                if end is None:
+                    return None
+                i = end
+            elif s.startswith("$(", j):
+                i = self._substitution(j + 2, depth, [])
+            else:
+                i = j + 1
+        return None
 
     def _substitution(self, i: int, depth: int, parts: list[str]) -> int:
         if depth >= MAX_DEPTH:
