@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 #: At most this many distinct simple commands are listed; past it the fact is incomplete
 #: (a :class:`~forge_policy.facts.Partial`, which blocking rules read as a possible match).
-MAX_COMMANDS = 10_000
+MAX_COMMANDS = 1 << 14
 #: At most this many characters in all (nesting repeats the inner text in the outer command).
 MAX_CHARS = 8 << 20
 #: Levels of scripts fed to a shell on stdin or run by ssh, followed inside each other.

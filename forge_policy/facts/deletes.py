@@ -26,6 +26,7 @@ unknown    a target the command line does not decide: ``$VAR``, ``$(…)``, the 
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 
@@ -65,7 +66,7 @@ def deletes(run: Run, project: str) -> list[Delete]:
         if not ({"-r", "-R", "--recursive"} & options):
             return []
         forced = bool({"-f", "--force"} & options)
-        targets = operands or [UNKNOWN]
+        targets = operands  # none: rm deletes nothing (it never reads names on stdin)
     elif name == "find":
         roots, filtered, removes = find_walk(argv)
         if not removes:
@@ -111,7 +112,7 @@ def scope(word: str, cwd: str, project: str) -> tuple[str, str]:
 def _where(path: str, project: str) -> str:
     if path == "/":
         return "root"
-    if path == os.path.expanduser("~"):
+    if path == (os.environ.get("HOME") or os.path.expanduser("~")).rstrip("/"):
         return "home"
     if project and (path == project or project.startswith(path.rstrip("/") + "/")):
         return "project"
@@ -120,13 +121,18 @@ def _where(path: str, project: str) -> str:
     return "outside"
 
 
-def _temp_roots() -> list[str]:
+def _temp_roots() -> tuple[str, ...]:
+    return _temp_roots_for(os.environ.get("TMPDIR", ""))
+
+
+@functools.cache
+def _temp_roots_for(tmpdir: str) -> tuple[str, ...]:
     roots = list(_TEMP_ROOTS)
-    for value in (os.environ.get("TMPDIR", ""), tempfile.gettempdir()):
+    for value in (tmpdir, tempfile.gettempdir()):
         value = value.rstrip("/")
         if value and value not in roots:
             roots.append(value)
-    return roots
+    return tuple(roots)
 
 
 def _split(args: list[str]) -> tuple[set[str], list[str]]:

@@ -29,6 +29,7 @@ holds one is not a known path (:func:`opaque`).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -47,6 +48,7 @@ from forge_policy.facts.shell import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
 #: the operand that stands for words fed from input the command line does not show
 UNKNOWN = "…"
@@ -151,12 +153,7 @@ def canonical(argv: list[str]) -> list[str]:
 
 def _git_canonical(argv: list[str]) -> list[str]:
     """The git normaliser of :mod:`forge_policy.facts.git_argv` when it is present."""
-    try:
-        from importlib import import_module
-
-        module = import_module("forge_policy.facts.git_argv")
-    except ImportError:
-        return argv
+    module = _optional("forge_policy.facts.git_argv")
     normalise = getattr(module, "normalise", None)
     result = normalise(argv) if callable(normalise) else None
     return list(result) if isinstance(result, list | tuple) and result else argv
@@ -271,7 +268,7 @@ class _Walker:
         self, argv: list[str], cmd: Command | None, cwd: str, via: str, depth: int
     ) -> Iterator[Run]:
         """The shell lines interpreter code amounts to (through the interpreters module)."""
-        reader = _interpreters()
+        reader: Any = _optional("forge_policy.facts.interpreters")
         if reader is None:
             return
         found = reader.interpreter_program(argv, stdin_text(cmd, "") if cmd else None)
@@ -286,12 +283,14 @@ class _Walker:
             yield Run(canonical(argv), cwd, through, complete=False)
 
 
-def _interpreters() -> object | None:
-    """:mod:`forge_policy.facts.interpreters` when present (another part of the model)."""
-    try:
-        from importlib import import_module
+@functools.cache
+def _optional(name: str) -> object | None:
+    """A module of the model written apart (interpreters, git_argv) when it is present: looked
+    for once per process, so a missing one costs nothing per command."""
+    from importlib import import_module
 
-        return import_module("forge_policy.facts.interpreters")
+    try:
+        return import_module(name)
     except ImportError:
         return None
 
