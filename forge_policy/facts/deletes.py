@@ -20,8 +20,11 @@ unknown    a target the command line does not decide: ``$VAR``, ``$(…)``, the 
 =========  ===================================================================================
 
 >>> from forge_policy.facts.execution import runs
->>> [str(d) for r in runs("cd /p && rm -rf build ../q /", "/p") for d in deletes(r, "/p")]
-['inside forced: /p/build by rm -r -f build ../q /', 'outside forced: /q by rm -r -f build ../q /', 'root forced: / by rm -r -f build ../q /']
+>>> for run in runs("cd /p && rm -rf build ../q /", "/p"):
+...     for delete in deletes(run, "/p"): print(delete)
+inside forced: /p/build by rm -r -f build ../q /
+outside forced: /q by rm -r -f build ../q /
+root forced: / by rm -r -f build ../q /
 """
 
 from __future__ import annotations

@@ -64,7 +64,9 @@ _NO_CLUSTERS = frozenset({"find", "java", "javac", "gcc", "g++", "cc", "clang", 
                           "echo", "printf", "xargs", "parallel", "busybox", "toybox"})
 # fmt: on
 _CLUSTER = re.compile(r"-[A-Za-z]{2,}")
-_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_VARIABLE = re.compile(
+    r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
+)
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 # fmt: off
 _XARGS_VALUE = frozenset({"-a", "-d", "-E", "-I", "-J", "-L", "-n", "-P", "-R", "-s", "-S",
@@ -404,11 +406,7 @@ def _xargs(argv: list[str], cmd: Command | None) -> list[list[str]]:
     options, i = _options(argv, _XARGS_VALUE)
     utility = argv[i:] or ["echo"]
     replace = next(
-        (
-            options[flag] or "{}"
-            for flag in ("-I", "-J", "-i", "--replace")
-            if flag in options
-        ),
+        (options[flag] or "{}" for flag in ("-I", "-J", "-i", "--replace") if flag in options),
         None,
     )
     lines = replace is not None or "-L" in options or "--max-lines" in options
@@ -472,9 +470,7 @@ def find_walk(argv: list[str]) -> tuple[list[str], bool, bool]:
         word = argv[i]
         i += 1
         if word in _FIND_EXEC:
-            while i < len(argv) and argv[i] != ";" and not (
-                argv[i] == "+" and argv[i - 1] == "{}"
-            ):
+            while i < len(argv) and argv[i] != ";" and not (argv[i] == "+" and argv[i - 1] == "{}"):
                 i += 1
             i += 1
             continue

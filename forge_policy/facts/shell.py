@@ -62,6 +62,7 @@ _ARITH_STOP = re.compile(r"[()`$]")
 _BACKTICK_ESCAPE = re.compile(r"\\([\\`$])")
 #: the lexer looks at its budget every this many steps
 _CHECK_EVERY = 2048
+_CONVERSION = re.compile(r"%%|%[-+ #0-9.]*[sbdiouxXcfeEgG]")
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 # fmt: off
@@ -566,7 +567,7 @@ def echo_text(argv: list[str]) -> str | None:
     """What ``echo``/``printf`` print (format directives are not applied)."""
     name = basename(argv[0])
     if name == "printf":
-        return unescape(argv[1]) if len(argv) > 1 else None
+        return _printf(argv[1], argv[2:]) if len(argv) > 1 else None
     args, escapes, newline = argv[1:], False, True
     while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
         escapes = escapes or "e" in args[0]
@@ -574,6 +575,24 @@ def echo_text(argv: list[str]) -> str | None:
         args = args[1:]
     text = " ".join(args)
     return (unescape(text) if escapes else text) + ("\n" if newline else "")
+
+
+def _printf(form: str, args: list[str]) -> str:
+    """``printf FORMAT ARGS``: ``%s``/``%b``/``%d``-style conversions take the arguments in turn,
+    the format repeating while arguments remain (widths and precisions are not applied)."""
+    text = unescape(form)
+    if not args or all(m.group() == "%%" for m in _CONVERSION.finditer(text)):
+        return text.replace("%%", "%")  # nothing takes an argument (a round takes at least one)
+    out: list[str] = []
+    rest = list(args)
+    while True:
+        out.append(
+            _CONVERSION.sub(
+                lambda m: "%" if m.group() == "%%" else rest.pop(0) if rest else "", text
+            )
+        )
+        if not rest:
+            return "".join(out)
 
 
 def stdin_text(cmd: Command, cwd: str, hops: int = 0) -> str | None:
