@@ -235,6 +235,8 @@ def reader_operands(argv: list[str]) -> list[str]:
         if arg.startswith("--"):
             flag, eq, attached = arg.partition("=")
             value = attached if eq else None
+        elif arg in opts or f"{arg}*" in opts:  # a single-dash long option: openssl -in
+            flag, value = arg, None
         else:
             flag, value = arg[:2], arg[2:] or None
         pattern_given = pattern_given or flag in _SCRIPT_FLAGS
