@@ -128,7 +128,7 @@ class Run:
         return f"{self.line} reached through {self.via}" if self.via else self.line
 
 
-def canonical(argv: list[str]) -> list[str]:
+def canonical(argv: list[str], cwd: str = "") -> list[str]:
     """``argv`` as rules read it: the program's basename, short-flag clusters split (``-rf`` →
     ``-r -f``, none after ``--``), long flags and operands kept.
 
@@ -150,15 +150,15 @@ def canonical(argv: list[str]) -> list[str]:
             out.extend(f"-{letter}" for letter in word[1:])
         else:
             out.append(word)
-    return _git_canonical(out) if name == "git" else out
+    return _git_canonical(argv, cwd) if name == "git" else out
 
 
-def _git_canonical(argv: list[str]) -> list[str]:
-    """The git normaliser of :mod:`forge_policy.facts.git_argv` when it is present."""
-    module = _optional("forge_policy.facts.git_argv")
-    normalise = getattr(module, "normalise", None)
-    result = normalise(argv) if callable(normalise) else None
-    return list(result) if isinstance(result, list | tuple) and result else argv
+def _git_canonical(argv: list[str], cwd: str) -> list[str]:
+    """Git as git reads it (:func:`forge_policy.facts.git_argv.canonical`, when present)."""
+    module: Any = _optional("forge_policy.facts.git_argv")
+    if module is None:
+        return argv
+    return list(module.canonical(argv, cwd))
 
 
 def opaque(word: str) -> bool:
@@ -255,7 +255,7 @@ class _Walker:
                 yield from self.inner(inner, cwd, via, f"find {action}", depth)
         else:
             yield from self.interpreted(argv, cmd, cwd, via, depth)
-        yield Run(canonical(argv), cwd, via, command=cmd)
+        yield Run(canonical(argv, cwd), cwd, via, command=cmd)
 
     def inner(self, argv: list[str], cwd: str, via: str, by: str, depth: int) -> Iterator[Run]:
         """A program run by another one (``by``), and a shell script it is handed."""
@@ -282,7 +282,7 @@ class _Walker:
         for line in effects.commands:
             yield from self.walk(line, cwd, through, depth + 1)
         if not effects.complete:
-            yield Run(canonical(argv), cwd, through, complete=False)
+            yield Run(canonical(argv, cwd), cwd, through, complete=False)
 
 
 @functools.cache
