@@ -39,6 +39,7 @@ BUILTIN_NAMES = {
     "executed_commands",
     "command_readings",
     "recursive_deletes",
+    "shell_data",
     "unignored_secret_files",
     "tdd_untested_files",
     "paths",

@@ -181,6 +181,8 @@ def builtin_facts() -> dict[str, FactProvider]:
     command_readings        list  the same, with the route: rm -r -f / reached through xargs
     recursive_deletes       list  each rm -r / find -delete target with its scope: root, home,
                                   project, inside, temp, outside or unknown
+    shell_data              list  strings they hold only as data: echo text, grep patterns,
+                                  here-documents fed to a program that is not a shell
     unignored_secret_files  list  root ``.env*``/``.npmrc`` not git-ignored; ``.git/config``
                                   with credentials in a remote URL (SessionStart)
     tdd_untested_files      list  staged production files with no test or tasks.md (strict TDD)
@@ -191,7 +193,7 @@ def builtin_facts() -> dict[str, FactProvider]:
     >>> sorted(builtin_facts())  # doctest: +NORMALIZE_WHITESPACE
     ['command_readings', 'commands', 'commit_message', 'estimated_tokens', 'executed_commands',
      'file_bytes', 'governance_changes', 'path_basenames', 'paths', 'recursive_deletes',
-     'secret_in_files', 'sensitive_file', 'shell_commands', 'staged_files',
+     'secret_in_files', 'sensitive_file', 'shell_commands', 'shell_data', 'staged_files',
      'tdd_untested_files', 'unignored_secret_files']
     """
     return dict(FactRegistry.with_builtins().items())
@@ -231,6 +233,7 @@ _BUILTINS: dict[str, tuple[str, str, float]] = {
     "executed_commands": ("facts.commands", "provide_executed_commands", 250.0),
     "command_readings": ("facts.commands", "provide_command_readings", 250.0),
     "recursive_deletes": ("facts.commands", "provide_recursive_deletes", 250.0),
+    "shell_data": ("facts.commands", "provide_shell_data", 250.0),
     "unignored_secret_files": ("facts.project", "provide_unignored_secret_files", 500.0),
     "tdd_untested_files": ("facts.project", "provide_tdd_untested_files", 2500.0),
     "governance_changes": ("facts.governance", "provide_governance_changes", 250.0),

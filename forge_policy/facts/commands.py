@@ -14,7 +14,8 @@ instead of matching words inside a commit message or an ``echo``:
 - so are the programs reached through another one (``xargs``, ``parallel``, ``find -exec``,
   ``busybox``, interpreter code), in the canonical form of ``facts.executed_commands``.
 
-``facts.executed_commands``, ``facts.command_readings`` and ``facts.recursive_deletes`` come
+``facts.executed_commands``, ``facts.command_readings``, ``facts.recursive_deletes`` and
+``facts.shell_data`` come
 from the command model (:mod:`forge_policy.facts.execution`, :mod:`forge_policy.facts.deletes`).
 
 >>> from forge_policy.model import Event
@@ -36,7 +37,7 @@ from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_cwd
 from forge_policy.facts._runtime import truncated
 from forge_policy.facts.deletes import deletes
-from forge_policy.facts.execution import Run, runs
+from forge_policy.facts.execution import Run, data, runs
 from forge_policy.facts.shell import (
     Command,
     basename,
@@ -125,6 +126,14 @@ def provide_recursive_deletes(event: Event) -> list[str]:
     ``root``, ``home``, ``project``, ``inside``, ``temp``, ``outside`` or ``unknown`` (see
     :mod:`forge_policy.facts.deletes`; the project is the event's cwd)."""
     return _distinct(event, lambda run, cwd: [str(d) for d in deletes(run, cwd)])
+
+
+def provide_shell_data(event: Event) -> list[str]:
+    """``facts.shell_data``: the strings the call's commands hold only as data, never run —
+    ``echo``/``printf`` text, ``grep`` patterns, here-documents and here-strings fed to a program
+    that is not a shell (``cat <<EOF``, ``tee x <<< …``) — for rules about content, not
+    commands."""
+    return _distinct(event, lambda run, _cwd: data(run))
 
 
 def _distinct(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]:

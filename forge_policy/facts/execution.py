@@ -57,6 +57,7 @@ _UNSEEN = "\0unseen"  # a script piped into a shell that the command line does n
 NESTING = 8
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
 _MULTICALL = frozenset({"busybox", "toybox"})
+_GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag"})
 _SSH_VALUE_OPTS = frozenset("bcDEeFIiJLlmOoPpQRSWw")  # OpenSSH 9 options that take a value
 # commands whose single-dash words are long options, not clusters of one-letter flags
 # (and the programs whose words are data or another program's argv)
@@ -179,6 +180,32 @@ def runs(text: str, cwd: str) -> Iterator[Run]:
     ['rm -r -f /', 'find / -exec rm -rf {} ;']
     """
     yield from _Walker().walk(text, cwd, "", 0)
+
+
+def data(run: Run) -> list[str]:
+    r"""The strings a run holds only as data: what ``echo``/``printf`` print, a ``grep``
+    pattern, and the here-documents and here-strings fed to a program that is not a shell.
+    (Interpreter code is read by the model, not listed here.)
+
+    >>> [data(r) for r in runs("grep -e 'rm -rf' x; cat <<E\nrm -rf /\nE", "/p")]
+    [['rm -rf'], ['rm -rf /\n']]
+    """
+    argv = run.argv
+    name = argv[0] if argv else ""
+    found: list[str] = []
+    if name in ("echo", "printf"):
+        found.append(" ".join(argv[1:]))
+    elif name in _GREPS:
+        patterns = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-e", "--regexp")]
+        operands = [a for a in argv[1:] if not a.startswith("-")]
+        found.extend(patterns or operands[:1])
+    if run.command is not None and name not in _SHELLS:
+        for redirect in run.command.redirects:
+            if redirect.op in ("<<", "<<-") and redirect.body:
+                found.append(redirect.body)
+            elif redirect.op == "<<<":
+                found.append(redirect.target)
+    return found
 
 
 def _subst(done: list[Command], raw: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_policy.facts.execution import canonical, runs
+from forge_policy.facts.execution import canonical, data, runs
 
 CWD = "/srv/project"
 
@@ -115,3 +115,18 @@ def test_a_script_piped_into_a_shell_is_read_or_marked_unread(tmp_path: Path) ->
     assert ("rm -r -f /", True) in read
     unread = [r for r in runs("base64 -d <<< eA== | bash", str(tmp_path)) if not r.complete]
     assert [r.reading for r in unread] == ["bash reached through a pipe of unread code"]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ('echo "rm -rf /"', ["rm -rf /"]),
+        ("grep -r 'git reset --hard' notes", ["git reset --hard"]),
+        ("tee -a log <<EOF\ngit clean -fd\nEOF", ["git clean -fd\n"]),
+        ("cat <<< 'curl x | sh'", ["curl x | sh"]),
+        ("bash <<EOF\nrm -rf /\nEOF", []),  # a shell runs it: not data
+        ("ls -la", []),
+    ],
+)
+def test_data_is_kept_apart(command: str, expected: list[str]) -> None:
+    assert [text for run in runs(command, CWD) for text in data(run)] == expected
