@@ -118,6 +118,8 @@ class Run:
     complete: bool = True
     #: the simple command as the lexer read it (its redirections), when written directly
     command: Command | None = None
+    #: the argv before :func:`canonical` (wrappers stripped, known variables expanded)
+    words: list[str] = attrs.Factory(list)
 
     @property
     def line(self) -> str:
@@ -286,7 +288,7 @@ class _Walker:
                 yield from self.inner(inner, cwd, via, f"find {action}", depth)
         else:
             yield from self.interpreted(argv, cmd, cwd, via, depth)
-        yield Run(canonical(argv, cwd), cwd, via, command=cmd)
+        yield Run(canonical(argv, cwd), cwd, via, command=cmd, words=argv)
 
     def inner(self, argv: list[str], cwd: str, via: str, by: str, depth: int) -> Iterator[Run]:
         """A program run by another one (``by``), and a shell script it is handed."""

@@ -130,3 +130,27 @@ def test_a_script_piped_into_a_shell_is_read_or_marked_unread(tmp_path: Path) ->
 )
 def test_data_is_kept_apart(command: str, expected: list[str]) -> None:
     assert [text for run in runs(command, CWD) for text in data(run)] == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "changed"),
+    [
+        ("busybox rm -rf .forge", True),
+        ("parallel rm -rf ::: .forge", True),
+        ("echo .forge | parallel rm -rf", True),
+        ("D=.forge; rm -rf $D", True),
+        ("sudo busybox sh -c 'rm -rf .forge'", True),
+        ("toybox mv .forge elsewhere", True),
+        ("busybox cat .forge/behaviors.yaml", False),
+        ("parallel rm -rf ::: build", False),
+    ],
+)
+def test_governance_changes_through_the_model(tmp_path: Path, command: str, changed: bool) -> None:
+    from forge_policy.facts.governance import changes
+    from forge_policy.model import Event
+
+    (tmp_path / ".forge").mkdir()
+    event = Event(
+        "PreToolUse", "s", tool_name="Bash", tool_input={"command": command}, cwd=str(tmp_path)
+    )
+    assert bool(changes(event, {})) is changed
