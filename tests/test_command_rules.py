@@ -33,7 +33,9 @@ CASES: dict[str, list[tuple[str, tuple[str, str] | None]]] = {
         ("find / -delete", DANGER),
         ("find ~ -exec rm -rf {} \\;", DANGER),
         ("find / -execdir sudo rm -rf {} +", DANGER),
-        ("find . -exec rm -rf {} \\;", RISKY),
+        ("find /etc -exec rm -rf {} \\;", RISKY),
+        ("find . -exec rm -rf {} \\;", ("protect-governance", HARD)),  # deletes .forge too
+        ("find src -exec rm -rf {} +", None),
         ("find . -name '*.pyc' -delete", RISKY),
         ("find /etc -delete", RISKY),
         ("find . -name '*.txt' -exec rm {} \\;", None),
