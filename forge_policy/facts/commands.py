@@ -64,6 +64,10 @@ NESTING = 8
 _PIPELINE_STAGES = 32
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
+# a word each program must contain for the command model to find a program it runs (xargs,
+# find -exec, busybox, parallel, interpreter code) beyond what the lexer lists
+_RUNNERS = ("xargs", "parallel", "find", "box", "python", "pypy", "node", "perl", "ruby", "php",
+            "deno", "bun", "lua", "osascript", "Rscript")  # fmt: skip
 # ssh options that take a value (OpenSSH 9)
 _SSH_VALUE_OPTS = frozenset("bcDEeFIiJLlmOoPpQRSWw")
 
@@ -85,7 +89,9 @@ def provide_shell_commands(event: Event) -> list[str]:
     size = 0
     try:
         for command in event_commands(event):
-            indirect = (run.line for run in runs(command, cwd) if run.via)
+            # a second pass only where a program may run another one (xargs, find, busybox…)
+            runner = any(word in command for word in _RUNNERS)
+            indirect = (run.line for run in runs(command, cwd) if run.via) if runner else ()
             for line in chain(_lines(command, cwd, 0), indirect):
                 if line not in found:
                     size += len(line)

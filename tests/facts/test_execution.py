@@ -154,3 +154,18 @@ def test_governance_changes_through_the_model(tmp_path: Path, command: str, chan
         "PreToolUse", "s", tool_name="Bash", tool_input={"command": command}, cwd=str(tmp_path)
     )
     assert bool(changes(event, {})) is changed
+
+
+def test_shell_commands_also_lists_the_programs_reached_through_another() -> None:
+    from forge_policy.facts.commands import provide_shell_commands
+    from forge_policy.model import Event
+
+    def lines(command: str) -> list[str]:
+        event = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": command})
+        return provide_shell_commands(event)
+
+    assert lines("echo / | xargs rm -rf") == [
+        "echo /", "xargs rm -rf", "echo / | xargs rm -rf", "rm -r -f /",
+    ]  # fmt: skip
+    assert "rm -r -f x" in lines("busybox rm -rf x")
+    assert lines("rm -rf x") == ["rm -rf x"]  # as written, as before
