@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 #: the operand that stands for words fed from input the command line does not show
 UNKNOWN = "…"
 _UNSEEN = "\0unseen"  # a script piped into a shell that the command line does not show
+#: at most this many input items of one xargs or parallel are followed
+MAX_ITEMS = 256
 #: levels of programs run by other programs (xargs, find -exec, scripts), followed inside each other
 NESTING = 8
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
@@ -422,8 +424,9 @@ def _options(argv: list[str], valued: frozenset[str]) -> tuple[dict[str, str], i
 def _fed_words(
     cmd: Command | None, options: dict[str, str], lines: bool = False
 ) -> list[str] | None:
-    """The words ``xargs``/``parallel`` read on stdin when the command line shows them (whole
-    lines when ``lines``: ``xargs -I``, ``-L`` and ``parallel``)."""
+    """The distinct words ``xargs``/``parallel`` read on stdin when the command line shows them
+    (whole lines when ``lines``: ``xargs -I``, ``-L`` and ``parallel``), at most
+    :data:`MAX_ITEMS` of them."""
     if cmd is None or "-a" in options or "--arg-file" in options:
         return None
     text = stdin_text(cmd, "")
@@ -434,8 +437,20 @@ def _fed_words(
         delimiter = "\0"
     if delimiter:
         delimiter = echo_text(["printf", delimiter]) or "\n"
-        return [item for item in text.split(delimiter) if item.strip()]
-    return [line for line in text.splitlines() if line.strip()] if lines else text.split()
+        items = [item for item in text.split(delimiter) if item.strip()]
+    else:
+        items = [line for line in text.splitlines() if line.strip()] if lines else text.split()
+    return _capped(items)
+
+
+def _capped(items: list[str]) -> list[str]:
+    """``items`` without repeats, cut at :data:`MAX_ITEMS` (the fact is then incomplete): each
+    item may run a whole script again, so their number bounds the work."""
+    distinct = list(dict.fromkeys(items))
+    if len(distinct) > MAX_ITEMS:
+        truncated(f"more than {MAX_ITEMS} input items of xargs or parallel were not read")
+        del distinct[MAX_ITEMS:]
+    return distinct
 
 
 def _xargs(argv: list[str], cmd: Command | None) -> list[list[str]]:
@@ -474,8 +489,7 @@ def _parallel(argv: list[str], cmd: Command | None) -> list[tuple[list[str], str
             items.append(UNKNOWN)  # an argument file
         else:
             items.append(word)
-    if not sources:
-        items = _fed_words(cmd, options, lines=True) or [UNKNOWN]
+    items = _capped(items) if sources else _fed_words(cmd, options, lines=True) or [UNKNOWN]
     if not template:
         return [([], item) for item in items if item != UNKNOWN]
     replace = options.get("-I") or "{}"

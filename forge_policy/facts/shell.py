@@ -584,15 +584,19 @@ def _printf(form: str, args: list[str]) -> str:
     if not args or all(m.group() == "%%" for m in _CONVERSION.finditer(text)):
         return text.replace("%%", "%")  # nothing takes an argument (a round takes at least one)
     out: list[str] = []
-    rest = list(args)
-    while True:
-        out.append(
-            _CONVERSION.sub(
-                lambda m: "%" if m.group() == "%%" else rest.pop(0) if rest else "", text
-            )
-        )
-        if not rest:
-            return "".join(out)
+    rest = iter(args)
+    left = len(args)
+
+    def take(m: re.Match[str]) -> str:
+        nonlocal left
+        if m.group() == "%%":
+            return "%"
+        left -= 1
+        return next(rest, "")
+
+    while left > 0:  # each round takes at least one argument
+        out.append(_CONVERSION.sub(take, text))
+    return "".join(out)
 
 
 def stdin_text(cmd: Command, cwd: str, hops: int = 0) -> str | None:

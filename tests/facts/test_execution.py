@@ -169,3 +169,19 @@ def test_shell_commands_also_lists_the_programs_reached_through_another() -> Non
     ]  # fmt: skip
     assert "rm -r -f x" in lines("busybox rm -rf x")
     assert lines("rm -rf x") == ["rm -rf x"]  # as written, as before
+
+
+def test_xargs_input_is_followed_up_to_a_cap_then_the_fact_is_incomplete() -> None:
+    from forge_policy.facts import FactRegistry, undetermined
+    from forge_policy.facts.execution import MAX_ITEMS
+    from forge_policy.model import Event
+
+    def executed(command: str) -> object:
+        event = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": command})
+        return FactRegistry.with_builtins()["executed_commands"].evaluate(event)[0]
+
+    items = " ".join(f"d{n}" for n in range(MAX_ITEMS))
+    value = executed(f"printf '%s\\n' {items} / | xargs -I{{}} rm -rf {{}}")
+    assert "rm -r -f d0" in value and "rm -r -f /" not in value  # type: ignore[operator]
+    assert "input items" in (undetermined(value) or "")  # so a blocking rule fails closed
+    assert undetermined(executed(f"echo {items} {items} | xargs rm")) is None  # repeats: one
