@@ -1,8 +1,9 @@
 """What the programs of a command delete recursively, and where that is relative to the project.
 
-A recursive delete is ``rm -r`` (``-R``, ``--recursive``) and ``find … -delete``, however the
-program was reached (:mod:`forge_policy.facts.execution`: ``xargs``, ``find -exec``,
-``busybox``, interpreter code). Each target gets a **scope**, checked in this order:
+A recursive delete is ``rm -r`` (``-R``, ``--recursive``), ``find … -delete`` and ``rsync
+--delete`` (of what the destination holds), however the program was reached
+(:mod:`forge_policy.facts.execution`: ``xargs``, ``find -exec``, ``busybox``, interpreter code).
+Each target gets a **scope**, checked in this order:
 
 =========  ===================================================================================
 root       ``/`` or everything in it (``/*``)
@@ -70,6 +71,10 @@ def deletes(run: Run, project: str) -> list[Delete]:
             return []
         forced = bool({"-f", "--force"} & options)
         targets = operands  # none: rm deletes nothing (it never reads names on stdin)
+    elif name == "rsync" and any(a.startswith("--delete") for a in argv):
+        _options, operands = _split(argv[1:])
+        # --delete empties the destination of what the source lacks: its contents
+        forced, targets = True, [os.path.join(operands[-1], "*")] if len(operands) > 1 else []
     elif name == "find":
         roots, filtered, removes = find_walk(argv)
         if not removes:

@@ -40,6 +40,7 @@ from forge_policy.facts.shell import (
     Command,
     basename,
     echo_text,
+    expand_path,
     iter_commands,
     stdin_text,
     strip_wrappers,
@@ -237,6 +238,7 @@ class _Walker:
                 continue
             local = {k: self.expand(v, {}) for k, v in prefix.items()}
             words = [self.expand(word, local) for word in argv]
+            current = _wrapper_cwd(cmd.words[len(prefix) :], current)
             yield from self.program(words, cmd, current, via, depth)
             script = _fed_script(argv, cmd, current)
             if script is _UNSEEN:  # `base64 -d x | sh`: the shell runs what nobody has read
@@ -268,6 +270,7 @@ class _Walker:
         self, argv: list[str], cmd: Command | None, cwd: str, via: str, depth: int
     ) -> Iterator[Run]:
         """The runs of one argv: those it leads to, then itself."""
+        cwd = _wrapper_cwd(argv, cwd)
         argv = strip_wrappers(argv)
         if not argv:
             return
@@ -330,6 +333,26 @@ def _optional(name: str) -> object | None:
         return import_module(name)
     except ImportError:
         return None
+
+
+def _wrapper_cwd(argv: list[str], cwd: str) -> str:
+    """The directory a wrapper runs its program in: ``env -C DIR``/``--chdir=DIR``, ``sudo -D
+    DIR``/``--chdir=DIR`` (the lexer strips the wrappers themselves)."""
+    name = basename(argv[0]) if argv else ""
+    if name not in ("env", "sudo") or not cwd:
+        return cwd
+    short = "-C" if name == "env" else "-D"
+    for i, word in enumerate(argv[1:], start=1):
+        target = None
+        if word in (short, "--chdir") and i + 1 < len(argv):
+            target = argv[i + 1]
+        elif word.startswith("--chdir="):
+            target = word[len("--chdir=") :]
+        elif not word.startswith("-"):
+            break
+        if target is not None:
+            return os.path.normpath(os.path.join(cwd, expand_path(target)))
+    return cwd
 
 
 def _joined(via: str, by: str) -> str:

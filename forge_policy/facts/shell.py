@@ -72,9 +72,12 @@ _OPERATORS = ("<<<", "<<-", "&>>", "<<", "<>", "<&", ">>", ">&", ">|", "&>", "&&
               "|&", "<", ">", "|", ";", "&")
 _WRAPPERS: dict[str, frozenset[str]] = {
     name: frozenset(opts.split()) for name, opts in {
-        "sudo": "-u -g -C -D -h -p -r -t -U -T -R", "doas": "-u -C", "env": "-u -C -S",
-        "command": "", "builtin": "", "exec": "-a", "nohup": "", "time": "-f -o",
-        "nice": "-n", "timeout": "-s -k", "stdbuf": "-i -o -e",
+        "sudo": "-u -g -C -D -h -p -r -t -U -T -R --user --group --close-from --chdir --host "
+        "--prompt --role --type --other-user --command-timeout",
+        "doas": "-u -C", "env": "-u -C -S --unset --chdir --split-string",
+        "command": "", "builtin": "", "exec": "-a", "nohup": "", "time": "-f -o --format --output",
+        "nice": "-n --adjustment", "timeout": "-s -k --signal --kill-after",
+        "stdbuf": "-i -o -e --input --output --error",
         # reserved words that a command can follow
         "!": "", "{": "", "if": "", "then": "", "else": "", "elif": "", "do": "", "while": "",
         "until": "",

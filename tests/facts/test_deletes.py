@@ -52,6 +52,13 @@ SCOPES = [
     ("TMPDIR= rm -rf $TMPDIR/x", ["outside forced"]),
     ("rm -rf ~/Documents", ["outside forced"]),
     ("ssh host rm -rf /tmp/data", ["outside forced"]),
+    ("env -C /etc rm -rf x", ["outside forced"]),
+    ("sudo --chdir=/ rm -rf x", ["outside forced"]),
+    ("env --chdir sub rm -rf x", ["inside forced"]),
+    ("rsync -a --delete empty/ /", ["root forced"]),
+    ("rsync -a --delete-after src/ ../mirror", ["outside forced"]),
+    ("rsync -a --delete src/ build/", ["inside forced"]),
+    ("rsync -a src/ /backup", []),
     # not decided by the command line
     ("rm -rf $NOPE/x", ["unknown forced"]),
     ("rm -rf `pwd`/x", ["unknown forced"]),

@@ -20,6 +20,7 @@ RUNS = [
     ("/bin/rm -Rf -- /", ["rm -R -f -- /"], []),
     ('"rm" --recursive --force x', ["rm --recursive --force x"], []),
     ("sudo -u root env A=1 nice -n 5 rm -rf x", ["rm -r -f x"], []),
+    ("sudo --user root timeout --signal KILL 5 rm -rf x", ["rm -r -f x"], []),
     # busybox and toybox applets
     ("busybox rm -rf /some/path", ["rm -r -f /some/path"], []),
     ("toybox find . -delete", ["find . -delete"], []),
