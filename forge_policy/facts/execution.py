@@ -311,7 +311,7 @@ class _Walker:
         reader: Any = _optional("forge_policy.facts.interpreters")
         if reader is None:
             return
-        found = reader.interpreter_program(argv, stdin_text(cmd, "") if cmd else None)
+        found = reader.interpreter_program(argv, stdin_text(cmd, cwd) if cmd else None)
         if not found:
             return
         language, code = found
