@@ -8,6 +8,8 @@ match them) and code that must stay quiet (data that merely looks like a command
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from forge_policy.facts.interpreters import Effects, analyse, interpreter_program
 
@@ -324,8 +326,26 @@ def test_here_documents_inside_programs_are_data(
 # -- size: linear, and bounded by the budget ---------------------------------------------------
 
 
+SINK_AFTER = {
+    "python": ("import os\nx = '{}'\nos.system('rm -rf /')\n", "# {}\n"),
+    "node": ("const x = '{}';\nrequire('child_process').execSync('rm -rf /');\n", "// {}\n"),
+    "perl": ("my $x = '{}';\nsystem('rm -rf /');\n", "# {}\n"),
+    "ruby": ("x = '{}'\nsystem('rm -rf /')\n", "# {}\n"),
+    "php": ("$x = '{}';\nsystem('rm -rf /');\n", "// {}\n"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(SINK_AFTER))
+def test_a_sink_after_a_megabyte_of_string_or_comments_is_found(language: str) -> None:
+    program, comment = SINK_AFTER[language]
+    padding = "\\\\a" * 350_000  # 1 MB of escaped backslashes and letters
+    assert analyse(language, program.format(padding)) == Effects(("rm -rf /",), True)
+    lines = comment.format("system('x')") * 50_000  # about 1 MB of comments
+    assert analyse(language, lines + program.format("a")) == Effects(("rm -rf /",), True)
+
+
 @pytest.mark.parametrize("language", ["python", "node", "perl", "ruby", "php"])
-def test_a_large_program_is_read(language: str) -> None:
+def test_many_ordinary_statements_are_read(language: str) -> None:
     line = {
         "python": "print('x' * 3)\n",
         "node": "console.log('x');\n",
@@ -340,3 +360,32 @@ def test_a_large_program_is_read(language: str) -> None:
 def test_deep_nesting_is_incomplete_not_an_error() -> None:
     assert analyse("python", "(" * 5000 + ")" * 5000).complete is False
     assert analyse("node", "(" * 5000 + ")" * 5000) == Effects((), True)
+
+
+# -- never raises ------------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [*"abcrm -rf/'\"`$@%{}()[]<>;,.=+\\\n#qxw:?!~|&0", "<<EOF\n", "\nEOF\n", "<<<'X'\n", "${",
+     "#{", "qw(", "%x(", "system(", "os.system(", "import os\n", "=begin\n", "/*", "<?php ",
+     "require('child_process').execSync(", "FileUtils.rm_rf(", "s{", "}{", "Path("]
+)  # fmt: skip
+
+
+@given(st.sampled_from(["python", "node", "perl", "ruby", "php"]), st.lists(_PIECES, max_size=40))
+def test_any_text_gives_effects_never_an_error(language: str, pieces: list[str]) -> None:
+    effects = analyse(language, "".join(pieces))
+    assert isinstance(effects.complete, bool)
+    assert all(isinstance(line, str) and line.strip() for line in effects.commands)
+
+
+_ARGS = st.lists(st.sampled_from(["-c", "-e", "-we", "-", "--", "-m", "x", "-rfoo", "-W", ""]))
+
+
+@given(
+    st.sampled_from(["python3", "node", "perl", "ruby", "php", "/usr/bin/python3"]),
+    _ARGS,
+    st.none() | st.text(max_size=5),
+)
+def test_any_argv_is_read_without_error(program: str, args: list[str], stdin: str | None) -> None:
+    found = interpreter_program([program, *args], stdin)
+    assert found is None or (found[0] in {"python", "node", "perl", "ruby", "php"})

@@ -25,6 +25,7 @@ from forge_policy.facts.interpreters._tokens import (
     Script,
     Token,
     Value,
+    next_of,
     punctuation,
     sink_first_path,
     sink_two_paths,
@@ -112,7 +113,7 @@ class _Lexer(Lexer):
         raw: list[str] = []
         text = self.text
         while True:
-            hit = min((i for i in (text.find(c, self.pos) for c in "`\\$") if i >= 0), default=-1)
+            hit = next_of(text, self.pos, "`\\$")
             if hit < 0:
                 raise LexError("unclosed template literal")
             raw.append(text[self.pos : hit])
@@ -209,7 +210,10 @@ class _Script(Script):
     def __init__(self, tokens: list[Token], found: Found, depth: int) -> None:
         self.refs: dict[str, str] = {}
         super().__init__(tokens, found, depth)
-        self._modules()
+
+    def _bind_all(self) -> None:
+        self._modules()  # first: a literal may call a module's function (``o.homedir()``)
+        super()._bind_all()
 
     def _modules(self) -> None:
         """Names bound to modules or their members: requires, imports, destructuring."""
@@ -452,14 +456,19 @@ def _chmod(script: Script, args: list[Arg]) -> None:
     script.found.unknown()
 
 
-def _eval(script: Script, args: list[Arg]) -> None:
-    code = script.text(args[-1] if args else None)
-    if code is None:
-        return
-    if script.depth >= MAX_NESTING:
-        script.found.unknown()
-    else:
-        _read_into(code, script.found, script.depth + 1)
+def _evaluate(last: bool) -> Sink:
+    """Code in a string: the first argument (``eval``), or the last (``Function``'s body)."""
+
+    def sink(script: Script, args: list[Arg]) -> None:
+        code = script.text((args[-1] if last else args[0]) if args else None)
+        if code is None:
+            return
+        if script.depth >= MAX_NESTING:
+            script.found.unknown()
+        else:
+            _read_into(code, script.found, script.depth + 1)
+
+    return sink
 
 
 def _fs(names: str, sink: Sink) -> dict[str, Sink]:
@@ -484,8 +493,9 @@ _SINKS: dict[str, Sink] = {
     **_fs("symlinkSync symlink", sink_two_paths("link")),
     **_fs("chmodSync chmod", _chmod),
     **_fs("openSync open", _open),
-    **{n: _eval for n in ("eval", "Function", "vm.runInThisContext", "vm.runInNewContext")},
-    "vm.Script": _eval,
+    **{n: _evaluate(last=False) for n in ("eval", "vm.runInThisContext", "vm.runInNewContext")},
+    "vm.Script": _evaluate(last=False),
+    "Function": _evaluate(last=True),
 }
 # names only these sinks have, whatever their receiver
 _BY_NAME = {

@@ -147,13 +147,14 @@ def _capped(value: object) -> object:
 
 
 class _Reader:
-    __slots__ = ("bindings", "depth", "found", "stars")
+    __slots__ = ("bindings", "depth", "found", "stars", "values")
 
     def __init__(self, tree: ast.AST, found: Found, depth: int) -> None:
         self.found = found
         self.depth = depth
         self.bindings: dict[str, object] = {}
         self.stars: list[str] = []
+        self.values: dict[str, object] = {}
         self._bind_all(tree)
 
     # -- names -----------------------------------------------------------------------------
@@ -277,8 +278,12 @@ class _Reader:
             items = [self.value(e, depth) for e in node.elts]
             return items if all(isinstance(i, str | int) for i in items) else None
         if isinstance(node, ast.Name):
-            bound = self.bindings.get(node.id)
-            return self.value(bound, depth) if isinstance(bound, ast.expr) else None
+            if node.id not in self.values:  # once per name: ``b = a + a; c = b + b`` ...
+                bound = self.bindings.get(node.id)
+                self.values[node.id] = (
+                    self.value(bound, depth) if isinstance(bound, ast.expr) else None
+                )
+            return self.values[node.id]
         if isinstance(node, ast.BinOp):
             return self._binop(node, depth)
         if isinstance(node, ast.Subscript):
@@ -336,6 +341,8 @@ class _Reader:
                 if func.attr == "join" and len(args) == 1 and isinstance(args[0], list):
                     items = args[0]
                     return base.join(items) if all(type(i) is str for i in items) else None
+                if func.attr == "split" and not node.keywords and len(args) <= 1:
+                    return base.split(*(str(a) for a in args)) if strings else None
                 if func.attr in ("strip", "encode", "decode") and not args:
                     return base.strip() if func.attr == "strip" else base
                 return None

@@ -20,6 +20,7 @@ and possessive, so lexing is linear in the size of the program.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from forge_policy.facts.interpreters._effects import MAX_LITERAL, Found
@@ -142,10 +143,16 @@ class Lexer:
         """The raw text up to the unescaped ``close`` (nesting ``open_``); the cursor moves
         past it. Raises :class:`LexError` at the end of the text."""
         text, pos, depth = self.text, self.pos, 0
+        if not open_:  # the usual case: one match in C, backslash escapes and all
+            found = _body(close, escapes).match(text, pos)
+            if found is None:
+                raise LexError(f"unclosed {close!r}")
+            self.pos = found.end()
+            return text[pos : found.end() - 1]
         stops = close + open_ + ("\\" if escapes else "")
         start = pos
         while True:
-            hit = _next_of(text, pos, stops)
+            hit = next_of(text, pos, stops)
             if hit < 0:
                 raise LexError(f"unclosed {close!r}")
             char = text[hit]
@@ -196,14 +203,30 @@ class Lexer:
         self.pos = self.jumps.pop(self.pos, self.pos) + 1
 
 
-def _next_of(text: str, pos: int, chars: str) -> int:
-    """Index of the first of ``chars`` at or after ``pos``, or -1."""
-    best = -1
-    for char in set(chars):
-        hit = text.find(char, pos)
-        if hit >= 0 and (best < 0 or hit < best):
-            best = hit
-    return best
+@functools.cache
+def _body(close: str, escapes: bool) -> re.Pattern[str]:
+    """The body of a quoted string up to and with its closing ``close`` (possessive: no
+    backtracking)."""
+    char = re.escape(close)
+    if escapes:
+        return re.compile(rf"(?:[^{char}\\]++|\\[\s\S])*+{char}")
+    return re.compile(rf"[^{char}]*+{char}")
+
+
+@functools.cache
+def _stops(chars: str) -> re.Pattern[str]:
+    return re.compile("[" + re.escape(chars) + "]")
+
+
+def next_of(text: str, pos: int, chars: str) -> int:
+    """Index of the first of ``chars`` at or after ``pos``, or -1 (one scan, not one per
+    character: a text of many backslashes and no closing quote stays linear).
+
+    >>> next_of("ab'c|", 0, "'|"), next_of("abc", 0, "'")
+    (2, -1)
+    """
+    found = _stops(chars).search(text, pos)
+    return -1 if found is None else found.start()
 
 
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "e": "\x1b", "f": "\f"}
@@ -492,7 +515,8 @@ class Script:
                 continue
             if end < len(tokens) and tokens[end].text == "(" and not tokens[end].nl:
                 args, _ = self.args_in(end)
-            elif self.bare_calls:
+            elif self.bare_calls and not (at and tokens[at - 1].text in (":", "\\", "&")):
+                # a bare name; not a symbol (``:system``) nor a reference (``\\&system``)
                 args, _ = self.bare_args(end)
             else:
                 at += 1
