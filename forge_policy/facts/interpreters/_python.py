@@ -342,7 +342,9 @@ class _Reader:
                     items = args[0]
                     return base.join(items) if all(type(i) is str for i in items) else None
                 if func.attr == "split" and not node.keywords and len(args) <= 1:
-                    return base.split(*(str(a) for a in args)) if strings else None
+                    if not strings:
+                        return None
+                    return base.split(str(args[0])) if args else base.split()
                 if func.attr in ("strip", "encode", "decode") and not args:
                     return base.strip() if func.attr == "strip" else base
                 return None
