@@ -408,7 +408,9 @@ def _remove(directory: bool) -> Sink:
         if path is None:
             return
         options = script.options(args[1] if len(args) > 1 else None)
-        if "recursive" in options:
+        # options that are not an object literal may say recursive: read them as if they did
+        unread = len(args) > 1 and script.tokens[args[1].start].text != "{"
+        if "recursive" in options or unread:
             script.found.rm_rf(path)
         elif directory:
             script.found.rmdir(path)

@@ -153,6 +153,11 @@ class _Script(Script):
         return None
 
 
+def _command(script: Script, args: list[Arg]) -> None:
+    """The first argument is the command (the others are its output, status or pipes)."""
+    sink_shell(script, args[:1])
+
+
 def _fopen(script: Script, args: list[Arg]) -> None:
     path = script.text(args[0] if args else None)
     if path is None:
@@ -198,8 +203,7 @@ def _eval(script: Script, args: list[Arg]) -> None:
 
 
 _SINKS: dict[str, Sink] = {
-    **dict.fromkeys(("shell_exec", "system", "exec", "passthru", "proc_open"), sink_shell),
-    "popen": lambda script, args: sink_shell(script, args[:1]),
+    **dict.fromkeys(("shell_exec", "system", "exec", "passthru", "proc_open", "popen"), _command),
     "pcntl_exec": _pcntl_exec,
     "unlink": sink_first_path("rm"),
     "rmdir": sink_first_path("rmdir"),

@@ -319,7 +319,8 @@ def _fu(names: str, sink: Sink) -> dict[str, Sink]:
 
 
 _SINKS: dict[str, Sink] = {
-    **dict.fromkeys(("system", "exec", "spawn", "IO.popen", "popen"), _shell),
+    **dict.fromkeys(("system", "exec", "spawn"), _shell),
+    **dict.fromkeys(("IO.popen", "popen"), lambda script, args: _shell(script, args[:1])),
     **{
         f"Open3.{n}": _shell
         for n in ["capture2", "capture2e", "capture3", "popen2", "popen2e", "popen3"]
