@@ -115,6 +115,8 @@ PYTHON = [
 ]
 
 PYTHON_INCOMPLETE = [
+    "import subprocess\nargs = ['ls']\nargs.append('/')\nsubprocess.run(args)",
+    "import subprocess\nargs = ['ls']\nargs[0] = 'rm'\nsubprocess.run(args)",
     "import os; os.system(cmd)",
     "import os, sys; os.system(sys.argv[1])",
     "cmd = 'ls'\ncmd = 'rm -rf /'\nimport os; os.system(cmd)",
@@ -171,6 +173,7 @@ NODE = [
 ]
 
 NODE_INCOMPLETE = [
+    "const a = ['ls']; a.push('/'); require('child_process').spawnSync('rm', a)",
     "rm -rf /",
     "require('child_process').execSync(process.argv[2])",
     "require('child_process').execSync(`rm -rf ${dir}`)",
@@ -214,7 +217,15 @@ PERL = [
     ("my %h = (system => 1); print $h{system}", ()),
 ]
 
-PERL_INCOMPLETE = ["rm -rf /", "system($cmd)", 'system("rm -rf $dir")', "print 'x", "unlink"]
+PERL_INCOMPLETE = [
+    'my $c = "rm"; $c .= " -rf /"; system($c)',
+    'my @a = ("ls"); push @a, "/"; system(@a)',
+    "rm -rf /",
+    "system($cmd)",
+    'system("rm -rf $dir")',
+    "print 'x",
+    "unlink",
+]
 
 
 @pytest.mark.parametrize(("code", "commands"), PERL)
@@ -252,7 +263,16 @@ RUBY = [
     ("puts 'a'.gsub(/system/, 'x')", ()),
 ]
 
-RUBY_INCOMPLETE = ["rm -rf /", "system(cmd)", 'system("rm -rf #{dir}")', "`#{cmd}`", "puts 'x"]
+RUBY_INCOMPLETE = [
+    'c = "rm"; c << " -rf /"; system(c)',
+    'c = "ls"; c.gsub!("ls", "rm -rf /"); system(c)',
+    'c = ["ls"]; c[0] = "rm"; system(*c)',
+    "rm -rf /",
+    "system(cmd)",
+    'system("rm -rf #{dir}")',
+    "`#{cmd}`",
+    "puts 'x",
+]
 
 
 @pytest.mark.parametrize(("code", "commands"), RUBY)
@@ -286,7 +306,14 @@ PHP = [
     ("// system('rm -rf /')\necho 1;", ()),
 ]
 
-PHP_INCOMPLETE = ["system($cmd);", 'exec("rm -rf $dir");', "echo 'x", "system("]
+PHP_INCOMPLETE = [
+    "$a = ['ls']; $a[] = '/'; pcntl_exec('/bin/rm', $a);",
+    "$a = ['ls']; array_push($a, '/'); pcntl_exec('/bin/rm', $a);",
+    "system($cmd);",
+    'exec("rm -rf $dir");',
+    "echo 'x",
+    "system(",
+]
 
 
 @pytest.mark.parametrize(("code", "commands"), PHP)

@@ -53,6 +53,11 @@ class _Ambiguous:
 
 
 _AMBIGUOUS = _Ambiguous()
+# methods that change a list (or dict) in place
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update"}
+    | {"setdefault", "add", "discard", "__setitem__", "__iadd__"}
+)
 # statements that bind their ``name``
 _NAMED = (
     ast.FunctionDef,
@@ -168,6 +173,7 @@ class _Reader:
 
     def _bind_all(self, tree: ast.AST) -> None:
         handled: set[int] = set()
+        mutated: set[str] = set()
         for node in ast.walk(tree):
             self.found.step()
             if isinstance(node, ast.Import):
@@ -192,10 +198,19 @@ class _Reader:
             elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
                 if id(node) not in handled:
                     self._bind(node.id, _AMBIGUOUS)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                if node.attr in _MUTATORS:  # ``args.append(x)``: not the literal it was
+                    mutated.add(node.value.id)
+            elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+                if not isinstance(node.ctx, ast.Load):  # ``args[0] = x``
+                    mutated.add(node.value.id)
             elif isinstance(node, ast.arg):
                 self._bind(node.arg, _AMBIGUOUS)
             elif isinstance(node, _NAMED):
                 self._bind(node.name or "", _AMBIGUOUS)
+        for name in mutated:  # a module's functions (``os.remove``) change nothing
+            if isinstance(self.bindings.get(name), ast.expr):
+                self.bindings[name] = _AMBIGUOUS
 
     def _bind_target(self, target: ast.expr, value: ast.expr, handled: set[int]) -> None:
         if isinstance(target, ast.Name):

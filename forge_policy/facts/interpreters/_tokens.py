@@ -355,7 +355,32 @@ class Script:
 
     # -- literal values --------------------------------------------------------------------
 
+    def _mutated(self) -> None:
+        """Names whose value the program changes in place are not literals: ``a.push(x)``,
+        ``s << x``, ``s.gsub!(…)``, ``a[0] = x``, ``push @a, x``, ``array_push($a, x)``."""
+        tokens = self.tokens
+        for at, token in enumerate(tokens):
+            if token.kind not in ("name", "var"):
+                continue
+            after = tokens[at + 1].text if at + 1 < len(tokens) else ""
+            method = tokens[at + 2].text if at + 2 < len(tokens) else ""
+            changed = (
+                after in (".", "->") and (method in _MUTATORS or method.endswith("!"))
+            ) or after == "<<"
+            if after in ("[", "{") and not changed:  # an element set: ``a[0] = x``
+                close = self.skip_group(at + 1)
+                assigns = tokens[close].text if close < len(tokens) else ""
+                changed = assigns.endswith("=") and assigns not in _COMPARE
+            if token.text in _MUTATING_CALLS:
+                target = at + 2 if after == "(" else at + 1
+                if target < len(tokens) and tokens[target].kind in ("name", "var"):
+                    self.assigned[tokens[target].text] = 2
+            if changed:
+                self.assigned[token.text] = 2
+            self.found.step()
+
     def _bind_all(self) -> None:
+        self._mutated()
         tokens = self.tokens
         for at, token in enumerate(tokens):
             if token.kind not in ("name", "var") or at + 1 >= len(tokens):
@@ -576,6 +601,18 @@ def sink_two_paths(action: str) -> Sink:
     return sink
 
 
+# methods that change their receiver (strings in Ruby, arrays everywhere)
+_MUTATORS = frozenset(
+    {
+        *("append", "extend", "insert", "push", "unshift", "splice", "concat", "replace"),
+        *("prepend", "pop", "shift", "clear", "fill", "reverse", "sort", "update", "set"),
+        *("add", "delete", "remove", "slice!", "copyWithin"),
+    }
+)
+# functions that change their first argument
+_MUTATING_CALLS = frozenset(
+    {"push", "unshift", "splice", "chomp", "chop", "array_push", "array_unshift", "array_splice"}
+)
 _COMPARE = frozenset({"==", "===", "!=", "!==", "<=", ">=", "=~", "!~", "<=>", "=>"})
 
 
