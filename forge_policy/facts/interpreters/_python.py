@@ -31,6 +31,7 @@ from forge_policy.facts.interpreters._effects import (
     Found,
     join_paths,
     path_word,
+    word,
 )
 
 TYPE_CHECKING = False
@@ -446,11 +447,27 @@ class _Reader:
             handler(self, node)
 
     def run(self, tree: ast.AST) -> None:
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        calls: list[ast.Call] = []
+        called: set[int] = set()
+        references: list[ast.expr] = []
+        for node in ast.walk(tree):
+            self.found.step()
+            if isinstance(node, ast.Call):
+                calls.append(node)
+                called.add(id(node.func))
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name | ast.Attribute):
+                called.add(id(node.value))  # ``run = os.system``: followed where it is called
+            elif isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Load):
+                references.append(node)
         calls.sort(key=lambda n: (n.lineno, n.col_offset))
         for node in calls:
             self.found.step()
             self.call(node)
+        for ref in references:
+            # a sink handed on as a value (``map(os.system, cmds)``) runs with unread arguments
+            if id(ref) not in called and (self.qual(ref) or "") in _SINKS:
+                self.found.unknown()
+                break
 
 
 # -- sink handlers ---------------------------------------------------------------------------
@@ -595,13 +612,28 @@ def _chmod(reader: _Reader, node: ast.Call) -> None:
 
 
 def _code(reader: _Reader, node: ast.Call) -> None:
-    """``exec``/``eval`` of a literal string: read that program too."""
+    """``exec``/``eval`` of a literal string: read that program too. Code downloaded and run
+    (``exec(urlopen(URL).read())``) is ``curl URL | python3``, and not known."""
+    if node.args:
+        for inner in ast.walk(node.args[0]):
+            if isinstance(inner, ast.Call) and reader.qual(inner.func) in _FETCHES:
+                url = reader.arg(inner, 0, "url")
+                if isinstance(url, str):
+                    reader.found.shell(f"curl -fsSL {word(url)} | python3")
     source = reader.text(node, 0, "source")
     if source is not None:
         if reader.depth >= MAX_NESTING:
             reader.found.unknown()
         else:
             _read_into(source, reader.found, reader.depth + 1)
+
+
+_FETCHES = frozenset(
+    {
+        *("urllib.request.urlopen", "urllib.urlopen", "urllib2.urlopen", "requests.get"),
+        *("httpx.get", "requests.request", "urllib.request.Request"),
+    }
+)
 
 
 def _run_path(reader: _Reader, node: ast.Call) -> None:

@@ -544,6 +544,9 @@ class Script:
                 # a bare name; not a symbol (``:system``) nor a reference (``\\&system``)
                 args, _ = self.bare_args(end)
             else:
+                if end < len(tokens) and tokens[end].text in (")", ","):
+                    # handed on as a value (``files.forEach(fs.unlinkSync)``): unread arguments
+                    self.found.unknown()
                 at += 1
                 continue
             sink(self, args)
