@@ -41,54 +41,16 @@ _NAME = re.compile(r"[A-Za-z_$\u0080-\uffff][\w$\u0080-\uffff]*+")
 _NUMBER = re.compile(r"\.?\d[\w.]*+")
 _PUNCT = punctuation(
     [
-        "===",
-        "!==",
-        "...",
-        "**=",
-        "<<=",
-        ">>=",
-        ">>>",
-        "??",
-        "?.",
-        "=>",
-        "==",
-        "!=",
-        "<=",
-        ">=",
-        "&&",
-        "||",
-        "++",
-        "--",
-        "+=",
-        "-=",
-        "*=",
-        "/=",
-        "%=",
-        "&=",
-        "|=",
-        "^=",
-        "**",
-        "<<",
-        ">>",
+        *("===", "!==", "...", "**=", "<<=", ">>=", ">>>", "??", "?.", "=>", "==", "!=", "<="),
+        *(">=", "&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "**", "<<"),
+        *(">>",),
     ]
 )
 _REGEX_AFTER = frozenset(
-    [
-        "return",
-        "typeof",
-        "instanceof",
-        "in",
-        "of",
-        "new",
-        "delete",
-        "void",
-        "throw",
-        "case",
-        "do",
-        "else",
-        "yield",
-        "await",
-    ]
+    {
+        *("return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case"),
+        *("do", "else", "yield", "await"),
+    }
 )
 _CORE = frozenset({"fs", "child_process", "os", "path", "vm"})
 
@@ -276,7 +238,9 @@ class _Script(Script):
     def _import(self, at: int) -> None:
         tokens = self.tokens
         end = at
-        while end < len(tokens) and end - at < 200 and tokens[end].text != "from":
+        if at < len(tokens) and tokens[at].text in ("(", "."):
+            return  # import("fs"), import.meta: an expression, read as a callee
+        while end < len(tokens) and end - at < 200 and tokens[end].text not in ("from", ";"):
             end += 1
         if end + 1 >= len(tokens) or tokens[end + 1].kind != "str":
             return

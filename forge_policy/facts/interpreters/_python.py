@@ -438,7 +438,7 @@ class _Reader:
         if name is None and isinstance(func, ast.Attribute):
             # a receiver that is not read (a parameter, a computed module): a name that only
             # a sink has still counts as that sink
-            name = _BY_ATTRIBUTE.get(func.attr)
+            name = _BY_ATTRIBUTE.get(func.attr) if node.args or node.keywords else None
             if name is None and func.attr in _PATH_METHODS and func.attr in _PATH_EFFECTS:
                 self.found.unknown()
                 return
