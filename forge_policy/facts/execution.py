@@ -12,8 +12,9 @@ one :class:`Run` per program that would execute, following what runs something e
 - ``find … -exec/-execdir/-ok/-okdir CMD {} ;``: CMD runs on what ``find`` finds: its starting
   points when no test narrows the walk, unknown files under them otherwise;
 - interpreter one-liners and scripts on stdin (``python -c``, ``node -e``, ``perl <<EOF``),
-  through :mod:`forge_policy.facts.interpreters` when that module is present: each shell line it
-  returns is read again here, and code it cannot read in full yields a run marked incomplete.
+  through :mod:`forge_policy.facts.interpreters`: each shell line it returns is read again here,
+  and code it cannot read in full, or code piped in that the command line does not show
+  (``curl x | python3``, ``base64 -d x | sh``), yields a run marked incomplete.
 
 Variables are resolved where the command line decides them: ``VAR=x`` prefixes, assignments
 earlier in the command (``D=/; rm -rf $D``), ``${VAR:-default}``, ``$HOME``, ``$PWD`` and
@@ -307,15 +308,20 @@ class _Walker:
     def interpreted(
         self, argv: list[str], cmd: Command | None, cwd: str, via: str, depth: int
     ) -> Iterator[Run]:
-        """The shell lines interpreter code amounts to (through the interpreters module)."""
-        reader: Any = _optional("forge_policy.facts.interpreters")
-        if reader is None:
-            return
-        found = reader.interpreter_program(argv, stdin_text(cmd, cwd) if cmd else None)
-        if not found:
+        """The shell lines interpreter code amounts to (:mod:`forge_policy.facts.interpreters`);
+        code piped in that the command line does not show is unread (``curl x | python3``)."""
+        from forge_policy.facts.interpreters import analyse, interpreter_program
+
+        stdin = stdin_text(cmd, cwd) if cmd else None
+        found = interpreter_program(argv, stdin)
+        if found is None:
+            fed = stdin is None and cmd is not None and _fed(cmd)
+            if fed and interpreter_program(argv, _UNSEEN) is not None:
+                unread = _joined(via, "a pipe of unread code")
+                yield Run(canonical(argv, cwd), cwd, unread, complete=False)
             return
         language, code = found
-        effects = reader.analyse(language, code)
+        effects = analyse(language, code)
         through = _joined(via, f"{basename(argv[0])} code")
         for line in effects.commands:
             yield from self.walk(line, cwd, through, depth + 1)
@@ -325,8 +331,8 @@ class _Walker:
 
 @functools.cache
 def _optional(name: str) -> object | None:
-    """A module of the model written apart (interpreters, git_argv) when it is present: looked
-    for once per process, so a missing one costs nothing per command."""
+    """A module of the model written apart (git_argv) when it is present: looked for once per
+    process, so a missing one costs nothing per command."""
     from importlib import import_module
 
     try:
@@ -406,8 +412,7 @@ def _fed_script(argv: list[str], cmd: Command, cwd: str) -> str | None:
         if _shell_c(argv) is not None or any(not a.startswith(("-", "+")) for a in argv[1:]):
             return None
         script = stdin_text(cmd, cwd)
-        fed = cmd.piped_from is not None or any(r.op in ("<", "<>") for r in cmd.redirects)
-        return _UNSEEN if script is None and fed else script
+        return _UNSEEN if script is None and _fed(cmd) else script
     if name != "ssh":
         return None
     i = 1
@@ -418,6 +423,11 @@ def _fed_script(argv: list[str], cmd: Command, cwd: str) -> str | None:
             i += 1
     remote = argv[i + 1 :]  # after the destination
     return " ".join(remote) if remote else None
+
+
+def _fed(cmd: Command) -> bool:
+    """Whether a command's stdin is fed by the command line (a pipe or ``<``), not a terminal."""
+    return cmd.piped_from is not None or any(r.op in ("<", "<>") for r in cmd.redirects)
 
 
 def _options(argv: list[str], valued: frozenset[str]) -> tuple[dict[str, str], int]:
