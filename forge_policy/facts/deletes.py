@@ -8,8 +8,9 @@ Each target gets a **scope**, checked in this order:
 =========  ===================================================================================
 root       ``/`` or everything in it (``/*``)
 home       the home folder or everything in it (``~``, ``$HOME/*``)
-project    the project folder (the event's cwd), everything in it (``*``, ``.``), or a folder
-           that holds it (``..``, ``/tmp`` when the project lives there)
+project    the project folder (the event's cwd, unless that is ``/`` or the home folder),
+           everything in it (``*``, ``.``), or a folder that holds it (``..``, ``/tmp`` when
+           the project lives there)
 inside     a path inside the project (``build/``, ``./dist``)
 temp       a path inside a temporary directory, or everything in one (``/tmp/x``,
            ``$TMPDIR/x``, ``/var/tmp/*``), written as such: a relative path that leaves the
@@ -108,7 +109,10 @@ def scope(word: str, cwd: str, project: str) -> tuple[str, str]:
     elif name and set(name) & set("*?["):
         whole = os.path.join(folder, "x")  # some entries of the folder
     local = bool(cwd)
-    where = _where(whole, os.path.normpath(project) if project and local else "")
+    root = os.path.normpath(project) if project and local else ""
+    if root in ("/", _home()):
+        root = ""  # a "project" that is the whole disk or the home folder bounds nothing
+    where = _where(whole, root)
     if where == "outside" and local and text.startswith("/"):
         temp = _temp_roots()
         inside = whole != path and whole in temp  # everything in /tmp, not /tmp itself
@@ -120,13 +124,17 @@ def scope(word: str, cwd: str, project: str) -> tuple[str, str]:
 def _where(path: str, project: str) -> str:
     if path == "/":
         return "root"
-    if path == (os.environ.get("HOME") or os.path.expanduser("~")).rstrip("/"):
+    if path == _home():
         return "home"
     if project and (path == project or project.startswith(path.rstrip("/") + "/")):
         return "project"
     if project and path.startswith(project.rstrip("/") + "/"):
         return "inside"
     return "outside"
+
+
+def _home() -> str:
+    return (os.environ.get("HOME") or os.path.expanduser("~")).rstrip("/") or "/"
 
 
 def _temp_roots() -> tuple[str, ...]:

@@ -98,3 +98,9 @@ def test_a_project_under_a_temporary_directory_is_still_the_project() -> None:
 
 def test_home_is_the_expanded_home() -> None:
     assert scope("~/", CWD, CWD) == (HOME, "home")
+
+
+def test_a_cwd_of_root_or_home_is_no_project_boundary() -> None:
+    assert scope("/etc", "/", "/")[1] == "outside"
+    assert scope("Documents", HOME, HOME)[1] == "outside"
+    assert scope(".", HOME, HOME)[1] == "home"
