@@ -114,10 +114,14 @@ COMMANDS = [
     ("echo $(rm -rf /)", "dangerous-commands", HARD),
     ('git commit -m "docs: never run rm -rf /"', None, None),  # upstream: ask (text match)
     ("echo 'rm -rf /'", None, None),
-    ("rm -rf /tmp/build", "risky-commands", ASK),
-    ("rm -rf node_modules", "risky-commands", ASK),
-    ("rm -r -f build", "risky-commands", ASK),  # upstream: not caught (split flags)
-    ("rm --recursive --force build", "risky-commands", ASK),
+    # inside the project or a temporary directory: no question (upstream: ask)
+    ("rm -rf /tmp/build", None, None),
+    ("rm -rf node_modules", None, None),
+    ("rm -r -f build", None, None),
+    ("rm --recursive --force build", None, None),
+    # the project itself, or outside it: ask
+    ("rm -r -f ../other", "risky-commands", ASK),
+    ("rm --recursive --force /etc", "risky-commands", ASK),
     ("rm -r build", None, None),
     ("rm notes.txt", None, None),
     # downloads run unread

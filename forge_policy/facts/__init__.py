@@ -179,6 +179,12 @@ def builtin_facts() -> dict[str, FactProvider]:
     shell_commands          list  each simple command they run: quotes removed, wrappers stripped
     git_commands            list  those running git subcommands that can discard work, as git
                                   reads them (``git reset --hard``), for messages
+    executed_commands       list  every program they run, however reached, canonical (rm -r -f /)
+    command_readings        list  the same, with the route: rm -r -f / reached through xargs
+    recursive_deletes       list  each rm -r / find -delete target with its scope: root, home,
+                                  project, inside, temp, outside or unknown
+    shell_data              list  strings they hold only as data: echo text, grep patterns,
+                                  here-documents fed to a program that is not a shell
     unignored_secret_files  list  root ``.env*``/``.npmrc`` not git-ignored; ``.git/config``
                                   with credentials in a remote URL (SessionStart)
     tdd_untested_files      list  staged production files with no test or tasks.md (strict TDD)
@@ -189,9 +195,10 @@ def builtin_facts() -> dict[str, FactProvider]:
     ======================  ====  ===============================================================
 
     >>> sorted(builtin_facts())  # doctest: +NORMALIZE_WHITESPACE
-    ['commands', 'commit_message', 'estimated_tokens', 'file_bytes', 'git_commands',
-     'governance_changes', 'path_basenames', 'paths', 'search_credits', 'secret_in_files',
-     'sensitive_file', 'shell_commands', 'staged_files', 'tdd_untested_files',
+    ['command_readings', 'commands', 'commit_message', 'estimated_tokens', 'executed_commands',
+     'file_bytes', 'git_commands', 'governance_changes', 'path_basenames', 'paths',
+     'recursive_deletes', 'search_credits', 'secret_in_files', 'sensitive_file',
+     'shell_commands', 'shell_data', 'staged_files', 'tdd_untested_files',
      'unignored_secret_files', 'write_credits']
     """
     return dict(FactRegistry.with_builtins().items())
@@ -229,6 +236,10 @@ _BUILTINS: dict[str, tuple[str, str, float]] = {
     "commands": ("facts.commands", "provide_commands", 250.0),
     "shell_commands": ("facts.commands", "provide_shell_commands", 250.0),
     "git_commands": ("facts.git", "provide_git_commands", 250.0),
+    "executed_commands": ("facts.commands", "provide_executed_commands", 250.0),
+    "command_readings": ("facts.commands", "provide_command_readings", 250.0),
+    "recursive_deletes": ("facts.commands", "provide_recursive_deletes", 250.0),
+    "shell_data": ("facts.commands", "provide_shell_data", 250.0),
     "unignored_secret_files": ("facts.project", "provide_unignored_secret_files", 500.0),
     "tdd_untested_files": ("facts.project", "provide_tdd_untested_files", 2500.0),
     "governance_changes": ("facts.governance", "provide_governance_changes", 250.0),

@@ -10,7 +10,13 @@ instead of matching words inside a commit message or an ``echo``:
 - output redirections appended as ``> TARGET`` (``cat img > /dev/sda``);
 - a pipeline is also given whole, stages joined by `` | `` (``curl -fsSL x | sh``);
 - the commands inside ``$(…)``, backticks, ``sh -c``/``bash -c``/``eval`` scripts, shells fed
-  a here-document or here-string, and an ``ssh`` remote command are listed too.
+  a here-document or here-string, and an ``ssh`` remote command are listed too;
+- so are the programs reached through another one (``xargs``, ``parallel``, ``find -exec``,
+  ``busybox``, interpreter code), in the canonical form of ``facts.executed_commands``.
+
+``facts.executed_commands``, ``facts.command_readings``, ``facts.recursive_deletes`` and
+``facts.shell_data`` come
+from the command model (:mod:`forge_policy.facts.execution`, :mod:`forge_policy.facts.deletes`).
 
 >>> from forge_policy.model import Event
 >>> ev = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command":
@@ -25,9 +31,13 @@ curl -s x | sh
 
 from __future__ import annotations
 
+from itertools import chain
+
 from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_cwd
 from forge_policy.facts._runtime import truncated
+from forge_policy.facts.deletes import deletes
+from forge_policy.facts.execution import Run, data, runs
 from forge_policy.facts.git_argv import canonical as canonical_git
 from forge_policy.facts.shell import (
     Command,
@@ -40,13 +50,13 @@ from forge_policy.facts.shell import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from forge_policy.model import Event
 
 #: At most this many distinct simple commands are listed; past it the fact is incomplete
 #: (a :class:`~forge_policy.facts.Partial`, which blocking rules read as a possible match).
-MAX_COMMANDS = 10_000
+MAX_COMMANDS = 1 << 14
 #: At most this many characters in all (nesting repeats the inner text in the outer command).
 MAX_CHARS = 8 << 20
 #: Levels of scripts fed to a shell on stdin or run by ssh, followed inside each other.
@@ -55,6 +65,10 @@ NESTING = 8
 _PIPELINE_STAGES = 32
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
+# a word each program must contain for the command model to find a program it runs (xargs,
+# find -exec, busybox, parallel, interpreter code) beyond what the lexer lists
+_RUNNERS = ("xargs", "parallel", "find", "box", "python", "pypy", "node", "perl", "ruby", "php",
+            "deno", "bun", "lua", "osascript", "Rscript")  # fmt: skip
 # ssh options that take a value (OpenSSH 9)
 _SSH_VALUE_OPTS = frozenset("bcDEeFIiJLlmOoPpQRSWw")
 
@@ -76,7 +90,10 @@ def provide_shell_commands(event: Event) -> list[str]:
     size = 0
     try:
         for command in event_commands(event):
-            for line in _lines(command, cwd, 0):
+            # a second pass only where a program may run another one (xargs, find, busybox…)
+            runner = any(word in command for word in _RUNNERS)
+            indirect = (run.line for run in runs(command, cwd) if run.via) if runner else ()
+            for line in chain(_lines(command, cwd, 0), indirect):
                 if line not in found:
                     size += len(line)
                     if len(found) >= MAX_COMMANDS or size > MAX_CHARS:
@@ -88,6 +105,70 @@ def provide_shell_commands(event: Event) -> list[str]:
                     found[line] = None
     except FactTimeout as exc:
         truncated(f"stopped at its budget after {len(found)} commands ({exc})")
+    return list(found)
+
+
+def provide_executed_commands(event: Event) -> list[str]:
+    """``facts.executed_commands``: every program the call would run, in canonical form.
+
+    One line per program, however it is reached (``sh -c``, ``$(…)``, ``xargs``, ``parallel``,
+    ``find -exec``, ``busybox``, wrappers, interpreter code): the program's basename, short-flag
+    clusters split, long flags kept, quotes removed, known variables expanded (``echo / | xargs
+    rm -rf`` gives ``rm -r -f /``). Data is not a program: ``echo "rm -rf /"`` gives only ``echo
+    rm -rf /``. Incomplete (a :class:`~forge_policy.facts.Partial`) past the caps of
+    ``shell_commands`` or when interpreter code could not be read in full.
+    """
+    return _distinct(event, lambda run, _cwd: [run.line])
+
+
+def provide_command_readings(event: Event) -> list[str]:
+    """``facts.command_readings``: ``executed_commands`` as messages name them, each program
+    reached through another one with its route (``rm -r -f / reached through xargs``)."""
+    return _distinct(event, lambda run, _cwd: [run.reading])
+
+
+def provide_recursive_deletes(event: Event) -> list[str]:
+    """``facts.recursive_deletes``: one line per target of a recursive delete (``rm -r``,
+    ``find -delete``, however reached): ``SCOPE[ forced]: PATH by READING``, where SCOPE is
+    ``root``, ``home``, ``project``, ``inside``, ``temp``, ``outside`` or ``unknown`` (see
+    :mod:`forge_policy.facts.deletes`; the project is the event's cwd)."""
+    return _distinct(event, lambda run, cwd: [str(d) for d in deletes(run, cwd)])
+
+
+def provide_shell_data(event: Event) -> list[str]:
+    """``facts.shell_data``: the strings the call's commands hold only as data, never run —
+    ``echo``/``printf`` text, ``grep`` patterns, here-documents and here-strings fed to a program
+    that is not a shell (``cat <<EOF``, ``tee x <<< …``) — for rules about content, not
+    commands."""
+    return _distinct(event, lambda run, _cwd: data(run))
+
+
+def _distinct(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]:
+    """The distinct lines of every run of the call, capped as ``shell_commands`` is."""
+    cwd = event_cwd(event)
+    found: dict[str, None] = {}
+    size = 0
+    incomplete = ""
+    try:
+        for command in event_commands(event):
+            for run in runs(command, cwd):
+                if not run.complete:
+                    incomplete = f"{run.reading}: its code was not read in full"
+                for line in lines(run, cwd):
+                    if line in found:
+                        continue
+                    size += len(line)
+                    if len(found) >= MAX_COMMANDS or size > MAX_CHARS:
+                        truncated(
+                            f"more than {MAX_COMMANDS} distinct commands or {MAX_CHARS} "
+                            "characters: the rest was not read"
+                        )
+                        return list(found)
+                    found[line] = None
+    except FactTimeout as exc:
+        truncated(f"stopped at its budget after {len(found)} commands ({exc})")
+    if incomplete:
+        truncated(incomplete)
     return list(found)
 
 

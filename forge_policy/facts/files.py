@@ -2,9 +2,10 @@
 
 Upstream AgentShield (ospec, seed-systems a.4) only saw ``tool_input`` strings that were already
 existing file paths, so ``cat id_rsa`` went through. Here the file operands of reading commands
-count too. They are found with the shell lexer of :mod:`forge_policy.facts.shell`: ``cat``,
-``head``, ``cp``, ``grep``, ``base64``, ``<`` and the like, including ``~``, ``$HOME``, a
-``cd`` earlier in the chain, ``sh -c`` and ``$(…)``.
+count too. They are found with the command model of :mod:`forge_policy.facts.execution`:
+``cat``, ``head``, ``cp``, ``grep``, ``awk``, ``sed``, ``tar``, ``base64``, ``<`` and the like,
+including ``~``, ``$HOME``, a ``cd`` earlier in the chain, ``sh -c``, ``$(…)``, ``xargs``,
+``find -exec``, ``busybox`` and interpreter code.
 
 >>> estimate_tokens("a.py", 4000), estimate_tokens("a.log", 30), estimate_tokens("a.log", 29)
 (1000, 7, 6)
@@ -20,7 +21,8 @@ import stat
 import attrs
 
 from forge_policy.facts._runtime import check_deadline
-from forge_policy.facts.shell import event_commands, expand_path, iter_commands
+from forge_policy.facts.execution import UNKNOWN, runs
+from forge_policy.facts.shell import event_commands, expand_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,12 +58,29 @@ _READERS: dict[str, frozenset[str]] = {
         "ssh": "-b -c -E -F -i* -J -l -L -m -o -p -R -W",
         "curl": "-T* --upload-file* -d --data --data-binary --data-urlencode -F --form -H -o -u "
         "-X -A -e", "wget": "-O -o --post-file* --body-file*",
+        # programs that take a script or filter first, then the files they read
+        "awk": "-F -v -f*", "gawk": "-F -v -f*", "mawk": "-F -v -f*", "nawk": "-F -v -f*",
+        "sed": "-e -f* -l", "gsed": "-e -f* -l", "jq": "-f* --arg --argjson --slurpfile",
+        "yq": "-f* --arg",
+        # filters and tools that read the files they are given
+        "sort": "-k -t -o -S -T", "uniq": "-f -s -w", "wc": "", "cut": "-d -f -b -c",
+        "paste": "-d", "column": "-s -t -c", "fold": "-w", "fmt": "-w", "rev": "", "comm": "",
+        "join": "-t -1 -2 -j -o", "split": "-l -b -n", "iconv": "-f -t", "expand": "-t",
+        "gzip": "-S", "bzip2": "", "xz": "", "zstd": "-o", "zip": "-P", "7z": "",
+        "tar": "-f* --file* -C -T* --files-from* -X* --exclude-from* --exclude",
+        "openssl": "-in* -out -inkey* -passin -key* -config*", "gpg": "-o --output -r",
+        "vim": "-c", "vi": "-c", "nvim": "-c", "nano": "", "emacs": "", "code": "",
+        "md5sum": "", "sha1sum": "", "sha256sum": "", "sha512sum": "", "cksum": "", "sum": "",
+        "python": "", "python3": "",
     }.items()
 }
 # fmt: on
+# the first operand is the program (awk, sed, jq) unless a script flag gave it
+_PROGRAM_FIRST = frozenset({"awk", "gawk", "mawk", "nawk", "sed", "gsed", "jq", "yq"})
+_SCRIPT_FLAGS = ("-e", "-f", "--regexp", "--file", "--expression")
 _COPIERS = frozenset({"cp", "scp", "rsync"})
 _GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag"})
-_NO_OPERANDS = frozenset({"ssh", "curl", "wget"})
+_NO_OPERANDS = frozenset({"ssh", "curl", "wget", "openssl"})
 _GLOB_CHARS = frozenset("*?[")
 _CURL_DATA = frozenset({"-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form"})
 
@@ -123,12 +142,15 @@ def collect(event: Event) -> Collected:
         if in_path_key or ("\n" not in value and len(value) <= 4096):
             consider(value, cwd, in_path_key)
     for command in event_commands(event):
-        for argv, cmd, current in iter_commands(command, cwd, distinct=True):
-            for operand in reader_operands(argv):
-                consider(operand, current, True, glob=True)
-            for redirect in cmd.redirects:
+        for run in runs(command, cwd):
+            if not run.cwd:
+                continue  # a remote host's files (ssh host cat x)
+            for operand in reader_operands(run.argv):
+                if UNKNOWN not in operand:
+                    consider(operand, run.cwd, True, glob=True)
+            for redirect in run.command.redirects if run.command else ():
                 if redirect.op in ("<", "<>"):
-                    consider(redirect.target, current, True, glob=True)
+                    consider(redirect.target, run.cwd, True, glob=True)
     found.declared = list(declared)
     names: dict[str, None] = {}
     for path in [*found.paths, *found.declared]:
@@ -213,9 +235,11 @@ def reader_operands(argv: list[str]) -> list[str]:
         if arg.startswith("--"):
             flag, eq, attached = arg.partition("=")
             value = attached if eq else None
+        elif arg in opts or f"{arg}*" in opts:  # a single-dash long option: openssl -in
+            flag, value = arg, None
         else:
             flag, value = arg[:2], arg[2:] or None
-        pattern_given = pattern_given or flag in ("-e", "-f", "--regexp", "--file")
+        pattern_given = pattern_given or flag in _SCRIPT_FLAGS
         target_dir = target_dir or flag in ("-t", "--target-directory")
         if flag not in opts and f"{flag}*" not in opts:
             continue
@@ -229,11 +253,22 @@ def reader_operands(argv: list[str]) -> list[str]:
             files.append(value.replace("<", "@").split("@", 1)[1].split(";", 1)[0])
     if name in _NO_OPERANDS:
         return files
-    if name in _GREPS and not pattern_given:
+    if (name in _GREPS or name in _PROGRAM_FIRST) and not pattern_given:
         operands = operands[1:]
+    if name in ("python", "python3"):
+        operands = _python_reads(argv)
     if name in _COPIERS and not target_dir:
         operands = operands[:-1]
     return files + [op for op in operands if op != "-"]
+
+
+def _python_reads(argv: list[str]) -> list[str]:
+    """``python -m zipfile -l X`` / ``python -m json.tool X``: the files such modules read (a
+    script's own operands are its business; the code it runs is read by the command model)."""
+    if "-m" not in argv:
+        return []
+    i = argv.index("-m") + 2
+    return [a for a in argv[i:] if not a.startswith("-")]
 
 
 #: Suffixes of an environment file that make it a template without values (``.env.example``,

@@ -55,13 +55,13 @@ from itertools import pairwise
 from forge_policy.facts._io import event_cwd, read_bounded
 from forge_policy.facts._runtime import truncated
 from forge_policy.facts.commands import simple_commands
-from forge_policy.facts.shell import basename, event_commands, expand_path, stdin_text
+from forge_policy.facts.execution import runs
+from forge_policy.facts.shell import Command, basename, event_commands, expand_path, stdin_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from forge_policy.facts.shell import Command
     from forge_policy.model import Event
 
 #: The forge-policy commands that change governance (``worker`` and ``git`` by subcommand).
@@ -258,7 +258,13 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
                 found[f"{tool} {path}"] = None
     for command in event_commands(event):
         for argv, cmd, cwd in simple_commands(command, places.cwd, bare=True):
-            for change in _command_changes(argv, cmd, cwd, places):
+            if not argv:  # only redirections: `> .forge/x`
+                for change in _command_changes(argv, cmd, cwd, places):
+                    found.setdefault(change)
+        # every program, however reached (busybox, parallel, find -exec, D=.forge; rm -r $D)
+        for run in runs(command, places.cwd):
+            cmd = run.command or Command(list(run.words))
+            for change in _command_changes(run.words, cmd, run.cwd or places.cwd, places):
                 found.setdefault(change)
     return list(found)
 

@@ -58,9 +58,11 @@ _BULK_SEPARATOR = re.compile(r";|&&|\|\||\n")
 _CWD_WORDS = ("cd", "pushd", "popd")
 _LEADING_TABS = re.compile(r"^\t+", re.M)
 _DQ_STOP = re.compile(r'["\\`]|\$\(')
+_ARITH_STOP = re.compile(r"[()`$]")
 _BACKTICK_ESCAPE = re.compile(r"\\([\\`$])")
 #: the lexer looks at its budget every this many steps
 _CHECK_EVERY = 2048
+_CONVERSION = re.compile(r"%%|%[-+ #0-9.]*[sbdiouxXcfeEgG]")
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 # fmt: off
@@ -70,9 +72,12 @@ _OPERATORS = ("<<<", "<<-", "&>>", "<<", "<>", "<&", ">>", ">&", ">|", "&>", "&&
               "|&", "<", ">", "|", ";", "&")
 _WRAPPERS: dict[str, frozenset[str]] = {
     name: frozenset(opts.split()) for name, opts in {
-        "sudo": "-u -g -C -D -h -p -r -t -U -T -R", "doas": "-u -C", "env": "-u -C -S",
-        "command": "", "builtin": "", "exec": "-a", "nohup": "", "time": "-f -o",
-        "nice": "-n", "timeout": "-s -k", "stdbuf": "-i -o -e",
+        "sudo": "-u -g -C -D -h -p -r -t -U -T -R --user --group --close-from --chdir --host "
+        "--prompt --role --type --other-user --command-timeout",
+        "doas": "-u -C", "env": "-u -C -S --unset --chdir --split-string",
+        "command": "", "builtin": "", "exec": "-a", "nohup": "", "time": "-f -o --format --output",
+        "nice": "-n --adjustment", "timeout": "-s -k --signal --kill-after",
+        "stdbuf": "-i -o -e --input --output --error",
         # reserved words that a command can follow
         "!": "", "{": "", "if": "", "then": "", "else": "", "elif": "", "do": "", "while": "",
         "until": "",
@@ -238,7 +243,7 @@ class _Lexer:
                 i = self._double(i + 1, depth, sc.parts)
             elif c == "$" and s.startswith("$(", i):
                 sc.add("")
-                i = self._substitution(i + 2, depth, sc.parts)
+                i = self._dollar_paren(i, depth, sc.parts)
             elif c == "$" and s.startswith("$'", i):
                 i = self._ansi_c(i + 2, sc)
             elif c == "$":
@@ -350,9 +355,56 @@ class _Lexer:
             elif c == "`":
                 i = self._backtick(j + 1, depth, parts)
             else:  # "$("
-                i = self._substitution(j + 2, depth, parts)
+                i = self._dollar_paren(j, depth, parts)
         parts.append(s[i:])
         return n
+
+    def _dollar_paren(self, i: int, depth: int, parts: list[str]) -> int:
+        """At ``$(``: an arithmetic expansion ``$((…))`` when its ``))`` closes it, else a
+        command substitution (as bash decides)."""
+        if self.text.startswith("$((", i):
+            end = self._arithmetic(i + 3, depth)
+            if end is not None:
+                parts.append(self.text[i:end])  # its value is unknown: the "$" stays
+                return end
+        return self._substitution(i + 2, depth, parts)
+
+    def _arithmetic(self, i: int, depth: int) -> int | None:
+        """The end of ``$((…))`` opened before ``i``, or None when it is not one. The command
+        substitutions inside are read (their commands run)."""
+        s, n = self.text, len(self.text)
+        if depth >= MAX_DEPTH:
+            return None  # read as a substitution, which marks the fact incomplete
+        level = 0
+        while i < n:
+            m = _ARITH_STOP.search(s, i)
+            if m is None:
+                return None
+            j = m.start()
+            c = s[j]
+            if c == "(":
+                level += 1
+                i = j + 1
+            elif c == ")":
+                if level:
+                    level -= 1
+                    i = j + 1
+                elif s.startswith("))", j):
+                    return j + 2
+                else:
+                    return None
+            elif c == "`":
+                i = self._backtick(j + 1, depth, [])
+            elif s.startswith("$((", j):
+                end = self._arithmetic(j + 3, depth + 1)
+                if end is None:
+                    return None
+                i = end
+            elif s.startswith("$(", j):
+                i = self._substitution(j + 2, depth, [])
+            else:
+                i = j + 1
+        return None
 
     def _substitution(self, i: int, depth: int, parts: list[str]) -> int:
         if depth >= MAX_DEPTH:
@@ -518,7 +570,7 @@ def echo_text(argv: list[str]) -> str | None:
     """What ``echo``/``printf`` print (format directives are not applied)."""
     name = basename(argv[0])
     if name == "printf":
-        return unescape(argv[1]) if len(argv) > 1 else None
+        return _printf(argv[1], argv[2:]) if len(argv) > 1 else None
     args, escapes, newline = argv[1:], False, True
     while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
         escapes = escapes or "e" in args[0]
@@ -526,6 +578,28 @@ def echo_text(argv: list[str]) -> str | None:
         args = args[1:]
     text = " ".join(args)
     return (unescape(text) if escapes else text) + ("\n" if newline else "")
+
+
+def _printf(form: str, args: list[str]) -> str:
+    """``printf FORMAT ARGS``: ``%s``/``%b``/``%d``-style conversions take the arguments in turn,
+    the format repeating while arguments remain (widths and precisions are not applied)."""
+    text = unescape(form)
+    if not args or all(m.group() == "%%" for m in _CONVERSION.finditer(text)):
+        return text.replace("%%", "%")  # nothing takes an argument (a round takes at least one)
+    out: list[str] = []
+    rest = iter(args)
+    left = len(args)
+
+    def take(m: re.Match[str]) -> str:
+        nonlocal left
+        if m.group() == "%%":
+            return "%"
+        left -= 1
+        return next(rest, "")
+
+    while left > 0:  # each round takes at least one argument
+        out.append(_CONVERSION.sub(take, text))
+    return "".join(out)
 
 
 def stdin_text(cmd: Command, cwd: str, hops: int = 0) -> str | None:

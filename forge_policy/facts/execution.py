@@ -1,0 +1,577 @@
+"""The command model: every program a shell command runs, in canonical form, and how it got there.
+
+:func:`runs` reads a command line with the lexer of :mod:`forge_policy.facts.shell` and yields
+one :class:`Run` per program that would execute, following what runs something else:
+
+- ``sh -c``, ``eval``, a shell fed a here-document, a here-string or ``echo … |``, ``ssh host
+  CMD``, ``$(…)``, backticks and ``<(…)`` (the lexer's and :func:`iter_commands`' part);
+- wrappers (``sudo``, ``env``, ``nice``, ``timeout`` …) and ``busybox``/``toybox APPLET``;
+- ``xargs`` and ``parallel``: the utility and its fixed arguments run, with the words they are
+  fed when the command line shows them (``echo / | xargs rm -rf``), else with an unknown
+  operand (:data:`UNKNOWN`, ``find . | xargs rm -rf``); ``parallel ::: 'CMD'`` runs each item;
+- ``find … -exec/-execdir/-ok/-okdir CMD {} ;``: CMD runs on what ``find`` finds: its starting
+  points when no test narrows the walk, unknown files under them otherwise;
+- interpreter one-liners and scripts on stdin (``python -c``, ``node -e``, ``perl <<EOF``),
+  through :mod:`forge_policy.facts.interpreters`: each shell line it returns is read again here,
+  and code it cannot read in full, or code piped in that the command line does not show
+  (``curl x | python3``, ``base64 -d x | sh``), yields a run marked incomplete.
+
+Variables are resolved where the command line decides them: ``VAR=x`` prefixes, assignments
+earlier in the command (``D=/; rm -rf $D``), ``${VAR:-default}``, ``$HOME``, ``$PWD`` and
+``$TMPDIR`` (the system's temporary directory when unset). Any other ``$…`` stays as written, and
+so does the source text of a substitution whose output is not certain (``$(pwd)``): a word that
+holds one is not a known path (:func:`opaque`).
+
+>>> [(r.line, r.via) for r in runs("echo / | xargs rm -rf", "/p")]
+[('echo /', ''), ('rm -r -f /', 'xargs'), ('xargs rm -rf', '')]
+>>> [r.line for r in runs("D=/tmp/x; busybox rm -rf $D", "/p")]
+['rm -r -f /tmp/x', 'busybox rm -rf /tmp/x']
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import attrs
+
+from forge_policy.facts._runtime import truncated
+from forge_policy.facts.git_argv import canonical as canonical_git
+from forge_policy.facts.shell import (
+    Command,
+    basename,
+    echo_text,
+    expand_path,
+    iter_commands,
+    stdin_text,
+    strip_wrappers,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+#: the operand that stands for words fed from input the command line does not show
+UNKNOWN = "…"
+_UNSEEN = "\0unseen"  # a script piped into a shell that the command line does not show
+#: at most this many input items of one xargs or parallel are followed
+MAX_ITEMS = 256
+#: levels of programs run by other programs (xargs, find -exec, scripts), followed inside each other
+NESTING = 8
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
+_MULTICALL = frozenset({"busybox", "toybox"})
+_GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag"})
+_SSH_VALUE_OPTS = frozenset("bcDEeFIiJLlmOoPpQRSWw")  # OpenSSH 9 options that take a value
+# commands whose single-dash words are long options, not clusters of one-letter flags
+# (and the programs whose words are data or another program's argv)
+# fmt: off
+_NO_CLUSTERS = frozenset({"find", "java", "javac", "gcc", "g++", "cc", "clang", "go", "ffmpeg",
+                          "echo", "printf", "xargs", "parallel", "busybox", "toybox"})
+# fmt: on
+_CLUSTER = re.compile(r"-[A-Za-z]{2,}")
+_VARIABLE = re.compile(
+    r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
+)
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+# fmt: off
+_XARGS_VALUE = frozenset({"-a", "-d", "-E", "-I", "-J", "-L", "-n", "-P", "-R", "-s", "-S",
+                          "--arg-file", "--delimiter", "--eof", "--max-args", "--max-procs",
+                          "--max-lines", "--max-chars", "--process-slot-var"})
+_PARALLEL_VALUE = frozenset({"-j", "-S", "-a", "-I", "-d", "-C", "-N", "-n", "-L", "-P",
+                             "--jobs", "--sshlogin", "--arg-file", "--results", "--res",
+                             "--joblog", "--delimiter", "--colsep", "--tmpdir", "--workdir",
+                             "--timeout", "--retries", "--halt", "--delay", "--memfree", "--load",
+                             "--basefile", "--env", "--max-args", "--max-replace-args",
+                             "--sshloginfile", "--tagstring", "--shebang-wrap"})
+# find: options before the expression, tests that take a value, and actions
+_FIND_OPTIONS = frozenset({"-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3"})
+_FIND_VALUE = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename",
+                         "-regex", "-iregex", "-type", "-xtype", "-user", "-group", "-uid",
+                         "-gid", "-perm", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime",
+                         "-cmin", "-newer", "-anewer", "-cnewer", "-maxdepth", "-mindepth",
+                         "-links", "-inum", "-samefile", "-lname", "-ilname", "-fstype",
+                         "-context", "-printf", "-fprint", "-fprint0", "-fls", "-used",
+                         "-regextype", "-D", "-files0-from"})
+_FIND_UNFILTERED = frozenset({"-maxdepth", "-mindepth", "-regextype", "-printf", "-fprint",
+                              "-fprint0", "-fls", "-D", "-print", "-print0", "-depth", "-xdev",
+                              "-mount", "-follow", "-noleaf", "-ignore_readdir_race", "-delete",
+                              "-daystart", "-warn", "-nowarn", "-ls", "-true", "(", ")", ","})
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# fmt: on
+
+
+# no generated repr: class creation is paid in every hook process (see shell.py)
+@attrs.define(eq=False, repr=False)
+class Run:
+    """One program that would run: its canonical argv, directory, and what led to it.
+
+    ``via`` names the programs it was reached through, outermost first (``"xargs"``,
+    ``"find -exec"``, ``"busybox"``, ``"python code"``), ``""`` when it is written directly.
+    ``complete`` is False for a run whose effects could not be read in full (interpreter code
+    that was not understood): blocking rules read it as a possible match.
+
+    >>> run = Run(["rm", "-r", "-f", "/"], "/p", "xargs")
+    >>> run.line, run.reading
+    ('rm -r -f /', 'rm -r -f / reached through xargs')
+    """
+
+    argv: list[str]
+    cwd: str
+    via: str = ""
+    complete: bool = True
+    #: the simple command as the lexer read it (its redirections), when written directly
+    command: Command | None = None
+    #: the argv before :func:`canonical` (wrappers stripped, known variables expanded)
+    words: list[str] = attrs.Factory(list)
+
+    @property
+    def line(self) -> str:
+        """The canonical command line: words joined by one space."""
+        return " ".join(self.argv)
+
+    @property
+    def reading(self) -> str:
+        """The line as a message names it: ``rm -r -f / reached through xargs``."""
+        return f"{self.line} reached through {self.via}" if self.via else self.line
+
+
+def canonical(argv: list[str], cwd: str = "") -> list[str]:
+    """``argv`` as rules read it: the program's basename, short-flag clusters split (``-rf`` →
+    ``-r -f``, none after ``--``), long flags and operands kept.
+
+    >>> canonical(["/bin/rm", "-rf", "--no-preserve-root", "--", "-x", "/"])
+    ['rm', '-r', '-f', '--no-preserve-root', '--', '-x', '/']
+    >>> canonical(["find", ".", "-delete"])
+    ['find', '.', '-delete']
+    """
+    if not argv:
+        return argv
+    name = basename(argv[0]) or argv[0]
+    out = [name]
+    split = name not in _NO_CLUSTERS
+    for i, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            out.extend(argv[i:])
+            break
+        if split and _CLUSTER.fullmatch(word):
+            out.extend(f"-{letter}" for letter in word[1:])
+        else:
+            out.append(word)
+    return _git_canonical(argv, cwd) if name == "git" else out
+
+
+def _git_canonical(argv: list[str], cwd: str) -> list[str]:
+    """Git as git reads it (:func:`forge_policy.facts.git_argv.canonical`)."""
+    return list(canonical_git(argv, cwd))
+
+
+def opaque(word: str) -> bool:
+    """True when ``word`` holds something the command line does not decide: an unresolved
+    ``$…``, a substitution's source text or the :data:`UNKNOWN` operand.
+
+    >>> opaque("$X/a"), opaque("…"), opaque("`pwd`/a"), opaque("/tmp/a")
+    (True, True, True, False)
+    """
+    return "$" in word or "`" in word or UNKNOWN in word
+
+
+def runs(text: str, cwd: str) -> Iterator[Run]:
+    """Every program ``text`` runs, in completion order (see the module doc).
+
+    >>> [r.line for r in runs("find / -exec rm -rf {} \\\\;", "/p")]
+    ['rm -r -f /', 'find / -exec rm -rf {} ;']
+    """
+    yield from _Walker().walk(text, cwd, "", 0)
+
+
+def data(run: Run) -> list[str]:
+    r"""The strings a run holds only as data: what ``echo``/``printf`` print, a ``grep``
+    pattern, and the here-documents and here-strings fed to a program that is not a shell.
+    (Interpreter code is read by the model, not listed here.)
+
+    >>> [data(r) for r in runs("grep -e 'rm -rf' x; cat <<E\nrm -rf /\nE", "/p")]
+    [['rm -rf'], ['rm -rf /\n']]
+    """
+    argv = run.argv
+    name = argv[0] if argv else ""
+    found: list[str] = []
+    if name in ("echo", "printf"):
+        found.append(" ".join(argv[1:]))
+    elif name in _GREPS:
+        patterns = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-e", "--regexp")]
+        operands = [a for a in argv[1:] if not a.startswith("-")]
+        found.extend(patterns or operands[:1])
+    if run.command is not None and name not in _SHELLS:
+        for redirect in run.command.redirects:
+            if redirect.op in ("<<", "<<-") and redirect.body:
+                found.append(redirect.body)
+            elif redirect.op == "<<<":
+                found.append(redirect.target)
+    return found
+
+
+def _subst(done: list[Command], raw: str) -> str:
+    """A substitution's output when certain (``$(echo x)``), else its source text marked as a
+    substitution, so that the word it joins is :func:`opaque`."""
+    from forge_policy.facts.shell import literal_subst
+
+    out = literal_subst(done, raw)
+    return f"$({raw})" if out is raw else out
+
+
+class _Walker:
+    """One reading of a command line: the variables assigned so far."""
+
+    __slots__ = ("variables",)
+
+    def __init__(self) -> None:
+        self.variables: dict[str, str] = {}
+
+    def walk(self, text: str, cwd: str, via: str, depth: int) -> Iterator[Run]:
+        for argv, cmd, current in iter_commands(text, cwd, _subst, distinct=True, bare=True):
+            prefix = _prefix_assignments(cmd.words)
+            if not argv:  # D=/ on its own: later words read it
+                self.variables.update((k, self.expand(v, {})) for k, v in prefix.items())
+                continue
+            local = {k: self.expand(v, {}) for k, v in prefix.items()}
+            words = [self.expand(word, local) for word in argv]
+            current = _wrapper_cwd(cmd.words[len(prefix) :], current)
+            yield from self.program(words, cmd, current, via, depth)
+            script = _fed_script(argv, cmd, current)
+            if script is _UNSEEN:  # `base64 -d x | sh`: the shell runs what nobody has read
+                unread = _joined(via, "a pipe of unread code")
+                yield Run(canonical(argv, current), current, unread, complete=False)
+            elif script is not None and depth < NESTING:
+                name = basename(argv[0])
+                yield from self.walk(script, "" if name == "ssh" else current, via, depth + 1)
+            elif script is not None:
+                truncated(f"scripts fed to a shell nested deeper than {NESTING} were not read")
+
+    def expand(self, word: str, local: dict[str, str]) -> str:
+        """``$VAR``, ``${VAR}`` and ``${VAR:-default}`` replaced where their value is known."""
+        if "$" not in word:
+            return word
+
+        def value(m: re.Match[str]) -> str:
+            name = m.group(1) or m.group(3)
+            known = local.get(name, self.variables.get(name))
+            if known is None:
+                known = _environment(name)
+            if known is None and m.group(2) is not None:
+                known = m.group(2)
+            return m.group() if known is None else known
+
+        return _VARIABLE.sub(value, word)
+
+    def program(
+        self, argv: list[str], cmd: Command | None, cwd: str, via: str, depth: int
+    ) -> Iterator[Run]:
+        """The runs of one argv: those it leads to, then itself."""
+        cwd = _wrapper_cwd(argv, cwd)
+        argv = strip_wrappers(argv)
+        if not argv:
+            return
+        name = basename(argv[0])
+        if depth >= NESTING:
+            truncated(f"programs run by programs nested deeper than {NESTING} were not read")
+        elif name in _MULTICALL and len(argv) > 1 and not argv[1].startswith("-"):
+            yield from self.inner(argv[1:], cwd, via, name, depth)
+        elif name == "xargs":
+            for inner in _xargs(argv, cmd):
+                yield from self.inner(inner, cwd, via, "xargs", depth)
+        elif name == "parallel":
+            for inner, script in _parallel(argv, cmd):
+                if script is not None:
+                    yield from self.walk(script, cwd, _joined(via, "parallel"), depth + 1)
+                else:
+                    yield from self.inner(inner, cwd, via, "parallel", depth)
+        elif name == "find":
+            for inner, action in _find_actions(argv):
+                yield from self.inner(inner, cwd, via, f"find {action}", depth)
+        else:
+            yield from self.interpreted(argv, cmd, cwd, via, depth)
+        yield Run(canonical(argv, cwd), cwd, via, command=cmd, words=argv)
+
+    def inner(self, argv: list[str], cwd: str, via: str, by: str, depth: int) -> Iterator[Run]:
+        """A program run by another one (``by``), and a shell script it is handed."""
+        through = _joined(via, by)
+        yield from self.program(argv, None, cwd, through, depth + 1)
+        stripped = strip_wrappers(argv)
+        script = _shell_c(stripped) if stripped else None
+        if script is not None:
+            yield from self.walk(script, cwd, through, depth + 1)
+
+    def interpreted(
+        self, argv: list[str], cmd: Command | None, cwd: str, via: str, depth: int
+    ) -> Iterator[Run]:
+        """The shell lines interpreter code amounts to (:mod:`forge_policy.facts.interpreters`);
+        code piped in that the command line does not show is unread (``curl x | python3``)."""
+        from forge_policy.facts.interpreters import analyse, interpreter_program
+
+        stdin = stdin_text(cmd, cwd) if cmd else None
+        found = interpreter_program(argv, stdin)
+        if found is None:
+            fed = stdin is None and cmd is not None and _fed(cmd)
+            if fed and interpreter_program(argv, _UNSEEN) is not None:
+                unread = _joined(via, "a pipe of unread code")
+                yield Run(canonical(argv, cwd), cwd, unread, complete=False)
+            return
+        language, code = found
+        effects = analyse(language, code)
+        through = _joined(via, f"{basename(argv[0])} code")
+        for line in effects.commands:
+            yield from self.walk(line, cwd, through, depth + 1)
+        if not effects.complete:
+            yield Run(canonical(argv, cwd), cwd, through, complete=False)
+
+
+def _wrapper_cwd(argv: list[str], cwd: str) -> str:
+    """The directory a wrapper runs its program in: ``env -C DIR``/``--chdir=DIR``, ``sudo -D
+    DIR``/``--chdir=DIR`` (the lexer strips the wrappers themselves)."""
+    name = basename(argv[0]) if argv else ""
+    if name not in ("env", "sudo") or not cwd:
+        return cwd
+    short = "-C" if name == "env" else "-D"
+    for i, word in enumerate(argv[1:], start=1):
+        target = None
+        if word in (short, "--chdir") and i + 1 < len(argv):
+            target = argv[i + 1]
+        elif word.startswith("--chdir="):
+            target = word[len("--chdir=") :]
+        elif not word.startswith("-"):
+            break
+        if target is not None:
+            return os.path.normpath(os.path.join(cwd, expand_path(target)))
+    return cwd
+
+
+def _joined(via: str, by: str) -> str:
+    return f"{via}, {by}" if via else by
+
+
+def _environment(name: str) -> str | None:
+    """The variables whose value the hook knows as the agent's shell would."""
+    if name == "HOME":
+        return os.path.expanduser("~")
+    if name == "TMPDIR":
+        import tempfile
+
+        return os.environ.get("TMPDIR") or tempfile.gettempdir()
+    return None
+
+
+def _prefix_assignments(words: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for word in words:
+        m = _ASSIGNMENT.fullmatch(word)
+        if m is None:
+            break
+        found[m.group(1)] = m.group(2)
+    return found
+
+
+def _shell_c(argv: list[str]) -> str | None:
+    """The script of ``sh -c SCRIPT`` (``bash -xc``, ``sh -o x -c``), else None."""
+    if basename(argv[0]) not in _SHELLS:
+        return None
+    i, run = 1, False
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-o", "+o", "-O", "+O"):
+            i += 2
+            continue
+        if arg[:1] not in ("-", "+") or arg == "--":
+            break
+        run = run or (not arg.startswith("--") and "c" in arg)
+        i += 1
+    return argv[i] if run and i < len(argv) else None
+
+
+def _fed_script(argv: list[str], cmd: Command, cwd: str) -> str | None:
+    """The script a shell reads on stdin (``bash <<EOF``, ``cat x.sh | sh``), :data:`_UNSEEN`
+    when it reads one the command line does not show (``base64 -d x | sh``), or an ssh remote
+    command."""
+    name = basename(argv[0])
+    if name in _SHELLS:
+        if _shell_c(argv) is not None or any(not a.startswith(("-", "+")) for a in argv[1:]):
+            return None
+        script = stdin_text(cmd, cwd)
+        return _UNSEEN if script is None and _fed(cmd) else script
+    if name != "ssh":
+        return None
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        flag = argv[i]
+        i += 1
+        if len(flag) == 2 and flag[1] in _SSH_VALUE_OPTS:
+            i += 1
+    remote = argv[i + 1 :]  # after the destination
+    return " ".join(remote) if remote else None
+
+
+def _fed(cmd: Command) -> bool:
+    """Whether a command's stdin is fed by the command line (a pipe or ``<``), not a terminal."""
+    return cmd.piped_from is not None or any(r.op in ("<", "<>") for r in cmd.redirects)
+
+
+def _options(argv: list[str], valued: frozenset[str]) -> tuple[dict[str, str], int]:
+    """Leading options of ``argv[1:]`` (``-x V``, ``-xV``, ``--x=V``, ``--x V``), and the index
+    of the first word after them."""
+    found: dict[str, str] = {}
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return found, i + 1
+        if not arg.startswith("-") or arg == "-":
+            break
+        i += 1
+        if arg.startswith("--"):
+            flag, eq, value = arg.partition("=")
+            if not eq and flag in valued and i < len(argv):
+                value, i = argv[i], i + 1
+        else:
+            flag, value = arg[:2], arg[2:]
+            if not value and flag in valued and i < len(argv):
+                value, i = argv[i], i + 1
+        found[flag] = value
+    return found, i
+
+
+def _fed_words(
+    cmd: Command | None, options: dict[str, str], lines: bool = False
+) -> list[str] | None:
+    """The distinct words ``xargs``/``parallel`` read on stdin when the command line shows them
+    (whole lines when ``lines``: ``xargs -I``, ``-L`` and ``parallel``), at most
+    :data:`MAX_ITEMS` of them."""
+    if cmd is None or "-a" in options or "--arg-file" in options:
+        return None
+    text = stdin_text(cmd, "")
+    if text is None:
+        return None
+    delimiter = options.get("-d", options.get("--delimiter"))
+    if "-0" in options or "--null" in options:
+        delimiter = "\0"
+    if delimiter:
+        delimiter = echo_text(["printf", delimiter]) or "\n"
+        items = [item for item in text.split(delimiter) if item.strip()]
+    else:
+        items = [line for line in text.splitlines() if line.strip()] if lines else text.split()
+    return _capped(items)
+
+
+def _capped(items: list[str]) -> list[str]:
+    """``items`` without repeats, cut at :data:`MAX_ITEMS` (the fact is then incomplete): each
+    item may run a whole script again, so their number bounds the work."""
+    distinct = list(dict.fromkeys(items))
+    if len(distinct) > MAX_ITEMS:
+        truncated(f"more than {MAX_ITEMS} input items of xargs or parallel were not read")
+        del distinct[MAX_ITEMS:]
+    return distinct
+
+
+def _xargs(argv: list[str], cmd: Command | None) -> list[list[str]]:
+    """The command lines ``xargs`` runs (``echo`` without a utility)."""
+    options, i = _options(argv, _XARGS_VALUE)
+    utility = argv[i:] or ["echo"]
+    replace = next(
+        (options[flag] or "{}" for flag in ("-I", "-J", "-i", "--replace") if flag in options),
+        None,
+    )
+    lines = replace is not None or "-L" in options or "--max-lines" in options
+    words = _fed_words(cmd, options, lines)
+    if words is None:
+        words = [UNKNOWN]
+    if replace is None:
+        return [[*utility, *words]]
+    return [[part.replace(replace, word) for part in utility] for word in words]
+
+
+def _parallel(argv: list[str], cmd: Command | None) -> list[tuple[list[str], str | None]]:
+    """``(argv, None)`` for each command line ``parallel`` runs, or ``([], script)`` for an
+    input item that is itself a command line (``parallel ::: 'rm -rf x'``)."""
+    options, i = _options(argv, _PARALLEL_VALUE)
+    rest = argv[i:]
+    items: list[str] = []
+    template: list[str] = []
+    sources = False
+    group = ""
+    for word in rest:
+        if word in (":::", ":::+", "::::", "::::+"):
+            sources, group = True, word
+            continue
+        if not sources:
+            template.append(word)
+        elif group.startswith("::::"):
+            items.append(UNKNOWN)  # an argument file
+        else:
+            items.append(word)
+    items = _capped(items) if sources else _fed_words(cmd, options, lines=True) or [UNKNOWN]
+    if not template:
+        return [([], item) for item in items if item != UNKNOWN]
+    replace = options.get("-I") or "{}"
+    out: list[tuple[list[str], str | None]] = []
+    for item in items:
+        if any(replace in part for part in template):
+            out.append(([part.replace(replace, item) for part in template], None))
+        else:
+            out.append(([*template, item], None))
+    return out
+
+
+def find_walk(argv: list[str]) -> tuple[list[str], bool, bool]:
+    """``(starting points, filtered, deletes)`` of a ``find`` command: ``filtered`` when a test
+    narrows what it acts on, ``deletes`` when ``-delete`` is one of its actions.
+
+    >>> find_walk(["find", "/", "-delete"]), find_walk(["find", "-name", "-delete"])
+    ((['/'], False, True), (['.'], True, False))
+    """
+    i = 1
+    while i < len(argv) and argv[i] in _FIND_OPTIONS:
+        i += 1
+    roots: list[str] = []
+    while i < len(argv) and not argv[i].startswith(("-", "(", "!", ",")):
+        roots.append(argv[i])
+        i += 1
+    filtered = deletes = False
+    while i < len(argv):
+        word = argv[i]
+        i += 1
+        if word in _FIND_EXEC:
+            while i < len(argv) and argv[i] != ";" and not (argv[i] == "+" and argv[i - 1] == "{}"):
+                i += 1
+            i += 1
+            continue
+        deletes = deletes or word == "-delete"
+        filtered = filtered or (word.startswith("-") and word not in _FIND_UNFILTERED)
+        filtered = filtered or word in ("!", "-not", "-o", "-or", "-prune")
+        if word in _FIND_VALUE:
+            i += 2 if word == "-fprintf" else 1
+    return roots or ["."], filtered, deletes
+
+
+def _find_actions(argv: list[str]) -> list[tuple[list[str], str]]:
+    """``(argv, action)`` for each ``-exec``-style action of a ``find``, ``{}`` replaced by each
+    starting point when no test narrows the walk, else by :data:`UNKNOWN`."""
+    roots, filtered, _deletes = find_walk(argv)
+    found: list[tuple[list[str], str]] = []
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        i += 1
+        if word in _FIND_VALUE:
+            i += 1
+            continue
+        if word not in _FIND_EXEC:
+            continue
+        start = i
+        while i < len(argv) and argv[i] != ";" and not (argv[i] == "+" and argv[i - 1] == "{}"):
+            i += 1
+        template = argv[start:i]
+        i += 1
+        if not template:
+            continue
+        for root in [UNKNOWN] if filtered else roots:
+            found.append(([part.replace("{}", root) for part in template], word))
+    return found
