@@ -50,7 +50,6 @@ from forge_policy.facts.shell import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
 
 #: the operand that stands for words fed from input the command line does not show
 UNKNOWN = "…"

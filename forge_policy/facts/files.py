@@ -22,7 +22,7 @@ import attrs
 
 from forge_policy.facts._runtime import check_deadline
 from forge_policy.facts.execution import UNKNOWN, runs
-from forge_policy.facts.shell import event_commands, expand_path
+from forge_policy.facts.shell import event_commands, expand_path, iter_commands
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
