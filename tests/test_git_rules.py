@@ -206,6 +206,14 @@ REACHED = table(
         '"/usr/bin/git" "reset" "--hard"',
         "\\git restore .",
         '"g""it" reset --hard',  # no word "git" in the text: a raw-text prefilter would miss it
+        "env -P /usr/local/bin git reset --hard",  # BSD env's search path takes a value
+        "env - git clean -fd",  # env - is env -i
+        "env -i -- git stash clear",
+        # words that only look like assignments: sh runs them as a program that is not found,
+        # but shells differ on names, so what follows is read as the command too
+        "1A=2 git reset --hard",
+        "=x git reset --hard",
+        "A-B=2 git push -f",
     ],
     [
         'echo "git reset --hard"',
@@ -224,6 +232,8 @@ REACHED = table(
         "git-lfs prune",
         "git push origin main | grep +refs",  # a pipeline's later words are not push's
         "git checkout main | grep -- -x",
+        "A-B=2",  # alone it runs nothing
+        "./x=y git reset --hard",  # a path: the program is ./x=y, not git
     ],
 )
 

@@ -65,6 +65,10 @@ _CHECK_EVERY = 2048
 _CONVERSION = re.compile(r"%%|%[-+ #0-9.]*[sbdiouxXcfeEgG]")
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+# a leading word that only looks like one (``1A=2``, ``A-B=2``, ``=2``): POSIX sh runs it as a
+# program that is not found, but shells differ on names, so what follows is read as the command
+# too (fail closed), never dropped
+_ASSIGNMENT_LIKE = re.compile(r"[^=/\s'\"$`\\-][^=/\s'\"$`\\]*=|=")
 # fmt: off
 _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f",
          "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
@@ -74,7 +78,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     name: frozenset(opts.split()) for name, opts in {
         "sudo": "-u -g -C -D -h -p -r -t -U -T -R --user --group --close-from --chdir --host "
         "--prompt --role --type --other-user --command-timeout",
-        "doas": "-u -C", "env": "-u -C -S --unset --chdir --split-string",
+        "doas": "-u -C", "env": "-u -C -S -P --unset --chdir --split-string",
         "command": "", "builtin": "", "exec": "-a", "nohup": "", "time": "-f -o --format --output",
         "nice": "-n --adjustment", "timeout": "-s -k --signal --kill-after",
         "stdbuf": "-i -o -e --input --output --error",
@@ -526,7 +530,7 @@ def strip_wrappers(words: list[str]) -> list[str]:
     i, count = 0, len(words)
     while i < count:
         word = words[i]
-        if _ASSIGNMENT.match(word):
+        if _ASSIGNMENT.match(word) or (_ASSIGNMENT_LIKE.match(word) and i + 1 < count):
             i += 1
             continue
         name = basename(word)
@@ -534,7 +538,8 @@ def strip_wrappers(words: list[str]) -> list[str]:
         if opts is None:
             break
         i += 1
-        while i < count and words[i].startswith("-") and words[i] != "-":
+        # ``env -`` is ``env -i``; a lone ``-`` ends the other wrappers' options
+        while i < count and words[i].startswith("-") and (words[i] != "-" or name == "env"):
             if words[i] == "--":
                 i += 1
                 break
