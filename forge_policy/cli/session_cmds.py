@@ -10,7 +10,7 @@ from forge_policy.cli.context import OK, USAGE
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from argparse import Namespace
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     from forge_policy.cli.context import Context
@@ -138,10 +138,24 @@ def _print_session(ctx: Context, session: Status) -> None:
     header = ["behavior", "on", "count", "level", "next", "blocks", "overrides", "pending"]
     ctx.print("  " + table(header, rows).replace("\n", "\n  "))
     if session.flags:
-        ctx.print(f"  flags: {', '.join(session.flags)}")
+        ctx.print(f"  flags: {', '.join(_flag_summary(session.flags))}")
     if session.totals:
         totals = ", ".join(f"{k}={v:g}" for k, v in session.totals.items())
         ctx.print(f"  totals: {totals}")
+
+
+def _flag_summary(flags: Iterable[str]) -> list[str]:
+    """Flags for a terminal: a keyed flag (``NAME:KEY``, one per path, up to 512) shown as
+    ``NAME (N keys)``, plain flags as they are (``--json`` lists every key).
+
+    >>> _flag_summary(["planned", "searched:/p/a.py", "searched:/p/src/"])
+    ['planned', 'searched (2 keys)']
+    """
+    counts: dict[str, int] = {}
+    for flag in flags:
+        name, keyed, _key = flag.partition(":")
+        counts[name if keyed else flag] = counts.get(name, 0) + 1 if keyed else 0
+    return [f"{name} ({n} key{'s' if n != 1 else ''})" if n else name for name, n in counts.items()]
 
 
 def cmd_explain(args: Namespace, ctx: Context) -> int:
