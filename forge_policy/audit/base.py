@@ -1,16 +1,17 @@
 """The audit sink interface (SPEC §4, §9): append-only records, written before state.
 
-One required interface, :class:`AuditSink`, and four optional capabilities, each a small
+One required interface, :class:`AuditSink`, and five optional capabilities, each a small
 protocol a sink may also satisfy (OPA's storage interfaces are the model):
 
-==================  ===============================  ==========================================
-capability          method                           used by
-==================  ===============================  ==========================================
-:class:`SessionRecords`  ``records_for_session(id)``  reconciling one session's state
-:class:`RecordsSince`    ``records_since(epoch)``     reconciling after an override (recent only)
-:class:`Verifiable`      ``verify()``                 ``forge-policy audit --verify``
-:class:`Checkpointed`    ``last_append``, checkpoints  the state's checkpoint of the log
-==================  ===============================  ==========================================
+============================  ================================  ===================================
+capability                    method                            used by
+============================  ================================  ===================================
+:class:`SessionRecords`       ``records_for_session(id)``       reconciling one session's state
+:class:`RecordsSince`         ``records_since(epoch)``          reconciling after an override
+:class:`SessionRecordsSince`  ``session_records_since(id, t)``  the same for one session, cheaper
+:class:`Verifiable`           ``verify()``                      ``forge-policy audit --verify``
+:class:`Checkpointed`         ``last_append``, checkpoints      the state's checkpoint of the log
+============================  ================================  ===================================
 
 Callers never probe for a method by name: they call the helpers below
 (:func:`session_records`, :func:`recent_records`, :func:`verifier`, :func:`checkpointed`),
@@ -120,6 +121,24 @@ class RecordsSince(Protocol):
 
 
 @runtime_checkable
+class SessionRecordsSince(Protocol):
+    """An audit sink that reads one session's recent records without parsing the others'.
+
+    ``session_records_since(session_id, since)`` must return, oldest first, at least every
+    record that ``records_since(since)`` returns whose ``session_id`` equals ``session_id``
+    (:class:`RecordsSince`'s requirements, for one session); only the cost may differ.
+
+    >>> from forge_policy.audit.lazy import LazyJsonlSink
+    >>> isinstance(LazyJsonlSink("overrides.log"), SessionRecordsSince)
+    True
+    """
+
+    def session_records_since(self, session_id: str, since: float) -> Iterable[dict[str, Any]]:
+        """One session's records stamped at or after ``since``, oldest first."""
+        ...
+
+
+@runtime_checkable
 class Verifiable(Protocol):
     """An audit sink whose records form a hash chain that can be checked (SPEC §9).
 
@@ -200,6 +219,9 @@ def recent_records(sink: AuditSink, session_id: str, since: float) -> Iterator[d
     >>> [r["kind"] for r in recent_records(sink, "a", since=0.0)]
     ['block']
     """
+    if isinstance(sink, SessionRecordsSince):
+        yield from sink.session_records_since(session_id, since)
+        return
     if not isinstance(sink, RecordsSince):
         yield from session_records(sink, session_id)
         return

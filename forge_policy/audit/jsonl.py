@@ -19,7 +19,9 @@ VerifyReport(ok=True, records=1, problems=[], torn_tail=False)
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
 
     from forge_policy.audit.verify import Checkpoint
 
+#: the first ``timestamp`` of a canonical line; only a hint (a nested object could hold one)
+_STAMP = re.compile(rb'"timestamp":"([^"\\]{1,64})"')
 _FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
@@ -230,6 +234,19 @@ class JsonlAuditSink:
         except OSError as exc:
             raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
 
+    def session_records_since(self, session_id: str, since: float) -> list[dict[str, Any]]:
+        """One session's records stamped at or after ``since``, oldest first
+        (:class:`~forge_policy.audit.base.SessionRecordsSince`): read back from the end like
+        :meth:`records_since`, but only the session's lines (found on the raw bytes) and the
+        one that ends the scan are parsed."""
+        try:
+            with open(self._open(self.path, os.O_RDONLY), "rb") as handle:
+                return _session_newest_since(_lines_newest_first(handle), session_id, since)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
+
     def verify(self, checkpoints: Iterable[Checkpoint] = ()) -> VerifyReport:
         """Check every line: JSON, ``seq`` continuity, the hash chain, the head anchor and the
         sessions' ``checkpoints``.
@@ -272,8 +289,16 @@ class JsonlAuditSink:
 
 
 def _newest_first(handle: BinaryIO) -> Iterator[dict[str, Any]]:
-    """The log's records from its last line back, read in 64 KiB blocks; a torn tail or a
-    blank line is skipped."""
+    """The log's records from its last line back; a torn tail or a blank line is skipped."""
+    for raw in _lines_newest_first(handle):
+        record = _parse(raw)
+        if record is not None:
+            record.pop("prev", None)
+            yield record
+
+
+def _lines_newest_first(handle: BinaryIO) -> Iterator[bytes]:
+    """The log's non-blank lines from its last back, read in 64 KiB blocks."""
     handle.seek(0, os.SEEK_END)
     position = handle.tell()
     buffer = b""
@@ -285,10 +310,37 @@ def _newest_first(handle: BinaryIO) -> Iterator[dict[str, Any]]:
         lines = buffer.split(b"\n")
         buffer = lines[0] if position > 0 else b""
         for raw in reversed(lines[1:] if position > 0 else lines):
-            record = _parse(raw) if raw.strip() else None
-            if record is not None:
-                record.pop("prev", None)
-                yield record
+            if raw.strip():
+                yield raw
+
+
+def _session_newest_since(lines: Iterator[bytes], session_id: str, since: float) -> list[Any]:
+    """:func:`~forge_policy.audit.base.newest_since` over one session's records, from lines
+    given newest first: a line of another session is not parsed unless its timestamp (sliced
+    from the canonical line) says it may end the scan, which its parsed record then decides."""
+    from forge_policy._time import iso, parse_iso
+
+    needle = b'"session_id":' + json.dumps(session_id, ensure_ascii=False).encode("utf-8")
+    # the evaluator's stamps (fixed-width UTC) sort as text: compared as bytes, as a hint only
+    # (another format may sort wrongly: a later line then decides, or a few more are read)
+    threshold = iso(since).encode("ascii")
+    found: list[dict[str, Any]] = []
+    for raw in lines:
+        if needle not in raw:
+            hint = _STAMP.search(raw)
+            if hint is not None and hint.group(1) >= threshold:
+                continue  # stamped after ``since``: neither a match nor the end
+        record = _parse(raw)
+        if record is None:
+            continue
+        stamp = parse_iso(record.get("timestamp"), default=-1.0)
+        if 0 <= stamp < since:
+            break
+        if record.get("session_id") == session_id:
+            record.pop("prev", None)
+            found.append(record)
+    found.reverse()
+    return found
 
 
 def _fsync_dir(path: Path) -> None:

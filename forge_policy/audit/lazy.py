@@ -77,6 +77,10 @@ class LazyJsonlSink:
         """The recent records (see :meth:`JsonlAuditSink.records_since`)."""
         return self.sink().records_since(since)
 
+    def session_records_since(self, session_id: str, since: float) -> list[dict[str, Any]]:
+        """One session's recent records (see :meth:`JsonlAuditSink.session_records_since`)."""
+        return self.sink().session_records_since(session_id, since)
+
     def records_for_session(self, session_id: str) -> Iterator[dict[str, Any]]:
         """The records of one session, oldest first."""
         for record in self.records():

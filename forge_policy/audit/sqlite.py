@@ -195,6 +195,24 @@ class SQLiteAuditSink:
             finally:
                 cursor.close()
 
+    def session_records_since(self, session_id: str, since: float) -> list[dict[str, Any]]:
+        """One session's records stamped at or after ``since``, oldest first
+        (:class:`~forge_policy.audit.base.SessionRecordsSince`): its rows newest first through
+        the session index, to the first one older than ``since``."""
+        from forge_policy.audit.base import newest_since
+
+        if not self._exists():
+            return []
+        with self._lock, _mapped(self.path, "read"):
+            cursor = self._connect().execute(
+                "SELECT seq, record FROM audit WHERE session_id = ? ORDER BY seq DESC",
+                (session_id,),
+            )
+            try:
+                return newest_since((self._record(seq, text) for seq, text in cursor), since)
+            finally:
+                cursor.close()
+
     def _query(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         # ``where`` is one of this module's literals, never caller text
         if not self._exists():

@@ -208,3 +208,33 @@ def test_secrets_never_reach_the_sink(
     text = repr(list(sink.records()))
     for secret in ("sk-abcdefghijklmnopqrstuvwx", AWS_ID, "pw12345"):
         assert secret not in text
+
+
+def _stamped(i: int, session: str, at: float, **extra: Any) -> dict[str, Any]:
+    from forge_policy._time import iso
+
+    return {**block(i, session), "timestamp": iso(at), **extra}
+
+
+def test_one_sessions_recent_records_are_those_of_the_recent_records(sink: Any) -> None:
+    """A sink's ``session_records_since`` (a cheaper read of one session) returns at least
+    what ``records_since`` returns for that session; here, in order, exactly that."""
+    from forge_policy.audit.base import RecordsSince, SessionRecordsSince, recent_records
+
+    t0 = 1_800_000_000.0
+    records = [_stamped(i, f"s{i % 3}", t0 + i) for i in range(30)]
+    # another session's record holding an older nested stamp must not end the scan early
+    records.insert(25, _stamped(99, "s2", t0 + 25, nested={"timestamp": "2000-01-01T00:00:00Z"}))
+    records.append({"kind": "diagnostic", "session_id": "s1"})  # unstamped: never ends it
+    sink.append_many(records)
+    for session in ("s0", "s1", "s2", "nobody", 's"1'):
+        for since in (0.0, t0 + 10.5, t0 + 24.5, t0 + 100):
+            expected = [
+                r
+                for r in (sink.records_since(since) if isinstance(sink, RecordsSince) else [])
+                if r.get("session_id") == session
+            ]
+            if isinstance(sink, SessionRecordsSince):
+                assert list(sink.session_records_since(session, since)) == expected
+            if isinstance(sink, RecordsSince):
+                assert list(recent_records(sink, session, since)) == expected
