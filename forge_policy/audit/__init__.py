@@ -3,7 +3,8 @@
 Names are loaded on first use (PEP 562): importing this package (which the evaluator does for
 the memory sink) does not import :mod:`sqlite3` or portalocker. The optional capabilities a
 sink may have beyond :class:`~forge_policy.AuditSink` are the protocols :class:`SessionRecords`,
-:class:`RecordsSince` and :class:`Verifiable` (:mod:`forge_policy.audit.base`).
+:class:`RecordsSince`, :class:`SessionRecordsSince`, :class:`Verifiable` and
+:class:`Checkpointed` (:mod:`forge_policy.audit.base`).
 
 >>> from forge_policy.audit import JsonlAuditSink
 >>> JsonlAuditSink("/nonexistent/audit/overrides.log")  # nothing is created before an append
@@ -16,7 +17,13 @@ from forge_policy._lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from forge_policy.audit.base import RecordsSince, SessionRecords, Verifiable
+    from forge_policy.audit.base import (
+        Checkpointed,
+        RecordsSince,
+        SessionRecords,
+        SessionRecordsSince,
+        Verifiable,
+    )
     from forge_policy.audit.insights import override_ids, summarize
     from forge_policy.audit.jsonl import JsonlAuditSink
     from forge_policy.audit.memory import MemoryAuditSink
@@ -24,11 +31,13 @@ if TYPE_CHECKING:
     from forge_policy.audit.verify import VerifyReport
 
 _EXPORTS: dict[str, str] = {
+    "Checkpointed": "forge_policy.audit.base",
     "JsonlAuditSink": "forge_policy.audit.jsonl",
     "MemoryAuditSink": "forge_policy.audit.memory",
     "RecordsSince": "forge_policy.audit.base",
     "SQLiteAuditSink": "forge_policy.audit.sqlite",
     "SessionRecords": "forge_policy.audit.base",
+    "SessionRecordsSince": "forge_policy.audit.base",
     "Verifiable": "forge_policy.audit.base",
     "VerifyReport": "forge_policy.audit.verify",
     "override_ids": "forge_policy.audit.insights",
@@ -36,11 +45,13 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "Checkpointed",
     "JsonlAuditSink",
     "MemoryAuditSink",
     "RecordsSince",
     "SQLiteAuditSink",
     "SessionRecords",
+    "SessionRecordsSince",
     "Verifiable",
     "VerifyReport",
     "override_ids",
