@@ -149,6 +149,7 @@ class _Places:
         self.locations = [(root, "governance") for root in dict.fromkeys(roots)]
         self.locations += [(path, "settings") for path in settings]
         self.paths = 0
+        self._real_folders: dict[str, str] = {}
 
     def absolute(self, word: str, cwd: str) -> str:
         """A command-line word as a normalized absolute path (``~``, ``$HOME``, ``$FORGE_ROOT``,
@@ -183,27 +184,51 @@ class _Places:
             _matches(a, ".cache") and _matches(b, "forge-policy") for a, b in pairwise(parts)
         ):
             return "governance"
-        for location, what in self.locations:
-            where = _parts(location)
-            if _covers(parts, where, inside=True) or (holds and _covers(parts, where)):
-                return what
+        if _GLOB.isdisjoint(path):  # the common case: plain text prefixes, no pattern matching
+            inner = path.rstrip("/") + "/"
+            for location, what in self.locations:
+                if path == location or path.startswith(location.rstrip("/") + "/"):
+                    return what
+                if holds and location.startswith(inner):
+                    return what
+        else:
+            for location, what in self.locations:
+                where = _parts(location)
+                if _covers(parts, where, inside=True) or (holds and _covers(parts, where)):
+                    return what
         if real:
-            self.paths += 1
-            if self.paths > _MAX_PATHS:
-                truncated(f"more than {_MAX_PATHS} paths: symlinks were not resolved")
-                return None
             # resolve the part before the first glob (a glob is matched by the shell later)
             glob_at = next((k for k, part in enumerate(parts) if _GLOB & set(part)), len(parts))
             head = "/".join(parts[:glob_at]) or "/"
             try:
-                resolved = os.path.realpath(head)
+                resolved = self._realpath(head)
             except (OSError, ValueError):
+                return None
+            if resolved is None:
                 return None
             if resolved != head:
                 rest = "/".join(parts[glob_at:])
                 target = f"{resolved.rstrip('/')}/{rest}" if rest else resolved
                 return self.kind(target, holds=holds, real=False)
         return None
+
+    def _realpath(self, path: str) -> str | None:
+        """``os.path.realpath``, with each folder resolved once per event: a path whose last
+        part is no symlink resolves to its resolved folder joined with that part (one
+        ``lstat``), which keeps many paths in one folder (``rm -rf build/1 … build/9999``)
+        cheap. None past :data:`_MAX_PATHS` full resolutions (the fact is then incomplete)."""
+        folder, name = os.path.split(path)
+        link = not name or os.path.islink(path)
+        real = None if link else self._real_folders.get(folder)
+        if real is None:
+            self.paths += 1
+            if self.paths > _MAX_PATHS:
+                truncated(f"more than {_MAX_PATHS} paths: symlinks were not resolved")
+                return None
+            if link:
+                return os.path.realpath(path)
+            real = self._real_folders[folder] = os.path.realpath(folder)
+        return os.path.join(real, name)
 
 
 def _matches(name: str, wanted: str) -> bool:

@@ -222,3 +222,24 @@ def test_forge_disable_cannot_switch_it_off(tmp_path: Path) -> None:
     decision = evaluator.evaluate(bash("rm -rf .forge", cwd=str(tmp_path)))
     assert decision.blocking is not None
     assert decision.blocking.behavior_id == "protect-governance"
+
+
+def test_many_paths_in_one_folder_are_resolved_once_per_folder(tmp_path: Path) -> None:
+    """The symlink check resolves each folder once per event: 5,000 deletes in one folder
+    used to pass the 4,096-resolution cap, so the fact was incomplete and protect-governance
+    refused the call (fail closed) although nothing of the governance was touched."""
+    from forge_policy.facts import FactRegistry, Partial
+    from forge_policy.facts.governance import provide_governance_changes
+
+    facts = FactRegistry()  # a generous budget: this test is about the cap, not the time
+    facts.register("changes", provide_governance_changes, budget_ms=60_000)
+    (tmp_path / "build").mkdir()
+    chain = " && ".join(f"rm -rf build/{i}" for i in range(5000))
+    event = Event(
+        "PreToolUse", "s", tool_name="Bash", tool_input={"command": chain}, cwd=str(tmp_path)
+    )
+    found, _ = facts["changes"].evaluate(event)
+    assert found == [] and not isinstance(found, Partial)
+    (tmp_path / "build" / "7").symlink_to(tmp_path / ".forge")  # a link among them still counts
+    found, _ = facts["changes"].evaluate(event)
+    assert found == [f"rm {tmp_path}/build/7"]
