@@ -166,31 +166,29 @@ class _Places:
     def kind(self, path: str, *, holds: bool = False, real: bool = True) -> str | None:
         """``governance`` or ``settings`` when ``path`` (absolute, maybe a glob) is, or is
         inside, a governance location (``holds``: or is a folder that contains one)."""
-        parts = _parts(path)
         home = self.vars["HOME"]
         if holds and path in ("/", "/*", home, f"{home}/*"):
             holds = False  # rm -rf / and ~ are dangerous-commands' refusal, with its own words
-        if any(_matches(part, ".forge") for part in parts):
-            return "governance"
         if "$FORGE_" in path or "${FORGE_" in path:
             return "governance"  # a variable the hook could not expand: its name says enough
-        if (
+        parts = _parts(path)
+        if _GLOB.isdisjoint(path):
+            found = self._plain_kind(path, holds)
+            if found is not None:
+                return found
+        elif (
+            any(_matches(part, ".forge") for part in parts)
+            or (len(parts) >= 3 and any(
+                _matches(a, ".cache") and _matches(b, "forge-policy") for a, b in pairwise(parts)
+            ))
+        ):  # fmt: skip
+            return "governance"
+        elif (
             len(parts) >= 2
             and _matches(parts[-2], ".claude")
             and any(_matches(parts[-1], name) for name in SETTINGS_FILES)
         ):
             return "settings"
-        if len(parts) >= 3 and any(
-            _matches(a, ".cache") and _matches(b, "forge-policy") for a, b in pairwise(parts)
-        ):
-            return "governance"
-        if _GLOB.isdisjoint(path):  # the common case: plain text prefixes, no pattern matching
-            inner = path.rstrip("/") + "/"
-            for location, what in self.locations:
-                if path == location or path.startswith(location.rstrip("/") + "/"):
-                    return what
-                if holds and location.startswith(inner):
-                    return what
         else:
             for location, what in self.locations:
                 where = _parts(location)
@@ -210,6 +208,23 @@ class _Places:
                 rest = "/".join(parts[glob_at:])
                 target = f"{resolved.rstrip('/')}/{rest}" if rest else resolved
                 return self.kind(target, holds=holds, real=False)
+        return None
+
+    def _plain_kind(self, path: str, holds: bool) -> str | None:
+        """:meth:`kind`'s questions for an absolute path without glob characters, asked of the
+        text (the common case: no component-by-component pattern matching)."""
+        probe = f"/{path}/"
+        if "/.forge/" in probe or "/.cache/forge-policy/" in probe:
+            return "governance"
+        folder, _, name = path.rpartition("/")
+        if name in SETTINGS_FILES and folder.rpartition("/")[2] == ".claude":
+            return "settings"
+        inner = path.rstrip("/") + "/"
+        for location, what in self.locations:
+            if path == location or path.startswith(location.rstrip("/") + "/"):
+                return what
+            if holds and location.startswith(inner):
+                return what
         return None
 
     def _realpath(self, path: str) -> str | None:
