@@ -99,15 +99,17 @@ def can_use_tool(
         tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
     ) -> PermissionResult:
         try:
-            event = Event(
-                "PreToolUse",
-                _session(session_id, {}) if session_id is not None else fixed,
-                tool_name=tool_name,
-                tool_input=tool_input,
-                tool_use_id=context.tool_use_id or "",
-                agent=context.agent_id or "",
-                harness=HARNESS,
-            )
+            # the PreToolUse payload the CLI would have sent a hook: conditions read its fields
+            payload = {
+                "hook_event_name": "PreToolUse",
+                "session_id": _session(session_id, {}) if session_id is not None else fixed,
+                "tool_name": tool_name,
+                "tool_input": tool_input,
+                "tool_use_id": context.tool_use_id or "",
+            }
+            if context.agent_id:
+                payload["agent_id"] = context.agent_id
+            event = Event.from_claude_code(payload, harness=HARNESS)
             decision = await _evaluate(evaluator, event)
         except Exception as exc:  # fail closed: a call that could not be decided is refused
             return PermissionResultDeny(message=_could_not_decide(exc, refused=True))
