@@ -23,6 +23,7 @@ called, never by ``import forge_policy`` or ``forge_policy.harness``.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from typing import cast
@@ -120,7 +121,10 @@ def can_use_tool(
         if blocking.override_mode == OVERRIDE_BY_USER:
             if ask is None:
                 return PermissionResultDeny(message=reason)
-            return await ask(tool_name, tool_input, context, reason)
+            try:
+                return await ask(tool_name, tool_input, context, reason)
+            except Exception as exc:  # a prompt that broke approved nothing
+                return PermissionResultDeny(message=f"{reason}\n{_could_not_decide(exc)}")
         return PermissionResultDeny(
             message=reason, interrupt=blocking.override_mode == OVERRIDE_NEVER
         )
@@ -176,7 +180,8 @@ async def _evaluate(
         with lock:
             decision = evaluator.evaluate(event)
             if notes:
-                evaluator.audit.append_many(notes)
+                with contextlib.suppress(Exception):  # the decision stands without its note
+                    evaluator.audit.append_many(notes)
             return decision
 
     return await anyio.to_thread.run_sync(run)
@@ -191,7 +196,7 @@ def _session(session_id: SessionId, input_data: Mapping[str, Any]) -> str:
     return value
 
 
-def _could_not_decide(exc: BaseException, *, refused: bool) -> str:
+def _could_not_decide(exc: BaseException, *, refused: bool = True) -> str:
     from forge_policy.secrets import redact
 
     problem = " ".join(redact(f"{type(exc).__name__}: {exc}").split())[:400]

@@ -237,6 +237,18 @@ def test_a_user_mode_soft_block_asks_through_the_callers_prompt(tmp_path: Path) 
     assert ran == {} or "override" in ran.get("systemMessage", "")
 
 
+def test_an_ask_callback_that_raises_denies(tmp_path: Path) -> None:
+    evaluator = fp.Evaluator(deploy_catalog(tmp_path, override="user"), clock=Clock())
+
+    async def ask(*args: Any) -> PermissionResultAllow:
+        raise OSError("no terminal")
+
+    decide = adapter.can_use_tool(evaluator, session_id=SESSION, ask=ask)
+    result = anyio.run(decide, "Bash", {"command": "deploy api"}, ToolPermissionContext())
+    assert isinstance(result, PermissionResultDeny)
+    assert result.message.startswith("[no-deploy]") and "OSError: no terminal" in result.message
+
+
 def test_the_pre_tool_use_hook_asks_for_a_user_mode_soft_block(tmp_path: Path) -> None:
     evaluator = fp.Evaluator(deploy_catalog(tmp_path, override="user"), clock=Clock())
 
