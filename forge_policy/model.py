@@ -132,8 +132,9 @@ class Event:
         return None
 
     @classmethod
-    def from_claude_code(cls, payload: object) -> Event:
-        """Build an event from a Claude Code hook payload (the JSON object read from stdin).
+    def from_claude_code(cls, payload: object, *, harness: str = "claude-code") -> Event:
+        """Build an event from a Claude Code hook payload (the JSON object read from stdin, or
+        the hook input the Claude Agent SDK passes its callbacks: the same fields).
 
         Raises :class:`~forge_policy.EventError` naming the field when the payload is unusable.
 
@@ -162,7 +163,7 @@ class Event:
             cwd=_text(payload, "cwd"),
             tool_use_id=_text(payload, "tool_use_id"),
             permission_mode=_text(payload, "permission_mode"),
-            harness="claude-code",
+            harness=harness,
             payload=payload,
         )
 

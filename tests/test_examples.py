@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -56,3 +58,12 @@ def test_standalone_hook_script(tmp_path: Path) -> None:
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     settings = json.loads((EXAMPLES / "claude-settings.json").read_text())
     assert "PreToolUse" in settings["hooks"]
+
+
+def test_claude_agent_sdk_example_refuses_escalates_and_overrides() -> None:
+    pytest.importorskip("claude_agent_sdk")
+    out = run(str(EXAMPLES / "claude_agent_sdk_agent.py"))
+    assert " 3. Bash(git push --force origin main) -> DENY" in out
+    assert " 8. Write(/repo/lib/last.py) -> DENY" in out
+    assert " 9. Write(/repo/lib/last.py) -> ALLOW" in out
+    assert "Audited overrides: ['retry']" in out

@@ -64,7 +64,7 @@ def harness_auto_approval(event: Event, violation: Violation) -> AutoApproval | 
     >>> harness_auto_approval(fp.Event("BeforeTool", "s", harness="gemini"), v) is None
     True
     """
-    if event.harness == "claude-code":
+    if event.harness in ("claude-code", "claude-agent-sdk"):  # the SDK runs the Claude Code CLI
         from forge_policy.render.claude_code import auto_approve
 
         return auto_approve(event, violation)

@@ -1,8 +1,9 @@
 """Harness adapters: a harness's payload in, an :class:`~forge_policy.Event` out.
 
 ``payload`` reads and bounds a hook's stdin; the Claude Code answer is rendered by
-:mod:`forge_policy.render.claude_code`. Adapters for Codex, Gemini, Cursor and agent frameworks
-arrive here, each behind an optional extra; none imports a framework at module level.
+:mod:`forge_policy.render.claude_code`. Agent-framework adapters live here, each behind an
+optional extra and importing its framework only when called: ``claude_agent_sdk`` (extra
+``claude-agent-sdk``). Codex, Gemini and Cursor adapters arrive here too.
 """
 
 #: Names accepted by ``forge-policy hook --harness``.

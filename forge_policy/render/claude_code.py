@@ -163,26 +163,40 @@ def render(decision: Decision, event: Event | None = None) -> tuple[str, int]:
     ``event`` defaults to ``decision.event``. The blocking violation's ``override_mode`` says
     whether to deny or ask.
     """
+    out = answer(decision, event)
+    return (dumps(out) if out is not None else ""), 0
+
+
+def answer(decision: Decision, event: Event | None = None) -> dict[str, Any] | None:
+    """The hook answer as a JSON-ready dict, or None when there is nothing to say (the form
+    an in-process harness such as the Claude Agent SDK returns from its hook callback)."""
     event = event if event is not None else decision.event
     name = event.event_name
     notes = _override_notes(decision)
     blocking = decision.blocking
     if blocking is None:
         text = "\n\n".join([*decision.messages, *notes])
-        return (dumps(advice(name, text)) if text else ""), 0
-    reason = decision.message
+        return advice(name, text) if text else None
     summary = blocking.message.split("\n", 1)[0]
-    hard = blocking.override_mode == OVERRIDE_NEVER
-    if hard and CANNOT_OVERRIDE not in reason and "cannot be overridden" not in reason:
-        reason = f"{reason}\n{CANNOT_OVERRIDE}"
     # under bypassPermissions the engine already turned such a block into allow + advisory
     ask = blocking.override_mode == OVERRIDE_BY_USER
-    out = refuse(name, reason, summary, ask=ask)
+    out = refuse(name, refusal_reason(decision), summary, ask=ask)
     if notes:
         out["systemMessage"] = "\n\n".join([out["systemMessage"], *notes])
-    if hard:
+    if blocking.override_mode == OVERRIDE_NEVER:
         out["override_allowed"] = False
-    return dumps(out), 0
+    return out
+
+
+def refusal_reason(decision: Decision) -> str:
+    """What the agent reads for a blocked call: the messages, and for a block that cannot be
+    overridden, a line saying so."""
+    reason = decision.message
+    blocking = decision.blocking
+    hard = blocking is not None and blocking.override_mode == OVERRIDE_NEVER
+    if hard and CANNOT_OVERRIDE not in reason and "cannot be overridden" not in reason:
+        reason = f"{reason}\n{CANNOT_OVERRIDE}"
+    return reason
 
 
 def _override_notes(decision: Decision) -> list[str]:
