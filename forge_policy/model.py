@@ -176,6 +176,7 @@ _ATTRIBUTE_KEYS = {
     "hook_event_name": "event_name",
     "session_id": "session_id",
     "tool_name": "tool_name",
+    "tool_input": "tool_input",
     "prompt": "prompt",
     "agent_type": "agent",
     "agent": "agent",
