@@ -172,3 +172,24 @@ def test_builders_make_payloads_the_hook_accepts() -> None:
 def test_an_unknown_store_kind_is_named(forge_evaluator) -> None:
     with pytest.raises(ValueError, match="store must be one of memory, file, sqlite"):
         forge_evaluator(store="redis")
+
+
+def _imported_after(code: str) -> set[str]:
+    import subprocess
+    import sys
+
+    probe = f"import sys\n{code}\nprint(' '.join(sorted(sys.modules)))"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return {name.split(".")[0] for name in run.stdout.split()}
+
+
+def test_the_kit_imports_pytest_and_hypothesis_only_where_used() -> None:
+    kit = _imported_after(
+        "import forge_policy.testing as t\n"
+        "t.FakeClock, t.claude_code_event, t.assert_allows, t.assert_counter"
+    )
+    assert not kit & {"pytest", "_pytest", "hypothesis"}
+    sinks = _imported_after("from forge_policy.testing.conformance import AuditSinkSuite")
+    assert "pytest" in sinks and "hypothesis" not in sinks
+    bare = _imported_after("import forge_policy, forge_policy.testing")
+    assert not bare & {"pytest", "_pytest", "hypothesis"}
