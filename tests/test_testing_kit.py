@@ -193,3 +193,24 @@ def test_the_kit_imports_pytest_and_hypothesis_only_where_used() -> None:
     assert "pytest" in sinks and "hypothesis" not in sinks
     bare = _imported_after("import forge_policy, forge_policy.testing")
     assert not bare & {"pytest", "_pytest", "hypothesis"}
+
+
+def test_the_readme_example_passes_under_the_plugin(tmp_path: Path) -> None:
+    """The README's example test file, run by pytest in a fresh process: the fixtures come
+    from the installed plugin alone (no conftest)."""
+    import re
+    import subprocess
+    import sys
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- testing-example -->\n```python\n(.*?)```", readme, re.S)
+    assert match is not None, "README: the testing example is missing"
+    (tmp_path / "test_example.py").write_text(match.group(1), encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "2 passed" in run.stdout
