@@ -32,6 +32,12 @@ class CatalogFactory:
     Text and dicts are written under the test's ``tmp_path`` and loaded by the same loader as
     production, so an invalid behavior raises :class:`~forge_policy.CatalogError` naming the
     field.
+
+    >>> import tempfile
+    >>> make = CatalogFactory(Path(tempfile.mkdtemp()))
+    >>> make({"schema_version": "1", "id": "x"})
+    Traceback (most recent call last):
+    forge_policy.errors.CatalogError: catalog does not load: ...
     """
 
     def __init__(self, folder: Path) -> None:
@@ -69,6 +75,14 @@ class EvaluatorFactory:
     ``store``: ``"memory"``, ``"file"`` or ``"sqlite"`` (a fresh file under ``tmp_path``) or a
     :class:`~forge_policy.RuntimeStore`; other keywords go to :class:`~forge_policy.Evaluator`
     (``audit``, ``profile``, ``ttl``, ``override_window``, ``facts``, …).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> make = EvaluatorFactory(folder, FakeClock(), CatalogFactory(folder))
+    >>> ev = make(store="sqlite")
+    >>> type(ev.store).__name__, ev.clock is make.clock
+    ('SQLiteStore', True)
+    >>> make.close()
     """
 
     def __init__(self, folder: Path, clock: FakeClock, catalogs: CatalogFactory) -> None:
