@@ -43,7 +43,8 @@ class AuditSink(Protocol):
 
     Records are JSON objects with a ``kind`` (``override``, ``block``, ``violation``,
     ``bypass``, ``recovery``, ``diagnostic``). A sink must meet every requirement below; the audit
-    conformance suite (``tests/audit/test_conformance.py``) checks each of them:
+    conformance suite (:class:`forge_policy.testing.conformance.AuditSinkSuite`; subclass it for
+    your own sink) checks those it can without knowing the backend:
 
     - **Durable before return.** ``append_many`` returns only once its records would survive a
       crash of the process (fsync, a committed transaction): the evaluator acknowledges an

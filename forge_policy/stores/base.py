@@ -24,8 +24,10 @@ class RuntimeStore(Protocol):
 
     ``apply`` receives the stored state (``None`` when the session is unknown) and returns
     ``(result, new_state)``; ``new_state is None`` means "write nothing". A store must meet
-    every requirement below; the store conformance suite (``tests/stores/test_conformance.py``,
-    with :class:`~forge_policy.MemoryStore` as its oracle) checks each of them:
+    every requirement below; the store conformance suite
+    (:class:`forge_policy.testing.conformance.RuntimeStoreSuite`, with
+    :class:`~forge_policy.MemoryStore` as its oracle; subclass it for your own store) checks
+    those it can without knowing the backend:
 
     - **One transaction per call.** Between the read that feeds ``apply`` and the write of its
       result, no other ``transact`` on that session, in any thread or process sharing the

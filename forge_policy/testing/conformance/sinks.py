@@ -1,0 +1,321 @@
+"""The :class:`~forge_policy.AuditSink` conformance suite, for any sink (SPEC §4, §9).
+
+Subclass :class:`AuditSinkSuite` in a test module, name the subclass ``Test…`` and give it a
+``make_sink`` fixture returning a factory; pytest then runs every requirement against it::
+
+    import pytest
+    from forge_policy.testing.conformance import AuditSinkSuite
+
+    class TestMySink(AuditSinkSuite):
+        @pytest.fixture
+        def make_sink(self, tmp_path):
+            return lambda: MySink(tmp_path / "audit.log")
+
+Each call of the factory must open a sink over the *same* stored records (as reopening a log
+would); an in-memory sink returns the same object each time. The suite closes what it opens.
+
+Redaction is the sink's job today: the engine redacts the summaries it writes, but records
+also come from the hook, the CLI and the git hooks, so every sink runs each record through
+:func:`forge_policy.audit.verify.clean` before storing it (one call).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from forge_policy.audit.base import (
+    AuditSink,
+    Checkpointed,
+    RecordsSince,
+    SessionRecordsSince,
+    Verifiable,
+    recent_records,
+    session_records,
+)
+
+T0 = 1_800_000_000.0
+# an AWS key id, built here so that the file itself holds none (AKIA…EXAMPLE is a placeholder)
+_AWS_ID = "AKIA" + "IOSFODNN7EXAMPL3"
+
+
+def block(i: int, session: str = "s1", behavior: str = "search-first") -> dict[str, Any]:
+    """A block record, numbered by ``i``."""
+    return {"kind": "block", "session_id": session, "behavior_id": behavior, "counter": i, "i": i}
+
+
+def override(oid: str, session: str = "s1", behavior: str = "search-first") -> dict[str, Any]:
+    """An override record with id ``oid``."""
+    return {
+        "kind": "override",
+        "override_id": oid,
+        "session_id": session,
+        "behavior_id": behavior,
+        "counter": 5,
+        "mechanism": "retry",
+        "reason": "",
+    }
+
+
+def plain(records: Any) -> list[dict[str, Any]]:
+    """Records without the ``seq`` a :class:`~forge_policy.audit.base.Verifiable` sink adds."""
+    return [{k: v for k, v in r.items() if k != "seq"} for r in records]
+
+
+def _claims(sink: object, capability: type) -> bool:
+    """Whether ``sink`` has an optional capability (without narrowing its type: the suite
+    keeps calling the sink's other methods)."""
+    return isinstance(sink, capability)
+
+
+def _stamped(i: int, session: str, at: float, **extra: Any) -> dict[str, Any]:
+    from forge_policy._time import iso
+
+    return {**block(i, session), "timestamp": iso(at), **extra}
+
+
+class AuditSinkSuite:
+    """Every requirement of :class:`~forge_policy.AuditSink` and of the optional capabilities a
+    sink claims, as tests. Provide ``make_sink`` (see the module docstring).
+
+    For every sink:
+
+    - **It is an AuditSink** (``test_is_an_audit_sink``); an empty sink reads back nothing,
+      and appending nothing changes nothing (``test_empty``).
+    - **As written, in order** (``test_append_and_read_back_in_order``): ``records`` yields
+      every record appended, oldest first, equal to what was appended (any iterable); a sink
+      that is not :class:`~forge_policy.audit.base.Verifiable` stores the caller's keys as
+      they are, ``seq`` included (``test_seq_is_the_verifiable_sinks_own``).
+    - **No shared mutable data** (``test_caller_records_are_not_mutated``,
+      ``test_nested_values_read_back_are_copies``).
+    - **Reopening keeps every record** (``test_a_reopened_sink_keeps_every_record``): the
+      factory's next sink reads what the first wrote and appends after it, also after
+      ``close`` (called twice: it is idempotent).
+    - **Concurrent appenders** (``test_threads_keep_every_record_and_their_order``): no record
+      lost, each thread's order kept.
+    - **The reading helpers agree** (``test_reading_helpers_agree``):
+      :func:`~forge_policy.audit.base.session_records` and the optional
+      ``records_for_session`` give one session's records as ``records`` would.
+    - **Works under the evaluator** (``test_evaluator_writes_blocks_and_a_retry_override``).
+    - **Redacted before writing** (``test_secrets_never_reach_the_sink``): no secret of the
+      agent-shield table is stored or read back.
+
+    For a sink that claims a capability:
+
+    - :class:`~forge_policy.audit.base.Verifiable` (``test_seq_is_the_verifiable_sinks_own``):
+      ``seq`` numbers the records from 1, replacing a caller's ``seq``/``prev``, and
+      ``verify()`` of an untouched log is ok (also after reopening and under threads).
+    - :class:`~forge_policy.audit.base.Checkpointed`
+      (``test_a_checkpointed_sink_says_where_each_append_began_and_ended``).
+    - :class:`~forge_policy.audit.base.RecordsSince` /
+      :class:`~forge_policy.audit.base.SessionRecordsSince`
+      (``test_recent_records_are_those_stamped_since``).
+
+    Requirements the suite cannot check without knowing the backend, which a sink's own tests
+    must cover: durable before return (a crash loses nothing acknowledged); ``verify()``
+    finds edits, removals, insertions and truncation of the stored log; backend failures
+    raise :class:`~forge_policy.AuditError` and an unreadable record
+    :class:`~forge_policy.AuditIntegrityError`; concurrent processes lose no record.
+    """
+
+    @pytest.fixture
+    def make_sink(self) -> Callable[[], AuditSink]:
+        raise NotImplementedError(
+            f"{type(self).__name__}: define a make_sink fixture returning a factory of sinks"
+        )
+
+    @pytest.fixture
+    def open_sink(self, make_sink: Callable[[], AuditSink]) -> Iterator[Callable[[], Any]]:
+        """``make_sink``, closing every sink it opened when the test ends."""
+        opened: list[AuditSink] = []
+
+        def open_() -> Any:
+            made = make_sink()
+            if not any(made is seen for seen in opened):
+                opened.append(made)
+            return made
+
+        yield open_
+        for made in opened:
+            made.close()
+
+    @pytest.fixture
+    def sink(self, open_sink: Callable[[], Any]) -> Any:
+        return open_sink()
+
+    def test_is_an_audit_sink(self, sink: Any) -> None:
+        assert isinstance(sink, AuditSink)
+
+    def test_empty(self, sink: Any) -> None:
+        assert list(sink.records()) == []
+        sink.append_many([])
+        assert list(sink.records()) == []
+
+    def test_append_and_read_back_in_order(self, sink: Any) -> None:
+        first = [block(1), override("o1"), {"kind": "bypass", "behaviors": ["a", "b"], "n": None}]
+        second = [block(2), {"kind": "violation", "nested": {"x": [1, 2.5, True]}}]
+        sink.append_many(first)
+        sink.append_many(iter(second))  # any iterable
+        assert plain(sink.records()) == first + second
+
+    def test_seq_is_the_verifiable_sinks_own(self, sink: Any) -> None:
+        sink.append_many([block(i) for i in range(10)])
+        sink.append_many([{**block(10), "seq": 99, "prev": "forged"}])  # the sink's keys
+        seqs = [r.get("seq") for r in sink.records()]
+        if _claims(sink, Verifiable):
+            assert seqs == list(range(1, 12))
+            assert sink.verify().ok
+        else:
+            assert seqs == [None] * 10 + [99]
+
+    def test_a_checkpointed_sink_says_where_each_append_began_and_ended(self, sink: Any) -> None:
+        if not _claims(sink, Checkpointed):
+            pytest.skip(f"{sink!r} keeps no checkpoints (an optional capability)")
+        assert sink.last_append is None
+        sink.append_many([block(0), block(1)])
+        first = sink.last_append
+        assert first is not None and (first.before, first.seq) == (0, 2)
+        sink.append_many([block(2)])
+        second = sink.last_append
+        assert second is not None and (second.before, second.seq) == (2, 3)
+        assert second.origin == first.origin != second.hash  # the first line names the log
+        checkpoints = [("s", 1, first.origin), ("s", 2, first.hash), ("s", 3, second.hash)]
+        assert sink.verify(checkpoints).ok
+        assert not sink.verify([("s", 4, second.hash)]).ok  # a seq the log never reached
+
+    def test_caller_records_are_not_mutated(self, sink: Any) -> None:
+        record = block(1)
+        before = dict(record)
+        sink.append_many([record])
+        assert record == before
+        read = next(iter(sink.records()))
+        read["kind"] = "changed"
+        assert next(iter(sink.records()))["kind"] == "block"
+
+    def test_nested_values_read_back_are_copies(self, sink: Any) -> None:
+        record: dict[str, Any] = {"kind": "bypass", "behaviors": ["a"], "nested": {"x": [1]}}
+        sink.append_many([record])
+        record["behaviors"].append("changed after the append")
+        read = next(iter(sink.records()))
+        read["behaviors"].append("b")
+        read["nested"]["x"].append(2)
+        expected = [{"kind": "bypass", "behaviors": ["a"], "nested": {"x": [1]}}]
+        assert plain(sink.records()) == expected
+
+    def test_a_reopened_sink_keeps_every_record(
+        self, sink: Any, open_sink: Callable[[], Any]
+    ) -> None:
+        sink.append_many([block(1), override("o1")])
+        sink.close()
+        sink.close()
+        again = open_sink()
+        again.append_many([block(2)])
+        assert plain(again.records()) == [block(1), override("o1"), block(2)]
+        if _claims(again, Verifiable):
+            assert [r["seq"] for r in again.records()] == [1, 2, 3]
+            assert again.verify().ok
+
+    def test_threads_keep_every_record_and_their_order(self, sink: Any) -> None:
+        def work(t: int) -> None:
+            for i in range(25):
+                sink.append_many([{"kind": "block", "thread": t, "i": i}])
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        records = list(sink.records())
+        assert len(records) == 100
+        for t in range(4):
+            assert [r["i"] for r in records if r["thread"] == t] == list(range(25))
+        if _claims(sink, Verifiable):
+            assert sink.verify().ok
+
+    def test_reading_helpers_agree(self, sink: Any) -> None:
+        from forge_policy.audit.insights import override_ids, summarize
+
+        records = [
+            block(5),
+            override("o1"),
+            block(6, session="s2"),
+            override("o2", session="s2"),
+            {"kind": "recovery"},
+        ]
+        sink.append_many(records)
+        assert override_ids(sink) == {"o1", "o2"}
+        assert plain(session_records(sink, "s2")) == records[2:4]
+        assert summarize(sink.records()) == summarize(records)
+
+    def test_evaluator_writes_blocks_and_a_retry_override(self, sink: Any) -> None:
+        import forge_policy as fp
+        from forge_policy.audit.insights import override_ids, summarize
+        from forge_policy.testing.clock import FakeClock
+
+        clock = FakeClock()
+        ev = fp.Evaluator(fp.builtin_catalog(), audit=sink, clock=clock)
+
+        def write(i: int, tool_use_id: str = "") -> fp.Event:
+            code = {"file_path": f"/src/m{i}.py", "content": "x = 1\n"}
+            return fp.Event(
+                "PreToolUse", "s1", tool_name="Write", tool_input=code, tool_use_id=tool_use_id
+            )
+
+        for i in range(5):
+            clock.advance(1)
+            decision = ev.evaluate(write(i))
+        assert decision.blocked
+        clock.advance(10)
+        assert not ev.evaluate(write(4, tool_use_id="toolu_other")).blocked
+        # every counted violation is on the record (the source of truth), then the block
+        violations = [r for r in sink.records() if r["kind"] == "violation"]
+        counters = [r["counter"] for r in violations if r["behavior_id"] == "search-first"]
+        assert counters == [1, 2, 3, 4]
+        records = [r for r in sink.records() if r["kind"] != "violation"]
+        assert [r["kind"] for r in records] == ["block", "override"]
+        assert records[0]["counter"] == 5
+        (oid,) = override_ids(sink)
+        assert ev.status("s1").behaviors["search-first"].overrides == 1
+        assert summarize(records).behaviors["search-first"].override_rate == 1.0
+        assert oid == records[1]["override_id"]
+
+    def test_secrets_never_reach_the_sink(self, sink: Any, open_sink: Callable[[], Any]) -> None:
+        sink.append_many(
+            [
+                {
+                    "kind": "override",
+                    "reason": "key sk-abcdefghijklmnopqrstuvwx",
+                    "input_summary": f'Bash: export AWS={_AWS_ID} password="pw12345"',
+                }
+            ]
+        )
+        sink.close()
+        text = repr(list(open_sink().records()))  # what was stored, read back anew
+        for secret in ("sk-abcdefghijklmnopqrstuvwx", _AWS_ID, "pw12345"):
+            assert secret not in text
+
+    def test_recent_records_are_those_stamped_since(self, sink: Any) -> None:
+        """``session_records_since`` (a cheaper read of one session) returns what
+        ``records_since`` returns for that session; ``recent_records`` agrees with both."""
+        if not _claims(sink, RecordsSince):  # SessionRecordsSince is defined against it
+            pytest.skip(f"{sink!r} has no records_since (an optional capability)")
+        records = [_stamped(i, f"s{i % 3}", T0 + i) for i in range(30)]
+        # another session's record holding an older nested stamp must not end the scan early
+        nested = {"timestamp": "2000-01-01T00:00:00Z"}
+        records.insert(25, _stamped(99, "s2", T0 + 25, nested=nested))
+        records.append({"kind": "diagnostic", "session_id": "s1"})  # unstamped: never ends it
+        sink.append_many(records)
+        for session in ("s0", "s1", "s2", "nobody", 's"1'):
+            for since in (0.0, T0 + 10.5, T0 + 24.5, T0 + 100):
+                expected = [
+                    r
+                    for r in (sink.records_since(since) if _claims(sink, RecordsSince) else [])
+                    if r.get("session_id") == session
+                ]
+                if _claims(sink, SessionRecordsSince):
+                    assert list(sink.session_records_since(session, since)) == expected
+                if _claims(sink, RecordsSince):
+                    assert list(recent_records(sink, session, since)) == expected
