@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import re
 
-from forge_policy.errors import FactTimeout
-from forge_policy.facts.interpreters._effects import HOME, MAX_NESTING, Found, join_paths
+from forge_policy.facts.interpreters._effects import HOME, Found, join_paths
 from forge_policy.facts.interpreters._tokens import (
     Arg,
     Lexer,
@@ -429,10 +428,7 @@ def _evaluate(last: bool) -> Sink:
         code = script.text((args[-1] if last else args[0]) if args else None)
         if code is None:
             return
-        if script.depth >= MAX_NESTING:
-            script.found.unknown()
-        else:
-            _read_into(code, script.found, script.depth + 1)
+        script.read_nested(code)
 
     return sink
 
@@ -475,25 +471,9 @@ _BY_NAME = {
     "writeFileSync": "fs.writeFileSync",
 }
 _Script.sinks = _SINKS
-
-
-def _read_into(code: str, found: Found, depth: int) -> None:
-    try:
-        tokens = _Lexer(code, found).lex()
-    except LexError:
-        found.unknown()
-        return
-    script = _Script(tokens, found, depth)
-    if not script.balanced():
-        found.unknown()
-    script.run()
+_Script.lexer = _Lexer
 
 
 def read(code: str) -> tuple[tuple[str, ...], bool]:
     """The effects of a JavaScript program: ``(shell lines, complete)``."""
-    found = Found()
-    try:
-        _read_into(code, found, 0)
-    except FactTimeout:
-        found.unknown()
-    return found.effects()
+    return _Script.read(code)

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import re
 
-from forge_policy.errors import FactTimeout
-from forge_policy.facts.interpreters._effects import HOME, MAX_NESTING, Found
+from forge_policy.facts.interpreters._effects import HOME
 from forge_policy.facts.interpreters._tokens import (
     Arg,
     Lexer,
@@ -277,10 +276,7 @@ def _eval(script: Script, args: list[Arg]) -> None:
         return  # a block: its code is read where it stands
     code = script.text(args[0] if args else None)
     if code is not None:
-        if script.depth >= MAX_NESTING:
-            script.found.unknown()
-        else:
-            _read_into(code, script.found, script.depth + 1)
+        script.read_nested(code)
 
 
 _SINKS: dict[str, Sink] = {
@@ -303,25 +299,9 @@ _SINKS: dict[str, Sink] = {
     "eval": _eval,
 }
 _Script.sinks = _SINKS
-
-
-def _read_into(code: str, found: Found, depth: int) -> None:
-    try:
-        tokens = _Lexer(code, found).lex()
-    except LexError:
-        found.unknown()
-        return
-    script = _Script(tokens, found, depth)
-    if not script.balanced():
-        found.unknown()
-    script.run()
+_Script.lexer = _Lexer
 
 
 def read(code: str) -> tuple[tuple[str, ...], bool]:
     """The effects of a Perl program: ``(shell lines, complete)``."""
-    found = Found()
-    try:
-        _read_into(code, found, 0)
-    except FactTimeout:
-        found.unknown()
-    return found.effects()
+    return _Script.read(code)

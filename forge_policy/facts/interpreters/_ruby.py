@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from forge_policy.errors import FactTimeout
-from forge_policy.facts.interpreters._effects import HOME, MAX_NESTING, Found, join_paths
+from forge_policy.facts.interpreters._effects import HOME, join_paths
 from forge_policy.facts.interpreters._tokens import (
     Arg,
     Lexer,
@@ -267,10 +266,7 @@ def _chmod(script: Script, args: list[Arg]) -> None:
 def _eval(script: Script, args: list[Arg]) -> None:
     code = script.text(args[0] if args else None)
     if code is not None:
-        if script.depth >= MAX_NESTING:
-            script.found.unknown()
-        else:
-            _read_into(code, script.found, script.depth + 1)
+        script.read_nested(code)
 
 
 def _fu(names: str, sink: Sink) -> dict[str, Sink]:
@@ -315,25 +311,9 @@ def _copy_r(script: Script, args: list[Arg]) -> None:
 
 
 _Script.sinks = _SINKS
-
-
-def _read_into(code: str, found: Found, depth: int) -> None:
-    try:
-        tokens = _Lexer(code, found).lex()
-    except LexError:
-        found.unknown()
-        return
-    script = _Script(tokens, found, depth)
-    if not script.balanced():
-        found.unknown()
-    script.run()
+_Script.lexer = _Lexer
 
 
 def read(code: str) -> tuple[tuple[str, ...], bool]:
     """The effects of a Ruby program: ``(shell lines, complete)``."""
-    found = Found()
-    try:
-        _read_into(code, found, 0)
-    except FactTimeout:
-        found.unknown()
-    return found.effects()
+    return _Script.read(code)

@@ -23,7 +23,8 @@ from __future__ import annotations
 import functools
 import re
 
-from forge_policy.facts.interpreters._effects import MAX_LITERAL, Found
+from forge_policy.errors import FactTimeout
+from forge_policy.facts.interpreters._effects import MAX_LITERAL, MAX_NESTING, Found
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,6 +87,11 @@ class Lexer:
         self.tokens: list[Token] = []
         self.nl = False
         self.found = found
+
+    def lex(self) -> list[Token]:
+        """The tokens of the whole text (each language's own; :class:`LexError` when the text
+        cannot be read)."""
+        raise NotImplementedError
 
     def emit(self, kind: str, text: str, value: Value = None) -> None:
         self.tokens.append(Token(kind, text, value, self.nl))
@@ -232,6 +238,7 @@ class Script:
     bare_calls = False  # calls without parentheses (Perl, Ruby)
     stop_words: frozenset[str] = frozenset()  # words that end a bare call's arguments
     sinks: dict[str, Sink] = {}  # noqa: RUF012 - filled per language, never mutated
+    lexer: type[Lexer] = Lexer  # the language's own, set beside its sinks
     assign_starts = frozenset({";", "{", "}", "(", ",", "my", "our", "local"})
 
     def __init__(self, tokens: list[Token], found: Found, depth: int) -> None:
@@ -241,6 +248,37 @@ class Script:
         self.bindings: dict[str, Value] = {}
         self.assigned: dict[str, int] = {}
         self._bind_all()
+
+    @classmethod
+    def read(cls, code: str) -> tuple[tuple[str, ...], bool]:
+        """The effects of a program of this language: ``(shell lines, complete)``; a program
+        that does not lex, is unbalanced or runs out of budget is incomplete."""
+        found = Found()
+        try:
+            cls._read_into(code, found, 0)
+        except FactTimeout:
+            found.unknown()
+        return found.effects()
+
+    @classmethod
+    def _read_into(cls, code: str, found: Found, depth: int) -> None:
+        try:
+            tokens = cls.lexer(code, found).lex()
+        except LexError:
+            found.unknown()
+            return
+        script = cls(tokens, found, depth)
+        if not script.balanced():
+            found.unknown()
+        script.run()
+
+    def read_nested(self, code: str) -> None:
+        """Read code this program evaluates (``eval``, a string run as code) one level deeper;
+        past :data:`MAX_NESTING` levels it is unknown."""
+        if self.depth >= MAX_NESTING:
+            self.found.unknown()
+        else:
+            type(self)._read_into(code, self.found, self.depth + 1)
 
     # -- structure -------------------------------------------------------------------------
 
