@@ -36,6 +36,7 @@ from forge_policy.audit.base import (
     recent_records,
     session_records,
 )
+from forge_policy.testing.conformance._opened import closing_each
 
 T0 = 1_800_000_000.0
 # an AWS key id, built here so that the file itself holds none (AKIA…EXAMPLE is a placeholder)
@@ -130,17 +131,7 @@ class AuditSinkSuite:
     @pytest.fixture
     def open_sink(self, make_sink: Callable[[], AuditSink]) -> Iterator[Callable[[], Any]]:
         """``make_sink``, closing every sink it opened when the test ends."""
-        opened: list[AuditSink] = []
-
-        def open_() -> Any:
-            made = make_sink()
-            if not any(made is seen for seen in opened):
-                opened.append(made)
-            return made
-
-        yield open_
-        for made in opened:
-            made.close()
+        yield from closing_each(make_sink)
 
     @pytest.fixture
     def sink(self, open_sink: Callable[[], Any]) -> Any:

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from forge_policy.state import SessionState, touch_interval
 from forge_policy.stores.base import RuntimeStore, read_only
 from forge_policy.stores.memory import MemoryStore
+from forge_policy.testing.conformance._opened import closing_each
 
 T0 = 1_800_000_000.0
 # far past every time the suite writes: purge(RESET, 0) empties a store
@@ -133,17 +134,7 @@ class RuntimeStoreSuite:
     @pytest.fixture
     def open_store(self, make_store: Callable[[], RuntimeStore]) -> Iterator[Callable[[], Any]]:
         """``make_store``, closing every store it opened when the test ends."""
-        opened: list[RuntimeStore] = []
-
-        def open_() -> Any:
-            made = make_store()
-            if not any(made is seen for seen in opened):
-                opened.append(made)
-            return made
-
-        yield open_
-        for made in opened:
-            made.close()
+        yield from closing_each(make_store)
 
     @pytest.fixture
     def store(self, open_store: Callable[[], Any]) -> Any:
