@@ -17,17 +17,7 @@ from claude_agent_sdk import ClaudeAgentOptions
 
 import forge_policy as fp
 from forge_policy.harness.claude_agent_sdk import hooks
-
-
-class ScriptClock:
-    """Seconds advance by hand so the run reads the same every time."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
+from forge_policy.testing import FakeClock
 
 SESSION = "sdk-demo-session"
 
@@ -61,7 +51,7 @@ def hook_input(event: str, tool_name: str, tool_input: dict[str, Any], step: int
 
 
 async def main() -> None:
-    clock = ScriptClock()
+    clock = FakeClock()  # seconds advance by hand, so the run reads the same every time
     audit = fp.MemoryAuditSink()
     evaluator = fp.Evaluator(fp.builtin_catalog(), clock=clock, audit=audit)
     options = ClaudeAgentOptions(hooks=hooks(evaluator))  # as a real agent would configure it
@@ -70,7 +60,7 @@ async def main() -> None:
     post = options.hooks["PostToolUse"][0].hooks[0]
     print(f"claude-agent-sdk demo: {len(SCRIPT)} tool calls in session {SESSION!r}\n")
     for step, (delay, tool_name, tool_input) in enumerate(SCRIPT, start=1):
-        clock.now += delay
+        clock.advance(delay)
         data = hook_input("PreToolUse", tool_name, tool_input, step)
         answer: dict[str, Any] = dict(await pre(data, data["tool_use_id"], {"signal": None}))
         specific = answer.get("hookSpecificOutput", {})

@@ -11,17 +11,7 @@ from __future__ import annotations
 import textwrap
 
 import forge_policy as fp
-
-
-class ScriptClock:
-    """Seconds advance by hand so the demo reads the same on every run."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
+from forge_policy.testing import FakeClock
 
 SESSION = "demo-session"
 
@@ -44,12 +34,12 @@ SCRIPT: list[tuple[float, str, dict[str, object]]] = [
 
 
 def main() -> None:
-    clock = ScriptClock()
+    clock = FakeClock()  # seconds advance by hand, so the run reads the same every time
     audit = fp.MemoryAuditSink()
     evaluator = fp.Evaluator(fp.builtin_catalog(), clock=clock, audit=audit)
     print(f"forge_policy demo: {len(SCRIPT)} tool calls in session {SESSION!r}\n")
     for step, (delay, tool_name, tool_input) in enumerate(SCRIPT, start=1):
-        clock.now += delay
+        clock.advance(delay)
         event = fp.Event(
             "PreToolUse",
             SESSION,
