@@ -40,10 +40,12 @@ from forge_policy.facts.deletes import deletes
 from forge_policy.facts.execution import Run, data, runs
 from forge_policy.facts.git_argv import canonical as canonical_git
 from forge_policy.facts.shell import (
+    SHELLS,
     Command,
     basename,
     event_commands,
     iter_commands,
+    ssh_remote_command,
     stdin_text,
     strip_wrappers,
 )
@@ -64,13 +66,10 @@ NESTING = 8
 #: A pipeline is listed with at most this many of its last stages.
 _PIPELINE_STAGES = 32
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
 # a word each program must contain for the command model to find a program it runs (xargs,
 # find -exec, busybox, parallel, interpreter code) beyond what the lexer lists
 _RUNNERS = ("xargs", "parallel", "find", "box", "python", "pypy", "node", "perl", "ruby", "php",
             "deno", "bun", "lua", "osascript", "Rscript")  # fmt: skip
-# ssh options that take a value (OpenSSH 9)
-_SSH_VALUE_OPTS = frozenset("bcDEeFIiJLlmOoPpQRSWw")
 
 
 def provide_commands(event: Event) -> list[str]:
@@ -237,18 +236,9 @@ def _render(rendered: str, cmd: Command) -> str:
 def _nested_script(argv: list[str], cmd: Command) -> str | None:
     """The script a shell reads on stdin (``bash <<EOF``), or an ssh remote command."""
     name = basename(argv[0])
-    if name in _SHELLS:
+    if name in SHELLS:
         operands = [a for a in argv[1:] if not a.startswith(("-", "+"))]
         if any(a.startswith("-") and not a.startswith("--") and "c" in a for a in argv[1:]):
             return None  # sh -c: iter_commands already followed it
         return stdin_text(cmd, "") if not operands else None
-    if name != "ssh":
-        return None
-    i = 1
-    while i < len(argv) and argv[i].startswith("-"):
-        flag = argv[i]
-        i += 1
-        if len(flag) == 2 and flag[1] in _SSH_VALUE_OPTS:
-            i += 1
-    remote = argv[i + 1 :]  # after the destination
-    return " ".join(remote) if remote else None
+    return ssh_remote_command(argv)

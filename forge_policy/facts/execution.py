@@ -38,11 +38,14 @@ import attrs
 from forge_policy.facts._runtime import truncated
 from forge_policy.facts.git_argv import canonical as canonical_git
 from forge_policy.facts.shell import (
+    SHELLS,
     Command,
     basename,
     echo_text,
     expand_path,
     iter_commands,
+    shell_c_script,
+    ssh_remote_command,
     stdin_text,
     strip_wrappers,
 )
@@ -58,10 +61,8 @@ _UNSEEN = "\0unseen"  # a script piped into a shell that the command line does n
 MAX_ITEMS = 256
 #: levels of programs run by other programs (xargs, find -exec, scripts), followed inside each other
 NESTING = 8
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
 _MULTICALL = frozenset({"busybox", "toybox"})
 _GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag"})
-_SSH_VALUE_OPTS = frozenset("bcDEeFIiJLlmOoPpQRSWw")  # OpenSSH 9 options that take a value
 # commands whose single-dash words are long options, not clusters of one-letter flags
 # (and the programs whose words are data or another program's argv)
 # fmt: off
@@ -201,7 +202,7 @@ def data(run: Run) -> list[str]:
         patterns = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-e", "--regexp")]
         operands = [a for a in argv[1:] if not a.startswith("-")]
         found.extend(patterns or operands[:1])
-    if run.command is not None and name not in _SHELLS:
+    if run.command is not None and name not in SHELLS:
         for redirect in run.command.redirects:
             if redirect.op in ("<<", "<<-") and redirect.body:
                 found.append(redirect.body)
@@ -297,7 +298,7 @@ class _Walker:
         through = _joined(via, by)
         yield from self.program(argv, None, cwd, through, depth + 1)
         stripped = strip_wrappers(argv)
-        script = _shell_c(stripped) if stripped else None
+        script = shell_c_script(stripped) if stripped else None
         if script is not None:
             yield from self.walk(script, cwd, through, depth + 1)
 
@@ -370,43 +371,17 @@ def _prefix_assignments(words: list[str]) -> dict[str, str]:
     return found
 
 
-def _shell_c(argv: list[str]) -> str | None:
-    """The script of ``sh -c SCRIPT`` (``bash -xc``, ``sh -o x -c``), else None."""
-    if basename(argv[0]) not in _SHELLS:
-        return None
-    i, run = 1, False
-    while i < len(argv):
-        arg = argv[i]
-        if arg in ("-o", "+o", "-O", "+O"):
-            i += 2
-            continue
-        if arg[:1] not in ("-", "+") or arg == "--":
-            break
-        run = run or (not arg.startswith("--") and "c" in arg)
-        i += 1
-    return argv[i] if run and i < len(argv) else None
-
-
 def _fed_script(argv: list[str], cmd: Command, cwd: str) -> str | None:
     """The script a shell reads on stdin (``bash <<EOF``, ``cat x.sh | sh``), :data:`_UNSEEN`
     when it reads one the command line does not show (``base64 -d x | sh``), or an ssh remote
     command."""
     name = basename(argv[0])
-    if name in _SHELLS:
-        if _shell_c(argv) is not None or any(not a.startswith(("-", "+")) for a in argv[1:]):
+    if name in SHELLS:
+        if shell_c_script(argv) is not None or any(not a.startswith(("-", "+")) for a in argv[1:]):
             return None
         script = stdin_text(cmd, cwd)
         return _UNSEEN if script is None and _fed(cmd) else script
-    if name != "ssh":
-        return None
-    i = 1
-    while i < len(argv) and argv[i].startswith("-"):
-        flag = argv[i]
-        i += 1
-        if len(flag) == 2 and flag[1] in _SSH_VALUE_OPTS:
-            i += 1
-    remote = argv[i + 1 :]  # after the destination
-    return " ".join(remote) if remote else None
+    return ssh_remote_command(argv)
 
 
 def _fed(cmd: Command) -> bool:

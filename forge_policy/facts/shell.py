@@ -87,7 +87,9 @@ _WRAPPERS: dict[str, frozenset[str]] = {
         "until": "",
     }.items()
 }
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"})
+#: programs that run a shell script given with ``-c``, on stdin or as a here-document
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
+_SSH_VALUE_OPTS = frozenset("bcDEeFIiJLlmOoPpQRSWw")  # OpenSSH 9 options that take a value
 # fmt: on
 
 
@@ -670,7 +672,7 @@ def iter_commands(
                 current = os.path.normpath(os.path.join(current, expand_path(target)))
             continue
         yield argv, cmd, current
-        if name != "eval" and name not in _SHELLS:
+        if name != "eval" and name not in SHELLS:
             continue
         script = _shell_script(argv)
         if script is None:
@@ -682,10 +684,20 @@ def iter_commands(
 
 
 def _shell_script(argv: list[str]) -> str | None:
-    name = basename(argv[0])
-    if name == "eval":
+    if basename(argv[0]) == "eval":
         return " ".join(argv[1:])
-    if name not in _SHELLS:
+    return shell_c_script(argv)
+
+
+def shell_c_script(argv: list[str]) -> str | None:
+    """The script of ``sh -c SCRIPT`` (``bash -xc``, ``sh -o x -c``), else None.
+
+    >>> shell_c_script(["bash", "-o", "pipefail", "-xc", "rm x", "name"])
+    'rm x'
+    >>> shell_c_script(["sh", "x.sh"]) is None
+    True
+    """
+    if basename(argv[0]) not in SHELLS:
         return None
     i, run = 1, False
     while i < len(argv):
@@ -714,3 +726,23 @@ def event_commands(event: Event) -> list[str]:
         if isinstance(item, str):
             found.append(item)
     return found
+
+
+def ssh_remote_command(argv: list[str]) -> str | None:
+    """The command ``ssh [options] DESTINATION COMMAND…`` runs on the remote host, else None.
+
+    >>> ssh_remote_command(["ssh", "-p", "22", "host", "rm", "-rf", "/"])
+    'rm -rf /'
+    >>> ssh_remote_command(["ssh", "host"]) is None
+    True
+    """
+    if basename(argv[0]) != "ssh":
+        return None
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        flag = argv[i]
+        i += 1
+        if len(flag) == 2 and flag[1] in _SSH_VALUE_OPTS:
+            i += 1
+    remote = argv[i + 1 :]  # after the destination
+    return " ".join(remote) if remote else None
