@@ -38,7 +38,7 @@ import tempfile
 import attrs
 
 from forge_policy.facts.execution import UNKNOWN, Run, find_walk, opaque
-from forge_policy.facts.shell import expand_path
+from forge_policy.facts.shell import expand_path, split_options
 
 _TEMP_ROOTS = ("/tmp", "/var/tmp", "/private/tmp", "/dev/shm")
 
@@ -67,13 +67,14 @@ def deletes(run: Run, project: str) -> list[Delete]:
     argv = run.argv
     name = argv[0] if argv else ""
     if name == "rm":
-        options, operands = _split(argv[1:])
+        written, operands = split_options(argv[1:])
+        options = set(written)
         if not ({"-r", "-R", "--recursive"} & options):
             return []
         forced = bool({"-f", "--force"} & options)
         targets = operands  # none: rm deletes nothing (it never reads names on stdin)
     elif name == "rsync" and any(a.startswith("--delete") for a in argv):
-        _options, operands = _split(argv[1:])
+        _options, operands = split_options(argv[1:])
         # --delete empties the destination of what the source lacks: its contents
         forced, targets = True, [os.path.join(operands[-1], "*")] if len(operands) > 1 else []
     elif name == "find":
@@ -149,18 +150,3 @@ def _temp_roots_for(tmpdir: str) -> tuple[str, ...]:
         if value and value not in roots:
             roots.append(value)
     return tuple(roots)
-
-
-def _split(args: list[str]) -> tuple[set[str], list[str]]:
-    """Options and operands of ``rm`` (everything after ``--`` is an operand)."""
-    options: set[str] = set()
-    operands: list[str] = []
-    for i, arg in enumerate(args):
-        if arg == "--":
-            operands.extend(args[i + 1 :])
-            break
-        if arg.startswith("-") and arg != "-":
-            options.add(arg)
-        else:
-            operands.append(arg)
-    return options, operands

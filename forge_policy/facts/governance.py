@@ -56,7 +56,14 @@ from forge_policy.facts._io import event_cwd, read_bounded
 from forge_policy.facts._runtime import truncated
 from forge_policy.facts.commands import simple_commands
 from forge_policy.facts.execution import runs
-from forge_policy.facts.shell import Command, basename, event_commands, expand_path, stdin_text
+from forge_policy.facts.shell import (
+    Command,
+    basename,
+    event_commands,
+    expand_path,
+    split_options,
+    stdin_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -341,7 +348,7 @@ def _targets(
                 if places.kind(path, holds=holds):
                     hits.append((verb, path))
 
-    options, operands = _split(argv[1:])
+    options, operands = split_options(argv[1:])
     if name in _DELETERS:
         recursive = name != "rm" or any(
             o in ("--recursive", "-d", "--dir") or (not o.startswith("--") and "r" in o.lower())
@@ -379,21 +386,6 @@ def _targets(
         if script is not None and _writes_governance(script, places):
             hits.append((f"{name} script writing", "governance files"))
     return hits
-
-
-def _split(args: list[str]) -> tuple[list[str], list[str]]:
-    """(options, operands) of a command's arguments (``--`` ends the options)."""
-    options: list[str] = []
-    operands: list[str] = []
-    for i, arg in enumerate(args):
-        if arg == "--":
-            operands.extend(args[i + 1 :])
-            break
-        if arg.startswith("-") and arg != "-":
-            options.append(arg)
-        else:
-            operands.append(arg)
-    return options, operands
 
 
 def _target_directory(argv: list[str]) -> list[str]:
@@ -454,7 +446,7 @@ def _git_targets(argv: list[str], cwd: str, places: _Places) -> list[tuple[str, 
     if i >= len(argv):
         return []
     sub, rest = argv[i], argv[i + 1 :]
-    options, operands = _split(rest)
+    options, operands = split_options(rest)
     hits: list[tuple[str, str]] = []
     if sub == "rm" and "--cached" in options:
         return []

@@ -746,3 +746,23 @@ def ssh_remote_command(argv: list[str]) -> str | None:
             i += 1
     remote = argv[i + 1 :]  # after the destination
     return " ".join(remote) if remote else None
+
+
+def split_options(args: list[str]) -> tuple[list[str], list[str]]:
+    """``(options, operands)`` of a command's arguments, as written (``--`` ends the options;
+    a lone ``-`` is an operand).
+
+    >>> split_options(["-rf", "a", "-", "--", "-b"])
+    (['-rf'], ['a', '-', '-b'])
+    """
+    options: list[str] = []
+    operands: list[str] = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            operands.extend(args[i + 1 :])
+            break
+        if arg.startswith("-") and arg != "-":
+            options.append(arg)
+        else:
+            operands.append(arg)
+    return options, operands
