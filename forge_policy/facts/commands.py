@@ -85,26 +85,15 @@ def provide_shell_commands(event: Event) -> list[str]:
     commands found until then are returned.
     """
     cwd = event_cwd(event)
-    found: dict[str, None] = {}
-    size = 0
-    try:
+
+    def lines() -> Iterator[str]:
         for command in event_commands(event):
             # a second pass only where a program may run another one (xargs, find, busybox…)
             runner = any(word in command for word in _RUNNERS)
             indirect = (run.line for run in runs(command, cwd) if run.via) if runner else ()
-            for line in chain(_lines(command, cwd, 0), indirect):
-                if line not in found:
-                    size += len(line)
-                    if len(found) >= MAX_COMMANDS or size > MAX_CHARS:
-                        truncated(
-                            f"more than {MAX_COMMANDS} distinct commands or {MAX_CHARS} "
-                            "characters: the rest was not read"
-                        )
-                        return list(found)
-                    found[line] = None
-    except FactTimeout as exc:
-        truncated(f"stopped at its budget after {len(found)} commands ({exc})")
-    return list(found)
+            yield from chain(_lines(command, cwd, 0), indirect)
+
+    return _capped(lines())[0]
 
 
 def provide_executed_commands(event: Event) -> list[str]:
@@ -145,30 +134,42 @@ def provide_shell_data(event: Event) -> list[str]:
 def _distinct(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]:
     """The distinct lines of every run of the call, capped as ``shell_commands`` is."""
     cwd = event_cwd(event)
-    found: dict[str, None] = {}
-    size = 0
-    incomplete = ""
-    try:
+    incomplete: list[str] = []
+
+    def produced() -> Iterator[str]:
         for command in event_commands(event):
             for run in runs(command, cwd):
                 if not run.complete:
-                    incomplete = f"{run.reading}: its code was not read in full"
-                for line in lines(run, cwd):
-                    if line in found:
-                        continue
-                    size += len(line)
-                    if len(found) >= MAX_COMMANDS or size > MAX_CHARS:
-                        truncated(
-                            f"more than {MAX_COMMANDS} distinct commands or {MAX_CHARS} "
-                            "characters: the rest was not read"
-                        )
-                        return list(found)
-                    found[line] = None
+                    incomplete.append(f"{run.reading}: its code was not read in full")
+                yield from lines(run, cwd)
+
+    found, cut = _capped(produced())
+    if incomplete and not cut:
+        truncated(incomplete[-1])
+    return found
+
+
+def _capped(lines: Iterator[str]) -> tuple[list[str], bool]:
+    """The distinct ``lines``, in order, up to :data:`MAX_COMMANDS` lines and
+    :data:`MAX_CHARS` characters or the fact's budget, and whether they were cut there (the
+    fact is then marked incomplete, with the reason)."""
+    found: dict[str, None] = {}
+    size = 0
+    try:
+        for line in lines:
+            if line in found:
+                continue
+            size += len(line)
+            if len(found) >= MAX_COMMANDS or size > MAX_CHARS:
+                truncated(
+                    f"more than {MAX_COMMANDS} distinct commands or {MAX_CHARS} "
+                    "characters: the rest was not read"
+                )
+                return list(found), True
+            found[line] = None
     except FactTimeout as exc:
         truncated(f"stopped at its budget after {len(found)} commands ({exc})")
-    if incomplete:
-        truncated(incomplete)
-    return list(found)
+    return list(found), False
 
 
 def simple_commands(
