@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -16,6 +17,35 @@ settings.register_profile(
     "long", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+#: Skip reasons that mean a component CI installs is missing: in CI (``CI`` set) they fail.
+MISSING_COMPONENT = ("could not import", "not installed", "not found on PATH")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """In CI a test skipped for a missing extra or service fails: ``.ci/run`` installs them all,
+    so such a skip means the install is broken, not that the test does not apply."""
+    outcome = yield
+    _fail_missing_in_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """The same for a module skipped at import (``pytest.importorskip``)."""
+    outcome = yield
+    _fail_missing_in_ci(outcome.get_result())
+
+
+def _fail_missing_in_ci(report: Any) -> None:
+    if not os.environ.get("CI") or not report.skipped:
+        return
+    longrepr = report.longrepr
+    reason = str(longrepr[-1]) if isinstance(longrepr, tuple) else str(longrepr)
+    if any(marker in reason for marker in MISSING_COMPONENT):
+        report.outcome = "failed"
+        report.longrepr = f"CI installs every optional component, but: {reason}"
+
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DOTFORGE = SHARED / "compat" / "dotforge"
