@@ -23,14 +23,14 @@ called, never by ``import forge_policy`` or ``forge_policy.harness``.
 
 from __future__ import annotations
 
-import contextlib
-import threading
-import weakref
 from typing import cast
+
+from forge_policy.harness._embedding import could_not_decide as _could_not_decide
+from forge_policy.harness._embedding import session as _session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import Awaitable, Callable
     from typing import Any
 
     from claude_agent_sdk import (
@@ -43,10 +43,9 @@ if TYPE_CHECKING:
     from claude_agent_sdk.types import CanUseTool, HookCallback, HookEvent
 
     from forge_policy.engine.evaluator import Evaluator
+    from forge_policy.harness._embedding import SessionId
     from forge_policy.model import Decision, Event
 
-    #: A fixed session id, or a function of the SDK's hook input (``{}`` for ``can_use_tool``).
-    SessionId = str | Callable[[Mapping[str, Any]], str] | None
     #: The caller's prompt for an ``override: user`` soft block: the SDK's own
     #: ``can_use_tool`` arguments and the engine's reason; allow or deny.
     Ask = Callable[[str, dict[str, Any], ToolPermissionContext, str], Awaitable[PermissionResult]]
@@ -56,9 +55,6 @@ HARNESS = "claude-agent-sdk"
 #: The events :func:`hooks` registers. ``SessionStart`` is not in the SDK's ``HookEvent``
 #: typing (0.2.189) but the CLI accepts it: the SDK passes the hook names through.
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop")
-
-_locks: weakref.WeakKeyDictionary[Evaluator, threading.Lock] = weakref.WeakKeyDictionary()
-_locks_guard = threading.Lock()
 
 
 def hooks(
@@ -170,36 +166,12 @@ def _hook_callback(evaluator: Evaluator, session_id: SessionId) -> HookCallback:
 async def _evaluate(
     evaluator: Evaluator, event: Event, notes: list[dict[str, Any]] | None = None
 ) -> Decision:
-    """The decision, evaluated in a worker thread under the evaluator's lock."""
+    """The decision, evaluated in a worker thread (``anyio``: the SDK's own async library, so
+    asyncio and trio alike) under the evaluator's lock."""
+    import functools
+
     import anyio.to_thread
 
-    with _locks_guard:
-        lock = _locks.setdefault(evaluator, threading.Lock())
+    from forge_policy.harness._embedding import evaluate
 
-    def run() -> Decision:
-        with lock:
-            decision = evaluator.evaluate(event)
-            if notes:
-                with contextlib.suppress(Exception):  # the decision stands without its note
-                    evaluator.audit.append_many(notes)
-            return decision
-
-    return await anyio.to_thread.run_sync(run)
-
-
-def _session(session_id: SessionId, input_data: Mapping[str, Any]) -> str:
-    value = session_id(input_data) if callable(session_id) else session_id
-    if not isinstance(value, str) or not value:
-        from forge_policy.errors import EventError
-
-        raise EventError(f"session_id: expected a non-empty string, got {value!r}")
-    return value
-
-
-def _could_not_decide(exc: BaseException, *, refused: bool = True) -> str:
-    from forge_policy.secrets import redact
-
-    problem = " ".join(redact(f"{type(exc).__name__}: {exc}").split())[:400]
-    if refused:
-        return f"forge-policy could not evaluate this call, so it is refused: {problem}"
-    return f"forge-policy could not evaluate this event and let it through: {problem}"
+    return await anyio.to_thread.run_sync(functools.partial(evaluate, evaluator, event, notes))
