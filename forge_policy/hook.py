@@ -242,7 +242,9 @@ def _evaluate(
     decision = evaluator.evaluate(event)
     if notes:
         try:
-            evaluator.audit.append_many(notes)
+            from forge_policy.audit.base import write
+
+            write(evaluator.audit, notes)
         except Exception as exc:  # the decision stands; the record is reported, not lost
             print(f"forge-policy: audit record not written: {_describe(exc)}", file=stderr)
     if decision.diagnostics:

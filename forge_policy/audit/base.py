@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
 
     from forge_policy.audit.verify import Appended, Checkpoint, VerifyReport
 
@@ -49,15 +49,15 @@ class AuditSink(Protocol):
     - **Durable before return.** ``append_many`` returns only once its records would survive a
       crash of the process (fsync, a committed transaction): the evaluator acknowledges an
       override only after it.
-    - **Redacted before writing.** Every string of a record, keys included, goes through
-      :func:`forge_policy.audit.verify.clean` (the agent-shield patterns of
-      :func:`forge_policy.secrets.redact`) *before* it is stored, so a secret never reaches the
-      backend, not even in a record that is read back redacted. Values that are not JSON become
-      redacted text.
+    - **Stored as given.** Records arrive JSON-ready and already redacted: every writer hands
+      them over through :func:`write`, which runs :func:`forge_policy.audit.verify.clean` (the
+      agent-shield patterns of :func:`forge_policy.secrets.redact`), so a sink never redacts.
+      A value that is not JSON (a caller that bypassed :func:`write`) is refused with
+      :class:`~forge_policy.AuditError`, or stored as JSON would store it (tuples as lists).
     - **As written, in order.** :meth:`records` yields every record appended, oldest first, equal
-      to what was appended after that cleaning (tuples come back as lists), plus ``seq`` for a
-      :class:`Verifiable` sink. Concurrent appenders (threads; processes, for a durable sink)
-      lose no record, and each appender's records keep its order.
+      to what was appended, plus ``seq`` for a :class:`Verifiable` sink. Concurrent appenders
+      (threads; processes, for a durable sink) lose no record, and each appender's records keep
+      its order.
     - **No shared mutable data.** The caller's records are never mutated, and a record read back
       is the caller's to change: the next read is unaffected.
     - **One error family.** Backend failures are raised as :class:`~forge_policy.AuditError`
@@ -70,7 +70,7 @@ class AuditSink(Protocol):
     """
 
     def append_many(self, records: Iterable[dict[str, Any]]) -> None:
-        """Durably append records, in order, redacted."""
+        """Durably append records (JSON-ready, redacted by :func:`write`), in order."""
         ...
 
     def records(self) -> Iterator[dict[str, Any]]:
@@ -189,6 +189,23 @@ class Checkpointed(Protocol):
     def verify(self, checkpoints: Iterable[Checkpoint] = ()) -> VerifyReport:
         """Check every stored record, the anchored end and the sessions' checkpoints."""
         ...
+
+
+def write(sink: AuditSink, records: Iterable[Mapping[str, Any]]) -> None:
+    """Hand ``records`` to ``sink``: the one way the engine, the hook, the CLI and the adapters
+    write audit records. Each is made JSON-ready and redacted here
+    (:func:`~forge_policy.audit.verify.clean`), so that no sink has to redact and no secret
+    reaches a backend, whichever writes it.
+
+    >>> from forge_policy.audit.memory import MemoryAuditSink
+    >>> sink = MemoryAuditSink()
+    >>> write(sink, [{"kind": "bypass", "note": "export KEY=AKIAABCDEFGHIJKLMNOP", "ids": ("a",)}])
+    >>> next(sink.records())
+    {'kind': 'bypass', 'note': 'export KEY=[REDACTED]', 'ids': ['a']}
+    """
+    from forge_policy.audit.verify import clean
+
+    sink.append_many([clean(dict(record)) for record in records])
 
 
 def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]]:

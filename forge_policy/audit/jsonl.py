@@ -9,7 +9,8 @@ the end of the log, or an edited last line, are reported by :meth:`JsonlAuditSin
 >>> import tempfile, pathlib
 >>> log = pathlib.Path(tempfile.mkdtemp()) / "audit" / "overrides.log"
 >>> sink = JsonlAuditSink(log, fsync=False)
->>> sink.append_many([{"kind": "block", "note": "token: 'abcd1234'"}])
+>>> from forge_policy.audit.base import write  # every writer's way in: redacted on the way
+>>> write(sink, [{"kind": "block", "note": "token: 'abcd1234'"}])
 >>> [(r["seq"], r["note"]) for r in sink.records()]
 [(1, "token: '[REDACTED]'")]
 >>> sink.verify()

@@ -27,11 +27,9 @@ class MemoryAuditSink:
         self._lock = threading.Lock()
 
     def append_many(self, records: Iterable[dict[str, Any]]) -> None:
-        from forge_policy.audit.verify import clean  # secrets never reach any sink
-
-        cleaned = [clean(r) for r in records]
+        copies = [copy_json(dict(r)) for r in records]  # the caller's records stay theirs
         with self._lock:
-            self._records.extend(cleaned)
+            self._records.extend(copies)
 
     def records(self) -> Iterator[dict[str, Any]]:
         with self._lock:

@@ -38,7 +38,6 @@ from forge_policy.audit.verify import (
     ChainChecker,
     VerifyReport,
     canonical,
-    clean,
     encode_line,
     line_hash,
 )
@@ -120,12 +119,13 @@ class SQLiteAuditSink:
         return self._conn is not None or self.path.exists()
 
     def append_many(self, records: Iterable[dict[str, Any]]) -> None:
-        """Append records in one transaction (durable at commit); secrets are redacted.
+        """Append records in one transaction (durable at commit), as given (see
+        :func:`forge_policy.audit.base.write`).
 
         An ``override_id`` already in the table raises :class:`~forge_policy.AuditError` and
         appends nothing. Rows deleted from the end are first noted by a ``recovery`` record.
         """
-        batch = [{k: v for k, v in clean(dict(r)).items() if k not in CHAIN_KEYS} for r in records]
+        batch = [{k: v for k, v in r.items() if k not in CHAIN_KEYS} for r in records]
         if not batch:
             return
         with self._lock, _mapped(self.path, "append to"):

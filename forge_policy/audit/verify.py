@@ -6,7 +6,7 @@ bytes (``"0" * 64`` for the first). Editing, removing or reordering any line bre
 of the line after it or the ``seq`` sequence; the sinks anchor the last line separately so that
 dropping records from the end is detected too.
 
->>> line = encode_line({"kind": "block", "note": "password='hunter22'"}, 1, GENESIS)
+>>> line = encode_line(clean({"kind": "block", "note": "password='hunter22'"}), 1, GENESIS)
 >>> print(line.decode()[:46])
 {"kind":"block","note":"password='[REDACTED]'"
 >>> checker = ChainChecker()
@@ -78,12 +78,22 @@ def canonical(record: Mapping[str, Any]) -> bytes:
 
 
 def encode_line(record: Mapping[str, Any], seq: int, prev: str) -> bytes:
-    """The stored line of ``record`` (redacted) at position ``seq`` after a line hashing to
-    ``prev``; without the newline."""
-    body = clean(dict(record))
+    """The stored line of ``record`` (JSON-ready and redacted: :func:`clean` ran on it when it
+    was written, :func:`forge_policy.audit.base.write`) at position ``seq`` after a line hashing
+    to ``prev``; without the newline. :class:`~forge_policy.AuditError` for a value that is not
+    JSON (a writer that bypassed ``write``)."""
+    body = dict(record)
     body["seq"] = seq
     body["prev"] = prev
-    return canonical(body)
+    try:
+        return canonical(body)
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        from forge_policy.errors import AuditError
+
+        raise AuditError(
+            f"audit record is not JSON ({exc}); records reach a sink through "
+            "forge_policy.audit.base.write"
+        ) from None
 
 
 def line_hash(line: bytes) -> str:

@@ -42,6 +42,7 @@ forge_policy.errors.ConfigError: FORGE_LOCK_TIMEOUT: expected a number of second
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 
@@ -222,7 +223,9 @@ class Config:
             from forge_policy.stores.memory import MemoryStore
 
             return MemoryStore()
-        report = audit.append_many if audit is not None else None
+        from forge_policy.audit.base import write
+
+        report = functools.partial(write, audit) if audit is not None else None
         if spec == "file":
             from forge_policy.stores.file import FileStore
 

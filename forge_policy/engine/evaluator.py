@@ -190,9 +190,9 @@ class Evaluator:
         records than this session last saw lost some (truncated, or deleted with its anchor
         and started anew): that is appended as an ``integrity`` record, which keeps
         ``audit --verify`` failing, never repaired into a "recovery"."""
-        from forge_policy.audit.base import checkpointed
+        from forge_policy.audit.base import checkpointed, write
 
-        self.audit.append_many(records)
+        write(self.audit, records)
         sink = checkpointed(self.audit)
         appended = sink.last_append if sink is not None else None
         if sink is None or appended is None:
@@ -208,7 +208,8 @@ class Evaluator:
                 + ("" if appended.origin == seen[2] else ", and it starts with another record")
                 + ": records were removed or the log was replaced"
             )
-            self.audit.append_many(
+            write(
+                self.audit,
                 [
                     {
                         "kind": INTEGRITY,
@@ -218,7 +219,7 @@ class Evaluator:
                         "checkpoint_seq": seen[0],
                         "log_seq": appended.before,
                     }
-                ]
+                ],
             )
             appended = sink.last_append or appended
         state.set_audit_checkpoint(appended.seq, appended.hash, appended.origin)
@@ -382,8 +383,10 @@ class Evaluator:
         )
         records = [{**record, "degraded": mark} for record in outcome.audit]
         if records:
+            from forge_policy.audit.base import write
+
             try:
-                self.audit.append_many(records)
+                write(self.audit, records)
             except (AuditError, OSError) as exc:
                 facts.diagnostics.append(f"not audited ({type(exc).__name__}: {exc})")
         return outcome.decision

@@ -1,7 +1,8 @@
 """The audit records the engine writes (SPEC §4 override record, §9 decision records).
 
-Both are redacted (``input_summary``); a decision record carries what a lost pending block
-needs to be restored by :mod:`forge_policy.engine.reconcile`.
+Both summarize the call (``input_summary``) and reach the sink through
+:func:`forge_policy.audit.base.write`, which redacts every string; a decision record carries
+what a lost pending block needs to be restored by :mod:`forge_policy.engine.reconcile`.
 
 >>> import forge_policy as fp
 >>> event = fp.Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": "make"})
@@ -42,10 +43,9 @@ def override_record(
     """An override record (SPEC §4 fields), redacted; ``released`` names what it consumed
     (``pending``, ``grant``), for reconciliation."""
     from forge_policy._time import iso
-    from forge_policy.audit.verify import clean
     from forge_policy.secrets import summarize
 
-    record = {
+    return {
         "kind": "override",
         "override_id": override_id(event.session_id, behavior_id, mechanism, basis, counter),
         "timestamp": iso(now),
@@ -56,10 +56,8 @@ def override_record(
         "counter": counter,
         "mechanism": mechanism,
         "reason": reason,
+        "released": list(released),
     }
-    cleaned: dict[str, Any] = clean(record)
-    cleaned["released"] = list(released)
-    return cleaned
 
 
 def decision_record(

@@ -34,8 +34,10 @@ def evaluate(
     with lock:
         decision = evaluator.evaluate(event)
         if notes:
+            from forge_policy.audit.base import write
+
             with contextlib.suppress(Exception):  # the decision stands without its note
-                evaluator.audit.append_many(notes)
+                write(evaluator.audit, notes)
         return decision
 
 

@@ -10,6 +10,7 @@ for a session is a bypass, so it is recorded in the audit log (``kind: "bypass"`
 
 from __future__ import annotations
 
+from forge_policy.audit.base import write
 from forge_policy.errors import Refused, StoreError
 
 TYPE_CHECKING = False
@@ -97,7 +98,8 @@ def set_session_enabled(
         ids = sorted({*ids, behavior_id} - ({behavior_id} if enabled else set()))
         state.data[DISABLED_KEY] = ids
         state.touch(now)
-        evaluator.audit.append_many(
+        write(
+            evaluator.audit,
             [
                 {
                     "kind": "bypass",
@@ -108,7 +110,7 @@ def set_session_enabled(
                     "enabled": enabled,
                     "variable": "forge-policy " + ("on" if enabled else "off"),
                 }
-            ]
+            ],
         )
         return True, state
 
@@ -213,7 +215,8 @@ def set_project_enabled(
 
         from forge_policy._time import iso
 
-        config.open_audit().append_many(
+        write(
+            config.open_audit(),
             [
                 {
                     "kind": "bypass",
@@ -224,7 +227,7 @@ def set_project_enabled(
                     "variable": "forge-policy " + ("on" if enabled else "off"),
                     "bypass_never": behavior.bypass == "never",
                 }
-            ]
+            ],
         )
     return folder, set_enabled(folder, behavior_id, enabled), copied
 

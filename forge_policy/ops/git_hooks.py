@@ -206,7 +206,9 @@ def _decide(
     records = bypass.check(evaluator, event)
     decision = evaluator.evaluate(event)
     if records:
-        evaluator.audit.append_many(records)
+        from forge_policy.audit.base import write
+
+        write(evaluator.audit, records)
         for record in records:
             err.write(
                 f"forge-policy: {record['behavior_id']} would have refused this commit; "

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from forge_policy.audit.base import write
 from forge_policy.audit.jsonl import JsonlAuditSink
 from forge_policy.audit.sqlite import SQLiteAuditSink
 
@@ -22,7 +23,8 @@ def _append(kind: str, path: str, worker: int, count: int) -> None:
     # than FORGE_LOCK_TIMEOUT's 2 s, and what this checks is the chain, not the wait
     sink = JsonlAuditSink(path, lock_timeout=60.0) if kind == "jsonl" else SQLiteAuditSink(path)
     for i in range(count):
-        sink.append_many(
+        write(  # as every writer does: redacted on the way in
+            sink,
             [
                 {
                     "kind": "block",
@@ -31,7 +33,7 @@ def _append(kind: str, path: str, worker: int, count: int) -> None:
                     "i": i,
                     "note": "password='hunter22'",
                 }
-            ]
+            ],
         )
     sink.close()
 

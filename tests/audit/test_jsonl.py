@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from forge_policy.audit.base import write
 from forge_policy.audit.jsonl import JsonlAuditSink, default_path
 from forge_policy.audit.lazy import LazyJsonlSink
 from forge_policy.audit.verify import GENESIS, line_hash
@@ -90,7 +91,8 @@ def test_secrets_are_redacted_before_writing(log: Path) -> None:
         "hunter2hunter2",
     ]
     sink = JsonlAuditSink(log)
-    sink.append_many(
+    write(
+        sink,
         [
             {
                 "kind": "override",
@@ -100,7 +102,7 @@ def test_secrets_are_redacted_before_writing(log: Path) -> None:
                     secrets[1]: f'password="{secrets[2]}"',
                 },
             }
-        ]
+        ],
     )
     raw = log.read_bytes().decode("utf-8")
     for secret in secrets:
@@ -125,11 +127,23 @@ def test_non_json_values_and_reserved_keys(log: Path) -> None:
         "obj": Exception("boom"),
         "bad": "\ud800",
     }
-    sink.append_many([source])
+    write(sink, [source])
     record = next(sink.records())
     assert source["seq"] == 99  # the caller's dict is not mutated
     assert record["seq"] == 1 and record["nan"] == "nan" and record["t"] == [1, 2]
     assert record["bad"] == "?" and record["obj"] == "boom"
+    assert sink.verify().ok
+
+
+@pytest.mark.parametrize("value", [Exception("boom"), "\ud800", {1, 2}])
+def test_a_record_that_bypassed_write_and_is_not_json_is_refused_whole(
+    log: Path, value: object
+) -> None:
+    sink = JsonlAuditSink(log)
+    write(sink, [{"kind": "block"}])
+    with pytest.raises(AuditError, match="not JSON"):
+        sink.append_many([{"kind": "block", "n": 1}, {"kind": "block", "bad": value}])
+    assert [r["seq"] for r in sink.records()] == [1]  # nothing of the batch was written
     assert sink.verify().ok
 
 

@@ -14,9 +14,9 @@ Subclass :class:`AuditSinkSuite` in a test module, name the subclass ``Test…``
 Each call of the factory must open a sink over the *same* stored records (as reopening a log
 would); an in-memory sink returns the same object each time. The suite closes what it opens.
 
-Redaction is the sink's job today: the engine redacts the summaries it writes, but records
-also come from the hook, the CLI and the git hooks, so every sink runs each record through
-:func:`forge_policy.audit.verify.clean` before storing it (one call).
+A sink never redacts: every writer (the engine, the hook, the CLI, the git hooks, the
+adapters) hands records over through :func:`forge_policy.audit.base.write`, which makes them
+JSON-ready and redacted first. A sink stores what it is given.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from forge_policy.audit.base import (
     Verifiable,
     recent_records,
     session_records,
+    write,
 )
 from forge_policy.testing.conformance._opened import closing_each
 
@@ -101,8 +102,9 @@ class AuditSinkSuite:
       :func:`~forge_policy.audit.base.session_records` and the optional
       ``records_for_session`` give one session's records as ``records`` would.
     - **Works under the evaluator** (``test_evaluator_writes_blocks_and_a_retry_override``).
-    - **Redacted before writing** (``test_secrets_never_reach_the_sink``): no secret of the
-      agent-shield table is stored or read back.
+    - **Stored as given** (``test_secrets_never_reach_the_sink``): records written through
+      :func:`~forge_policy.audit.base.write` are stored and read back redacted, as given; the
+      sink adds nothing that brings a secret back.
 
     For a sink that claims a capability:
 
@@ -274,14 +276,15 @@ class AuditSinkSuite:
         assert oid == records[1]["override_id"]
 
     def test_secrets_never_reach_the_sink(self, sink: Any, open_sink: Callable[[], Any]) -> None:
-        sink.append_many(
+        write(
+            sink,
             [
                 {
                     "kind": "override",
                     "reason": "key sk-abcdefghijklmnopqrstuvwx",
                     "input_summary": f'Bash: export AWS={_AWS_ID} password="pw12345"',
                 }
-            ]
+            ],
         )
         sink.close()
         text = repr(list(open_sink().records()))  # what was stored, read back anew
