@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         claude_code_event,
         claude_code_lifecycle,
         claude_code_payload,
+        claude_code_payload_from,
         claude_code_prompt,
     )
 
@@ -39,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "claude_code_event": "forge_policy.testing.events",
     "claude_code_lifecycle": "forge_policy.testing.events",
     "claude_code_payload": "forge_policy.testing.events",
+    "claude_code_payload_from": "forge_policy.testing.events",
     "claude_code_prompt": "forge_policy.testing.events",
 }
 
@@ -51,6 +53,7 @@ __all__ = [
     "claude_code_event",
     "claude_code_lifecycle",
     "claude_code_payload",
+    "claude_code_payload_from",
     "claude_code_prompt",
 ]
 
