@@ -143,8 +143,11 @@ class BehaviorCoverage:
         return seen, total
 
     def gaps(self) -> list[str]:
-        """What the tests never exercised, one line each."""
-        found = []
+        """What the tests never exercised, one line each (nothing for an untested behavior:
+        the summary names those)."""
+        found: list[str] = []
+        if not self.tests:
+            return found
         for t in self.triggers:
             where = f"{self.behavior_id} trigger {t.index} {t.trigger}"
             if not t.selected:
