@@ -191,7 +191,7 @@ def test_copy_catalog_points_every_behavior_file_at_a_copy_of_the_schema(tmp_pat
         assert first == "# yaml-language-server: $schema=../behavior.schema.json"
         target = (path.parent / first.split("=", 1)[1]).resolve()
         assert target == copied.resolve()
-        document, issues = read_yaml(path, str(path))
+        _, issues = read_yaml(path, str(path))
         assert issues == []
         assert not list(_validator().iter_errors(_load(path)))
     project.run("validate", str(catalog))

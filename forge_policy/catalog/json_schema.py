@@ -56,7 +56,7 @@ def add_modeline(path: str | os.PathLike[str], url: str) -> bool:
     """
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
-    first, newline, rest = text.partition("\n")
+    first, _, rest = text.partition("\n")
     body = rest if first.startswith(_PREFIX) else text
     updated = f"{modeline(url)}\n{body}"
     if updated == text:

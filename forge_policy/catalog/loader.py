@@ -11,10 +11,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from forge_policy.catalog.behavior import Behavior
-from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE, Catalog
 import attrs
 
+from forge_policy.catalog.behavior import Behavior
+from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE, Catalog
 from forge_policy.catalog.schema import ID_PATTERN, BehaviorTestDoc, IndexEntryDoc, SchemaVersion
 from forge_policy.catalog.structuring import (
     dotted,
@@ -69,9 +69,7 @@ def read_behavior_tests(path: Path) -> tuple[list[LocatedTest], list[Issue]]:
     located = []
     for index, test in enumerate(doc.tests):
         where = ("tests", index)
-        lines = tuple(
-            position(document, (*where, "events", i))[0] for i in range(len(test.events))
-        )
+        lines = tuple(position(document, (*where, "events", i))[0] for i in range(len(test.events)))
         located.append(LocatedTest(test, shown, position(document, where)[0], lines))
     return located, []
 

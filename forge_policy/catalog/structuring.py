@@ -45,10 +45,10 @@ from forge_policy.catalog.dsl import (
 from forge_policy.catalog.schema import (
     CHOICES,
     ID_PATTERN,
+    OUTCOMES,
     RESERVED_SCOPES,
     SCHEMA_VERSION,
     TEMPLATE_TYPES,
-    OUTCOMES,
     After,
     BehaviorDoc,
     BehaviorId,
@@ -396,7 +396,9 @@ def _test_event_problems(value: dict[str, Any]) -> Iterator[Exception]:
 
 def _test_event(value: Any, _: Any) -> BehaviorTestEventDoc:
     if not isinstance(value, dict):
-        raise ValueError(f"expected a mapping (a Claude Code payload and expect), got {kind(value)}")
+        raise ValueError(
+            f"expected a mapping (a Claude Code payload and expect), got {kind(value)}"
+        )
     problems = list(_test_event_problems(value))
     if problems:
         raise ClassValidationError("While structuring a test event", problems, BehaviorTestEventDoc)
@@ -420,7 +422,8 @@ def _file_problem(path: object, content: object) -> Exception | None:
     if isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= MAX_TEST_FILE_BYTES:
         return None
     return ValueError(
-        f"expected the file's text or {{bytes: N}} (0 to {MAX_TEST_FILE_BYTES}), got {kind(content)}"
+        f"expected the file's text or {{bytes: N}} (0 to {MAX_TEST_FILE_BYTES}), "
+        f"got {kind(content)}"
     )
 
 

@@ -93,7 +93,9 @@ def _print_run(ctx: Context, target: str, run: TestRun) -> None:
         seen, possible = seen + outcomes, possible + total
         gaps.extend(c.gaps())
     ctx.print(
-        table(["behavior", "tests", "triggers fired", "condition outcomes (true/false)"], cover_rows)
+        table(
+            ["behavior", "tests", "triggers fired", "condition outcomes (true/false)"], cover_rows
+        )
     )
     ctx.print(
         f"total: triggers {fired}/{triggers} fired ({_percent(fired, triggers)}), "
