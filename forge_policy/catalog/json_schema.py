@@ -48,10 +48,10 @@ def add_modeline(path: str | os.PathLike[str], url: str) -> bool:
     """Make :func:`modeline` the first line of the YAML file at ``path`` (replacing an older
     one); return whether the file changed. Comments are YAML's: the document is unchanged.
 
-    >>> import tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "behavior.yaml")
-    >>> _ = open(path, "w").write("id: x\\n")
-    >>> add_modeline(path, "s.json"), add_modeline(path, "s.json"), open(path).read()
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp(), "behavior.yaml")
+    >>> _ = path.write_text("id: x\\n")
+    >>> add_modeline(path, "s.json"), add_modeline(path, "s.json"), path.read_text()
     (True, False, '# yaml-language-server: $schema=s.json\\nid: x\\n')
     """
     with open(path, encoding="utf-8") as handle:
