@@ -25,7 +25,6 @@ from tests.cli_support import Project
 
 jsonschema = pytest.importorskip("jsonschema")
 
-DOTFORGE = Path("/work/shared/compat/dotforge")
 BUILTIN_FILES = sorted(BUILTIN_DIR.glob("*/behavior.yaml"))
 
 
@@ -49,10 +48,9 @@ def test_every_builtin_behavior_validates(path: Path) -> None:
     assert errors == []
 
 
-def test_dotforge_files_validate() -> None:
-    files = sorted(DOTFORGE.glob("*/behavior.yaml"))
-    if not files:
-        pytest.skip(f"dotforge's catalog is not on this machine ({DOTFORGE})")
+def test_dotforge_files_validate(dotforge_dir: Path) -> None:
+    files = sorted(dotforge_dir.glob("*/behavior.yaml"))
+    assert files
     for path in files:
         errors = [e.message for e in _validator().iter_errors(_load(path))]
         assert errors == [], path

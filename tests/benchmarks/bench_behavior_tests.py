@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import benchjson  # noqa: E402
+import benchjson
 
-from forge_policy.catalog.loader import BUILTIN_DIR, read_catalog  # noqa: E402
-from forge_policy.testing.behavior_tests import run_behavior_tests  # noqa: E402
+from forge_policy.catalog.loader import BUILTIN_DIR, read_catalog
+from forge_policy.testing.behavior_tests import run_behavior_tests
 
 
 def _without_tests(target: Path) -> Path:
