@@ -296,3 +296,11 @@ def test_tests_survive_copy_catalog_and_the_copy_passes(tmp_path: Path) -> None:
     data = json.loads(project.run("test", "--json").stdout)  # the project's catalog
     assert data["catalog"] == str(copied)
     assert data["ok"] is True and data["failed"] == 0 and data["passed"] >= 30
+
+
+def test_a_singular_test_key_is_a_near_miss(tmp_path: Path) -> None:
+    text = PUSH_RULE + "test:\n  - {name: x, events: [{tool_name: Bash, expect: allow}]}\n"
+    folder = write_catalog(tmp_path / "c", {"push-rule": text})
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(folder)
+    assert "test: unknown key 'test'; did you mean 'tests'?" in str(caught.value)

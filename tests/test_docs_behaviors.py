@@ -83,6 +83,15 @@ def test_the_explain_session_is_what_explain_prints(tmp_path: Path) -> None:
     assert out.splitlines() == expected
 
 
+def test_the_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (code,) = [body for lang, body in BLOCKS if lang == "python"]
+    write_catalog(tmp_path / ".forge" / "behaviors", {"no-sudo": BEHAVIORS["no-sudo"]})
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    exec(compile(code, str(DOC), "exec"), namespace)
+    namespace["test_our_behaviors"]()
+
+
 def test_the_template_example_renders_as_documented(tmp_path: Path) -> None:
     path = tmp_path / "behavior.yaml"
     path.write_text(BEHAVIORS["template-tour"], encoding="utf-8")

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         assert_counter,
         assert_level,
     )
+    from forge_policy.testing.behavior_tests import run_behavior_tests
     from forge_policy.testing.clock import FakeClock
     from forge_policy.testing.events import (
         claude_code_event,
@@ -42,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "claude_code_payload": "forge_policy.testing.events",
     "claude_code_payload_from": "forge_policy.testing.events",
     "claude_code_prompt": "forge_policy.testing.events",
+    "run_behavior_tests": "forge_policy.testing.behavior_tests",
 }
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "claude_code_payload",
     "claude_code_payload_from",
     "claude_code_prompt",
+    "run_behavior_tests",
 ]
 
 __getattr__, __dir__ = lazy_exports("forge_policy.testing", _EXPORTS, __all__, globals())
