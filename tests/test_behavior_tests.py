@@ -175,7 +175,9 @@ def test_a_behavior_the_catalog_leaves_off_is_still_tested(tmp_path: Path) -> No
         """,
     )
     folder = write_catalog(tmp_path / "c", {"push-rule": rule}, enabled={"push-rule": False})
-    assert run_behavior_tests(folder).passed == 1
+    run = run_behavior_tests(folder)
+    assert run.passed == 1 and run.coverage[0].enabled is False
+    assert "push-rule (off)  1" in Project(tmp_path).run("test", str(folder)).stdout
 
 
 def test_files_are_written_into_the_project_folder_the_events_run_in(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def _print_run(ctx: Context, target: str, run: TestRun) -> None:
         outcomes, total = c.outcomes
         cover_rows.append(
             [
-                c.behavior_id,
+                c.behavior_id if c.enabled else f"{c.behavior_id} (off)",
                 c.tests,
                 f"{c.triggers_fired}/{len(c.triggers)}",
                 f"{outcomes}/{total}",

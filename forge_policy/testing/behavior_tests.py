@@ -126,6 +126,8 @@ class BehaviorCoverage:
     behavior_id: str
     tests: int
     triggers: tuple[TriggerCoverage, ...]
+    #: whether the catalog switches it on (its tests run either way)
+    enabled: bool = True
 
     @property
     def triggers_fired(self) -> int:
@@ -221,6 +223,7 @@ def _coverage_dict(c: BehaviorCoverage) -> dict[str, Any]:
     seen, total = c.outcomes
     return {
         "behavior_id": c.behavior_id,
+        "enabled": c.enabled,
         "tests": c.tests,
         "triggers_fired": c.triggers_fired,
         "triggers": len(c.triggers),
@@ -306,7 +309,9 @@ class _Seen:
             triggers.append(
                 TriggerCoverage(i, trigger.describe(), self.selected[i], self.fired[i], conditions)
             )
-        return BehaviorCoverage(self.behavior.id, tests, tuple(triggers))
+        return BehaviorCoverage(
+            self.behavior.id, tests, tuple(triggers), enabled=self.behavior.enabled
+        )
 
 
 def _write_files(project: str, files: Mapping[str, Any]) -> None:
