@@ -162,7 +162,7 @@ def test_coverage_names_the_trigger_and_the_outcome_no_test_reached(tmp_path: Pa
     assert "push-rule trigger 1 PreToolUse[Bash] evaluate: never fired" in text
     gap = 'condition 0 command regex_match "^git push": never false'
     assert f"push-rule trigger 0 PreToolUse[Bash] evaluate {gap}" in text
-    assert "triggers 1/2 fired (50 %), condition outcomes 2/4 (50 %)" in text
+    assert "triggers 1/2 fired (50 %), outcomes 2/4 (50 %)" in text
 
 
 def test_a_behavior_the_catalog_leaves_off_is_still_tested(tmp_path: Path) -> None:
@@ -306,3 +306,40 @@ def test_a_singular_test_key_is_a_near_miss(tmp_path: Path) -> None:
     with pytest.raises(CatalogError) as caught:
         load_catalog(folder)
     assert "test: unknown key 'test'; did you mean 'tests'?" in str(caught.value)
+
+
+def test_a_check_flag_is_covered_when_it_finds_its_flag_present_and_absent(
+    tmp_path: Path,
+) -> None:
+    rule = behavior_yaml(
+        "flag-rule",
+        triggers=(
+            "    - {event: PreToolUse, matcher: Read, action: set_flag, flag: looked}\n"
+            "    - {event: PreToolUse, matcher: Write, action: check_flag, flag: looked,\n"
+            "       on_present: consume, on_absent: violate}\n"
+        ),
+    )
+    only_absent = """\
+        - name: a write with no look
+          events:
+            - {tool_name: Write, tool_input: {file_path: a}, expect: warning}
+        """
+    folder = write_catalog(tmp_path / "c", {"flag-rule": _with_tests(rule, only_absent)})
+    (cover,) = run_behavior_tests(folder).coverage
+    assert cover.triggers[1].flag == (0, 1) and cover.outcomes == (1, 2)
+    assert cover.gaps() == [
+        "flag-rule trigger 0 PreToolUse[Read] set_flag(looked): no event selected it",
+        "flag-rule trigger 1 PreToolUse[Write] check_flag(looked): never found its flag present",
+    ]
+    both = (
+        only_absent.rstrip(" ")
+        + """\
+        - name: a look, then a write
+          events:
+            - {tool_name: Read, tool_input: {file_path: a}, expect: allow}
+            - {tool_name: Write, tool_input: {file_path: a}, expect: allow}
+        """
+    )
+    folder = write_catalog(tmp_path / "d", {"flag-rule": _with_tests(rule, both)})
+    (cover,) = run_behavior_tests(folder).coverage
+    assert cover.triggers[1].flag == (1, 1) and cover.outcomes == (2, 2) and cover.gaps() == []

@@ -94,12 +94,13 @@ def _print_run(ctx: Context, target: str, run: TestRun) -> None:
         gaps.extend(c.gaps())
     ctx.print(
         table(
-            ["behavior", "tests", "triggers fired", "condition outcomes (true/false)"], cover_rows
+            ["behavior", "tests", "triggers fired", "outcomes (conditions true/false, flags)"],
+            cover_rows,
         )
     )
     ctx.print(
         f"total: triggers {fired}/{triggers} fired ({_percent(fired, triggers)}), "
-        f"condition outcomes {seen}/{possible} ({_percent(seen, possible)})"
+        f"outcomes {seen}/{possible} ({_percent(seen, possible)})"
     )
     if gaps:
         ctx.print("not covered:")

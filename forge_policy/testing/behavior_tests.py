@@ -110,13 +110,15 @@ class ConditionCoverage:
 @attrs.frozen
 class TriggerCoverage:
     """One trigger: how often an event selected it (event and matcher) and fired it (its
-    conditions held), and its conditions."""
+    conditions held), and its conditions; for a ``check_flag``, how often it found its flag
+    present and absent (``flag``: None for the other actions)."""
 
     index: int
     trigger: str
     selected: int
     fired: int
     conditions: tuple[ConditionCoverage, ...] = ()
+    flag: tuple[int, int] | None = None
 
 
 @attrs.frozen
@@ -136,11 +138,15 @@ class BehaviorCoverage:
 
     @property
     def outcomes(self) -> tuple[int, int]:
-        """(condition outcomes seen, outcomes possible): each condition can be true and false."""
+        """(condition outcomes seen, outcomes possible): each condition can be true and false,
+        a ``check_flag`` can find its flag present and absent."""
         seen = total = 0
         for trigger in self.triggers:
-            for c in trigger.conditions:
-                seen += (c.true > 0) + (c.false > 0)
+            pairs = [(c.true, c.false) for c in trigger.conditions]
+            if trigger.flag is not None:
+                pairs.append(trigger.flag)
+            for yes, no in pairs:
+                seen += (yes > 0) + (no > 0)
                 total += 2
         return seen, total
 
@@ -163,6 +169,11 @@ class BehaviorCoverage:
                         f"{where} condition {c.index} {c.field} {c.operator} {_short(c.value)}: "
                         f"never {' nor '.join(missing)}"
                     )
+            if t.flag is not None and t.fired:
+                present, absent = t.flag
+                missing = [w for w, n in (("present", present), ("absent", absent)) if not n]
+                if missing:
+                    found.append(f"{where}: never found its flag {' nor '.join(missing)}")
         return found
 
 
@@ -286,6 +297,7 @@ class _Seen:
         self.selected = [0] * len(behavior.triggers)
         self.fired = [0] * len(behavior.triggers)
         self.conditions = [[[0, 0] for _ in t.conditions] for t in behavior.triggers]
+        self.flags = [[0, 0] for _ in behavior.triggers]
 
     def record(self, report: ExplainReport) -> None:
         from forge_policy.engine.reports import TriggerTrace
@@ -298,6 +310,9 @@ class _Seen:
             self.fired[i] += entry.matched
             for j, condition in enumerate(entry.conditions[: len(self.conditions[i])]):
                 self.conditions[i][j][0 if condition.matched else 1] += 1
+            # a check_flag's effect in the trace says what it found (engine/decide.py _fire)
+            if entry.matched and entry.effect.startswith("flag "):
+                self.flags[i][0 if " present: " in entry.effect else 1] += 1
 
     def coverage(self, tests: int) -> BehaviorCoverage:
         triggers = []
@@ -306,8 +321,11 @@ class _Seen:
                 ConditionCoverage(j, c.field, c.operator, c.value, *self.conditions[i][j])
                 for j, c in enumerate(trigger.conditions)
             )
+            flag = (self.flags[i][0], self.flags[i][1]) if trigger.action == "check_flag" else None
             triggers.append(
-                TriggerCoverage(i, trigger.describe(), self.selected[i], self.fired[i], conditions)
+                TriggerCoverage(
+                    i, trigger.describe(), self.selected[i], self.fired[i], conditions, flag
+                )
             )
         return BehaviorCoverage(
             self.behavior.id, tests, tuple(triggers), enabled=self.behavior.enabled
