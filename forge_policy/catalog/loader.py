@@ -11,10 +11,18 @@ import os
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from forge_policy.catalog.behavior import Behavior
 from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE, Catalog
-from forge_policy.catalog.schema import ID_PATTERN, IndexEntryDoc, SchemaVersion
-from forge_policy.catalog.structuring import dotted, kind, structure, validate_behavior
+from forge_policy.catalog.schema import ID_PATTERN, BehaviorTestDoc, IndexEntryDoc, SchemaVersion
+from forge_policy.catalog.structuring import (
+    dotted,
+    kind,
+    structure,
+    structure_behavior,
+    validate_behavior,
+)
 from forge_policy.catalog.tuning import tune, tuning_problem
 from forge_policy.catalog.yaml_io import display, edit_index_entry, plain, position, read_yaml
 from forge_policy.errors import CatalogError, Issue
@@ -27,6 +35,7 @@ __all__ = [
     "load_behavior",
     "load_catalog",
     "read_behavior",
+    "read_behavior_tests",
     "read_catalog",
     "set_enabled",
 ]
@@ -41,6 +50,38 @@ def read_behavior(path: Path) -> tuple[dict[str, Any] | None, list[Issue]]:
     if issues:
         return None, issues
     return validate_behavior(document, shown)
+
+
+def read_behavior_tests(path: Path) -> tuple[list[LocatedTest], list[Issue]]:
+    """The ``tests`` of one behavior file, each with the line of the test and of each event.
+
+    >>> tests, issues = read_behavior_tests(BUILTIN_DIR / "search-first" / "behavior.yaml")
+    >>> issues, tests[0].test.name != "", tests[0].line > 0
+    ([], True, True)
+    """
+    shown = display(path)
+    document, issues = read_yaml(path, shown)
+    if issues:
+        return [], issues
+    doc, issues = structure_behavior(document, shown)
+    if doc is None:
+        return [], issues
+    located = []
+    for index, test in enumerate(doc.tests):
+        where = ("tests", index)
+        lines = tuple(position(document, (*where, "events", i))[0] for i in range(len(test.events)))
+        located.append(LocatedTest(test, shown, position(document, where)[0], lines))
+    return located, []
+
+
+@attrs.frozen
+class LocatedTest:
+    """A behavior test and where it is written: the file, its line, each event's line."""
+
+    test: BehaviorTestDoc
+    file: str
+    line: int
+    event_lines: tuple[int, ...]
 
 
 def load_behavior(path: str | os.PathLike[str]) -> Behavior:

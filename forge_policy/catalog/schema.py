@@ -56,6 +56,13 @@ OnPresent = NewType("OnPresent", str)
 OnAbsent = NewType("OnAbsent", str)
 Profile = NewType("Profile", str)
 Tuning = NewType("Tuning", str)
+#: a behavior test's expected outcome (:data:`OUTCOMES`)
+Outcome = NewType("Outcome", str)
+#: a behavior test's ``files``: relative path -> text, or ``{bytes: N}`` of filler
+Files = NewType("Files", dict)  # type: ignore[type-arg]
+
+#: what a behavior test may expect of one event: ``Decision.outcome``'s values
+OUTCOMES = ("allow", "nudge", "warning", "soft_block", "hard_block")
 
 #: closed vocabularies: (allowed values, how the message names the field)
 CHOICES: dict[object, tuple[tuple[str, ...], str]] = {
@@ -70,6 +77,7 @@ CHOICES: dict[object, tuple[tuple[str, ...], str]] = {
     OnPresent: (("consume", "keep"), "on_present value"),
     OnAbsent: (("skip", "violate"), "on_absent value"),
     Tuning: (TUNINGS, "tuning"),
+    Outcome: (OUTCOMES, "outcome"),
 }
 TEMPLATE_TYPES: dict[object, int] = {
     NudgeTemplate: TEMPLATE_LIMITS["nudge_template"],
@@ -168,6 +176,29 @@ class AppliesToDoc:
 
 
 @attrs.frozen
+class BehaviorTestEventDoc:
+    """One event of a behavior test: a Claude Code payload without ``session_id`` (``payload``),
+    the outcome it must get (``expect``) and the seconds the fake clock moves before it
+    (``advance``). Structured by a hook of its own: every other key is the payload's."""
+
+    expect: Outcome
+    payload: dict[str, Any] = attrs.field(factory=dict)
+    advance: float = 0.0
+
+
+@attrs.frozen
+class BehaviorTestDoc:
+    """One entry of a behavior's ``tests``: events run in order over a fresh session."""
+
+    name: Text
+    events: list[BehaviorTestEventDoc]
+    #: files written into the test's project folder (the events' ``cwd``) before it runs
+    files: Files = attrs.field(factory=lambda: Files({}))
+    #: the profile the test runs under (default ``standard``)
+    profile: Profile | None = None
+
+
+@attrs.frozen
 class BehaviorDoc:
     """A whole ``behavior.yaml``."""
 
@@ -182,6 +213,8 @@ class BehaviorDoc:
     rendering: RenderingDoc = attrs.field(factory=RenderingDoc)
     applies_to: AppliesToDoc = attrs.field(factory=AppliesToDoc)
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    #: behavior tests (``forge-policy test``); never compiled into the normalised spec
+    tests: list[BehaviorTestDoc] = attrs.field(factory=list)
 
 
 @attrs.frozen

@@ -45,15 +45,19 @@ from forge_policy.catalog.dsl import (
 from forge_policy.catalog.schema import (
     CHOICES,
     ID_PATTERN,
+    OUTCOMES,
     RESERVED_SCOPES,
     SCHEMA_VERSION,
     TEMPLATE_TYPES,
     After,
     BehaviorDoc,
     BehaviorId,
+    BehaviorTestDoc,
+    BehaviorTestEventDoc,
     ConditionDoc,
     EnforcementDoc,
     EventName,
+    Files,
     IndexEntryDoc,
     Item,
     Matcher,
@@ -67,7 +71,7 @@ from forge_policy.catalog.schema import (
 )
 from forge_policy.catalog.yaml_io import plain, position
 from forge_policy.errors import Issue, RegexError
-from forge_policy.events import EVENTS, MATCHER_SUBJECT
+from forge_policy.events import EVENTS, MATCHER_SUBJECT, TOOL_EVENTS
 from forge_policy.levels import LEVEL_NAMES, Level, Step, escalation_problems
 
 TYPE_CHECKING = False
@@ -291,12 +295,149 @@ def _policy_checks(raw: dict[str, Any]) -> Iterator[Exception]:
         yield _at(ValueError("at least one trigger is required"), "triggers")
 
 
+def _behavior_checks(raw: dict[str, Any]) -> Iterator[Exception]:
+    """Test names are unique in a behavior: they name a test in reports."""
+    tests = raw.get("tests")
+    if not isinstance(tests, list):
+        return
+    seen: dict[str, int] = {}
+    for index, test in enumerate(tests):
+        name = test.get("name") if isinstance(test, dict) else None
+        if not isinstance(name, str):
+            continue
+        if name in seen:
+            yield _at(
+                ValueError(f"duplicate test name {name!r} (also tests[{seen[name]}])"),
+                "tests",
+                index,
+                "name",
+            )
+        seen.setdefault(name, index)
+
+
+def _test_checks(raw: dict[str, Any]) -> Iterator[Exception]:
+    if raw.get("events") == []:
+        yield _at(ValueError("a test needs at least one event"), "events")
+
+
 _CHECKS: dict[type, Callable[[dict[str, Any]], Iterator[Exception]]] = {
     ConditionDoc: _condition_checks,
     TriggerDoc: _trigger_checks,
     EnforcementDoc: _enforcement_checks,
     PolicyDoc: _policy_checks,
+    BehaviorDoc: _behavior_checks,
+    BehaviorTestDoc: _test_checks,
 }
+
+
+# --- behavior tests: a test event is a Claude Code payload plus expect and advance -------------
+
+#: the keys of a test event that are not the payload's
+TEST_EVENT_KEYS = ("expect", "advance")
+#: payload keys a near miss is checked against (a payload may hold any other key)
+PAYLOAD_KEYS = (
+    "hook_event_name",
+    "tool_name",
+    "tool_input",
+    "tool_use_id",
+    "tool_response",
+    "prompt",
+    "cwd",
+    "permission_mode",
+    "agent_type",
+    "source",
+    "commit_message",
+    "staged_files",
+)
+#: payload fields Event.from_claude_code reads as strings
+_STRING_FIELDS = ("prompt", "cwd", "agent_type", "tool_use_id", "permission_mode", "source")
+
+
+def _test_event_problems(value: dict[str, Any]) -> Iterator[Exception]:
+    expect = value.get("expect")
+    if expect is None:
+        yield missing("expect", ", ".join(OUTCOMES))
+    else:
+        try:
+            _choice(expect, OUTCOMES, "outcome")
+        except ValueError as exc:
+            yield _at(exc, "expect")
+    advance = value.get("advance", 0)
+    if isinstance(advance, bool) or not isinstance(advance, int | float) or advance < 0:
+        yield _at(ValueError(f"expected seconds >= 0, got {kind(advance)}"), "advance")
+    if "session_id" in value:
+        message = "a test runs in a fresh session of its own: remove session_id"
+        yield _at(ValueError(message), "session_id")
+    event, tool_name = value.get("hook_event_name"), value.get("tool_name")
+    if event is None and tool_name is None:
+        yield missing("hook_event_name", "or tool_name, for a PreToolUse")
+    elif event is not None:
+        try:
+            _event(event, None)
+        except ValueError as exc:
+            yield _at(exc, "hook_event_name")
+    if tool_name is not None and (not isinstance(tool_name, str) or not tool_name):
+        yield _at(ValueError(f"expected a tool name, got {kind(tool_name)}"), "tool_name")
+    elif tool_name is None and event in TOOL_EVENTS:
+        yield missing("tool_name", f"a {event} names its tool")
+    tool_input = value.get("tool_input")
+    if tool_input is not None and not isinstance(tool_input, dict):
+        yield _at(ValueError(f"expected a mapping, got {kind(tool_input)}"), "tool_input")
+    for key in _STRING_FIELDS:
+        field = value.get(key)
+        if field is not None and not isinstance(field, str):
+            yield _at(ValueError(f"expected a string, got {kind(field)}"), key)
+    for key in value:
+        if isinstance(key, str) and key not in TEST_EVENT_KEYS and key not in PAYLOAD_KEYS:
+            suggestion = near(key, (*TEST_EVENT_KEYS, *PAYLOAD_KEYS, "session_id"), cutoff=0.8)
+            if suggestion:
+                yield _at(ValueError(f"unknown key {key!r}{suggestion}"), key)
+
+
+def _test_event(value: Any, _: Any) -> BehaviorTestEventDoc:
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"expected a mapping (a Claude Code payload and expect), got {kind(value)}"
+        )
+    problems = list(_test_event_problems(value))
+    if problems:
+        raise ClassValidationError("While structuring a test event", problems, BehaviorTestEventDoc)
+    payload = {k: v for k, v in value.items() if k not in TEST_EVENT_KEYS}
+    return BehaviorTestEventDoc(value["expect"], payload, float(value.get("advance", 0)))
+
+
+#: the most filler a test file may ask for (``{bytes: N}``)
+MAX_TEST_FILE_BYTES = 8 << 20
+
+
+def _file_problem(path: object, content: object) -> Exception | None:
+    if not isinstance(path, str) or not path.strip():
+        return ValueError(f"expected a relative file path, got {kind(path)}")
+    parts = path.replace("\\", "/").split("/")
+    if path.startswith(("/", "~")) or ".." in parts:
+        return ValueError(f"{path!r}: a path inside the test's project folder, not above it")
+    if isinstance(content, str):
+        return None
+    size = content.get("bytes") if isinstance(content, dict) and len(content) == 1 else None
+    if isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= MAX_TEST_FILE_BYTES:
+        return None
+    return ValueError(
+        f"expected the file's text or {{bytes: N}} (0 to {MAX_TEST_FILE_BYTES}), "
+        f"got {kind(content)}"
+    )
+
+
+def _files(value: Any, _: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping of relative paths to contents, got {kind(value)}")
+    problems = [
+        _at(problem, str(path))
+        for path, content in value.items()
+        if (problem := _file_problem(path, content)) is not None
+    ]
+    if problems:
+        raise ClassValidationError("While structuring files", problems, dict)
+    return dict(value)
 
 
 def _unknown_key_checks(cls: type, raw: dict[str, Any]) -> Iterator[Exception]:
@@ -417,6 +558,8 @@ def make_converter() -> cattrs.Converter:
     conv.register_structure_hook_factory(_is_list, lambda t: _list_hook(t, conv))
     conv.register_structure_hook_factory(_is_dict, lambda _: _mapping_of_anything)
     conv.register_structure_hook(IndexEntryDoc, _index_entry(conv))
+    conv.register_structure_hook(BehaviorTestEventDoc, _test_event)
+    conv.register_structure_hook(Files, _files)
     return conv
 
 
@@ -509,6 +652,15 @@ def structure(
 
 def validate_behavior(document: Any, file: str) -> tuple[dict[str, Any] | None, list[Issue]]:
     """Validate one parsed behavior document; return its normalised spec (None if invalid)."""
+    doc, issues = structure_behavior(document, file)
+    if doc is None:
+        return None, issues
+    return normalise(doc, file), []
+
+
+def structure_behavior(document: Any, file: str) -> tuple[BehaviorDoc | None, list[Issue]]:
+    """One parsed behavior document as a :class:`BehaviorDoc` (its tests too), or None and
+    every issue."""
     if not isinstance(document, dict):
         line, column = position(document, ())
         return None, [
@@ -521,9 +673,7 @@ def validate_behavior(document: Any, file: str) -> tuple[dict[str, Any] | None, 
     except RecursionError:
         return None, [Issue(file, 0, 0, "", "invalid YAML: nested too deeply")]
     doc, issues = structure(value, BehaviorDoc, document, file)
-    if doc is None:
-        return None, issues
-    return normalise(doc, file), []
+    return doc, issues
 
 
 def _trigger_spec(trigger: TriggerDoc) -> dict[str, Any]:

@@ -22,6 +22,8 @@ OVERVIEW = """\
     forge-policy list [--json]                         id, enabled, default level, category
     forge-policy describe ID [--json]                  one behavior in full
     forge-policy validate [DIR] [--json]               every catalog error as file:line:col
+    forge-policy test [DIR] [--json]                   behavior tests, with trigger coverage
+    forge-policy schema                                JSON Schema of behavior files
     forge-policy explain [--file F] [--json]           dry run of one event; changes nothing
     forge-policy override ID --session SID --reason T  one-shot pass for the next soft block
     forge-policy on|off ID [--session SID|--project]   switch a behavior on or off

@@ -290,7 +290,20 @@ def copy_builtin_catalog(root: Path) -> Path | None:
         dirs_exist_ok=True,
         ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.pyc"),
     )
+    _point_at_schema(target)
     return target
+
+
+def _point_at_schema(catalog: Path) -> None:
+    """Copy the behavior JSON Schema into ``catalog`` and make each behavior file name it, so
+    an editor with yaml-language-server checks and completes them (the copy keeps working
+    when forge-policy moves or is upgraded)."""
+    from forge_policy.catalog.json_schema import SCHEMA_FILE, SCHEMA_NAME, add_modeline
+    from forge_policy.catalog.loader import BEHAVIOR_FILE
+
+    shutil.copyfile(SCHEMA_FILE, catalog / SCHEMA_NAME)
+    for behavior in sorted(catalog.glob(f"*/{BEHAVIOR_FILE}")):
+        add_modeline(behavior, f"../{SCHEMA_NAME}")
 
 
 def init(

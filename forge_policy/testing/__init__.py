@@ -22,11 +22,13 @@ if TYPE_CHECKING:
         assert_counter,
         assert_level,
     )
+    from forge_policy.testing.behavior_tests import run_behavior_tests
     from forge_policy.testing.clock import FakeClock
     from forge_policy.testing.events import (
         claude_code_event,
         claude_code_lifecycle,
         claude_code_payload,
+        claude_code_payload_from,
         claude_code_prompt,
     )
 
@@ -39,7 +41,9 @@ _EXPORTS: dict[str, str] = {
     "claude_code_event": "forge_policy.testing.events",
     "claude_code_lifecycle": "forge_policy.testing.events",
     "claude_code_payload": "forge_policy.testing.events",
+    "claude_code_payload_from": "forge_policy.testing.events",
     "claude_code_prompt": "forge_policy.testing.events",
+    "run_behavior_tests": "forge_policy.testing.behavior_tests",
 }
 
 __all__ = [
@@ -51,7 +55,9 @@ __all__ = [
     "claude_code_event",
     "claude_code_lifecycle",
     "claude_code_payload",
+    "claude_code_payload_from",
     "claude_code_prompt",
+    "run_behavior_tests",
 ]
 
 __getattr__, __dir__ = lazy_exports("forge_policy.testing", _EXPORTS, __all__, globals())

@@ -13,6 +13,7 @@ does (``Event.from_claude_code``), so a test exercises the same parsing as produ
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from typing import Any
 
 from forge_policy.model import Event
@@ -127,10 +128,53 @@ def claude_code_lifecycle(
     >>> claude_code_lifecycle("Stop").payload["stop_hook_active"]
     False
     """
+    payload = _lifecycle_payload(event, session_id, cwd, permission_mode)
+    payload.update(fields)
+    return Event.from_claude_code(payload)
+
+
+def _lifecycle_payload(
+    event: str, session_id: str, cwd: str, permission_mode: str
+) -> dict[str, Any]:
     payload = _common(event, session_id, cwd, permission_mode)
     if event == "SessionStart":
         payload["source"] = "startup"
     elif event in ("Stop", "SubagentStop"):
         payload["stop_hook_active"] = False
+    return payload
+
+
+def claude_code_payload_from(
+    fields: Mapping[str, Any],
+    *,
+    session_id: str = DEFAULT_SESSION,
+    cwd: str = DEFAULT_CWD,
+) -> dict[str, Any]:
+    """A whole payload from some of its fields (a behavior test's event): what the other
+    builders fill in (``transcript_path``, a ``tool_use_id``, a ``SessionStart``'s source…) is
+    added, ``hook_event_name`` is ``PreToolUse`` when absent, and ``fields`` win over it all
+    but ``session_id``.
+
+    >>> payload = claude_code_payload_from({"tool_name": "Bash", "tool_input": {"command": "ls"}},
+    ...                                    session_id="s9")
+    >>> payload["hook_event_name"], payload["session_id"], payload["tool_use_id"][:9]
+    ('PreToolUse', 's9', 'toolu_tes')
+    >>> claude_code_payload_from({"hook_event_name": "SessionStart"})["source"]
+    'startup'
+    """
+    event = str(fields.get("hook_event_name") or "PreToolUse")
+    permission_mode = str(fields.get("permission_mode") or "default")
+    if event in _TOOL_EVENTS:
+        payload = claude_code_payload(
+            str(fields.get("tool_name", "")),
+            session_id=session_id,
+            event=event,
+            cwd=cwd,
+            permission_mode=permission_mode,
+        )
+    else:
+        payload = _lifecycle_payload(event, session_id, cwd, permission_mode)
     payload.update(fields)
-    return Event.from_claude_code(payload)
+    payload["hook_event_name"] = event
+    payload["session_id"] = session_id
+    return payload
