@@ -77,9 +77,7 @@ class Texts:
         self.prompt = (
             f"prompt-guard: refused\nDo instead: {HINT}\n{to_override('prompt-guard', session)}"
         )
-        self.stop = (
-            f"stop-guard: refused\nDo instead: {HINT}\n{to_override('stop-guard', session)}"
-        )
+        self.stop = f"stop-guard: refused\nDo instead: {HINT}\n{to_override('stop-guard', session)}"
         self.post = (
             "The tool call already ran, but it broke a policy.\n"
             f"post-guard: refused\nDo instead: {HINT}\n{to_override('post-guard', session)}"

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.harness.conformance import COMMANDS, HARNESS_CATALOG, PROMPT, Texts, fixture
 from helpers import behavior_yaml
 from hookrun import Project
+
+from tests.harness.conformance import COMMANDS, HARNESS_CATALOG, PROMPT, Texts, fixture
 
 
 @pytest.fixture
@@ -154,12 +155,15 @@ def test_a_refused_prompt(project: Project, harness: str) -> None:
     t = Texts(project.session)
     out = run(project, harness, name, event, prompt=PROMPT)
     summary = "prompt-guard: refused"
-    assert out == {
-        "block": {"decision": "block", "reason": t.prompt, "systemMessage": summary},
-        "deny": {"decision": "deny", "reason": t.prompt, "systemMessage": summary},
-        "continue": {"continue": False, "user_message": t.prompt},
-        None: None,  # Copilot CLI processes no userPromptSubmitted output
-    }[kind]
+    assert (
+        out
+        == {
+            "block": {"decision": "block", "reason": t.prompt, "systemMessage": summary},
+            "deny": {"decision": "deny", "reason": t.prompt, "systemMessage": summary},
+            "continue": {"continue": False, "user_message": t.prompt},
+            None: None,  # Copilot CLI processes no userPromptSubmitted output
+        }[kind]
+    )
     assert project.counter("prompt-guard") == 1  # counted all the same
 
 
@@ -178,12 +182,15 @@ def test_a_refused_stop(project: Project, harness: str) -> None:
     t = Texts(project.session)
     out = run(project, harness, name, event)
     summary = "stop-guard: refused"
-    assert out == {
-        "block": {"decision": "block", "reason": t.stop, "systemMessage": summary},
-        "deny": {"decision": "deny", "reason": t.stop, "systemMessage": summary},
-        "followup": {"followup_message": t.stop},
-        "plain_block": {"decision": "block", "reason": t.stop},
-    }[kind]
+    assert (
+        out
+        == {
+            "block": {"decision": "block", "reason": t.stop, "systemMessage": summary},
+            "deny": {"decision": "deny", "reason": t.stop, "systemMessage": summary},
+            "followup": {"followup_message": t.stop},
+            "plain_block": {"decision": "block", "reason": t.stop},
+        }[kind]
+    )
 
 
 #: harness → (post-tool fixture, --event, expected answer after a call that broke a rule)
@@ -202,13 +209,16 @@ def test_a_block_after_the_call_ran_informs(project: Project, harness: str) -> N
     t = Texts(project.session)
     out = run(project, harness, name, event, command="echo post-me")
     summary = "post-guard: refused"
-    assert out == {
-        "block": {"decision": "block", "reason": t.post, "systemMessage": summary},
-        "deny": {"decision": "deny", "reason": t.post, "systemMessage": summary},
-        "context": {"additional_context": t.post},
-        "plain_deny": {"decision": "deny", "reason": t.post},
-        None: None,
-    }[kind]
+    assert (
+        out
+        == {
+            "block": {"decision": "block", "reason": t.post, "systemMessage": summary},
+            "deny": {"decision": "deny", "reason": t.post, "systemMessage": summary},
+            "context": {"additional_context": t.post},
+            "plain_deny": {"decision": "deny", "reason": t.post},
+            None: None,
+        }[kind]
+    )
 
 
 def test_codex_apply_patch_is_a_write_of_its_file(tmp_path: Path) -> None:
