@@ -3,8 +3,8 @@
 Its answer is :func:`forge_policy.render.claude_code.render` (always exit 0, the JSON decides);
 this module gives it the adapter interface every harness in :mod:`~forge_policy.harness.registry`
 has: ``normalize`` (payload → Claude Code-shaped payload), ``to_event``, ``render`` and
-``failure`` (the ``FORGE_ON_ERROR`` answer). Wire format: ``/work/shared``-vetted Claude Code
-hooks reference (CLI 2.1.332, docs of 2026-08-22), SPEC §8.
+``failure`` (the ``FORGE_ON_ERROR`` answer). Wire format: the Claude Code hooks reference
+(code.claude.com/docs/en/hooks, docs of 2026-08-22) and the CLI 2.1.332 schemas, SPEC §8.
 
 >>> ev = to_event({"session_id": "s", "hook_event_name": "Stop"})
 >>> ev.event_name, ev.harness
