@@ -119,3 +119,69 @@ def test_builders_make_each_harness_s_event() -> None:
     stop = antigravity_event("run_command", event="PostToolUse", CommandLine="ls")
     assert stop.event_name == "PostToolUse"
     assert cursor_event("Delete", path="/a").tool_name == "Delete"  # no catalog name: its own
+
+
+#: Codex's output schemas (``codex-rs/hooks/schema/generated/*.command.output.schema.json``) have
+#: ``additionalProperties: false``: an unknown key fails the hook, and Codex then runs the call.
+#: event → (top-level keys, ``hookSpecificOutput`` keys or None when the event has none)
+CODEX_OUTPUT = {
+    "PreToolUse": (
+        {"continue", "stopReason", "suppressOutput", "systemMessage", "hookSpecificOutput"},
+        {
+            "hookEventName",
+            "additionalContext",
+            "permissionDecision",
+            "permissionDecisionReason",
+            "updatedInput",
+        },
+    ),
+    "PostToolUse": (
+        {"continue", "decision", "reason", "stopReason", "suppressOutput", "systemMessage"}
+        | {"hookSpecificOutput"},
+        {"hookEventName", "additionalContext", "updatedMCPToolOutput", "updatedToolOutput"},
+    ),
+    "UserPromptSubmit": (
+        {"continue", "decision", "reason", "stopReason", "suppressOutput", "systemMessage"}
+        | {"hookSpecificOutput"},
+        {"hookEventName", "additionalContext"},
+    ),
+    "Stop": (
+        {"continue", "decision", "reason", "stopReason", "suppressOutput", "systemMessage"},
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("event_name", list(CODEX_OUTPUT))
+@pytest.mark.parametrize(
+    ("level", "mode"),
+    [
+        (Level.NUDGE, "agent"),
+        (Level.WARNING, "agent"),
+        (Level.SOFT_BLOCK, "agent"),
+        (Level.SOFT_BLOCK, "user"),
+        (Level.HARD_BLOCK, "never"),
+    ],
+)
+def test_codex_answers_only_use_fields_its_schemas_allow(
+    event_name: str, level: Level, mode: str
+) -> None:
+    fields: dict[str, Any] = {"command": "x"}
+    if event_name == "UserPromptSubmit":
+        event = codex_event(event=event_name, prompt="hi")
+    elif event_name == "Stop":
+        event = codex_event(event=event_name)
+    else:
+        event = codex_event("Bash", event=event_name, **fields)
+    violation = fp.Violation("b", "B", level, 1, "text", override_mode=mode)
+    blocking = violation if level >= Level.SOFT_BLOCK else None
+    decision = fp.Decision(event, messages=[violation.message], blocking=blocking)
+    out = json.loads(adapter("codex").render(decision, event)[0])
+    top, specific = CODEX_OUTPUT[event_name]
+    assert set(out) <= top, out
+    if "hookSpecificOutput" in out:
+        assert specific is not None and set(out["hookSpecificOutput"]) <= specific, out
+        assert out["hookSpecificOutput"]["hookEventName"] == event_name
+        assert out["hookSpecificOutput"].get("permissionDecision") in (None, "deny")
+    if blocking is not None:  # a block is never expressed with a field Codex would ignore
+        assert "deny" in json.dumps(out) or out.get("decision") == "block", out
