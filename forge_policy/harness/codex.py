@@ -48,7 +48,7 @@ NAME = CODEX.name
 
 def normalize(payload: dict[str, Any], event: str = "") -> dict[str, Any]:
     """The Codex payload in the catalog's vocabulary (see the module docstring)."""
-    native = text(payload, "hook_event_name") or event
+    native = event or text(payload, "hook_event_name")
     name = catalog_event(CODEX, native)
     tool = text(payload, "tool_name")
     args = payload.get("tool_input")

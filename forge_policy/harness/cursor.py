@@ -62,7 +62,7 @@ CONTEXT_EVENTS = frozenset({"postToolUse", "sessionStart"})
 
 def normalize(payload: dict[str, Any], event: str = "") -> dict[str, Any]:
     """The Cursor payload in the catalog's vocabulary."""
-    native = text(payload, "hook_event_name") or event
+    native = event or text(payload, "hook_event_name")
     name = catalog_event(CURSOR, native)
     roots = payload.get("workspace_roots")
     root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else ""

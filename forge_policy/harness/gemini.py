@@ -55,7 +55,7 @@ BLOCK_EVENTS = frozenset({"BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent"
 
 def normalize(payload: dict[str, Any], event: str = "") -> dict[str, Any]:
     """The Gemini payload in the catalog's vocabulary."""
-    native = text(payload, "hook_event_name") or event
+    native = event or text(payload, "hook_event_name")
     name = catalog_event(GEMINI, native)
     tool = text(payload, "tool_name")
     args = payload.get("tool_input")
