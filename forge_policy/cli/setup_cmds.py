@@ -42,7 +42,17 @@ def register(command: Callable[..., Any]) -> None:
         cmd_hook,
         "Decide one harness event: JSON on stdin, the harness's answer on stdout.",
     )
-    p.add_argument("--harness", default="claude-code", help="claude-code (default)")
+    p.add_argument(
+        "--harness",
+        default="claude-code",
+        help="claude-code (default), codex, gemini, cursor, copilot or antigravity",
+    )
+    p.add_argument(
+        "--event",
+        default="",
+        help="the harness's event name, for payloads that do not carry it (Copilot CLI "
+        "camelCase entries, Antigravity CLI)",
+    )
     p.add_argument(
         "--via-serve",
         action="store_true",
@@ -113,7 +123,8 @@ def cmd_hook(args: Namespace, ctx: Context) -> int:
 
     from forge_policy.hook import main
 
-    argv = ["--harness", args.harness] + (["--via-serve"] if args.via_serve else [])
+    argv = ["--harness", args.harness] + (["--event", args.event] if args.event else [])
+    argv += ["--via-serve"] if args.via_serve else []
     return main(sys.stdin, ctx.out, ctx.err, os.environ, argv)
 
 
