@@ -20,6 +20,11 @@ runs:
 After the tool ran, its result is recorded as a PostToolUse event (``PostToolUseFailure`` for
 an error result), which keeps token-budget totals and records a user's approval.
 
+The user's prompt: the turn's first model call (the conversation ends with a ``HumanMessage``)
+decides it as UserPromptSubmit in ``wrap_model_call``. Nudges and warnings join the system
+message of that call; a block answers in the model's place (an ``AIMessage`` with the reason and
+no tool call, so the run ends); a prompt that could not be decided goes through with a note.
+
 Tool names: the built-in catalog speaks Claude Code's vocabulary (``Bash`` with ``command``,
 ``Read`` with ``file_path``…). Map your tools onto it with ``tools=``: ``{"shell": "Bash"}``
 keeps the arguments as they are, ``{"run": ("Bash", {"cmd": "command"})}`` renames ``cmd`` to
@@ -50,8 +55,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from langchain.agents.middleware import AgentMiddleware, AgentState
-    from langchain.agents.middleware.types import ToolCallRequest
-    from langchain_core.messages import ToolMessage
+    from langchain.agents.middleware.types import ModelRequest, ModelResponse, ToolCallRequest
+    from langchain_core.messages import AIMessage, ToolMessage
     from langgraph.types import Command
 
     from forge_policy.engine.evaluator import Evaluator
@@ -60,9 +65,11 @@ if TYPE_CHECKING:
     #: What a ``tools=`` entry maps a LangChain tool onto: a catalog tool name, or a tool name
     #: and the renaming of its arguments (``("Bash", {"cmd": "command"})``).
     ToolTarget = str | tuple[str, Mapping[str, str]]
-    #: A fixed session id, or a function of the tool call request.
-    SessionId = str | Callable[[ToolCallRequest], str] | None
+    #: A fixed session id, or a function of the ``ToolCallRequest`` (the ``ModelRequest`` for a
+    #: user prompt).
+    SessionId = str | Callable[[Any], str] | None
     ToolResult = ToolMessage | Command[Any]
+    ModelResult = ModelResponse[Any] | AIMessage
 
     _Base = AgentMiddleware[AgentState[Any], Any, Any]
 else:
@@ -111,6 +118,53 @@ class ForgePolicyMiddleware(_Base):
         self.tool_names = _check_tools(tools or {})
         self._fallback_session = f"{HARNESS}-{secrets.token_hex(8)}"
         self._asked: OrderedDict[tuple[str, str], Decision] = OrderedDict()
+
+    # -- the user's prompt -----------------------------------------------------------------
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResult],
+    ) -> ModelResult:
+        """The first model call after a user's message decides it as UserPromptSubmit: a block
+        answers in the model's place, nudges and warnings join the system message."""
+        if _prompt(request) is None:
+            return handler(request)
+        decision, notes = self._prompt_decision(request)
+        return _prompt_refusal(decision) or handler(_with_system_notes(request, notes))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResult]],
+    ) -> ModelResult:
+        """:meth:`wrap_model_call` for async agents: the evaluator runs in a worker thread."""
+        import asyncio
+
+        if _prompt(request) is None:
+            return await handler(request)
+        decision, notes = await asyncio.to_thread(self._prompt_decision, request)
+        return _prompt_refusal(decision) or await handler(_with_system_notes(request, notes))
+
+    def _prompt_decision(self, request: ModelRequest[Any]) -> tuple[Decision | None, list[str]]:
+        """The prompt's decision and the notes for the model; a prompt that could not be
+        decided goes through with a note saying so (only a tool call is refused for it)."""
+        from forge_policy.model import Event
+
+        try:
+            session_id = self._session(request)
+            payload = {"hook_event_name": "UserPromptSubmit", "session_id": session_id}
+            event = Event(
+                "UserPromptSubmit",
+                session_id,
+                prompt=_prompt(request) or "",
+                harness=HARNESS,
+                payload=payload,
+            )
+            decision = _evaluate(self.evaluator, event)
+        except Exception as exc:
+            return None, [_could_not_decide(exc, refused=False)]
+        return decision, list(decision.messages) if decision.blocking is None else []
 
     # -- the tool call -------------------------------------------------------------------
 
@@ -259,11 +313,18 @@ class ForgePolicyMiddleware(_Base):
         tool_name, renames = target
         return tool_name, {renames.get(key, key): value for key, value in args.items()}
 
-    def _session(self, request: ToolCallRequest) -> str:
+    def _session(self, request: ToolCallRequest | ModelRequest[Any]) -> str:
         if self.session_id is not None:
             return _session(self.session_id, request)
         runtime = getattr(request, "runtime", None)
-        config = getattr(runtime, "config", None) or {}
+        config = getattr(runtime, "config", None)  # a tool's runtime has it, the model's not
+        if config is None:
+            from langgraph.config import get_config
+
+            try:
+                config = get_config()
+            except RuntimeError:  # called outside a graph run
+                config = {}
         thread = (config.get("configurable") or {}).get("thread_id")
         if thread is None or thread == "":
             return self._fallback_session
@@ -326,6 +387,45 @@ def _refusal(request: ToolCallRequest, text: str) -> ToolMessage:
     return ToolMessage(
         content=text, name=call.get("name"), tool_call_id=call.get("id") or "", status="error"
     )
+
+
+def _prompt(request: ModelRequest[Any]) -> str | None:
+    """The user's prompt when the conversation ends with it (the turn's first model call;
+    later ones follow tool results), else None."""
+    from langchain_core.messages import HumanMessage
+
+    last = request.messages[-1] if request.messages else None
+    return str(last.text) if isinstance(last, HumanMessage) else None
+
+
+def _prompt_refusal(decision: Decision | None) -> AIMessage | None:
+    """The answer in the model's place for a blocked prompt: the engine's reason, no tool call
+    (so the run ends there)."""
+    if decision is None or decision.blocking is None:
+        return None
+    from langchain_core.messages import AIMessage
+
+    from forge_policy.render.claude_code import refusal_reason
+
+    return AIMessage(content=refusal_reason(decision), name="forge-policy")
+
+
+def _with_system_notes(request: ModelRequest[Any], notes: list[str]) -> ModelRequest[Any]:
+    """The request with the engine's notes after its system message (for this call only)."""
+    if not notes:
+        return request
+    from langchain_core.messages import SystemMessage
+
+    text = "\n\n".join(notes)
+    system = request.system_message
+    if system is None:
+        return request.override(system_message=SystemMessage(content=text))
+    content: Any = system.content
+    if isinstance(content, str):
+        content = f"{content}\n\n{text}" if content else text
+    else:
+        content = [*content, {"type": "text", "text": text}]
+    return request.override(system_message=SystemMessage(content=content))
 
 
 def _shown(decision: Decision) -> list[str]:

@@ -18,13 +18,15 @@ import pytest
 pytest.importorskip("langchain")
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
+from pydantic import Field
 
 import forge_policy as fp
 from forge_policy.harness.langchain import ForgePolicyMiddleware
@@ -38,10 +40,17 @@ THREAD = "thread-1"
 
 class ScriptedModel(GenericFakeChatModel):
     """``GenericFakeChatModel`` answers from a script; ``create_agent`` binds the tools to
-    it, which the fake (a ``BaseChatModel``) does not implement: the script ignores them."""
+    it, which the fake (a ``BaseChatModel``) does not implement: the script ignores them.
+    ``seen`` keeps what each call was sent."""
+
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
         return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.seen.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
 
 
 def calls(*commands: str, tool_name: str = "shell", arg: str = "command") -> Iterator[AIMessage]:
@@ -309,7 +318,10 @@ def test_async_interrupt_and_resume(tmp_path: Path) -> None:
 
 
 class BrokenStore(MemoryStore):
-    """A store with a bug: every transaction raises something no store should."""
+    """A store with a bug: every read and transaction raises something no store should."""
+
+    def load(self, session_id: str) -> Any:
+        raise RuntimeError("disk on fire")
 
     def transact(self, session_id: str, apply: Callable[..., Any]) -> Any:
         raise RuntimeError("disk on fire")
@@ -344,16 +356,17 @@ def test_a_bad_session_id_callable_refuses_the_call() -> None:
 
 def test_the_session_is_the_callers_when_given() -> None:
     evaluator = builtin_evaluator()
-    seen: list[ToolCallRequest] = []
+    seen: list[Any] = []
 
-    def session_of(request: ToolCallRequest) -> str:
+    def session_of(request: Any) -> str:
         seen.append(request)
         return "mine"
 
     middleware = ForgePolicyMiddleware(evaluator, session_id=session_of, tools={"shell": "Bash"})
     agent(middleware, calls("rm -rf /"), Shell()).invoke({"messages": [("user", "x")]}, CONFIG)
     assert [r["session_id"] for r in evaluator.audit.records()] == ["mine"]
-    assert seen and all(isinstance(r, ToolCallRequest) for r in seen)
+    # the prompt's ModelRequest, then the tool call's ToolCallRequest
+    assert [type(r) for r in seen] == [ModelRequest, ToolCallRequest]
 
 
 def test_without_a_thread_id_one_middleware_is_one_session(tmp_path: Path) -> None:
@@ -458,3 +471,62 @@ def test_the_example_refuses_escalates_overrides_and_asks() -> None:
     assert "10. read_file(/repo/.env) -> REFUSED" in out
     assert "Audited overrides: ['retry']" in out
     assert "The model's last word: All done." in out
+
+
+def prompt_catalog(tmp_path: Path, level: str) -> fp.Catalog:
+    """``no-friday``: a prompt that mentions Friday deploys is met at ``level``."""
+    text = behavior_yaml(
+        "no-friday",
+        triggers=(
+            "    - event: UserPromptSubmit\n"
+            "      conditions:\n"
+            "        - field: prompt\n"
+            "          operator: contains\n"
+            "          value: friday\n"
+        ),
+        default_level=level,
+        name="No Friday deploys",
+    )
+    return fp.load_catalog(write_catalog(tmp_path / "catalog", {"no-friday": text}))
+
+
+def prompt_agent(evaluator: fp.Evaluator, **kwargs: Any) -> tuple[ScriptedModel, Any]:
+    model = ScriptedModel(messages=calls("ls"), seen=[])
+    middleware = ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}, **kwargs)
+    graph = create_agent(
+        model, Shell().tools, system_prompt="You are careful.", middleware=[middleware]
+    )
+    return model, graph
+
+
+def test_a_prompt_nudge_joins_the_system_message_of_the_turns_first_model_call(
+    tmp_path: Path,
+) -> None:
+    evaluator = fp.Evaluator(prompt_catalog(tmp_path, "nudge"), clock=Clock())
+    model, graph = prompt_agent(evaluator)
+    graph.invoke({"messages": [("user", "deploy on friday")]}, CONFIG)
+    first, second = model.seen
+    assert isinstance(first[0], SystemMessage)
+    assert first[0].content.startswith("You are careful.\n\nNo Friday deploys (1): ")
+    assert second[0].content == "You are careful."  # after the tool result: no prompt
+    assert evaluator.status(THREAD).behaviors["no-friday"].counter == 1
+
+
+def test_a_blocked_prompt_answers_in_the_models_place(tmp_path: Path) -> None:
+    evaluator = fp.Evaluator(prompt_catalog(tmp_path, "soft_block"), clock=Clock())
+    model, graph = prompt_agent(evaluator)
+    result = asyncio.run(graph.ainvoke({"messages": [("user", "deploy on friday")]}, CONFIG))
+    assert model.seen == []
+    last = result["messages"][-1]
+    assert isinstance(last, AIMessage) and not last.tool_calls
+    assert last.content.startswith("[no-friday]")
+
+
+def test_a_prompt_that_cannot_be_decided_goes_through_with_a_note() -> None:
+    model, graph = prompt_agent(builtin_evaluator(), session_id=lambda request: "")
+    result = graph.invoke({"messages": [("user", "look around")]}, CONFIG)
+    note = model.seen[0][0].content
+    assert note.startswith("You are careful.\n\nforge-policy could not evaluate this event and ")
+    assert "EventError: session_id: expected a non-empty string" in note
+    (refused,) = tool_messages(result)  # the tool call is refused all the same
+    assert refused.status == "error"
