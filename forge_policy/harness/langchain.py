@@ -43,6 +43,7 @@ building the middleware raises an :class:`ImportError` naming it).
 from __future__ import annotations
 
 import secrets
+import threading
 from collections import OrderedDict
 
 from forge_policy.harness._embedding import could_not_decide as _could_not_decide
@@ -102,7 +103,11 @@ class ForgePolicyMiddleware(_Base):
 
     ``tools`` maps LangChain tool names onto the catalog's (``{"shell": "Bash"}``, or
     ``{"run": ("Bash", {"cmd": "command"})}`` to rename arguments too); ``session_id`` replaces
-    the LangGraph thread id.
+    the LangGraph thread id. For example::
+
+        policy = ForgePolicyMiddleware(fp.Evaluator(fp.builtin_catalog()), tools={"sh": "Bash"})
+        agent = create_agent(model, [sh], middleware=[policy], checkpointer=InMemorySaver())
+        agent.invoke({"messages": [("user", "clean up")]}, {"configurable": {"thread_id": "t"}})
     """
 
     def __init__(
@@ -117,7 +122,9 @@ class ForgePolicyMiddleware(_Base):
         self.session_id = session_id
         self.tool_names = _check_tools(tools or {})
         self._fallback_session = f"{HARNESS}-{secrets.token_hex(8)}"
+        # the sync tool node runs a turn's tool calls in parallel threads
         self._asked: OrderedDict[tuple[str, str], Decision] = OrderedDict()
+        self._asked_lock = threading.Lock()
 
     # -- the user's prompt -----------------------------------------------------------------
 
@@ -176,8 +183,7 @@ class ForgePolicyMiddleware(_Base):
         """Decide the call, then run it (or answer in its place), then record its result."""
         try:
             event = self._event(request, "PreToolUse")
-            # a decision already taken: the node re-runs on resume after the user's answer
-            decision = self._asked.get(_key(event))
+            decision = self._asked_decision(event)
             if decision is None:
                 decision = _evaluate(self.evaluator, event)
         except Exception as exc:  # fail closed: a call that could not be decided is refused
@@ -203,7 +209,7 @@ class ForgePolicyMiddleware(_Base):
 
         try:
             event = self._event(request, "PreToolUse")
-            decision = self._asked.get(_key(event))
+            decision = self._asked_decision(event)
             if decision is None:
                 decision = await asyncio.to_thread(_evaluate, self.evaluator, event)
         except Exception as exc:  # fail closed: a call that could not be decided is refused
@@ -238,16 +244,24 @@ class ForgePolicyMiddleware(_Base):
         if not event.tool_use_id:  # the user's approval could not be matched to the call
             return _refusal(request, f"{reason}\n(The call has no id, so it cannot be approved.)")
         key = _key(event)
-        self._asked[key] = decision
-        while len(self._asked) > _MAX_ASKED:
-            self._asked.popitem(last=False)
+        with self._asked_lock:
+            self._asked[key] = decision
+            while len(self._asked) > _MAX_ASKED:
+                self._asked.popitem(last=False)
         answer = _ask(request, reason)  # raises GraphInterrupt until the graph is resumed
-        self._asked.pop(key, None)
+        with self._asked_lock:
+            self._asked.pop(key, None)
         if answer.get("type") == "approve":
             return None
         said = answer.get("message")
         refusal = f"{reason}\n\nThe user refused this call" + (f": {said}" if said else ".")
         return _refusal(request, refusal)
+
+    def _asked_decision(self, event: Event) -> Decision | None:
+        """The decision taken before the interrupt this call is waiting on: LangGraph re-runs
+        the node on resume, and the call must not be decided (and counted) twice."""
+        with self._asked_lock:
+            return self._asked.get(_key(event))
 
     def _after(self, before: Event, event_name: str, response: object) -> list[str]:
         """Record that the call ran (or failed); the messages the model should read."""

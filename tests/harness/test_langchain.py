@@ -530,3 +530,32 @@ def test_a_prompt_that_cannot_be_decided_goes_through_with_a_note() -> None:
     assert "EventError: session_id: expected a non-empty string" in note
     (refused,) = tool_messages(result)  # the tool call is refused all the same
     assert refused.status == "error"
+
+
+def test_two_asks_in_one_turn_are_answered_each_by_its_interrupt_id(tmp_path: Path) -> None:
+    evaluator = fp.Evaluator(
+        deploy_catalog(tmp_path, override="user"), audit=fp.MemoryAuditSink(), clock=Clock()
+    )
+    shell = Shell()
+    turn = AIMessage(
+        content="",
+        tool_calls=[
+            _call("shell", {"command": "deploy api"}, "c1"),
+            _call("shell", {"command": "deploy web"}, "c2"),
+        ],
+    )
+    graph = agent(
+        ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}),
+        iter([turn, AIMessage(content="done")]),
+        shell,
+    )
+    paused = graph.invoke({"messages": [("user", "ship")]}, CONFIG, version="v2")
+    by_call = {i.value["tool_call_id"]: i.id for i in paused.interrupts}
+    assert sorted(by_call) == ["c1", "c2"]
+    answers = {by_call["c1"]: {"type": "approve"}, by_call["c2"]: {"type": "reject"}}
+    approved, rejected = tool_messages(graph.invoke(Command(resume=answers), CONFIG))
+    assert approved.content == "ran deploy api" and shell.ran == ["deploy api"]
+    assert rejected.status == "error" and rejected.content.endswith("The user refused this call.")
+    assert evaluator.status(THREAD).behaviors["no-deploy"].counter == 2  # once per call
+    # (the engine keeps one pending block per behavior, c2's, so c1's approval is not matched
+    # to an ask: an engine matter, the same for parallel Claude Code calls)
