@@ -5,9 +5,9 @@ Not collected by pytest (and not in run_all.py: it needs the ``langchain`` extra
     .venv/bin/python tests/benchmarks/bench_langchain.py [--runs 2000] [--turns 200]
 
 Part 1, one tool call decided in isolation, the ways interleaved, each call in a session of its
-own (memory store and audit): ``bare`` builds the PreToolUse event and calls ``evaluate``;
-``bare+post`` also evaluates the PostToolUse the middleware records after an allowed tool ran
-(the same engine work the middleware does); ``wrap`` calls ``wrap_tool_call`` with a handler
+own (memory store, a fresh memory audit each round): ``bare`` builds the PreToolUse event and
+calls ``evaluate``; ``bare+post`` also evaluates the PostToolUse the middleware records after
+an allowed tool ran (the same engine work the middleware does); ``wrap`` calls ``wrap_tool_call`` with a handler
 returning a ``ToolMessage``; ``awrap`` awaits ``awrap_tool_call`` (the evaluator in a worker
 thread) on a running event loop; ``hops`` times the empty ``asyncio.to_thread`` round trips
 awrap makes (two for an allowed call, one for a refused one). Medians in µs, for an allowed
@@ -56,7 +56,7 @@ def read_file(file_path: str) -> str:
 
 async def measure_calls(runs: int) -> dict[str, dict[str, float]]:
     """Inside a running event loop, as an async agent calls ``awrap_tool_call``."""
-    evaluator = fp.Evaluator(fp.builtin_catalog(), audit=fp.MemoryAuditSink())
+    catalog = fp.builtin_catalog()
     results: dict[str, dict[str, float]] = {}
     if True:
         for kind, (name, tool_name, args) in KINDS.items():
@@ -68,6 +68,8 @@ async def measure_calls(runs: int) -> dict[str, dict[str, float]]:
                 "hops": [],
             }
             for i in range(runs):
+                # a fresh audit log each round: a long in-memory log would weigh on every append
+                evaluator = fp.Evaluator(catalog, audit=fp.MemoryAuditSink())
                 for way in times:
                     session = f"{kind}-{way}-{i}"
                     middleware = ForgePolicyMiddleware(evaluator, session_id=session, tools=TOOLS)
