@@ -7,11 +7,11 @@ Not collected by pytest (and not in run_all.py: it needs the ``langchain`` extra
 Part 1, one tool call decided in isolation, the ways interleaved, each call in a session of its
 own (memory store, a fresh memory audit each round): ``bare`` builds the PreToolUse event and
 calls ``evaluate``; ``bare+post`` also evaluates the PostToolUse the middleware records after
-an allowed tool ran (the same engine work the middleware does); ``wrap`` calls ``wrap_tool_call`` with a handler
-returning a ``ToolMessage``; ``awrap`` awaits ``awrap_tool_call`` (the evaluator in a worker
-thread) on a running event loop; ``hops`` times the empty ``asyncio.to_thread`` round trips
-awrap makes (two for an allowed call, one for a refused one). Medians in µs, for an allowed
-``Read`` and a refused force push.
+an allowed tool ran (the same engine work the middleware does); ``wrap`` calls
+``wrap_tool_call`` with a handler returning a ``ToolMessage``; ``awrap`` awaits
+``awrap_tool_call`` (the evaluator in a worker thread) on a running event loop; ``hops`` times
+the empty ``asyncio.to_thread`` round trips awrap makes (two for an allowed call, one for a
+refused one). Medians in µs, for an allowed ``Read`` and a refused force push.
 
 Part 2, a whole ``create_agent`` loop (a scripted fake chat model, one tool call per model
 turn): the time per tool call with and without the middleware, sync ``invoke``.
