@@ -248,7 +248,14 @@ class ForgePolicyMiddleware(_Base):
             self._asked[key] = decision
             while len(self._asked) > _MAX_ASKED:
                 self._asked.popitem(last=False)
-        answer = _ask(request, reason)  # raises GraphInterrupt until the graph is resumed
+        try:
+            answer = _ask(request, reason)  # raises GraphInterrupt until the graph is resumed
+        except Exception as exc:
+            if _answer_later(exc):
+                raise
+            with self._asked_lock:
+                self._asked.pop(key, None)
+            return _refusal(request, f"{reason}\n{_could_not_decide(exc, refused=True)}")
         with self._asked_lock:
             self._asked.pop(key, None)
         if answer.get("type") == "approve":
@@ -392,6 +399,16 @@ def _ask(request: ToolCallRequest, reason: str) -> dict[str, Any]:
     schema = Annotated[ApproveDecision | RejectDecision, Discriminator("type")]
     answer = interrupt(value, response_schema=cast("Any", schema))
     return dict(answer) if isinstance(answer, dict) else {"type": "reject"}
+
+
+def _answer_later(exc: Exception) -> bool:
+    """Whether ``exc`` is LangGraph pausing for the user (``GraphInterrupt``) or rejecting an
+    answer that does not fit the schema (nothing is saved: the user answers again). Anything
+    else (no graph run to pause, say) refuses the call."""
+    from langgraph.errors import GraphBubbleUp
+    from pydantic import ValidationError
+
+    return isinstance(exc, GraphBubbleUp | ValidationError)
 
 
 def _refusal(request: ToolCallRequest, text: str) -> ToolMessage:

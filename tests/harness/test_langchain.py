@@ -559,3 +559,32 @@ def test_two_asks_in_one_turn_are_answered_each_by_its_interrupt_id(tmp_path: Pa
     assert evaluator.status(THREAD).behaviors["no-deploy"].counter == 2  # once per call
     # (the engine keeps one pending block per behavior, c2's, so c1's approval is not matched
     # to an ask: an engine matter, the same for parallel Claude Code calls)
+
+
+def test_a_bad_answer_is_refused_by_langgraph_and_can_be_answered_again(tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    evaluator, shell, graph = user_mode(tmp_path)
+    graph.invoke({"messages": [("user", "ship")]}, CONFIG)
+    with pytest.raises(ValidationError):
+        graph.invoke(Command(resume={"type": "maybe"}), CONFIG)
+    assert shell.ran == []
+    (ran,) = tool_messages(graph.invoke(Command(resume={"type": "approve"}), CONFIG))
+    assert ran.content == "ran deploy api"
+    assert evaluator.status(THREAD).behaviors["no-deploy"].counter == 1
+
+
+def test_a_user_mode_block_outside_a_graph_run_is_refused(tmp_path: Path) -> None:
+    evaluator = fp.Evaluator(deploy_catalog(tmp_path, override="user"), clock=Clock())
+    middleware = ForgePolicyMiddleware(evaluator, session_id="s", tools={"shell": "Bash"})
+    request = ToolCallRequest(
+        tool_call=_call("shell", {"command": "deploy api"}, "c1"), tool=None, state={}, runtime=None
+    )
+
+    def handler(request: ToolCallRequest) -> ToolMessage:
+        raise AssertionError("a refused call must not run")
+
+    answer = middleware.wrap_tool_call(request, handler)
+    assert isinstance(answer, ToolMessage) and answer.status == "error"
+    assert answer.content.startswith("[no-deploy]")
+    assert "could not evaluate this call, so it is refused: RuntimeError" in answer.content
