@@ -14,7 +14,9 @@ the empty ``asyncio.to_thread`` round trips awrap makes (two for an allowed call
 refused one). Medians in µs, for an allowed ``Read`` and a refused force push.
 
 Part 2, a whole ``create_agent`` loop (a scripted fake chat model, one tool call per model
-turn): the time per tool call with and without the middleware, sync ``invoke``.
+turn, all in one thread): the time per tool call with no policy, with a minimal middleware that
+calls ``evaluate`` for PreToolUse and PostToolUse by hand, and with ``ForgePolicyMiddleware``;
+sync ``invoke``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from importlib.metadata import version
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
@@ -108,11 +111,31 @@ async def _ahandler(request: ToolCallRequest) -> ToolMessage:
     return _handler(request)
 
 
+class BareMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+    """The engine work alone, inside the loop: PreToolUse and PostToolUse by hand."""
+
+    def __init__(self, evaluator: fp.Evaluator) -> None:
+        super().__init__()
+        self.evaluator = evaluator
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        call = request.tool_call
+        session = request.runtime.config["configurable"]["thread_id"]
+        pre = fp.Event("PreToolUse", session, tool_name="Read", tool_input=call["args"])
+        if self.evaluator.evaluate(pre).blocked:
+            return ToolMessage(content="refused", tool_call_id=call["id"], status="error")
+        result = handler(request)
+        post = fp.Event("PostToolUse", session, tool_name="Read", tool_input=call["args"])
+        self.evaluator.evaluate(post)
+        return result
+
+
 def measure_loop(turns: int, repeat: int) -> dict[str, float]:
-    """µs per tool call of a whole agent run, best of ``repeat``, with and without."""
+    """µs per tool call of a whole agent run, best of ``repeat``: no policy, the engine called
+    by hand from a minimal middleware, and ForgePolicyMiddleware."""
     best: dict[str, float] = {}
     for _ in range(repeat):
-        for way in ("plain", "middleware"):
+        for way in ("plain", "bare", "middleware"):
             evaluator = fp.Evaluator(fp.builtin_catalog(), audit=fp.MemoryAuditSink())
             script = [
                 AIMessage(
@@ -124,7 +147,11 @@ def measure_loop(turns: int, repeat: int) -> dict[str, float]:
                 for i in range(turns)
             ]
             model = ScriptedModel(messages=iter([*script, AIMessage(content="done")]))
-            middleware = [ForgePolicyMiddleware(evaluator, tools=TOOLS)] if way != "plain" else []
+            middleware: list[Any] = {
+                "plain": [],
+                "bare": [BareMiddleware(evaluator)],
+                "middleware": [ForgePolicyMiddleware(evaluator, tools=TOOLS)],
+            }[way]
             agent = create_agent(model, [read_file], middleware=middleware)
             start = time.perf_counter()
             agent.invoke(
@@ -161,11 +188,12 @@ def main() -> None:
     print("(+wrap, +awrap: over bare+post for an allowed call, over bare for a refused one;")
     print(" hops: the empty asyncio.to_thread round trips awrap makes, 2 allowed, 1 refused)")
     loop = measure_loop(args.turns, args.repeat)
-    added = loop["middleware"] - loop["plain"]
     print(
-        f"\ncreate_agent loop, {args.turns} tool calls, best of {args.repeat}, µs per tool call: "
-        f"plain {loop['plain']:.0f}, with the middleware {loop['middleware']:.0f} "
-        f"(+{added:.0f}, x{loop['middleware'] / loop['plain']:.2f})"
+        f"\ncreate_agent loop, {args.turns} tool calls in one thread, best of {args.repeat}, "
+        f"µs per tool call: no policy {loop['plain']:.0f}, engine by hand {loop['bare']:.0f}, "
+        f"ForgePolicyMiddleware {loop['middleware']:.0f} "
+        f"(+{loop['middleware'] - loop['bare']:.0f} over by hand, "
+        f"x{loop['middleware'] / loop['bare']:.2f})"
     )
 
 
