@@ -30,11 +30,12 @@ Tool names: the built-in catalog speaks Claude Code's vocabulary (``Bash`` with 
 keeps the arguments as they are, ``{"run": ("Bash", {"cmd": "command"})}`` renames ``cmd`` to
 ``command`` too. Unmapped tools keep their LangChain name (a catalog of your own can match it).
 
-The session is the LangGraph thread (``config["configurable"]["thread_id"]``), else
-``session_id=`` (a string, or a function of the ``ToolCallRequest``); an agent run without
-either is one session per middleware object. The async path runs the evaluator in a worker
-thread (:func:`asyncio.to_thread`), so store I/O never blocks the event loop; calls on one
-evaluator are serialized. Anything that stops the evaluation refuses the call (fail closed).
+The session is ``session_id=`` when given (a string, or a function of the ``ToolCallRequest``,
+the ``ModelRequest`` for a prompt), else the LangGraph thread
+(``config["configurable"]["thread_id"]``); with neither, one middleware object is one session.
+The async path runs the evaluator in a worker thread (:func:`asyncio.to_thread`), so store I/O
+never blocks the event loop; calls on one evaluator are serialized. Anything that stops the
+evaluation refuses the call (fail closed).
 
 ``import forge_policy`` never imports LangChain; importing this module does (without the extra,
 building the middleware raises an :class:`ImportError` naming it).
