@@ -9,6 +9,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+
+pytest.importorskip("claude_agent_sdk")  # collected for doctests without the extra too
+
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 from claude_agent_sdk._internal.transport import Transport
