@@ -3,8 +3,11 @@
 ``payload`` reads and bounds a hook's stdin; the Claude Code answer is rendered by
 :mod:`forge_policy.render.claude_code`. Agent-framework adapters live here, each behind an
 optional extra and importing its framework only when called: ``claude_agent_sdk`` (extra
-``claude-agent-sdk``). Codex, Gemini and Cursor adapters arrive here too.
+``claude-agent-sdk``). The coding-agent CLIs with command hooks (``forge-policy hook --harness
+NAME``) are listed in :mod:`forge_policy.harness.registry`, one adapter module each.
 """
 
+from forge_policy.harness.registry import names as _names
+
 #: Names accepted by ``forge-policy hook --harness``.
-HARNESSES = ("claude-code",)
+HARNESSES = _names()

@@ -1,0 +1,374 @@
+"""The one table of supported harnesses: what ``forge-policy hook --harness NAME`` accepts.
+
+Each :class:`Harness` says how the harness names its events and tools (mapped onto the catalog's
+Claude Code vocabulary, so a behavior written for Claude Code means the same everywhere), what it
+can express (ask the user, block a prompt, block stopping, add context for the model) and
+whether it fails open when a hook errors. ``adapter`` is the module path of its adapter
+(:mod:`forge_policy.harness.codex`, …), imported only when a payload is translated.
+
+Where each wire format comes from (docs, schemas, source; with dates) is written at the top of
+each adapter module. This module is on the hook's hot path: no ``typing``, no ``dataclasses``.
+
+>>> get("codex").tools["apply_patch"], get("cursor").events["beforeShellExecution"]
+('Edit', 'PreToolUse')
+>>> get("codex").can_ask, get("claude-code").can_ask
+(False, True)
+>>> names()[:2]
+('claude-code', 'codex')
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+
+class Harness:
+    """One coding-agent CLI with a command-hook protocol.
+
+    ``tools``: harness tool name → catalog tool name (names not listed keep their own, e.g.
+    ``mcp__server__tool``). ``events``: harness hook event → catalog event; events not listed
+    are not handled. ``ask_events``: the harness events at which it honors "ask the user" (the
+    user-mode soft block); elsewhere such a block becomes a deny with the reason.
+    ``event_from_argv``: its payload may not name the event, so the hook command carries
+    ``--event NAME`` (``forge-policy init`` writes it). ``config``: the project file
+    ``forge-policy init --harness NAME`` writes; ``markers``: project paths that show the
+    harness is in use.
+    """
+
+    __slots__ = (
+        "adapter",
+        "ask_events",
+        "can_add_context",
+        "can_block_prompt",
+        "can_block_stop",
+        "config",
+        "event_from_argv",
+        "events",
+        "fails_open",
+        "markers",
+        "name",
+        "title",
+        "tools",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        title: str,
+        adapter: str,
+        *,
+        tools: Mapping[str, str],
+        events: Mapping[str, str],
+        ask_events: frozenset[str],
+        can_block_prompt: bool,
+        can_block_stop: bool,
+        can_add_context: bool,
+        fails_open: bool,
+        config: str,
+        markers: tuple[str, ...],
+        event_from_argv: bool = False,
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.adapter = adapter
+        self.tools = dict(tools)
+        self.events = dict(events)
+        self.ask_events = ask_events
+        self.can_block_prompt = can_block_prompt
+        self.can_block_stop = can_block_stop
+        self.can_add_context = can_add_context
+        self.fails_open = fails_open
+        self.config = config
+        self.markers = markers
+        self.event_from_argv = event_from_argv
+
+    @property
+    def can_ask(self) -> bool:
+        """Whether the harness can ask the user at some event (``False``: a soft block that
+        the user would approve becomes a deny naming the reason)."""
+        return bool(self.ask_events)
+
+    def catalog_tools(self) -> frozenset[str]:
+        """The catalog tool names a behavior can match under this harness."""
+        return frozenset(self.tools.values())
+
+    def catalog_events(self) -> frozenset[str]:
+        """The catalog events this harness sends."""
+        return frozenset(self.events.values())
+
+    def __repr__(self) -> str:
+        return f"<Harness {self.name}>"
+
+
+#: Claude Code's own tool names (the catalog's vocabulary).
+_CLAUDE_TOOLS = (
+    "Bash",
+    "PowerShell",
+    "Read",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "Glob",
+    "Grep",
+    "LS",
+    "WebFetch",
+    "WebSearch",
+    "Agent",
+    "Task",
+    "TodoWrite",
+    "AskUserQuestion",
+    "ExitPlanMode",
+)
+_CLAUDE_EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "UserPromptSubmit",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "Notification",
+)
+
+CLAUDE_CODE = Harness(
+    "claude-code",
+    "Claude Code",
+    "forge_policy.harness.claude_code",
+    tools={name: name for name in _CLAUDE_TOOLS},
+    events={name: name for name in _CLAUDE_EVENTS},
+    ask_events=frozenset({"PreToolUse"}),
+    can_block_prompt=True,
+    can_block_stop=True,
+    can_add_context=True,
+    fails_open=True,  # exit codes other than 0/2 and timeouts let the call through
+    config=".claude/settings.json",
+    markers=(".claude",),
+)
+
+CODEX = Harness(
+    "codex",
+    "OpenAI Codex CLI",
+    "forge_policy.harness.codex",
+    # the shell and unified exec report tool_name "Bash"; apply_patch is Edit or Write by what
+    # the patch does (the adapter decides); spawn_agent also answers to the matcher "Agent"
+    tools={"Bash": "Bash", "exec_command": "Bash", "apply_patch": "Edit", "spawn_agent": "Agent"},
+    events={
+        name: name
+        for name in (
+            "PreToolUse",
+            "PermissionRequest",
+            "PostToolUse",
+            "UserPromptSubmit",
+            "SessionStart",
+            "SessionEnd",
+            "Stop",
+            "SubagentStart",
+            "SubagentStop",
+            "PreCompact",
+            "PostCompact",
+        )
+    },
+    ask_events=frozenset(),  # "ask" is unsupported: the hook is marked failed, the call runs
+    can_block_prompt=True,
+    can_block_stop=True,
+    can_add_context=True,
+    fails_open=True,
+    config=".codex/hooks.json",
+    markers=(".codex",),
+)
+
+GEMINI = Harness(
+    "gemini",
+    "Gemini CLI",
+    "forge_policy.harness.gemini",
+    tools={
+        "run_shell_command": "Bash",
+        "read_file": "Read",
+        "read_many_files": "Read",
+        "write_file": "Write",
+        "replace": "Edit",
+        "glob": "Glob",
+        "search_file_content": "Grep",
+        "grep_search": "Grep",
+        "list_directory": "LS",
+        "web_fetch": "WebFetch",
+        "google_web_search": "WebSearch",
+        "write_todos": "TodoWrite",
+    },
+    events={
+        "BeforeTool": "PreToolUse",
+        "AfterTool": "PostToolUse",
+        "BeforeAgent": "UserPromptSubmit",
+        "AfterAgent": "Stop",
+        "SessionStart": "SessionStart",
+        "SessionEnd": "SessionEnd",
+        "PreCompress": "PreCompact",
+        "Notification": "Notification",
+    },
+    ask_events=frozenset({"BeforeTool"}),  # honored by the scheduler (source), not documented
+    can_block_prompt=True,
+    can_block_stop=True,  # AfterAgent deny retries with the reason as a new prompt
+    can_add_context=True,
+    fails_open=True,  # exit 1 is a warning and the CLI continues
+    config=".gemini/settings.json",
+    markers=(".gemini",),
+)
+
+CURSOR = Harness(
+    "cursor",
+    "Cursor",
+    "forge_policy.harness.cursor",
+    tools={
+        "Shell": "Bash",
+        "Read": "Read",
+        "Write": "Write",
+        "Edit": "Edit",
+        "Grep": "Grep",
+        "Glob": "Glob",
+        "Task": "Agent",
+        "WebFetch": "WebFetch",
+        "WebSearch": "WebSearch",
+    },
+    events={
+        "preToolUse": "PreToolUse",
+        "beforeShellExecution": "PreToolUse",
+        "beforeMCPExecution": "PreToolUse",
+        "beforeReadFile": "PreToolUse",
+        "postToolUse": "PostToolUse",
+        "postToolUseFailure": "PostToolUseFailure",
+        "afterShellExecution": "PostToolUse",
+        "afterMCPExecution": "PostToolUse",
+        "afterFileEdit": "PostToolUse",
+        "beforeSubmitPrompt": "UserPromptSubmit",
+        "stop": "Stop",
+        "subagentStop": "SubagentStop",
+        "subagentStart": "SubagentStart",
+        "sessionStart": "SessionStart",
+        "sessionEnd": "SessionEnd",
+        "preCompact": "PreCompact",
+    },
+    # preToolUse accepts "ask" but does not enforce it; the shell and MCP events do
+    ask_events=frozenset({"beforeShellExecution", "beforeMCPExecution"}),
+    can_block_prompt=True,
+    can_block_stop=True,  # a followup_message keeps the agent going
+    can_add_context=True,  # postToolUse and sessionStart only
+    fails_open=True,  # unless the hook entry says failClosed: true (init writes it)
+    config=".cursor/hooks.json",
+    markers=(".cursor",),
+)
+
+COPILOT = Harness(
+    "copilot",
+    "GitHub Copilot CLI",
+    "forge_policy.harness.copilot",
+    tools={
+        "bash": "Bash",
+        "powershell": "PowerShell",
+        "view": "Read",
+        "create": "Write",
+        "edit": "Edit",
+        "glob": "Glob",
+        "grep": "Grep",
+        "task": "Agent",
+        "web_fetch": "WebFetch",
+        "ask_user": "AskUserQuestion",
+    },
+    events={
+        # camelCase entries send camelCase payloads without the event name; PascalCase
+        # entries send Claude-like snake_case payloads with hook_event_name
+        "preToolUse": "PreToolUse",
+        "PreToolUse": "PreToolUse",
+        "postToolUse": "PostToolUse",
+        "PostToolUse": "PostToolUse",
+        "postToolUseFailure": "PostToolUseFailure",
+        "PostToolUseFailure": "PostToolUseFailure",
+        "permissionRequest": "PermissionRequest",
+        "userPromptSubmitted": "UserPromptSubmit",
+        "UserPromptSubmit": "UserPromptSubmit",
+        "agentStop": "Stop",
+        "Stop": "Stop",
+        "subagentStop": "SubagentStop",
+        "SubagentStop": "SubagentStop",
+        "subagentStart": "SubagentStart",
+        "sessionStart": "SessionStart",
+        "SessionStart": "SessionStart",
+        "sessionEnd": "SessionEnd",
+        "SessionEnd": "SessionEnd",
+        "preCompact": "PreCompact",
+        "PreCompact": "PreCompact",
+    },
+    ask_events=frozenset({"preToolUse", "PreToolUse"}),
+    can_block_prompt=False,  # userPromptSubmitted output is not processed
+    can_block_stop=True,
+    can_add_context=False,  # only notification / subagentStart / failure guidance
+    fails_open=True,  # "hook failures … never block agent execution"
+    config=".github/hooks/forge-policy.json",
+    markers=(".github/hooks", ".github/copilot-instructions.md"),
+    event_from_argv=True,
+)
+
+ANTIGRAVITY = Harness(
+    "antigravity",
+    "Google Antigravity CLI",
+    "forge_policy.harness.antigravity",
+    tools={
+        "run_command": "Bash",
+        "view_file": "Read",
+        "write_to_file": "Write",
+        "replace_file_content": "Edit",
+        "multi_replace_file_content": "Edit",
+        "edit_file": "Edit",
+        "find_by_name": "Glob",
+        "grep_search": "Grep",
+        "codebase_search": "Grep",
+        "list_dir": "LS",
+        "read_url_content": "WebFetch",
+        "search_web": "WebSearch",
+    },
+    events={
+        "PreToolUse": "PreToolUse",
+        "PostToolUse": "PostToolUse",
+        "Stop": "Stop",
+        "SessionStart": "SessionStart",
+    },
+    ask_events=frozenset({"PreToolUse"}),  # "ask" and "force_ask"
+    can_block_prompt=False,
+    can_block_stop=False,
+    can_add_context=False,
+    fails_open=False,  # a missing or malformed decision blocks the call
+    config=".agents/hooks.json",
+    markers=(".agents", ".antigravitycli"),
+    event_from_argv=True,
+)
+
+#: Every supported harness by ``--harness`` name, Claude Code first.
+HARNESSES: dict[str, Harness] = {
+    h.name: h for h in (CLAUDE_CODE, CODEX, GEMINI, CURSOR, COPILOT, ANTIGRAVITY)
+}
+
+
+def names() -> tuple[str, ...]:
+    """The ``--harness`` spellings, in table order."""
+    return tuple(HARNESSES)
+
+
+def get(name: str) -> Harness:
+    """The harness called ``name``; ``KeyError`` naming the supported ones otherwise.
+
+    >>> get("vim")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    KeyError: "unknown harness 'vim' (supported: claude-code, codex, gemini, cursor, ...)"
+    """
+    try:
+        return HARNESSES[name]
+    except KeyError:
+        raise KeyError(f"unknown harness {name!r} (supported: {', '.join(HARNESSES)})") from None

@@ -1,0 +1,52 @@
+"""The harness table: every entry maps onto the catalog's vocabulary and names a real adapter."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from forge_policy.events import EVENTS
+from forge_policy.harness import HARNESSES
+from forge_policy.harness.registry import HARNESSES as TABLE
+from forge_policy.harness.registry import get, names
+
+#: The catalog's tool vocabulary (Claude Code's names), which every mapping must land in.
+CLAUDE_TOOLS = set(get("claude-code").tools)
+
+
+def test_names_are_the_hook_spellings() -> None:
+    assert names() == HARNESSES
+    assert names()[0] == "claude-code"
+    assert {"codex", "gemini", "cursor", "copilot", "antigravity"} <= set(names())
+    assert all(TABLE[name].name == name for name in names())
+
+
+@pytest.mark.parametrize("name", names())
+def test_events_and_tools_land_in_the_catalog_vocabulary(name: str) -> None:
+    harness = get(name)
+    assert harness.catalog_events() <= EVENTS
+    assert "PreToolUse" in harness.catalog_events()
+    assert harness.catalog_tools() <= CLAUDE_TOOLS
+    assert harness.tools and "Bash" in harness.catalog_tools()
+    assert harness.ask_events <= set(harness.events)
+    assert harness.config and harness.markers
+
+
+@pytest.mark.parametrize("name", names())
+def test_adapter_module_has_the_adapter_functions(name: str) -> None:
+    module = importlib.import_module(get(name).adapter)
+    for function in ("to_event", "render", "failure"):
+        assert callable(getattr(module, function)), f"{name}: {function}"
+
+
+def test_codex_cannot_ask_and_antigravity_fails_closed() -> None:
+    assert not get("codex").can_ask
+    assert get("claude-code").can_ask and get("cursor").can_ask
+    assert not get("antigravity").fails_open
+    assert get("codex").fails_open and get("cursor").fails_open
+
+
+def test_unknown_harness_names_the_supported_ones() -> None:
+    with pytest.raises(KeyError, match="unknown harness 'vim' \\(supported: claude-code, codex"):
+        get("vim")
