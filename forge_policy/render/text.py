@@ -27,7 +27,8 @@ from __future__ import annotations
 import attrs
 
 from forge_policy.model import OVERRIDE_BY_USER
-from forge_policy.render.claude_code import override_notes, refusal_reason
+from forge_policy.render.claude_code import _override_notes as override_notes
+from forge_policy.render.claude_code import refusal_reason
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
