@@ -79,7 +79,15 @@ def register(command: Callable[..., Any]) -> None:
         "init",
         cmd_init,
         "Set the project up: <FORGE_ROOT>/runtime and audit folders, .gitignore, and the hook "
-        "in .claude/settings.json (merged: existing hooks and keys are kept). Idempotent.",
+        "in each harness's config file (merged: existing hooks and keys are kept): the "
+        "harnesses named, else those the project shows signs of, else Claude Code. Idempotent.",
+    )
+    p.add_argument(
+        "--harness",
+        action="append",
+        choices=registry_names(),
+        metavar="NAME",
+        help=f"set up this harness (repeatable): {', '.join(registry_names())}",
     )
     p.add_argument(
         "--serve",
@@ -106,6 +114,13 @@ def register(command: Callable[..., Any]) -> None:
     )
 
 
+def registry_names() -> tuple[str, ...]:
+    """The supported ``--harness`` names."""
+    from forge_policy.harness.registry import names
+
+    return names()
+
+
 def cmd_hook(args: Namespace, ctx: Context) -> int:
     """``forge-policy hook`` reached through argparse (``main`` normally short-cuts it)."""
     import os
@@ -118,7 +133,8 @@ def cmd_hook(args: Namespace, ctx: Context) -> int:
 
 
 def cmd_init(args: Namespace, ctx: Context) -> int:
-    """``forge-policy init [--serve [--http-only]] [--port N] [--no-worker] [--copy-catalog]``."""
+    """``forge-policy init [--harness NAME]… [--serve [--http-only]] [--port N] [--no-worker]
+    [--copy-catalog]``."""
     from pathlib import Path
 
     from forge_policy.ops.init import init
@@ -134,11 +150,14 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         port=args.port,
         copy_catalog=args.copy_catalog,
         worker=not args.no_worker,
+        harnesses=args.harness,
     )
     for action in report.actions:
         ctx.print(str(action))
     if not report.changed:
         ctx.print("nothing to do: the project was already set up")
+    for note in report.notes:
+        ctx.print(f"note: {note}")
     if args.http_only:
         ctx.err.write(HTTP_ONLY_WARNING.format(env=TOKEN_ENV, token=token_path(config.root)))
     elif serve:

@@ -1,0 +1,272 @@
+"""Each harness's own hook file, as ``forge-policy init --harness NAME`` writes it.
+
+The one owner of what every harness's project config looks like: which file
+(:attr:`~forge_policy.harness.registry.Harness.config`), which of its events forge-policy
+registers, the shape of its hook lists and the keys of one handler. The registry says what a
+harness *is* (its events, tools and capabilities); this module says how to install the hook in
+it. Checked against each harness's newest public docs (2026):
+
+==============  ================================  ==============================================
+harness         file                              shape
+==============  ================================  ==============================================
+claude-code     ``.claude/settings.json``         ``hooks.<Event>[].hooks[]``: ``type``,
+                                                  ``command``, ``timeout`` (s)
+codex           ``.codex/hooks.json``             the same (root keys: ``description``,
+                                                  ``hooks`` only); ``[hooks]`` in
+                                                  ``.codex/config.toml`` is read, not written
+gemini          ``.gemini/settings.json``         the same, plus ``name``; ``timeout`` in ms
+cursor          ``.cursor/hooks.json``            ``version: 1``, ``hooks.<event>[]``:
+                                                  ``command``, ``timeout`` (s), ``failClosed``
+copilot         ``.github/hooks/forge-policy.json``  ``version: 1``, ``hooks.<event>[]``:
+                                                  ``type``, ``bash``, ``timeoutSec``
+antigravity     ``.agents/hooks.json``            one named hook ``forge-policy``: tool events
+                                                  nested with a matcher, the others flat
+==============  ================================  ==============================================
+
+Cursor gets ``failClosed: true`` (a crash or timeout of the hook blocks instead of letting the
+call through). Where the payload does not name its event (Copilot CLI's camelCase events,
+Antigravity) the command carries ``--event NAME``.
+
+>>> spec("cursor").events
+('preToolUse', 'postToolUse', 'sessionStart', 'beforeSubmitPrompt', 'stop')
+>>> spec("copilot").handler("forge-policy hook --harness copilot", "agentStop")["bash"]
+'forge-policy hook --harness copilot --event agentStop'
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import attrs
+
+from forge_policy.errors import SetupError
+from forge_policy.harness import registry
+from forge_policy.ops import settings_file
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+HOOK_TIMEOUT = 30
+#: The one named hook forge-policy owns in Antigravity's ``hooks.json``.
+HOOK_NAME = "forge-policy"
+CODEX_TOML = Path(".codex") / "config.toml"
+
+
+@attrs.frozen
+class HookFile:
+    """How one harness's project hook file is laid out.
+
+    ``events``: the harness events forge-policy registers (the ones that carry the catalog's
+    ``PreToolUse``, ``PostToolUse``, ``SessionStart``, ``UserPromptSubmit`` and ``Stop``).
+    ``nested``: the events whose list holds matcher groups (the others hold handlers);
+    ``matcher``: the nested events whose group takes ``matcher: "*"``. ``container``: the key
+    path of the event map. ``root``: keys a file must have (set when absent). ``note``: what
+    the user still has to do in the harness itself.
+    """
+
+    harness: str
+    events: tuple[str, ...]
+    nested: frozenset[str]
+    matcher: frozenset[str]
+    container: tuple[str, ...] = ("hooks",)
+    root: tuple[tuple[str, Any], ...] = ()
+    command_key: str = "command"
+    timeout_key: str = "timeout"
+    timeout: int = HOOK_TIMEOUT
+    extra: tuple[tuple[str, Any], ...] = ()
+    note: str = ""
+
+    @property
+    def path(self) -> Path:
+        """The file, relative to the project."""
+        return Path(registry.get(self.harness).config)
+
+    def handler(self, command: str, event: str) -> dict[str, Any]:
+        """The handler that runs ``command`` (``--event`` appended where the payload needs
+        it) on ``event``."""
+        if registry.get(self.harness).event_from_argv:
+            command = f"{command} --event {event}"
+        out: dict[str, Any] = {"type": "command", self.command_key: command}
+        out[self.timeout_key] = self.timeout
+        out.update(self.extra)
+        return out
+
+
+_TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
+_CLAUDE_LIKE = ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop")
+
+SPECS: dict[str, HookFile] = {
+    s.harness: s
+    for s in (
+        HookFile(
+            "claude-code",
+            _CLAUDE_LIKE,
+            nested=frozenset(_CLAUDE_LIKE),
+            matcher=frozenset({*_TOOL_EVENTS, "SessionStart"}),
+        ),
+        HookFile(
+            "codex",
+            _CLAUDE_LIKE,
+            nested=frozenset(_CLAUDE_LIKE),
+            matcher=frozenset({*_TOOL_EVENTS, "SessionStart"}),
+            note="Codex runs project hooks once the project is trusted and the hook is "
+            "reviewed and trusted in /hooks (its hash is pinned: re-run after an upgrade)",
+        ),
+        HookFile(
+            "gemini",
+            ("BeforeTool", "AfterTool", "SessionStart", "BeforeAgent", "AfterAgent"),
+            nested=frozenset(
+                {"BeforeTool", "AfterTool", "SessionStart", "BeforeAgent", "AfterAgent"}
+            ),
+            matcher=frozenset({"BeforeTool", "AfterTool"}),
+            timeout=HOOK_TIMEOUT * 1000,  # milliseconds
+            extra=(("name", HOOK_NAME),),
+            note="Gemini CLI fingerprints project hooks: it asks once before running a new "
+            "or changed one",
+        ),
+        HookFile(
+            "cursor",
+            ("preToolUse", "postToolUse", "sessionStart", "beforeSubmitPrompt", "stop"),
+            nested=frozenset(),
+            matcher=frozenset(),
+            root=(("version", 1),),
+            extra=(("failClosed", True),),
+            note="Cursor runs project hooks in trusted workspaces only",
+        ),
+        HookFile(
+            "copilot",
+            ("preToolUse", "postToolUse", "sessionStart", "userPromptSubmitted", "agentStop"),
+            nested=frozenset(),
+            matcher=frozenset(),
+            root=(("version", 1),),
+            command_key="bash",
+            timeout_key="timeoutSec",
+        ),
+        HookFile(
+            "antigravity",
+            ("PreToolUse", "PostToolUse", "SessionStart", "Stop"),
+            nested=_TOOL_EVENTS,
+            matcher=_TOOL_EVENTS,
+            container=(HOOK_NAME,),
+        ),
+    )
+}
+
+
+def spec(harness: str) -> HookFile:
+    """The hook file of ``harness`` (a :func:`forge_policy.harness.registry.get` name)."""
+    registry.get(harness)  # the error naming the supported ones
+    return SPECS[harness]
+
+
+def detect(project: Path) -> list[str]:
+    """The harnesses ``project`` shows signs of (their folders or files), in table order.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> (folder / ".cursor").mkdir(); (folder / ".codex").mkdir()
+    >>> detect(folder)
+    ['codex', 'cursor']
+    """
+    return [
+        h.name
+        for h in registry.HARNESSES.values()
+        if any((project / marker).exists() for marker in h.markers)
+    ]
+
+
+def _events(document: dict[str, Any], hook_file: HookFile, path: Path) -> dict[str, Any]:
+    """The event map inside ``document`` (created when absent)."""
+    value: Any = document
+    for key in hook_file.container:
+        value = value.setdefault(key, {})
+        if not isinstance(value, dict):
+            raise SetupError(
+                f"{settings_file.shown(path)}: {'.'.join(hook_file.container)}: expected an "
+                "object of event lists; nothing was changed"
+            )
+    return value  # type: ignore[no-any-return]
+
+
+def install(project: Path, hook_file: HookFile, handlers: dict[str, dict[str, Any]]) -> bool:
+    """Merge ``{event: handler}`` into ``hook_file`` below ``project``; returns whether the
+    file changed. Refuses (:class:`~forge_policy.errors.SetupError`) a file it cannot rewrite
+    losslessly, naming it with line and column."""
+    path = project / hook_file.path
+    lists = [(*hook_file.container, event) for event in handlers]
+    document, indent = settings_file.read(path, lists)
+    changed = False
+    for key, value in hook_file.root:
+        if key not in document:
+            document[key] = value
+            changed = True
+    events = _events(document, hook_file, path)
+    for event, handler in handlers.items():
+        entries = events.setdefault(event, [])
+        if event in hook_file.nested:
+            matcher = "*" if event in hook_file.matcher else None
+            changed |= settings_file.place(entries, handler, matcher=matcher)
+        else:
+            changed |= settings_file.place_flat(entries, handler)
+    if changed:
+        settings_file.write(path, document, indent)
+    return changed
+
+
+def installed(project: Path, harness: str) -> tuple[str, ...]:
+    """The events of ``harness`` whose hook list in the project holds forge-policy's handler
+    (read only; an unreadable file counts as none)."""
+    hook_file = spec(harness)
+    found = [_ours_in(project / hook_file.path, hook_file)]
+    if harness == "codex":
+        found.append(_codex_toml_events(project))
+    return tuple(e for e in hook_file.events if any(e in events for events in found))
+
+
+def _ours_in(path: Path, hook_file: HookFile) -> set[str]:
+    try:
+        document, _ = settings_file.read(path)
+    except (SetupError, OSError):
+        return set()
+    return _ours_by_event(document, hook_file.container)
+
+
+def _ours_by_event(document: dict[str, Any], container: tuple[str, ...]) -> set[str]:
+    value: Any = document
+    for key in container:
+        value = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return set()
+    found = set()
+    for event, entries in value.items():
+        if not isinstance(entries, list):
+            continue
+        for entry in entries:
+            inner = entry.get("hooks") if isinstance(entry, dict) else None
+            handlers = inner if isinstance(inner, list) else [entry]
+            if any(settings_file.is_ours(h) for h in handlers):
+                found.add(event)
+    return found
+
+
+def codex_toml(project: Path) -> dict[str, Any]:
+    """``.codex/config.toml`` (``{}`` when absent); a broken one is refused with its line."""
+    path = project / CODEX_TOML
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SetupError(
+            f"{settings_file.shown(path)}: not valid TOML ({exc}); fix it first, nothing was "
+            "changed"
+        ) from None
+
+
+def _codex_toml_events(project: Path) -> set[str]:
+    try:
+        return _ours_by_event(codex_toml(project), ("hooks",))
+    except (SetupError, OSError):
+        return set()
