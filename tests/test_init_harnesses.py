@@ -254,9 +254,21 @@ def test_codex_beside_other_toml_hooks_says_both_run(project: Project) -> None:
     assert "note: Codex: .codex/config.toml has [hooks] too" in out
 
 
-def test_copilot_beside_claude_code_warns_of_double_evaluation(project: Project) -> None:
+def test_harnesses_that_run_claude_hooks_too_warn_of_double_evaluation(
+    project: Project,
+) -> None:
     out = project.run("init", "--harness", "claude-code", "--harness", "copilot").stdout
-    assert "note: GitHub Copilot CLI: it also runs the hooks in .claude/settings.json" in out
+    assert (
+        "note: GitHub Copilot CLI also runs the hooks in .claude/settings.json: each call is "
+        "evaluated twice; keep one (forge-policy's entries in .claude/settings.json or "
+        ".github/hooks/forge-policy.json)\n"
+    ) in out
+    out = project.run("init", "--harness", "cursor").stdout
+    assert (
+        "note: Cursor also runs the hooks in .claude/settings.json when its third-party hooks "
+        "setting is on: each call"
+    ) in out
+    assert "Copilot" not in out  # only the harnesses of this run
 
 
 def test_the_plain_and_serve_forms_carry_the_harness(project: Project) -> None:

@@ -260,10 +260,7 @@ def _notes(project: Path, name: str, installed: Sequence[str]) -> list[str]:
             "answers its own failures with a deny (FORGE_ON_ERROR), not a hook killed at the "
             "timeout"
         )
-    if name == "copilot" and installed and harness_config.installed(project, "claude-code"):
-        notes.append(
-            "it also runs the hooks in .claude/settings.json: every call is evaluated twice"
-        )
+    notes.extend(harness_config.double_hooks(project, [name]))
     return notes
 
 

@@ -46,9 +46,14 @@ from forge_policy.ops import settings_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 HOOK_TIMEOUT = 30
+#: Harnesses that also run the hooks of ``.claude/settings.json`` (Copilot CLI always, Cursor
+#: with its "third-party configs" setting on): with Claude Code set up too, forge-policy would
+#: decide, and count, each of their calls twice.
+READS_CLAUDE_HOOKS = {"copilot": "", "cursor": " when its third-party hooks setting is on"}
 #: The one named hook forge-policy owns in Antigravity's ``hooks.json``.
 HOOK_NAME = "forge-policy"
 CODEX_TOML = Path(".codex") / "config.toml"
@@ -249,6 +254,21 @@ def _ours_by_event(document: dict[str, Any], container: tuple[str, ...]) -> set[
             if any(settings_file.is_ours(h) for h in handlers):
                 found.add(event)
     return found
+
+
+def double_hooks(project: Path, harnesses: Sequence[str]) -> list[str]:
+    """A warning per harness of ``harnesses`` set up in ``project`` that also runs the Claude
+    Code hook forge-policy wrote there (see :data:`READS_CLAUDE_HOOKS`)."""
+    if not installed(project, "claude-code"):
+        return []
+    claude = spec("claude-code").path
+    return [
+        f"{registry.get(name).title} also runs the hooks in {claude}{READS_CLAUDE_HOOKS[name]}: "
+        f"each call is evaluated twice; keep one (forge-policy's entries in {claude} or "
+        f"{spec(name).path})"
+        for name in harnesses
+        if name in READS_CLAUDE_HOOKS and installed(project, name)
+    ]
 
 
 def codex_toml(project: Path) -> dict[str, Any]:

@@ -323,11 +323,5 @@ def _install(
 
 
 def _warn_doubles(project: Path, chosen: Sequence[str], report: Report) -> None:
-    """Copilot CLI also runs the hooks of ``.claude/settings.json``: with both set up, each
-    call would be evaluated (and counted) twice."""
-    if "copilot" in chosen and harness_config.installed(project, "claude-code"):
-        report.notes.append(
-            f"GitHub Copilot CLI: it also runs the hooks in {SETTINGS}, so every call is "
-            f"evaluated twice; keep one of the two (remove {SETTINGS}'s forge-policy entries or "
-            f"{harness_config.spec('copilot').path})"
-        )
+    """Harnesses that also run Claude Code's hooks would evaluate each call twice."""
+    report.notes.extend(harness_config.double_hooks(project, chosen))
