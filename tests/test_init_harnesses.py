@@ -295,3 +295,20 @@ def test_every_registered_event_is_one_the_harness_sends(harness: str) -> None:
     assert {events[e] for e in spec.events} <= set(SPECS["claude-code"].events)
     if harness != "antigravity":  # it sends no prompt event
         assert {events[e] for e in spec.events} == set(SPECS["claude-code"].events)
+
+
+def test_the_readme_table_says_what_init_writes() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in readme.split("## Set up other coding-agent CLIs", 1)[1].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[1].startswith("`"):
+            rows[cells[0]] = cells
+    assert len(rows) == len(SPECS)
+    for harness, spec in SPECS.items():
+        title = registry.get(harness).title
+        [row] = [r for name, r in rows.items() if f"(`{harness}`)" in name or name == title]
+        assert row[1].split()[0] == f"`{spec.path}`"
+        events = "PreToolUse, PostToolUse, SessionStart, UserPromptSubmit, Stop"
+        listed = events if row[2] == "the same five" else row[2]
+        assert listed == ", ".join(spec.events)
