@@ -5,13 +5,21 @@ The straight line: read stdin (at most :data:`MAX_INPUT` bytes) → JSON →
 (through the compiled cache) → :meth:`~forge_policy.Evaluator.evaluate` →
 :func:`~forge_policy.render.claude_code.render`. :func:`answer` is that line for one payload.
 
+``--harness NAME`` (:mod:`forge_policy.harness.registry`) puts the harness's adapter at both
+ends: its ``normalize`` turns the payload into the catalog's shape before the
+:class:`~forge_policy.Event` is built, its ``render`` words the decision (stdout and exit code),
+its ``failure`` the ``FORGE_ON_ERROR`` answer. ``--event NAME`` names the event for harnesses
+whose payload does not (Copilot CLI's camelCase entries, Antigravity CLI). :func:`respond` is
+the line for any harness.
+
 Anything that stops the line — unreadable input, a bad variable, a broken catalog, any unexpected
 exception — gives one diagnostic line on stderr and the ``FORGE_ON_ERROR`` answer: ``deny`` (the
 default) refuses events at which a tool call can still be refused, naming the problem (with
 ``file:line`` for a broken catalog); every other event, and ``allow``, lets the event through with a
 ``systemMessage`` telling the user that forge-policy could not decide. Nothing is written to
 state when the line stops before evaluation, and no traceback is ever printed. The exit code is
-0 (2 for a command-line usage error).
+the adapter's (0 for every harness so far: each one reads its decision from JSON on exit 0), and
+2 for a command-line usage error.
 
 A payload without ``session_id`` is evaluated under a stable id derived from its
 ``transcript_path`` (else its ``cwd``), and an audit record of kind ``diagnostic`` says so.
@@ -30,12 +38,10 @@ the catalog cache is warm) no YAML parser.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 
 from forge_policy.errors import HookInputError
-from forge_policy.events import BLOCKABLE_TOOL_EVENTS
 from forge_policy.harness.payload import MAX_INPUT, check_size, derive_session, parse, sniff_event
 
 TYPE_CHECKING = False
@@ -46,7 +52,9 @@ if TYPE_CHECKING:
     from forge_policy.engine.bypass import Bypass
     from forge_policy.engine.evaluator import Evaluator
 
-USAGE = "usage: forge-policy hook [--harness claude-code] [--via-serve]  (event JSON on stdin)"
+USAGE = (
+    "usage: forge-policy hook [--harness NAME] [--event NAME] [--via-serve]  (event JSON on stdin)"
+)
 
 
 def main(
@@ -56,11 +64,13 @@ def main(
     environ: Mapping[str, str] | None = None,
     argv: Sequence[str] | None = None,
 ) -> int:
-    """Run the hook once; return the process exit code (0, or 2 for a usage error).
+    """Run the hook once; return the process exit code (the adapter's, or 2 for a usage error).
 
-    ``argv`` are the arguments after ``hook`` (default: ``sys.argv[1:]``): ``--harness
-    claude-code`` (the only harness so far) and ``--via-serve`` (ask the warm ``forge-policy
-    serve`` first; evaluate here when it does not answer).
+    ``argv`` are the arguments after ``hook`` (default: ``sys.argv[1:]``): ``--harness NAME``
+    (default ``claude-code``), ``--event NAME`` (the harness's event, for payloads that do not
+    name it) and ``--via-serve`` (ask the warm ``forge-policy serve`` first; evaluate here when it
+    does not answer; Claude Code payloads only: the server answers in Claude Code's format, so
+    for other harnesses the flag is noted on stderr and the event is evaluated here).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     stdin = sys.stdin if stdin is None else stdin
@@ -71,21 +81,31 @@ def main(
     if isinstance(options, str):
         print(options, file=stdout if options is USAGE else stderr)
         return 0 if options is USAGE else 2
+    harness, event = options["harness"], options["event"]
     text: str | None = None
+    code = 0
     try:
         raw = _read(stdin)
     except Exception as exc:  # an unreadable stdin is bad input like any other
-        text = _failure("", _on_error(env), _describe(exc), stderr)
+        text, code = _failure(harness, event, _on_error(env), _describe(exc), stderr)
     else:
         if options["via_serve"]:
-            text = _via_serve(raw, env, stderr)
+            if harness == "claude-code":
+                text = _via_serve(raw, env, stderr)
+            else:
+                with contextlib.suppress(OSError, ValueError):
+                    print(
+                        f"forge-policy: --via-serve answers Claude Code payloads only; "
+                        f"evaluating this {harness} event in-process",
+                        file=stderr,
+                    )
         if text is None:
-            text = answer(raw, environ=env, stderr=stderr)
+            text, code = respond(raw, harness=harness, event=event, environ=env, stderr=stderr)
     try:
         _write(stdout, text)
     except (OSError, ValueError):
         return 1
-    return 0
+    return code
 
 
 def _write(stdout: IO[str], text: str | None) -> None:
@@ -122,24 +142,49 @@ def answer(
     ...        b' "tool_input": {"command": "git push --force"}}', environ=env)[:79]
     '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"'
     """
+    return respond(raw, environ=environ, stderr=stderr, evaluator=evaluator, bypass=bypass)[0]
+
+
+def respond(
+    raw: bytes,
+    *,
+    harness: str = "claude-code",
+    event: str = "",
+    environ: Mapping[str, str] | None = None,
+    stderr: IO[str] | None = None,
+    evaluator: Evaluator | None = None,
+    bypass: Bypass | None = None,
+) -> tuple[str, int]:
+    """``(stdout text, exit code)`` of the hook for one raw payload of ``harness``; never
+    raises. ``event`` is the harness's event name from ``--event`` (it wins over the payload's
+    own, which some harnesses leave out). See :func:`answer` for ``evaluator`` and ``bypass``.
+
+    >>> import tempfile
+    >>> env = {"FORGE_ROOT": tempfile.mkdtemp(), "FORGE_STORE": "memory"}
+    >>> respond(b'{"session_id": "s", "hook_event_name": "BeforeTool", "tool_name":'
+    ...         b' "run_shell_command", "tool_input": {"command": "git push --force"}}',
+    ...         harness="gemini", environ=env)[0][:19]
+    '{"decision":"deny",'
+    """
     env = os.environ if environ is None else environ
     err = sys.stderr if stderr is None else stderr
-    event_name = ""
+    event_name = event
     on_error = "deny"
     try:
         on_error = _on_error(env)
-        event_name = sniff_event(raw)
+        event_name = event or sniff_event(raw)
         check_size(raw)
         payload = parse(raw)
-        event_name = ""  # parsed: only an object's own hook_event_name counts now
+        event_name = event  # parsed: only an object's own hook_event_name counts now
         if not isinstance(payload, dict):
             kind = "an array" if isinstance(payload, list) else type(payload).__name__
             raise HookInputError(f"input must be a JSON object, got {kind}")
         name = payload.get("hook_event_name")
-        event_name = name if isinstance(name, str) else ""
-        return _evaluate(payload, env, err, evaluator, bypass)
+        if not event_name:
+            event_name = name if isinstance(name, str) else ""
+        return _evaluate(payload, env, err, evaluator, bypass, harness, event)
     except Exception as exc:  # the hook never crashes: it fails closed, with one line
-        return _failure(event_name, on_error, _describe(exc), err)
+        return _failure(harness, event_name, on_error, _describe(exc), err)
 
 
 def _on_error(env: Mapping[str, str]) -> str:
@@ -176,7 +221,10 @@ def _via_serve(raw: bytes, env: Mapping[str, str], stderr: IO[str]) -> str | Non
 
 def _parse_args(args: list[str]) -> dict[str, Any] | str:
     """The options, or the text to print instead (:data:`USAGE` or an error)."""
+    from forge_policy.harness.registry import HARNESSES
+
     harness = "claude-code"
+    event = ""
     via_serve = False
     rest = list(args)
     while rest:
@@ -187,15 +235,25 @@ def _parse_args(args: list[str]) -> dict[str, Any] | str:
             harness = rest.pop(0)
         elif arg.startswith("--harness="):
             harness = arg.split("=", 1)[1]
+        elif arg == "--event" and rest:
+            event = rest.pop(0)
+        elif arg.startswith("--event="):
+            event = arg.split("=", 1)[1]
         elif arg == "--via-serve":
             via_serve = True
         else:
             return f"forge-policy hook: unexpected argument {arg!r}\n{USAGE}"
-    if harness != "claude-code":
+    if harness not in HARNESSES:
         return (
-            f"forge-policy hook: --harness {harness} is not supported yet (supported: claude-code)"
+            f"forge-policy hook: --harness {harness!r} is not supported "
+            f"(supported: {', '.join(HARNESSES)})"
         )
-    return {"harness": harness, "via_serve": via_serve}
+    if event and event not in HARNESSES[harness].events:
+        return (
+            f"forge-policy hook: --event {event!r} is not a {HARNESSES[harness].title} hook "
+            f"event forge-policy handles (known: {', '.join(HARNESSES[harness].events)})"
+        )
+    return {"harness": harness, "event": event, "via_serve": via_serve}
 
 
 def _read(stdin: IO[Any]) -> bytes:
@@ -213,17 +271,20 @@ def _evaluate(
     stderr: IO[str],
     warm: Evaluator | None,
     bypass: Bypass | None,
-) -> str:
+    harness: str,
+    event_arg: str,
+) -> tuple[str, int]:
     from forge_policy.config.env import Config
     from forge_policy.model import Event
-    from forge_policy.render.claude_code import render
 
+    adapter = _adapter(harness)
+    payload = adapter.normalize(payload, event_arg)
     notes: list[dict[str, Any]] = []
     if payload.get("session_id") in (None, ""):
         payload, note = derive_session(payload)
         notes.append(note)
         print(f"forge-policy: {note['message']}", file=stderr)
-    event = Event.from_claude_code(payload)
+    event = Event.from_claude_code(payload, harness=harness)
     if warm is not None:
         evaluator = warm
     else:
@@ -250,8 +311,16 @@ def _evaluate(
 
         for line in decision.diagnostics:
             print(f"forge-policy: {redact(line)}", file=stderr)
-    text, _ = render(decision, event)
-    return text
+    return adapter.render(decision, event)  # type: ignore[no-any-return]
+
+
+def _adapter(harness: str) -> Any:
+    """The adapter module of ``harness`` (imported now: only the one in use is loaded)."""
+    import importlib
+
+    from forge_policy.harness.registry import get
+
+    return importlib.import_module(get(harness).adapter)
 
 
 def _describe(exc: BaseException) -> str:
@@ -271,25 +340,14 @@ def _describe(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:399] + "…"
 
 
-def _failure(event_name: str, on_error: str, problem: str, stderr: IO[str]) -> str:
-    """The ``FORGE_ON_ERROR`` answer for an event that could not be decided."""
+def _failure(
+    harness: str, event_name: str, on_error: str, problem: str, stderr: IO[str]
+) -> tuple[str, int]:
+    """The ``FORGE_ON_ERROR`` answer (the harness adapter's) for an event that could not be
+    decided; ``event_name`` is the harness's own name of it, or ``""``."""
     with contextlib.suppress(OSError, ValueError):
         print(f"forge-policy: {problem}", file=stderr)
-    if on_error == "deny" and event_name in BLOCKABLE_TOOL_EVENTS:
-        from forge_policy.render.claude_code import dumps, refuse
-
-        reason = (
-            f"forge-policy could not evaluate this call, so it is refused "
-            f"(FORGE_ON_ERROR=deny): {problem}"
-        )
-        return dumps(refuse(event_name, reason, reason))
-    return json.dumps(
-        {
-            "systemMessage": f"forge-policy could not evaluate this event and let it through "
-            f"(FORGE_ON_ERROR={on_error}): {problem}"
-        },
-        ensure_ascii=False,
-    )
+    return _adapter(harness).failure(event_name, on_error, problem)  # type: ignore[no-any-return]
 
 
 if __name__ == "__main__":

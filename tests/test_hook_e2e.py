@@ -190,10 +190,10 @@ def test_a_missing_session_id_is_derived_and_recorded(project: Project) -> None:
 def test_harness_flag(project: Project) -> None:
     assert project.run(project.bash("ls"), "--harness", "claude-code")[0] is None
     result = subprocess.run(
-        [*HOOK, "--harness", "codex"], input=b"{}", capture_output=True, env=project.env
+        [*HOOK, "--harness", "vim"], input=b"{}", capture_output=True, env=project.env
     )
     assert result.returncode == 2
-    assert b"--harness codex is not supported yet" in result.stderr
+    assert b"--harness 'vim' is not supported (supported: claude-code, codex," in result.stderr
 
 
 def test_output_is_utf8_whatever_the_console_encoding(tmp_path: Path) -> None:

@@ -35,12 +35,12 @@ def test_requests_round_trip_and_refuse_any_cut(items: list[bytes]) -> None:
         decode_request(data + b"\0")
 
 
-@given(statuses, chunks, chunks, st.binary(min_size=1, max_size=8))
+@given(statuses, chunks, chunks, st.integers(0, 255), st.binary(min_size=1, max_size=8))
 def test_answers_round_trip_and_refuse_any_cut_or_extra_bytes(
-    status: bytes, out: bytes, err: bytes, extra: bytes
+    status: bytes, out: bytes, err: bytes, code: int, extra: bytes
 ) -> None:
-    data = encode_answer(status, out, err)
-    assert decode_answer(data) == (status, out, err)
+    data = encode_answer(status, out, err, code)
+    assert decode_answer(data) == (status, out, err, code)
     for end in range(len(data)):
         with pytest.raises(ValueError):
             decode_answer(data[:end])
@@ -51,10 +51,10 @@ def test_answers_round_trip_and_refuse_any_cut_or_extra_bytes(
 @given(st.binary(max_size=40))
 def test_arbitrary_bytes_are_an_answer_only_when_well_formed(data: bytes) -> None:
     try:
-        status, out, err = decode_answer(data)
+        status, out, err, code = decode_answer(data)
     except ValueError:
         return
-    assert encode_answer(status, out, err) == data
+    assert encode_answer(status, out, err, code) == data
 
 
 segment = st.sampled_from(["a", "b", ".", "..", "", "state", ".forge"])

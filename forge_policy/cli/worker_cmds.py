@@ -44,7 +44,7 @@ def ask(root: str, kind: bytes, timeout: float = 2.0) -> dict[str, Any] | str:
     from forge_policy.worker.server import folder_of
 
     try:
-        status, out, _ = exchange(folder_of(root).encode(), encode_request([kind]), timeout)
+        status, out, _, _ = exchange(folder_of(root).encode(), encode_request([kind]), timeout)
     except Unavailable as exc:
         return f"not running ({exc.reason})" if exc.start else f"not answering: {exc.reason}"
     if status != b"A":

@@ -34,7 +34,9 @@ class Harness:
     ``event_from_argv``: its payload may not name the event, so the hook command carries
     ``--event NAME`` (``forge-policy init`` writes it). ``config``: the project file
     ``forge-policy init --harness NAME`` writes; ``markers``: project paths that show the
-    harness is in use.
+    harness is in use; ``install_events``: the harness events ``init`` registers the hook
+    for (one per kind of call: Cursor sends a shell command to both ``preToolUse`` and
+    ``beforeShellExecution``, and registering both would count it twice).
     """
 
     __slots__ = (
@@ -47,6 +49,7 @@ class Harness:
         "event_from_argv",
         "events",
         "fails_open",
+        "install_events",
         "markers",
         "name",
         "title",
@@ -68,6 +71,7 @@ class Harness:
         fails_open: bool,
         config: str,
         markers: tuple[str, ...],
+        install_events: tuple[str, ...],
         event_from_argv: bool = False,
     ) -> None:
         self.name = name
@@ -82,6 +86,7 @@ class Harness:
         self.fails_open = fails_open
         self.config = config
         self.markers = markers
+        self.install_events = install_events
         self.event_from_argv = event_from_argv
 
     @property
@@ -151,6 +156,7 @@ CLAUDE_CODE = Harness(
     fails_open=True,  # exit codes other than 0/2 and timeouts let the call through
     config=".claude/settings.json",
     markers=(".claude",),
+    install_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop"),
 )
 
 CODEX = Harness(
@@ -183,6 +189,7 @@ CODEX = Harness(
     fails_open=True,
     config=".codex/hooks.json",
     markers=(".codex",),
+    install_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop"),
 )
 
 GEMINI = Harness(
@@ -213,13 +220,16 @@ GEMINI = Harness(
         "PreCompress": "PreCompact",
         "Notification": "Notification",
     },
-    ask_events=frozenset({"BeforeTool"}),  # honored by the scheduler (source), not documented
+    # the scheduler honors decision "ask" (source, 2026-08), but the reference documents only
+    # allow/deny: a build that does not know it would let the call run, so a deny it is
+    ask_events=frozenset(),
     can_block_prompt=True,
     can_block_stop=True,  # AfterAgent deny retries with the reason as a new prompt
     can_add_context=True,
     fails_open=True,  # exit 1 is a warning and the CLI continues
     config=".gemini/settings.json",
     markers=(".gemini",),
+    install_events=("BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "SessionStart"),
 )
 
 CURSOR = Harness(
@@ -263,6 +273,7 @@ CURSOR = Harness(
     fails_open=True,  # unless the hook entry says failClosed: true (init writes it)
     config=".cursor/hooks.json",
     markers=(".cursor",),
+    install_events=("preToolUse", "postToolUse", "beforeSubmitPrompt", "stop", "sessionStart"),
 )
 
 COPILOT = Harness(
@@ -312,6 +323,13 @@ COPILOT = Harness(
     fails_open=True,  # "hook failures … never block agent execution"
     config=".github/hooks/forge-policy.json",
     markers=(".github/hooks", ".github/copilot-instructions.md"),
+    install_events=(
+        "preToolUse",
+        "postToolUse",
+        "userPromptSubmitted",
+        "agentStop",
+        "sessionStart",
+    ),
     event_from_argv=True,
 )
 
@@ -346,6 +364,7 @@ ANTIGRAVITY = Harness(
     fails_open=False,  # a missing or malformed decision blocks the call
     config=".agents/hooks.json",
     markers=(".agents", ".antigravitycli"),
+    install_events=("PreToolUse", "PostToolUse"),
     event_from_argv=True,
 )
 

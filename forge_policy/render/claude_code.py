@@ -35,13 +35,16 @@ import json
 
 from forge_policy.events import AFTER_TOOL_EVENTS
 from forge_policy.model import OVERRIDE_BY_USER, OVERRIDE_NEVER, AutoApproval
-from forge_policy.render.messages import CANNOT_OVERRIDE
+from forge_policy.render.outcome import override_notes as _override_notes
+from forge_policy.render.outcome import refusal_reason
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.model import Decision, Event, Violation
+
+__all__ = ["advice", "answer", "auto_approve", "dumps", "refusal_reason", "refuse", "render"]
 
 #: Events whose ``hookSpecificOutput`` takes ``permissionDecision`` (CLI 2.1.332).
 PERMISSION_EVENTS = frozenset({"PreToolUse", "PreSkillShellCommand", "PreModelSwitch"})
@@ -186,24 +189,3 @@ def answer(decision: Decision, event: Event | None = None) -> dict[str, Any] | N
     if blocking.override_mode == OVERRIDE_NEVER:
         out["override_allowed"] = False
     return out
-
-
-def refusal_reason(decision: Decision) -> str:
-    """What the agent reads for a blocked call: the messages, and for a block that cannot be
-    overridden, a line saying so."""
-    reason = decision.message
-    blocking = decision.blocking
-    hard = blocking is not None and blocking.override_mode == OVERRIDE_NEVER
-    if hard and CANNOT_OVERRIDE not in reason and "cannot be overridden" not in reason:
-        reason = f"{reason}\n{CANNOT_OVERRIDE}"
-    return reason
-
-
-def _override_notes(decision: Decision) -> list[str]:
-    """One line for the user per override by retry or explicit grant (audited)."""
-    return [
-        f"forge-policy: override of {o.get('behavior_id')} ({o.get('mechanism')}) recorded "
-        "in the audit log."
-        for o in decision.overrides
-        if o.get("mechanism") in ("retry", "explicit")
-    ]

@@ -141,7 +141,7 @@ class App:
 
     def answer(self, body: bytes) -> bytes:
         """The hook's answer to one payload, from the warm evaluator (reloaded if stale)."""
-        text, log = self.warm.answer(body)
+        text, log, _ = self.warm.answer(body)
         for line in log.splitlines():
             sys.stderr.write(line + "\n")
         return text.encode("utf-8")

@@ -1,7 +1,7 @@
 """The request handler that ``forge-policy serve`` (HTTP) and the warm worker (Unix socket) share.
 
 :class:`Warm` keeps one evaluator built from a :class:`~forge_policy.config.env.Config` and
-answers raw hook payloads with :func:`forge_policy.hook.answer`, so a warm answer is
+answers raw hook payloads with :func:`forge_policy.hook.respond`, so a warm answer is
 byte-for-byte the command hook's, failure answers (``FORGE_ON_ERROR``) included.
 
 Before each answer the catalog's files are ``stat``-ed (the identity the compiled cache keys
@@ -15,10 +15,10 @@ the request counter.
 >>> import tempfile
 >>> from forge_policy.config.env import Config
 >>> warm = Warm(Config(root=tempfile.mkdtemp(), store="memory"))
->>> text, log = warm.answer(b'{"session_id": "s", "hook_event_name": "PreToolUse", '
+>>> text, log, code = warm.answer(b'{"session_id": "s", "hook_event_name": "PreToolUse", '
 ...     b'"tool_name": "Bash", "tool_input": {"command": "git push --force"}}')
->>> text[:42], log
-('{"hookSpecificOutput":{"hookEventName":"Pr', '')
+>>> text[:42], log, code
+('{"hookSpecificOutput":{"hookEventName":"Pr', '', 0)
 """
 
 from __future__ import annotations
@@ -130,22 +130,27 @@ class Warm:
                 self._snapshot = self._load()
             return self._snapshot
 
-    def answer(self, raw: bytes) -> tuple[str, str]:
-        """``(stdout text, stderr text)`` of the command hook for one raw payload."""
-        from forge_policy.hook import answer
+    def answer(
+        self, raw: bytes, *, harness: str = "claude-code", event: str = ""
+    ) -> tuple[str, str, int]:
+        """``(stdout text, stderr text, exit code)`` of the command hook for one raw payload of
+        ``harness`` (``event``: its ``--event``)."""
+        from forge_policy.hook import respond
 
         with self._counting:
             self.requests += 1
         snapshot = self.current()
         log = io.StringIO()
-        text = answer(
+        text, code = respond(
             raw,
+            harness=harness,
+            event=event,
             environ=self.config.environ,
             stderr=log,
             evaluator=snapshot.evaluator,
             bypass=snapshot.bypass,
         )
-        return text, log.getvalue()
+        return text, log.getvalue(), code
 
     def health(self) -> dict[str, Any]:
         """What ``GET /health`` and ``forge-policy worker status`` report."""

@@ -29,6 +29,18 @@ if TYPE_CHECKING:
         claude_code_payload,
         claude_code_prompt,
     )
+    from forge_policy.testing.harnesses import (
+        antigravity_event,
+        antigravity_payload,
+        codex_event,
+        codex_payload,
+        copilot_event,
+        copilot_payload,
+        cursor_event,
+        cursor_payload,
+        gemini_event,
+        gemini_payload,
+    )
 
 _EXPORTS: dict[str, str] = {
     "FakeClock": "forge_policy.testing.clock",
@@ -40,10 +52,22 @@ _EXPORTS: dict[str, str] = {
     "claude_code_lifecycle": "forge_policy.testing.events",
     "claude_code_payload": "forge_policy.testing.events",
     "claude_code_prompt": "forge_policy.testing.events",
+    "antigravity_event": "forge_policy.testing.harnesses",
+    "antigravity_payload": "forge_policy.testing.harnesses",
+    "codex_event": "forge_policy.testing.harnesses",
+    "codex_payload": "forge_policy.testing.harnesses",
+    "copilot_event": "forge_policy.testing.harnesses",
+    "copilot_payload": "forge_policy.testing.harnesses",
+    "cursor_event": "forge_policy.testing.harnesses",
+    "cursor_payload": "forge_policy.testing.harnesses",
+    "gemini_event": "forge_policy.testing.harnesses",
+    "gemini_payload": "forge_policy.testing.harnesses",
 }
 
 __all__ = [
     "FakeClock",
+    "antigravity_event",
+    "antigravity_payload",
     "assert_allows",
     "assert_blocks",
     "assert_counter",
@@ -52,6 +76,14 @@ __all__ = [
     "claude_code_lifecycle",
     "claude_code_payload",
     "claude_code_prompt",
+    "codex_event",
+    "codex_payload",
+    "copilot_event",
+    "copilot_payload",
+    "cursor_event",
+    "cursor_payload",
+    "gemini_event",
+    "gemini_payload",
 ]
 
 __getattr__, __dir__ = lazy_exports("forge_policy.testing", _EXPORTS, __all__, globals())

@@ -74,6 +74,59 @@ def claude_code_events(
     return claude_code_event(tool, session_id=session, **draw(_tool_input(tool)))
 
 
+#: The pre-tool and prompt events of each other coding-agent CLI, by its own names.
+_HARNESS_EVENTS = {
+    "codex": ("PreToolUse", "UserPromptSubmit"),
+    "gemini": ("BeforeTool", "BeforeAgent"),
+    "cursor": ("preToolUse", "beforeSubmitPrompt"),
+    "copilot": ("preToolUse", "userPromptSubmitted"),
+    "antigravity": ("PreToolUse", ""),
+}
+
+
+@st.composite
+def harness_payloads(
+    draw: st.DrawFn, harness: str, *, sessions: tuple[str, ...] = SESSIONS, prompts: bool = True
+) -> tuple[str, dict[str, Any], str, dict[str, Any]]:
+    """``(event, payload, catalog tool, catalog tool_input)``: a valid pre-tool (or prompt)
+    payload of ``harness`` in its own shape and names (:mod:`forge_policy.testing.harnesses`),
+    with the call it stands for in the catalog's vocabulary (``("", {})`` for a prompt, whose
+    text is then ``tool_input["prompt"]``)."""
+    from forge_policy.testing import harnesses
+
+    pre, prompt_event = _HARNESS_EVENTS[harness]
+    session = draw(st.sampled_from(sessions))
+    build = getattr(harnesses, f"{harness}_payload")
+    if prompts and prompt_event and draw(st.integers(0, 5)) == 0:
+        text = draw(st.sampled_from(PROMPTS))
+        return (
+            prompt_event,
+            build(event=prompt_event, session_id=session, prompt=text),
+            "",
+            {"prompt": text},
+        )
+    tool = draw(st.sampled_from(sorted(harnesses.NATIVE[harness])))
+    tool_input = draw(_tool_input(tool))
+    if tool == "Edit":
+        tool_input = {**tool_input, "old_string": "a", "new_string": "b"}
+        tool_input.pop("content", None)
+    name, args = harnesses.native_call(harness, tool, tool_input)
+    if harness == "antigravity":
+        return pre, build(name, session_id=session, **args), tool, tool_input
+    return pre, build(name, event=pre, session_id=session, **args), tool, tool_input
+
+
+@st.composite
+def harness_events(draw: st.DrawFn, /, harness: str, **kwargs: Any) -> Event:
+    """Events of ``harness`` built by its adapter from :func:`harness_payloads`."""
+    import importlib
+
+    event, payload, _, _ = draw(harness_payloads(harness, **kwargs))
+    adapter = importlib.import_module(f"forge_policy.harness.{harness}")
+    result: Event = adapter.to_event(payload, event)
+    return result
+
+
 @st.composite
 def escalations(draw: st.DrawFn, default: Level) -> list[dict[str, object]]:
     """A valid ``escalation`` list: ``after`` strictly increasing from 1, levels

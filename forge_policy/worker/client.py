@@ -11,7 +11,8 @@ once per agent tool call, so it imports only interpreter built-ins (``sys``, ``p
    access for group or others), connect to ``worker.sock`` in it, check with ``SO_PEERCRED`` that
    the peer runs as this user, send the request (:func:`encode_request`) and read the answer
    before the deadline;
-3. a complete answer: write its stdout and stderr bytes, exit 0;
+3. a complete answer: write its stdout and stderr bytes, exit with its exit code (the harness
+   adapter's: 0 for every harness so far);
 4. anything else (no worker, stale socket, impostor, refusal, short, malformed or late answer):
    start a worker when none answers (detached, one per root: a ``worker.starting`` marker
    created with ``O_EXCL`` keeps parallel clients from starting several), then evaluate this
@@ -36,13 +37,15 @@ is ``_sha256`` in some 3.11 builds (pyenv's; Debian's builds it in). What these 
 catch, a worker that breaks, is caught by the answer's form: anything but one complete,
 well-formed answer before the deadline is evaluated in-process (step 4).
 
-``--worker ROOT`` runs the worker itself (:mod:`forge_policy.worker.server`); any other argument
-goes to the in-process hook (``--help``, ``--harness``).
+``--worker ROOT`` runs the worker itself (:mod:`forge_policy.worker.server`). ``--harness NAME``
+and ``--event NAME`` (``forge-policy hook``'s options, written by ``init`` for other coding-agent
+CLIs) go to the worker with the request; any other argument goes to the in-process hook
+(``--help``, ``--via-serve``).
 
 >>> encode_request([b"hook", b"x"])[:8]
 b'FPW1\\x00\\x00\\x00\\x02'
->>> decode_answer(encode_answer(b"A", b"out\\n", b""))
-(b'A', b'out\\n', b'')
+>>> decode_answer(encode_answer(b"A", b"out\\n", b"", 2))
+(b'A', b'out\\n', b'', 2)
 """
 
 import _socket
@@ -121,26 +124,28 @@ def decode_request(data: bytes) -> list[bytes]:
     return items
 
 
-def encode_answer(status: bytes, out: bytes, err: bytes) -> bytes:
-    """``MAGIC``, a status byte (``A`` answer, ``R`` refused), stdout and stderr with lengths."""
-    return b"".join((MAGIC, status, _u32(len(out)), out, _u32(len(err)), err))
+def encode_answer(status: bytes, out: bytes, err: bytes, code: int = 0) -> bytes:
+    """``MAGIC``, a status byte (``A`` answer, ``R`` refused), the exit code (one byte), stdout
+    and stderr with lengths."""
+    return b"".join((MAGIC, status, bytes((code,)), _u32(len(out)), out, _u32(len(err)), err))
 
 
-def decode_answer(data: bytes) -> tuple[bytes, bytes, bytes]:
-    """``(status, stdout, stderr)``; raises ``ValueError`` unless ``data`` is exactly one
-    well-formed answer."""
-    if data[:4] != MAGIC or len(data) < 13 or data[4:5] not in (b"A", b"R"):
+def decode_answer(data: bytes) -> tuple[bytes, bytes, bytes, int]:
+    """``(status, stdout, stderr, exit code)``; raises ``ValueError`` unless ``data`` is exactly
+    one well-formed answer."""
+    if data[:4] != MAGIC or len(data) < 14 or data[4:5] not in (b"A", b"R"):
         raise ValueError("malformed answer")
-    size = int.from_bytes(data[5:9], "big")
-    out = data[9 : 9 + size]
-    rest = data[9 + size :]
+    code = data[5]
+    size = int.from_bytes(data[6:10], "big")
+    out = data[10 : 10 + size]
+    rest = data[10 + size :]
     if len(out) != size or len(rest) < 4:
         raise ValueError("answer cut short")
     err_size = int.from_bytes(rest[:4], "big")
     err = rest[4:]
     if len(err) != err_size:
         raise ValueError("answer cut short" if len(err) < err_size else "malformed answer")
-    return data[4:5], out, err
+    return data[4:5], out, err, code
 
 
 def _join(base: bytes, path: bytes) -> bytes:
@@ -224,7 +229,7 @@ class Unavailable(Exception):
         self.start = start
 
 
-def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, bytes, bytes]:
+def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, bytes, bytes, int]:
     """Send ``request`` to the worker in ``folder``; return its decoded answer or raise
     :class:`Unavailable`. Checks the folder and the peer before sending anything."""
     if not private_folder(folder):
@@ -352,8 +357,9 @@ def enable_packages(here: bytes) -> None:
 def in_process(here: bytes, raw: bytes | None, args: list[str], note: str = "") -> int:
     """The full hook in this process: what ``forge-policy hook`` would answer.
 
-    An engine that does not even import (a broken install) exits 2, the code Claude Code
-    treats as a blocking error, unless ``FORGE_ON_ERROR=allow``.
+    An engine that does not even import (a broken install) exits 2, the code Claude Code (and
+    Codex, Gemini CLI and Cursor) treat as a blocking error, unless ``FORGE_ON_ERROR=allow``;
+    for the harnesses that do not (:data:`BROKEN_ENGINE`) it prints their refusal too.
     """
     try:
         enable_packages(here)
@@ -364,6 +370,11 @@ def in_process(here: bytes, raw: bytes | None, args: list[str], note: str = "") 
         allow = posix.environ.get(b"FORGE_ON_ERROR", b"").strip() == b"allow"
         what = "letting the event through" if allow else "refusing the event"
         sys.stderr.write(f"forge-policy: cannot load the engine ({exc!r}); {what}\n")
+        if not allow:
+            refusal = _broken_engine_refusal(args)
+            if refusal:
+                sys.stdout.write(refusal + "\n")
+                sys.stdout.flush()
         return 0 if allow else 2
 
     if note:
@@ -371,6 +382,55 @@ def in_process(here: bytes, raw: bytes | None, args: list[str], note: str = "") 
         sys.stderr.flush()
     stdin = sys.stdin if raw is None else io.BytesIO(raw)
     return main(stdin, sys.stdout, sys.stderr, None, args)
+
+
+#: What a harness that does not block on exit 2 reads as a refusal, per harness and the events
+#: it is printed at ("" = the event was not named), for a hook whose engine does not import.
+BROKEN_ENGINE = {
+    "copilot": (
+        '{"permissionDecision":"deny","permissionDecisionReason":'
+        '"forge-policy cannot load its engine, so this call is refused"}',
+        ("preToolUse", "PreToolUse"),
+    ),
+    "antigravity": (
+        '{"decision":"deny","reason":'
+        '"forge-policy cannot load its engine, so this call is refused"}',
+        ("PreToolUse", ""),
+    ),
+}
+
+
+def hook_options(args: list[str]) -> list[str] | None:
+    """``args`` when they are only ``--harness NAME`` / ``--event NAME`` (the worker can answer
+    them), else None.
+
+    >>> hook_options(["--harness", "codex"]), hook_options(["--help"])
+    (['--harness', 'codex'], None)
+    """
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("--harness", "--event") and rest:
+            rest.pop(0)
+        elif not arg.startswith(("--harness=", "--event=")):
+            return None
+    return list(args)
+
+
+def _option(args: list[str], name: str) -> str:
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return ""
+
+
+def _broken_engine_refusal(args: list[str]) -> str:
+    entry = BROKEN_ENGINE.get(_option(args, "--harness"))
+    if entry is None or _option(args, "--event") not in entry[1]:
+        return ""
+    return entry[0]
 
 
 def read_stdin() -> bytes:
@@ -421,21 +481,22 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv = [sys.argv[0], *args[1:]]
         runpy.run_module("forge_policy.worker.server", run_name="__main__", alter_sys=True)
         return 0  # not reached: the server exits
-    if args:
+    options = hook_options(args)
+    if options is None:
         return in_process(here, None, args)
     environ = posix.environ
     try:
         raw = read_stdin()
     except OSError:
-        return in_process(here, None, [])
+        return in_process(here, None, options)
     if environ.get(b"FORGE_WORKER", b"").strip() not in (b"", b"on"):
-        return in_process(here, raw, [])  # off (or unknown: the hook reports it)
+        return in_process(here, raw, options)  # off (or unknown: the hook reports it)
     if not hasattr(_socket, "SO_PEERCRED"):  # the peer cannot be authenticated (not Linux)
-        return in_process(here, raw, [])
+        return in_process(here, raw, options)
     if environ.get(b"FORGE_STORE", b"").strip() == b"memory":
-        return in_process(here, raw, [])  # a hook process starts empty; a worker would not
+        return in_process(here, raw, options)  # a hook process starts empty; a worker would not
     if min(seconds(environ, name, 1.0) for name in CLIENT_ONLY[1:]) < 0:
-        return in_process(here, raw, [])  # the hook names the unusable variable
+        return in_process(here, raw, options)  # the hook names the unusable variable
     root = b""
     try:
         cwd = posix.getcwdb()
@@ -445,28 +506,29 @@ def main(argv: list[str] | None = None) -> int:
         # the worker starts no evaluation past this instant (CLOCK_MONOTONIC is system-wide)
         deadline = b"%.6f" % (time.monotonic() + timeout)
         identity = own_identity(here)
-        items = [b"hook", identity, deadline, cwd, raw, *relevant(environ)]
-        status, out, err = exchange(folder, encode_request(items), timeout)
+        given = "\0".join(options).encode("utf-8", "surrogateescape")
+        items = [b"hook", identity, deadline, cwd, given, raw, *relevant(environ)]
+        status, out, err, code = exchange(folder, encode_request(items), timeout)
     except Unavailable as exc:
         if exc.start:
             start_worker(root, here)
-            return in_process(here, raw, [])
-        return in_process(here, raw, [], exc.reason)
+            return in_process(here, raw, options)
+        return in_process(here, raw, options, exc.reason)
     except OSError as exc:
-        return in_process(here, raw, [], f"{exc.strerror or exc}")
+        return in_process(here, raw, options, f"{exc.strerror or exc}")
     except Exception as exc:  # never a traceback, never an allow: the engine decides
-        return in_process(here, raw, [], f"internal error: {exc!r}")
+        return in_process(here, raw, options, f"internal error: {exc!r}")
     if status != b"A":
         if out.startswith(CHANGED):  # that worker is exiting: start one of this version
             start_worker(root, here)
         reason = out.decode("utf-8", "replace")
-        return in_process(here, raw, [], f"refused: {reason}")
+        return in_process(here, raw, options, f"refused: {reason}")
     try:
         _write_all(2, err)
         _write_all(1, out)
     except OSError:
         return 1
-    return 0
+    return code
 
 
 if __name__ == "__main__":

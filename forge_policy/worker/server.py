@@ -198,9 +198,10 @@ class Worker:
         if kind == b"stop":
             self.stop("asked to stop")
             return encode_answer(b"A", b"stopping", b"")
-        if kind != b"hook" or len(items) < 5:
+        if kind != b"hook" or len(items) < 6:
             return encode_answer(b"R", b"unknown request", b"")
-        identity, deadline, cwd, raw, environ = items[1], items[2], items[3], items[4], items[5:]
+        identity, deadline, cwd, argv, raw = items[1:6]
+        environ = items[6:]
         if identity != self.identity:
             self.stop("the package changed on disk: a client of another version asked")
             return encode_answer(b"R", CHANGED + b": the worker restarts", b"")
@@ -211,9 +212,12 @@ class Worker:
             return encode_answer(b"R", b"other values of " + b", ".join(names), b"")
         if not _before(deadline):  # the client has given up and evaluates in-process
             return encode_answer(b"R", b"past the client's deadline", b"")
-        text, notes = self.warm.answer(raw)
+        options = _hook_options(argv)
+        if options is None:  # the in-process hook reports the arguments
+            return encode_answer(b"R", b"arguments the worker does not take", b"")
+        text, notes, code = self.warm.answer(raw, **options)
         out = text.encode("utf-8", "surrogatepass") + b"\n" if text else b""
-        return encode_answer(b"A", out, notes.encode("utf-8", "backslashreplace"))
+        return encode_answer(b"A", out, notes.encode("utf-8", "backslashreplace"), code)
 
     def status(self) -> dict[str, object]:
         """What ``forge-policy worker status`` shows."""
@@ -270,6 +274,18 @@ def _lock(folder: str) -> int | None:
                 os.close(fd)
                 return None
             time.sleep(0.05)
+
+
+def _hook_options(argv: bytes) -> dict[str, str] | None:
+    """``harness`` and ``event`` from the client's ``forge-policy hook`` arguments (NUL-joined),
+    or None when they are not valid hook options."""
+    from forge_policy.hook import _parse_args
+
+    args = argv.decode("utf-8", "surrogateescape").split("\0") if argv else []
+    options = _parse_args(args)
+    if isinstance(options, str) or options["via_serve"]:
+        return None
+    return {"harness": options["harness"], "event": options["event"]}
 
 
 def run(args: list[str], here: bytes | None = None) -> int:

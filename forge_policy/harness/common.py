@@ -1,0 +1,162 @@
+"""What the command-hook adapters share: the Claude Code-shaped payload they build, tool-argument
+aliases, and the harness's own event name kept beside the catalog's.
+
+An adapter's ``normalize`` returns the harness payload with the catalog's keys laid over it
+(:func:`claude_payload`): ``hook_event_name`` and ``tool_name`` in the catalog's vocabulary,
+``tool_input`` with Claude Code's argument names added next to the harness's own (so a
+``tool_input.file_path`` condition reads Gemini's ``absolute_path`` and Copilot's ``path``),
+and ``harness_event_name``, the event as the harness named it, which its renderer answers.
+
+>>> p = claude_payload({"x": 1}, harness_event="BeforeTool", event="PreToolUse",
+...                    session_id="s", tool_name="Bash", tool_input={"command": "ls"})
+>>> p["hook_event_name"], p["harness_event_name"], p["x"], p["tool_input"]
+('PreToolUse', 'BeforeTool', 1, {'command': 'ls'})
+>>> with_aliases({"path": "/a", "old_str": "x"})
+{'path': '/a', 'old_str': 'x', 'file_path': '/a', 'old_string': 'x'}
+"""
+
+from __future__ import annotations
+
+import json
+
+from forge_policy.errors import HookInputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from forge_policy.harness.registry import Harness
+    from forge_policy.model import Event
+
+#: Harness argument names → Claude Code's (added, never replacing a value already there).
+ALIASES = {
+    "path": "file_path",
+    "filePath": "file_path",
+    "absolute_path": "file_path",
+    "target_file": "file_path",
+    "TargetFile": "file_path",
+    "AbsolutePath": "file_path",
+    "File": "file_path",
+    "file_text": "content",
+    "contents": "content",
+    "CodeContent": "content",
+    "old_str": "old_string",
+    "new_str": "new_string",
+    "CommandLine": "command",
+    "dir_path": "path",
+    "SearchPath": "path",
+    "DirectoryPath": "path",
+    "Query": "pattern",
+    "Pattern": "pattern",
+    "Url": "url",
+}
+#: The key the harness's own event name is kept under, for its renderer.
+HARNESS_EVENT = "harness_event_name"
+
+
+def with_aliases(args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` plus Claude Code's name for each aliased argument (see :data:`ALIASES`)."""
+    out = dict(args)
+    for name, value in args.items():
+        target = ALIASES.get(name)
+        if target is not None and target not in out:
+            out[target] = value
+    return out
+
+
+def arguments(value: object, field: str) -> dict[str, Any]:
+    """A tool's arguments as an object: JSON text is parsed (Cursor's MCP events, Copilot's
+    ``toolArgs``), null is empty; anything else is a :class:`HookInputError` naming ``field``."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise HookInputError(f"{field}: expected a JSON object, got unparseable text") from None
+    if not isinstance(value, dict):
+        raise HookInputError(f"{field}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def text(payload: dict[str, Any], *keys: str) -> str:
+    """The first of ``keys`` whose value is a non-empty string, else ``""``."""
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def catalog_event(harness: Harness, native: str) -> str:
+    """The catalog event for the harness's event ``native``; a :class:`HookInputError` naming
+    the known ones otherwise."""
+    if not native:
+        raise HookInputError(
+            f"no event name: {harness.title} does not name it in this payload; "
+            f"pass --event (one of: {', '.join(harness.events)})"
+        )
+    try:
+        return harness.events[native]
+    except KeyError:
+        raise HookInputError(
+            f"event {native!r} is not a {harness.title} hook event forge-policy handles "
+            f"(known: {', '.join(harness.events)})"
+        ) from None
+
+
+def claude_payload(
+    original: dict[str, Any],
+    *,
+    harness_event: str,
+    event: str,
+    session_id: str,
+    cwd: str = "",
+    transcript_path: str = "",
+    tool_name: str = "",
+    tool_input: dict[str, Any] | None = None,
+    tool_use_id: str = "",
+    **fields: Any,
+) -> dict[str, Any]:
+    """The harness payload with the catalog's keys laid over it (empty values left out, so a
+    missing session id is derived as for Claude Code)."""
+    out = dict(original)
+    out.update(
+        {
+            "hook_event_name": event,
+            HARNESS_EVENT: harness_event,
+            "session_id": session_id,
+        }
+    )
+    for key, value in (
+        ("cwd", cwd),
+        ("transcript_path", transcript_path),
+        ("tool_name", tool_name),
+        ("tool_use_id", tool_use_id),
+    ):
+        if value:
+            out[key] = value
+    if tool_input is not None:
+        out["tool_input"] = tool_input
+    out.update({k: v for k, v in fields.items() if v is not None})
+    return out
+
+
+def native_event(event: Event) -> str:
+    """The event name as the harness sent it (the catalog's name when it is the same)."""
+    value = event.payload.get(HARNESS_EVENT)
+    return value if isinstance(value, str) and value else event.event_name
+
+
+def dumps(value: dict[str, Any]) -> str:
+    """Compact JSON with non-ASCII kept, one line, as written to stdout."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def mcp_name(server: str, tool: str) -> str:
+    """Claude Code's name of an MCP tool: ``mcp__<server>__<tool>``.
+
+    >>> mcp_name("github", "create_issue")
+    'mcp__github__create_issue'
+    """
+    return f"mcp__{server}__{tool}"
