@@ -77,8 +77,11 @@ def test_each_harness_says_what_it_enforces_and_why_not(project: Project) -> Non
     assert codes(copilot, "limited") == {"readers": ["some-tools-missing"]}  # no LS
     assert codes(antigravity, "not_enforced") == {
         "prompt-guard": ["event-missing"],
-        "stop-check": ["cannot-block-stop"],
+        "stop-check": ["event-missing"],  # it has Stop, but init hooks its tool events only
     }
+    assert antigravity["not_enforced"]["stop-check"][0]["reason"] == (
+        "Google Antigravity CLI is not hooked on Stop event"
+    )
     assert codes(antigravity, "limited") == {"tool-and-prompt": ["some-events-missing"]}
     assert antigravity["not_enforced"]["prompt-guard"][0]["reason"] == (
         "Google Antigravity CLI has no UserPromptSubmit event"

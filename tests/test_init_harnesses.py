@@ -4,6 +4,7 @@ merged losslessly and idempotently; detection; broken files refused with nothing
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,6 @@ def expected(harness: str) -> tuple[str, dict[str, Any]]:
         return {"type": "command", "command": command("antigravity", e), "timeout": 30}
 
     named = {e: [group(h(e))] for e in ("PreToolUse", "PostToolUse")}
-    named |= {e: [h(e)] for e in ("SessionStart", "Stop")}
     return ".agents/hooks.json", {"forge-policy": named}
 
 
@@ -312,3 +312,54 @@ def test_the_readme_table_says_what_init_writes() -> None:
         events = "PreToolUse, PostToolUse, SessionStart, UserPromptSubmit, Stop"
         listed = events if row[2] == "the same five" else row[2]
         assert listed == ", ".join(spec.events)
+
+
+DENIES = {  # where each harness reads a refusal, and the written command's payload for a call
+    "codex": (("hookSpecificOutput", "permissionDecision"), "PreToolUse", "Bash", "command"),
+    "gemini": (("decision",), "BeforeTool", "run_shell_command", "command"),
+    "cursor": (("permission",), "preToolUse", "Shell", "command"),
+    "copilot": (("permissionDecision",), "preToolUse", "bash", "command"),
+    "antigravity": (("decision",), "PreToolUse", "run_command", "CommandLine"),
+}
+
+
+@pytest.mark.parametrize("harness", OTHERS)
+def test_the_written_command_decides_that_harness_s_payloads(
+    project: Project, harness: str
+) -> None:
+    """The command init writes, run as the harness runs it (a shell, the project folder), reads
+    the harness's own payload: a force push is refused, a listing goes through."""
+    from forge_policy.testing import harnesses
+
+    keys, event, tool, field = DENIES[harness]
+    project.run("init", "--harness", harness)
+    relative, _ = expected(harness)
+    document = read(project, relative)
+    entries = document["forge-policy" if harness == "antigravity" else "hooks"][event]
+    handler = entries[0]["hooks"][0] if "hooks" in entries[0] else entries[0]
+    line = handler.get("command") or handler["bash"]
+    make = getattr(harnesses, f"{harness}_payload")
+
+    def run(command: str) -> Any:
+        payload = make(tool, cwd=str(project.path), **{field: command})
+        result = subprocess.run(
+            line,
+            shell=True,
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            cwd=project.path,
+            env={**project.env, "FORGE_WORKER": "off"},  # the client decides in-process
+            timeout=30,
+        )
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout) if result.stdout.strip() else {}
+
+    answer = run("git push --force origin main")
+    for key in keys:
+        answer = answer[key]
+    assert answer == "deny"
+    allowed = run("ls -la")
+    for key in keys:
+        allowed = allowed.get(key, None) if isinstance(allowed, dict) else None
+    assert allowed != "deny"

@@ -20,7 +20,7 @@ cursor          ``.cursor/hooks.json``            ``version: 1``, ``hooks.<event
 copilot         ``.github/hooks/forge-policy.json``  ``version: 1``, ``hooks.<event>[]``:
                                                   ``type``, ``bash``, ``timeoutSec``
 antigravity     ``.agents/hooks.json``            one named hook ``forge-policy``: tool events
-                                                  nested with a matcher, the others flat
+                                                  nested with a matcher (others would be flat)
 ==============  ================================  ==============================================
 
 Cursor gets ``failClosed: true`` (a crash or timeout of the hook blocks instead of letting the
@@ -57,14 +57,16 @@ READS_CLAUDE_HOOKS = {"copilot": "", "cursor": " when its third-party hooks sett
 #: The one named hook forge-policy owns in Antigravity's ``hooks.json``.
 HOOK_NAME = "forge-policy"
 CODEX_TOML = Path(".codex") / "config.toml"
+_TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
+#: The catalog events the hook is registered for, in the order Claude Code's file lists them.
+_CLAUDE_LIKE = ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop")
 
 
 @attrs.frozen
 class HookFile:
     """How one harness's project hook file is laid out.
 
-    ``events``: the harness events forge-policy registers (the ones that carry the catalog's
-    ``PreToolUse``, ``PostToolUse``, ``SessionStart``, ``UserPromptSubmit`` and ``Stop``).
+    ``events``: the harness events forge-policy registers (the registry's ``install_events``).
     ``nested``: the events whose list holds matcher groups (the others hold handlers);
     ``matcher``: the nested events whose group takes ``matcher: "*"``. ``container``: the key
     path of the event map. ``root``: keys a file must have (set when absent). ``note``: what
@@ -72,7 +74,6 @@ class HookFile:
     """
 
     harness: str
-    events: tuple[str, ...]
     nested: frozenset[str]
     matcher: frozenset[str]
     container: tuple[str, ...] = ("hooks",)
@@ -82,6 +83,16 @@ class HookFile:
     timeout: int = HOOK_TIMEOUT
     extra: tuple[tuple[str, Any], ...] = ()
     note: str = ""
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        """The harness events the hook is registered for (the registry's ``install_events``),
+        in the order of the catalog events they carry (Claude Code's file keeps its order)."""
+        h = registry.get(self.harness)
+        order = {event: i for i, event in enumerate(_CLAUDE_LIKE)}
+        return tuple(
+            sorted(h.install_events, key=lambda e: order.get(h.events.get(e, ""), len(order)))
+        )
 
     @property
     def path(self) -> Path:
@@ -99,21 +110,16 @@ class HookFile:
         return out
 
 
-_TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
-_CLAUDE_LIKE = ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop")
-
 SPECS: dict[str, HookFile] = {
     s.harness: s
     for s in (
         HookFile(
             "claude-code",
-            _CLAUDE_LIKE,
             nested=frozenset(_CLAUDE_LIKE),
             matcher=frozenset({*_TOOL_EVENTS, "SessionStart"}),
         ),
         HookFile(
             "codex",
-            _CLAUDE_LIKE,
             nested=frozenset(_CLAUDE_LIKE),
             matcher=frozenset({*_TOOL_EVENTS, "SessionStart"}),
             note="Codex runs project hooks once the project is trusted and the hook is "
@@ -121,7 +127,6 @@ SPECS: dict[str, HookFile] = {
         ),
         HookFile(
             "gemini",
-            ("BeforeTool", "AfterTool", "SessionStart", "BeforeAgent", "AfterAgent"),
             nested=frozenset(
                 {"BeforeTool", "AfterTool", "SessionStart", "BeforeAgent", "AfterAgent"}
             ),
@@ -133,7 +138,6 @@ SPECS: dict[str, HookFile] = {
         ),
         HookFile(
             "cursor",
-            ("preToolUse", "postToolUse", "sessionStart", "beforeSubmitPrompt", "stop"),
             nested=frozenset(),
             matcher=frozenset(),
             root=(("version", 1),),
@@ -142,7 +146,6 @@ SPECS: dict[str, HookFile] = {
         ),
         HookFile(
             "copilot",
-            ("preToolUse", "postToolUse", "sessionStart", "userPromptSubmitted", "agentStop"),
             nested=frozenset(),
             matcher=frozenset(),
             root=(("version", 1),),
@@ -151,7 +154,6 @@ SPECS: dict[str, HookFile] = {
         ),
         HookFile(
             "antigravity",
-            ("PreToolUse", "PostToolUse", "SessionStart", "Stop"),
             nested=_TOOL_EVENTS,
             matcher=_TOOL_EVENTS,
             container=(HOOK_NAME,),

@@ -3,8 +3,9 @@
 
 Three formats: ``plain`` text, Telegram ``MarkdownV2`` (``parse_mode=MarkdownV2``) and Slack
 ``mrkdwn``. A message is a title (what happened, bold where the format has bold) and a body that
-is, word for word, the text the Claude Code hook shows: the warning (``systemMessage``) or the
-block reason the agent reads (``permissionDecisionReason``), then the audited-override notes.
+is, word for word, the text the Claude Code hook shows (:mod:`forge_policy.render.outcome`):
+the warning (``systemMessage``) or the block reason the agent reads
+(``permissionDecisionReason``), then the audited-override notes.
 
 Escaping follows each format's documentation:
 
@@ -26,9 +27,7 @@ from __future__ import annotations
 
 import attrs
 
-from forge_policy.model import OVERRIDE_BY_USER
-from forge_policy.render.claude_code import _override_notes as override_notes
-from forge_policy.render.claude_code import refusal_reason
+from forge_policy.render.outcome import outcome, override_notes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,13 +66,12 @@ def chat_message(decision: Decision) -> ChatMessage | None:
     >>> chat_message(Decision(event)) is None
     True
     """
-    notes = override_notes(decision)
+    said = outcome(decision)  # Claude Code's texts: it can ask
+    if said is None:
+        return None
     subject = decision.event.tool_name or decision.event.event_name
     blocking = decision.blocking
     if blocking is None:
-        body = "\n\n".join([*decision.messages, *notes])
-        if not body:
-            return None
         behaviors = ", ".join(
             dict.fromkeys(
                 v.behavior_id
@@ -85,11 +83,11 @@ def chat_message(decision: Decision) -> ChatMessage | None:
         if decision.level.value == 0:  # only override notes: the call went through
             label = "override"
         title = f"forge-policy: {label}" + (f" from {behaviors}" if behaviors else "")
-        return ChatMessage(f"{title} ({subject})", body, blocked=False)
+        return ChatMessage(f"{title} ({subject})", said.advice, blocked=False)
     label = blocking.level.label.replace("_", " ")
-    if blocking.override_mode == OVERRIDE_BY_USER:
+    if said.ask:
         label += ", the user's approval needed"
-    body = "\n\n".join([refusal_reason(decision), *notes])
+    body = "\n\n".join([said.reason, *override_notes(decision)])
     return ChatMessage(f"forge-policy: {label} by {blocking.behavior_id} ({subject})", body, True)
 
 
