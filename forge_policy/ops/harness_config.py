@@ -35,14 +35,10 @@ Antigravity) the command carries ``--event NAME``.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-
-import attrs
 
 from forge_policy.errors import SetupError
 from forge_policy.harness import registry
-from forge_policy.ops import settings_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,7 +58,6 @@ _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 _CLAUDE_LIKE = ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop")
 
 
-@attrs.frozen
 class HookFile:
     """How one harness's project hook file is laid out.
 
@@ -70,19 +65,50 @@ class HookFile:
     ``nested``: the events whose list holds matcher groups (the others hold handlers);
     ``matcher``: the nested events whose group takes ``matcher: "*"``. ``container``: the key
     path of the event map. ``root``: keys a file must have (set when absent). ``note``: what
-    the user still has to do in the harness itself.
+    the user still has to do in the harness itself. A plain class: the governance fact reads
+    :func:`hook_files` on the hook's hot path (no attrs, TOML or JSON merging imported).
     """
 
-    harness: str
-    nested: frozenset[str]
-    matcher: frozenset[str]
-    container: tuple[str, ...] = ("hooks",)
-    root: tuple[tuple[str, Any], ...] = ()
-    command_key: str = "command"
-    timeout_key: str = "timeout"
-    timeout: int = HOOK_TIMEOUT
-    extra: tuple[tuple[str, Any], ...] = ()
-    note: str = ""
+    __slots__ = (
+        "command_key",
+        "container",
+        "extra",
+        "harness",
+        "matcher",
+        "nested",
+        "note",
+        "root",
+        "timeout",
+        "timeout_key",
+    )
+
+    def __init__(
+        self,
+        harness: str,
+        *,
+        nested: frozenset[str],
+        matcher: frozenset[str],
+        container: tuple[str, ...] = ("hooks",),
+        root: tuple[tuple[str, Any], ...] = (),
+        command_key: str = "command",
+        timeout_key: str = "timeout",
+        timeout: int = HOOK_TIMEOUT,
+        extra: tuple[tuple[str, Any], ...] = (),
+        note: str = "",
+    ) -> None:
+        self.harness = harness
+        self.nested = nested
+        self.matcher = matcher
+        self.container = container
+        self.root = root
+        self.command_key = command_key
+        self.timeout_key = timeout_key
+        self.timeout = timeout
+        self.extra = extra
+        self.note = note
+
+    def __repr__(self) -> str:
+        return f"<HookFile {self.harness} {self.path}>"
 
     @property
     def events(self) -> tuple[str, ...]:
@@ -162,6 +188,25 @@ SPECS: dict[str, HookFile] = {
 }
 
 
+def hook_files() -> tuple[Path, ...]:
+    """Every file below a project (or the home folder) whose contents decide whether
+    forge-policy's hook runs under a harness other than Claude Code: the hook files ``init``
+    writes, Codex's ``config.toml`` (``[hooks]``, ``[features] hooks``) and Copilot CLI's
+    repository settings (``disableAllHooks``). The governance fact guards them.
+
+    >>> [str(p) for p in hook_files()][:2]
+    ['.codex/hooks.json', '.codex/config.toml']
+    """
+    files: list[Path] = []
+    for name, hook_file in SPECS.items():
+        if name != "claude-code":
+            files.append(hook_file.path)
+        if name == "codex":
+            files.append(CODEX_TOML)
+    files += [Path(".github") / "copilot" / n for n in ("settings.json", "settings.local.json")]
+    return tuple(files)
+
+
 def spec(harness: str) -> HookFile:
     """The hook file of ``harness`` (a :func:`forge_policy.harness.registry.get` name)."""
     registry.get(harness)  # the error naming the supported ones
@@ -186,6 +231,8 @@ def detect(project: Path) -> list[str]:
 
 def _events(document: dict[str, Any], hook_file: HookFile, path: Path) -> dict[str, Any]:
     """The event map inside ``document`` (created when absent)."""
+    from forge_policy.ops import settings_file
+
     value: Any = document
     for key in hook_file.container:
         value = value.setdefault(key, {})
@@ -201,6 +248,8 @@ def install(project: Path, hook_file: HookFile, handlers: dict[str, dict[str, An
     """Merge ``{event: handler}`` into ``hook_file`` below ``project``; returns whether the
     file changed. Refuses (:class:`~forge_policy.errors.SetupError`) a file it cannot rewrite
     losslessly, naming it with line and column."""
+    from forge_policy.ops import settings_file
+
     path = project / hook_file.path
     lists = [(*hook_file.container, event) for event in handlers]
     document, indent = settings_file.read(path, lists)
@@ -233,6 +282,8 @@ def installed(project: Path, harness: str) -> tuple[str, ...]:
 
 
 def _ours_in(path: Path, hook_file: HookFile) -> set[str]:
+    from forge_policy.ops import settings_file
+
     try:
         document, _ = settings_file.read(path)
     except (SetupError, OSError):
@@ -241,6 +292,8 @@ def _ours_in(path: Path, hook_file: HookFile) -> set[str]:
 
 
 def _ours_by_event(document: dict[str, Any], container: tuple[str, ...]) -> set[str]:
+    from forge_policy.ops import settings_file
+
     value: Any = document
     for key in container:
         value = value.get(key) if isinstance(value, dict) else None
@@ -275,6 +328,10 @@ def double_hooks(project: Path, harnesses: Sequence[str]) -> list[str]:
 
 def codex_toml(project: Path) -> dict[str, Any]:
     """``.codex/config.toml`` (``{}`` when absent); a broken one is refused with its line."""
+    import tomllib
+
+    from forge_policy.ops import settings_file
+
     path = project / CODEX_TOML
     if not path.exists():
         return {}
