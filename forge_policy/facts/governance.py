@@ -50,6 +50,7 @@ container boundary.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -151,16 +152,10 @@ class _Places:
             roots.append(place(store[7:]))
         xdg = environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(home, ".cache")
         roots.append(os.path.join(os.path.normpath(xdg), "forge-policy"))
-        from forge_policy.ops.harness_config import hook_files
-
-        folders = dict.fromkeys((os.path.normpath(project), home))
-        settings = [
-            os.path.join(folder, ".claude", name) for folder in folders for name in SETTINGS_FILES
-        ]
-        settings += [os.path.join(folder, path) for folder in folders for path in hook_files()]
+        settings = _settings_files(os.path.normpath(project), home)
         #: (location, what it is), for "inside" and, for deletions, "holds"
         self.locations = [(root, "governance") for root in dict.fromkeys(roots)]
-        self.locations += [(path, "settings") for path in settings]
+        self.locations += settings
         self.paths = 0
         self._real_folders: dict[str, str] = {}
 
@@ -282,6 +277,18 @@ def _covers(pattern: list[str], location: list[str], *, inside: bool = False) ->
 
 
 # --- the provider -----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=16)
+def _settings_files(project: str, home: str) -> tuple[tuple[str, str], ...]:
+    """``(path, "settings")`` for the harness settings and hook files of the project and of the
+    user (one tuple per project and home: every tool call asks)."""
+    from forge_policy.ops.harness_config import hook_files
+
+    folders = dict.fromkeys((project, home))
+    claude = [os.path.join(f, ".claude", name) for f in folders for name in SETTINGS_FILES]
+    others = [os.path.join(f, path) for f in folders for path in hook_files()]
+    return tuple((path, "settings") for path in (*claude, *others))
 
 
 def provide_governance_changes(event: Event) -> list[str]:

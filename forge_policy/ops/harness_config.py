@@ -35,6 +35,7 @@ Antigravity) the command carries ``--event NAME``.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from forge_policy.errors import SetupError
@@ -188,22 +189,24 @@ SPECS: dict[str, HookFile] = {
 }
 
 
-def hook_files() -> tuple[Path, ...]:
+@functools.cache
+def hook_files() -> tuple[str, ...]:
     """Every file below a project (or the home folder) whose contents decide whether
     forge-policy's hook runs under a harness other than Claude Code: the hook files ``init``
     writes, Codex's ``config.toml`` (``[hooks]``, ``[features] hooks``) and Copilot CLI's
-    repository settings (``disableAllHooks``). The governance fact guards them.
+    repository settings (``disableAllHooks``). The governance fact guards them (computed once:
+    it asks on every tool call).
 
-    >>> [str(p) for p in hook_files()][:2]
-    ['.codex/hooks.json', '.codex/config.toml']
+    >>> hook_files()[:2]
+    ('.codex/hooks.json', '.codex/config.toml')
     """
-    files: list[Path] = []
+    files: list[str] = []
     for name, hook_file in SPECS.items():
         if name != "claude-code":
-            files.append(hook_file.path)
+            files.append(hook_file.path.as_posix())
         if name == "codex":
-            files.append(CODEX_TOML)
-    files += [Path(".github") / "copilot" / n for n in ("settings.json", "settings.local.json")]
+            files.append(CODEX_TOML.as_posix())
+    files += [f".github/copilot/{name}" for name in ("settings.json", "settings.local.json")]
     return tuple(files)
 
 
