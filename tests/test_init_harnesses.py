@@ -239,6 +239,10 @@ def test_codex_config_toml_holding_our_hook_is_left_alone(project: Project) -> N
     out = project.run("init", "--harness", "codex").stdout
     assert "unchanged .codex/config.toml: forge-policy's hook is in its [hooks]" in out
     assert not (project.path / ".codex" / "hooks.json").exists()  # no second copy
+    theirs = json.dumps(THEIRS["codex"][0])
+    (project.path / ".codex" / "hooks.json").write_text(theirs)
+    project.run("init", "--harness", "codex")
+    assert (project.path / ".codex" / "hooks.json").read_text() == theirs  # nor beside theirs
     toml.write_text("[hooks\n")
     result = project.run("init", "--harness", "codex", check=1)
     assert result.stderr.startswith("forge-policy: .codex/config.toml: not valid TOML (")

@@ -280,7 +280,7 @@ def installed(project: Path, harness: str) -> tuple[str, ...]:
     hook_file = spec(harness)
     found = [_ours_in(project / hook_file.path, hook_file)]
     if harness == "codex":
-        found.append(_codex_toml_events(project))
+        found.append(codex_toml_hooks(project))
     return tuple(e for e in hook_file.events if any(e in events for events in found))
 
 
@@ -347,7 +347,9 @@ def codex_toml(project: Path) -> dict[str, Any]:
         ) from None
 
 
-def _codex_toml_events(project: Path) -> set[str]:
+def codex_toml_hooks(project: Path) -> set[str]:
+    """The Codex events whose ``[hooks]`` in ``.codex/config.toml`` hold forge-policy's hook
+    (an unreadable file counts as none)."""
     try:
         return _ours_by_event(codex_toml(project), ("hooks",))
     except (SetupError, OSError):

@@ -303,7 +303,7 @@ def _install(
 ) -> None:
     hook_file = harness_config.spec(harness)
     path = project / hook_file.path
-    if harness == "codex" and harness_config.installed(project, "codex") and not path.exists():
+    if harness == "codex" and harness_config.codex_toml_hooks(project):  # no second copy
         where = harness_config.CODEX_TOML
         report.add("unchanged", project / where, "forge-policy's hook is in its [hooks]")
         return
