@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 import forge_policy as fp
-from forge_policy.ops.init import client_command, is_ours
+from forge_policy.ops.init import client_command
+from forge_policy.ops.settings_file import is_ours
 from tests.cli_support import FORGE, Project
 
 #: The interpreter of the forge-policy script (its shebang), which the CLI's init writes.
@@ -141,7 +142,9 @@ def test_init_refuses_invalid_settings(project: Project) -> None:
     )
     assert settings_path.read_text() == '{\n  "hooks": {,\n}\n'
     settings_path.write_text('{"hooks": {"PreToolUse": {}}}')
-    assert "expected an object of event lists" in project.run("init", check=1).stderr
+    assert (
+        "hooks.PreToolUse: expected a list of hook entries" in project.run("init", check=1).stderr
+    )
 
 
 def test_init_serve_forms(project: Project) -> None:

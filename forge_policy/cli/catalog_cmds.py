@@ -172,10 +172,12 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
         return REFUSED
     enabled = sum(b.enabled for b in catalog.behaviors)
     cache = _check_cache(ctx, target, catalog)
+    unknown = _unknown_tools(ctx, catalog, quiet=args.json)
     if args.json:
         result: dict[str, Any] = {"ok": True, "behaviors": len(catalog), "enabled": enabled}
         if cache is not None:
             result["cache"] = cache
+        result["unknown_tools"] = unknown
         ctx.print_json(result)
         return OK
     ctx.print(f"ok: {target}: {len(catalog)} behaviors, {enabled} enabled")
@@ -188,6 +190,18 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
         }
         ctx.print(outcome.get(cache["status"], f"cache: using {cache['used']}"))
     return OK
+
+
+def _unknown_tools(ctx: Context, catalog: Catalog, *, quiet: bool) -> list[str]:
+    """The lint for tool names no supported harness has (a warning on stderr each; the exit
+    code stays as it is)."""
+    from forge_policy.ops.doctor import unknown_tools
+
+    warnings = unknown_tools(catalog.behaviors)
+    if not quiet:
+        for warning in warnings:
+            ctx.err.write(f"warning: {warning}\n")
+    return warnings
 
 
 def _check_cache(ctx: Context, target: str, catalog: Catalog) -> dict[str, Any] | None:

@@ -1,5 +1,5 @@
-"""Setup and governance commands: ``init``, ``serve``, ``audit`` (``hook`` is documented here
-but dispatched in :func:`forge_policy.cli.main` before argparse)."""
+"""Setup and governance commands: ``init``, ``doctor``, ``serve``, ``audit`` (``hook`` is
+documented here but dispatched in :func:`forge_policy.cli.main` before argparse)."""
 
 from __future__ import annotations
 
@@ -89,7 +89,15 @@ def register(command: Callable[..., Any]) -> None:
         "init",
         cmd_init,
         "Set the project up: <FORGE_ROOT>/runtime and audit folders, .gitignore, and the hook "
-        "in .claude/settings.json (merged: existing hooks and keys are kept). Idempotent.",
+        "in each harness's config file (merged: existing hooks and keys are kept): the "
+        "harnesses named, else those the project shows signs of, else Claude Code. Idempotent.",
+    )
+    p.add_argument(
+        "--harness",
+        action="append",
+        choices=registry_names(),
+        metavar="NAME",
+        help=f"set up this harness (repeatable): {', '.join(registry_names())}",
     )
     p.add_argument(
         "--serve",
@@ -114,6 +122,32 @@ def register(command: Callable[..., Any]) -> None:
         action="store_true",
         help="copy the built-in catalog to <FORGE_ROOT>/behaviors to edit it",
     )
+    register_doctor(command)
+
+
+def register_doctor(command: Callable[..., Any]) -> None:
+    """``doctor``: what each harness can enforce."""
+    p = command(
+        "doctor",
+        cmd_doctor,
+        "Per harness set up or detected in the project: which active behaviors it enforces, "
+        "which it enforces differently and which it cannot, and why.",
+    )
+    p.add_argument(
+        "--harness",
+        action="append",
+        choices=registry_names(),
+        metavar="NAME",
+        help="assess this harness (repeatable; default: those set up or detected)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def registry_names() -> tuple[str, ...]:
+    """The supported ``--harness`` names."""
+    from forge_policy.harness.registry import names
+
+    return names()
 
 
 def cmd_hook(args: Namespace, ctx: Context) -> int:
@@ -129,7 +163,8 @@ def cmd_hook(args: Namespace, ctx: Context) -> int:
 
 
 def cmd_init(args: Namespace, ctx: Context) -> int:
-    """``forge-policy init [--serve [--http-only]] [--port N] [--no-worker] [--copy-catalog]``."""
+    """``forge-policy init [--harness NAME]… [--serve [--http-only]] [--port N] [--no-worker]
+    [--copy-catalog]``."""
     from pathlib import Path
 
     from forge_policy.ops.init import init
@@ -145,17 +180,51 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         port=args.port,
         copy_catalog=args.copy_catalog,
         worker=not args.no_worker,
+        harnesses=args.harness,
     )
     for action in report.actions:
         ctx.print(str(action))
     if not report.changed:
         ctx.print("nothing to do: the project was already set up")
+    for note in report.notes:
+        ctx.print(f"note: {note}")
     if args.http_only:
         ctx.err.write(HTTP_ONLY_WARNING.format(env=TOKEN_ENV, token=token_path(config.root)))
     elif serve:
         ctx.print(VIA_SERVE_NOTE.format(host=DEFAULT_HOST, port=args.port).rstrip())
     elif not args.no_worker and report.changed:
         ctx.print(WORKER_NOTE.format(idle=config.worker_idle).rstrip())
+    return OK
+
+
+def cmd_doctor(args: Namespace, ctx: Context) -> int:
+    """``forge-policy doctor [--harness NAME]… [--json]``."""
+    from pathlib import Path
+
+    from forge_policy.engine.bypass import Bypass
+    from forge_policy.ops.doctor import active, coverage
+
+    config = ctx.config
+    catalog = Bypass(config.load_catalog(), config.disable).catalog
+    behaviors = active(catalog.behaviors, config.profile)
+    project = Path(config.project_dir)
+    report = coverage(project, behaviors, args.harness)
+    if not report:  # nothing set up or detected: what init would set up
+        report = coverage(project, behaviors, ["claude-code"])
+    if args.json:
+        ctx.print_json({"behaviors": len(behaviors), "harnesses": [h.to_dict() for h in report]})
+        return OK
+    for h in report:
+        where = f"{h.config}, hooked on {', '.join(h.installed)}" if h.installed else h.config
+        ctx.print(f"{h.title} ({h.name}): {where}")
+        ctx.print(f"  enforces {len(h.enforced)} of {len(behaviors)} active behaviors")
+        for heading, findings in (("limited", h.limited), ("not enforced", h.not_enforced)):
+            if findings:
+                ctx.print(f"  {heading}:")
+            for behavior_id, found in findings.items():
+                ctx.print(f"    {behavior_id}: {'; '.join(f.reason for f in found)}")
+        for note in h.notes:
+            ctx.print(f"  note: {note}")
     return OK
 
 

@@ -10,11 +10,15 @@ to what governs it:
   deleted, truncated, re-permissioned or linked over; also through a symlink, a glob
   (``.f*``) or ``cd``, and a recursive ``rm`` or an ``mv`` of a folder that holds them;
 - the harness settings that install the hook (``.claude/settings.json`` and
-  ``.claude/settings.local.json``, the project's and the user's): any shell command that writes
-  them, and a Write, Edit or MultiEdit whose result drops or changes a ``forge-policy`` hook
-  entry, sets ``disableAllHooks`` or changes a ``FORGE_*``/``DISABLE_*`` variable of ``env``.
-  An edit that keeps all of that (permissions, another hook) is not a change: the current file
-  is at most 1 MiB and JSON, so the check is cheap and exact;
+  ``.claude/settings.local.json``, and each other harness's hook file:
+  :func:`forge_policy.ops.harness_config.hook_files`; the project's and the user's): any shell
+  command that writes them, and a Write, Edit or MultiEdit whose result drops or changes a
+  ``forge-policy`` hook entry, switches hooks off (``disableAllHooks``, Gemini CLI's
+  ``hooksConfig.enabled: false`` or ``hooks.disabled``, a named hook's ``enabled: false``,
+  Codex's ``[features] hooks = false``) or changes a ``FORGE_*``/``DISABLE_*`` variable of
+  ``env``. An edit that keeps all of that (permissions, another hook) is not a change: the
+  current file is at most 1 MiB and JSON (TOML for Codex's ``config.toml``), so the check is
+  cheap and exact;
 - ``forge-policy`` commands that change governance: ``off``, ``on``, ``strict``, ``relaxed``,
   ``override``, ``purge``, ``init``, ``hook`` and ``serve`` (they would record events the agent
   wrote), ``worker stop`` and ``git install`` (also as ``python -m forge_policy``, through
@@ -46,6 +50,7 @@ container boundary.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -147,14 +152,10 @@ class _Places:
             roots.append(place(store[7:]))
         xdg = environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(home, ".cache")
         roots.append(os.path.join(os.path.normpath(xdg), "forge-policy"))
-        settings = [
-            os.path.join(folder, ".claude", name)
-            for folder in dict.fromkeys((os.path.normpath(project), home))
-            for name in SETTINGS_FILES
-        ]
+        settings = _settings_files(os.path.normpath(project), home)
         #: (location, what it is), for "inside" and, for deletions, "holds"
         self.locations = [(root, "governance") for root in dict.fromkeys(roots)]
-        self.locations += [(path, "settings") for path in settings]
+        self.locations += settings
         self.paths = 0
         self._real_folders: dict[str, str] = {}
 
@@ -276,6 +277,18 @@ def _covers(pattern: list[str], location: list[str], *, inside: bool = False) ->
 
 
 # --- the provider -----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=16)
+def _settings_files(project: str, home: str) -> tuple[tuple[str, str], ...]:
+    """``(path, "settings")`` for the harness settings and hook files of the project and of the
+    user (one tuple per project and home: every tool call asks)."""
+    from forge_policy.ops.harness_config import hook_files
+
+    folders = dict.fromkeys((project, home))
+    claude = [os.path.join(f, ".claude", name) for f in folders for name in SETTINGS_FILES]
+    others = [os.path.join(f, path) for f in folders for path in hook_files()]
+    return tuple((path, "settings") for path in (*claude, *others))
 
 
 def provide_governance_changes(event: Event) -> list[str]:
@@ -554,7 +567,8 @@ def _keeps_governance(path: str, tool: str, tool_input: Mapping[str, object]) ->
     new = _new_content(current, tool, tool_input)
     if new is None:
         return False
-    before, after = _governance_of(current), _governance_of(new)
+    toml = path.endswith(".toml")
+    before, after = _governance_of(current, toml=toml), _governance_of(new, toml=toml)
     if before is None:
         before = (frozenset(), False, ())  # the harness cannot read it either: no hooks today
     if after is None:
@@ -586,27 +600,24 @@ def _new_content(current: str, tool: str, tool_input: Mapping[str, object]) -> s
     return text
 
 
-def _governance_of(text: str) -> tuple[frozenset[str], bool, tuple[tuple[str, str], ...]] | None:
-    """(forge-policy hook entries, disableAllHooks, FORGE_*/DISABLE_* env) of a settings file;
-    None when it is not a JSON object."""
+def _governance_of(
+    text: str, *, toml: bool = False
+) -> tuple[frozenset[str], bool, tuple[tuple[str, str], ...]] | None:
+    """(forge-policy hook entries, hooks switched off, FORGE_*/DISABLE_* env) of a settings or
+    hook file; None when it is not a JSON (``toml``: TOML) object."""
     if not text.strip():
         return frozenset(), False, ()
     try:
-        data = json.loads(text)
-    except ValueError:
+        if toml:
+            import tomllib
+
+            data: object = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except ValueError:  # json.JSONDecodeError and tomllib.TOMLDecodeError
         return None
     if not isinstance(data, dict):
         return None
-    entries: set[str] = set()
-    hooks = data.get("hooks")
-    for event, groups in hooks.items() if isinstance(hooks, dict) else ():
-        for group in groups if isinstance(groups, list) else ():
-            if not isinstance(group, dict):
-                continue
-            matcher = group.get("matcher", "")
-            for hook in group.get("hooks") or ():
-                if _is_forge_hook(hook):
-                    entries.add(json.dumps([event, matcher, hook], sort_keys=True))
     env = data.get("env")
     governed = tuple(
         sorted(
@@ -615,7 +626,48 @@ def _governance_of(text: str) -> tuple[frozenset[str], bool, tuple[tuple[str, st
             if str(k).startswith(("FORGE_", "DISABLE_", "CLAUDE_PROJECT_DIR", "XDG_CACHE_HOME"))
         )
     )
-    return frozenset(entries), bool(data.get("disableAllHooks")), governed
+    return frozenset(_hook_entries(data)), _hooks_off(data), governed
+
+
+def _hook_entries(data: Mapping[str, object]) -> set[str]:
+    """Every forge-policy handler, with where it is: under ``hooks`` (Claude Code, Codex,
+    Gemini CLI, Cursor, Copilot CLI) or a named hook (Antigravity), in a matcher group
+    (``{matcher, hooks: [...]}``) or listed directly (Cursor, Copilot CLI)."""
+    entries: set[str] = set()
+    for name, events in data.items():
+        if not isinstance(events, dict):
+            continue
+        for event, items in events.items():
+            for item in items if isinstance(items, list) else ():
+                if not isinstance(item, dict):
+                    continue
+                inner = item.get("hooks")
+                matcher = item.get("matcher", "")
+                for hook in inner if isinstance(inner, list) else [item]:
+                    if _is_forge_hook(hook):
+                        entries.add(json.dumps([name, event, matcher, hook], sort_keys=True))
+    return entries
+
+
+def _hooks_off(data: Mapping[str, object]) -> bool:
+    """Whether the file switches hooks (or forge-policy's) off."""
+    if data.get("disableAllHooks"):
+        return True
+    for key in ("hooksConfig", "hooks"):  # Gemini CLI (and its older hooks.enabled)
+        value = data.get(key)
+        if isinstance(value, dict):
+            disabled = value.get("disabled")
+            if value.get("enabled") is False or (
+                isinstance(disabled, list) and any("forge" in str(d) for d in disabled)
+            ):
+                return True
+    features = data.get("features")  # Codex config.toml
+    if isinstance(features, dict) and False in (features.get("hooks"), features.get("codex_hooks")):
+        return True
+    return any(  # a named hook switched off (Antigravity)
+        isinstance(value, dict) and value.get("enabled") is False and _hook_entries({"": value})
+        for value in data.values()
+    )
 
 
 def _is_forge_hook(hook: object) -> bool:
@@ -625,6 +677,6 @@ def _is_forge_hook(hook: object) -> bool:
     if not isinstance(hook, dict):
         return False
     if hook.get("type", "command") == "command":
-        command = str(hook.get("command", ""))
+        command = f"{hook.get('command', '')} {hook.get('bash', '')}"  # bash: Copilot CLI
         return "forge-policy" in command or "forge_policy" in command
     return "FORGE_SERVE_TOKEN" in json.dumps(hook)

@@ -1,10 +1,11 @@
 """Project setup behind ``forge-policy init`` and the project-scoped ``on|off|strict|relaxed``.
 
 ``init`` makes ``<FORGE_ROOT>/runtime/`` and ``<FORGE_ROOT>/audit/``, git-ignores the runtime
-folder, and merges the hook into ``.claude/settings.json``. Every step is idempotent: a second run
-changes nothing. The settings file keeps every key, hook and key order it had; forge-policy's own
-handlers are recognised by their command (``… forge-policy hook`` or the worker client's
-``…/forge_policy/worker/launch.py``) or serve URL and are updated in place, never duplicated.
+folder, and merges the hook into each harness's own config file (``.claude/settings.json``,
+``.codex/hooks.json``, … — :mod:`forge_policy.ops.harness_config`): the harnesses asked for, else
+the ones the project shows signs of, else Claude Code. Every step is idempotent: a second run
+changes nothing. A config file keeps every key, hook and key order it had; forge-policy's own
+handlers are updated in place, never duplicated (:mod:`forge_policy.ops.settings_file`).
 The built-in catalog is used as is unless ``copy_catalog`` is asked for (or a project-scoped
 command needs an editable copy).
 
@@ -21,9 +22,7 @@ False
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shlex
 import shutil
 import sys
@@ -32,6 +31,8 @@ from pathlib import Path
 import attrs
 
 from forge_policy.errors import SetupError
+from forge_policy.harness import registry
+from forge_policy.ops import harness_config, settings_file
 from forge_policy.serve import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -45,20 +46,15 @@ from forge_policy.serve import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
-#: The events ``init`` registers; the first three take a matcher (``"*"``: everything).
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop")
-MATCHER_EVENTS = frozenset({"PreToolUse", "PostToolUse", "SessionStart"})
+#: The events ``init`` registers in Claude Code (see :data:`harness_config.SPECS`).
+HOOK_EVENTS = harness_config.SPECS["claude-code"].events
 #: Claude Code runs only command (and mcp_tool) hooks on these events, never http ones.
 COMMAND_ONLY_EVENTS = frozenset({"SessionStart"})
-HOOK_TIMEOUT = 30
-SETTINGS = Path(".claude") / "settings.json"
-_MANAGED = ("type", "command", "args", "url", "headers", "allowedEnvVars")
-_OURS = re.compile(
-    r"forge-policy(?:\.exe)?['\"]?\s+hook\b|forge_policy\.cli['\"]?\s+hook\b"
-    r"|forge_policy[/\\]worker[/\\](?:launch|client)\.py\b"
-)
+HOOK_TIMEOUT = harness_config.HOOK_TIMEOUT
+SETTINGS = harness_config.SPECS["claude-code"].path
 
 
 @attrs.frozen(eq=False)
@@ -90,21 +86,17 @@ class Report:
     """
 
     actions: list[Action] = attrs.Factory(list)
+    #: What the user still has to do in a harness (trust a hook, …), one line each.
+    notes: list[str] = attrs.Factory(list)
 
     def add(self, verb: str, path: Path | str, detail: str = "") -> None:
         """Record one action; ``path`` is shown relative to the working directory when inside it."""
-        self.actions.append(Action(verb, _shown(path), detail))
+        self.actions.append(Action(verb, settings_file.shown(path), detail))
 
     @property
     def changed(self) -> bool:
         """Whether anything on disk changed."""
         return any(a.verb in ("created", "updated", "removed") for a in self.actions)
-
-
-def _shown(path: Path | str) -> str:
-    text = os.fspath(path)
-    relative = os.path.relpath(text) if os.path.isabs(text) else text
-    return text if relative.startswith("..") else relative
 
 
 def executable() -> str:
@@ -137,13 +129,25 @@ def client_command() -> str:
     return f"{shlex.quote(os.path.abspath(sys.executable))} -I -S {shlex.quote(launch)}"
 
 
-def command_handler(*, via_serve: bool = False, worker: bool = False) -> dict[str, Any]:
-    """The Claude Code command hook ``init`` writes: the worker client, ``forge-policy hook
-    --via-serve`` or plain ``forge-policy hook``."""
+def hook_command(
+    *, via_serve: bool = False, worker: bool = False, harness: str = "claude-code"
+) -> str:
+    """The hook's command line: the worker client, ``forge-policy hook --via-serve`` or plain
+    ``forge-policy hook``, with ``--harness NAME`` for any harness but Claude Code.
+
+    >>> hook_command(worker=True, harness="codex").endswith("worker/launch.py --harness codex")
+    True
+    """
     if worker and not via_serve:
         command = client_command()
     else:
         command = f"{executable()} hook" + (" --via-serve" if via_serve else "")
+    return command + ("" if harness == "claude-code" else f" --harness {harness}")
+
+
+def command_handler(*, via_serve: bool = False, worker: bool = False) -> dict[str, Any]:
+    """The Claude Code command hook ``init`` writes (see :func:`hook_command`)."""
+    command = hook_command(via_serve=via_serve, worker=worker)
     return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
 
 
@@ -156,98 +160,6 @@ def http_handler(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> dict[str
         "allowedEnvVars": [TOKEN_ENV],
         "timeout": HOOK_TIMEOUT,
     }
-
-
-def is_ours(handler: object) -> bool:
-    """Whether a settings.json hook handler is one forge-policy wrote."""
-    if not isinstance(handler, dict):
-        return False
-    if handler.get("type", "command") == "command":
-        return bool(_OURS.search(str(handler.get("command", ""))))
-    if handler.get("type") == "http":
-        url = str(handler.get("url", ""))
-        return url.endswith(HOOK_PATH) and TOKEN_ENV in json.dumps(handler.get("headers"))
-    return False
-
-
-def _place(groups: list[Any], event: str, handler: dict[str, Any]) -> bool:
-    """Put ``handler`` in an event's matcher groups: update ours in place (keeping the keys a
-    user added, such as a narrower matcher or another timeout), drop duplicates, or append a new
-    group. Returns whether anything changed."""
-    placed = changed = False
-    emptied: list[int] = []
-    for index, group in enumerate(groups):
-        hooks = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(hooks, list):
-            continue
-        position = 0
-        while position < len(hooks):
-            current = hooks[position]
-            if is_ours(current):
-                if placed:  # a duplicate of ours
-                    del hooks[position]
-                    changed = True
-                    if not hooks:
-                        emptied.append(index)
-                    continue
-                kept = {k: v for k, v in current.items() if k not in _MANAGED}
-                merged = {**{k: v for k, v in handler.items() if k in _MANAGED}, **kept}
-                merged.setdefault("timeout", handler["timeout"])
-                if merged != current:
-                    hooks[position] = merged
-                    changed = True
-                placed = True
-            position += 1
-    for index in reversed(emptied):
-        del groups[index]
-    if not placed:
-        added: dict[str, Any] = {"matcher": "*"} if event in MATCHER_EVENTS else {}
-        added["hooks"] = [handler]
-        groups.append(added)
-        changed = True
-    return changed
-
-
-def _read_settings(path: Path) -> tuple[dict[str, Any], str]:
-    """The settings document and its indentation; refuses anything it could not rewrite."""
-    if not path.exists():
-        return {}, "  "
-    text = path.read_text(encoding="utf-8")
-    try:
-        document = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise SetupError(
-            f"{_shown(path)}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); "
-            "fix it first, nothing was changed"
-        ) from None
-    if not isinstance(document, dict):
-        raise SetupError(f"{_shown(path)}: expected a JSON object; nothing was changed")
-    hooks = document.get("hooks", {})
-    if not isinstance(hooks, dict) or any(
-        not isinstance(hooks.get(event, []), list) for event in HOOK_EVENTS
-    ):
-        raise SetupError(
-            f"{_shown(path)}: hooks: expected an object of event lists; nothing was changed"
-        )
-    match = re.search(r"^([ \t]+)\S", text, re.MULTILINE)
-    return document, match.group(1) if match else "  "
-
-
-def merge_settings(path: Path, handlers: dict[str, dict[str, Any]]) -> bool:
-    """Merge ``{event: handler}`` into a Claude Code settings file; returns whether it changed."""
-    document, indent = _read_settings(path)
-    hooks = document.setdefault("hooks", {})
-    changed = False
-    for event, handler in handlers.items():
-        changed |= _place(hooks.setdefault(event, []), event, handler)
-    if not changed:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(document, indent=indent, ensure_ascii=False) + "\n"
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return True
 
 
 def ensure_gitignored(project: Path, target: Path) -> str | None:
@@ -306,6 +218,19 @@ def _point_at_schema(catalog: Path) -> None:
         add_modeline(behavior, f"../{SCHEMA_NAME}")
 
 
+def chosen_harnesses(project: Path, harnesses: Sequence[str] | None = None) -> list[str]:
+    """The harnesses ``init`` sets up: the ones named (each once, unknown names refused),
+    else the ones the project shows signs of, else Claude Code."""
+    if harnesses:
+        for name in harnesses:
+            try:
+                registry.get(name)
+            except KeyError as exc:
+                raise SetupError(str(exc.args[0])) from None
+        return list(dict.fromkeys(harnesses))
+    return harness_config.detect(project) or ["claude-code"]
+
+
 def init(
     project: Path,
     root: Path,
@@ -316,15 +241,21 @@ def init(
     port: int = DEFAULT_PORT,
     copy_catalog: bool = False,
     worker: bool = True,
+    harnesses: Sequence[str] | None = None,
 ) -> Report:
     """Set a project up for forge-policy (see the module docstring); returns what was done.
 
     With ``serve`` the hook asks a running ``forge-policy serve`` and evaluates in-process when
     it does not answer (``hook --via-serve``); ``http_only`` writes Claude Code http hooks
-    instead, which let every call through while the server is down. Otherwise the hook is the
-    warm-worker client (``worker``, on Linux: it authenticates the worker with ``SO_PEERCRED``),
-    else plain ``forge-policy hook``.
+    instead, which let every call through while the server is down (the other harnesses keep
+    the command hook). Otherwise the hook is the warm-worker client (``worker``, on Linux: it
+    authenticates the worker with ``SO_PEERCRED``), else plain ``forge-policy hook``.
+    ``harnesses``: :func:`chosen_harnesses`. Every config file is checked before anything is
+    written: a broken one stops the run with nothing changed.
     """
+    chosen = chosen_harnesses(project, harnesses)
+    for name in chosen:  # refuse a broken file before touching anything
+        _check(project, name)
     report = Report()
     for folder in (root, root / "runtime", root / "audit"):
         if folder.is_dir():
@@ -352,18 +283,58 @@ def init(
     elif (root / "runtime" / SERVE_FILE).exists():
         (root / "runtime" / SERVE_FILE).unlink()
         report.add("removed", root / "runtime" / SERVE_FILE, "serve mode is off")
-    handlers: dict[str, dict[str, Any]] = {}
-    for event in HOOK_EVENTS:
-        if serve and http_only and event not in COMMAND_ONLY_EVENTS:
-            handlers[event] = http_handler(host, port)
+    on_linux = worker and sys.platform.startswith("linux")  # SO_PEERCRED
+    for name in chosen:
+        if name == "claude-code":
+            handlers = {
+                event: (
+                    http_handler(host, port)
+                    if serve and http_only and event not in COMMAND_ONLY_EVENTS
+                    else command_handler(via_serve=serve, worker=on_linux)
+                )
+                for event in HOOK_EVENTS
+            }
         else:
-            on_linux = worker and sys.platform.startswith("linux")  # SO_PEERCRED
-            handlers[event] = command_handler(via_serve=serve, worker=on_linux)
-    settings = project / SETTINGS
-    existed = settings.exists()
-    if merge_settings(settings, handlers):
-        verb = "updated" if existed else "created"
-        report.add(verb, settings, f"forge-policy hook on {', '.join(HOOK_EVENTS)}")
-    else:
-        report.add("unchanged", settings)
+            command = hook_command(via_serve=serve, worker=on_linux, harness=name)
+            hook_file = harness_config.spec(name)
+            handlers = {e: hook_file.handler(command, e) for e in hook_file.events}
+        _install(project, name, handlers, report)
+    _warn_doubles(project, chosen, report)
     return report
+
+
+def _check(project: Path, harness: str) -> None:
+    hook_file = harness_config.spec(harness)
+    lists = [(*hook_file.container, event) for event in hook_file.events]
+    settings_file.read(project / hook_file.path, lists)
+    if harness == "codex":
+        harness_config.codex_toml(project)
+
+
+def _install(
+    project: Path, harness: str, handlers: dict[str, dict[str, Any]], report: Report
+) -> None:
+    hook_file = harness_config.spec(harness)
+    path = project / hook_file.path
+    if harness == "codex" and harness_config.codex_toml_hooks(project):  # no second copy
+        where = harness_config.CODEX_TOML
+        report.add("unchanged", project / where, "forge-policy's hook is in its [hooks]")
+        return
+    existed = path.exists()
+    if harness_config.install(project, hook_file, handlers):
+        verb = "updated" if existed else "created"
+        report.add(verb, path, f"forge-policy hook on {', '.join(handlers)}")
+        if hook_file.note:
+            report.notes.append(f"{registry.get(harness).title}: {hook_file.note}")
+    else:
+        report.add("unchanged", path)
+    if harness == "codex" and "hooks" in harness_config.codex_toml(project):
+        report.notes.append(
+            f"Codex: {harness_config.CODEX_TOML} has [hooks] too; Codex runs both and warns "
+            "at startup"
+        )
+
+
+def _warn_doubles(project: Path, chosen: Sequence[str], report: Report) -> None:
+    """Harnesses that also run Claude Code's hooks would evaluate each call twice."""
+    report.notes.extend(harness_config.double_hooks(project, chosen))

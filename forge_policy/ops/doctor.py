@@ -1,0 +1,306 @@
+"""What each harness can enforce of the active catalog (``forge-policy doctor``), and the
+``validate`` lint for tools no supported harness has.
+
+A behavior is written once, in Claude Code's vocabulary (SPEC §8); each harness sends a subset
+of its events and tools (:mod:`forge_policy.harness.registry`) and can express a subset of its
+outcomes. For every harness the project has set up or shows signs of, each active behavior is:
+
+* ``enforced``: every trigger can fire and every level it reaches reads as written;
+* ``limited``: enforced with a difference the user should know of (``ask-as-deny``: an
+  ``override: user`` block is a deny because the harness cannot ask; ``some-tools-missing``,
+  ``some-events-missing``: some triggers cannot fire, the others do; ``prompt-not-blocked``,
+  ``stop-not-blocked``: one of the events it blocks at cannot be blocked);
+* ``not enforced``: no trigger can fire (``tool-missing``, ``event-missing``), or every block
+  it exists for cannot be expressed (``cannot-block-prompt``, ``cannot-block-stop``).
+
+The codes are stable (``--json``); the texts say why.
+
+>>> from forge_policy.catalog.behavior import Behavior
+>>> b = Behavior({"id": "no-cat", "name": "N", "default_level": "soft_block",
+...     "override": "user", "triggers": [{"event": "PreToolUse", "matcher": "Bash"}]})
+>>> for finding in assess(b, "codex", installed=("PreToolUse",)):
+...     print(finding.code, "-", finding.reason)
+ask-as-deny - override: user is enforced as a deny: OpenAI Codex CLI cannot ask the user
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import attrs
+
+from forge_policy.events import GIT_HOOK_EVENTS
+from forge_policy.harness import registry
+from forge_policy.levels import Level
+from forge_policy.ops import harness_config
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from forge_policy.catalog.behavior import Behavior
+
+#: Codes of findings that leave a behavior enforced (with a difference).
+LIMITED = frozenset(
+    {
+        "ask-as-deny",
+        "some-tools-missing",
+        "some-events-missing",
+        "prompt-not-blocked",
+        "stop-not-blocked",
+    }
+)
+#: The catalog events a block is expressed at only where the harness can (``can_block_*``).
+_PROMPT, _STOP = "UserPromptSubmit", "Stop"
+_TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
+_MCP_PREFIX = "mcp__"
+
+
+@attrs.frozen
+class Finding:
+    """Why a harness cannot enforce a behavior (or enforces it differently)."""
+
+    code: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        """A JSON-ready form."""
+        return {"code": self.code, "reason": self.reason}
+
+
+@attrs.frozen
+class HarnessCoverage:
+    """One harness: where it is set up, and which active behaviors it enforces."""
+
+    name: str
+    title: str
+    config: str
+    #: the events whose hook list holds forge-policy's hook (empty: not set up)
+    installed: tuple[str, ...]
+    detected: bool
+    enforced: tuple[str, ...]
+    limited: dict[str, tuple[Finding, ...]]
+    not_enforced: dict[str, tuple[Finding, ...]]
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form."""
+        return {
+            "harness": self.name,
+            "title": self.title,
+            "config": self.config,
+            "installed": bool(self.installed),
+            "events": list(self.installed),
+            "detected": self.detected,
+            "enforced": list(self.enforced),
+            "limited": {k: [f.to_dict() for f in v] for k, v in self.limited.items()},
+            "not_enforced": {k: [f.to_dict() for f in v] for k, v in self.not_enforced.items()},
+            "notes": list(self.notes),
+        }
+
+
+def active(behaviors: Iterable[Behavior], profile: str) -> list[Behavior]:
+    """The enabled behaviors of ``profile`` (``applies_to.profiles``; ``bypass: never`` ones
+    belong to every profile) that a harness hook decides: one that triggers on git hook events
+    only (``pre-commit``, …) is the git side's, whichever agent runs."""
+    return [
+        b
+        for b in behaviors
+        if b.enabled
+        and (not b.applies_profiles or profile in b.applies_profiles or b.bypass == "never")
+        and not b.events <= GIT_HOOK_EVENTS
+    ]
+
+
+def highest_level(behavior: Behavior) -> Level:
+    """The highest level ``behavior`` can reach (its escalation, under its cap)."""
+    top = max([behavior.default_level, *(s.level for s in behavior.escalation)])
+    cap = behavior.level_cap
+    return min(top, cap) if cap is not None else top
+
+
+def assess(behavior: Behavior, harness: str, installed: Sequence[str]) -> list[Finding]:
+    """Every finding for ``behavior`` under ``harness`` with forge-policy's hook on the
+    harness events ``installed`` (none: it cannot fire there)."""
+    h = registry.get(harness)
+    sent = {h.events[e] for e in installed if e in h.events}
+    tools = h.catalog_tools()
+    findings: list[Finding] = []
+    fires = False
+    missing_tools: set[str] = set()
+    for trigger in behavior.triggers:
+        if trigger.event not in sent:
+            continue
+        names = trigger.subject_names if trigger.event in _TOOL_EVENTS else None
+        if harness != "claude-code" and names is not None:
+            have = {n for n in names if n in tools or n.startswith(_MCP_PREFIX)}
+            missing_tools |= names - have
+            if not have:
+                continue
+        fires = True
+    if not fires:
+        wanted = sorted(behavior.events - GIT_HOOK_EVENTS)
+        absent = [e for e in wanted if e not in sent]
+        if absent:
+            verb = "has no" if not set(absent) & h.catalog_events() else "is not hooked on"
+            findings.append(Finding("event-missing", f"{h.title} {verb} {', '.join(absent)} event"))
+        if missing_tools:
+            findings.append(
+                Finding(
+                    "tool-missing",
+                    f"names tools {h.title} does not have: {', '.join(sorted(missing_tools))}",
+                )
+            )
+        return findings
+    if missing_tools:
+        findings.append(
+            Finding(
+                "some-tools-missing",
+                f"{h.title} has no {', '.join(sorted(missing_tools))}: the other tools it "
+                "names are governed",
+            )
+        )
+    unsent = sorted(behavior.events - sent - GIT_HOOK_EVENTS)
+    if unsent:
+        findings.append(
+            Finding(
+                "some-events-missing",
+                f"its {', '.join(unsent)} trigger{'s' if len(unsent) > 1 else ''} cannot fire "
+                f"under {h.title}",
+            )
+        )
+    if highest_level(behavior) < Level.SOFT_BLOCK:
+        return findings
+    ask_at = set(h.ask_events) & set(installed)
+    if behavior.override == "user" and "PreToolUse" in sent and not ask_at:
+        findings.append(
+            Finding(
+                "ask-as-deny",
+                f"override: user is enforced as a deny: {h.title} cannot ask the user"
+                + (" at the events forge-policy is hooked on" if h.ask_events else ""),
+            )
+        )
+    blocks_at = {t.event for t in behavior.triggers if t.action == "evaluate"} & sent
+    lost = {_PROMPT} if not h.can_block_prompt else set()
+    lost |= {_STOP} if not h.can_block_stop else set()
+    for event, what, code in (
+        (_PROMPT, "block a prompt", "prompt"),
+        (_STOP, "keep the agent going at Stop", "stop"),
+    ):
+        if event in blocks_at and event in lost:
+            every = blocks_at <= lost
+            findings.append(
+                Finding(
+                    f"cannot-block-{code}" if every else f"{code}-not-blocked",
+                    f"{h.title} cannot {what}",
+                )
+            )
+    return findings
+
+
+def coverage(
+    project: Path, behaviors: Iterable[Behavior], harnesses: Sequence[str] | None = None
+) -> list[HarnessCoverage]:
+    """The coverage of each harness set up in, or detected in, ``project`` (or of
+    ``harnesses``); a harness not set up is assessed as ``init`` would set it up."""
+    detected = harness_config.detect(project)
+    active = list(behaviors)
+    chosen = list(harnesses or [])
+    if not chosen:
+        chosen = [
+            name
+            for name in registry.names()
+            if name in detected or harness_config.installed(project, name)
+        ]
+    out = []
+    for name in chosen:
+        h = registry.get(name)
+        installed = harness_config.installed(project, name)
+        events = installed or harness_config.spec(name).events
+        enforced: list[str] = []
+        limited: dict[str, tuple[Finding, ...]] = {}
+        missing: dict[str, tuple[Finding, ...]] = {}
+        for behavior in active:
+            findings = tuple(assess(behavior, name, events))
+            if not findings:
+                enforced.append(behavior.id)
+            elif all(f.code in LIMITED for f in findings):
+                limited[behavior.id] = findings
+            else:
+                missing[behavior.id] = findings
+        out.append(
+            HarnessCoverage(
+                name=name,
+                title=h.title,
+                config=h.config,
+                installed=installed,
+                detected=name in detected,
+                enforced=tuple(enforced),
+                limited=limited,
+                not_enforced=missing,
+                notes=tuple(_notes(project, name, installed)),
+            )
+        )
+    return out
+
+
+def _notes(project: Path, name: str, installed: Sequence[str]) -> list[str]:
+    h = registry.get(name)
+    notes = []
+    if not installed:
+        notes.append(f"not set up: run forge-policy init --harness {name}")
+    elif set(harness_config.spec(name).events) - set(installed):
+        rest = [e for e in harness_config.spec(name).events if e not in installed]
+        notes.append(f"no hook on {', '.join(rest)}: run forge-policy init --harness {name}")
+    closed = dict(harness_config.spec(name).extra).get("failClosed")
+    if installed and h.fails_open and not closed:
+        notes.append(
+            f"{h.title} lets the call through when the hook crashes or times out: forge-policy "
+            "answers its own failures with a deny (FORGE_ON_ERROR), not a hook killed at the "
+            "timeout"
+        )
+    notes.extend(harness_config.double_hooks(project, [name]))
+    return notes
+
+
+def unknown_tools(behaviors: Iterable[Behavior]) -> list[str]:
+    """One warning per tool name a behavior's matcher (or ``applies_to.tools``) names that no
+    supported harness has, with the catalog name when it is some harness's own spelling.
+
+    >>> from forge_policy.catalog.behavior import Behavior
+    >>> b = Behavior({"id": "x", "name": "X", "default_level": "warning", "source": "x.yaml",
+    ...     "triggers": [{"event": "PreToolUse", "matcher": "Shell|Bash"}]})
+    >>> unknown_tools([b])  # doctest: +NORMALIZE_WHITESPACE
+    ["x.yaml: x: policy.triggers[0].matcher: no supported harness has a tool 'Shell' (Cursor's
+      'Shell' is 'Bash' in the catalog's vocabulary)"]
+    """
+    known = frozenset().union(*(h.catalog_tools() for h in registry.HARNESSES.values()))
+    native: dict[str, list[str]] = {}
+    for h in registry.HARNESSES.values():
+        for own, catalog_name in h.tools.items():
+            if own != catalog_name:
+                native.setdefault(own, []).append(f"{h.title}'s {own!r} is {catalog_name!r}")
+    warnings = []
+    for behavior in behaviors:
+        where = f"{behavior.source or behavior.id}: {behavior.id}"
+        named = [
+            (f"policy.triggers[{t.index}].matcher", t.subject_names)
+            for t in behavior.triggers
+            if t.event in _TOOL_EVENTS and t.subject_names is not None
+        ]
+        named.append(("applies_to.tools", behavior.applies_tools))
+        for field, names in named:
+            for name in sorted(names or ()):
+                if name in known or name.startswith(_MCP_PREFIX) or not name:
+                    continue
+                hint = native.get(name)
+                if hint:
+                    extra = f" ({'; '.join(hint)} in the catalog's vocabulary)"
+                else:
+                    close = difflib.get_close_matches(name, sorted(known), n=1)
+                    extra = f" (did you mean {close[0]!r}?)" if close else ""
+                warnings.append(
+                    f"{where}: {field}: no supported harness has a tool {name!r}{extra}"
+                )
+    return warnings

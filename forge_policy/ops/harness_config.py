@@ -1,0 +1,356 @@
+"""Each harness's own hook file, as ``forge-policy init --harness NAME`` writes it.
+
+The one owner of what every harness's project config looks like: which file
+(:attr:`~forge_policy.harness.registry.Harness.config`), which of its events forge-policy
+registers, the shape of its hook lists and the keys of one handler. The registry says what a
+harness *is* (its events, tools and capabilities); this module says how to install the hook in
+it. Checked against each harness's newest public docs (2026):
+
+==============  ================================  ==============================================
+harness         file                              shape
+==============  ================================  ==============================================
+claude-code     ``.claude/settings.json``         ``hooks.<Event>[].hooks[]``: ``type``,
+                                                  ``command``, ``timeout`` (s)
+codex           ``.codex/hooks.json``             the same (root keys: ``description``,
+                                                  ``hooks`` only); ``[hooks]`` in
+                                                  ``.codex/config.toml`` is read, not written
+gemini          ``.gemini/settings.json``         the same, plus ``name``; ``timeout`` in ms
+cursor          ``.cursor/hooks.json``            ``version: 1``, ``hooks.<event>[]``:
+                                                  ``command``, ``timeout`` (s), ``failClosed``
+copilot         ``.github/hooks/forge-policy.json``  ``version: 1``, ``hooks.<event>[]``:
+                                                  ``type``, ``bash``, ``timeoutSec``
+antigravity     ``.agents/hooks.json``            one named hook ``forge-policy``: tool events
+                                                  nested with a matcher (others would be flat)
+==============  ================================  ==============================================
+
+Cursor gets ``failClosed: true`` (a crash or timeout of the hook blocks instead of letting the
+call through). Where the payload does not name its event (Copilot CLI's camelCase events,
+Antigravity) the command carries ``--event NAME``.
+
+>>> spec("cursor").events
+('preToolUse', 'postToolUse', 'sessionStart', 'beforeSubmitPrompt', 'stop')
+>>> spec("copilot").handler("forge-policy hook --harness copilot", "agentStop")["bash"]
+'forge-policy hook --harness copilot --event agentStop'
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from forge_policy.errors import SetupError
+from forge_policy.harness import registry
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+HOOK_TIMEOUT = 30
+#: Harnesses that also run the hooks of ``.claude/settings.json`` (Copilot CLI always, Cursor
+#: with its "third-party configs" setting on): with Claude Code set up too, forge-policy would
+#: decide, and count, each of their calls twice.
+READS_CLAUDE_HOOKS = {"copilot": "", "cursor": " when its third-party hooks setting is on"}
+#: The one named hook forge-policy owns in Antigravity's ``hooks.json``.
+HOOK_NAME = "forge-policy"
+CODEX_TOML = Path(".codex") / "config.toml"
+_TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
+#: The catalog events the hook is registered for, in the order Claude Code's file lists them.
+_CLAUDE_LIKE = ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop")
+
+
+class HookFile:
+    """How one harness's project hook file is laid out.
+
+    ``events``: the harness events forge-policy registers (the registry's ``install_events``).
+    ``nested``: the events whose list holds matcher groups (the others hold handlers);
+    ``matcher``: the nested events whose group takes ``matcher: "*"``. ``container``: the key
+    path of the event map. ``root``: keys a file must have (set when absent). ``note``: what
+    the user still has to do in the harness itself. A plain class: the governance fact reads
+    :func:`hook_files` on the hook's hot path (no attrs, TOML or JSON merging imported).
+    """
+
+    __slots__ = (
+        "command_key",
+        "container",
+        "extra",
+        "harness",
+        "matcher",
+        "nested",
+        "note",
+        "root",
+        "timeout",
+        "timeout_key",
+    )
+
+    def __init__(
+        self,
+        harness: str,
+        *,
+        nested: frozenset[str],
+        matcher: frozenset[str],
+        container: tuple[str, ...] = ("hooks",),
+        root: tuple[tuple[str, Any], ...] = (),
+        command_key: str = "command",
+        timeout_key: str = "timeout",
+        timeout: int = HOOK_TIMEOUT,
+        extra: tuple[tuple[str, Any], ...] = (),
+        note: str = "",
+    ) -> None:
+        self.harness = harness
+        self.nested = nested
+        self.matcher = matcher
+        self.container = container
+        self.root = root
+        self.command_key = command_key
+        self.timeout_key = timeout_key
+        self.timeout = timeout
+        self.extra = extra
+        self.note = note
+
+    def __repr__(self) -> str:
+        return f"<HookFile {self.harness} {self.path}>"
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        """The harness events the hook is registered for (the registry's ``install_events``),
+        in the order of the catalog events they carry (Claude Code's file keeps its order)."""
+        h = registry.get(self.harness)
+        order = {event: i for i, event in enumerate(_CLAUDE_LIKE)}
+        return tuple(
+            sorted(h.install_events, key=lambda e: order.get(h.events.get(e, ""), len(order)))
+        )
+
+    @property
+    def path(self) -> Path:
+        """The file, relative to the project."""
+        return Path(registry.get(self.harness).config)
+
+    def handler(self, command: str, event: str) -> dict[str, Any]:
+        """The handler that runs ``command`` (``--event`` appended where the payload needs
+        it) on ``event``."""
+        if registry.get(self.harness).event_from_argv:
+            command = f"{command} --event {event}"
+        out: dict[str, Any] = {"type": "command", self.command_key: command}
+        out[self.timeout_key] = self.timeout
+        out.update(self.extra)
+        return out
+
+
+SPECS: dict[str, HookFile] = {
+    s.harness: s
+    for s in (
+        HookFile(
+            "claude-code",
+            nested=frozenset(_CLAUDE_LIKE),
+            matcher=frozenset({*_TOOL_EVENTS, "SessionStart"}),
+        ),
+        HookFile(
+            "codex",
+            nested=frozenset(_CLAUDE_LIKE),
+            matcher=frozenset({*_TOOL_EVENTS, "SessionStart"}),
+            note="Codex runs project hooks once the project is trusted and the hook is "
+            "reviewed and trusted in /hooks (its hash is pinned: re-run after an upgrade)",
+        ),
+        HookFile(
+            "gemini",
+            nested=frozenset(
+                {"BeforeTool", "AfterTool", "SessionStart", "BeforeAgent", "AfterAgent"}
+            ),
+            matcher=frozenset({"BeforeTool", "AfterTool"}),
+            timeout=HOOK_TIMEOUT * 1000,  # milliseconds
+            extra=(("name", HOOK_NAME),),
+            note="Gemini CLI fingerprints project hooks: it asks once before running a new "
+            "or changed one",
+        ),
+        HookFile(
+            "cursor",
+            nested=frozenset(),
+            matcher=frozenset(),
+            root=(("version", 1),),
+            extra=(("failClosed", True),),
+            note="Cursor runs project hooks in trusted workspaces only",
+        ),
+        HookFile(
+            "copilot",
+            nested=frozenset(),
+            matcher=frozenset(),
+            root=(("version", 1),),
+            command_key="bash",
+            timeout_key="timeoutSec",
+        ),
+        HookFile(
+            "antigravity",
+            nested=_TOOL_EVENTS,
+            matcher=_TOOL_EVENTS,
+            container=(HOOK_NAME,),
+        ),
+    )
+}
+
+
+@functools.cache
+def hook_files() -> tuple[str, ...]:
+    """Every file below a project (or the home folder) whose contents decide whether
+    forge-policy's hook runs under a harness other than Claude Code: the hook files ``init``
+    writes, Codex's ``config.toml`` (``[hooks]``, ``[features] hooks``) and Copilot CLI's
+    repository settings (``disableAllHooks``). The governance fact guards them (computed once:
+    it asks on every tool call).
+
+    >>> hook_files()[:2]
+    ('.codex/hooks.json', '.codex/config.toml')
+    """
+    files: list[str] = []
+    for name, hook_file in SPECS.items():
+        if name != "claude-code":
+            files.append(hook_file.path.as_posix())
+        if name == "codex":
+            files.append(CODEX_TOML.as_posix())
+    files += [f".github/copilot/{name}" for name in ("settings.json", "settings.local.json")]
+    return tuple(files)
+
+
+def spec(harness: str) -> HookFile:
+    """The hook file of ``harness`` (a :func:`forge_policy.harness.registry.get` name)."""
+    registry.get(harness)  # the error naming the supported ones
+    return SPECS[harness]
+
+
+def detect(project: Path) -> list[str]:
+    """The harnesses ``project`` shows signs of (their folders or files), in table order.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> (folder / ".cursor").mkdir(); (folder / ".codex").mkdir()
+    >>> detect(folder)
+    ['codex', 'cursor']
+    """
+    return [
+        h.name
+        for h in registry.HARNESSES.values()
+        if any((project / marker).exists() for marker in h.markers)
+    ]
+
+
+def _events(document: dict[str, Any], hook_file: HookFile, path: Path) -> dict[str, Any]:
+    """The event map inside ``document`` (created when absent)."""
+    from forge_policy.ops import settings_file
+
+    value: Any = document
+    for key in hook_file.container:
+        value = value.setdefault(key, {})
+        if not isinstance(value, dict):
+            raise SetupError(
+                f"{settings_file.shown(path)}: {'.'.join(hook_file.container)}: expected an "
+                "object of event lists; nothing was changed"
+            )
+    return value  # type: ignore[no-any-return]
+
+
+def install(project: Path, hook_file: HookFile, handlers: dict[str, dict[str, Any]]) -> bool:
+    """Merge ``{event: handler}`` into ``hook_file`` below ``project``; returns whether the
+    file changed. Refuses (:class:`~forge_policy.errors.SetupError`) a file it cannot rewrite
+    losslessly, naming it with line and column."""
+    from forge_policy.ops import settings_file
+
+    path = project / hook_file.path
+    lists = [(*hook_file.container, event) for event in handlers]
+    document, indent = settings_file.read(path, lists)
+    changed = False
+    for key, value in hook_file.root:
+        if key not in document:
+            document[key] = value
+            changed = True
+    events = _events(document, hook_file, path)
+    for event, handler in handlers.items():
+        entries = events.setdefault(event, [])
+        if event in hook_file.nested:
+            matcher = "*" if event in hook_file.matcher else None
+            changed |= settings_file.place(entries, handler, matcher=matcher)
+        else:
+            changed |= settings_file.place_flat(entries, handler)
+    if changed:
+        settings_file.write(path, document, indent)
+    return changed
+
+
+def installed(project: Path, harness: str) -> tuple[str, ...]:
+    """The events of ``harness`` whose hook list in the project holds forge-policy's handler
+    (read only; an unreadable file counts as none)."""
+    hook_file = spec(harness)
+    found = [_ours_in(project / hook_file.path, hook_file)]
+    if harness == "codex":
+        found.append(codex_toml_hooks(project))
+    return tuple(e for e in hook_file.events if any(e in events for events in found))
+
+
+def _ours_in(path: Path, hook_file: HookFile) -> set[str]:
+    from forge_policy.ops import settings_file
+
+    try:
+        document, _ = settings_file.read(path)
+    except (SetupError, OSError):
+        return set()
+    return _ours_by_event(document, hook_file.container)
+
+
+def _ours_by_event(document: dict[str, Any], container: tuple[str, ...]) -> set[str]:
+    from forge_policy.ops import settings_file
+
+    value: Any = document
+    for key in container:
+        value = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return set()
+    found = set()
+    for event, entries in value.items():
+        if not isinstance(entries, list):
+            continue
+        for entry in entries:
+            inner = entry.get("hooks") if isinstance(entry, dict) else None
+            handlers = inner if isinstance(inner, list) else [entry]
+            if any(settings_file.is_ours(h) for h in handlers):
+                found.add(event)
+    return found
+
+
+def double_hooks(project: Path, harnesses: Sequence[str]) -> list[str]:
+    """A warning per harness of ``harnesses`` set up in ``project`` that also runs the Claude
+    Code hook forge-policy wrote there (see :data:`READS_CLAUDE_HOOKS`)."""
+    if not installed(project, "claude-code"):
+        return []
+    claude = spec("claude-code").path
+    return [
+        f"{registry.get(name).title} also runs the hooks in {claude}{READS_CLAUDE_HOOKS[name]}: "
+        f"each call is evaluated twice; keep one (forge-policy's entries in {claude} or "
+        f"{spec(name).path})"
+        for name in harnesses
+        if name in READS_CLAUDE_HOOKS and installed(project, name)
+    ]
+
+
+def codex_toml(project: Path) -> dict[str, Any]:
+    """``.codex/config.toml`` (``{}`` when absent); a broken one is refused with its line."""
+    import tomllib
+
+    from forge_policy.ops import settings_file
+
+    path = project / CODEX_TOML
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SetupError(
+            f"{settings_file.shown(path)}: not valid TOML ({exc}); fix it first, nothing was "
+            "changed"
+        ) from None
+
+
+def codex_toml_hooks(project: Path) -> set[str]:
+    """The Codex events whose ``[hooks]`` in ``.codex/config.toml`` hold forge-policy's hook
+    (an unreadable file counts as none)."""
+    try:
+        return _ours_by_event(codex_toml(project), ("hooks",))
+    except (SetupError, OSError):
+        return set()
