@@ -7,7 +7,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from forge_policy.cli import catalog_cmds, git_cmds, guard, session_cmds, setup_cmds, worker_cmds
+from forge_policy.cli import (
+    catalog_cmds,
+    git_cmds,
+    guard,
+    replay_cmds,
+    session_cmds,
+    setup_cmds,
+    worker_cmds,
+)
 from forge_policy.cli.context import (
     INTEGRITY_FAILURE,
     OVERVIEW,
@@ -50,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    for module in (setup_cmds, session_cmds, catalog_cmds, git_cmds, worker_cmds):
+    for module in (setup_cmds, session_cmds, catalog_cmds, replay_cmds, git_cmds, worker_cmds):
         module.register(command)
     return parser
 

@@ -23,6 +23,7 @@ OVERVIEW = """\
     forge-policy describe ID [--json]                  one behavior in full
     forge-policy validate [DIR] [--json]               every catalog error as file:line:col
     forge-policy explain [--file F] [--json]           dry run of one event; changes nothing
+    forge-policy replay TRANSCRIPT... [--against DIR]  a catalog over recorded sessions; diff
     forge-policy override ID --session SID --reason T  one-shot pass for the next soft block
     forge-policy on|off ID [--session SID|--project]   switch a behavior on or off
     forge-policy strict|relaxed ID [--reset]           project tuning of a behavior's levels
