@@ -14,14 +14,14 @@ UserPromptSubmit. ``summary``, ``system``, ``file-history-snapshot``, ``queue-op
 reader does not know is counted apart; a line that is not a JSON object, or a record of a known
 type with an unusable shape, is reported as ``file:line: message`` and skipped (never a crash).
 
->>> import json, tempfile, os
->>> path = os.path.join(tempfile.mkdtemp(), "s.jsonl")
+>>> import json, tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp(), "s.jsonl")
 >>> rec = {"type": "assistant", "sessionId": "s1", "uuid": "u1",
 ...        "timestamp": "2025-06-01T12:00:00.000Z", "message": {"role": "assistant",
 ...        "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
 ...                     "input": {"command": "ls"}}]}}
->>> _ = open(path, "w").write(json.dumps(rec) + "\\n{oops\\n")
->>> read = read_transcripts([path])
+>>> _ = path.write_text(json.dumps(rec) + "\\n{oops\\n")
+>>> read = read_transcripts([str(path)])
 >>> [(e.payload["hook_event_name"], e.payload["tool_name"]) for e in read.events]
 [('PreToolUse', 'Bash')]
 >>> read.files[0].problems[0].endswith("s.jsonl:2: not JSON: Expecting property name "
@@ -168,7 +168,7 @@ class _Reader:
                 continue
             info.records += 1
             try:
-                record = json.loads(line)
+                record = json.loads(line.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
                 info.problem(number, f"not JSON: {exc.msg} (column {exc.colno})")
                 continue

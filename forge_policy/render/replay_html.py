@@ -9,7 +9,7 @@ redacted, ``<`` escaped so no text can close it); the script builds the DOM with
 >>> from forge_policy.ops.replay import Replay
 >>> from forge_policy.harness.transcript import TranscriptRead
 >>> page = report(Replay("cat", None, ()), TranscriptRead())
->>> page.startswith("<!doctype html>"), "http" in page.split("<script")[0].lower()
+>>> page.startswith("<!doctype html>"), "://" in page.split("<script")[0]
 (True, False)
 """
 
