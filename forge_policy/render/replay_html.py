@@ -244,7 +244,9 @@ svg .point.block { stroke: #000; stroke-width: 2; }
     };
     label(L - 4, y(top) + 4, top, "end"); label(L - 4, H - B + 4, "0", "end");
     label(L, H - 4, "event 0", "start"); label(W - R, H - 4, "event " + (events - 1), "end");
-    ["mine", "theirs"].forEach(function (side) {
+    // the other catalog's dots first and larger: where the two agree on the counter, its
+    // level shows as a ring around the catalog's own dot
+    ["theirs", "mine"].forEach(function (side) {
       var pts = series[side];
       if (!pts.length) { return; }
       var path = "M" + x(0) + " " + y(0), last = 0;
@@ -257,7 +259,7 @@ svg .point.block { stroke: #000; stroke-width: 2; }
       pts.forEach(function (p) {
         var c = svg("circle", {
           "class": "point " + side + " l-" + p[2] + (p[3] ? " block" : ""),
-          cx: x(p[0]), cy: y(p[1]), r: p[3] ? 5 : 3.5,
+          cx: x(p[0]), cy: y(p[1]), r: (p[3] ? 5 : 3.5) + (side === "theirs" ? 3 : 0),
           "data-index": p[0], "data-counter": p[1], "data-level": p[2]
         });
         var tip = svg("title", {});
@@ -316,7 +318,7 @@ svg .point.block { stroke: #000; stroke-width: 2; }
     if (ids.length) {
       var legend = el("p", {"class": "legend note"});
       legend.appendChild(el("span", {}, "solid: catalog"));
-      if (paired) { legend.appendChild(el("span", {}, "dashed: against")); }
+      if (paired) { legend.appendChild(el("span", {}, "dashed and outer ring: against")); }
       legend.appendChild(el("span", {}, "ringed dot: the call is refused"));
       ["nudge", "warning", "soft_block", "hard_block"].forEach(function (level) {
         var key = el("span");
