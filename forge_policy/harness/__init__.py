@@ -1,9 +1,11 @@
 """Harness adapters: a harness's payload in, an :class:`~forge_policy.Event` out.
 
-``payload`` reads and bounds a hook's stdin; the Claude Code answer is rendered by
-:mod:`forge_policy.render.claude_code`. Agent-framework adapters live here, each behind an
-optional extra and importing its framework only when called: ``claude_agent_sdk`` (extra
-``claude-agent-sdk``). Codex, Gemini and Cursor adapters arrive here too.
+``payload`` reads and bounds a hook's stdin; ``transcript`` reads Claude Code transcripts back
+into the hook payloads their session produced (for ``forge-policy replay``); the Claude Code
+answer is rendered by :mod:`forge_policy.render.claude_code`. Agent-framework adapters live
+here, each behind an optional extra and importing its framework only when called:
+``claude_agent_sdk`` (extra ``claude-agent-sdk``). Codex, Gemini and Cursor adapters arrive
+here too.
 """
 
 #: Names accepted by ``forge-policy hook --harness``.
