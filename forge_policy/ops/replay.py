@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.engine.inputs import FactCache
     from forge_policy.harness.transcript import TranscriptEvent
-    from forge_policy.model import Decision
+    from forge_policy.model import Decision, Event
 
 #: The outcomes in order, for tallies and tables.
 OUTCOMES = ("allow", "nudge", "warning", "soft_block", "hard_block")
@@ -62,6 +63,7 @@ class Verdict:
     outcome: str
     blocking: str | None = None
     fired: tuple[Fired, ...] = ()
+    overrides: tuple[str, ...] = ()  # "<behavior> <mechanism>": a block let through (SPEC §4)
     error: str = ""
 
     @classmethod
@@ -72,7 +74,11 @@ class Verdict:
             for v in decision.violations
         )
         blocking = decision.blocking.behavior_id if decision.blocking else None
-        return cls(decision.outcome, blocking, fired)
+        overrides = tuple(
+            f"{o.get('behavior_id', '')} {o.get('mechanism', '')}".strip()
+            for o in decision.overrides
+        )
+        return cls(decision.outcome, blocking, fired, overrides)
 
     @property
     def blocked(self) -> bool:
@@ -80,8 +86,10 @@ class Verdict:
         return self.outcome in ("soft_block", "hard_block")
 
     def key(self) -> tuple[object, ...]:
-        """What two catalogs must agree on: outcome, blocker, each behavior's level."""
-        return (self.outcome, self.blocking, sorted((f.behavior_id, f.level) for f in self.fired))
+        """What two catalogs must agree on: outcome, blocker, each behavior's level, the
+        overrides used."""
+        levels = sorted((f.behavior_id, f.level) for f in self.fired)
+        return (self.outcome, self.blocking, levels, sorted(self.overrides))
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form."""
@@ -89,6 +97,7 @@ class Verdict:
             "outcome": self.outcome,
             "blocking": self.blocking,
             "fired": [f.to_dict() for f in self.fired],
+            "overrides": list(self.overrides),
         }
         if self.error:
             out["error"] = self.error
@@ -238,8 +247,7 @@ def replay(
         theirs = _Run(against, settings) if against is not None else None
         steps = []
         for index, event in enumerate(session_events):
-            verdict = mine.decide(event)
-            other = theirs.decide(event) if theirs is not None else None
+            verdict, other = _decide(event, mine, theirs)
             steps.append(_step(index, event, verdict, other))
             if progress is not None:
                 progress(1)
@@ -265,17 +273,32 @@ class _Run:
             catalog, clock=self.clock, random_id=lambda: f"{next(self._ids):016x}", **settings
         )
 
-    def decide(self, event: TranscriptEvent) -> Verdict:
-        from forge_policy.errors import EventError
-        from forge_policy.model import Event
+    def decide(self, event: Event, when: float, facts: FactCache | None = None) -> Verdict:
+        """Decide ``event`` at ``when``; ``facts``: values already computed for this very
+        event (by the other catalog's run: facts depend on the event alone)."""
+        if when > self.clock.now:
+            self.clock.advance(when - self.clock.now)
+        if facts is not None:
+            self.evaluator.facts_for(event).values.update(facts.values)
+        return Verdict.of(self.evaluator.evaluate(event))
 
-        if event.timestamp > self.clock.now:
-            self.clock.advance(event.timestamp - self.clock.now)
-        try:
-            decision = self.evaluator.evaluate(Event.from_claude_code(event.payload))
-        except EventError as exc:  # a payload the hook would have refused too
-            return Verdict("allow", error=str(exc))
-        return Verdict.of(decision)
+
+def _decide(
+    event: TranscriptEvent, mine: _Run, theirs: _Run | None
+) -> tuple[Verdict, Verdict | None]:
+    from forge_policy.errors import EventError
+    from forge_policy.model import Event
+
+    try:
+        built = Event.from_claude_code(event.payload)
+    except EventError as exc:  # a payload the hook would have refused too
+        refused = Verdict("allow", error=str(exc))
+        return refused, (refused if theirs is not None else None)
+    if theirs is None:
+        return mine.decide(built, event.timestamp), None
+    facts = mine.evaluator.facts_for(built)  # the cache mine's evaluate fills, kept to share
+    verdict = mine.decide(built, event.timestamp)
+    return verdict, theirs.decide(built, event.timestamp, facts)
 
 
 def _step(index: int, event: TranscriptEvent, mine: Verdict, theirs: Verdict | None) -> Step:

@@ -97,7 +97,8 @@ def _brief(verdict: Verdict) -> dict[str, Any]:
     return {
         "outcome": verdict.outcome,
         "blocking": verdict.blocking,
-        "fired": [f"{f.behavior_id} {f.level}" for f in verdict.fired if not f.shadow],
+        "fired": [f"{f.behavior_id} {f.level}" for f in verdict.fired if not f.shadow]
+        + [f"{o} override" for o in verdict.overrides],
     }
 
 
