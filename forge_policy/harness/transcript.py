@@ -71,6 +71,7 @@ class TranscriptEvent:
     timestamp: float
     source: str
     order: int
+    sidechain: str | None = None  # a subagent's call: its ``agentId`` ("" when unnamed)
 
 
 @attrs.define
@@ -144,13 +145,14 @@ def transcript_files(paths: Iterable[str]) -> list[str]:
 class _Session:
     """What reading needs to remember of one session across records and files."""
 
-    __slots__ = ("last_time", "mode", "pending", "subagents")
+    __slots__ = ("agents", "last_time", "mode", "pending", "subagents")
 
     def __init__(self) -> None:
         self.last_time: float | None = None
         self.mode = ""  # the last permissionMode seen (newer transcripts record it)
         self.pending: dict[str, tuple[str, dict[str, Any]]] = {}  # tool_use id -> name, input
-        self.subagents: dict[str, str] = {}  # pending Task/Agent id -> subagent_type
+        self.subagents: dict[str, str] = {}  # Task/Agent tool_use id -> subagent_type
+        self.agents: dict[str, str] = {}  # agentId -> subagent_type (from the Task's result)
 
 
 class _Reader:
@@ -158,6 +160,7 @@ class _Reader:
         self.read = TranscriptRead()
         self.seen_uuids: set[str] = set()
         self.sessions: dict[str, _Session] = {}
+        self.sidechain: str | None = None  # of the record being read
 
     def file(self, path: str) -> None:
         info = FileRead(path)
@@ -220,10 +223,10 @@ class _Reader:
             base["cwd"] = cwd
         if session.mode:
             base["permission_mode"] = session.mode
+        self.sidechain = None
         if record.get("isSidechain") is True:
-            agents = set(session.subagents.values())
-            if len(agents) == 1:  # the one subagent running; several at once: unknown
-                base["agent_type"] = agents.pop()
+            agent_id = record.get("agentId")
+            self.sidechain = agent_id if isinstance(agent_id, str) else ""
         where = f"{path}:{number}"
         blocks = [content] if isinstance(content, str) else content
         if kind == "assistant":
@@ -233,7 +236,34 @@ class _Reader:
 
     def emit(self, payload: dict[str, Any], when: float, where: str, info: FileRead) -> None:
         info.events += 1
-        self.read.events.append(TranscriptEvent(payload, when, where, len(self.read.events)))
+        event = TranscriptEvent(payload, when, where, len(self.read.events), self.sidechain)
+        self.read.events.append(event)
+
+    def name_subagents(self) -> None:
+        """Give each subagent's call the ``agent_type`` a hook inside it receives: the
+        ``subagent_type`` of the Task call whose result names its ``agentId``, else of the one
+        Task call running at its time (several at once: left unnamed). A second pass over the
+        events in time order, since Claude Code may write a Task's result before its sidechain."""
+        running: dict[str, dict[str, str]] = {}  # session -> Task tool_use id -> subagent_type
+        for event in self.read.events:
+            payload = event.payload
+            sid = payload["session_id"]
+            session = self.sessions[sid]
+            if event.sidechain is None:
+                tool_id = payload.get("tool_use_id")
+                if tool_id in session.subagents:
+                    calls = running.setdefault(sid, {})
+                    if payload["hook_event_name"] == "PreToolUse":
+                        calls[tool_id] = session.subagents[tool_id]
+                    else:
+                        calls.pop(tool_id, None)
+                continue
+            agent = session.agents.get(event.sidechain)
+            if agent is None:
+                kinds = set(running.get(sid, {}).values())
+                agent = kinds.pop() if len(kinds) == 1 else None
+            if agent:
+                payload["agent_type"] = agent
 
     def tool_uses(
         self,
@@ -322,8 +352,15 @@ class _Reader:
                 info.skipped.get("tool_result without its tool_use", 0) + 1
             )
             return
-        session.subagents.pop(str(tool_id), None)
         name, tool_input = call
+        subagent = session.subagents.get(str(tool_id))
+        result = record.get("toolUseResult")
+        if subagent is not None:  # the Task's result names the agent that ran it
+            agent_id = record.get("agentId")
+            if not isinstance(agent_id, str) and isinstance(result, dict):
+                agent_id = result.get("agentId")
+            if isinstance(agent_id, str) and agent_id:
+                session.agents[agent_id] = subagent
         payload: dict[str, Any] = {
             **base,
             "tool_name": name,
@@ -335,7 +372,6 @@ class _Reader:
             payload["error"] = _text_of(block.get("content"))
         else:
             payload["hook_event_name"] = "PostToolUse"
-            result = record.get("toolUseResult")
             payload["tool_response"] = result if result is not None else block.get("content")
         self.emit(payload, when, where, info)
 
@@ -349,6 +385,7 @@ def read_transcripts(paths: Sequence[str]) -> TranscriptRead:
         reader.file(path)
     events = reader.read.events
     events.sort(key=lambda e: (e.timestamp, e.order))
+    reader.name_subagents()
     return reader.read
 
 

@@ -200,11 +200,6 @@ def main() -> int:
         "against_over_single": ratio(
             t_two / t_one, "lower", "replay with --against / replay with one catalog"
         ),
-        "command_over_target": ratio(
-            t_full / TARGET * (10_000 / made),
-            "lower",
-            "the whole command (--against --html --json) / 10 s, scaled to 10,000 events",
-        ),
     }
     if args.json:
         emit("bench_replay", figures, ratios)

@@ -211,3 +211,26 @@ def test_a_progress_bar_only_on_a_terminal(project: Project, tmp_path: Path) -> 
     assert proc.returncode == 0
     assert b"replaying" in seen  # rich drew the bar on the terminal
     assert stdout.decode().startswith("read 1 transcript: 1500 records, 1500 events")
+
+
+def test_secrets_in_a_transcript_never_reach_any_output(project: Project, tmp_path: Path) -> None:
+    secret = "AKIAABCDEFGHIJKLMNOP"
+    record = json.loads(UPLOAD.read_text().splitlines()[8])  # the forced push
+    record["message"]["content"][0]["input"]["command"] = (
+        f"export AWS_KEY={secret} && git push --force origin main"
+    )
+    path = tmp_path / "secret.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    page = tmp_path / "secret.html"
+    text = project.run("replay", str(path), "--html", str(page)).stdout
+    data = project.run("replay", str(path), "--json").stdout
+    assert "git push --force origin main" in text and "[REDACTED]" in text
+    for output in (text, data, page.read_text(encoding="utf-8")):
+        assert secret not in output
+
+
+def test_help_names_every_option(project: Project) -> None:
+    out = project.run("replay", "--help").stdout
+    for option in ("TRANSCRIPT", "--catalog DIR", "--against DIR", "--json", "--html"):
+        assert option in out
+    assert "replay TRANSCRIPT" in project.run("--help").stdout

@@ -197,3 +197,64 @@ def test_any_json_lines_never_crash_and_make_valid_events(records: list[object])
         read = read_transcripts([str(path)])
     for event in read.events:
         Event.from_claude_code(event.payload)  # a payload the engine accepts, or EventError
+
+
+def _rec(kind: str, when: str, content: object, **extra: object) -> str:
+    record = {
+        "type": kind,
+        "sessionId": "s",
+        "uuid": f"u-{when}-{kind}",
+        "timestamp": f"2025-11-19T22:{when}.000Z",
+        "isSidechain": False,
+        "message": {"role": kind, "content": content},
+        **extra,
+    }
+    return json.dumps(record)
+
+
+def _task(when: str, tool_id: str, subagent: str) -> str:
+    block = {
+        "type": "tool_use",
+        "id": tool_id,
+        "name": "Task",
+        "input": {"subagent_type": subagent},
+    }
+    return _rec("assistant", when, [block])
+
+
+def _task_done(when: str, tool_id: str, agent_id: str) -> str:
+    block = {"type": "tool_result", "tool_use_id": tool_id, "content": "done"}
+    return _rec("user", when, [block], agentId=agent_id, toolUseResult={"agentId": agent_id})
+
+
+def _side_call(when: str, tool_id: str, agent_id: str) -> str:
+    block = {"type": "tool_use", "id": tool_id, "name": "Grep", "input": {"pattern": "x"}}
+    return _rec("assistant", when, [block], isSidechain=True, agentId=agent_id)
+
+
+def test_a_task_result_written_before_its_sidechain_still_names_the_agent(
+    tmp_path: Path,
+) -> None:
+    # Claude Code 2.0 may write the Task's result first and the subagent's records after it
+    # (seen in daaain/claude-code-log test/test_data/sidechain_integrated.jsonl); two Tasks run
+    # at once here, so only the agentId their results name tells the subagents apart
+    path = tmp_path / "t.jsonl"
+    lines = [
+        _task("53:00", "task-a", "code-reviewer"),
+        _task("53:01", "task-b", "general-purpose"),
+        _task_done("55:00", "task-a", "agent-a"),
+        _task_done("55:01", "task-b", "agent-b"),
+        _side_call("53:30", "grep-b", "agent-b"),
+        _side_call("53:40", "grep-a", "agent-a"),
+        _side_call("53:50", "grep-x", "unnamed"),  # an agent no result names: two run, unknown
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    events = read_transcripts([str(path)]).events
+    grep = {e.payload["tool_use_id"]: e.payload for e in events if e.payload["tool_name"] == "Grep"}
+    assert grep["grep-a"]["agent_type"] == "code-reviewer"
+    assert grep["grep-b"]["agent_type"] == "general-purpose"
+    assert "agent_type" not in grep["grep-x"]
+    # in time order, the sidechain's calls come between the Task calls and their results
+    assert [e.payload.get("tool_use_id") for e in events] == [
+        *("task-a", "task-b", "grep-b", "grep-a", "grep-x", "task-a", "task-b")
+    ]
