@@ -311,6 +311,7 @@ class _Reader:
         number: int,
     ) -> None:
         texts: list[str] = []
+        results = 0
         for block in blocks:
             if isinstance(block, str):
                 texts.append(block)
@@ -319,9 +320,10 @@ class _Reader:
                 if isinstance(text, str):
                     texts.append(text)
             elif isinstance(block, dict) and block.get("type") == "tool_result":
+                results += 1
                 self.tool_result(record, block, base, when, where, session, info, number)
         prompt = "\n".join(texts)
-        if not prompt:
+        if not prompt or results:  # text beside tool results is Claude Code's, not typed
             return
         if record.get("isSidechain") is True:
             # a subagent's task, written by the Task call: no UserPromptSubmit fires for it

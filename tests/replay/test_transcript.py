@@ -258,3 +258,15 @@ def test_a_task_result_written_before_its_sidechain_still_names_the_agent(
     assert [e.payload.get("tool_use_id") for e in events] == [
         *("task-a", "task-b", "grep-b", "grep-a", "grep-x", "task-a", "task-b")
     ]
+
+
+def test_text_beside_a_tool_result_is_no_prompt(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}
+    note = {"type": "text", "text": "[Image #1] attached by the harness"}
+    path.write_text(
+        _rec("assistant", "00:00", [call]) + "\n" + _rec("user", "00:01", [result, note]) + "\n"
+    )
+    events = read_transcripts([str(path)]).events
+    assert [e.payload["hook_event_name"] for e in events] == ["PreToolUse", "PostToolUse"]
