@@ -193,7 +193,7 @@ def test_a_progress_bar_only_on_a_terminal(project: Project, tmp_path: Path) -> 
             stdout=subprocess.PIPE,
             stderr=follower,
             cwd=project.path,
-            env=project.env,
+            env={**project.env, "TERM": "xterm-256color"},  # as a terminal sets it
         )
         os.close(follower)
         seen = b""
