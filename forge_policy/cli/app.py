@@ -12,6 +12,7 @@ from forge_policy.cli import (
     catalog_cmds,
     git_cmds,
     guard,
+    replay_cmds,
     session_cmds,
     setup_cmds,
     worker_cmds,
@@ -58,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    for module in (setup_cmds, session_cmds, catalog_cmds, authoring_cmds, git_cmds, worker_cmds):
+    groups = (setup_cmds, session_cmds, catalog_cmds, authoring_cmds, replay_cmds, git_cmds)
+    for module in (*groups, worker_cmds):
         module.register(command)
     return parser
 

@@ -25,6 +25,7 @@ OVERVIEW = """\
     forge-policy test [DIR] [--json]                   behavior tests, with trigger coverage
     forge-policy schema                                JSON Schema of behavior files
     forge-policy explain [--file F] [--json]           dry run of one event; changes nothing
+    forge-policy replay TRANSCRIPT... [--against DIR]  a catalog over recorded sessions; diff
     forge-policy override ID --session SID --reason T  one-shot pass for the next soft block
     forge-policy on|off ID [--session SID|--project]   switch a behavior on or off
     forge-policy strict|relaxed ID [--reset]           project tuning of a behavior's levels

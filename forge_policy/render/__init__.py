@@ -3,7 +3,8 @@
 ``messages`` renders a violation's message from its behavior's templates (the one owner of the
 message rules); ``claude_code`` turns a ``Decision`` into Claude Code's hook JSON and holds its
 ``bypassPermissions`` rule, which the evaluator receives as its ``auto_approve``; ``text`` turns
-it into a chat message (plain, Telegram MarkdownV2, Slack mrkdwn) with the same words.
+it into a chat message (plain, Telegram MarkdownV2, Slack mrkdwn) with the same words;
+``replay_html`` draws the ``forge-policy replay --html`` report.
 
 The chat names load on first use (PEP 562): the hook path never imports them.
 """

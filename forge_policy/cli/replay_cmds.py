@@ -1,0 +1,191 @@
+"""``forge-policy replay``: a catalog (and another, to diff) over recorded Claude Code
+sessions; the work is :func:`forge_policy.ops.replay.replay`."""
+
+from __future__ import annotations
+
+from forge_policy.cli._format import table
+from forge_policy.cli.context import OK
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from collections.abc import Callable, Iterator
+    from contextlib import AbstractContextManager
+    from typing import Any
+
+    from forge_policy.catalog.catalog import Catalog
+    from forge_policy.cli.context import Context
+    from forge_policy.harness.transcript import TranscriptRead
+    from forge_policy.ops.replay import Replay, Step, Verdict
+
+#: Inputs of at least this many events get a progress bar (on a terminal, with rich).
+PROGRESS_MIN = 1000
+#: Rows of the block and difference lists the terminal shows (``--json``/``--html``: all).
+LIST_LIMIT = 200
+
+
+def register(command: Callable[..., Any]) -> None:
+    """Add ``replay`` to the parser."""
+    p = command(
+        "replay",
+        cmd_replay,
+        "Replay recorded Claude Code transcripts (the JSONL files under ~/.claude/projects/; a "
+        "folder: every *.jsonl under it) through a catalog and report what it would have "
+        "decided; with --against, every decision that differs between the two catalogs. "
+        "Nothing is written to the project's state or audit log.",
+    )
+    p.add_argument("transcripts", metavar="TRANSCRIPT", nargs="+", help="a .jsonl file or folder")
+    p.add_argument("--catalog", metavar="DIR", help="default: the configured catalog")
+    p.add_argument("--against", metavar="DIR", help="a second catalog to compare with")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--html", metavar="REPORT.html", help="also write a self-contained HTML report")
+
+
+def _load(ctx: Context, folder: str | None) -> Catalog:
+    if folder is None:
+        return ctx.config.load_catalog()
+    from forge_policy.catalog.loader import load_catalog
+
+    return load_catalog(folder)
+
+
+def cmd_replay(args: Namespace, ctx: Context) -> int:
+    """``forge-policy replay TRANSCRIPT… [--catalog DIR] [--against DIR] [--json] [--html F]``."""
+    from forge_policy.harness.transcript import read_transcripts
+    from forge_policy.ops.replay import replay
+
+    catalog = _load(ctx, args.catalog)
+    against = _load(ctx, args.against) if args.against else None
+    read = read_transcripts(args.transcripts)
+    for info in read.files:
+        for problem in info.problems:
+            ctx.note(f"skipped {problem}")
+        if info.more_problems:
+            ctx.note(f"skipped {info.more_problems} more bad lines of {info.path}")
+    config = ctx.config
+    with _progress(ctx, len(read.events)) as advance:
+        result = replay(
+            read.events,
+            catalog,
+            against=against,
+            profile=config.profile,
+            ttl=config.ttl,
+            override_window=config.override_window,
+            progress=advance,
+        )
+    if args.html:
+        from forge_policy.render.replay_html import write_report
+
+        write_report(args.html, result, read)
+    if args.json:
+        ctx.print_json({"inputs": [f.to_dict() for f in read.files], **result.to_dict()})
+    else:
+        ctx.print(_text(result, read))
+    if args.html:
+        ctx.note(f"wrote {args.html}")
+    return OK
+
+
+def _progress(ctx: Context, total: int) -> AbstractContextManager[Callable[[int], None] | None]:
+    """A rich progress bar on stderr for long inputs on a terminal; else nothing."""
+    from contextlib import contextmanager, nullcontext
+
+    isatty = getattr(ctx.err, "isatty", None)
+    if total < PROGRESS_MIN or not (isatty and isatty()):
+        return nullcontext(None)
+    try:
+        from rich.console import Console
+        from rich.progress import Progress
+    except ImportError:  # the bar is a convenience: install the 'replay' extra for it
+        return nullcontext(None)
+
+    @contextmanager
+    def bar() -> Iterator[Callable[[int], None]]:
+        with Progress(console=Console(file=ctx.err), transient=True) as progress:
+            task = progress.add_task("replaying", total=total)
+            yield lambda n: progress.advance(task, n)
+
+    return bar()
+
+
+def _text(result: Replay, read: TranscriptRead) -> str:
+    files = read.files
+    skipped: dict[str, int] = {}
+    unknown: dict[str, int] = {}
+    for info in files:
+        for kind, n in info.skipped.items():
+            skipped[kind] = skipped.get(kind, 0) + n
+        for kind, n in info.unknown.items():
+            unknown[kind] = unknown.get(kind, 0) + n
+    bad = sum(len(f.problems) + f.more_problems for f in files)
+    lines = [
+        f"read {len(files)} transcript{'s' if len(files) != 1 else ''}: "
+        f"{sum(f.records for f in files)} records, {result.events} events, "
+        f"{len(result.sessions)} session{'s' if len(result.sessions) != 1 else ''}",
+    ]
+    if skipped:
+        lines.append("skipped: " + ", ".join(f"{k} {n}" for k, n in sorted(skipped.items())))
+    if unknown:
+        lines.append(
+            "unknown record types: " + ", ".join(f"{k} {n}" for k, n in sorted(unknown.items()))
+        )
+    if bad:
+        lines.append(f"bad lines: {bad} (listed on stderr)")
+    lines.append(f"catalog: {result.catalog}")
+    if result.against is not None:
+        lines.append(f"against: {result.against}")
+    lines.append("")
+    lines.append(_sessions_table(result))
+    blocks = result.blocks()
+    lines.append("")
+    lines.append(f"would block: {len(blocks)}")
+    lines.extend(_rows(blocks, result.against is not None))
+    if result.against is not None:
+        differences = result.differences()
+        lines.append("")
+        lines.append(f"differences: {len(differences)}")
+        lines.extend(_rows(differences, True))
+    return "\n".join(lines)
+
+
+def _sessions_table(result: Replay) -> str:
+    from forge_policy.ops.replay import OUTCOMES
+
+    rows = []
+    for session in result.sessions:
+        mine = session.tally()
+        theirs = session.tally(against=True) if result.against is not None else None
+        cells: list[object] = [session.session_id, len(session.events)]
+        for outcome in OUTCOMES:
+            cell = str(mine[outcome])
+            if theirs is not None and theirs[outcome] != mine[outcome]:
+                cell += f" -> {theirs[outcome]}"
+            cells.append(cell)
+        rows.append(cells)
+    return table(["session", "events", *OUTCOMES], rows)
+
+
+def _rows(steps: list[tuple[str, Step]], paired: bool) -> list[str]:
+    from forge_policy._time import iso
+
+    shown = []
+    for sid, step in steps[:LIST_LIMIT]:
+        verdict = _verdict(step.decision)
+        if paired and step.against is not None:
+            verdict += f" -> {_verdict(step.against)}"
+        what = f"{step.event} {step.tool}".strip()
+        shown.append(
+            f"  {iso(step.timestamp)[:19]}  {sid}#{step.index}  {what}: {step.subject}\n"
+            f"      {verdict}  ({step.source})"
+        )
+    if len(steps) > LIST_LIMIT:
+        shown.append(f"  … {len(steps) - LIST_LIMIT} more (--json or --html lists them all)")
+    return shown
+
+
+def _verdict(verdict: Verdict) -> str:
+    if verdict.blocking:
+        return f"{verdict.outcome} by {verdict.blocking}"
+    fired = [f"{f.behavior_id} {f.level}" for f in verdict.fired if not f.shadow]
+    fired += [f"{o} override" for o in verdict.overrides]
+    return f"{verdict.outcome} ({', '.join(fired)})" if fired else verdict.outcome
