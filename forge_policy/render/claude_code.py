@@ -172,7 +172,7 @@ def answer(decision: Decision, event: Event | None = None) -> dict[str, Any] | N
     an in-process harness such as the Claude Agent SDK returns from its hook callback)."""
     event = event if event is not None else decision.event
     name = event.event_name
-    notes = _override_notes(decision)
+    notes = override_notes(decision)
     blocking = decision.blocking
     if blocking is None:
         text = "\n\n".join([*decision.messages, *notes])
@@ -199,7 +199,7 @@ def refusal_reason(decision: Decision) -> str:
     return reason
 
 
-def _override_notes(decision: Decision) -> list[str]:
+def override_notes(decision: Decision) -> list[str]:
     """One line for the user per override by retry or explicit grant (audited)."""
     return [
         f"forge-policy: override of {o.get('behavior_id')} ({o.get('mechanism')}) recorded "
