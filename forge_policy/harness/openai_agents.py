@@ -305,9 +305,7 @@ class Guard:
                 before = self._advice.pop(key, "")
             decision = await self._decide(event)
         except Exception as exc:  # fail closed: output the engine could not account is withheld
-            reason = "The tool call ran, but its output is withheld: " + _could_not_decide(
-                exc, refused=True
-            ).replace("so it is refused", "so its output")
+            reason = "The tool call ran, but its output is withheld.\n" + _could_not_decide(exc)
             return Out.reject_content(reason, output_info={"error": reason})
         blocking = decision.blocking
         if blocking is not None:
