@@ -42,6 +42,7 @@ functions are called, never by ``import forge_policy`` or ``forge_policy.harness
 from __future__ import annotations
 
 import collections
+import inspect
 import json
 import threading
 from collections.abc import Mapping
@@ -154,7 +155,10 @@ class Guard:
 
     def protect(self, tool: FunctionTool) -> FunctionTool:
         """Attach the guardrails (first, so the engine decides before the tool's own) and the
-        approval check to ``tool``, in place; a ``needs_approval`` it had still asks too."""
+        approval check to ``tool``, in place; a ``needs_approval`` it had still asks too.
+        Protecting a tool twice with one guard changes nothing (a call is decided once)."""
+        if self.input_guardrail in (tool.tool_input_guardrails or []):
+            return tool
         tool.tool_input_guardrails = [self.input_guardrail, *(tool.tool_input_guardrails or [])]
         tool.tool_output_guardrails = [
             self.output_guardrail,
@@ -165,9 +169,10 @@ class Guard:
         async def needs(ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
             if await ours(ctx, params, call_id):
                 return True
-            if callable(theirs):
-                return bool(await theirs(ctx, params, call_id))
-            return bool(theirs)
+            if not callable(theirs):
+                return bool(theirs)
+            answer = theirs(ctx, params, call_id)
+            return bool(await answer) if inspect.isawaitable(answer) else bool(answer)
 
         tool.needs_approval = needs
         return tool

@@ -238,6 +238,24 @@ def test_each_call_is_decided_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     ]
 
 
+@pytest.mark.parametrize("theirs", [False, True, "sync", "async"])
+def test_protect_keeps_the_tools_own_approval_and_is_idempotent(theirs: Any) -> None:
+    async def asks(ctx: Any, params: dict[str, Any], call_id: str) -> bool:
+        return params["cmd"] == "ls"
+
+    tool = shell_tool([])
+    tool.needs_approval = {"sync": lambda c, p, i: p["cmd"] == "ls", "async": asks}.get(
+        theirs, theirs
+    )
+    guard = adapter.guard(evaluator(), session_id=SESSION, tools=SHELL)
+    assert guard.protect(guard.protect(tool)) is tool
+    assert tool.tool_input_guardrails == [guard.input_guardrail]
+    assert tool.tool_output_guardrails == [guard.output_guardrail]
+    result = run(agent(TurnModel([[("run_shell", {"cmd": "ls"})]]), tool), "look")
+    assert len(result.interruptions) == (0 if theirs is False else 1)
+    assert result.interruptions == [] or guard.reason(result.interruptions[0]) is None
+
+
 # --- the user's approval ----------------------------------------------------------------------
 
 
