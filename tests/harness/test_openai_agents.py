@@ -27,6 +27,7 @@ from agents import (
     ToolInputGuardrailData,
     ToolInputGuardrailTripwireTriggered,
     ToolOutputGuardrail,
+    function_tool,
 )
 from agents.run_config import ToolExecutionConfig
 from agents.tool_context import ToolContext
@@ -306,6 +307,33 @@ def test_a_rejected_call_never_runs_and_its_retry_is_asked_again(tmp_path: Path)
     assert ran == [] and model.outputs["call_1"] == "not today"
     assert [i.call_id for i in again.interruptions] == ["call_2"]  # asked again, not passed
     assert [k for k, _ in kinds(ev)] == ["block", "block"]
+
+
+def test_an_approval_the_guard_did_not_ask_for_passes_no_block() -> None:
+    """The SDK asks by itself about a call whose arguments its validation changes (here a
+    default filled in) when ``needs_approval`` is a function; the user's yes to that question
+    is not a yes to the engine: the guardrail still decides the call."""
+    ran: list[str] = []
+
+    @function_tool
+    def run_shell(cmd: str, timeout: int = 60) -> str:
+        """Run a shell command."""
+        ran.append(cmd)
+        return "ran"
+
+    ev = evaluator()
+    guard = adapter.guard(ev, session_id=SESSION, tools=SHELL)
+    coder = agent(
+        TurnModel([[("run_shell", {"cmd": "git push --force"})]]), guard.protect(run_shell)
+    )
+    result = run(coder, "push")
+    [item] = result.interruptions
+    assert guard.reason(item) is None  # the SDK asked, not the engine
+    state = result.to_state()
+    state.approve(item)
+    with pytest.raises(ToolInputGuardrailTripwireTriggered):
+        run(coder, state)
+    assert ran == [] and kinds(ev) == [("block", None)]
 
 
 def test_a_guardrail_alone_refuses_a_user_mode_block(tmp_path: Path) -> None:
