@@ -20,7 +20,10 @@ The SDK's three mechanisms map onto the engine's answers:
 
 Use one :class:`Guard` for all three (:meth:`Guard.protect` attaches them to a ``FunctionTool``):
 the approval check decides a call once and the input guardrail answers from that decision, so one
-call is one decision with the same counters as any harness. :func:`tool_input_guardrail` and
+call is one decision with the same counters as any harness. That decision is kept in memory
+between the two: a ``RunState`` resumed by another process decides the approved call again, and
+an ``override: user`` block is then refused with its reason (fail closed); so is a call the SDK
+asked about by itself (``needs_approval`` as a function: arguments its validation changed). :func:`tool_input_guardrail` and
 :func:`tool_output_guardrail` are the pieces on their own.
 
 **Tool names.** Built-in behaviors speak Claude Code's tool vocabulary (``Bash`` with
