@@ -87,7 +87,12 @@ PENDING_LIMIT = 4096
 
 
 class Guard:
-    """One evaluator in front of an agent's function tools (see the module docstring)."""
+    """One evaluator in front of an agent's function tools (see the module docstring).
+
+    ``tools`` maps function tools onto catalog tools; ``session_id`` is a string or a function
+    of the ``RunContextWrapper``; ``cwd`` is where the tools run (relative paths and git facts
+    are read there; by default the process's working directory).
+    """
 
     def __init__(
         self,
