@@ -7,6 +7,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
+import pytest
+
+pytest.importorskip("agents")  # also under --doctest-modules, which imports every module
+
 from agents import Agent, FunctionTool, ModelResponse, RunConfig, Usage, function_tool
 from agents.models.interface import Model
 from agents.testing import assistant_message, function_call
