@@ -23,8 +23,8 @@ the approval check decides a call once and the input guardrail answers from that
 call is one decision with the same counters as any harness. That decision is kept in memory
 between the two: a ``RunState`` resumed by another process decides the approved call again, and
 an ``override: user`` block is then refused with its reason (fail closed); so is a call the SDK
-asked about by itself (``needs_approval`` as a function: arguments its validation changed). :func:`tool_input_guardrail` and
-:func:`tool_output_guardrail` are the pieces on their own.
+asked about by itself (``needs_approval`` as a function: arguments its validation changed).
+:func:`tool_input_guardrail` and :func:`tool_output_guardrail` are the pieces on their own.
 
 **Tool names.** Built-in behaviors speak Claude Code's tool vocabulary (``Bash`` with
 ``command``, ``Read`` with ``file_path`` …). ``tools`` says which function tool is which: a
