@@ -234,7 +234,7 @@ class ForgePolicyMiddleware(_Base):
         soft block interrupts the graph (the first time: LangGraph re-runs the node on resume,
         and ``interrupt`` then returns the user's answer)."""
         from forge_policy.model import OVERRIDE_BY_USER
-        from forge_policy.render.claude_code import refusal_reason
+        from forge_policy.render.outcome import refusal_reason
 
         blocking = decision.blocking
         if blocking is None:
@@ -437,7 +437,7 @@ def _prompt_refusal(decision: Decision | None) -> AIMessage | None:
         return None
     from langchain_core.messages import AIMessage
 
-    from forge_policy.render.claude_code import refusal_reason
+    from forge_policy.render.outcome import refusal_reason
 
     return AIMessage(content=refusal_reason(decision), name="forge-policy")
 

@@ -35,7 +35,7 @@ import json
 
 from forge_policy.events import AFTER_TOOL_EVENTS
 from forge_policy.model import OVERRIDE_BY_USER, OVERRIDE_NEVER, AutoApproval
-from forge_policy.render.outcome import override_notes as _override_notes
+from forge_policy.render.outcome import override_notes
 from forge_policy.render.outcome import refusal_reason
 
 TYPE_CHECKING = False
@@ -175,7 +175,7 @@ def answer(decision: Decision, event: Event | None = None) -> dict[str, Any] | N
     an in-process harness such as the Claude Agent SDK returns from its hook callback)."""
     event = event if event is not None else decision.event
     name = event.event_name
-    notes = _override_notes(decision)
+    notes = override_notes(decision)
     blocking = decision.blocking
     if blocking is None:
         text = "\n\n".join([*decision.messages, *notes])
