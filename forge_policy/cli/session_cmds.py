@@ -219,6 +219,8 @@ def cmd_override(args: Namespace, ctx: Context) -> int:
     behavior = find_behavior(evaluator.catalog, args.behavior_id)
     if not args.session.strip():
         raise Refused("--session is empty: name the session whose blocked call to let through")
+    if not args.reason.strip():  # the audit log's only account of why the call went through
+        raise Refused("--reason is empty: say why the blocked call may go through")
     try:
         evaluator.check_overridable(args.behavior_id)
     except (KeyError, ValueError) as exc:
