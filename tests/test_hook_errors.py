@@ -64,7 +64,13 @@ BAD_INPUT: list[tuple[str, bytes, str, str]] = [
         "nested too deeply",
         b'{"hook_event_name": "PreToolUse", "x": ' + b"[" * 100000,
         "deny",
-        "input is not",
+        "nested deeper than 128 levels",
+    ),
+    (
+        "valid JSON nested 200 levels deep",
+        raw(pre_tool_use()).replace(b'"ls"', b"[" * 200 + b"]" * 200),
+        "deny",
+        "nested deeper than 128 levels",
     ),
 ]
 

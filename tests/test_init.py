@@ -229,3 +229,16 @@ def test_init_copy_catalog(project: Project) -> None:
     assert (project.root / "behaviors" / "search-first" / "behavior.yaml").is_file()
     count = len(fp.builtin_catalog())
     assert project.run("validate").stdout.startswith(f"ok: {project.root / 'behaviors'}: {count} ")
+
+
+@pytest.mark.parametrize("depth", [100, 100000])
+def test_init_refuses_settings_nested_too_deeply(project: Project, depth: int) -> None:
+    settings = project.path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    text = '{"x": ' + "[" * depth + "]" * depth + "}"
+    settings.write_text(text)
+    result = project.run("init", check=1)
+    assert result.stderr == (
+        "forge-policy: .claude/settings.json: nested deeper than 64 levels; nothing was changed\n"
+    )
+    assert settings.read_text() == text

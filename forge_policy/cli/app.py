@@ -45,9 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     from forge_policy import __version__
 
-    parser.add_argument(
-        "--version", action="version", version=f"forge-policy {__version__}"
-    )
+    parser.add_argument("--version", action="version", version=f"forge-policy {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, handler: Handler, text: str) -> argparse.ArgumentParser:

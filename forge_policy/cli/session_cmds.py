@@ -126,7 +126,11 @@ def _print_session(ctx: Context, session: Status) -> None:
         rows.append(
             [
                 behavior_id,
-                "on" if b.enabled else "off",
+                "off"
+                if not b.enabled
+                else f"inactive (profile {b.inactive_under})"
+                if b.inactive_under
+                else "on",
                 b.counter,
                 b.level.label if b.level is not None else None,
                 b.next_threshold if b.next_threshold is not None else "max",

@@ -200,7 +200,9 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
     if not report.changed:
         ctx.print("nothing to do: the project was already set up")
     if serve and not args.serve:
-        ctx.print(f"kept serve mode ({DEFAULT_HOST}:{port}); leave it with: forge-policy init --no-serve")
+        ctx.print(
+            f"kept serve mode ({DEFAULT_HOST}:{port}); leave it with: forge-policy init --no-serve"
+        )
     if http_only:
         ctx.err.write(HTTP_ONLY_WARNING.format(env=TOKEN_ENV, token=token_path(config.root)))
     elif serve:

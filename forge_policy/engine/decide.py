@@ -43,8 +43,8 @@ from forge_policy.engine.overrides import (
     explicit_pass,
     live_grant,
     retry_pass,
-    waiting_retry,
     user_approvals,
+    waiting_retry,
 )
 from forge_policy.engine.records import decision_record
 from forge_policy.facts._runtime import Partial, Unknown

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 
+from forge_policy._limits import MAX_JSON_DEPTH, too_deep
 from forge_policy.errors import HookInputError
 
 TYPE_CHECKING = False
@@ -56,7 +57,11 @@ def parse(raw: bytes) -> object:
             f"input is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
     except RecursionError:
-        raise HookInputError("input is not usable JSON: nested too deeply") from None
+        raise HookInputError(
+            f"input is nested deeper than {MAX_JSON_DEPTH} levels; refused"
+        ) from None
+    if too_deep(payload, MAX_JSON_DEPTH):  # later walks (canonical identity, facts) recurse
+        raise HookInputError(f"input is nested deeper than {MAX_JSON_DEPTH} levels; refused")
     return payload
 
 

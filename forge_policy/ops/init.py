@@ -213,6 +213,9 @@ def _read_settings(path: Path) -> tuple[dict[str, Any], str]:
     if not path.exists():
         return {}, "  "
     text = path.read_text(encoding="utf-8")
+    from forge_policy._limits import MAX_DEPTH, too_deep
+
+    deep = f"{_shown(path)}: nested deeper than {MAX_DEPTH} levels; nothing was changed"
     try:
         document = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
@@ -220,6 +223,10 @@ def _read_settings(path: Path) -> tuple[dict[str, Any], str]:
             f"{_shown(path)}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); "
             "fix it first, nothing was changed"
         ) from None
+    except RecursionError:
+        raise SetupError(deep) from None
+    if too_deep(document):
+        raise SetupError(deep)
     if not isinstance(document, dict):
         raise SetupError(f"{_shown(path)}: expected a JSON object; nothing was changed")
     hooks = document.get("hooks", {})
