@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import forge_policy as fp
-from forge_policy.catalog.lints import lint_catalog
+from forge_policy.catalog.lints import lint_behavior_file, lint_catalog
 from forge_policy.catalog.loader import BUILTIN_DIR
+from forge_policy.testing.strategies import behavior_documents
 from tests.cli_support import SOFT_RULE, Project, soft_catalog, tool_event
 
 
@@ -51,6 +54,12 @@ WHERE = "catalog/no-rm/behavior.yaml"
             "field: comand",
             "12:18: policy.triggers[0].conditions[0].field: always empty: no Bash at PreToolUse "
             "event has field 'comand'; did you mean 'command'?",
+        ),
+        (
+            "field: command",
+            "field: tool_input.comand",
+            "always empty: no Bash at PreToolUse event has tool_input.comand; did you mean "
+            "'command'?",
         ),
         (
             "field: command",
@@ -196,3 +205,15 @@ def test_on_list_and_status_say_when_the_profile_leaves_a_behavior_out(tmp_path:
     strict = Project(tmp_path, FORGE_PROFILE="strict")
     assert strict.run("on", "objection-format").stderr == ""
     assert strict.json("list")["behaviors"][10]["inactive_under"] is None
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=behavior_documents())
+def test_lints_of_any_valid_behavior_are_issues_never_a_crash(
+    tmp_path: Path, document: dict[str, Any]
+) -> None:
+    file = tmp_path / "behavior.yaml"
+    file.write_text(json.dumps(document))  # JSON is YAML
+    for profile in ("minimal", "standard"):
+        found = lint_behavior_file(file, profile=profile)
+        assert all(issue.file == str(file) and issue.message for issue in found)

@@ -40,77 +40,17 @@ from forge_policy.catalog.schema import BehaviorDoc, IndexEntryDoc
 from forge_policy.catalog.structuring import EXTRA_KEYS, dotted, near, validate_behavior
 from forge_policy.catalog.yaml_io import display, position, read_yaml
 from forge_policy.errors import Issue
-from forge_policy.events import MATCHER_SUBJECT, TOOL_EVENTS
+from forge_policy.events import (
+    COMMON_FIELDS,
+    EVENT_FIELDS,
+    MATCHER_SUBJECT,
+    TOOL_EVENTS,
+    TOOL_INPUT_FIELDS,
+)
 from forge_policy.levels import Level
 
-__all__ = ["BUILTIN_DIR", "TOOL_INPUT_FIELDS", "lint_behavior_file", "lint_catalog"]
+__all__ = ["BUILTIN_DIR", "inactive_note", "lint_behavior_file", "lint_catalog"]
 
-#: Claude Code's built-in tools and their ``tool_input`` keys (its hook reference).
-TOOL_INPUT_FIELDS: dict[str, frozenset[str]] = {
-    name: frozenset(fields.split())
-    for name, fields in {
-        "Bash": "command description timeout run_in_background",
-        "PowerShell": "command description timeout run_in_background",
-        "Write": "file_path content",
-        "Edit": "file_path old_string new_string replace_all",
-        "MultiEdit": "file_path edits",
-        "Read": "file_path offset limit",
-        "Glob": "pattern path",
-        "Grep": "pattern path glob output_mode -i -n -A -B -C multiline type head_limit",
-        "LS": "path ignore",
-        "WebFetch": "url prompt",
-        "WebSearch": "query allowed_domains blocked_domains",
-        "Agent": "prompt description subagent_type model",
-        "Task": "prompt description subagent_type model",
-        "AskUserQuestion": "questions answers",
-        "ExitPlanMode": "plan planFilePath allowedPrompts",
-        "TodoWrite": "todos",
-        "TaskCreate": "subject description activeForm",
-        "TaskUpdate": "taskId status subject description activeForm",
-        "NotebookEdit": "notebook_path cell_id new_source cell_type edit_mode",
-        "Skill": "skill args",
-        "BashOutput": "bash_id filter",
-        "KillShell": "shell_id",
-    }.items()
-}
-#: Top-level keys of every Claude Code hook input, and the engine's own event attributes.
-_COMMON = frozenset(
-    [
-        "session_id",
-        "transcript_path",
-        "cwd",
-        "hook_event_name",
-        "prompt_id",
-        "permission_mode",
-        "agent_id",
-        "agent_type",
-        "agent",
-        "effort",
-        "tool_name",
-        "tool_input",
-        "tool_use_id",
-        "prompt",
-    ]
-)
-#: The extra top-level keys per event (Claude Code's hook reference).
-_EVENT_FIELDS: dict[str, frozenset[str]] = {
-    name: frozenset(fields.split())
-    for name, fields in {
-        "PreToolUse": "mcp_server",
-        "PermissionRequest": "permission_suggestions mcp_server",
-        "PostToolUse": "tool_response duration_ms mcp_server",
-        "PostToolUseFailure": "error is_interrupt duration_ms mcp_server",
-        "PermissionDenied": "reason mcp_server",
-        "UserPromptSubmit": "source session_title",
-        "SessionStart": "source model session_title seconds_since_last_response context_tokens",
-        "Stop": "stop_hook_active last_assistant_message background_tasks session_crons",
-        "SubagentStop": "stop_hook_active agent_transcript_path last_assistant_message",
-        "PreCompact": "trigger custom_instructions",
-        "PostCompact": "trigger compact_summary",
-        "Notification": "message title notification_type",
-        "SessionEnd": "reason",
-    }.items()
-}
 #: The fixed template variables (:func:`forge_policy.render.messages.message`); ``facts.NAME``
 #: and ``session.totals.NAME`` come beside them.
 TEMPLATE_VARIABLES = (
@@ -215,15 +155,19 @@ def _field_problem(field: str, trigger: dict[str, Any], ctx: _Context) -> str | 
             return f"no accumulate trigger adds to total {name!r}{near(name, ctx.totals_added)}"
         return "session has counter, flags.NAME and totals.NAME only"
     event = trigger["event"]
-    allowed = set(_COMMON) | set(_EVENT_FIELDS.get(event, ()))
+    allowed = set(COMMON_FIELDS) | set(EVENT_FIELDS.get(event, ()))
     if event in TOOL_EVENTS:
         names = matcher_names(trigger.get("matcher"))
         if names is None or not names <= TOOL_INPUT_FIELDS.keys():
             return None  # any tool (an MCP tool's input has any keys): cannot judge
-        for name in names:
-            allowed |= TOOL_INPUT_FIELDS[name]
+        inputs = set().union(*(TOOL_INPUT_FIELDS[name] for name in names))
         subject = f"{'/'.join(sorted(names))} at {event}"
-    elif event in _EVENT_FIELDS:
+        if head == "tool_input" and len(path) > 1:  # the explicit spelling of the same keys
+            if path[1] in inputs:
+                return None
+            return f"no {subject} event has tool_input.{path[1]}{near(path[1], inputs)}"
+        allowed |= inputs
+    elif event in EVENT_FIELDS:
         subject = event
     else:
         return None
