@@ -120,7 +120,7 @@ def read_serve_config(root: str | os.PathLike[str]) -> dict[str, object] | None:
     try:
         with open(_runtime(root, SERVE_FILE), encoding="utf-8") as file:
             config = json.load(file)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return config if isinstance(config, dict) else None
 
