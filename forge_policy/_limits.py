@@ -11,6 +11,7 @@ traceback. The walk here is iterative.
 from __future__ import annotations
 
 from itertools import accumulate
+from typing import Any
 
 #: The deepest nesting of mappings and lists accepted in a file a person writes (a behavior
 #: file needs 6).
@@ -22,13 +23,13 @@ MAX_JSON_DEPTH = 128
 def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
     """Whether ``value`` nests dicts and lists more than ``limit`` levels deep."""
     # one level at a time: only containers are kept, so a flat payload costs one pass
-    level = [value] if isinstance(value, dict | list | tuple) else []
+    level: list[Any] = [value] if isinstance(value, dict | list | tuple) else []
     depth = 0
     while level:
         depth += 1
         if depth > limit:
             return True
-        below: list[object] = []
+        below: list[Any] = []
         for node in level:
             items = node.values() if isinstance(node, dict) else node
             below.extend(item for item in items if isinstance(item, dict | list | tuple))

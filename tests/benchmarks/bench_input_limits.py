@@ -22,9 +22,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchjson import machine, ratio  # noqa: E402
+from benchjson import machine, ratio
 
-from forge_policy._limits import MAX_JSON_DEPTH, json_too_deep, too_deep  # noqa: E402
+from forge_policy._limits import MAX_JSON_DEPTH, json_too_deep, too_deep
 
 BASE: dict[str, Any] = {
     "session_id": "s1",
