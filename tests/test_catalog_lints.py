@@ -217,3 +217,21 @@ def test_lints_of_any_valid_behavior_are_issues_never_a_crash(
     for profile in ("minimal", "standard"):
         found = lint_behavior_file(file, profile=profile)
         assert all(issue.file == str(file) and issue.message for issue in found)
+
+
+def test_every_template_variable_the_lint_accepts_is_rendered(tmp_path: Path) -> None:
+    """The lint's list of variables is the renderer's: each one is replaced in a real message."""
+    from forge_policy.levels import Level
+    from forge_policy.render.messages import TEMPLATE_VARIABLES, message
+
+    template = " ".join(f"{{{name}}}" for name in TEMPLATE_VARIABLES)
+    root = changed(
+        tmp_path,
+        "    hint: move files to a trash folder instead\n",
+        "    hint: move files to a trash folder instead\n"
+        f'rendering:\n  warning_template: "{template}"\n',
+    )
+    assert lints(root) == []
+    behavior = fp.load_catalog(root)["no-rm"]
+    text = message(behavior, Level.WARNING, 2, fp.Event("PreToolUse", "s", tool_name="Bash"), 60)
+    assert "{" not in text.splitlines()[0] and "no-rm" in text

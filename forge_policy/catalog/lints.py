@@ -48,20 +48,10 @@ from forge_policy.events import (
     TOOL_INPUT_FIELDS,
 )
 from forge_policy.levels import Level
+from forge_policy.render.messages import TEMPLATE_VARIABLES
 
 __all__ = ["BUILTIN_DIR", "inactive_note", "lint_behavior_file", "lint_catalog"]
 
-#: The fixed template variables (:func:`forge_policy.render.messages.message`); ``facts.NAME``
-#: and ``session.totals.NAME`` come beside them.
-TEMPLATE_VARIABLES = (
-    "behavior_id",
-    "behavior_name",
-    "counter",
-    "tool_name",
-    "level",
-    "threshold",
-    "hint",
-)
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 _BLOCK_TEXTS = ("block_reason", "override_prompt")
 
@@ -232,7 +222,7 @@ def _highest(spec: dict[str, Any]) -> Level:
     return min(top, Level.parse(cap)) if cap else top
 
 
-def _template_problems(template: str, spec: dict[str, Any], ctx: _Context) -> list[str]:
+def _template_problems(template: str, ctx: _Context) -> list[str]:
     problems: list[str] = []
     for name in _PLACEHOLDER.findall(template):
         if name in TEMPLATE_VARIABLES:
@@ -297,7 +287,7 @@ def _lint_behavior(spec: dict[str, Any], document: Any, file: str, ctx: _Context
     if spec["override"] == "user" and not blocks:
         add(("policy", "enforcement", "override"), "has no effect: the behavior never blocks")
     for key, template in spec["templates"].items():
-        for problem in _template_problems(template, spec, ctx):
+        for problem in _template_problems(template, ctx):
             add(("rendering", key), problem)
     profiles = spec["applies_to"]["profiles"]
     if spec["enabled"] and profiles and ctx.profile not in profiles and spec["bypass"] != "never":
