@@ -213,6 +213,9 @@ def test_explain_changes_nothing(project: Project) -> None:
     assert project.json("status") == before
     assert _state_files(project) == files
     assert "not valid JSON" in project.run("explain", input="{", check=1).stderr
+    for deep in ("[" * 100000, '{"x": ' + "[" * 200 + "]" * 200 + "}"):  # issue 15: no traceback
+        err = project.run("explain", input=deep, check=1).stderr
+        assert err == "forge-policy: event: nested deeper than 128 levels; refused\n"
 
 
 def test_explain_of_a_pass_withdrawn_by_a_later_block(tmp_path: Path) -> None:

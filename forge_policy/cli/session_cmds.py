@@ -177,10 +177,17 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
         return USAGE
     else:
         text = sys.stdin.read()
+    from forge_policy._limits import MAX_JSON_DEPTH, json_too_deep
+
+    deep = f"event: nested deeper than {MAX_JSON_DEPTH} levels; refused"  # as the hook refuses it
+    if json_too_deep(text.encode("utf-8", "replace"), MAX_JSON_DEPTH):
+        raise EventError(deep)
     try:
         payload = json.loads(text)
     except ValueError as exc:
         raise EventError(f"event: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise EventError(deep) from None
     if args.session and isinstance(payload, dict):
         payload["session_id"] = args.session
     report = ctx.evaluator.explain(Event.from_claude_code(payload))

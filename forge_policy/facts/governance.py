@@ -593,7 +593,7 @@ def _governance_of(text: str) -> tuple[frozenset[str], bool, tuple[tuple[str, st
         return frozenset(), False, ()
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
