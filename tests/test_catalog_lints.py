@@ -198,6 +198,8 @@ def test_on_list_and_status_say_when_the_profile_leaves_a_behavior_out(tmp_path:
         line for line in project.run("list").stdout.splitlines() if "objection-format" in line
     )
     assert "inactive (profile standard)" in row
+    described = project.run("describe", "objection-format").stdout
+    assert "enabled yes, but inactive under profile standard" in described
     project.hook(tool_event("Edit", file_path="/p/a.py", old_string="a", new_string="b"))
     session = project.json("status")["sessions"][0]["behaviors"]
     assert session["objection-format"]["inactive_under"] == "standard"

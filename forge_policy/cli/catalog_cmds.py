@@ -124,6 +124,8 @@ def cmd_describe(args: Namespace, ctx: Context) -> int:
         ctx.print_json(dict(b.spec))
         return OK
     enabled = f"no ({bypassed[b.id]})" if b.id in bypassed else ("yes" if b.enabled else "no")
+    if b.enabled and b.id not in bypassed and b.excluded_by(ctx.config.profile):
+        enabled = f"yes, but inactive under profile {ctx.config.profile}"
     lines = [
         f"{b.id}: {b.name}",
         textwrap.fill(b.description, 96, initial_indent="  ", subsequent_indent="  "),
