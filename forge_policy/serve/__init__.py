@@ -149,9 +149,8 @@ def _address(root: str | os.PathLike[str]) -> tuple[str, int, str]:
     if not isinstance(host, str):
         raise ServeUnavailable("serve.json: host must be a string")
     problem = port_problem(port)
-    if problem is not None:
+    if problem is not None or not isinstance(port, int):
         raise ServeUnavailable(f"serve.json: {problem}")
-    assert isinstance(port, int)
     return host, port, token
 
 
