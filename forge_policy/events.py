@@ -99,3 +99,72 @@ AFTER_TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "PostToolBat
 GIT_HOOK_EVENTS = frozenset({"pre-commit", "commit-msg", "prepare-commit-msg", "pre-merge-commit",
                              "pre-push", "post-commit"})
 # fmt: on
+
+# --- what each event carries (read by the lints of forge-policy validate) ------------------
+
+#: Claude Code's built-in tools and their ``tool_input`` keys (its hook reference).
+TOOL_INPUT_FIELDS: dict[str, frozenset[str]] = {
+    name: frozenset(fields.split())
+    for name, fields in {
+        "Bash": "command description timeout run_in_background",
+        "PowerShell": "command description timeout run_in_background",
+        "Write": "file_path content",
+        "Edit": "file_path old_string new_string replace_all",
+        "MultiEdit": "file_path edits",
+        "Read": "file_path offset limit",
+        "Glob": "pattern path",
+        "Grep": "pattern path glob output_mode -i -n -A -B -C multiline type head_limit",
+        "LS": "path ignore",
+        "WebFetch": "url prompt",
+        "WebSearch": "query allowed_domains blocked_domains",
+        "Agent": "prompt description subagent_type model",
+        "Task": "prompt description subagent_type model",
+        "AskUserQuestion": "questions answers",
+        "ExitPlanMode": "plan planFilePath allowedPrompts",
+        "TodoWrite": "todos",
+        "TaskCreate": "subject description activeForm",
+        "TaskUpdate": "taskId status subject description activeForm",
+        "NotebookEdit": "notebook_path cell_id new_source cell_type edit_mode",
+        "Skill": "skill args",
+        "BashOutput": "bash_id filter",
+        "KillShell": "shell_id",
+    }.items()
+}
+#: Top-level keys of every Claude Code hook input, and the engine's own event attributes.
+COMMON_FIELDS = frozenset(
+    [
+        "session_id",
+        "transcript_path",
+        "cwd",
+        "hook_event_name",
+        "prompt_id",
+        "permission_mode",
+        "agent_id",
+        "agent_type",
+        "agent",
+        "effort",
+        "tool_name",
+        "tool_input",
+        "tool_use_id",
+        "prompt",
+    ]
+)
+#: The extra top-level keys per event (Claude Code's hook reference).
+EVENT_FIELDS: dict[str, frozenset[str]] = {
+    name: frozenset(fields.split())
+    for name, fields in {
+        "PreToolUse": "mcp_server",
+        "PermissionRequest": "permission_suggestions mcp_server",
+        "PostToolUse": "tool_response duration_ms mcp_server",
+        "PostToolUseFailure": "error is_interrupt duration_ms mcp_server",
+        "PermissionDenied": "reason mcp_server",
+        "UserPromptSubmit": "source session_title",
+        "SessionStart": "source model session_title seconds_since_last_response context_tokens",
+        "Stop": "stop_hook_active last_assistant_message background_tasks session_crons",
+        "SubagentStop": "stop_hook_active agent_transcript_path last_assistant_message",
+        "PreCompact": "trigger custom_instructions",
+        "PostCompact": "trigger compact_summary",
+        "Notification": "message title notification_type",
+        "SessionEnd": "reason",
+    }.items()
+}

@@ -12,7 +12,8 @@ the normalised behavior specs of :mod:`tests.strategies`, with the pure rules in
   a call that would soft-block) are tentative: if a later behavior blocks the call, they are all
   withdrawn, and their pending blocks, grants, block counts and records are as if never spent;
 - a retry of a pending block spends a live grant of that behavior too (one block, one pass):
-  the override is then ``explicit`` with the grant's reason;
+  the override is then ``explicit`` with the grant's reason; while such a retry waits, the
+  grant is never spent on another call (one block, one pass);
 - ``Evaluator.override`` is refused for a behavior that hard-blocks by default, never reaches
   soft_block, or has reached hard_block in that session (see :meth:`Model.refusal`).
 """
@@ -176,7 +177,8 @@ class Model:
             counter = before + 1
             level = max(resolve(spec, counter), b.level or Level.SILENT)
             shadow = spec["mode"] == "shadow"
-            if level is SOFT and not shadow and b.live_grant(now):
+            waiting = b.pending is not None and 0 <= now - b.pending[1] <= WINDOW
+            if level is SOFT and not shadow and b.live_grant(now) and not waiting:
                 tentative.append(pass_explicit(b, bid, before, fired, expected))
                 continue
             b.counter = counter

@@ -401,11 +401,29 @@ def test_yaml_io_is_the_only_module_that_imports_ruamel() -> None:
     assert importers == ["catalog/yaml_io.py"]
 
 
-@pytest.mark.parametrize("depth", [300, 3000])
+@pytest.mark.parametrize("depth", [64, 300, 3000])
 def test_deeply_nested_yaml_is_an_issue_not_a_crash(tmp_path: Path, depth: int) -> None:
     file = tmp_path / "behavior.yaml"
     file.write_text(behavior_yaml() + "metadata: " + "[" * depth + "]" * depth + "\n")
-    assert load_errors(file) == [f"{file}: invalid YAML: nested too deeply"]
+    assert load_errors(file) == [f"{file}: nested deeper than 64 levels: refused"]
+
+
+def test_a_catalog_nested_1000_levels_deep_is_one_line_from_validate_and_list(
+    tmp_path: Path,
+) -> None:
+    """Issue 15: a 2 KB index.yaml nested 1,000 levels deep gave a 3,000-line traceback."""
+    from tests.cli_support import Project
+
+    root = tmp_path / "catalog"
+    root.mkdir()
+    (root / "index.yaml").write_text('schema_version: "1"\nbehaviors: ' + "[" * 1000 + "]" * 1000)
+    project = Project(tmp_path, FORGE_BEHAVIORS_DIR=str(root))
+    for args in (("validate", "catalog"), ("list",)):
+        result = project.run(*args, check=1)
+        assert "catalog/index.yaml: nested deeper than 64 levels: refused" in result.stdout + (
+            result.stderr
+        )
+        assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) <= 2
 
 
 def test_compiled_catalogs_behaviors_and_triggers_are_frozen_attrs_classes() -> None:

@@ -30,6 +30,25 @@ def soft(tmp_path: Path) -> Project:
     return Project(tmp_path, FORGE_BEHAVIORS_DIR=str(catalog))
 
 
+def test_version(project: Project) -> None:
+    assert project.run("--version").stdout == f"forge-policy {fp.__version__}\n"
+
+
+def test_serve_refuses_a_port_out_of_range(project: Project) -> None:
+    """Issue 15: ``serve --port 70000`` (or -1) ended in an OverflowError traceback."""
+    for port, allowed in (("70000", "0-65535"), ("-1", "0-65535")):
+        err = project.run("serve", "--port", port, check=2).stderr
+        assert f"port {port} is out of range: expected {allowed}" in err
+        assert "Traceback" not in err
+    project.run("init", "--serve")
+    serve_json = project.root / "runtime" / "serve.json"
+    serve_json.write_text(json.dumps({"host": "127.0.0.1", "port": 70000, "mode": "via-serve"}))
+    err = project.run("serve", check=1).stderr
+    assert err == (
+        "forge-policy: cannot listen on 127.0.0.1: port 70000 is out of range: expected 0-65535\n"
+    )
+
+
 def test_help_lists_every_command_and_exit_codes(project: Project) -> None:
     out = project.run("--help").stdout
     for command in COMMANDS:
@@ -194,6 +213,9 @@ def test_explain_changes_nothing(project: Project) -> None:
     assert project.json("status") == before
     assert _state_files(project) == files
     assert "not valid JSON" in project.run("explain", input="{", check=1).stderr
+    for deep in ("[" * 100000, '{"x": ' + "[" * 200 + "]" * 200 + "}"):  # issue 15: no traceback
+        err = project.run("explain", input=deep, check=1).stderr
+        assert err == "forge-policy: event: nested deeper than 128 levels; refused\n"
 
 
 def test_explain_of_a_pass_withdrawn_by_a_later_block(tmp_path: Path) -> None:
@@ -228,7 +250,8 @@ def test_override_lets_the_next_blocked_call_pass(soft: Project) -> None:
     assert soft.json("status", "--session", "s1")["sessions"][0]["behaviors"]["no-rm"][
         "override_granted"
     ]
-    assert decision_of(soft.hook(tool_event("Bash", command="rm b"))) is None
+    # the grant is the waiting call's: not spent on another one (one block, one pass)
+    assert decision_of(soft.hook(tool_event("Bash", command="rm a"))) is None
     assert decision_of(soft.hook(tool_event("Bash", command="rm c"))) == "deny"
     log = soft.root / "audit" / "overrides.log"
     overrides = [
@@ -237,6 +260,9 @@ def test_override_lets_the_next_blocked_call_pass(soft: Project) -> None:
     assert [(o["mechanism"], o["reason"]) for o in overrides] == [("explicit", "user approved")]
     err = soft.run("override", "nope", "--session", "s1", "--reason", "r", check=1).stderr
     assert "unknown behavior 'nope'" in err
+    for reason in ("", "   "):  # an override with no reason was recorded as granted for nothing
+        err = soft.run("override", "no-rm", "--session", "s1", "--reason", reason, check=1).stderr
+        assert err == "forge-policy: --reason is empty: say why the blocked call may go through\n"
 
 
 def test_override_of_a_hard_block_is_refused(project: Project) -> None:

@@ -26,7 +26,7 @@ SESSION_KEYS = [
 ]
 BEHAVIOR_STATUS_KEYS = [
     *("enabled", "counter", "level", "next_threshold", "pending_block", "overrides", "blocks"),
-    *("session_disabled", "override_granted"),
+    *("session_disabled", "override_granted", "inactive_under"),
 ]
 DECISION_KEYS = [
     *("event", "session_id", "tool_name", "outcome", "blocked", "override_allowed"),
@@ -77,6 +77,7 @@ def test_status_json(soft: Project) -> None:
             "blocks": 2,
             "session_disabled": False,
             "override_granted": None,
+            "inactive_under": None,
         }
     }
     assert to_json(status(_api(soft))) == report["sessions"]
@@ -211,6 +212,7 @@ def test_list_json(soft: Project) -> None:
             "category": "core",
             "tuning": None,
             "name": "No rm",
+            "inactive_under": None,
         }
     ]
     assert to_json(catalog_entries(_api(soft).catalog)) == listing["behaviors"]

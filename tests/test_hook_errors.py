@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 from hookrun import Project
+from hypothesis import given
+from hypothesis import strategies as st
 
 from forge_policy import hook
+from forge_policy._limits import json_too_deep, too_deep
 
 
 @pytest.fixture
@@ -64,7 +67,13 @@ BAD_INPUT: list[tuple[str, bytes, str, str]] = [
         "nested too deeply",
         b'{"hook_event_name": "PreToolUse", "x": ' + b"[" * 100000,
         "deny",
-        "input is not",
+        "nested deeper than 128 levels",
+    ),
+    (
+        "valid JSON nested 200 levels deep",
+        raw(pre_tool_use()).replace(b'"ls"', b"[" * 200 + b"]" * 200),
+        "deny",
+        "nested deeper than 128 levels",
     ),
 ]
 
@@ -154,3 +163,18 @@ def test_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert "usage: forge-policy hook" in capsys.readouterr().out
     assert hook.main(io.BytesIO(b""), None, None, {}, ["--bogus"]) == 2
     assert "unexpected argument '--bogus'" in capsys.readouterr().err
+
+
+json_values = st.recursive(
+    st.none() | st.integers() | st.text(alphabet='[]{}"\\ab\n', max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=30,
+)
+
+
+@given(value=json_values, limit=st.integers(0, 6))
+def test_the_depth_judged_on_the_text_is_the_depth_of_the_value(value: object, limit: int) -> None:
+    """The hook judges a payload's depth on its bytes before parsing (at C speed); strings full
+    of brackets, quotes and backslashes must not fool it."""
+    raw = json.dumps(value).encode()
+    assert json_too_deep(raw, limit) is too_deep(value, limit)

@@ -180,12 +180,38 @@ def test_init_serve_forms(project: Project) -> None:
             }
     assert token.read_text() == secret  # the token survives re-runs
 
-    out = project.run("init").stdout
+    # a re-run without --serve (to copy the catalog, say) keeps serve mode, its form and port
+    result = project.run("init", "--copy-catalog")
+    assert "kept serve mode (127.0.0.1:8123)" in result.stdout
+    assert "WARNING: http hooks fail OPEN" in result.stderr
+    assert json.loads((project.root / "runtime" / "serve.json").read_text())["mode"] == "http"
+    assert _ours(_settings(project), "PreToolUse")[0][1]["type"] == "http"
+
+    out = project.run("init", "--no-serve").stdout
     assert "removed   .forge/runtime/serve.json: serve mode is off" in out
     for event in EVENTS:
         [(_, handler)] = _ours(_settings(project), event)
         assert handler == CLIENT
     assert project.json("status")["serve"]["configured"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--http-only"], "--http-only needs --serve"),
+        (["--port", "8123"], "--port needs --serve"),
+        (["--serve", "--no-serve"], "--serve and --no-serve exclude each other"),
+        (["--serve", "--port", "70000"], "port 70000 is out of range: expected 1-65535"),
+        (["--serve", "--port", "0"], "port 0 is out of range: expected 1-65535"),
+        (["--serve", "--port", "x"], "port 'x' is not a whole number"),
+    ],
+)
+def test_init_refuses_options_that_do_not_go_together(
+    project: Project, args: list[str], message: str
+) -> None:
+    result = project.run("init", *args, check=2)
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert not project.root.exists()  # nothing was set up half-way
 
 
 def test_init_switches_between_the_client_and_the_plain_hook(project: Project) -> None:
@@ -206,3 +232,16 @@ def test_init_copy_catalog(project: Project) -> None:
     assert (project.root / "behaviors" / "search-first" / "behavior.yaml").is_file()
     count = len(fp.builtin_catalog())
     assert project.run("validate").stdout.startswith(f"ok: {project.root / 'behaviors'}: {count} ")
+
+
+@pytest.mark.parametrize("depth", [100, 100000])
+def test_init_refuses_settings_nested_too_deeply(project: Project, depth: int) -> None:
+    settings = project.path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    text = '{"x": ' + "[" * depth + "]" * depth + "}"
+    settings.write_text(text)
+    result = project.run("init", check=1)
+    assert result.stderr == (
+        "forge-policy: .claude/settings.json: nested deeper than 64 levels; nothing was changed\n"
+    )
+    assert settings.read_text() == text

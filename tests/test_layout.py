@@ -107,7 +107,7 @@ def test_the_top_level_holds_only_the_rooms_the_readme_names() -> None:
         p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()
     }
     assert top == {
-        *("__init__", "_lazy", "_time", "errors", "events", "hook", "levels", "model"),
+        *("__init__", "_lazy", "_limits", "_time", "errors", "events", "hook", "levels", "model"),
         *("secrets", "state"),
         *("audit", "catalog", "cli", "config", "engine", "facts", "harness", "ops", "render"),
         *("serve", "stores", "testing", "worker"),

@@ -283,3 +283,21 @@ def test_a_users_no_is_never_undone_by_a_retry() -> None:
     assert [o["mechanism"] for o in approved.overrides] == ["user"]
     assert [r["kind"] for r in audit.records()][-1] == "override"
     assert ev.status("s1").behaviors["alpha"].overrides == 1
+
+
+def test_a_grant_waits_for_the_blocked_calls_retry() -> None:
+    """Issue 15: with a blocked call waiting for its retry, a grant was spent on a different
+    call, and the retry then passed too: one block, two passes. The grant is the retry's."""
+    ev, clock = evaluator(plain_spec("soft_block"))
+    assert ev.evaluate(tool_call("A", "first").event()).blocked
+    ev.override("s1", "alpha", reason="approved")
+    clock.now += 1
+    other = ev.evaluate(tool_call("A", "other").event())
+    assert other.blocked and other.overrides == ()
+    assert ev.status("s1").behaviors["alpha"].override_granted is not None
+    clock.now += 1
+    retry = ev.evaluate(tool_call("A", "other").event())  # the waiting call now is "other"
+    assert not retry.blocked
+    assert [(o["mechanism"], o["reason"]) for o in retry.overrides] == [("explicit", "approved")]
+    row = ev.status("s1").behaviors["alpha"]
+    assert (row.blocks, row.overrides, row.override_granted) == (2, 1, None)

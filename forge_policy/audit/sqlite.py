@@ -229,7 +229,7 @@ class SQLiteAuditSink:
         """One row as the record it stores, with its ``seq``."""
         try:
             record = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             record = None
         if not isinstance(record, dict):
             raise AuditIntegrityError(f"{self.path}: row seq {seq}: unreadable audit record")
@@ -260,7 +260,7 @@ class SQLiteAuditSink:
             where = f"row seq {seq}"
             try:
                 record = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 record = None
             if isinstance(record, dict):
                 line = canonical({**record, "seq": seq, "prev": prev_hash})

@@ -105,7 +105,7 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     """The record of a stored line, or None when it is not a JSON object with an int ``seq``."""
     try:
         value = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # a tampered line: a finding
         return None
     if not isinstance(value, dict):
         return None

@@ -359,8 +359,21 @@ class Behavior:
             return False
         if self.applies_agents and event.agent not in self.applies_agents:
             return False
-        return (
-            not self.applies_profiles or profile in self.applies_profiles or self.bypass == "never"
+        return not self.excluded_by(profile)
+
+    def excluded_by(self, profile: str) -> bool:
+        """Whether ``applies_to.profiles`` leaves this behavior out under ``profile`` (enabled
+        or not: ``list``, ``on`` and ``status`` say so, a lint warns).
+
+        >>> Behavior({"id": "r", "name": "R", "default_level": "nudge",
+        ...     "triggers": [{"event": "Stop"}], "applies_to": {"profiles": ["strict"]}}
+        ...     ).excluded_by("standard")
+        True
+        """
+        return bool(
+            self.applies_profiles
+            and profile not in self.applies_profiles
+            and self.bypass != "never"
         )
 
     def level_at(self, previous: Level | None, counter: int) -> Level:

@@ -32,6 +32,7 @@ import attrs
 import cattrs
 from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationNote
 
+from forge_policy._limits import MAX_DEPTH
 from forge_policy.catalog.behavior import PROFILES, TEMPLATE_LIMITS
 from forge_policy.catalog.dsl import (
     NUMERIC_OPERATORS,
@@ -76,10 +77,10 @@ from forge_policy.levels import LEVEL_NAMES, Level, Step, escalation_problems
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterator, Sequence
 
 
-def near(word: str, choices: Sequence[str] | frozenset[str], cutoff: float = 0.75) -> str:
+def near(word: str, choices: Collection[str], cutoff: float = 0.75) -> str:
     """A "did you mean" suffix for a near miss, else ``""``.
 
     >>> near("regex_matches", ("regex_match", "contains"))
@@ -441,7 +442,8 @@ def _files(value: Any, _: Any) -> dict[str, Any]:
 
 
 def _unknown_key_checks(cls: type, raw: dict[str, Any]) -> Iterator[Exception]:
-    """SPEC §5: an unknown key that is a near miss of a known one fails (fail closed)."""
+    """SPEC §5: an unknown key that is a near miss of a known one fails (fail closed); the
+    others are warnings of ``validate`` (:mod:`forge_policy.catalog.lints`)."""
     known = tuple(a.name for a in attrs.fields(cls))
     for key in raw:
         if key not in known and isinstance(key, str):
@@ -671,7 +673,7 @@ def structure_behavior(document: Any, file: str) -> tuple[BehaviorDoc | None, li
     try:
         value = plain(document)
     except RecursionError:
-        return None, [Issue(file, 0, 0, "", "invalid YAML: nested too deeply")]
+        return None, [Issue(file, 0, 0, "", f"nested deeper than {MAX_DEPTH} levels: refused")]
     doc, issues = structure(value, BehaviorDoc, document, file)
     return doc, issues
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 
+from forge_policy._limits import MAX_DEPTH, too_deep
 from forge_policy.errors import CatalogError, Issue
 
 TYPE_CHECKING = False
@@ -81,14 +82,16 @@ def parse_yaml(text: str, shown: str) -> tuple[Any, list[Issue]]:
     """
     from ruamel.yaml.error import YAMLError
 
+    deep = f"nested deeper than {MAX_DEPTH} levels: refused"
     try:
         document = _yaml().load(text)
-        plain(document)  # the depth check of every later walk over the document
-        return document, []
     except YAMLError as exc:
         return None, [yaml_error_issue(exc, shown)]
     except RecursionError:  # ruamel composes nodes recursively: a bounded depth, not a crash
-        return None, [Issue(shown, 0, 0, "", "invalid YAML: nested too deeply")]
+        return None, [Issue(shown, 0, 0, "", deep)]
+    if too_deep(document):  # before any recursive walk over it (plain, structuring, lints)
+        return None, [Issue(shown, 0, 0, "", deep)]
+    return document, []
 
 
 def yaml_error_issue(exc: Exception, shown: str) -> Issue:

@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_epilog(OVERVIEW),
         formatter_class=_formatter,
     )
+    from forge_policy import __version__
+
+    parser.add_argument("--version", action="version", version=f"forge-policy {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, handler: Handler, text: str) -> argparse.ArgumentParser:

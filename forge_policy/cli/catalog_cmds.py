@@ -35,6 +35,13 @@ def register(command: Callable[..., Any]) -> None:
     )
     p.add_argument("directory", metavar="DIR", nargs="?", help="default: the configured catalog")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="lints (unknown keys, fields nothing produces, triggers that never fire, "
+        "unknown template variables, unlisted behavior folders, profile exclusions…) are "
+        "errors: exit 1 when there is any",
+    )
     for name, enabled in (("on", True), ("off", False)):
         p = command(
             name,
@@ -79,7 +86,7 @@ def cmd_list(args: Namespace, ctx: Context) -> int:
     from forge_policy.engine.reports import catalog_entries
 
     catalog, bypassed = _catalog(ctx)
-    entries = catalog_entries(catalog, bypassed)
+    entries = catalog_entries(catalog, bypassed, ctx.config.profile)
     if args.json:
         ctx.print_json({"catalog": catalog.root, "behaviors": entries})
         return OK
@@ -90,7 +97,11 @@ def cmd_list(args: Namespace, ctx: Context) -> int:
             [
                 [
                     e.id,
-                    f"no ({e.disabled_by})" if e.disabled_by else e.enabled,
+                    f"no ({e.disabled_by})"
+                    if e.disabled_by
+                    else f"inactive (profile {e.inactive_under})"
+                    if e.enabled and e.inactive_under
+                    else e.enabled,
                     e.default_level.label,
                     e.category,
                     e.tuning,
@@ -113,6 +124,8 @@ def cmd_describe(args: Namespace, ctx: Context) -> int:
         ctx.print_json(dict(b.spec))
         return OK
     enabled = f"no ({bypassed[b.id]})" if b.id in bypassed else ("yes" if b.enabled else "no")
+    if b.enabled and b.id not in bypassed and b.excluded_by(ctx.config.profile):
+        enabled = f"yes, but inactive under profile {ctx.config.profile}"
     lines = [
         f"{b.id}: {b.name}",
         textwrap.fill(b.description, 96, initial_indent="  ", subsequent_indent="  "),
@@ -170,17 +183,35 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
             count = len(exc.issues)
             ctx.note(f"{target}: {count} problem{'s' if count != 1 else ''}")
         return REFUSED
+    from forge_policy.catalog.lints import lint_behavior_file, lint_catalog
+
+    profile = ctx.config.profile
+    lint = lint_behavior_file if os.path.isfile(target) else lint_catalog
+    warnings = lint(target, profile=profile)
+    failed = bool(warnings) and args.strict
     enabled = sum(b.enabled for b in catalog.behaviors)
     cache = _check_cache(ctx, target, catalog)
     unknown = _unknown_tools(ctx, catalog, quiet=args.json)
     if args.json:
-        result: dict[str, Any] = {"ok": True, "behaviors": len(catalog), "enabled": enabled}
+        result: dict[str, Any] = {
+            "ok": not failed,
+            "behaviors": len(catalog),
+            "enabled": enabled,
+            "warnings": [i.to_dict() for i in warnings],
+        }
         if cache is not None:
             result["cache"] = cache
         result["unknown_tools"] = unknown
         ctx.print_json(result)
-        return OK
-    ctx.print(f"ok: {target}: {len(catalog)} behaviors, {enabled} enabled")
+        return REFUSED if failed else OK
+    for issue in warnings:
+        ctx.print(f"{'error' if args.strict else 'warning'}: {issue}")
+    if failed:
+        count = len(warnings)
+        ctx.note(f"{target}: {count} lint{'s' if count != 1 else ''} (--strict)")
+        return REFUSED
+    lints = f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''}" if warnings else ""
+    ctx.print(f"ok: {target}: {len(catalog)} behaviors, {enabled} enabled{lints}")
     if cache is not None and cache["ignored"]:
         for entry in cache["ignored"]:
             ctx.print(f"cache: ignored {entry['path']}: {entry['reason']}")
@@ -237,6 +268,8 @@ def cmd_toggle(args: Namespace, ctx: Context) -> int:
         changed = set_session_enabled(ctx.evaluator, args.session, args.behavior_id, args.enabled)
         state = "" if changed else " (it already was)"
         ctx.print(f"{args.behavior_id} is {word} for session {args.session}{state}")
+        if args.enabled:
+            _inactive_note(ctx, args.behavior_id)
         return OK
     from forge_policy.ops.admin import set_project_enabled
 
@@ -246,7 +279,19 @@ def cmd_toggle(args: Namespace, ctx: Context) -> int:
     state = "" if changed else " (it already was)"
     index = os.path.join(folder, "index.yaml")
     ctx.print(f"{args.behavior_id} is {word} for the project in {index}{state}")
+    if args.enabled:
+        _inactive_note(ctx, args.behavior_id)
     return OK
+
+
+def _inactive_note(ctx: Context, behavior_id: str) -> None:
+    """``on`` must not look like success when the active profile leaves the behavior out."""
+    from forge_policy.catalog.lints import inactive_note
+    from forge_policy.ops.admin import find_behavior
+
+    behavior = find_behavior(ctx.config.load_catalog(), behavior_id)
+    if behavior.excluded_by(ctx.config.profile):
+        ctx.note(f"warning: {behavior_id} is {inactive_note(behavior.spec, ctx.config.profile)}")
 
 
 def cmd_tuning(args: Namespace, ctx: Context) -> int:

@@ -126,7 +126,11 @@ def _print_session(ctx: Context, session: Status) -> None:
         rows.append(
             [
                 behavior_id,
-                "on" if b.enabled else "off",
+                "off"
+                if not b.enabled
+                else f"inactive (profile {b.inactive_under})"
+                if b.inactive_under
+                else "on",
                 b.counter,
                 b.level.label if b.level is not None else None,
                 b.next_threshold if b.next_threshold is not None else "max",
@@ -173,10 +177,17 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
         return USAGE
     else:
         text = sys.stdin.read()
+    from forge_policy._limits import MAX_JSON_DEPTH, json_too_deep
+
+    deep = f"event: nested deeper than {MAX_JSON_DEPTH} levels; refused"  # as the hook refuses it
+    if json_too_deep(text.encode("utf-8", "replace"), MAX_JSON_DEPTH):
+        raise EventError(deep)
     try:
         payload = json.loads(text)
     except ValueError as exc:
         raise EventError(f"event: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise EventError(deep) from None
     if args.session and isinstance(payload, dict):
         payload["session_id"] = args.session
     report = ctx.evaluator.explain(Event.from_claude_code(payload))
@@ -219,6 +230,8 @@ def cmd_override(args: Namespace, ctx: Context) -> int:
     behavior = find_behavior(evaluator.catalog, args.behavior_id)
     if not args.session.strip():
         raise Refused("--session is empty: name the session whose blocked call to let through")
+    if not args.reason.strip():  # the audit log's only account of why the call went through
+        raise Refused("--reason is empty: say why the blocked call may go through")
     try:
         evaluator.check_overridable(args.behavior_id)
     except (KeyError, ValueError) as exc:

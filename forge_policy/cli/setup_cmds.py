@@ -35,6 +35,25 @@ FORGE_WORKER=off; see it with: forge-policy worker status
 """
 
 
+def _port_type(*, any_port: bool) -> Callable[[str], int]:
+    """An argparse type for a TCP port: a bad one is a usage error (exit 2), not a traceback."""
+    import argparse
+
+    from forge_policy.serve import port_problem
+
+    def parse(text: str) -> int:
+        try:
+            port = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"port {text!r} is not a whole number") from None
+        problem = port_problem(port, any_port=any_port)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
+        return port
+
+    return parse
+
+
 def register(command: Callable[..., Any]) -> None:
     """Add this group's commands to the parser."""
     p = command(
@@ -67,7 +86,7 @@ def register(command: Callable[..., Any]) -> None:
     )
     p.add_argument(
         "--port",
-        type=int,
+        type=_port_type(any_port=True),
         default=None,
         help=f"TCP port (default: the one init --serve chose, else {DEFAULT_PORT}; 0: any)",
     )
@@ -102,7 +121,13 @@ def register(command: Callable[..., Any]) -> None:
     p.add_argument(
         "--serve",
         action="store_true",
-        help="use `forge-policy serve`: hooks ask the server, falling back to in-process",
+        help="use `forge-policy serve`: hooks ask the server, falling back to in-process "
+        "(a project already in serve mode stays in it unless --no-serve)",
+    )
+    p.add_argument(
+        "--no-serve",
+        action="store_true",
+        help="leave serve mode: hooks evaluate in-process (or through the warm worker)",
     )
     p.add_argument(
         "--http-only",
@@ -110,7 +135,12 @@ def register(command: Callable[..., Any]) -> None:
         help="with --serve: write Claude Code http hooks (these let every call through when "
         "the server is down)",
     )
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help="serve port")
+    p.add_argument(
+        "--port",
+        type=_port_type(any_port=False),
+        default=None,
+        help=f"serve port (with --serve; default: the one recorded, else {DEFAULT_PORT})",
+    )
     p.add_argument(
         "--no-worker",
         action="store_true",
@@ -162,22 +192,51 @@ def cmd_hook(args: Namespace, ctx: Context) -> int:
     return main(sys.stdin, ctx.out, ctx.err, os.environ, argv)
 
 
+def _serve_mode(args: Namespace, root: str) -> tuple[bool, bool, int] | str:
+    """``(serve, http_only, port)`` for ``init``, or why the options do not go together.
+
+    Without ``--serve`` or ``--no-serve`` a project in serve mode stays in it, with its recorded
+    form and port: ``init --copy-catalog`` must not switch serve mode off on the side.
+    """
+    from forge_policy.serve import port_problem, read_serve_config
+
+    if args.serve and args.no_serve:
+        return "init: --serve and --no-serve exclude each other"
+    if args.http_only and not args.serve:
+        return "init: --http-only needs --serve (it writes serve mode's http hooks)"
+    if args.port is not None and not args.serve:
+        return "init: --port needs --serve"
+    recorded = read_serve_config(root) or {}
+    kept = not args.serve and not args.no_serve and bool(recorded)
+    if kept:
+        port = recorded.get("port")
+        if port_problem(port) is not None or not isinstance(port, int):
+            port = DEFAULT_PORT
+        return True, recorded.get("mode") == "http", port
+    return args.serve, args.http_only, DEFAULT_PORT if args.port is None else args.port
+
+
 def cmd_init(args: Namespace, ctx: Context) -> int:
-    """``forge-policy init [--harness NAME]… [--serve [--http-only]] [--port N] [--no-worker]
-    [--copy-catalog]``."""
+    """``forge-policy init [--harness NAME]… [--serve [--http-only] [--port N] | --no-serve]
+    [--no-worker] [--copy-catalog]``."""
     from pathlib import Path
 
+    from forge_policy.cli.context import USAGE
     from forge_policy.ops.init import init
     from forge_policy.serve import DEFAULT_HOST, TOKEN_ENV, token_path
 
     config = ctx.config
-    serve = args.serve or args.http_only
+    mode = _serve_mode(args, config.root)
+    if isinstance(mode, str):
+        ctx.note(mode)
+        return USAGE
+    serve, http_only, port = mode
     report = init(
         Path(config.project_dir),
         Path(config.root),
         serve=serve,
-        http_only=args.http_only,
-        port=args.port,
+        http_only=http_only,
+        port=port,
         copy_catalog=args.copy_catalog,
         worker=not args.no_worker,
         harnesses=args.harness,
@@ -188,10 +247,14 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         ctx.print("nothing to do: the project was already set up")
     for note in report.notes:
         ctx.print(f"note: {note}")
-    if args.http_only:
+    if serve and not args.serve:
+        ctx.print(
+            f"kept serve mode ({DEFAULT_HOST}:{port}); leave it with: forge-policy init --no-serve"
+        )
+    if http_only:
         ctx.err.write(HTTP_ONLY_WARNING.format(env=TOKEN_ENV, token=token_path(config.root)))
     elif serve:
-        ctx.print(VIA_SERVE_NOTE.format(host=DEFAULT_HOST, port=args.port).rstrip())
+        ctx.print(VIA_SERVE_NOTE.format(host=DEFAULT_HOST, port=port).rstrip())
     elif not args.no_worker and report.changed:
         ctx.print(WORKER_NOTE.format(idle=config.worker_idle).rstrip())
     return OK

@@ -44,6 +44,7 @@ from forge_policy.engine.overrides import (
     live_grant,
     retry_pass,
     user_approvals,
+    waiting_retry,
 )
 from forge_policy.engine.records import decision_record
 from forge_policy.facts._runtime import Partial, Unknown
@@ -421,6 +422,8 @@ class _Chain:
         )
         soft = level is Level.SOFT_BLOCK and not shadow
         grant = live_grant(bstate, now, self.settings.override_window)
+        if grant is not None and waiting_retry(bstate, now, self.settings.override_window):
+            grant = None  # kept for the blocked call's retry: one block, one pass (SPEC §4)
         if soft and grant is not None:  # one blocked call through; the counter stays
             return explicit_pass(event, violation, grant, identity, now, behavior.override)
         window = self.settings.override_window

@@ -545,7 +545,7 @@ class Evaluator:
         state = self.store.load(session_id)
         if state is not None and self._expired(state, self.clock()):
             state = None
-        return status_of(self.catalog, session_id, state)
+        return status_of(self.catalog, session_id, state, self.settings.profile)
 
 
 def _counts(outcome: Outcome) -> bool:

@@ -4,7 +4,9 @@ Four ways one soft-blocked call is let through, each recorded as an override:
 
 - **retry** (:func:`retry_pass`): the same call within the window of its pending block
   (``explicit`` when a live grant is spent on it, ``user`` for an ``override: user`` block);
-- **explicit** (:func:`explicit_pass`): a live grant spent on a call that would soft-block;
+- **explicit** (:func:`explicit_pass`): a live grant spent on a call that would soft-block,
+  unless a blocked call waits for its retry (:func:`waiting_retry`): the grant is then that
+  retry's;
 - **user** (:func:`user_approvals`): the harness reports that the call the user was asked
   about ran (PostToolUse with the same ``tool_use_id``);
 - **harness auto-approval** (:func:`auto_approved`): the harness says the user asked not to be
@@ -75,6 +77,13 @@ def live_grant(bstate: BehaviorState | None, now: float, window: float) -> Grant
     """The behavior's explicit grant if it is still within the window."""
     grant = bstate.grant if bstate is not None else None
     return grant if grant is not None and grant.is_live(now, window) else None
+
+
+def waiting_retry(bstate: BehaviorState | None, now: float, window: float) -> bool:
+    """Whether a blocked call of the behavior waits for its retry within the window: a grant is
+    then the retry's, never spent on another call (else one block would give two passes)."""
+    pending = bstate.pending_block if bstate is not None else None
+    return pending is not None and pending.is_live(now, window)
 
 
 def user_approvals(event: Event, state: SessionState, now: float) -> list[Step]:

@@ -66,6 +66,8 @@ class BehaviorStatus:
     blocks: int = 0
     session_disabled: bool = False
     override_granted: str | None = None
+    #: the active profile when ``applies_to.profiles`` leaves the behavior out (it never runs)
+    inactive_under: str | None = None
 
 
 @attrs.frozen
@@ -90,7 +92,9 @@ class Status:
     last_accessed_at: str | None = None
 
 
-def status_of(catalog: Catalog, session_id: str, state: SessionState | None) -> Status:
+def status_of(
+    catalog: Catalog, session_id: str, state: SessionState | None, profile: str | None = None
+) -> Status:
     """The :class:`Status` of a session from the catalog and its live state (None when it has
     none: give None for an expired state too).
 
@@ -121,6 +125,7 @@ def status_of(catalog: Catalog, session_id: str, state: SessionState | None) -> 
             blocks=bstate.blocks if bstate is not None else 0,
             session_disabled=behavior.id in off,
             override_granted=granted_at if isinstance(granted_at, str) else None,
+            inactive_under=profile if profile and behavior.excluded_by(profile) else None,
         )
     created = state.data.get("created_at")
     accessed = state.data.get("last_accessed_at")
@@ -407,12 +412,15 @@ class CatalogEntry:
     category: str
     tuning: str | None
     name: str
+    #: the active profile when ``applies_to.profiles`` leaves the behavior out (it never runs)
+    inactive_under: str | None = None
 
 
 def catalog_entries(
-    catalog: Catalog, disabled_by: Mapping[str, str] | None = None
+    catalog: Catalog, disabled_by: Mapping[str, str] | None = None, profile: str | None = None
 ) -> tuple[CatalogEntry, ...]:
-    """The :class:`CatalogEntry` of every behavior, in index order."""
+    """The :class:`CatalogEntry` of every behavior, in index order (``inactive_under`` set
+    when ``profile`` is given and leaves the behavior out)."""
     via = disabled_by or {}
     entries = []
     for b in catalog.behaviors:
@@ -426,6 +434,7 @@ def catalog_entries(
                 category=b.category,
                 tuning=tuning if isinstance(tuning, str) else None,
                 name=b.name,
+                inactive_under=profile if profile and b.excluded_by(profile) else None,
             )
         )
     return tuple(entries)
@@ -519,7 +528,7 @@ def to_json(value: object) -> Any:
     ... # doctest: +NORMALIZE_WHITESPACE
     {'enabled': True, 'counter': 1, 'level': 'warning', 'next_threshold': None,
      'pending_block': False, 'overrides': 0, 'blocks': 0, 'session_disabled': False,
-     'override_granted': None}
+     'override_granted': None, 'inactive_under': None}
     """
     return _converter().unstructure(value)
 

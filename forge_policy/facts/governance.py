@@ -614,7 +614,7 @@ def _governance_of(
             data: object = tomllib.loads(text)
         else:
             data = json.loads(text)
-    except ValueError:  # json.JSONDecodeError and tomllib.TOMLDecodeError
+    except (ValueError, RecursionError):  # JSONDecodeError, TOMLDecodeError, deep nesting
         return None
     if not isinstance(data, dict):
         return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 
+from forge_policy._limits import MAX_JSON_DEPTH, json_too_deep
 from forge_policy.errors import HookInputError
 
 TYPE_CHECKING = False
@@ -49,6 +50,8 @@ def parse(raw: bytes) -> object:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise HookInputError(f"input is not UTF-8 (invalid byte at offset {exc.start})") from None
+    if json_too_deep(raw, MAX_JSON_DEPTH):  # later walks (canonical identity, facts) recurse
+        raise HookInputError(f"input is nested deeper than {MAX_JSON_DEPTH} levels; refused")
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -56,7 +59,9 @@ def parse(raw: bytes) -> object:
             f"input is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
     except RecursionError:
-        raise HookInputError("input is not usable JSON: nested too deeply") from None
+        raise HookInputError(
+            f"input is nested deeper than {MAX_JSON_DEPTH} levels; refused"
+        ) from None
     return payload
 
 

@@ -142,8 +142,13 @@ def read(path: Path, lists: Iterable[tuple[str, ...]] = ()) -> tuple[dict[str, A
     if not path.exists():
         return {}, "  "
     text = path.read_text(encoding="utf-8")
+    from forge_policy._limits import MAX_DEPTH, too_deep
+
+    deep = f"{shown(path)}: nested deeper than {MAX_DEPTH} levels; nothing was changed"
     try:
         document = json.loads(text) if text.strip() else {}
+    except RecursionError:
+        raise SetupError(deep) from None
     except json.JSONDecodeError as exc:
         comment = text[exc.pos : exc.pos + 2] in ("//", "/*")
         why = "comments cannot be kept by a rewrite" if comment else exc.msg
@@ -151,6 +156,8 @@ def read(path: Path, lists: Iterable[tuple[str, ...]] = ()) -> tuple[dict[str, A
             f"{shown(path)}:{exc.lineno}:{exc.colno}: not valid JSON ({why}); "
             "fix it first, nothing was changed"
         ) from None
+    if too_deep(document):
+        raise SetupError(deep)
     if not isinstance(document, dict):
         raise SetupError(f"{shown(path)}: expected a JSON object; nothing was changed")
     for keys in lists:

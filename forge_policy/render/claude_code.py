@@ -35,8 +35,7 @@ import json
 
 from forge_policy.events import AFTER_TOOL_EVENTS
 from forge_policy.model import OVERRIDE_BY_USER, OVERRIDE_NEVER, AutoApproval
-from forge_policy.render.outcome import override_notes
-from forge_policy.render.outcome import refusal_reason
+from forge_policy.render.outcome import override_notes, refusal_reason
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

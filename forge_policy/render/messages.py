@@ -27,6 +27,17 @@ if TYPE_CHECKING:
     from forge_policy.model import Event
 
 NUDGE_LIMIT = 120
+#: The fixed template variables (``{counter}``…); ``{facts.NAME}`` and
+#: ``{session.totals.NAME}`` come beside them. ``validate`` warns about any other.
+TEMPLATE_VARIABLES = (
+    "behavior_id",
+    "behavior_name",
+    "counter",
+    "tool_name",
+    "level",
+    "threshold",
+    "hint",
+)
 #: The last line of every hard block's reason.
 CANNOT_OVERRIDE = "This block cannot be overridden."
 #: The last line of a soft block of an ``override: user`` behavior.

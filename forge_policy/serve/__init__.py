@@ -99,12 +99,28 @@ def read_token(root: str | os.PathLike[str]) -> str | None:
     return token or None
 
 
+def port_problem(port: object, *, any_port: bool = False) -> str | None:
+    """Why ``port`` is not a TCP port to listen on (0, "any free port", only with ``any_port``).
+
+    >>> port_problem(70000)
+    'port 70000 is out of range: expected 1-65535'
+    >>> port_problem(0, any_port=True) is None
+    True
+    """
+    low = 0 if any_port else 1
+    if not isinstance(port, int) or isinstance(port, bool):
+        return f"port {port!r} is not a whole number"
+    if not low <= port <= 65535:
+        return f"port {port} is out of range: expected {low}-65535"
+    return None
+
+
 def read_serve_config(root: str | os.PathLike[str]) -> dict[str, object] | None:
     """``<root>/runtime/serve.json`` (host, port, mode) as written by ``init --serve``."""
     try:
         with open(_runtime(root, SERVE_FILE), encoding="utf-8") as file:
             config = json.load(file)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return config if isinstance(config, dict) else None
 
@@ -130,8 +146,11 @@ def _address(root: str | os.PathLike[str]) -> tuple[str, int, str]:
     if token is None:
         raise ServeUnavailable(f"no serve token at {token_path(root)}")
     host, port = config.get("host", DEFAULT_HOST), config.get("port", DEFAULT_PORT)
-    if not isinstance(host, str) or not isinstance(port, int) or isinstance(port, bool):
-        raise ServeUnavailable("serve.json: host must be a string and port a number")
+    if not isinstance(host, str):
+        raise ServeUnavailable("serve.json: host must be a string")
+    problem = port_problem(port)
+    if problem is not None or not isinstance(port, int):
+        raise ServeUnavailable(f"serve.json: {problem}")
     return host, port, token
 
 

@@ -33,6 +33,7 @@ from forge_policy.serve import (
     HEALTH_PATH,
     HOOK_PATH,
     MAX_BODY,
+    port_problem,
     read_serve_config,
     read_token,
     token_path,
@@ -311,6 +312,9 @@ def serve_forever(
     if port is None:
         recorded = (read_serve_config(config.root) or {}).get("port")
         port = recorded if isinstance(recorded, int) else DEFAULT_PORT
+    problem = port_problem(port, any_port=True)
+    if problem is not None:  # bind() would raise OverflowError, not OSError
+        raise Refused(f"cannot listen on {DEFAULT_HOST}: {problem}")
     app = App(config, token, max_body=max_body)
     try:
         server = Server(port, app, verbose=verbose)

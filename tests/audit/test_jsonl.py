@@ -369,3 +369,14 @@ def test_records_since_reads_only_the_recent_tail(log: Path) -> None:
         handle.write(b'{"kind": "blo')
     assert [r["i"] for r in sink.records_since(1_000.0 + 998)] == [998, 999]
     assert JsonlAuditSink(log.with_name("missing.log")).records_since(0.0) == []
+
+
+def test_a_line_nested_too_deeply_is_a_finding_not_a_crash(log: Path) -> None:
+    """Issue 15: every JSON a command reads is depth-safe; a tampered line is a finding."""
+    sink = filled(log, 3)
+    rows = lines(log)
+    rows[1] = b'{"seq": 2, "x": ' + b"[" * 100000 + b"]" * 100000 + b"}"
+    write_lines(log, rows)
+    report = sink.verify()
+    assert not report.ok
+    assert report.problems[0] == "line 2: not a JSON object with a seq"
