@@ -139,7 +139,7 @@ def test_validate_warns_of_tools_no_harness_has(project: Project) -> None:
         "typos": behavior_yaml(
             "typos",
             triggers="    - event: PreToolUse\n      matcher: Shell|Bsh|Bash|mcp__gh__pr\n",
-            extra="applies_to:\n  tools: [run_shell_command]\n",
+            extra="applies_to:\n  tools: [run_shell_command, Bash]\n",  # the trigger can fire
         )
     }
     write_catalog(project.path / "mine", typos)

@@ -36,7 +36,7 @@ import attrs
 from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE
 from forge_policy.catalog.dsl import matcher_names
 from forge_policy.catalog.loader import BUILTIN_DIR, read_catalog
-from forge_policy.catalog.schema import BehaviorDoc, IndexEntryDoc
+from forge_policy.catalog.schema import BehaviorDoc, BehaviorTestEventDoc, IndexEntryDoc
 from forge_policy.catalog.structuring import dotted, near, validate_behavior
 from forge_policy.catalog.yaml_io import display, position, read_yaml
 from forge_policy.errors import Issue
@@ -86,6 +86,11 @@ def _nested(type_: Any) -> type | None:
     return None
 
 
+#: Documents whose other keys are data, not fields: a test event is a Claude Code payload
+#: (its own structuring hook already refuses a near miss of a payload key).
+FREE_FORM: tuple[type, ...] = (BehaviorTestEventDoc,)
+
+
 def unknown_keys(
     value: Any, cls: type, document: Any, file: str, path: tuple[str | int, ...] = ()
 ) -> list[Issue]:
@@ -93,7 +98,7 @@ def unknown_keys(
 
     They are kept in the file and ignored by the engine; a near miss already failed to load.
     """
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or cls in FREE_FORM:
         return []
     hints = get_type_hints(cls)
     known = {a.name for a in attrs.fields(cls)}

@@ -124,6 +124,8 @@ _CLAUDE_TOOLS = (
     "Agent",
     "Task",
     "TodoWrite",
+    "TaskCreate",  # the task tools that replaced TodoWrite (respect-todo-state reads them)
+    "TaskUpdate",
     "AskUserQuestion",
     "ExitPlanMode",
 )
