@@ -13,9 +13,8 @@ from forge_policy.testing.conformance import AuditSinkSuite, RuntimeStoreSuite
 
 pytest.importorskip("psycopg", reason="psycopg not installed (the postgres extra)")
 
-from forge_policy.audit.postgres import PostgresAuditSink  # noqa: E402
-from forge_policy.stores.postgres import PostgresStore  # noqa: E402
-
+from forge_policy.audit.postgres import PostgresAuditSink
+from forge_policy.stores.postgres import PostgresStore
 
 #: Each way the store can run: row or advisory locking, one connection or a pool.
 VARIANTS = {
