@@ -124,6 +124,7 @@ class PostgresStore:
         self._inherited: list[object] = []
         self._closed = False
         self._next_purge = 0.0
+        self._unreachable = False
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.where!r})"
@@ -206,10 +207,16 @@ class PostgresStore:
         """A connection for one call: the store's own (held under its lock), or the pool's."""
         if self.pool_size > 1:
             pool = self._open_pool()
+            # waiting for a pooled connection is waiting for the server: bounded like a lock
+            # wait, and short while the server is known to be unreachable (every event would
+            # wait in full otherwise), until a connection is had again
+            wait = 0.2 if self._unreachable else min(self.lock_timeout, _pg.CONNECT_TIMEOUT)
             try:
-                conn = pool.getconn()
+                conn = pool.getconn(timeout=wait)
             except Exception as exc:
+                self._unreachable = pool.get_stats().get("pool_size", 0) == 0
                 raise self._error(exc, "cannot connect") from exc
+            self._unreachable = False
             try:
                 yield conn
             finally:
