@@ -20,7 +20,7 @@ from tests.pg_server import PASSWORD
 
 pytest.importorskip("psycopg", reason="psycopg not installed (the postgres extra)")
 
-from forge_policy.stores.postgres import PostgresStore  # noqa: E402
+from forge_policy.stores.postgres import PostgresStore
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,7 @@ def test_a_password_env_reference_is_resolved_only_to_connect(pg: Any, pg_dsn: s
     assert store.session_ids() == []
     assert PASSWORD not in repr(store) and "password_env=FORGE_TEST_PGPW" in repr(store)
     store.close()
-    with pytest.raises(ConfigError, match="FORGE_STORE: .*'FORGE_TEST_PGPW', which is not set"):
+    with pytest.raises(ConfigError, match=r"FORGE_STORE: .*'FORGE_TEST_PGPW', which is not set"):
         Config.from_env({"FORGE_STORE": reference}, cwd=str(pg.base)).open_store()
     assert resolve("host=h password_env=X", {"X": "it's"}) == "host=h password='it\\'s'"
 

@@ -22,12 +22,14 @@ from tests.hookrun import ClientProject, stop_workers, worker_pids
 
 pytest.importorskip("psycopg", reason="psycopg not installed (the postgres extra)")
 
-from forge_policy.audit.postgres import PostgresAuditSink  # noqa: E402
-from forge_policy.stores.postgres import PostgresStore  # noqa: E402
+from forge_policy.audit.postgres import PostgresAuditSink
+from forge_policy.stores.postgres import PostgresStore
 
 STREAMS = 16
 # read at import: the suite's autouse fixture clears FORGE_* before each test
-EVENTS = 500 if os.environ.get("FORGE_PG_STRESS") else 15
+EVENTS = int(
+    os.environ.get("FORGE_PG_STRESS_EVENTS", 500 if os.environ.get("FORGE_PG_STRESS") else 15)
+)
 
 
 @pytest.fixture
@@ -72,27 +74,32 @@ def test_two_hosts_count_every_violation_and_grant_each_override_once(
     assert state is not None and state.behavior("nudger").counter == STREAMS * EVENTS
     assert laptop.requests() > EVENTS and vps.requests() > EVENTS  # both workers answered
 
-    # a block on the laptop, then 8 identical retries at once from both hosts: the calls are
-    # serialised, so blocks and overrides alternate — each override lets exactly one call by
+    # a block on the laptop, then 8 identical retries at once from both hosts. Serialised, they
+    # alternate: each pending block lets exactly one retry by and the next identical call is a
+    # new violation (B P B P …). A retry whose clock reading predates the block it waits behind
+    # is a new violation too (the window starts at the block), so only these hold for sure:
     retry = laptop.bash("echo soft-me now")
     assert _denied(laptop.call(retry).stdout)
 
-    def again(n: int) -> bool:
+    def again(n: int) -> Any:
         host = hosts[n % 2]
-        return _denied(host.call({**retry, "tool_use_id": f"toolu_retry_{n}"}).stdout)
+        return host.call({**retry, "tool_use_id": f"toolu_retry_{n}"})
 
     with ThreadPoolExecutor(8) as pool:
-        denied = list(pool.map(again, range(8)))
-    assert denied.count(False) == 4 and denied.count(True) == 4  # 9 calls: B P B P B P B P B
+        retried = list(pool.map(again, range(8)))
+    assert [a.stderr for a in retried if a.stderr] == []
+    passes = [_denied(a.stdout) for a in retried].count(False)
+    blocks = 1 + 8 - passes
     with PostgresStore(pg_dsn) as store:
         softy = store.load(laptop.session).behavior("softy")  # type: ignore[union-attr]
     sink = PostgresAuditSink(pg_dsn)
     overrides = [r for r in sink.records() if r["kind"] == "override"]
-    assert len(overrides) == 4 == len({r["override_id"] for r in overrides})
+    assert 1 <= passes <= 4 and passes < blocks  # never two passes on one block
+    assert len(overrides) == passes == len({r["override_id"] for r in overrides})
     assert sorted(o["override_id"] for o in softy.overrides) == sorted(
         r["override_id"] for r in overrides
     )
-    assert softy.counter == 5
+    assert softy.counter == blocks  # every refused call counted, on whichever host
 
     # an explicit override granted on the VPS lets the laptop's next blocked call through, once
     granted = vps.run_cli(
