@@ -66,6 +66,10 @@ def _writer(kind: str, target: str, catalog_dir: str, session: str, events: int,
     return latencies
 
 
+def _report(out: Any, *args: Any) -> None:
+    out.put(_writer(*args))
+
+
 def writers(targets: dict[str, str], catalog_dir: str, events: int) -> list[str]:
     rows = [
         "| store | writers | sessions | events/s | p50 ms | p99 ms | counter check |",
@@ -79,10 +83,12 @@ def writers(targets: dict[str, str], catalog_dir: str, events: int) -> list[str]
                 sessions = [tag if shared else f"{tag}-{w}" for w in range(n)]
                 go, out = ctx.Event(), ctx.SimpleQueue()
 
-                def run(session: str, go: Any = go, out: Any = out) -> None:
-                    out.put(_writer(kind, target, catalog_dir, session, events, go))
-
-                procs = [ctx.Process(target=run, args=(s,)) for s in sessions]
+                procs = [
+                    ctx.Process(
+                        target=_report, args=(out, kind, target, catalog_dir, s, events, go)
+                    )
+                    for s in sessions
+                ]
                 for proc in procs:
                     proc.start()
                 time.sleep(1.0 + n * 0.1)  # every writer connected and waiting
