@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from forge_policy.errors import ConfigError, LockTimeout, StoreError
 
@@ -55,7 +55,9 @@ def mask(dsn: str) -> str:
                 userinfo = userinfo.split(":", 1)[0] + ":****"
             netloc = f"{userinfo}@{host}"
         query = [(k, "****" if k == "password" else v) for k, v in parse_qsl(parts.query, True)]
-        return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query, safe="*/:")))
+        return urlunsplit(
+            parts._replace(netloc=netloc, query=urlencode(query, safe="*/:", quote_via=quote))
+        )
     return _KV_PASSWORD.sub(lambda m: m.group(1) + "****", dsn)
 
 
@@ -75,7 +77,8 @@ def resolve(dsn: str, environ: Mapping[str, str] | None = None) -> str:
             return dsn
         rest = [(k, v) for k, v in query if k != "password_env"]
         rest.append(("password", _secret(names[-1], env, dsn)))
-        return urlunsplit(parts._replace(query=urlencode(rest)))
+        # %20 for a space, as libpq decodes it (it reads "+" as itself)
+        return urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote)))
     found = re.search(r"\bpassword_env\s*=\s*(\S+)", dsn)
     if found is None:
         return dsn

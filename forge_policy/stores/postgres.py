@@ -33,7 +33,7 @@ import os
 import threading
 import time
 
-from forge_policy.errors import StoreError
+from forge_policy.errors import ConfigError, StoreError
 from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, is_expired
 from forge_policy.stores import _pg
@@ -125,6 +125,7 @@ class PostgresStore:
         self._closed = False
         self._next_purge = 0.0
         self._unreachable = False
+        self._migrated = False
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.where!r})"
@@ -218,6 +219,13 @@ class PostgresStore:
                 raise self._error(exc, "cannot connect") from exc
             self._unreachable = False
             try:
+                if not self._migrated:
+                    _pg.migrate(conn, "store", MIGRATIONS, self.where)
+                    self._migrated = True
+            except Exception as exc:
+                pool.putconn(conn)
+                raise self._error(exc, "cannot migrate") from exc
+            try:
                 yield conn
             finally:
                 _rollback(conn)
@@ -236,7 +244,10 @@ class PostgresStore:
         if self._conn is not None and (self._conn.closed or self._conn.broken):
             self._conn = None
         if self._conn is None:
-            _pg.need_psycopg("FORGE_STORE")
+            try:
+                _pg.need_psycopg("FORGE_STORE")
+            except ConfigError as exc:  # inside a transaction: the evaluator's error family
+                raise StoreError(str(exc)) from exc
             try:
                 conn = _pg.connect(
                     self.dsn, self.lock_timeout, self.statement_timeout, self.environ
@@ -257,42 +268,41 @@ class PostgresStore:
         return self._conn
 
     def _open_pool(self) -> psycopg_pool.ConnectionPool[Any]:
+        """The pool, created on first use; it connects in the background, so a server that is
+        down makes :meth:`_session` wait (boundedly) for a connection, not this."""
         with self._lock:
             if self._closed:
                 raise StoreError(f"{self.where}: the store is closed")
             if self._pool is None or self._pid != os.getpid():
-                _pg.need_psycopg("FORGE_STORE")
-                import psycopg_pool
-
+                try:
+                    import psycopg_pool
+                except ImportError as exc:
+                    raise StoreError(
+                        f"{self.where}: a pool needs psycopg-pool: "
+                        "pip install 'forge-policy[postgres]'"
+                    ) from exc
                 if self._pool is not None:
-                    self._inherited.append(self._pool)
+                    self._inherited.append(self._pool)  # a forked child leaves it alone
                 settings = _pg.session_settings(self.lock_timeout, self.statement_timeout)
 
                 def configure(conn: psycopg.Connection[Any]) -> None:
                     conn.execute(*settings)
 
                 try:
-                    conninfo = _pg.resolve(self.dsn, self.environ)
-                    pool = psycopg_pool.ConnectionPool(
-                        conninfo,
+                    self._pool = psycopg_pool.ConnectionPool(
+                        _pg.resolve(self.dsn, self.environ),
                         min_size=1,
                         max_size=self.pool_size,
                         kwargs={"autocommit": True, "connect_timeout": _pg.CONNECT_TIMEOUT},
                         configure=configure,
                         check=psycopg_pool.ConnectionPool.check_connection,
-                        timeout=self.statement_timeout,
                         open=False,
                     )
-                    pool.open(wait=True, timeout=float(_pg.CONNECT_TIMEOUT))
-                    with pool.connection() as conn:
-                        _pg.migrate(conn, "store", MIGRATIONS, self.where)
-                except StoreError:
-                    raise
+                    self._pool.open(wait=False)
                 except Exception as exc:
-                    with contextlib.suppress(Exception):
-                        pool.close()
+                    self._pool = None
                     raise self._error(exc, "cannot connect") from exc
-                self._pool, self._pid = pool, os.getpid()
+                self._pid, self._migrated = os.getpid(), False
             return self._pool
 
     def _discard(self, conn: psycopg.Connection[Any]) -> None:
