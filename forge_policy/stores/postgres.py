@@ -163,8 +163,12 @@ class PostgresStore:
         raise StoreError(f"{self.where}: the connection was lost twice")  # pragma: no cover
 
     def load(self, session_id: str) -> SessionState | None:
-        with self._session() as conn:
-            row = self._run(conn, "SELECT data FROM forge_sessions WHERE id = %s", (session_id,))
+        row = self._read(
+            lambda conn: conn.execute(
+                "SELECT data FROM forge_sessions WHERE id = %s", (session_id,)
+            ).fetchone(),
+            "cannot read the session",
+        )
         if row is None:
             return None
         state = _parse(row[0])
@@ -173,13 +177,14 @@ class PostgresStore:
         return state
 
     def session_ids(self) -> list[str]:
-        with self._session() as conn:
-            try:
-                # the C collation sorts by code point, as Python does
-                rows = conn.execute('SELECT id FROM forge_sessions ORDER BY id COLLATE "C"')
-                return [row[0] for row in rows]
-            except Exception as exc:
-                raise self._error(exc, "cannot list sessions") from exc
+        # the C collation sorts by code point, as Python does
+        rows = self._read(
+            lambda conn: conn.execute(
+                'SELECT id FROM forge_sessions ORDER BY id COLLATE "C"'
+            ).fetchall(),
+            "cannot list sessions",
+        )
+        return [row[0] for row in rows]
 
     def purge(self, now: float, ttl: float) -> int:
         with self._session() as conn:
@@ -202,6 +207,20 @@ class PostgresStore:
         self.close()
 
     # -- connections -----------------------------------------------------------------------
+
+    def _read(self, query: Callable[[psycopg.Connection[Any]], Any], doing: str) -> Any:
+        """One read-only statement; a connection found dead is replaced once (a read decides
+        nothing, so it may run again)."""
+        for attempt in (1, 2):
+            with self._session() as conn:
+                try:
+                    return query(conn)
+                except Exception as exc:
+                    if attempt == 1 and _pg.is_disconnect(exc, conn):
+                        self._discard(conn)
+                        continue
+                    raise self._error(exc, doing) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @contextlib.contextmanager
     def _session(self) -> Any:

@@ -138,5 +138,14 @@ def test_a_dropped_connection_is_replaced_without_losing_a_count(
             (dbname,),
         ).fetchone()
     assert killed is not None and killed[0] >= 1
+    loaded = store.load(SESSION)  # a read on the dead connection: replaced, read again
+    assert loaded is not None and loaded.behavior("b").counter == 1
     assert [store.transact(SESSION, bump) for _ in range(3)] == [2, 3, 4]
+    with pg.admin() as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND pid <> pg_backend_pid()",
+            (dbname,),
+        )
+    assert [store.transact(SESSION, bump) for _ in range(2)] == [5, 6]  # and a write too
     store.close()
