@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from forge_policy.audit.base import AuditSink
     from forge_policy.audit.jsonl import JsonlAuditSink
     from forge_policy.audit.memory import MemoryAuditSink
+    from forge_policy.audit.postgres import PostgresAuditSink
     from forge_policy.audit.sqlite import SQLiteAuditSink
     from forge_policy.audit.verify import VerifyReport
     from forge_policy.catalog import builtin_catalog, load_catalog
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from forge_policy.stores.base import RuntimeStore
     from forge_policy.stores.file import FileStore
     from forge_policy.stores.memory import MemoryStore
+    from forge_policy.stores.postgres import PostgresStore
     from forge_policy.stores.sqlite import SQLiteStore
 
 __version__ = "0.1.0"
@@ -88,6 +90,8 @@ _EXPORTS: dict[str, str] = {
     "MemoryStore": "forge_policy.stores.memory",
     "OverrideRecord": "forge_policy.engine.reports",
     "RuntimeStore": "forge_policy.stores.base",
+    "PostgresAuditSink": "forge_policy.audit.postgres",
+    "PostgresStore": "forge_policy.stores.postgres",
     "SQLiteAuditSink": "forge_policy.audit.sqlite",
     "SQLiteStore": "forge_policy.stores.sqlite",
     "SessionState": "forge_policy.state",
@@ -130,6 +134,8 @@ __all__ = [
     "MemoryStore",
     "OverrideGrant",
     "OverrideRecord",
+    "PostgresAuditSink",
+    "PostgresStore",
     "RuntimeStore",
     "SQLiteAuditSink",
     "SQLiteStore",

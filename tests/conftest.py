@@ -69,3 +69,21 @@ def dotforge_dir() -> Path:
     if not (DOTFORGE / "index.yaml").is_file():
         pytest.skip(f"dotforge compatibility data not found at {DOTFORGE}")
     return DOTFORGE
+
+
+@pytest.fixture(scope="session")
+def pg() -> Any:
+    """A throwaway PostgreSQL cluster for the whole run (``tests/pg_server.py``); a skip
+    naming what is missing when psycopg or the server binaries are absent."""
+    pytest.importorskip("psycopg", reason="psycopg not installed (the postgres extra)")
+    from tests.pg_server import PgServer
+
+    server = PgServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def pg_dsn(pg: Any) -> str:
+    """The DSN of a new, empty database on the test cluster."""
+    return str(pg.database())

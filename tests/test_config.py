@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,10 +105,17 @@ def test_near_miss_profile_gets_a_suggestion() -> None:
         Config.from_env(env(FORGE_PROFILE="strcit"), cwd="/p")
 
 
-def test_postgres_without_the_extra_names_it(tmp_path: Path) -> None:
-    config = Config.from_env(env(FORGE_STORE="postgresql://u@h/db"), cwd=str(tmp_path))
-    with pytest.raises(ConfigError, match=r"pip install 'forge-policy\[postgres\]'"):
+def test_postgres_without_the_extra_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the extra were not installed
+    config = Config.from_env(
+        env(FORGE_STORE="postgresql://u@h/db", FORGE_AUDIT="postgresql://u@h/db"), str(tmp_path)
+    )
+    with pytest.raises(ConfigError, match=r"FORGE_STORE: .*pip install 'forge-policy\[postgres\]'"):
         config.open_store()
+    with pytest.raises(ConfigError, match=r"FORGE_AUDIT: .*pip install 'forge-policy\[postgres\]'"):
+        config.open_audit()
 
 
 def test_disable_list_and_seed_aliases() -> None:

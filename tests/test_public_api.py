@@ -37,6 +37,8 @@ EXPECTED = {
     "MemoryAuditSink",
     "MemoryStore",
     "OverrideRecord",
+    "PostgresAuditSink",
+    "PostgresStore",
     "RuntimeStore",
     "SQLiteAuditSink",
     "SQLiteStore",
@@ -66,11 +68,13 @@ def test_backends_satisfy_the_protocols(tmp_path: Path) -> None:
         fp.MemoryStore(),
         fp.FileStore(tmp_path / "state.json"),
         fp.SQLiteStore(tmp_path / "state.db"),
+        fp.PostgresStore("postgresql://u@localhost/db"),  # connects on first use only
     ]
     sinks = [
         fp.MemoryAuditSink(),
         fp.JsonlAuditSink(tmp_path / "audit.log"),
         fp.SQLiteAuditSink(tmp_path / "audit.db"),
+        fp.PostgresAuditSink("postgresql://u@localhost/db"),
     ]
     assert all(isinstance(store, fp.RuntimeStore) for store in stores)
     assert all(isinstance(sink, fp.AuditSink) for sink in sinks)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from forge_policy.audit.insights import override_ids, summarize
     from forge_policy.audit.jsonl import JsonlAuditSink
     from forge_policy.audit.memory import MemoryAuditSink
+    from forge_policy.audit.postgres import PostgresAuditSink
     from forge_policy.audit.sqlite import SQLiteAuditSink
     from forge_policy.audit.verify import VerifyReport
 
@@ -34,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "Checkpointed": "forge_policy.audit.base",
     "JsonlAuditSink": "forge_policy.audit.jsonl",
     "MemoryAuditSink": "forge_policy.audit.memory",
+    "PostgresAuditSink": "forge_policy.audit.postgres",
     "RecordsSince": "forge_policy.audit.base",
     "SQLiteAuditSink": "forge_policy.audit.sqlite",
     "SessionRecords": "forge_policy.audit.base",
@@ -48,6 +50,7 @@ __all__ = [
     "Checkpointed",
     "JsonlAuditSink",
     "MemoryAuditSink",
+    "PostgresAuditSink",
     "RecordsSince",
     "SQLiteAuditSink",
     "SessionRecords",

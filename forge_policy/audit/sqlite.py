@@ -31,16 +31,8 @@ import time
 from pathlib import Path
 
 from forge_policy._time import iso
-from forge_policy.audit.verify import (
-    CHAIN_KEYS,
-    GENESIS,
-    Appended,
-    ChainChecker,
-    VerifyReport,
-    canonical,
-    encode_line,
-    line_hash,
-)
+from forge_policy.audit._rows import chain_rows, verify_rows
+from forge_policy.audit.verify import CHAIN_KEYS, GENESIS, Appended, VerifyReport
 from forge_policy.errors import AuditError, AuditIntegrityError
 
 TYPE_CHECKING = False
@@ -149,14 +141,8 @@ class SQLiteAuditSink:
                         "log_seq": seq,
                     }
                     batch = [note, *batch]
-                rows = []
-                for record in batch:
-                    seq += 1
-                    digest = line_hash(encode_line(record, seq, prev))
-                    rows.append(
-                        (seq, *_columns(record), canonical(record).decode("utf-8"), prev, digest)
-                    )
-                    prev = digest
+                rows, prev = chain_rows(batch, seq, prev)
+                seq += len(rows)
                 conn.executemany(
                     "INSERT INTO audit (seq, ts, kind, override_id, session_id, "
                     "record, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -240,7 +226,7 @@ class SQLiteAuditSink:
         """Check every row: JSON, ``seq`` continuity, the hash chain, the columns, that no
         row was deleted from the end, and the sessions' ``checkpoints``."""
         if not self._exists():
-            return ChainChecker(checkpoints).report()
+            return verify_rows((), None, checkpoints)
         with self._lock, _mapped(self.path, "verify"):
             conn = self._connect()
             conn.execute("BEGIN")
@@ -254,26 +240,7 @@ class SQLiteAuditSink:
                 ).fetchone()
             finally:
                 conn.execute("COMMIT")
-        checker = ChainChecker(checkpoints)
-        extra: list[str] = []
-        for seq, ts, kind, override_id, session_id, text, prev_hash, digest in rows:
-            where = f"row seq {seq}"
-            try:
-                record = json.loads(text)
-            except (ValueError, RecursionError):
-                record = None
-            if isinstance(record, dict):
-                line = canonical({**record, "seq": seq, "prev": prev_hash})
-                if (ts, kind, override_id, session_id) != _columns(record):
-                    extra.append(f"{where}: columns do not match the record (edited)")
-            else:
-                line = str(text).encode("utf-8", "replace")
-            checker.check(where, line)
-            if line_hash(line) != digest:
-                extra.append(f"{where}: hash does not match the record (edited)")
-        if top is not None:
-            checker.check_head((int(top[0]), checker.last_hash), f"row seq {checker.last_seq}")
-        return checker.report(False, extra)
+        return verify_rows(rows, None if top is None else int(top[0]), checkpoints)
 
     def close(self) -> None:
         """Close the connection (it reopens on the next call)."""
@@ -281,20 +248,6 @@ class SQLiteAuditSink:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def _columns(record: dict[str, Any]) -> tuple[str | None, str, str | None, str | None]:
-    """``(ts, kind, override_id, session_id)`` of a record, as stored beside it."""
-    return (
-        _text(record.get("timestamp")),
-        str(record.get("kind", "")),
-        _text(record.get("override_id")),
-        _text(record.get("session_id")),
-    )
 
 
 class _mapped:

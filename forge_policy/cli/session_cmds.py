@@ -70,6 +70,10 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
         ctx.print("no live sessions")
     for session in sessions:
         _print_session(ctx, session)
+    for name, backend in (("store", ctx.evaluator.store), ("audit", ctx.evaluator.audit)):
+        where = getattr(backend, "where", None)  # a shared database's DSN, password masked
+        if isinstance(where, str):
+            ctx.print(f"{name}: {type(backend).__name__} {where}")
     problems = audit["problems"]
     if isinstance(problems, list) and problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

@@ -9,6 +9,9 @@ variable                            meaning (default)
 ``FORGE_STORE``                     ``file`` (``<root>/runtime/state.json``), ``sqlite:PATH``
                                     (``<root>/runtime/state.db`` when PATH is empty),
                                     ``postgresql://…``, ``memory``
+``FORGE_AUDIT``                     ``file`` (``<root>/audit/overrides.log``), ``sqlite:PATH``
+                                    (``<root>/audit/audit.db`` when PATH is empty),
+                                    ``postgresql://…`` (file)
 ``FORGE_SESSION_TTL_SECONDS``       session expiry after last access (86400)
 ``FORGE_OVERRIDE_WINDOW_SECONDS``   override-by-retry window (60)
 ``FORGE_LOCK_TIMEOUT``              store lock / busy timeout in seconds (15)
@@ -103,6 +106,7 @@ class Config:
     root: str = attrs.field(converter=_absolute)
     behaviors_dir: str | None = None
     store: str = "file"
+    audit: str = "file"
     ttl: float = 86400.0
     override_window: float = 60.0
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
@@ -144,6 +148,7 @@ class Config:
             root=root,
             behaviors_dir=place(behaviors) if behaviors else None,
             store=_store_spec(get("FORGE_STORE") or "file", place),
+            audit=_audit_spec(get("FORGE_AUDIT") or "file", place),
             ttl=_seconds("FORGE_SESSION_TTL_SECONDS", get, 86400.0, positive=True),
             override_window=_seconds("FORGE_OVERRIDE_WINDOW_SECONDS", get, 60.0),
             lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, DEFAULT_LOCK_TIMEOUT),
@@ -207,7 +212,21 @@ class Config:
         return CatalogCache(self.cache_paths()).load(self.catalog_dir or BUILTIN_DIR)
 
     def open_audit(self) -> AuditSink:
-        """The JSONL audit log ``<root>/audit/overrides.log``, opened on first use."""
+        """The configured audit sink (``FORGE_AUDIT``), opened on first use: by default the
+        JSONL log ``<root>/audit/overrides.log``."""
+        spec = self.audit
+        if spec.startswith("sqlite:"):
+            from forge_policy.audit.sqlite import SQLiteAuditSink
+
+            path = spec[len("sqlite:") :] or os.path.join(self.root, "audit", "audit.db")
+            return SQLiteAuditSink(path, timeout=self.lock_timeout)
+        if spec != "file":
+            from forge_policy.audit.postgres import PostgresAuditSink
+
+            _check_postgres("FORGE_AUDIT", spec, self.environ or os.environ)
+            return PostgresAuditSink(
+                spec, lock_timeout=self.lock_timeout, environ=self.environ or None
+            )
         from forge_policy.audit.lazy import LazyJsonlSink
 
         return LazyJsonlSink(
@@ -215,9 +234,15 @@ class Config:
         )
 
     def open_store(
-        self, *, audit: AuditSink | None = None, clock: Callable[[], float] = time.time
+        self,
+        *,
+        audit: AuditSink | None = None,
+        clock: Callable[[], float] = time.time,
+        pool_size: int = 1,
     ) -> RuntimeStore:
-        """The configured store; a recovered corrupt state file is reported to ``audit``."""
+        """The configured store; a recovered corrupt state file is reported to ``audit``.
+        ``pool_size`` > 1 gives a PostgreSQL store a connection pool (the worker and serve,
+        whose threads share it); a cold hook process keeps the default, one connection."""
         spec = self.store
         if spec == "memory":
             from forge_policy.stores.memory import MemoryStore
@@ -247,13 +272,31 @@ class Config:
                 ttl=self.ttl,
                 clock=clock,
             )
-        return _postgres(spec, self.lock_timeout)
+        from forge_policy.stores.postgres import PostgresStore
+
+        _check_postgres("FORGE_STORE", spec, self.environ or os.environ)
+        return PostgresStore(
+            spec,
+            lock_timeout=self.lock_timeout,
+            pool_size=pool_size,
+            on_recovery=(lambda record: report([record])) if report else None,
+            ttl=self.ttl,
+            clock=clock,
+            environ=self.environ or None,
+        )
 
     def build_evaluator(
-        self, *, catalog: Catalog | None = None, clock: Callable[[], float] = time.time
+        self,
+        *,
+        catalog: Catalog | None = None,
+        clock: Callable[[], float] = time.time,
+        pool_size: int = 1,
+        reuse: Evaluator | None = None,
     ) -> Evaluator:
         """An evaluator wired per this configuration: catalog (cached, ``FORGE_DISABLE``
         applied unless ``catalog`` is given), store, audit log, profile, TTL and window.
+        ``reuse``: an evaluator whose store and audit sink to keep (a long-lived process
+        reloading its catalog keeps its connections); ``pool_size`` as for :meth:`open_store`.
 
         >>> import tempfile
         >>> ev = Config(root=tempfile.mkdtemp(), store="memory").build_evaluator()
@@ -266,10 +309,14 @@ class Config:
             from forge_policy.engine.bypass import Bypass
 
             catalog = Bypass(self.load_catalog(), self.disable).catalog
-        audit = self.open_audit()
+        if reuse is not None:
+            audit, store = reuse.audit, reuse.store
+        else:
+            audit = self.open_audit()
+            store = self.open_store(audit=audit, clock=clock, pool_size=pool_size)
         return Evaluator(
             catalog,
-            store=self.open_store(audit=audit, clock=clock),
+            store=store,
             audit=audit,
             clock=clock,
             profile=self.profile,
@@ -353,15 +400,26 @@ def _disabled(get: Callable[[str], str]) -> dict[str, str]:
     return found
 
 
-def _postgres(url: str, lock_timeout: float) -> RuntimeStore:
-    from importlib import import_module
+def _audit_spec(text: str, place: Callable[[str], str]) -> str:
+    if text == "file":
+        return text
+    if text.startswith("sqlite:"):
+        path = text[len("sqlite:") :].strip()
+        return "sqlite:" + (place(path) if path else "")
+    if text.startswith(("postgresql://", "postgres://")):
+        return text
+    raise ConfigError(
+        f"FORGE_AUDIT: unknown audit sink {text!r}: expected file, sqlite:PATH or postgresql://…"
+    )
 
+
+def _check_postgres(variable: str, dsn: str, environ: Mapping[str, str]) -> None:
+    """A PostgreSQL DSN is usable here: psycopg is installed (else the extra is named) and a
+    ``password_env`` reference names a set variable. Nothing connects yet."""
+    from forge_policy.stores import _pg
+
+    _pg.need_psycopg(variable)
     try:
-        module = import_module("forge_policy.stores.postgres")
-    except ImportError:
-        raise ConfigError(
-            "FORGE_STORE: a postgresql:// store needs the PostgreSQL extra: "
-            "pip install 'forge-policy[postgres]'"
-        ) from None
-    store: RuntimeStore = module.PostgresStore(url, lock_timeout=lock_timeout)
-    return store
+        _pg.resolve(dsn, environ)
+    except ConfigError as exc:
+        raise ConfigError(f"{variable}: {exc}") from None

@@ -29,6 +29,9 @@ import threading
 
 import attrs
 
+#: Connections a PostgreSQL store keeps for the threads of one worker or serve process.
+POOL_SIZE = 8
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -61,6 +64,7 @@ class Warm:
         self.requests = 0
         self._lock = threading.Lock()  # taken to reload only
         self._counting = threading.Lock()
+        self._last: Evaluator | None = None  # whose store and audit sink a reload keeps
         self._snapshot = self._load()
 
     @property
@@ -115,7 +119,11 @@ class Warm:
 
                 bypass = Bypass(catalog, self.config.disable)
                 catalog = bypass.catalog
-            evaluator = self.config.build_evaluator(catalog=catalog)
+            # the threads share one pool (a PostgreSQL store); a reload keeps the connections
+            evaluator = self.config.build_evaluator(
+                catalog=catalog, pool_size=POOL_SIZE, reuse=self._last
+            )
+            self._last = evaluator
         except ForgePolicyError as exc:
             return _Snapshot(files, signature, None, None, " ".join(str(exc).split()))
         return _Snapshot(files, signature, evaluator, bypass, "")

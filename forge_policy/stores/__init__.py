@@ -12,10 +12,15 @@ from forge_policy.stores.memory import MemoryStore
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from forge_policy.stores.file import FileStore
+    from forge_policy.stores.postgres import PostgresStore
     from forge_policy.stores.sqlite import SQLiteStore
 
-_LAZY = {"FileStore": "forge_policy.stores.file", "SQLiteStore": "forge_policy.stores.sqlite"}
+_LAZY = {
+    "FileStore": "forge_policy.stores.file",
+    "PostgresStore": "forge_policy.stores.postgres",
+    "SQLiteStore": "forge_policy.stores.sqlite",
+}
 
-__all__ = ["FileStore", "MemoryStore", "SQLiteStore"]
+__all__ = ["FileStore", "MemoryStore", "PostgresStore", "SQLiteStore"]
 
 __getattr__, __dir__ = lazy_exports("forge_policy.stores", _LAZY, __all__, globals())

@@ -56,7 +56,12 @@ def write_counting_catalog(root: Path) -> Path:
 
 
 def open_store(kind: str, path: str, *, timeout: float = 2.0, fsync: bool = True) -> Any:
-    """A durable store of ``kind`` (``file`` or ``sqlite``) over ``path``."""
+    """A durable store of ``kind`` (``file``, ``sqlite`` or ``postgres``) over ``path`` (a DSN
+    for ``postgres``)."""
+    if kind == "postgres":
+        from forge_policy.stores.postgres import PostgresStore
+
+        return PostgresStore(path, lock_timeout=timeout)
     if kind == "file":
         return FileStore(path, lock_timeout=timeout, fsync=fsync)
     if kind == "sqlite":
@@ -105,6 +110,8 @@ def _increment(current: SessionState | None) -> tuple[int, SessionState]:
 #: but before the acknowledgement (the one increment in flight), or at a random moment.
 CRASH_POINTS = ("apply", "fsync", "before_replace", "after_replace", "after_commit", "random")
 SQLITE_CRASH_POINTS = ("apply", "after_commit", "random")
+#: PostgreSQL's own WAL covers its writes: a killed client's transaction is rolled back.
+POSTGRES_CRASH_POINTS = SQLITE_CRASH_POINTS
 
 
 def crash_writer(kind: str, path: str, point: str, at: int, ack_fd: int) -> None:
