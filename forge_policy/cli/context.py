@@ -15,13 +15,13 @@ if TYPE_CHECKING:
 OVERVIEW = """\
 ::
 
-    forge-policy hook [--harness NAME] [--via-serve]   stdin event -> stdout decision (hot path)
+    forge-policy hook [--harness NAME] [--event E]     stdin event -> stdout decision (hot path)
     forge-policy serve [--port N]                      warm evaluator for Claude Code http hooks
     forge-policy worker status|stop                    the warm worker the hook client asks
     forge-policy status [--session SID] [--json]       counters, levels, thresholds, overrides
     forge-policy list [--json]                         id, enabled, default level, category
     forge-policy describe ID [--json]                  one behavior in full
-    forge-policy validate [DIR] [--json]               every catalog error as file:line:col
+    forge-policy validate [DIR] [--strict] [--json]    every catalog error as file:line:col; lints
     forge-policy test [DIR] [--json]                   behavior tests, with trigger coverage
     forge-policy schema                                JSON Schema of behavior files
     forge-policy explain [--file F] [--json]           dry run of one event; changes nothing
@@ -31,7 +31,8 @@ OVERVIEW = """\
     forge-policy strict|relaxed ID [--reset]           project tuning of a behavior's levels
     forge-policy audit [--verify] [--json]             governance summary; hash-chain check
     forge-policy purge                                 delete expired sessions
-    forge-policy init [--serve [--http-only]]          set up .forge/ and .claude/settings.json
+    forge-policy init [--harness NAME]... [--serve]    set up .forge/ and each harness's hook file
+    forge-policy doctor [--json]                       what each harness can enforce, and why not
     forge-policy git commit-msg|pre-commit|install     git-side checks and their git hooks
 
 Exit codes (every command)::
