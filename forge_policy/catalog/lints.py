@@ -201,6 +201,31 @@ def _never_fires(
     return None
 
 
+def _unknown_tool(name: str) -> str | None:
+    """Why no supported harness produces a call of tool ``name``, or None: with the catalog's
+    name when it is some harness's own spelling (Cursor's ``Shell``), else the nearest tool."""
+    from forge_policy.harness import registry
+
+    harnesses = registry.HARNESSES.values()
+    known = frozenset().union(*(h.catalog_tools() for h in harnesses))
+    if not name or name in known or name.startswith("mcp__"):
+        return None
+    native = [
+        f"{h.title}'s {own!r} is {catalog!r}"
+        for h in harnesses
+        for own, catalog in h.tools.items()
+        if own == name and own != catalog
+    ]
+    if native:
+        spellings = "; ".join(native)
+        return f"no supported harness has a tool {name!r} ({spellings} in the catalog's vocabulary)"
+    return f"no supported harness has a tool {name!r}{near(name, sorted(known))}"
+
+
+def _unknown_tools(names: Any) -> list[str]:
+    return [p for name in sorted(names or ()) if (p := _unknown_tool(name)) is not None]
+
+
 def _matcher_case(trigger: dict[str, Any]) -> str | None:
     """A matcher name that is a known tool in another case (matchers are case-sensitive)."""
     if MATCHER_SUBJECT.get(trigger["event"]) != "tool_name":
@@ -266,6 +291,9 @@ def _lint_behavior(spec: dict[str, Any], document: Any, file: str, ctx: _Context
         case = _matcher_case(trigger)
         if case is not None:
             add((*at, "matcher"), case)
+        elif MATCHER_SUBJECT.get(trigger["event"]) == "tool_name":
+            for problem in _unknown_tools(matcher_names(trigger.get("matcher"))):
+                add((*at, "matcher"), problem)
         never = _never_fires(trigger, spec, bad, ctx)
         if never is not None or case is not None:
             if never is not None:
@@ -282,6 +310,8 @@ def _lint_behavior(spec: dict[str, Any], document: Any, file: str, ctx: _Context
             ("policy", "triggers"),
             "no trigger can fire: the behavior never acts, its escalation is never reached",
         )
+    for problem in _unknown_tools(spec["applies_to"]["tools"]):
+        add(("applies_to", "tools"), problem)
     blocks = _highest(spec) >= Level.SOFT_BLOCK
     for key in _BLOCK_TEXTS:
         if key in (document.get("rendering") or {}) and not blocks:

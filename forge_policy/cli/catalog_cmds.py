@@ -191,7 +191,6 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
     failed = bool(warnings) and args.strict
     enabled = sum(b.enabled for b in catalog.behaviors)
     cache = _check_cache(ctx, target, catalog)
-    unknown = _unknown_tools(ctx, catalog, quiet=args.json)
     if args.json:
         result: dict[str, Any] = {
             "ok": not failed,
@@ -201,7 +200,6 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
         }
         if cache is not None:
             result["cache"] = cache
-        result["unknown_tools"] = unknown
         ctx.print_json(result)
         return REFUSED if failed else OK
     for issue in warnings:
@@ -221,18 +219,6 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
         }
         ctx.print(outcome.get(cache["status"], f"cache: using {cache['used']}"))
     return OK
-
-
-def _unknown_tools(ctx: Context, catalog: Catalog, *, quiet: bool) -> list[str]:
-    """The lint for tool names no supported harness has (a warning on stderr each; the exit
-    code stays as it is)."""
-    from forge_policy.ops.doctor import unknown_tools
-
-    warnings = unknown_tools(catalog.behaviors)
-    if not quiet:
-        for warning in warnings:
-            ctx.err.write(f"warning: {warning}\n")
-    return warnings
 
 
 def _check_cache(ctx: Context, target: str, catalog: Catalog) -> dict[str, Any] | None:

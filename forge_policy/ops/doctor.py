@@ -25,7 +25,6 @@ ask-as-deny - override: user is enforced as a deny: OpenAI Codex CLI cannot ask 
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 import attrs
@@ -262,45 +261,3 @@ def _notes(project: Path, name: str, installed: Sequence[str]) -> list[str]:
         )
     notes.extend(harness_config.double_hooks(project, [name]))
     return notes
-
-
-def unknown_tools(behaviors: Iterable[Behavior]) -> list[str]:
-    """One warning per tool name a behavior's matcher (or ``applies_to.tools``) names that no
-    supported harness has, with the catalog name when it is some harness's own spelling.
-
-    >>> from forge_policy.catalog.behavior import Behavior
-    >>> b = Behavior({"id": "x", "name": "X", "default_level": "warning", "source": "x.yaml",
-    ...     "triggers": [{"event": "PreToolUse", "matcher": "Shell|Bash"}]})
-    >>> unknown_tools([b])  # doctest: +NORMALIZE_WHITESPACE
-    ["x.yaml: x: policy.triggers[0].matcher: no supported harness has a tool 'Shell' (Cursor's
-      'Shell' is 'Bash' in the catalog's vocabulary)"]
-    """
-    known = frozenset().union(*(h.catalog_tools() for h in registry.HARNESSES.values()))
-    native: dict[str, list[str]] = {}
-    for h in registry.HARNESSES.values():
-        for own, catalog_name in h.tools.items():
-            if own != catalog_name:
-                native.setdefault(own, []).append(f"{h.title}'s {own!r} is {catalog_name!r}")
-    warnings = []
-    for behavior in behaviors:
-        where = f"{behavior.source or behavior.id}: {behavior.id}"
-        named = [
-            (f"policy.triggers[{t.index}].matcher", t.subject_names)
-            for t in behavior.triggers
-            if t.event in _TOOL_EVENTS and t.subject_names is not None
-        ]
-        named.append(("applies_to.tools", behavior.applies_tools))
-        for field, names in named:
-            for name in sorted(names or ()):
-                if name in known or name.startswith(_MCP_PREFIX) or not name:
-                    continue
-                hint = native.get(name)
-                if hint:
-                    extra = f" ({'; '.join(hint)} in the catalog's vocabulary)"
-                else:
-                    close = difflib.get_close_matches(name, sorted(known), n=1)
-                    extra = f" (did you mean {close[0]!r}?)" if close else ""
-                warnings.append(
-                    f"{where}: {field}: no supported harness has a tool {name!r}{extra}"
-                )
-    return warnings
