@@ -462,6 +462,12 @@ class UnreadableAudit(fp.MemoryAuditSink):
     def records_since(self, since: float) -> Any:
         raise fp.AuditError("audit log unreadable")
 
+    def records_for_session(self, session_id: str) -> Any:
+        raise fp.AuditError("audit log unreadable")
+
+    def session_records_since(self, session_id: str, since: float) -> Any:
+        raise fp.AuditError("audit log unreadable")
+
 
 def test_a_lost_state_is_rebuilt_from_the_audit_log_and_counts_nothing_twice(
     tmp_path: Path,

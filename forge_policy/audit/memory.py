@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 class MemoryAuditSink:
     """Audit records in a list: the reference :class:`~forge_policy.AuditSink` (records
-    carry no ``seq``; its one optional capability is ``records_since``).
+    carry no ``seq``; its optional capabilities are the reads ``records_since``,
+    ``records_for_session`` and ``session_records_since``).
 
     >>> sink = MemoryAuditSink()
     >>> sink.append_many([{"kind": "override"}])
@@ -24,12 +25,32 @@ class MemoryAuditSink:
 
     def __init__(self) -> None:
         self._records: list[dict[str, Any]] = []
+        # each session's records (the same objects), so that reading one session costs its
+        # records, not every session's: a new session's rebuild reads its own history
+        self._by_session: dict[str, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
     def append_many(self, records: Iterable[dict[str, Any]]) -> None:
         copies = [copy_json(dict(r)) for r in records]  # the caller's records stay theirs
         with self._lock:
             self._records.extend(copies)
+            for record in copies:
+                session_id = record.get("session_id")
+                if isinstance(session_id, str):
+                    self._by_session.setdefault(session_id, []).append(record)
+
+    def records_for_session(self, session_id: str) -> list[dict[str, Any]]:
+        """One session's records, oldest first."""
+        with self._lock:
+            return [copy_json(r) for r in self._by_session.get(session_id, ())]
+
+    def session_records_since(self, session_id: str, since: float) -> list[dict[str, Any]]:
+        """One session's records stamped at or after ``since`` (as :meth:`records_since`)."""
+        from forge_policy.audit.base import newest_since
+
+        with self._lock:
+            recent = newest_since(reversed(self._by_session.get(session_id, [])), since)
+        return [copy_json(record) for record in recent]
 
     def records(self) -> Iterator[dict[str, Any]]:
         with self._lock:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 CAPABILITIES = {
-    "memory": {"RecordsSince"},
+    "memory": {"RecordsSince", "SessionRecords"},
     "jsonl": {"RecordsSince", "Verifiable"},
     "lazy": {"RecordsSince", "SessionRecords", "Verifiable"},
     "sqlite": {"RecordsSince", "SessionRecords", "Verifiable"},
