@@ -52,7 +52,7 @@ def _denied(stdout: bytes) -> bool:
 
 
 def test_two_hosts_count_every_violation_and_grant_each_override_once(
-    hosts: tuple[ClientProject, ClientProject], pg_dsn: str
+    hosts: tuple[ClientProject, ClientProject], pg_dsn: str, request: pytest.FixtureRequest
 ) -> None:
     laptop, vps = hosts
     for host in hosts:  # each host's first call starts its worker
@@ -93,6 +93,7 @@ def test_two_hosts_count_every_violation_and_grant_each_override_once(
     with PostgresStore(pg_dsn) as store:
         softy = store.load(laptop.session).behavior("softy")  # type: ignore[union-attr]
     sink = PostgresAuditSink(pg_dsn)
+    request.addfinalizer(sink.close)  # closed even when an assertion below fails
     overrides = [r for r in sink.records() if r["kind"] == "override"]
     assert 1 <= passes <= 4 and passes < blocks  # never two passes on one block
     assert len(overrides) == passes == len({r["override_id"] for r in overrides})
