@@ -58,6 +58,7 @@ from forge_policy.stores._filelock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOU
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
 
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.catalog import Catalog
@@ -248,9 +249,7 @@ class Config:
             from forge_policy.stores.memory import MemoryStore
 
             return MemoryStore()
-        from forge_policy.audit.base import write
-
-        report = functools.partial(write, audit) if audit is not None else None
+        report = functools.partial(_report_recovery, audit) if audit is not None else None
         if spec == "file":
             from forge_policy.stores.file import FileStore
 
@@ -423,3 +422,11 @@ def _check_postgres(variable: str, dsn: str, environ: Mapping[str, str]) -> None
         _pg.resolve(dsn, environ)
     except ConfigError as exc:
         raise ConfigError(f"{variable}: {exc}") from None
+
+
+def _report_recovery(audit: AuditSink, records: list[dict[str, Any]]) -> None:
+    """Hand a store's recovery notes to the audit log; imported only when a store recovers,
+    so the hook's allow path never loads the audit interface."""
+    from forge_policy.audit.base import write
+
+    write(audit, records)
