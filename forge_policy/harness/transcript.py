@@ -32,10 +32,12 @@ True
 from __future__ import annotations
 
 import json
+import math
 import os
-from datetime import UTC, datetime
 
 import attrs
+
+from forge_policy._time import parse_iso
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -398,16 +400,11 @@ def _lines(path: str) -> Iterator[tuple[int, str]]:
 
 
 def _timestamp(value: object) -> float | None:
-    """ISO 8601 (``Z`` or an offset; a naive time is taken as UTC) to epoch seconds."""
+    """ISO 8601 text (``Z`` or an offset; a naive time is UTC) to epoch seconds, else None."""
     if not isinstance(value, str) or not value:
         return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+    stamp = parse_iso(value, default=math.nan)
+    return None if math.isnan(stamp) else stamp
 
 
 def _text_of(content: object) -> str:
