@@ -325,6 +325,22 @@ class SessionState:
             }
         )
 
+    @classmethod
+    def from_json(cls, text: object) -> SessionState | None:
+        """The session a stored row holds (JSON text of an object), or None for anything else
+        (the SQLite and PostgreSQL stores quarantine such a row).
+
+        >>> SessionState.from_json('{"flags": {}}').flags, SessionState.from_json("[1]")
+        ({}, None)
+        """
+        import json
+
+        try:
+            data = json.loads(text) if isinstance(text, str | bytes) else None
+        except (ValueError, RecursionError):
+            return None
+        return cls(data) if isinstance(data, dict) else None
+
     def copy(self) -> SessionState:
         return SessionState(copy_json(self.data))
 

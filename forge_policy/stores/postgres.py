@@ -171,7 +171,7 @@ class PostgresStore:
         )
         if row is None:
             return None
-        state = _parse(row[0])
+        state = SessionState.from_json(row[0])
         if state is None:  # move the bad row aside, under the session's lock
             return self.transact(session_id, lambda current: (current, None))
         return state
@@ -359,7 +359,7 @@ class PostgresStore:
             row = self._lock_absent(conn, session_id)
         if row is None:
             return None, None
-        state = _parse(row[0])
+        state = SessionState.from_json(row[0])
         if state is not None:
             return state, None
         now = time.time()
@@ -453,12 +453,3 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
         return
     with contextlib.suppress(Exception):
         conn.execute("ROLLBACK")
-
-
-def _parse(text: object) -> SessionState | None:
-    """A session document from a row, or None when the row holds something else."""
-    try:
-        data = json.loads(text) if isinstance(text, str | bytes) else None
-    except (ValueError, RecursionError):
-        return None
-    return SessionState(data) if isinstance(data, dict) else None

@@ -145,7 +145,7 @@ class SQLiteStore:
             row = self._run(conn, "SELECT data FROM sessions WHERE id = ?", (session_id,))
         if row is None:
             return None
-        state = _parse(row[0])
+        state = SessionState.from_json(row[0])
         if state is None:  # move the bad row aside, under the write lock
             return self.transact(session_id, lambda current: (current, None))
         return state
@@ -296,7 +296,7 @@ class SQLiteStore:
         row = self._run(conn, "SELECT data FROM sessions WHERE id = ?", (session_id,))
         if row is None:
             return None, None
-        state = _parse(row[0])
+        state = SessionState.from_json(row[0])
         if state is not None:
             return state, None
         now = time.time()
@@ -369,12 +369,3 @@ def _rollback(conn: sqlite3.Connection) -> None:
     if conn.in_transaction:
         with contextlib.suppress(sqlite3.Error):
             conn.rollback()
-
-
-def _parse(text: object) -> SessionState | None:
-    """A session document from a row, or None when the row holds something else."""
-    try:
-        data = json.loads(text) if isinstance(text, str | bytes) else None
-    except (ValueError, RecursionError):
-        return None
-    return SessionState(data) if isinstance(data, dict) else None
