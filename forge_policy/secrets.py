@@ -222,10 +222,11 @@ _INSTRUCTIONS = tuple(
 MAX_PASSES = 8
 
 _REDACTED_BYTES = REDACTED.encode()
-# [the table as one regex (a text it misses holds no secret), [(id, regex, [(group kind,
-# group index), ...]), ...] in table order]; compiled on first use, the second only for a text
-# the first hits
-_compiled: list[Any] = []
+# "any": the table as one regex (a text it misses holds no secret); "table": [(id, regex,
+# [(group kind, group index), ...]), ...] in table order. Compiled on first use, the table only
+# for a text the first hits; keyed, not positional, so that two threads compiling at once
+# (adapters evaluate in worker threads) store the same entry twice, never one in the other's place
+_compiled: dict[str, Any] = {}
 _GROUP_KINDS = ("value", "assigned", "blob", "body", "user")
 _SECRET_KINDS = ("value", "assigned", "blob")
 
@@ -282,18 +283,20 @@ def placeholder(kind: str, text: bytes, user: bytes | None = None) -> bool:
 
 def _any_match(data: bytes) -> bool:
     """Whether any pattern matches ``data`` at all: one linear pass, the common case's only one."""
-    if not _compiled:
+    regex = _compiled.get("any")
+    if regex is None:
         import re
 
         from forge_policy.catalog.dsl import compile_regex
 
         plain = [re.sub(r"\(\?P<\w+>", "(?:", pattern) for _pid, pattern in SECRET_PATTERNS]
-        _compiled.append(compile_regex("|".join(f"(?:{p})" for p in plain)))
-    return _compiled[0].search(data) is not None
+        regex = _compiled["any"] = compile_regex("|".join(f"(?:{p})" for p in plain))
+    return regex.search(data) is not None
 
 
 def _table() -> list[tuple[str, Any, list[tuple[str, int]]]]:
-    if len(_compiled) < 2:
+    compiled: list[tuple[str, Any, list[tuple[str, int]]]] | None = _compiled.get("table")
+    if compiled is None:
         from forge_policy.catalog.dsl import compile_regex
 
         table = []
@@ -306,8 +309,7 @@ def _table() -> list[tuple[str, Any, list[tuple[str, int]]]]:
                 if name.startswith(kind)
             ]
             table.append((pid, regex, groups))
-        _compiled.append(table)
-    compiled: list[tuple[str, Any, list[tuple[str, int]]]] = _compiled[1]
+        compiled = _compiled["table"] = table
     return compiled
 
 

@@ -552,3 +552,37 @@ def test_the_worker_log_is_redacted(capsys: pytest.CaptureFixture[str]) -> None:
 
     log(f"request failed: ValueError: {GHP}")
     assert GHP not in capsys.readouterr().err
+
+
+def test_two_threads_compiling_the_table_at_once_both_redact() -> None:
+    """The first redaction in a process compiles the secret table lazily; the adapters run the
+    evaluator in worker threads, so two threads can compile at once. Both first compiles are
+    held until the other has started too: each must then find the table it needs (a positional
+    cache once kept two copies of the one-regex entry and handed one out as the table)."""
+    import subprocess
+    import sys
+
+    script = """
+import threading
+import forge_policy.catalog.dsl as dsl
+import forge_policy.secrets as secrets
+
+real, barrier, calls = dsl.compile_regex, threading.Barrier(2, timeout=10), []
+def held(pattern):
+    calls.append(pattern)
+    if len(calls) <= 2:
+        barrier.wait()  # both threads are past the "not compiled yet" check
+    return real(pattern)
+dsl.compile_regex = held
+
+results = []
+def redact():
+    results.append(secrets.redact("export AWS_ACCESS_KEY_ID=AKIA" + "IOSFODNN7EXAMPL3"))
+threads = [threading.Thread(target=redact) for _ in range(2)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(results)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("[REDACTED]") == 2 and "IOSFODNN7" not in done.stdout, done.stderr
