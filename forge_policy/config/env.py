@@ -148,8 +148,12 @@ class Config:
         return cls(
             root=root,
             behaviors_dir=place(behaviors) if behaviors else None,
-            store=_store_spec(get("FORGE_STORE") or "file", place),
-            audit=_audit_spec(get("FORGE_AUDIT") or "file", place),
+            store=_backend_spec(
+                "FORGE_STORE", get("FORGE_STORE") or "file", place, ("file", "memory"), "store"
+            ),
+            audit=_backend_spec(
+                "FORGE_AUDIT", get("FORGE_AUDIT") or "file", place, ("file",), "audit sink"
+            ),
             ttl=_seconds("FORGE_SESSION_TTL_SECONDS", get, 86400.0, positive=True),
             override_window=_seconds("FORGE_OVERRIDE_WINDOW_SECONDS", get, 60.0),
             lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, DEFAULT_LOCK_TIMEOUT),
@@ -365,19 +369,6 @@ def _seconds(
     return value
 
 
-def _store_spec(text: str, place: Callable[[str], str]) -> str:
-    if text in ("file", "memory"):
-        return text
-    if text.startswith("sqlite:"):
-        path = text[len("sqlite:") :].strip()
-        return "sqlite:" + (place(path) if path else "")
-    if text.startswith(("postgresql://", "postgres://")):
-        return text
-    raise ConfigError(
-        f"FORGE_STORE: unknown store {text!r}: expected file, sqlite:PATH, postgresql://… or memory"
-    )
-
-
 def _disabled(get: Callable[[str], str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for variable, behavior_ids in LEGACY_DISABLE.items():
@@ -399,17 +390,21 @@ def _disabled(get: Callable[[str], str]) -> dict[str, str]:
     return found
 
 
-def _audit_spec(text: str, place: Callable[[str], str]) -> str:
-    if text == "file":
+def _backend_spec(
+    variable: str, text: str, place: Callable[[str], str], plain: tuple[str, ...], what: str
+) -> str:
+    """``FORGE_STORE``/``FORGE_AUDIT``: one of ``plain``, ``sqlite:PATH`` (placed under the
+    root) or a PostgreSQL URL; ``what`` names the kind in the error."""
+    if text in plain:
         return text
     if text.startswith("sqlite:"):
         path = text[len("sqlite:") :].strip()
         return "sqlite:" + (place(path) if path else "")
     if text.startswith(("postgresql://", "postgres://")):
         return text
-    raise ConfigError(
-        f"FORGE_AUDIT: unknown audit sink {text!r}: expected file, sqlite:PATH or postgresql://…"
-    )
+    names = [*plain[:1], "sqlite:PATH", "postgresql://…", *plain[1:]]
+    expected = f"{', '.join(names[:-1])} or {names[-1]}"
+    raise ConfigError(f"{variable}: unknown {what} {text!r}: expected {expected}")
 
 
 def _check_postgres(variable: str, dsn: str, environ: Mapping[str, str]) -> None:
