@@ -26,6 +26,7 @@ import re
 import time
 from pathlib import Path
 
+from forge_policy._infra.filelock import DEFAULT_TIMEOUT, FileLock, refuse_symlinked_folders
 from forge_policy._time import iso
 from forge_policy.audit._tail import classify, first_line_hash, format_head, read_head, tail
 from forge_policy.audit.verify import (
@@ -37,7 +38,6 @@ from forge_policy.audit.verify import (
 )
 from forge_policy.audit.verify import parse_line as _parse
 from forge_policy.errors import AuditError, AuditIntegrityError, LockTimeout, StoreError
-from forge_policy.stores._filelock import DEFAULT_TIMEOUT, FileLock, refuse_symlinked_folders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

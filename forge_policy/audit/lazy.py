@@ -15,7 +15,7 @@ False
 
 from __future__ import annotations
 
-from forge_policy.stores._filelock import DEFAULT_TIMEOUT
+from forge_policy._infra.filelock import DEFAULT_TIMEOUT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

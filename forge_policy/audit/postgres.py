@@ -31,12 +31,12 @@ import os
 import threading
 import time
 
+from forge_policy._infra import pg as _pg
+from forge_policy._infra.filelock import DEFAULT_TIMEOUT
 from forge_policy._time import iso
 from forge_policy.audit._rows import chain_rows, verify_rows
 from forge_policy.audit.verify import CHAIN_KEYS, GENESIS, Appended, VerifyReport
 from forge_policy.errors import AuditError, AuditIntegrityError, ForgePolicyError
-from forge_policy.stores import _pg
-from forge_policy.stores._filelock import DEFAULT_TIMEOUT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

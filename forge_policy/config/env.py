@@ -51,9 +51,9 @@ import time
 
 import attrs
 
+from forge_policy._infra.filelock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from forge_policy.catalog.behavior import DEFAULT_PROFILE, PROFILES
 from forge_policy.errors import ConfigError
-from forge_policy.stores._filelock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -410,7 +410,7 @@ def _backend_spec(
 def _check_postgres(variable: str, dsn: str, environ: Mapping[str, str]) -> None:
     """A PostgreSQL DSN is usable here: psycopg is installed (else the extra is named) and a
     ``password_env`` reference names a set variable. Nothing connects yet."""
-    from forge_policy.stores import _pg
+    from forge_policy._infra import pg as _pg
 
     _pg.need_psycopg(variable)
     try:

@@ -7,7 +7,7 @@ Files beside the state, all in one folder::
     state.json.tmp                the next version while it is being written
     state.json.corrupt-<UTC>      a corrupt state, moved aside and reported
 
-Every read-modify-write holds the OS lock of :mod:`forge_policy.stores._filelock`: the kernel
+Every read-modify-write holds the OS lock of :mod:`forge_policy._infra.filelock`: the kernel
 drops it when its holder dies, and a live holder is never robbed. Writes go to a temporary file
 that is fsynced and renamed over ``state.json``, then the folder is fsynced: a reader sees the old
 or the new document, never a torn one, so reads (:meth:`FileStore.load`) need no lock, and a crash
@@ -24,10 +24,7 @@ import stat
 import threading
 import time
 
-from forge_policy.errors import StoreError
-from forge_policy.secrets import redact_json
-from forge_policy.state import SCHEMA_VERSION, SessionState, copy_json
-from forge_policy.stores._filelock import (
+from forge_policy._infra.filelock import (
     DEFAULT_TIMEOUT,
     FLAGS,
     NOFOLLOW,
@@ -36,6 +33,9 @@ from forge_policy.stores._filelock import (
     refuse_symlink,
     refuse_symlinked_folders,
 )
+from forge_policy.errors import StoreError
+from forge_policy.secrets import redact_json
+from forge_policy.state import SCHEMA_VERSION, SessionState, copy_json
 from forge_policy.stores._recovery import report
 
 TYPE_CHECKING = False

@@ -33,11 +33,11 @@ import os
 import threading
 import time
 
+from forge_policy._infra import pg as _pg
+from forge_policy._infra.filelock import DEFAULT_TIMEOUT
 from forge_policy.errors import ConfigError, StoreError
 from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, is_expired
-from forge_policy.stores import _pg
-from forge_policy.stores._filelock import DEFAULT_TIMEOUT
 from forge_policy.stores._recovery import report
 
 TYPE_CHECKING = False
@@ -78,7 +78,7 @@ class PostgresStore:
     """Session state in PostgreSQL, shared by every host that reaches the database.
 
     ``dsn`` is a libpq URL or ``key=value`` string; its password (better: ``PGPASSWORD``,
-    ``PGPASSFILE`` or ``password_env=NAME``, see :mod:`forge_policy.stores._pg`) is never
+    ``PGPASSFILE`` or ``password_env=NAME``, see :mod:`forge_policy._infra.pg`) is never
     shown. Nothing connects before the first call, so an unreachable server surfaces as
     :class:`~forge_policy.StoreError` there, where the evaluator falls back.
 

@@ -20,10 +20,10 @@ import sqlite3
 import threading
 import time
 
+from forge_policy._infra.filelock import DEFAULT_TIMEOUT
 from forge_policy.errors import LockTimeout, StoreError
 from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, is_expired
-from forge_policy.stores._filelock import DEFAULT_TIMEOUT
 from forge_policy.stores._recovery import report
 
 TYPE_CHECKING = False

@@ -34,12 +34,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import forge_policy as fp
+from forge_policy._infra.filelock import FileLock
 from forge_policy.audit.jsonl import JsonlAuditSink
 from forge_policy.audit.memory import MemoryAuditSink
 from forge_policy.catalog.loader import load_catalog
 from forge_policy.ops.admin import audit_checkpoints, verify_audit
 from forge_policy.stores import FileStore, MemoryStore
-from forge_policy.stores._filelock import FileLock
 from tests.helpers import behavior_yaml, write_catalog
 
 T0 = 1_800_000_000.0

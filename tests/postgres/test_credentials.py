@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 import forge_policy as fp
+from forge_policy._infra.pg import mask, resolve
 from forge_policy.config.env import Config
 from forge_policy.errors import ConfigError
-from forge_policy.stores._pg import mask, resolve
 from tests.hookrun import SCRIPT, Project
 from tests.pg_server import PASSWORD
 

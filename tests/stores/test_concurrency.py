@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import forge_policy as fp
-from forge_policy.stores._filelock import FileLock
+from forge_policy._infra.filelock import FileLock
 
 from . import harness
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 import forge_policy as fp
+from forge_policy._infra.filelock import FileLock
 from forge_policy.state import SessionState
 from forge_policy.stores import FileStore
-from forge_policy.stores._filelock import FileLock
 
 T0 = 1_800_000_000.0
 

@@ -1,4 +1,4 @@
-"""The one file lock (``forge_policy.stores._filelock``): portalocker under a timeout, its errors
+"""The one file lock (``forge_policy._infra.filelock``): portalocker under a timeout, its errors
 translated, a symlink refused, and the same lock as a bare ``flock`` (older releases took that)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import forge_policy as fp
-from forge_policy.stores import _filelock
-from forge_policy.stores._filelock import FileLock
+from forge_policy._infra import filelock as _filelock
+from forge_policy._infra.filelock import FileLock
 
 
 @pytest.fixture
