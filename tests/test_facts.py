@@ -551,7 +551,7 @@ def test_no_fact_module_imports_the_registry_package() -> None:
     modules = {name for name in graph if name.startswith("forge_policy.facts.")}
     assert {"forge_policy.facts._runtime", "forge_policy.facts._io"} <= modules
     assert {m for m in modules if "forge_policy.facts" in graph[m]} == set()
-    assert graph["forge_policy.facts._runtime"] <= {"forge_policy.errors"}
+    assert graph["forge_policy.facts._runtime"] <= {"forge_policy.errors", "forge_policy.values"}
     assert graph["forge_policy.facts._io"] <= {"forge_policy.facts._runtime"}
 
 

@@ -7,8 +7,8 @@ returns False instead of raising on odd input.
 Compilation happens once per catalog load. Evaluating an event only calls the closures built here.
 
 **Undetermined facts (three-valued logic).** A fact whose provider failed, ran out of budget or
-was cut by a size cap is an :class:`~forge_policy.facts.Unknown` (or, for a list, a
-:class:`~forge_policy.facts.Partial`: the items found, with the reason). A condition on it is
+was cut by a size cap is an :class:`~forge_policy.values.Unknown` (or, for a list, a
+:class:`~forge_policy.values.Partial`: the items found, with the reason). A condition on it is
 neither true nor false but *unknown* (``None``), whatever its operator: ``not_contains``,
 ``not_regex_match`` and ``not_exists`` of an unknown are unknown too, so a negation cannot turn a
 failure into a match or a pass. On a partial list a condition is decided when the items found
@@ -19,7 +19,7 @@ else one unknown is unknown; ``any``: one true is true, else one unknown is unkn
 :attr:`Scope.fail_closed`: matched when the behavior would block (soft_block, hard_block, ask),
 not matched when it would only nudge, warn or stay silent.
 
->>> from forge_policy.facts import Unknown
+>>> from forge_policy.values import Unknown
 >>> from forge_policy.model import Event
 >>> scope = Scope(Event("Stop", "s"), 0, {}, {}, lambda name: Unknown("fact 'x' timed out"))
 >>> Condition("facts.x", "not_contains", "rm")(scope)
@@ -34,7 +34,7 @@ from fnmatch import fnmatchcase
 import attrs
 
 from forge_policy.errors import RegexError
-from forge_policy.facts._runtime import Partial, Unknown
+from forge_policy.values import Partial, Unknown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -47,7 +47,6 @@ from forge_policy.engine.overrides import (
     waiting_retry,
 )
 from forge_policy.engine.records import decision_record
-from forge_policy.facts._runtime import Partial, Unknown
 from forge_policy.levels import Level, escalate
 from forge_policy.model import (
     OVERRIDE_NEVER,
@@ -57,6 +56,7 @@ from forge_policy.model import (
     Violation,
 )
 from forge_policy.state import PendingBlock
+from forge_policy.values import Partial, Unknown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

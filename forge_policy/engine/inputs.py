@@ -86,7 +86,7 @@ class FactCache:
     @property
     def undetermined(self) -> list[str]:
         """Why each fact computed so far that failed or was cut is not fully known."""
-        from forge_policy.facts import undetermined
+        from forge_policy.values import undetermined
 
         return [reason for value in self.values.values() if (reason := undetermined(value))]
 

@@ -57,15 +57,13 @@ from forge_policy.facts._runtime import (
     DEFAULT_BUDGET_MS,
     WALL_FACTOR,
     BudgetedProvider,
-    Partial,
-    Unknown,
     call_provider,
     check_deadline,
     note,
     remaining,
     truncated,
-    undetermined,
 )
+from forge_policy.values import Partial, Unknown, undetermined
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,11 +1,11 @@
-"""Time budgets, notes and undetermined values of fact providers: what every provider imports.
+"""Time budgets and notes of fact providers: what every provider imports.
 
 A :class:`BudgetedProvider` sets a budget and a list of notes for the duration of one call (in
 a context variable, so threads and asyncio tasks keep their own). Providers check the budget
 between units of work (:func:`check_deadline`), give :func:`remaining` to blocking calls as
 ``timeout=``, report soft problems with :func:`note` and say that a value is incomplete with
 :func:`truncated`. :func:`call_provider` runs any provider and never raises. This module
-imports nothing of the package but :mod:`forge_policy.errors`.
+imports nothing of the package but :mod:`forge_policy.errors` and :mod:`forge_policy.values`.
 
 **The budget** is CPU time of the thread that computes the fact, so that a machine under load
 (dozens of hooks on two cores) does not make an ordinary command look too big to inspect; the
@@ -13,12 +13,14 @@ wall clock is bounded too, at :data:`WALL_FACTOR` times the budget, for provider
 (a subprocess, a slow mount, a sleeping third-party provider).
 
 **A fact that fails is undetermined, not empty.** A provider that raises, runs out of budget or
-was cut by a size cap yields an :class:`Unknown` (the empty string, with the reason) or, for a
-list that was cut, a :class:`Partial` (the items found, with the reason). The condition language
+was cut by a size cap yields an :class:`~forge_policy.values.Unknown` (the empty string, with the
+reason) or, for a list that was cut, a :class:`~forge_policy.values.Partial` (the items found,
+with the reason). The condition language
 (:mod:`forge_policy.catalog.dsl`) reads them with three-valued logic: a blocking behavior
 decides as if its condition matched (fail closed), a nudge or a warning as if it did not.
 
 >>> from forge_policy.model import Event
+>>> from forge_policy.values import undetermined
 >>> provider = BudgetedProvider("answer", lambda event: 42, budget_ms=100, isolate=False)
 >>> provider.evaluate(Event("Stop", "s"))
 (42, [])
@@ -33,10 +35,11 @@ import time
 from contextvars import ContextVar
 
 from forge_policy.errors import FactTimeout
+from forge_policy.values import Partial, Unknown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
 
     from forge_policy.model import Event
 
@@ -48,52 +51,6 @@ DEFAULT_BUDGET_MS = 1000.0
 #: CPU on a loaded machine) before it is stopped; its CPU time is held to the budget itself.
 WALL_FACTOR = 4.0
 _MAX_NOTES = 20
-
-
-class Unknown(str):
-    """A fact that could not be computed: equal to ``""`` (SPEC §6: the empty value), with the
-    reason. Conditions on it are undetermined (see :mod:`forge_policy.catalog.dsl`).
-
-    >>> value = Unknown("fact 'x' timed out")
-    >>> value == "", value.reason, isinstance(value, str)
-    (True, "fact 'x' timed out", True)
-    """
-
-    __slots__ = ("reason",)
-    reason: str
-
-    def __new__(cls, reason: str) -> Unknown:
-        self = super().__new__(cls, "")
-        self.reason = reason
-        return self
-
-
-class Partial(list):  # type: ignore[type-arg]
-    """A list fact that was cut (a size cap, a depth cap, its budget): the items found so far,
-    with the reason. An item found is certain; what was not listed is unknown.
-
-    >>> value = Partial(["ls"], "more than 10000 commands")
-    >>> value == ["ls"], value.reason
-    (True, 'more than 10000 commands')
-    """
-
-    __slots__ = ("reason",)
-    reason: str
-
-    def __init__(self, items: Iterable[object], reason: str) -> None:
-        super().__init__(items)
-        self.reason = reason
-
-
-def undetermined(value: object) -> str | None:
-    """Why ``value`` is not fully known (an :class:`Unknown` or a :class:`Partial`), else None.
-
-    >>> undetermined(""), undetermined(Unknown("no")), undetermined(Partial([], "cut"))
-    (None, 'no', 'cut')
-    """
-    if isinstance(value, Unknown | Partial):
-        return value.reason
-    return None
 
 
 class _Run:
