@@ -27,16 +27,6 @@ if TYPE_CHECKING:
     from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.engine.evaluator import Evaluator
-    from forge_policy.engine.reports import (
-        BehaviorInsight,
-        BehaviorStatus,
-        CatalogEntry,
-        ExplainReport,
-        GovernanceSummary,
-        OverrideGrant,
-        OverrideRecord,
-        Status,
-    )
     from forge_policy.errors import (
         AuditError,
         AuditIntegrityError,
@@ -51,6 +41,16 @@ if TYPE_CHECKING:
     from forge_policy.facts import FactRegistry, builtin_facts
     from forge_policy.levels import Level
     from forge_policy.model import ConditionResult, Decision, Event, Violation
+    from forge_policy.reports import (
+        BehaviorInsight,
+        BehaviorStatus,
+        CatalogEntry,
+        ExplainReport,
+        GovernanceSummary,
+        OverrideGrant,
+        OverrideRecord,
+        Status,
+    )
     from forge_policy.state import SessionState
     from forge_policy.stores.base import RuntimeStore
     from forge_policy.stores.file import FileStore
@@ -65,37 +65,37 @@ _EXPORTS: dict[str, str] = {
     "AuditIntegrityError": "forge_policy.errors",
     "AuditSink": "forge_policy.audit.base",
     "Behavior": "forge_policy.catalog.behavior",
-    "BehaviorInsight": "forge_policy.engine.reports",
-    "BehaviorStatus": "forge_policy.engine.reports",
+    "BehaviorInsight": "forge_policy.reports.insights",
+    "BehaviorStatus": "forge_policy.reports.status",
     "Catalog": "forge_policy.catalog.catalog",
-    "CatalogEntry": "forge_policy.engine.reports",
+    "CatalogEntry": "forge_policy.reports.status",
     "CatalogError": "forge_policy.errors",
     "ConditionResult": "forge_policy.model",
     "Decision": "forge_policy.model",
     "Evaluator": "forge_policy.engine.evaluator",
     "Event": "forge_policy.model",
     "EventError": "forge_policy.errors",
-    "ExplainReport": "forge_policy.engine.reports",
+    "ExplainReport": "forge_policy.reports.explain",
     "FactRegistry": "forge_policy.facts",
     "FileStore": "forge_policy.stores.file",
     "FactTimeout": "forge_policy.errors",
     "ForgePolicyError": "forge_policy.errors",
-    "GovernanceSummary": "forge_policy.engine.reports",
-    "OverrideGrant": "forge_policy.engine.reports",
+    "GovernanceSummary": "forge_policy.reports.insights",
+    "OverrideGrant": "forge_policy.reports.status",
     "Issue": "forge_policy.errors",
     "JsonlAuditSink": "forge_policy.audit.jsonl",
     "Level": "forge_policy.levels",
     "LockTimeout": "forge_policy.errors",
     "MemoryAuditSink": "forge_policy.audit.memory",
     "MemoryStore": "forge_policy.stores.memory",
-    "OverrideRecord": "forge_policy.engine.reports",
+    "OverrideRecord": "forge_policy.reports.status",
     "RuntimeStore": "forge_policy.stores.base",
     "PostgresAuditSink": "forge_policy.audit.postgres",
     "PostgresStore": "forge_policy.stores.postgres",
     "SQLiteAuditSink": "forge_policy.audit.sqlite",
     "SQLiteStore": "forge_policy.stores.sqlite",
     "SessionState": "forge_policy.state",
-    "Status": "forge_policy.engine.reports",
+    "Status": "forge_policy.reports.status",
     "StoreError": "forge_policy.errors",
     "Trigger": "forge_policy.catalog.behavior",
     "VerifyReport": "forge_policy.audit.verify",

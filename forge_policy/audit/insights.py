@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.audit.base import AuditSink
-    from forge_policy.engine.reports import GovernanceSummary, SessionTally
+    from forge_policy.reports.insights import GovernanceSummary, SessionTally
 
 HEALTHY_BELOW = 0.3
 INEFFECTIVE_ABOVE = 0.7
@@ -98,7 +98,7 @@ class _Tally:
         return max(self.runs + self.run_max, self.counted)
 
     def to_tally(self) -> SessionTally:
-        from forge_policy.engine.reports import SessionTally
+        from forge_policy.reports.insights import SessionTally
 
         return SessionTally(self.violations, self.blocks, len(self.overrides))
 
@@ -121,7 +121,7 @@ def summarize(
     >>> summarize([], catalog_ids=["search-first"]).behaviors["search-first"].band is None
     True
     """
-    from forge_policy.engine.reports import (
+    from forge_policy.reports.insights import (
         BehaviorInsight,
         GovernanceSummary,
         GovernanceTotals,

@@ -40,7 +40,7 @@ def dumps(value: object) -> str:
     :func:`to_json`), and every string (keys too) is redacted
     (:func:`forge_policy.audit.verify.clean`): a secret never reaches the output.
 
-    >>> from forge_policy.engine.reports import SessionTally
+    >>> from forge_policy.reports.insights import SessionTally
     >>> print(dumps({"tally": SessionTally(2, 1, 0)}))
     {
       "tally": {
@@ -56,9 +56,9 @@ def dumps(value: object) -> str:
 
 
 def to_json(value: object) -> Any:
-    """The JSON-ready form of a value (:func:`forge_policy.engine.reports.to_json`; imported
+    """The JSON-ready form of a value (:func:`forge_policy.reports.json.to_json`; imported
     here on first use, since it brings cattrs)."""
-    from forge_policy.engine.reports import to_json as unstructure
+    from forge_policy.reports.json import to_json as unstructure
 
     return unstructure(value)
 

@@ -83,7 +83,7 @@ def _escalation(behavior: Behavior) -> str:
 
 def cmd_list(args: Namespace, ctx: Context) -> int:
     """``forge-policy list``."""
-    from forge_policy.engine.reports import catalog_entries
+    from forge_policy.reports.status import catalog_entries
 
     catalog, bypassed = _catalog(ctx)
     entries = catalog_entries(catalog, bypassed, ctx.config.profile)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.cli.context import Context
-    from forge_policy.engine.reports import Status
+    from forge_policy.reports.status import Status
 
 
 def register(command: Callable[..., Any]) -> None:

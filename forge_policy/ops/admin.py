@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.config.env import Config
     from forge_policy.engine.evaluator import Evaluator
-    from forge_policy.engine.reports import GovernanceSummary, Status
+    from forge_policy.reports.insights import GovernanceSummary
+    from forge_policy.reports.status import Status
     from forge_policy.state import SessionState
 
 DISABLED_KEY = "disabled"

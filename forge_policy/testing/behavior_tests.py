@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.catalog.loader import LocatedTest
-    from forge_policy.engine.reports import ExplainReport
     from forge_policy.model import Decision, Event
+    from forge_policy.reports.explain import ExplainReport
 
     FactProvider = Callable[[Event], object]
 
@@ -300,7 +300,7 @@ class _Seen:
         self.flags = [[0, 0] for _ in behavior.triggers]
 
     def record(self, report: ExplainReport) -> None:
-        from forge_policy.engine.reports import TriggerTrace
+        from forge_policy.reports.explain import TriggerTrace
 
         for entry in report.trace:
             if not isinstance(entry, TriggerTrace) or entry.behavior_id != self.behavior.id:
