@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from forge_policy.catalog.behavior import DEFAULT_TEMPLATES
 from forge_policy.levels import Level
+from forge_policy.templates import DEFAULT_TEMPLATES
 from tests.machine_strategies import Call
 from tests.strategies import MATCHERS, TOTAL
 

@@ -224,7 +224,8 @@ def test_lints_of_any_valid_behavior_are_issues_never_a_crash(
 def test_every_template_variable_the_lint_accepts_is_rendered(tmp_path: Path) -> None:
     """The lint's list of variables is the renderer's: each one is replaced in a real message."""
     from forge_policy.levels import Level
-    from forge_policy.render.messages import TEMPLATE_VARIABLES, message
+    from forge_policy.render.messages import message
+    from forge_policy.templates import TEMPLATE_VARIABLES
 
     template = " ".join(f"{{{name}}}" for name in TEMPLATE_VARIABLES)
     root = changed(

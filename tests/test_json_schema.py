@@ -13,7 +13,7 @@ import attrs
 import pytest
 
 from forge_policy.catalog import schema as doc_schema
-from forge_policy.catalog.behavior import ACTIONS, CATEGORIES, PROFILES, TEMPLATE_LIMITS
+from forge_policy.catalog.behavior import ACTIONS, CATEGORIES, PROFILES
 from forge_policy.catalog.dsl import OPERATORS
 from forge_policy.catalog.json_schema import SCHEMA_FILE, schema
 from forge_policy.catalog.loader import BUILTIN_DIR
@@ -21,6 +21,7 @@ from forge_policy.catalog.structuring import validate_behavior
 from forge_policy.catalog.yaml_io import read_yaml
 from forge_policy.events import EVENTS
 from forge_policy.levels import LEVEL_NAMES
+from forge_policy.templates import TEMPLATE_LIMITS
 from tests.cli_support import Project
 
 jsonschema = pytest.importorskip("jsonschema")

@@ -541,7 +541,7 @@ def test_a_hook_error_line_is_redacted() -> None:
 
 
 def test_a_fact_in_a_message_is_redacted() -> None:
-    from forge_policy.render.messages import TemplateValues
+    from forge_policy.templates import TemplateValues
 
     values = TemplateValues({}, lambda name: ["mysql -pS3cretPass db"], None)
     assert values["facts.commands"] == "mysql -p[REDACTED] db"

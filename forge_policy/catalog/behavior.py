@@ -10,9 +10,10 @@ import attrs
 
 from forge_policy.catalog.dsl import Condition, compile_matcher, matcher_names
 from forge_policy.events import MATCHER_SUBJECT
-from forge_policy.facts._runtime import Partial
 from forge_policy.levels import Level, Step, escalate
 from forge_policy.model import ConditionResult
+from forge_policy.templates import DEFAULT_TEMPLATES
+from forge_policy.values import Partial
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,22 +29,6 @@ _RELAXING_ACTIONS = frozenset({"set_flag", "reset_total"})
 CATEGORIES = ("core", "opinionated", "experimental")
 PROFILES = ("minimal", "standard", "strict")
 DEFAULT_PROFILE = "standard"
-
-#: Used where a behavior file has no template of its own. ``{hint}`` (the recovery hint) is an
-#: extra variable beside SPEC §5's six.
-DEFAULT_TEMPLATES: dict[str, str] = {
-    "nudge_template": "{behavior_name} ({counter}): {hint}",
-    "warning_template": "[{behavior_id}] {behavior_name}: violation {counter} in this session "
-    "(next escalation at {threshold}).",
-    "block_reason": "[{behavior_id}] {behavior_name}: this call is refused.",
-    "override_prompt": "",
-}
-TEMPLATE_LIMITS: dict[str, int] = {
-    "nudge_template": 120,
-    "warning_template": 500,
-    "block_reason": 200,
-    "override_prompt": 500,
-}
 
 
 def _set_all(instance: object, **values: object) -> None:
@@ -64,37 +49,6 @@ def undetermined_note(reasons: list[str]) -> str:
         "so the rule decided as if it matched. Split the work into smaller calls, or ask the "
         "user to run it from their own shell."
     )
-
-
-def render(template: str, values: Mapping[str, object]) -> str:
-    """Literal ``{name}`` substitution: values are inserted verbatim, never re-interpreted.
-
-    Unknown ``{names}`` and stray braces are kept as written.
-
-    >>> render("{tool_name} x{counter}", {"tool_name": "a{b}&|\\\\", "counter": 2})
-    'a{b}&|\\\\ x2'
-    """
-    out: list[str] = []
-    i = 0
-    n = len(template)
-    while i < n:
-        start = template.find("{", i)
-        if start < 0:
-            out.append(template[i:])
-            break
-        end = template.find("}", start + 1)
-        if end < 0:
-            out.append(template[i:])
-            break
-        name = template[start + 1 : end]
-        out.append(template[i:start])
-        if name in values:
-            out.append(str(values[name]))
-            i = end + 1
-        else:
-            out.append("{")
-            i = start + 1
-    return "".join(out)
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -183,7 +137,7 @@ class Trigger:
         for it and its undetermined fact as ``actual``.
 
         >>> from forge_policy.catalog.dsl import Scope
-        >>> from forge_policy.facts import Unknown
+        >>> from forge_policy.values import Unknown
         >>> from forge_policy.model import Event
         >>> trigger = Trigger(0, {"event": "PreToolUse", "conditions": [
         ...     {"field": "facts.shell_commands", "operator": "not_regex_match", "value": "^ls"}]})
@@ -232,7 +186,7 @@ class Trigger:
     def undetermined(self, results: list[ConditionResult]) -> list[str]:
         """Why a match found by :meth:`test` rests on undetermined facts: the reasons of the
         conditions assumed to match (empty when known conditions decided it alone)."""
-        from forge_policy.facts import undetermined
+        from forge_policy.values import undetermined
 
         assumed = [reason for r in results if r.matched and (reason := undetermined(r.actual))]
         if not assumed:

@@ -48,7 +48,7 @@ from forge_policy.events import (
     TOOL_INPUT_FIELDS,
 )
 from forge_policy.levels import Level
-from forge_policy.render.messages import TEMPLATE_VARIABLES
+from forge_policy.templates import TEMPLATE_VARIABLES
 
 __all__ = ["BUILTIN_DIR", "inactive_note", "lint_behavior_file", "lint_catalog"]
 

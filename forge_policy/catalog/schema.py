@@ -18,10 +18,11 @@ from typing import Any, NewType
 
 import attrs
 
-from forge_policy.catalog.behavior import ACTIONS, CATEGORIES, TEMPLATE_LIMITS
+from forge_policy.catalog.behavior import ACTIONS, CATEGORIES
 from forge_policy.catalog.dsl import OPERATORS
 from forge_policy.catalog.tuning import TUNINGS
 from forge_policy.levels import LEVEL_NAMES
+from forge_policy.templates import TEMPLATE_LIMITS
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]*[a-z0-9]$")
 SCHEMA_VERSION = "1"

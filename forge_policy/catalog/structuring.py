@@ -33,7 +33,7 @@ import cattrs
 from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationNote
 
 from forge_policy._limits import MAX_DEPTH
-from forge_policy.catalog.behavior import PROFILES, TEMPLATE_LIMITS
+from forge_policy.catalog.behavior import PROFILES
 from forge_policy.catalog.dsl import (
     NUMERIC_OPERATORS,
     OPERATORS,
@@ -74,6 +74,7 @@ from forge_policy.catalog.yaml_io import plain, position
 from forge_policy.errors import Issue, RegexError
 from forge_policy.events import EVENTS, MATCHER_SUBJECT, TOOL_EVENTS
 from forge_policy.levels import LEVEL_NAMES, Level, Step, escalation_problems
+from forge_policy.templates import TEMPLATE_LIMITS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

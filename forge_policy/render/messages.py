@@ -15,29 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from forge_policy.catalog.behavior import render
 from forge_policy.levels import Level, next_threshold
+from forge_policy.templates import TemplateValues, render
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from typing import Any
 
     from forge_policy.catalog.behavior import Behavior
     from forge_policy.model import Event
 
 NUDGE_LIMIT = 120
-#: The fixed template variables (``{counter}``…); ``{facts.NAME}`` and
-#: ``{session.totals.NAME}`` come beside them. ``validate`` warns about any other.
-TEMPLATE_VARIABLES = (
-    "behavior_id",
-    "behavior_name",
-    "counter",
-    "tool_name",
-    "level",
-    "threshold",
-    "hint",
-)
 #: The last line of every hard block's reason.
 CANNOT_OVERRIDE = "This block cannot be overridden."
 #: The last line of a soft block of an ``override: user`` behavior.
@@ -99,66 +88,3 @@ def message(
             f'--session {event.session_id} --reason "..."'
         )
     return "\n".join(lines)
-
-
-class TemplateValues(Mapping[str, object]):
-    """Template variables: the fixed ones, plus ``{facts.NAME}`` and ``{session.totals.NAME}``
-    computed when a template names them (numbers with thousands separators, lists joined by
-    commas), so a message can say what the rule measured.
-
-    >>> values = TemplateValues({"counter": 2}, lambda name: [".env", ".npmrc"], {"t": 151000})
-    >>> render("{counter}: {facts.files}; {session.totals.t}; {facts}", values)
-    '2: .env, .npmrc; 151,000; {facts}'
-    """
-
-    __slots__ = ("_base", "_facts", "_totals")
-
-    def __init__(
-        self,
-        base: dict[str, object],
-        facts: Callable[[str], object] | None,
-        totals: Mapping[str, Any] | None,
-    ) -> None:
-        self._base = base
-        self._facts = facts
-        self._totals = totals
-
-    def __getitem__(self, name: str) -> object:
-        if name in self._base:
-            return self._base[name]
-        if name.startswith("facts.") and len(name) > 6 and self._facts is not None:
-            from forge_policy.secrets import redact  # a fact may quote the call's input
-
-            return redact(shown(self._facts(name[6:])))
-        if name.startswith("session.totals.") and len(name) > 15 and self._totals is not None:
-            return shown(self._totals.get(name[15:], 0))
-        raise KeyError(name)
-
-    def __contains__(self, name: object) -> bool:
-        try:
-            self[str(name)]
-        except KeyError:
-            return False
-        return True
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._base)
-
-    def __len__(self) -> int:
-        return len(self._base)
-
-
-def shown(value: object) -> str:
-    """A fact or total as message text.
-
-    >>> shown(True), shown(1234.0), shown(2.25), shown(list(range(12))), shown(None)
-    ('yes', '1,234', '2.2', '0, 1, 2, 3, 4, 5, 6, 7, 8, 9, …', '')
-    """
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int | float):
-        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
-    if isinstance(value, list | tuple):
-        items = [str(item) for item in value[:10]]
-        return ", ".join(items + (["…"] if len(value) > 10 else []))
-    return "" if value is None else str(value)
