@@ -35,6 +35,7 @@ from forge_policy._infra import pg as _pg
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT
 from forge_policy._time import iso
 from forge_policy.audit._rows import chain_rows, verify_rows
+from forge_policy.audit.records import Recovery, to_dict
 from forge_policy.audit.verify import CHAIN_KEYS, GENESIS, Appended, VerifyReport
 from forge_policy.errors import AuditError, AuditIntegrityError, ForgePolicyError
 
@@ -203,14 +204,13 @@ class PostgresAuditSink:
         before = seq
         top = conn.execute("SELECT max(seq) FROM forge_audit_head").fetchone()
         if top is not None and top[0] is not None and top[0] > seq:  # rows gone from the end
-            note = {
-                "kind": "recovery",
-                "timestamp": iso(self.clock()),
-                "reason": "records missing from the end of the log",
-                "head_seq": int(top[0]),
-                "log_seq": seq,
-            }
-            batch = [note, *batch]
+            note = Recovery(
+                timestamp=iso(self.clock()),
+                reason="records missing from the end of the log",
+                head_seq=int(top[0]),
+                log_seq=seq,
+            )
+            batch = [to_dict(note), *batch]
         rows, prev = chain_rows(batch, seq, prev)
         seq += len(rows)
         with conn.cursor() as cursor:

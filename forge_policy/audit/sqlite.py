@@ -32,6 +32,7 @@ from pathlib import Path
 
 from forge_policy._time import iso
 from forge_policy.audit._rows import chain_rows, verify_rows
+from forge_policy.audit.records import Recovery, to_dict
 from forge_policy.audit.verify import CHAIN_KEYS, GENESIS, Appended, VerifyReport
 from forge_policy.errors import AuditError, AuditIntegrityError
 
@@ -133,14 +134,13 @@ class SQLiteAuditSink:
                     "SELECT seq FROM sqlite_sequence WHERE name = 'audit'"
                 ).fetchone()
                 if top is not None and top[0] > seq:  # rows were deleted from the end
-                    note = {
-                        "kind": "recovery",
-                        "timestamp": iso(self.clock()),
-                        "reason": "records missing from the end of the log",
-                        "head_seq": top[0],
-                        "log_seq": seq,
-                    }
-                    batch = [note, *batch]
+                    note = Recovery(
+                        timestamp=iso(self.clock()),
+                        reason="records missing from the end of the log",
+                        head_seq=top[0],
+                        log_seq=seq,
+                    )
+                    batch = [to_dict(note), *batch]
                 rows, prev = chain_rows(batch, seq, prev)
                 seq += len(rows)
                 conn.executemany(

@@ -1,4 +1,5 @@
-"""The audit records the engine writes (SPEC §4 override record, §9 decision records).
+"""The audit records the engine writes (SPEC §4 override record, §9 decision records), in the
+shapes of :mod:`forge_policy.audit.records`.
 
 Both summarize the call (``input_summary``) and reach the sink through
 :func:`forge_policy.audit.base.write`, which redacts every string; a decision record carries
@@ -43,21 +44,23 @@ def override_record(
     """An override record (SPEC §4 fields), redacted; ``released`` names what it consumed
     (``pending``, ``grant``), for reconciliation."""
     from forge_policy._time import iso
+    from forge_policy.audit import records
     from forge_policy.secrets import summarize
 
-    return {
-        "kind": "override",
-        "override_id": override_id(event.session_id, behavior_id, mechanism, basis, counter),
-        "timestamp": iso(now),
-        "session_id": event.session_id,
-        "behavior_id": behavior_id,
-        "tool_name": event.tool_name,
-        "input_summary": summarize(event.tool_name, event.tool_input),
-        "counter": counter,
-        "mechanism": mechanism,
-        "reason": reason,
-        "released": list(released),
-    }
+    return records.to_dict(
+        records.Override(
+            override_id=override_id(event.session_id, behavior_id, mechanism, basis, counter),
+            timestamp=iso(now),
+            session_id=event.session_id,
+            behavior_id=behavior_id,
+            tool_name=event.tool_name,
+            input_summary=summarize(event.tool_name, event.tool_input),
+            counter=counter,
+            mechanism=mechanism,
+            reason=reason,
+            released=tuple(released),
+        )
+    )
 
 
 def decision_record(
@@ -73,26 +76,25 @@ def decision_record(
     ``override_mode`` is the behavior's ``override`` setting (``agent`` or ``user``);
     ``undetermined`` says why a fact the decision assumed to match could not be computed."""
     from forge_policy._time import iso
+    from forge_policy.audit import records
     from forge_policy.secrets import summarize
 
-    kind = "block" if violation.level.blocks and not violation.shadow else "violation"
-    record: dict[str, Any] = {
-        "kind": kind,
-        "timestamp": iso(now),
-        "session_id": event.session_id,
-        "behavior_id": violation.behavior_id,
-        "level": violation.level.label,
-        "counter": violation.counter,
-        "tool_name": event.tool_name,
-        "event": event.event_name,
-        "input_summary": summarize(event.tool_name, event.tool_input),
-        "shadow": violation.shadow,
-        "call_hash": identity,
-        "override_mode": override_mode,
-        "tool_use_id": event.tool_use_id,
-    }
-    if violation.overridden:
-        record["overridden"] = violation.overridden
-    if undetermined:
-        record["undetermined"] = list(undetermined)
-    return record
+    shape = records.Block if violation.level.blocks and not violation.shadow else records.Violation
+    return records.to_dict(
+        shape(
+            timestamp=iso(now),
+            session_id=event.session_id,
+            behavior_id=violation.behavior_id,
+            level=violation.level.label,
+            counter=violation.counter,
+            tool_name=event.tool_name,
+            event=event.event_name,
+            input_summary=summarize(event.tool_name, event.tool_input),
+            shadow=violation.shadow,
+            call_hash=identity,
+            override_mode=override_mode,
+            tool_use_id=event.tool_use_id,
+            overridden=violation.overridden or None,
+            undetermined=tuple(undetermined) or None,
+        )
+    )

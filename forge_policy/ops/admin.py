@@ -10,6 +10,7 @@ for a session is a bypass, so it is recorded in the audit log (``kind: "bypass"`
 
 from __future__ import annotations
 
+from forge_policy.audit import records
 from forge_policy.audit.base import write
 from forge_policy.errors import Refused, StoreError
 
@@ -99,20 +100,15 @@ def set_session_enabled(
         ids = sorted({*ids, behavior_id} - ({behavior_id} if enabled else set()))
         state.data[DISABLED_KEY] = ids
         state.touch(now)
-        write(
-            evaluator.audit,
-            [
-                {
-                    "kind": "bypass",
-                    "timestamp": iso(now),
-                    "session_id": session_id,
-                    "behavior_id": behavior_id,
-                    "scope": "session",
-                    "enabled": enabled,
-                    "variable": "forge-policy " + ("on" if enabled else "off"),
-                }
-            ],
+        switch = records.BypassSwitch(
+            timestamp=iso(now),
+            session_id=session_id,
+            behavior_id=behavior_id,
+            scope="session",
+            enabled=enabled,
+            variable="forge-policy " + ("on" if enabled else "off"),
         )
+        write(evaluator.audit, [records.to_dict(switch)])
         return True, state
 
     return evaluator.store.transact(session_id, apply)
@@ -216,20 +212,15 @@ def set_project_enabled(
 
         from forge_policy._time import iso
 
-        write(
-            config.open_audit(),
-            [
-                {
-                    "kind": "bypass",
-                    "timestamp": iso(time.time() if now is None else now),
-                    "behavior_id": behavior_id,
-                    "scope": "project",
-                    "enabled": enabled,
-                    "variable": "forge-policy " + ("on" if enabled else "off"),
-                    "bypass_never": behavior.bypass == "never",
-                }
-            ],
+        switch = records.BypassSwitch(
+            timestamp=iso(time.time() if now is None else now),
+            behavior_id=behavior_id,
+            scope="project",
+            enabled=enabled,
+            variable="forge-policy " + ("on" if enabled else "off"),
+            bypass_never=behavior.bypass == "never",
         )
+        write(config.open_audit(), [records.to_dict(switch)])
     return folder, set_enabled(folder, behavior_id, enabled), copied
 
 

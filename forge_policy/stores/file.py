@@ -278,15 +278,12 @@ class FileStore:
         except OSError as exc:
             raise os_error(self.path, "cannot move the corrupt state aside", exc) from exc
         from forge_policy._time import iso
+        from forge_policy.audit import records
 
         reason = " ".join(reason.split())[:200]
-        record = {
-            "kind": "recovery",
-            "timestamp": iso(now),
-            "path": self.path,
-            "moved_to": target,
-            "reason": reason,
-        }
+        record = records.to_dict(
+            records.Recovery(timestamp=iso(now), path=self.path, moved_to=target, reason=reason)
+        )
         message = f"{self.path}: corrupt state ({reason}) moved to {target}; starting afresh"
         report(record, message, self.on_recovery)
 

@@ -38,7 +38,7 @@ from forge_policy._infra.filelock import DEFAULT_TIMEOUT
 from forge_policy.errors import ConfigError, StoreError
 from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, is_expired
-from forge_policy.stores._recovery import report
+from forge_policy.stores._recovery import quarantine, report, report_quarantine
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,6 +65,11 @@ LOCKING = ("row", "advisory")
 #: The first key of the sessions' advisory locks (the second is ``hashtext(session id)``):
 #: ``"fpss"`` as an int, apart from the migration lock's.
 _SESSION_LOCKS = 0x66707373
+#: A bad row moves to forge_quarantine (:func:`~forge_policy.stores._recovery.quarantine`).
+_QUARANTINE = (
+    "INSERT INTO forge_quarantine (id, data, reason, moved_at) VALUES (%s, %s, %s, %s)",
+    "DELETE FROM forge_sessions WHERE id = %s",
+)
 #: A write purges expired sessions at most this often (seconds) per store.
 PURGE_EVERY = 60.0
 
@@ -156,9 +161,7 @@ class PostgresStore:
                 if new_state is not None:
                     self._purge_now_and_then(conn, keep=session_id)
             if recovered:
-                where = json.dumps(session_id[:40])
-                message = f"{self.where}: session {where} was not a session document; moved to"
-                report(recovered, message + " the forge_quarantine table", self.on_recovery)
+                report_quarantine(recovered, self.on_recovery)
             return result
         raise StoreError(f"{self.where}: the connection was lost twice")  # pragma: no cover
 
@@ -362,23 +365,9 @@ class PostgresStore:
         state = SessionState.from_json(row[0])
         if state is not None:
             return state, None
-        now = time.time()
-        reason = "data is not a JSON object"
-        conn.execute(
-            "INSERT INTO forge_quarantine (id, data, reason, moved_at) VALUES (%s, %s, %s, %s)",
-            (session_id, row[0], reason, now),
+        record = quarantine(
+            conn.execute, _QUARANTINE, session_id, row[0], self.where, "forge_quarantine"
         )
-        conn.execute("DELETE FROM forge_sessions WHERE id = %s", (session_id,))
-        from forge_policy._time import iso
-
-        record = {
-            "kind": "recovery",
-            "timestamp": iso(now),
-            "path": self.where,
-            "moved_to": "forge_quarantine",
-            "session_id": session_id,
-            "reason": reason,
-        }
         return None, record
 
     def _lock_absent(self, conn: psycopg.Connection[Any], session_id: str) -> Any:

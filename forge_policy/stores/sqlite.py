@@ -14,6 +14,7 @@ Why it is built this way:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
@@ -24,7 +25,7 @@ from forge_policy._infra.filelock import DEFAULT_TIMEOUT
 from forge_policy.errors import LockTimeout, StoreError
 from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, is_expired
-from forge_policy.stores._recovery import report
+from forge_policy.stores._recovery import quarantine, report, report_quarantine
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,6 +52,11 @@ def _migrate_1(conn: sqlite3.Connection) -> None:
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_migrate_1,)
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+#: A bad row moves to the quarantine table (:func:`~forge_policy.stores._recovery.quarantine`).
+_QUARANTINE = (
+    "INSERT INTO quarantine (id, data, reason, moved_at) VALUES (?, ?, ?, ?)",
+    "DELETE FROM sessions WHERE id = ?",
+)
 
 #: The only ``synchronous`` settings, as whole statements: the caller's text never reaches SQL.
 _SYNCHRONOUS = {
@@ -134,9 +140,7 @@ class SQLiteStore:
             finally:
                 _rollback(conn)  # apply raised, or there was nothing to write
             if recovered:
-                where = json.dumps(session_id[:40])
-                message = f"{self.path}: session {where} was not a session document; moved to"
-                report(recovered, message + " the quarantine table", self.on_recovery)
+                report_quarantine(recovered, self.on_recovery)
             return result
 
     def load(self, session_id: str) -> SessionState | None:
@@ -207,14 +211,12 @@ class SQLiteStore:
         except OSError as exc:
             raise StoreError(f"{self.path}: cannot move the corrupt database aside: {exc}") from exc
         from forge_policy._time import iso
+        from forge_policy.audit import records
 
-        record = {
-            "kind": "recovery",
-            "timestamp": iso(now),
-            "path": self.path,
-            "moved_to": target,
-            "reason": "not a SQLite database (or a malformed one)",
-        }
+        reason = "not a SQLite database (or a malformed one)"
+        record = records.to_dict(
+            records.Recovery(timestamp=iso(now), path=self.path, moved_to=target, reason=reason)
+        )
         message = f"{self.path}: corrupt database moved to {target}; starting afresh"
         report(record, message, self.on_recovery)
 
@@ -299,25 +301,8 @@ class SQLiteStore:
         state = SessionState.from_json(row[0])
         if state is not None:
             return state, None
-        now = time.time()
-        reason = "data is not a JSON object"
-        self._run(
-            conn,
-            "INSERT INTO quarantine (id, data, reason, moved_at) VALUES (?, ?, ?, ?)",
-            (session_id, row[0], reason, now),
-        )
-        self._run(conn, "DELETE FROM sessions WHERE id = ?", (session_id,))
-        from forge_policy._time import iso
-
-        record = {
-            "kind": "recovery",
-            "timestamp": iso(now),
-            "path": self.path,
-            "moved_to": "quarantine",
-            "session_id": session_id,
-            "reason": reason,
-        }
-        return None, record
+        execute = functools.partial(self._run, conn)
+        return None, quarantine(execute, _QUARANTINE, session_id, row[0], self.path, "quarantine")
 
     def _upsert(self, conn: sqlite3.Connection, session_id: str, state: SessionState) -> None:
         try:

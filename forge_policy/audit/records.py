@@ -1,0 +1,214 @@
+"""The shapes of the audit records (SPEC §4, §9): one frozen attrs class per kind, and one
+converter, :func:`to_dict`, to the plain dict :func:`forge_policy.audit.base.write` redacts and
+every sink chains.
+
+Whoever writes a record builds one of these classes; nobody spells a record's keys by hand. A
+field marked *omitted* is left out of the dict while it holds None (a store's recovery has a
+``path``, the audit log's own has a ``head_seq``); every other field is always written, None
+included. Tuples are written as lists. Key order does not matter: a stored line sorts its keys.
+
+>>> to_dict(Recovery(timestamp="2026-01-01T00:00:00Z", reason="not valid JSON",
+...                  path="/s/state.json", moved_to="/s/state.json.corrupt-1"))
+... # doctest: +NORMALIZE_WHITESPACE
+{'kind': 'recovery', 'timestamp': '2026-01-01T00:00:00Z', 'path': '/s/state.json',
+ 'moved_to': '/s/state.json.corrupt-1', 'reason': 'not valid JSON'}
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+_OMIT = "omit"
+
+
+def _omitted() -> Any:
+    """A field left out of the dict while it is None."""
+    return attrs.field(default=None, kw_only=True, metadata={_OMIT: True})
+
+
+@attrs.frozen(kw_only=True)
+class Violation:
+    """A violation that was only counted or shown (``record_violations``, or a shadow block).
+
+    ``call_hash`` identifies the call for an override by retry; ``override_mode`` is the
+    behavior's ``override`` setting (``agent`` or ``user``); ``overridden`` names the mechanism
+    that let it through and ``undetermined`` why a fact the decision assumed to match could
+    not be computed (both omitted when empty).
+    """
+
+    kind: ClassVar[str] = "violation"
+    timestamp: str
+    session_id: str
+    behavior_id: str
+    level: str
+    counter: int
+    tool_name: str
+    event: str
+    input_summary: str
+    shadow: bool
+    call_hash: str
+    override_mode: str
+    tool_use_id: str
+    overridden: str | None = _omitted()
+    undetermined: tuple[str, ...] | None = _omitted()
+
+
+@attrs.frozen(kw_only=True)
+class Block(Violation):
+    """A violation that blocked the call (soft or hard, not shadow): the same fields."""
+
+    kind: ClassVar[str] = "block"
+
+
+@attrs.frozen(kw_only=True)
+class Override:
+    """An override (SPEC §4): the block (or grant) it consumed, how (``mechanism``: ``retry``,
+    ``explicit``, ``user``) and why. ``released`` names what it consumed (``pending``,
+    ``grant``), for reconciliation; ``override_id`` derives from it, so it is minted once."""
+
+    kind: ClassVar[str] = "override"
+    override_id: str
+    timestamp: str
+    session_id: str
+    behavior_id: str
+    tool_name: str
+    input_summary: str
+    counter: int
+    mechanism: str
+    reason: str
+    released: tuple[str, ...]
+
+
+@attrs.frozen(kw_only=True)
+class Grant:
+    """An explicit override granted (``forge-policy override``), before any call uses it."""
+
+    kind: ClassVar[str] = "grant"
+    timestamp: str
+    session_id: str
+    behavior_id: str
+    grant_id: str
+    reason: str
+    valid_until: str
+
+
+@attrs.frozen(kw_only=True)
+class Bypass:
+    """A call that a behavior switched off by ``FORGE_DISABLE`` (or a seed's variable,
+    ``variable``) would have flagged: what it would have done."""
+
+    kind: ClassVar[str] = "bypass"
+    timestamp: str
+    session_id: str
+    behavior_id: str
+    variable: str
+    event: str
+    tool_name: str
+    input_summary: str
+    level: str
+    counter: int
+
+
+@attrs.frozen(kw_only=True)
+class BypassSwitch:
+    """A behavior switched off or on (``forge-policy off|on``) for one session or the whole
+    project (``scope``); a project switch has no ``session_id`` and says whether the behavior
+    is marked ``bypass: never``."""
+
+    kind: ClassVar[str] = "bypass"
+    timestamp: str
+    session_id: str | None = _omitted()
+    behavior_id: str
+    scope: str
+    enabled: bool
+    variable: str
+    bypass_never: bool | None = _omitted()
+
+
+@attrs.frozen(kw_only=True)
+class Recovery:
+    """Something corrupt set aside and told, never silently dropped (SPEC §9).
+
+    A store's: what was moved (``path``, ``session_id`` for one row) and where (``moved_to``).
+    The audit log's own: records missing from its end (``head_seq``, ``head_hash``,
+    ``log_seq``) or a torn last line dropped (``offset``, ``dropped_bytes``,
+    ``dropped_sha256``).
+    """
+
+    kind: ClassVar[str] = "recovery"
+    timestamp: str
+    path: str | None = _omitted()
+    moved_to: str | None = _omitted()
+    session_id: str | None = _omitted()
+    reason: str
+    offset: int | None = _omitted()
+    dropped_bytes: int | None = _omitted()
+    dropped_sha256: str | None = _omitted()
+    head_seq: int | None = _omitted()
+    head_hash: str | None = _omitted()
+    log_seq: int | None = _omitted()
+
+
+@attrs.frozen(kw_only=True)
+class Integrity:
+    """A log that holds fewer records than a session last saw (truncated, or replaced):
+    ``audit --verify`` keeps failing on it, it is never repaired into a recovery."""
+
+    kind: ClassVar[str] = "integrity"
+    timestamp: str
+    session_id: str
+    reason: str
+    checkpoint_seq: int
+    log_seq: int
+
+
+@attrs.frozen(kw_only=True)
+class Diagnostic:
+    """Something the operator should know that decided nothing (``code`` names it), such as
+    a session id derived from the payload (``derived_from``)."""
+
+    kind: ClassVar[str] = "diagnostic"
+    code: str
+    timestamp: str
+    session_id: str
+    derived_from: str | None = _omitted()
+    event: str | None = _omitted()
+    message: str
+
+
+#: Any record of the audit log.
+AuditRecord = (
+    Violation | Block | Override | Grant | Bypass | BypassSwitch | Recovery | Integrity | Diagnostic
+)
+
+
+def to_dict(record: AuditRecord) -> dict[str, Any]:
+    """The dict a sink takes: ``kind`` first, then the fields (an omitted one only when set).
+
+    >>> to_dict(BypassSwitch(timestamp="t", behavior_id="b", scope="project", enabled=False,
+    ...                      variable="forge-policy off", bypass_never=False))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'kind': 'bypass', 'timestamp': 't', 'behavior_id': 'b', 'scope': 'project',
+     'enabled': False, 'variable': 'forge-policy off', 'bypass_never': False}
+    """
+    out: dict[str, Any] = {"kind": record.kind}
+    for name, omit in _layout(type(record)):
+        value = getattr(record, name)
+        if value is None and omit:
+            continue
+        out[name] = list(value) if type(value) is tuple else value
+    return out
+
+
+_LAYOUTS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _layout(cls: type) -> tuple[tuple[str, bool], ...]:
+    """``(field name, omitted while None)`` of a record class, in order; computed once."""
+    layout = _LAYOUTS.get(cls)
+    if layout is None:
+        fields = attrs.fields(cls)
+        layout = _LAYOUTS[cls] = tuple((f.name, bool(f.metadata.get(_OMIT))) for f in fields)
+    return layout
