@@ -23,13 +23,24 @@ import attrs
 _OMIT = "omit"
 
 
+class _Record:
+    """What every record class shares: its ``kind`` and a repr of its dict (attrs' generated
+    repr would double the cost of importing this module, which a blocking hook call pays)."""
+
+    __slots__ = ()
+    kind: ClassVar[str]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({to_dict(self)!r})"
+
+
 def _omitted() -> Any:
     """A field left out of the dict while it is None."""
     return attrs.field(default=None, kw_only=True, metadata={_OMIT: True})
 
 
-@attrs.frozen(kw_only=True)
-class Violation:
+@attrs.frozen(kw_only=True, repr=False)
+class Violation(_Record):
     """A violation that was only counted or shown (``record_violations``, or a shadow block).
 
     ``call_hash`` identifies the call for an override by retry; ``override_mode`` is the
@@ -55,15 +66,15 @@ class Violation:
     undetermined: tuple[str, ...] | None = _omitted()
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class Block(Violation):
     """A violation that blocked the call (soft or hard, not shadow): the same fields."""
 
     kind: ClassVar[str] = "block"
 
 
-@attrs.frozen(kw_only=True)
-class Override:
+@attrs.frozen(kw_only=True, repr=False)
+class Override(_Record):
     """An override (SPEC §4): the block (or grant) it consumed, how (``mechanism``: ``retry``,
     ``explicit``, ``user``) and why. ``released`` names what it consumed (``pending``,
     ``grant``), for reconciliation; ``override_id`` derives from it, so it is minted once."""
@@ -81,8 +92,8 @@ class Override:
     released: tuple[str, ...]
 
 
-@attrs.frozen(kw_only=True)
-class Grant:
+@attrs.frozen(kw_only=True, repr=False)
+class Grant(_Record):
     """An explicit override granted (``forge-policy override``), before any call uses it."""
 
     kind: ClassVar[str] = "grant"
@@ -94,8 +105,8 @@ class Grant:
     valid_until: str
 
 
-@attrs.frozen(kw_only=True)
-class Bypass:
+@attrs.frozen(kw_only=True, repr=False)
+class Bypass(_Record):
     """A call that a behavior switched off by ``FORGE_DISABLE`` (or a seed's variable,
     ``variable``) would have flagged: what it would have done."""
 
@@ -111,8 +122,8 @@ class Bypass:
     counter: int
 
 
-@attrs.frozen(kw_only=True)
-class BypassSwitch:
+@attrs.frozen(kw_only=True, repr=False)
+class BypassSwitch(_Record):
     """A behavior switched off or on (``forge-policy off|on``) for one session or the whole
     project (``scope``); a project switch has no ``session_id`` and says whether the behavior
     is marked ``bypass: never``."""
@@ -127,8 +138,8 @@ class BypassSwitch:
     bypass_never: bool | None = _omitted()
 
 
-@attrs.frozen(kw_only=True)
-class Recovery:
+@attrs.frozen(kw_only=True, repr=False)
+class Recovery(_Record):
     """Something corrupt set aside and told, never silently dropped (SPEC §9).
 
     A store's: what was moved (``path``, ``session_id`` for one row) and where (``moved_to``).
@@ -151,8 +162,8 @@ class Recovery:
     log_seq: int | None = _omitted()
 
 
-@attrs.frozen(kw_only=True)
-class Integrity:
+@attrs.frozen(kw_only=True, repr=False)
+class Integrity(_Record):
     """A log that holds fewer records than a session last saw (truncated, or replaced):
     ``audit --verify`` keeps failing on it, it is never repaired into a recovery."""
 
@@ -164,8 +175,8 @@ class Integrity:
     log_seq: int
 
 
-@attrs.frozen(kw_only=True)
-class Diagnostic:
+@attrs.frozen(kw_only=True, repr=False)
+class Diagnostic(_Record):
     """Something the operator should know that decided nothing (``code`` names it), such as
     a session id derived from the payload (``derived_from``)."""
 
@@ -184,7 +195,7 @@ AuditRecord = (
 )
 
 
-def to_dict(record: AuditRecord) -> dict[str, Any]:
+def to_dict(record: _Record) -> dict[str, Any]:
     """The dict a sink takes: ``kind`` first, then the fields (an omitted one only when set).
 
     >>> to_dict(BypassSwitch(timestamp="t", behavior_id="b", scope="project", enabled=False,

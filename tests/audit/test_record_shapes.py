@@ -34,8 +34,14 @@ KINDS = {
 def test_every_kind_is_a_frozen_attrs_class_with_its_kind(cls: type) -> None:
     assert attrs.has(cls) and KINDS[cls] == cls.kind  # type: ignore[attr-defined]
     assert "kind" not in attrs.fields_dict(cls)  # a class constant, never a field to set
+    assert "__dict__" not in dir(cls)  # slotted
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         cls.__setattr__(object.__new__(cls), "timestamp", "t")
+
+
+def test_a_record_reads_as_its_dict() -> None:
+    record = records.Recovery(timestamp="t", reason="r")
+    assert repr(record) == "Recovery({'kind': 'recovery', 'timestamp': 't', 'reason': 'r'})"
 
 
 def event(**extra: Any) -> fp.Event:
