@@ -19,7 +19,12 @@
     ├── GitHookError                    git hooks cannot be installed here
     └── ServeUnavailable                the serve endpoint did not answer usefully
 
-This module is the only place an exception class of the package is defined.
+This module is the only place an exception that reaches a caller of the package is defined
+(``tests/test_layering.py`` checks that no other module derives from this family). A few
+modules keep a private exception of their own for control flow, raised and caught inside the
+package and never seen by a caller: the catalog cache's ``Ignored`` (a cache file not used),
+the prefilter's ``_GiveUp``, the interpreter lexers' ``LexError``, the file store's
+``_Corrupt`` and the worker client's ``Unavailable`` (the CLI falls back to the hook).
 
 Every exception has a stable machine ``code`` beside its human text.
 """

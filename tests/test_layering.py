@@ -175,6 +175,33 @@ def test_every_debt_is_still_an_import_of_the_package() -> None:
             assert imported in graph[importer], (importer, imported)
 
 
+def error_family_outside_errors() -> list[str]:
+    """Classes outside ``errors.py`` that derive from a class of ``errors.py`` by name."""
+    import ast
+
+    import forge_policy.errors as errors
+
+    family = {name for name, value in vars(errors).items() if isinstance(value, type)}
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef):
+                bases = {
+                    b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases
+                }
+                if bases & family:
+                    found.append(f"{path.relative_to(PACKAGE)}: {node.name}")
+    return found
+
+
+def test_the_error_family_is_defined_in_errors_only() -> None:
+    # errors.py's docstring says so; private control-flow exceptions elsewhere derive from
+    # Exception and never reach a caller
+    assert error_family_outside_errors() == []
+
+
 # -- the checkers themselves find what they look for -----------------------------------------
 
 
