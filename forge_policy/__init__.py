@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from forge_policy.stores.postgres import PostgresStore
     from forge_policy.stores.sqlite import SQLiteStore
 
+#: The package's version, written here only: pyproject.toml reads it (``dynamic``), the compiled
+#: catalog cache records it. A literal, so that reading it costs the hook nothing.
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {

@@ -184,3 +184,13 @@ def test_the_converter_is_our_own_not_the_global_one() -> None:
     before = cattrs.global_converter.unstructure(fp.Level.WARNING)
     assert to_json(fp.Level.WARNING) == "warning"
     assert cattrs.global_converter.unstructure(fp.Level.WARNING) == before  # untouched
+
+
+def test_the_version_is_written_in_one_place() -> None:
+    import importlib.metadata
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    project = tomllib.loads(pyproject.read_text())["project"]
+    assert "version" not in project and "version" in project["dynamic"]  # read from the source
+    assert importlib.metadata.version("forge-policy") == fp.__version__
