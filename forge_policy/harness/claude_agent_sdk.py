@@ -174,4 +174,7 @@ async def _evaluate(
 
     from forge_policy.harness._embedding import evaluate
 
-    return await anyio.to_thread.run_sync(functools.partial(evaluate, evaluator, event, notes))
+    decision: Decision = await anyio.to_thread.run_sync(
+        functools.partial(evaluate, evaluator, event, notes)
+    )
+    return decision  # a name with its type: anyio is Any in a venv without the extra

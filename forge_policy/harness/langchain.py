@@ -54,7 +54,7 @@ from forge_policy.harness._embedding import session as _session
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
-    from typing import Any
+    from typing import Any, TypeAlias
 
     from langchain.agents.middleware import AgentMiddleware, AgentState
     from langchain.agents.middleware.types import ModelRequest, ModelResponse, ToolCallRequest
@@ -70,10 +70,11 @@ if TYPE_CHECKING:
     #: A fixed session id, or a function of the ``ToolCallRequest`` (the ``ModelRequest`` for a
     #: user prompt).
     SessionId = str | Callable[[Any], str] | None
-    ToolResult = ToolMessage | Command[Any]
-    ModelResult = ModelResponse[Any] | AIMessage
+    # explicit aliases: without the extra (mypy in a venv without it) they are Any, not errors
+    ToolResult: TypeAlias = ToolMessage | Command[Any]
+    ModelResult: TypeAlias = ModelResponse[Any] | AIMessage
 
-    _Base = AgentMiddleware[AgentState[Any], Any, Any]
+    _Base: TypeAlias = AgentMiddleware[AgentState[Any], Any, Any]
 else:
 
     def _base() -> type:
