@@ -29,7 +29,6 @@ from pathlib import Path
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT, FileLock, refuse_symlinked_folders
 from forge_policy._time import iso
 from forge_policy.audit._tail import classify, first_line_hash, format_head, read_head, tail
-from forge_policy.audit.records import Recovery, to_dict
 from forge_policy.audit.verify import (
     Appended,
     ChainChecker,
@@ -192,6 +191,8 @@ class JsonlAuditSink:
             )
         if notes:
             stamp = iso(self.clock())
+            from forge_policy.audit.records import Recovery, to_dict  # rare: off the hook's path
+
             batch = [to_dict(Recovery(timestamp=stamp, **n)) for n in notes] + batch
         lines: list[bytes] = []
         for record in batch:

@@ -35,7 +35,6 @@ from forge_policy._infra import pg as _pg
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT
 from forge_policy._time import iso
 from forge_policy.audit._rows import chain_rows, verify_rows
-from forge_policy.audit.records import Recovery, to_dict
 from forge_policy.audit.verify import CHAIN_KEYS, GENESIS, Appended, VerifyReport
 from forge_policy.errors import AuditError, AuditIntegrityError, ForgePolicyError
 
@@ -204,6 +203,8 @@ class PostgresAuditSink:
         before = seq
         top = conn.execute("SELECT max(seq) FROM forge_audit_head").fetchone()
         if top is not None and top[0] is not None and top[0] > seq:  # rows gone from the end
+            from forge_policy.audit.records import Recovery, to_dict
+
             note = Recovery(
                 timestamp=iso(self.clock()),
                 reason="records missing from the end of the log",

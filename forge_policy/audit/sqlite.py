@@ -32,7 +32,6 @@ from pathlib import Path
 
 from forge_policy._time import iso
 from forge_policy.audit._rows import chain_rows, verify_rows
-from forge_policy.audit.records import Recovery, to_dict
 from forge_policy.audit.verify import CHAIN_KEYS, GENESIS, Appended, VerifyReport
 from forge_policy.errors import AuditError, AuditIntegrityError
 
@@ -134,6 +133,8 @@ class SQLiteAuditSink:
                     "SELECT seq FROM sqlite_sequence WHERE name = 'audit'"
                 ).fetchone()
                 if top is not None and top[0] > seq:  # rows were deleted from the end
+                    from forge_policy.audit.records import Recovery, to_dict
+
                     note = Recovery(
                         timestamp=iso(self.clock()),
                         reason="records missing from the end of the log",
