@@ -180,3 +180,25 @@ def test_every_kind_is_json_and_canonical() -> None:
     for record in (integrity, diagnostic, grant):
         data = records.to_dict(record)
         assert json.loads(canonical(data)) == data
+
+
+def test_the_record_classes_load_only_when_a_record_is_made(tmp_path: Any) -> None:
+    # an allowed call through a JSONL sink writes nothing: the classes stay unimported
+    import subprocess
+    import sys
+
+    log = str(tmp_path / "overrides.log")
+    code = (
+        "import sys, forge_policy as fp\n"
+        "from forge_policy.audit.jsonl import JsonlAuditSink\n"
+        f"ev = fp.Evaluator(fp.builtin_catalog(), audit=JsonlAuditSink({log!r}))\n"
+        "ls = fp.Event('PreToolUse', 's', tool_name='Read', tool_input={'file_path': '/a.py'})\n"
+        "assert ev.evaluate(ls).outcome == 'allow'\n"
+        "before = 'forge_policy.audit.records' in sys.modules\n"
+        "push = fp.Event('PreToolUse', 's', tool_name='Bash',"
+        " tool_input={'command': 'git push --force'})\n"
+        "assert ev.evaluate(push).outcome == 'hard_block'\n"
+        "print(before, 'forge_policy.audit.records' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.split() == ["False", "True"], done.stderr
