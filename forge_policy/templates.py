@@ -36,8 +36,6 @@ TEMPLATE_LIMITS: dict[str, int] = {
     "block_reason": 200,
     "override_prompt": 500,
 }
-
-
 #: The fixed template variables (``{counter}``…); ``{facts.NAME}`` and
 #: ``{session.totals.NAME}`` come beside them. ``validate`` warns about any other.
 TEMPLATE_VARIABLES = (

@@ -175,6 +175,25 @@ def test_every_debt_is_still_an_import_of_the_package() -> None:
             assert imported in graph[importer], (importer, imported)
 
 
+@pytest.mark.parametrize("leaf", ["templates", "values"])
+def test_the_leaves_import_nothing_of_the_package_when_loaded(leaf: str) -> None:
+    import ast
+
+    tree = ast.parse((PACKAGE / f"{leaf}.py").read_text())
+    loaded = [
+        node.module
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ROOT)
+    ] + [
+        alias.name
+        for node in tree.body
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name.startswith(ROOT)
+    ]
+    assert loaded == []
+
+
 def error_family_outside_errors() -> list[str]:
     """Classes outside ``errors.py`` that derive from a class of ``errors.py`` by name."""
     import ast
