@@ -70,7 +70,7 @@ def fact(name: str, event: Event) -> Any:
 
 
 @pytest.mark.parametrize(
-    "module", ["facts", "facts.files", "facts.shell", "facts.commit", "facts.secrets"]
+    "module", ["facts", "facts.files", "commands.shell", "facts.commit", "facts.secrets"]
 )
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"forge_policy.{module}"))
@@ -551,8 +551,8 @@ def test_no_fact_module_imports_the_registry_package() -> None:
     modules = {name for name in graph if name.startswith("forge_policy.facts.")}
     assert {"forge_policy.facts._runtime", "forge_policy.facts._io"} <= modules
     assert {m for m in modules if "forge_policy.facts" in graph[m]} == set()
-    assert graph["forge_policy.facts._runtime"] <= {"forge_policy.errors"}
-    assert graph["forge_policy.facts._io"] <= {"forge_policy.facts._runtime"}
+    assert graph["forge_policy.facts._runtime"] <= {"forge_policy.errors", "forge_policy._budget"}
+    assert graph["forge_policy.facts._io"] <= {"forge_policy._budget"}
 
 
 # --- strict TDD globs: .gitignore syntax ---------------------------------------------------------

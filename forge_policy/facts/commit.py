@@ -1,6 +1,6 @@
 """The ``git commit`` message parser behind ``facts.commit_message`` and ``facts.staged_files``.
 
-Built on the lexer of :mod:`forge_policy.facts.shell`, so quoting, here-documents, ``$(…)``,
+Built on the lexer of :mod:`forge_policy.commands.shell`, so quoting, here-documents, ``$(…)``,
 chains (``git add . && git commit …``), ``cd``, ``git -C`` and ``sh -c`` are handled the way a
 shell would. Upstream (seed-systems a.6) scanned only ``-m``/``--message`` followed by a space.
 It missed ``-F``, here-documents, ``-am``, ``--message=``, ``-mX`` and escaped quotes.
@@ -15,11 +15,8 @@ import os
 
 import attrs
 
-from forge_policy.facts._io import event_cwd
-from forge_policy.facts._runtime import note
-from forge_policy.facts.shell import (
+from forge_policy.commands import (
     Command,
-    event_commands,
     expand_path,
     iter_commands,
     literal_subst,
@@ -27,6 +24,8 @@ from forge_policy.facts.shell import (
     stdin_text,
     strip_wrappers,
 )
+from forge_policy.facts._io import event_commands, event_cwd
+from forge_policy.facts._runtime import note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 Upstream AgentShield (ospec, seed-systems a.4) only saw ``tool_input`` strings that were already
 existing file paths, so ``cat id_rsa`` went through. Here the file operands of reading commands
-count too. They are found with the command model of :mod:`forge_policy.facts.execution`:
+count too. They are found with the command model of :mod:`forge_policy.commands.execution`:
 ``cat``, ``head``, ``cp``, ``grep``, ``awk``, ``sed``, ``tar``, ``base64``, ``<`` and the like,
 including ``~``, ``$HOME``, a ``cd`` earlier in the chain, ``sh -c``, ``$(…)``, ``xargs``,
 ``find -exec``, ``busybox`` and interpreter code.
@@ -20,9 +20,9 @@ import stat
 
 import attrs
 
+from forge_policy.commands import UNKNOWN, expand_path, iter_commands, runs
+from forge_policy.facts._io import event_commands
 from forge_policy.facts._runtime import check_deadline
-from forge_policy.facts.execution import UNKNOWN, runs
-from forge_policy.facts.shell import event_commands, expand_path, iter_commands
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ to what governs it:
 
 Other tools whose name says they write (``write_file``, ``replace``, an MCP server's
 ``move_file`` …) are checked on their path arguments (``path``, ``source``, ``destination`` …).
-Shell commands are read with :mod:`forge_policy.facts.shell` (wrappers, ``sh -c``, ``$(…)``,
+Shell commands are read with :mod:`forge_policy.commands` (wrappers, ``sh -c``, ``$(…)``,
 here-documents fed to a shell, ``xargs`` fed by ``echo``): redirections (``>``, ``>>``, ``&>``),
 ``rm``, ``rmdir``, ``unlink``, ``shred``, ``mv``, ``cp``/``install``/``rsync``/``ln``
 destinations, ``tee``, ``truncate``, ``touch``, ``mkdir``, ``chmod``, ``chown``, ``chgrp``,
@@ -57,18 +57,17 @@ import re
 from fnmatch import fnmatchcase
 from itertools import pairwise
 
-from forge_policy.facts._io import event_cwd, read_bounded
-from forge_policy.facts._runtime import truncated
-from forge_policy.facts.commands import simple_commands
-from forge_policy.facts.execution import runs
-from forge_policy.facts.shell import (
+from forge_policy.commands import (
     Command,
     basename,
-    event_commands,
     expand_path,
+    runs,
+    simple_commands,
     split_options,
     stdin_text,
 )
+from forge_policy.facts._io import event_commands, event_cwd, read_bounded
+from forge_policy.facts._runtime import truncated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -485,10 +484,8 @@ def _xargs_targets(
     text = stdin_text(cmd, "")
     if not inner or text is None:
         return []
-    from forge_policy.facts.shell import Command as Simple
-
     fed = [*inner, *text.split()]
-    return _targets(basename(inner[0]), fed, Simple(fed), cwd, places)
+    return _targets(basename(inner[0]), fed, Command(fed), cwd, places)
 
 
 def _script(argv: list[str], cmd: Command) -> str | None:

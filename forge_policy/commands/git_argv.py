@@ -22,9 +22,9 @@ Spellings git would reject but that name a destructive command (``git RESET --HA
 typed with Unicode hyphens or dashes) are read as that command: refusing a command that cannot run
 costs nothing, and such a spelling is an attempt to slip past a rule.
 
->>> " ".join(canonical(["/usr/bin/git", "-C", "repo", "--no-pager", "clean", "-fdx"]))
+>>> " ".join(normalise_git(["/usr/bin/git", "-C", "repo", "--no-pager", "clean", "-fdx"]))
 'git clean --force -d -x'
->>> " ".join(canonical(["git", "checkout", "-q", "main", "a.txt"]))
+>>> " ".join(normalise_git(["git", "checkout", "-q", "main", "a.txt"]))
 'git checkout --quiet main -- a.txt'
 >>> parse(["git", "-C", "repo", "reset", "--har"]).stripped
 ('-C', 'repo')
@@ -165,6 +165,8 @@ SPECS: dict[str, Spec] = {
                 "cruft max-cruft-size= detach"),
 }
 # fmt: on
+#: The subcommands that can discard work (``reset``, ``stash drop``…: the keys of :data:`SPECS`).
+DISCARDING_SUBCOMMANDS = frozenset(SPECS)
 # subcommands whose first operand is itself a subcommand
 _NESTED = frozenset({"stash", "worktree", "reflog"})
 
@@ -192,8 +194,9 @@ class GitCommand:
         return f"GitCommand({self.argv!r}, stripped={self.stripped!r}, alias={self.alias!r})"
 
 
-def canonical(argv: list[str], cwd: str = "") -> list[str]:
-    """The canonical argv of a git command line (see the module doc); any other argv itself.
+def normalise_git(argv: list[str], cwd: str = "") -> list[str]:
+    """A git command line as git reads it, in canonical form (see the module doc); any other
+    argv itself.
 
     ``cwd``, when given, lets ``git checkout NAME`` be read as a path restore when ``NAME``
     exists there (git prefers the file when no such branch exists, and refuses to guess when
@@ -202,10 +205,6 @@ def canonical(argv: list[str], cwd: str = "") -> list[str]:
     if not argv or _program(argv[0]) != "git":
         return argv
     return list(parse(argv, cwd).argv)
-
-
-#: the name the command model (:mod:`forge_policy.facts.execution`) calls
-normalise = canonical
 
 
 def is_git(word: str) -> bool:

@@ -1,4 +1,4 @@
-"""A small, total shell lexer for the fact providers: words, redirections, here-documents.
+"""A small, total shell lexer for the command analyser: words, redirections, here-documents.
 
 This is not a shell. It splits a command line the way POSIX ``sh`` does: quotes, backslashes,
 operators, redirections, here-documents, ``$(…)``, backticks and ``$'…'``. The only expansions
@@ -28,13 +28,11 @@ import re
 
 import attrs
 
-from forge_policy.facts._runtime import check_deadline, truncated
+from forge_policy._budget import check_deadline, read_bounded, truncated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-
-    from forge_policy.model import Event
 
     Subst = Callable[[list["Command"], str], str]
 
@@ -637,8 +635,6 @@ def stdin_text(cmd: Command, cwd: str, hops: int = 0) -> str | None:
 
 def read_text(path: str, cwd: str) -> str | None:
     """A text file named on a command line, relative to ``cwd``, at most 1 MiB (else ``None``)."""
-    from forge_policy.facts._io import read_bounded
-
     data = read_bounded(os.path.join(cwd, expand_path(path)), MAX_MESSAGE_BYTES)
     return None if data is None else data.decode("utf-8", "replace")
 
@@ -710,22 +706,6 @@ def shell_c_script(argv: list[str]) -> str | None:
         run = run or (not arg.startswith("--") and "c" in arg)
         i += 1
     return argv[i] if run and i < len(argv) else None
-
-
-def event_commands(event: Event) -> list[str]:
-    """The shell commands of a tool call: ``tool_input.command`` and ``tool_input.commands``."""
-    tool_input = event.tool_input
-    found: list[str] = []
-    command = tool_input.get("command")
-    if isinstance(command, str):
-        found.append(command)
-    listed = tool_input.get("commands")
-    for item in listed if isinstance(listed, list) else []:
-        if isinstance(item, dict):
-            item = item.get("command")
-        if isinstance(item, str):
-            found.append(item)
-    return found
 
 
 def ssh_remote_command(argv: list[str]) -> str | None:

@@ -23,8 +23,7 @@ import posixpath
 import shlex
 import string
 
-from forge_policy.errors import FactTimeout
-from forge_policy.facts.interpreters._effects import (
+from forge_policy.commands.interpreters._effects import (
     HOME,
     MAX_LITERAL,
     MAX_NESTING,
@@ -33,6 +32,7 @@ from forge_policy.facts.interpreters._effects import (
     path_word,
     word,
 )
+from forge_policy.errors import FactTimeout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
