@@ -11,7 +11,7 @@ to what governs it:
   (``.f*``) or ``cd``, and a recursive ``rm`` or an ``mv`` of a folder that holds them;
 - the harness settings that install the hook (``.claude/settings.json`` and
   ``.claude/settings.local.json``, and each other harness's hook file:
-  :func:`forge_policy.ops.harness_config.hook_files`; the project's and the user's): any shell
+  :func:`forge_policy.harness.registry.hook_files`; the project's and the user's): any shell
   command that writes them, and a Write, Edit or MultiEdit whose result drops or changes a
   ``forge-policy`` hook entry, switches hooks off (``disableAllHooks``, Gemini CLI's
   ``hooksConfig.enabled: false`` or ``hooks.disabled``, a named hook's ``enabled: false``,
@@ -68,6 +68,7 @@ from forge_policy.commands import (
 )
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._runtime import truncated
+from forge_policy.harness.registry import hook_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -282,12 +283,8 @@ def _covers(pattern: list[str], location: list[str], *, inside: bool = False) ->
 def _settings_files(project: str, home: str) -> tuple[tuple[str, str], ...]:
     """``(path, "settings")`` for the harness settings and hook files of the project and of the
     user (one tuple per project and home: every tool call asks)."""
-    from forge_policy.ops.harness_config import hook_files
-
     folders = dict.fromkeys((project, home))
-    claude = [os.path.join(f, ".claude", name) for f in folders for name in SETTINGS_FILES]
-    others = [os.path.join(f, path) for f in folders for path in hook_files()]
-    return tuple((path, "settings") for path in (*claude, *others))
+    return tuple((os.path.join(f, path), "settings") for f in folders for path in hook_files())
 
 
 def provide_governance_changes(event: Event) -> list[str]:
