@@ -253,18 +253,7 @@ def parse(argv: list[str], cwd: str = "") -> GitCommand:
             cwd = os.path.join(cwd, value)
     if i >= count:
         return GitCommand(("git",), tuple(stripped))
-    sub, args = argv[i].lower(), argv[i + 1 :]
-    alias = ""
-    expansion = config.get(f"alias.{sub}")
-    if expansion and not expansion.startswith("!") and expansion.split():
-        alias, words = sub, expansion.split()
-        sub, args = words[0].lower(), words[1:] + args
-    head = ["git", sub]
-    if sub in _NESTED:
-        at = next((k for k, a in enumerate(args) if not a.startswith("-")), None)
-        if at is not None and f"{sub} {args[at].lower()}" in SPECS:
-            head.append(args[at].lower())
-            args = args[:at] + args[at + 1 :]
+    head, args, alias = _subcommand(argv[i].lower(), argv[i + 1 :], config)
     spec = SPECS.get(" ".join(head[1:]))
     if spec is None:
         return GitCommand((*head, *args), tuple(stripped), alias)
@@ -278,6 +267,30 @@ def parse(argv: list[str], cwd: str = "") -> GitCommand:
     if paths is not None:
         rendered += ["--", *paths]
     return GitCommand(tuple(rendered), tuple(stripped), alias)
+
+
+def _subcommand(
+    sub: str, args: list[str], config: dict[str, str]
+) -> tuple[list[str], list[str], str]:
+    """``(["git", SUB[, NESTED]], its arguments, the alias expanded or "")``: an alias defined
+    by ``-c alias.NAME=…`` expanded (not a ``!shell`` one), and the nested subcommand of
+    ``stash``, ``worktree`` and ``reflog`` taken out of the arguments when it is in SPECS.
+
+    >>> _subcommand("st", ["-q", "drop"], {"alias.st": "stash"})
+    (['git', 'stash', 'drop'], ['-q'], 'st')
+    """
+    alias = ""
+    expansion = config.get(f"alias.{sub}")
+    if expansion and not expansion.startswith("!") and expansion.split():
+        alias, words = sub, expansion.split()
+        sub, args = words[0].lower(), words[1:] + args
+    head = ["git", sub]
+    if sub in _NESTED:
+        at = next((k for k, a in enumerate(args) if not a.startswith("-")), None)
+        if at is not None and f"{sub} {args[at].lower()}" in SPECS:
+            head.append(args[at].lower())
+            args = args[:at] + args[at + 1 :]
+    return head, args, alias
 
 
 def _read(spec: Spec, args: list[str]) -> tuple[list[str], list[str], list[str] | None]:

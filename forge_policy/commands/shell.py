@@ -220,23 +220,9 @@ class _Lexer:
                 i = self._bodies(sc, i + 1, nested) if sc.heredocs else i + 1
                 i = self._bulk(sc, i, nested)
             elif c == "#":
-                if sc.started:
-                    sc.add("#")
-                    i += 1
-                else:
-                    j = s.find("\n", i)
-                    i = n if j < 0 else j
+                i = self._hash(sc, i)
             elif c == "\\":
-                if s.startswith("\\\n", i):
-                    i += 2
-                else:
-                    m = _ESCAPES.match(s, i)
-                    if m is None:  # a backslash at the end of the text
-                        sc.add("\\", quoted=True)
-                        i += 2
-                    else:
-                        sc.add(m.group()[1::2], quoted=True)  # each escape: "\\" + a char
-                        i = m.end()
+                i = self._backslash(sc, i)
             elif c == "'":
                 j = s.find("'", i + 1)
                 j = n if j < 0 else j
@@ -266,20 +252,47 @@ class _Lexer:
                 sc.end_command(c)
                 i += 1
             else:  # ; & | < >
-                found = _OPERATOR.match(s, i)
-                op = found.group() if found is not None else c
-                i += len(op)
-                if c == "<" or c == ">" or op.startswith("&>"):
-                    if sc.started and not sc.quoted and "".join(sc.parts).isdigit():
-                        sc.parts, sc.started = [], False  # a file descriptor: 2>err
-                    sc.end_word()
-                    sc.want = Redirect(op)
-                else:
-                    sc.end_command(op)
-                    if op == ";" or op == "&&" or op == "||":
-                        i = self._bulk(sc, i, nested)
+                i = self._operator(sc, i, nested)
         sc.end_command("")
         return n, sc.done, False
+
+    def _hash(self, sc: _Scope, i: int) -> int:
+        """``#`` inside a word is a character; at a word's start it comments out the line."""
+        if sc.started:
+            sc.add("#")
+            return i + 1
+        j = self.text.find("\n", i)
+        return len(self.text) if j < 0 else j
+
+    def _backslash(self, sc: _Scope, i: int) -> int:
+        """A line continuation (dropped), or a run of escaped characters (each one quoted)."""
+        s = self.text
+        if s.startswith("\\\n", i):
+            return i + 2
+        m = _ESCAPES.match(s, i)
+        if m is None:  # a backslash at the end of the text
+            sc.add("\\", quoted=True)
+            return i + 2
+        sc.add(m.group()[1::2], quoted=True)  # each escape: "\\" + a char
+        return m.end()
+
+    def _operator(self, sc: _Scope, i: int, nested: bool) -> int:
+        """A redirection operator (``2>err``: its file descriptor dropped) starts a target; any
+        other (``;``, ``&&``, ``|``…) ends the command."""
+        c = self.text[i]
+        found = _OPERATOR.match(self.text, i)
+        op = found.group() if found is not None else c
+        i += len(op)
+        if c == "<" or c == ">" or op.startswith("&>"):
+            if sc.started and not sc.quoted and "".join(sc.parts).isdigit():
+                sc.parts, sc.started = [], False  # a file descriptor: 2>err
+            sc.end_word()
+            sc.want = Redirect(op)
+        else:
+            sc.end_command(op)
+            if op == ";" or op == "&&" or op == "||":
+                i = self._bulk(sc, i, nested)
+        return i
 
     def _bulk(self, sc: _Scope, i: int, nested: bool) -> int:
         """At the start of a command: read a run of plain simple commands in one step."""
