@@ -70,7 +70,7 @@ def fact(name: str, event: Event) -> Any:
 
 
 @pytest.mark.parametrize(
-    "module", ["facts", "facts.files", "commands.shell", "facts.commit", "facts.secrets"]
+    "module", ["facts", "facts.files", "commands.shell", "commands.git_commit", "facts.secrets"]
 )
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"forge_policy.{module}"))

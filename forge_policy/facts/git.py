@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 
+from forge_policy.commands.git_commit import commits
 from forge_policy.errors import FactTimeout
 from forge_policy.events import GIT_HOOK_EVENTS
 from forge_policy.facts._io import event_commands, event_cwd
 from forge_policy.facts._runtime import note, remaining
-from forge_policy.facts.commit import commits
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ import os
 
 import attrs
 
-from forge_policy.commands import (
+from forge_policy._budget import note
+from forge_policy.commands.shell import (
     Command,
     expand_path,
     iter_commands,
@@ -25,7 +26,6 @@ from forge_policy.commands import (
     strip_wrappers,
 )
 from forge_policy.facts._io import event_commands, event_cwd
-from forge_policy.facts._runtime import note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
