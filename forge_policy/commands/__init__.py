@@ -11,6 +11,8 @@ a shell (``sh < x``), is read bounded by size, and long work checks the running 
   ``ssh`` commands followed) and :func:`command_lines`, one rendered line per simple command;
 - :mod:`~forge_policy.commands.git_argv`: :func:`normalise_git`, a git command line as git
   reads it;
+- :mod:`~forge_policy.commands.git_commit`: :func:`commits`, each ``git commit`` with its
+  message (``-m``, ``-F``, here-documents…);
 - :mod:`~forge_policy.commands.execution`: the command model, :func:`runs`, every program a
   command line runs (``xargs``, ``find -exec``, ``busybox``, interpreter code…), each argv
   normalised by :func:`normalise_argv`;
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from forge_policy.commands.deletes import Delete, recursive_deletes
     from forge_policy.commands.execution import UNKNOWN, Run, data, normalise_argv, runs
     from forge_policy.commands.git_argv import DISCARDING_SUBCOMMANDS, normalise_git
+    from forge_policy.commands.git_commit import Commit, commit_messages, commits
     from forge_policy.commands.lines import command_lines, simple_commands
     from forge_policy.commands.shell import (
         SHELLS,
@@ -59,6 +62,7 @@ _MODULES = {
     ),
     "forge_policy.commands.lines": ("command_lines", "simple_commands"),
     "forge_policy.commands.git_argv": ("DISCARDING_SUBCOMMANDS", "normalise_git"),
+    "forge_policy.commands.git_commit": ("Commit", "commit_messages", "commits"),
     "forge_policy.commands.execution": ("UNKNOWN", "Run", "data", "normalise_argv", "runs"),
     "forge_policy.commands.deletes": ("Delete", "recursive_deletes"),
 }
@@ -69,11 +73,14 @@ __all__ = [
     "SHELLS",
     "UNKNOWN",
     "Command",
+    "Commit",
     "Delete",
     "Redirect",
     "Run",
     "basename",
     "command_lines",
+    "commit_messages",
+    "commits",
     "data",
     "expand_path",
     "iter_commands",

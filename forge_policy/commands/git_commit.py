@@ -25,11 +25,6 @@ from forge_policy.commands.shell import (
     stdin_text,
     strip_wrappers,
 )
-from forge_policy.facts._io import event_commands, event_cwd
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from forge_policy.model import Event
 
 # fmt: off
 _GIT_VALUE_OPTS = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
@@ -37,28 +32,6 @@ _GIT_VALUE_OPTS = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "-
 _COMMIT_VALUE_OPTS = frozenset({"author", "date", "reuse-message", "reedit-message", "fixup",
                                 "squash", "cleanup", "template", "pathspec-from-file"})
 # fmt: on
-
-
-def provide_commit_message(event: Event) -> str:
-    """``facts.commit_message``: every ``git commit`` message in the command(s), blank-line joined.
-
-    ``""`` when the command runs no ``git commit`` or gives no message (the editor would open).
-    For the git-side events (``commit-msg`` …) it is the event's ``commit_message``: the text
-    ``forge-policy git commit-msg FILE`` read from the message file.
-    """
-    from forge_policy.events import GIT_HOOK_EVENTS
-
-    if event.event_name in GIT_HOOK_EVENTS:
-        message = event.payload.get("commit_message")
-        return message if isinstance(message, str) else ""
-    cwd = event_cwd(event)
-    messages = [
-        commit.message
-        for command in event_commands(event)
-        for commit in commits(command, cwd, distinct=True)
-        if commit.message
-    ]
-    return "\n\n".join(dict.fromkeys(messages))
 
 
 # no generated repr: it would cost class-creation time in every hook process (see shell.py)

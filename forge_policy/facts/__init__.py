@@ -212,7 +212,7 @@ def commit_messages(command: str, cwd: str) -> list[str]:
     >>> commit_messages("git commit -am 'fix: a' && git -C sub commit --message=b", "/repo")
     ['fix: a', 'b']
     """
-    from forge_policy.commands.git_commit import commit_messages as parse
+    from forge_policy.commands import commit_messages as parse
 
     return parse(command, cwd)
 
@@ -233,7 +233,7 @@ _BUILTINS: dict[str, tuple[str, str, float]] = {
     "file_bytes": ("facts.files", "provide_file_bytes", 250.0),
     "estimated_tokens": ("facts.files", "provide_estimated_tokens", 250.0),
     "secret_in_files": ("facts.files", "provide_secret_in_files", 750.0),
-    "commit_message": ("commands.git_commit", "provide_commit_message", 500.0),
+    "commit_message": ("facts.commit", "provide_commit_message", 500.0),
     "staged_files": ("facts.git", "provide_staged_files", 2500.0),
     "commands": ("facts.commands", "provide_commands", 250.0),
     "shell_commands": ("facts.commands", "provide_shell_commands", 250.0),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from forge_policy.commands.git_commit import commits
+from forge_policy.commands import commits
 from forge_policy.errors import FactTimeout
 from forge_policy.events import GIT_HOOK_EVENTS
 from forge_policy.facts._io import event_commands, event_cwd
