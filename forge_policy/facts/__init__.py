@@ -31,8 +31,8 @@ The modules form layers, each importing only the ones above it, so there is no i
    :mod:`forge_policy.commands` (the shell lexer, the command model), which imports none of it;
 3. the providers: ``facts.files`` (paths, sizes, tokens, file-name classes), ``facts.secrets``
    (over :mod:`forge_policy.secrets`), ``facts.commit`` (``git commit`` messages), ``facts.git``
-   (staged files), ``facts.commands``, ``facts.project`` and ``facts.governance`` (over
-   ``facts.commands``);
+   (staged files), ``facts.commands``, ``facts.project``, ``facts.governance`` and
+   ``facts.search``;
 4. this package, the registry, which imports a provider by name on its first call.
 
 >>> from forge_policy.model import Event
