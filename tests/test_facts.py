@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import forge_policy as fp
+from forge_policy.commands import reader_operands
 from forge_policy.engine.inputs import FactCache
 from forge_policy.errors import FactTimeout
 from forge_policy.facts import (
@@ -28,7 +29,7 @@ from forge_policy.facts import (
     note,
     staged_files,
 )
-from forge_policy.facts.files import classify, estimate_tokens, reader_operands
+from forge_policy.facts.files import classify, estimate_tokens
 from forge_policy.facts.secrets import MAX_SCAN_BYTES, scan_files
 from forge_policy.model import Event
 

@@ -18,6 +18,8 @@ a shell (``sh < x``), is read bounded by size, and long work checks the running 
   normalised by :func:`normalise_argv`;
 - :mod:`~forge_policy.commands.deletes`: :func:`recursive_deletes`, the targets of a recursive
   delete and their scope;
+- :mod:`~forge_policy.commands.readers`: :func:`reader_operands`, the files a reading command
+  (``cat``, ``grep``, ``tar``…) reads;
 - :mod:`~forge_policy.commands.interpreters`: what interpreter code (``python -c``, ``node -e``…)
   amounts to, as shell lines.
 
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from forge_policy.commands.git_argv import DISCARDING_SUBCOMMANDS, normalise_git
     from forge_policy.commands.git_commit import Commit, commit_messages, commits
     from forge_policy.commands.lines import command_lines, simple_commands
+    from forge_policy.commands.readers import reader_operands
     from forge_policy.commands.shell import (
         SHELLS,
         Command,
@@ -65,6 +68,7 @@ _MODULES = {
     "forge_policy.commands.git_commit": ("Commit", "commit_messages", "commits"),
     "forge_policy.commands.execution": ("UNKNOWN", "Run", "data", "normalise_argv", "runs"),
     "forge_policy.commands.deletes": ("Delete", "recursive_deletes"),
+    "forge_policy.commands.readers": ("reader_operands",),
 }
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
@@ -89,6 +93,7 @@ __all__ = [
     "normalise_argv",
     "normalise_git",
     "read_text",
+    "reader_operands",
     "recursive_deletes",
     "runs",
     "simple_commands",
