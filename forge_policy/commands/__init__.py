@@ -25,6 +25,7 @@ a shell (``sh < x``), is read bounded by size, and long work checks the running 
 
 Names load on first use (PEP 562), so a fact that only lexes never imports the command model.
 
+>>> from forge_policy.commands import normalise_git, runs
 >>> [run.line for run in runs("echo / | xargs rm -rf", "/p")]
 ['echo /', 'rm -r -f /', 'xargs rm -rf']
 >>> normalise_git(["git", "-C", "repo", "reset", "--har"])
