@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import forge_policy as fp
+from forge_policy.commands import reader_operands
 from forge_policy.engine.inputs import FactCache
 from forge_policy.errors import FactTimeout
 from forge_policy.facts import (
@@ -28,7 +29,7 @@ from forge_policy.facts import (
     note,
     staged_files,
 )
-from forge_policy.facts.files import classify, estimate_tokens, reader_operands
+from forge_policy.facts.files import classify, estimate_tokens
 from forge_policy.facts.secrets import MAX_SCAN_BYTES, scan_files
 from forge_policy.model import Event
 
@@ -70,7 +71,7 @@ def fact(name: str, event: Event) -> Any:
 
 
 @pytest.mark.parametrize(
-    "module", ["facts", "facts.files", "facts.shell", "facts.commit", "facts.secrets"]
+    "module", ["facts", "facts.files", "commands.shell", "commands.git_commit", "facts.secrets"]
 )
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"forge_policy.{module}"))
@@ -551,8 +552,12 @@ def test_no_fact_module_imports_the_registry_package() -> None:
     modules = {name for name in graph if name.startswith("forge_policy.facts.")}
     assert {"forge_policy.facts._runtime", "forge_policy.facts._io"} <= modules
     assert {m for m in modules if "forge_policy.facts" in graph[m]} == set()
-    assert graph["forge_policy.facts._runtime"] <= {"forge_policy.errors", "forge_policy.values"}
-    assert graph["forge_policy.facts._io"] <= {"forge_policy.facts._runtime"}
+    assert graph["forge_policy.facts._runtime"] <= {
+        "forge_policy.errors",
+        "forge_policy.values",
+        "forge_policy._budget",
+    }
+    assert graph["forge_policy.facts._io"] <= {"forge_policy._budget"}
 
 
 # --- strict TDD globs: .gitignore syntax ---------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The git argv normaliser (``forge_policy/facts/git_argv.py``): a git command line rendered as git
-reads it, which is what the git rules of the built-in catalog match."""
+"""The git argv normaliser (``forge_policy/commands/git_argv.py``): a git command line rendered
+as git reads it, which is what the git rules of the built-in catalog match."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from forge_policy.facts.git_argv import canonical, is_git, parse
+from forge_policy.commands.git_argv import is_git, normalise_git, parse
 from forge_policy.model import Event
 
 
 def rendered(command: str, cwd: str = "") -> str:
-    return " ".join(canonical(shlex.split(command), cwd))
+    return " ".join(normalise_git(shlex.split(command), cwd))
 
 
 @pytest.mark.parametrize(
@@ -82,7 +82,7 @@ def test_canonical_rendering(command: str, expected: str) -> None:
 
 def test_other_programs_are_left_alone() -> None:
     argv = ["git-lfs", "-fd"]
-    assert canonical(argv) is argv
+    assert normalise_git(argv) is argv
     assert not is_git("legit") and is_git("/usr/bin/git")
 
 

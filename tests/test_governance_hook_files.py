@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -119,3 +120,23 @@ def test_the_real_hook_refuses_an_agent_deleting_its_codex_hook(project: Project
     answer = json.loads(result.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny"
     assert "[protect-governance]" in answer["permissionDecisionReason"]
+
+
+def test_the_guarded_files_come_from_the_harness_registry_not_the_installer() -> None:
+    """The governance fact runs on every tool call: it reads the hook files from the harness
+    table (every harness's ``config``) and never imports the installer (``forge_policy.ops``)."""
+    script = (
+        "import sys\n"
+        "from forge_policy.facts.governance import changes\n"
+        "from forge_policy.harness.registry import HARNESSES\n"
+        "from forge_policy.model import Event\n"
+        "for h in HARNESSES.values():\n"
+        "    event = Event('PreToolUse', 's', tool_name='Bash', cwd='/p',\n"
+        "                  tool_input={'command': 'rm ' + h.config})\n"
+        "    assert changes(event, {'HOME': '/h'}) == ['rm /p/' + h.config], h.name\n"
+        "print(sorted(m for m in sys.modules if m.startswith('forge_policy.ops')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"

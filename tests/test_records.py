@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from forge_policy.audit.insights import _Sum
 from forge_policy.audit.verify import VerifyReport
+from forge_policy.commands.git_commit import Commit, commits
+from forge_policy.commands.shell import Command, Redirect, lex
 from forge_policy.config.env import Config
 from forge_policy.engine.inputs import Settings
-from forge_policy.facts.commit import Commit, commits
 from forge_policy.facts.files import Collected
-from forge_policy.facts.shell import Command, Redirect, lex
 from forge_policy.ops.git_install import HookChange
 from forge_policy.ops.init import Action, Report
 from forge_policy.serve.warm import _Snapshot

@@ -24,13 +24,15 @@ the hook, so each one runs under a **time budget**:
 
 The modules form layers, each importing only the ones above it, so there is no import cycle:
 
-1. ``facts._runtime`` (budgets, notes, :func:`call_provider`) and ``facts._io`` (bounded file
-   reads, :func:`event_cwd`, the git directory);
-2. ``facts.shell`` (a small shell lexer) and ``facts.gitignore`` (git's ignore rules);
+1. ``facts._runtime`` (budgets, notes, :func:`call_provider`, over :mod:`forge_policy._budget`)
+   and ``facts._io`` (bounded file reads, :func:`event_cwd`, the event's shell commands, the git
+   directory);
+2. ``facts.gitignore`` (git's ignore rules), and, outside this package, the command analyser
+   :mod:`forge_policy.commands` (the shell lexer, the command model), which imports none of it;
 3. the providers: ``facts.files`` (paths, sizes, tokens, file-name classes), ``facts.secrets``
    (over :mod:`forge_policy.secrets`), ``facts.commit`` (``git commit`` messages), ``facts.git``
-   (staged files), ``facts.commands``, ``facts.project`` and ``facts.governance`` (over
-   ``facts.commands``);
+   (staged files), ``facts.commands``, ``facts.project``, ``facts.governance`` and
+   ``facts.search``;
 4. this package, the registry, which imports a provider by name on its first call.
 
 >>> from forge_policy.model import Event
@@ -208,7 +210,7 @@ def commit_messages(command: str, cwd: str) -> list[str]:
     >>> commit_messages("git commit -am 'fix: a' && git -C sub commit --message=b", "/repo")
     ['fix: a', 'b']
     """
-    from forge_policy.facts.commit import commit_messages as parse
+    from forge_policy.commands import commit_messages as parse
 
     return parse(command, cwd)
 

@@ -1,6 +1,7 @@
-"""What several fact providers share: bounded file reads, the event's directory, the git dir.
+"""What several fact providers share: bounded file reads, the event's directory and shell
+commands, the git dir.
 
-Every provider module may import this one; it imports only :mod:`forge_policy.facts._runtime`.
+Every provider module may import this one; it imports only :mod:`forge_policy._budget`.
 
 >>> read_text("/nonexistent/x") is None
 True
@@ -9,9 +10,8 @@ True
 from __future__ import annotations
 
 import os
-import stat
 
-from forge_policy.facts._runtime import note
+from forge_policy._budget import read_bounded as read_bounded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,43 +31,20 @@ def event_cwd(event: Event) -> str:
     return event.cwd or os.getcwd()
 
 
-def read_bounded(path: str, limit: int) -> bytes | None:
-    """A regular file's bytes if it holds at most ``limit`` of them, else ``None`` and a note.
-
-    The file is opened non-blocking and checked after opening, so a FIFO or device swapped in
-    after a ``stat`` cannot hang the hook.
-
-    >>> read_bounded("/nonexistent/x", 10) is None
-    True
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError) as exc:
-        note(f"skipped {path}: unreadable ({getattr(exc, 'strerror', None) or exc})")
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            note(f"skipped {path}: not a regular file")
-            return None
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            note(f"skipped {path}: too large ({max(size, info.st_size)} bytes, limit {limit})")
-            return None
-        return b"".join(chunks)
-    except OSError as exc:
-        note(f"skipped {path}: unreadable ({exc.strerror or exc})")
-        return None
-    finally:
-        os.close(fd)
+def event_commands(event: Event) -> list[str]:
+    """The shell commands of a tool call: ``tool_input.command`` and ``tool_input.commands``."""
+    tool_input = event.tool_input
+    found: list[str] = []
+    command = tool_input.get("command")
+    if isinstance(command, str):
+        found.append(command)
+    listed = tool_input.get("commands")
+    for item in listed if isinstance(listed, list) else []:
+        if isinstance(item, dict):
+            item = item.get("command")
+        if isinstance(item, str):
+            found.append(item)
+    return found
 
 
 def read_text(path: str, limit: int = MAX_TEXT_BYTES) -> str | None:

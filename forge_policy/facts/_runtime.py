@@ -1,11 +1,11 @@
-"""Time budgets and notes of fact providers: what every provider imports.
+"""Time budgets, notes and undetermined values of fact providers: what every provider imports.
 
 A :class:`BudgetedProvider` sets a budget and a list of notes for the duration of one call (in
 a context variable, so threads and asyncio tasks keep their own). Providers check the budget
 between units of work (:func:`check_deadline`), give :func:`remaining` to blocking calls as
 ``timeout=``, report soft problems with :func:`note` and say that a value is incomplete with
-:func:`truncated`. :func:`call_provider` runs any provider and never raises. This module
-imports nothing of the package but :mod:`forge_policy.errors` and :mod:`forge_policy.values`.
+:func:`truncated` (these live in :mod:`forge_policy._budget`, below the command analyser
+too). :func:`call_provider` runs any provider and never raises.
 
 **The budget** is CPU time of the thread that computes the fact, so that a machine under load
 (dozens of hooks on two cores) does not make an ordinary command look too big to inspect; the
@@ -13,14 +13,12 @@ wall clock is bounded too, at :data:`WALL_FACTOR` times the budget, for provider
 (a subprocess, a slow mount, a sleeping third-party provider).
 
 **A fact that fails is undetermined, not empty.** A provider that raises, runs out of budget or
-was cut by a size cap yields an :class:`~forge_policy.values.Unknown` (the empty string, with the
-reason) or, for a list that was cut, a :class:`~forge_policy.values.Partial` (the items found,
-with the reason). The condition language
+was cut by a size cap yields an :class:`Unknown` (the empty string, with the reason) or, for a
+list that was cut, a :class:`Partial` (the items found, with the reason). The condition language
 (:mod:`forge_policy.catalog.dsl`) reads them with three-valued logic: a blocking behavior
 decides as if its condition matched (fail closed), a nudge or a warning as if it did not.
 
 >>> from forge_policy.model import Event
->>> from forge_policy.values import undetermined
 >>> provider = BudgetedProvider("answer", lambda event: 42, budget_ms=100, isolate=False)
 >>> provider.evaluate(Event("Stop", "s"))
 (42, [])
@@ -32,14 +30,21 @@ decides as if its condition matched (fail closed), a nudge or a warning as if it
 from __future__ import annotations
 
 import time
-from contextvars import ContextVar
 
+from forge_policy._budget import CURRENT, Run
+from forge_policy._budget import WALL_FACTOR as WALL_FACTOR
+from forge_policy._budget import check_deadline as check_deadline
+from forge_policy._budget import note as note
+from forge_policy._budget import remaining as remaining
+from forge_policy._budget import truncated as truncated
 from forge_policy.errors import FactTimeout
-from forge_policy.values import Partial, Unknown
+from forge_policy.values import Partial as Partial
+from forge_policy.values import Unknown as Unknown
+from forge_policy.values import undetermined as undetermined
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from forge_policy.model import Event
 
@@ -47,102 +52,6 @@ if TYPE_CHECKING:
 
 #: Budget of a provider registered without ``budget_ms``.
 DEFAULT_BUDGET_MS = 1000.0
-#: A provider may take this many times its budget in wall-clock time (waiting, or starved of
-#: CPU on a loaded machine) before it is stopped; its CPU time is held to the budget itself.
-WALL_FACTOR = 4.0
-_MAX_NOTES = 20
-
-
-class _Run:
-    """One provider call: its budget (CPU and wall clock), notes and cuts."""
-
-    __slots__ = ("budget", "cpu_end", "cuts", "notes", "soft_end", "wall_end")
-
-    def __init__(self, budget_ms: float, notes: list[str]) -> None:
-        self.budget = budget_ms / 1000.0
-        self.notes = notes
-        self.cuts: list[str] = []
-        self.start()
-
-    def start(self) -> None:
-        """Start the clocks (again) in the thread that runs the provider."""
-        now = time.monotonic()
-        self.soft_end = now + self.budget
-        self.wall_end = now + self.budget * WALL_FACTOR
-        self.cpu_end = time.thread_time() + self.budget
-
-    def spent(self) -> str | None:
-        """Why the budget is spent, or None (CPU time is read only past the soft deadline:
-        a thread never has more CPU time than wall time)."""
-        now = time.monotonic()
-        if now <= self.soft_end:
-            return None
-        ms = self.budget * 1000.0
-        if now > self.wall_end:
-            return (
-                f"ran over {ms * WALL_FACTOR:g} ms of wall-clock time ({WALL_FACTOR:g}x its budget)"
-            )
-        cpu = time.thread_time()
-        if cpu > self.cpu_end:
-            used = (cpu - self.cpu_end) * 1000.0 + ms
-            return f"used {used:.0f} ms of CPU, over its budget of {ms:g} ms"
-        return None
-
-
-_RUN: ContextVar[_Run | None] = ContextVar("forge_policy_fact_run", default=None)
-
-
-def check_deadline() -> None:
-    """Raise :class:`FactTimeout` if the running provider's budget is spent (no-op outside one).
-
-    Costs one clock read while the provider is within its wall-clock budget.
-
-    >>> check_deadline()  # no provider is running: nothing to check
-    """
-    run = _RUN.get()
-    if run is not None:
-        reason = run.spent()
-        if reason is not None:
-            raise FactTimeout(reason)
-
-
-def remaining(default: float = 5.0) -> float:
-    """The wall-clock seconds the running provider may still wait (at least 1 ms), else
-    ``default``. Pass it as ``timeout=`` to blocking calls such as ``subprocess.run``.
-
-    >>> remaining(2.5)
-    2.5
-    """
-    run = _RUN.get()
-    if run is None:
-        return default
-    return max(0.001, run.wall_end - time.monotonic())
-
-
-def note(message: str) -> None:
-    """Report a soft problem from inside a provider. The run's diagnostics collect it.
-
-    Outside a :class:`BudgetedProvider` run, the note is dropped.
-
-    >>> note("skipped /big.log: too large")
-    """
-    run = _RUN.get()
-    if run is not None and len(run.notes) < _MAX_NOTES:
-        run.notes.append(message)
-
-
-def truncated(reason: str) -> None:
-    """Say that the running provider's value is incomplete (it stopped at a size or depth cap,
-    or at its budget, and returns what it found). The value becomes a :class:`Partial` (a list)
-    or an :class:`Unknown` (anything else), and the reason a diagnostic.
-
-    Outside a :class:`BudgetedProvider` run, nothing is recorded.
-
-    >>> truncated("more than 10000 commands")
-    """
-    run = _RUN.get()
-    if run is not None and reason not in run.cuts:
-        run.cuts.append(reason)
 
 
 class BudgetedProvider:
@@ -161,27 +70,27 @@ class BudgetedProvider:
         self.budget_ms = float(budget_ms)
         self.isolate = isolate
 
-    def _run(self, event: Event, run: _Run) -> object:
+    def _run(self, event: Event, run: Run) -> object:
         if self.isolate:
             return _run_isolated(self.func, event, run)
-        token = _RUN.set(run)
+        token = CURRENT.set(run)
         try:
             value = self.func(event)
             late = run.spent()
         finally:
-            _RUN.reset(token)
+            CURRENT.reset(token)
         # a provider that says its value is incomplete has already stopped at its budget
         if late is not None and not run.cuts:
             raise FactTimeout(late)
         return value
 
     def __call__(self, event: Event) -> object:
-        return self._run(event, _Run(self.budget_ms, []))
+        return self._run(event, Run(self.budget_ms, []))
 
     def evaluate(self, event: Event) -> tuple[object, list[str]]:
         """The value and the diagnostics of one run; never raises."""
         notes: list[str] = []
-        run = _Run(self.budget_ms, notes)
+        run = Run(self.budget_ms, notes)
         try:
             value = self._run(event, run)
         except Exception as exc:  # a provider must never break the hook
@@ -200,7 +109,7 @@ class BudgetedProvider:
         return f"<BudgetedProvider {self.name} budget={self.budget_ms:g}ms>"
 
 
-def _run_isolated(func: FactProvider, event: Event, run: _Run) -> object:
+def _run_isolated(func: FactProvider, event: Event, run: Run) -> object:
     import contextvars
     import threading
 
@@ -210,7 +119,7 @@ def _run_isolated(func: FactProvider, event: Event, run: _Run) -> object:
 
     def target() -> None:
         run.start()  # this thread's CPU clock
-        _RUN.set(run)
+        CURRENT.set(run)
         try:
             box.append(func(event))
             reason = run.spent()

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import os
 
+from forge_policy.commands import commits
 from forge_policy.errors import FactTimeout
 from forge_policy.events import GIT_HOOK_EVENTS
-from forge_policy.facts._io import event_cwd
+from forge_policy.facts._io import event_commands, event_cwd
 from forge_policy.facts._runtime import note, remaining
-from forge_policy.facts.commit import commits
-from forge_policy.facts.shell import event_commands
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,19 +45,19 @@ def provide_staged_files(event: Event) -> list[str]:
 
 def provide_git_commands(event: Event) -> list[str]:
     """``facts.git_commands``: the call's git commands whose subcommand can discard work
-    (:data:`~forge_policy.facts.git_argv.SPECS`), in the canonical form rules match
+    (:data:`~forge_policy.commands.DISCARDING_SUBCOMMANDS`), in the canonical form rules match
     (``git -C repo reset --har`` → ``git reset --hard``), so that a refusal names the command
     as it was understood. Display only: the rules live in the behaviors.
     """
+    from forge_policy.commands import DISCARDING_SUBCOMMANDS as discarding
     from forge_policy.facts import commands
-    from forge_policy.facts.git_argv import SPECS
 
     # the command model's readings name the route (``… reached through xargs``) where it has them
     readings = getattr(commands, "provide_command_readings", commands.provide_shell_commands)
     found = []
     for line in readings(event):
         words = line.split(" ", 3)
-        known = len(words) > 1 and (words[1] in SPECS or " ".join(words[1:3]) in SPECS)
+        known = len(words) > 1 and (words[1] in discarding or " ".join(words[1:3]) in discarding)
         if words[0] == "git" and known and " | " not in line:
             found.append(line)
     return found

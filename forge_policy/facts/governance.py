@@ -11,7 +11,7 @@ to what governs it:
   (``.f*``) or ``cd``, and a recursive ``rm`` or an ``mv`` of a folder that holds them;
 - the harness settings that install the hook (``.claude/settings.json`` and
   ``.claude/settings.local.json``, and each other harness's hook file:
-  :func:`forge_policy.ops.harness_config.hook_files`; the project's and the user's): any shell
+  :func:`forge_policy.harness.registry.hook_files`; the project's and the user's): any shell
   command that writes them, and a Write, Edit or MultiEdit whose result drops or changes a
   ``forge-policy`` hook entry, switches hooks off (``disableAllHooks``, Gemini CLI's
   ``hooksConfig.enabled: false`` or ``hooks.disabled``, a named hook's ``enabled: false``,
@@ -27,7 +27,7 @@ to what governs it:
 
 Other tools whose name says they write (``write_file``, ``replace``, an MCP server's
 ``move_file`` …) are checked on their path arguments (``path``, ``source``, ``destination`` …).
-Shell commands are read with :mod:`forge_policy.facts.shell` (wrappers, ``sh -c``, ``$(…)``,
+Shell commands are read with :mod:`forge_policy.commands` (wrappers, ``sh -c``, ``$(…)``,
 here-documents fed to a shell, ``xargs`` fed by ``echo``): redirections (``>``, ``>>``, ``&>``),
 ``rm``, ``rmdir``, ``unlink``, ``shred``, ``mv``, ``cp``/``install``/``rsync``/``ln``
 destinations, ``tee``, ``truncate``, ``touch``, ``mkdir``, ``chmod``, ``chown``, ``chgrp``,
@@ -57,18 +57,18 @@ import re
 from fnmatch import fnmatchcase
 from itertools import pairwise
 
-from forge_policy.facts._io import event_cwd, read_bounded
-from forge_policy.facts._runtime import truncated
-from forge_policy.facts.commands import simple_commands
-from forge_policy.facts.execution import runs
-from forge_policy.facts.shell import (
+from forge_policy.commands import (
     Command,
     basename,
-    event_commands,
     expand_path,
+    runs,
+    simple_commands,
     split_options,
     stdin_text,
 )
+from forge_policy.facts._io import event_commands, event_cwd, read_bounded
+from forge_policy.facts._runtime import truncated
+from forge_policy.harness.registry import hook_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -283,12 +283,8 @@ def _covers(pattern: list[str], location: list[str], *, inside: bool = False) ->
 def _settings_files(project: str, home: str) -> tuple[tuple[str, str], ...]:
     """``(path, "settings")`` for the harness settings and hook files of the project and of the
     user (one tuple per project and home: every tool call asks)."""
-    from forge_policy.ops.harness_config import hook_files
-
     folders = dict.fromkeys((project, home))
-    claude = [os.path.join(f, ".claude", name) for f in folders for name in SETTINGS_FILES]
-    others = [os.path.join(f, path) for f in folders for path in hook_files()]
-    return tuple((path, "settings") for path in (*claude, *others))
+    return tuple((os.path.join(f, path), "settings") for f in folders for path in hook_files())
 
 
 def provide_governance_changes(event: Event) -> list[str]:
@@ -485,10 +481,8 @@ def _xargs_targets(
     text = stdin_text(cmd, "")
     if not inner or text is None:
         return []
-    from forge_policy.facts.shell import Command as Simple
-
     fed = [*inner, *text.split()]
-    return _targets(basename(inner[0]), fed, Simple(fed), cwd, places)
+    return _targets(basename(inner[0]), fed, Command(fed), cwd, places)
 
 
 def _script(argv: list[str], cmd: Command) -> str | None:

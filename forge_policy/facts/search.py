@@ -104,8 +104,8 @@ def _shell_looks(event: Event) -> list[str]:
     ...                    tool_input={"command": "cd src && rg -n parse; cat ../a.txt | wc -l"}))
     ['/nowhere/src/', '/nowhere/a.txt']
     """
-    from forge_policy.facts.files import reader_operands
-    from forge_policy.facts.shell import event_commands, iter_commands
+    from forge_policy.commands import iter_commands, reader_operands
+    from forge_policy.facts._io import event_commands
 
     cwd = event.cwd or os.getcwd()
     keys: dict[str, None] = {}

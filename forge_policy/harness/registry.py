@@ -393,3 +393,27 @@ def get(name: str) -> Harness:
         return HARNESSES[name]
     except KeyError:
         raise KeyError(f"unknown harness {name!r} (supported: {', '.join(HARNESSES)})") from None
+
+
+#: Project files besides a harness's ``config`` whose contents decide whether it runs hooks:
+#: Claude Code's local settings, Codex's ``config.toml`` (``[hooks]``, ``[features] hooks``),
+#: Copilot CLI's repository settings (``disableAllHooks``).
+HOOK_SWITCHES: dict[str, tuple[str, ...]] = {
+    "claude-code": (".claude/settings.local.json",),
+    "codex": (".codex/config.toml",),
+    "copilot": (".github/copilot/settings.json", ".github/copilot/settings.local.json"),
+}
+
+
+def hook_files() -> tuple[str, ...]:
+    """Every file below a project (or the home folder) whose contents decide whether
+    forge-policy's hook runs: each harness's ``config`` (the file ``init`` writes) and its
+    :data:`HOOK_SWITCHES`. The governance fact guards them (it asks on every tool call).
+
+    >>> hook_files()[:4]  # doctest: +NORMALIZE_WHITESPACE
+    ('.claude/settings.json', '.claude/settings.local.json', '.codex/hooks.json',
+     '.codex/config.toml')
+    """
+    return tuple(
+        path for h in HARNESSES.values() for path in (h.config, *HOOK_SWITCHES.get(h.name, ()))
+    )

@@ -35,7 +35,6 @@ Antigravity) the command carries ``--event NAME``.
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 from forge_policy.errors import SetupError
@@ -53,7 +52,7 @@ HOOK_TIMEOUT = 30
 READS_CLAUDE_HOOKS = {"copilot": "", "cursor": " when its third-party hooks setting is on"}
 #: The one named hook forge-policy owns in Antigravity's ``hooks.json``.
 HOOK_NAME = "forge-policy"
-CODEX_TOML = Path(".codex") / "config.toml"
+CODEX_TOML = Path(registry.HOOK_SWITCHES["codex"][0])  # [hooks], [features] hooks
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 #: The catalog events the hook is registered for, in the order Claude Code's file lists them.
 _CLAUDE_LIKE = ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop")
@@ -66,8 +65,8 @@ class HookFile:
     ``nested``: the events whose list holds matcher groups (the others hold handlers);
     ``matcher``: the nested events whose group takes ``matcher: "*"``. ``container``: the key
     path of the event map. ``root``: keys a file must have (set when absent). ``note``: what
-    the user still has to do in the harness itself. A plain class: the governance fact reads
-    :func:`hook_files` on the hook's hot path (no attrs, TOML or JSON merging imported).
+    the user still has to do in the harness itself. A plain class (no attrs, TOML or JSON
+    merging imported).
     """
 
     __slots__ = (
@@ -187,27 +186,6 @@ SPECS: dict[str, HookFile] = {
         ),
     )
 }
-
-
-@functools.cache
-def hook_files() -> tuple[str, ...]:
-    """Every file below a project (or the home folder) whose contents decide whether
-    forge-policy's hook runs under a harness other than Claude Code: the hook files ``init``
-    writes, Codex's ``config.toml`` (``[hooks]``, ``[features] hooks``) and Copilot CLI's
-    repository settings (``disableAllHooks``). The governance fact guards them (computed once:
-    it asks on every tool call).
-
-    >>> hook_files()[:2]
-    ('.codex/hooks.json', '.codex/config.toml')
-    """
-    files: list[str] = []
-    for name, hook_file in SPECS.items():
-        if name != "claude-code":
-            files.append(hook_file.path.as_posix())
-        if name == "codex":
-            files.append(CODEX_TOML.as_posix())
-    files += [f".github/copilot/{name}" for name in ("settings.json", "settings.local.json")]
-    return tuple(files)
 
 
 def spec(harness: str) -> HookFile:

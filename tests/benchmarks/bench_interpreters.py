@@ -7,7 +7,7 @@ Not collected by pytest. Run:
 
 For each language and shape of program (plain statements, sink calls with literal arguments,
 one long string, escapes and backslashes, unclosed quotes, comments, deep nesting), it times
-:func:`forge_policy.facts.interpreters.analyse` outside any fact budget (so the whole input
+:func:`forge_policy.commands.interpreters.analyse` outside any fact budget (so the whole input
 is read) and prints whether the effects came out complete. Prints Markdown.
 """
 
@@ -18,7 +18,7 @@ import os
 import platform
 import time
 
-from forge_policy.facts.interpreters import analyse
+from forge_policy.commands.interpreters import analyse
 
 KB = 1024
 

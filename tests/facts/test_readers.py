@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from forge_policy.facts.files import provide_sensitive_file, reader_operands
+from forge_policy.commands import reader_operands
+from forge_policy.facts.files import provide_sensitive_file
 from forge_policy.model import Event
 
 READS = [

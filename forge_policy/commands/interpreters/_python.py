@@ -23,8 +23,7 @@ import posixpath
 import shlex
 import string
 
-from forge_policy.errors import FactTimeout
-from forge_policy.facts.interpreters._effects import (
+from forge_policy.commands.interpreters._effects import (
     HOME,
     MAX_LITERAL,
     MAX_NESTING,
@@ -33,6 +32,7 @@ from forge_policy.facts.interpreters._effects import (
     path_word,
     word,
 )
+from forge_policy.errors import FactTimeout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -152,6 +152,65 @@ def _capped(value: object) -> object:
     return value
 
 
+def _mutated(node: ast.Attribute | ast.Subscript) -> str | None:
+    """The name a node changes in place (``args.append(x)``, ``args[0] = x``): no longer the
+    literal it was bound to."""
+    if not isinstance(node.value, ast.Name):
+        return None
+    if isinstance(node, ast.Attribute):
+        return node.value.id if node.attr in _MUTATORS else None
+    return None if isinstance(node.ctx, ast.Load) else node.value.id
+
+
+def _path_method(base: _Path, method: str, args: list[object]) -> object:
+    """``Path(…).expanduser()``, ``.resolve()``, ``.absolute()``, ``.joinpath(…)``, else None."""
+    if method == "expanduser":
+        return _Path(_expanduser(base))
+    if method in ("resolve", "absolute"):
+        return base
+    if method == "joinpath" and all(isinstance(a, str) for a in args):
+        return _Path(join_paths([base, *(str(a) for a in args)]))
+    return None
+
+
+def _path_function(name: str, args: list[object]) -> object:
+    """``pathlib.Path(…)``, ``Path.home()``, ``Path.cwd()``, ``os.getcwd()``,
+    ``os.path.join(…)`` of literal arguments, else None."""
+    strings = all(isinstance(a, str) for a in args)
+    if name == "pathlib.Path":
+        return _Path(join_paths([str(a) for a in args]) if args else ".") if strings else None
+    if name == "pathlib.Path.home" and not args:
+        return _Path(HOME)
+    if name in ("pathlib.Path.cwd", "os.getcwd") and not args:
+        return _Path(".") if name == "pathlib.Path.cwd" else "."
+    if name == "os.path.join" and strings and args:
+        return join_paths([str(a) for a in args])
+    return None
+
+
+def _string_function(name: str, one: str) -> object:
+    """A function of one literal string (``os.path.expanduser``, ``shlex.split``…), else None."""
+    if name == "os.path.expanduser":
+        return _expanduser(one)
+    if name == "os.path.expandvars":
+        value = one.replace("${HOME}", HOME).replace("$HOME", HOME)
+        return value if "$" not in value else None
+    if name in ("os.getenv", "os.environ.get"):
+        return HOME if one == "HOME" else None
+    if name in ("os.path.abspath", "os.path.realpath", "os.path.normpath", "os.fspath"):
+        return str(one)
+    if name == "builtins.str":
+        return str(one)
+    if name == "os.path.dirname":
+        return posixpath.dirname(one)
+    if name == "shlex.split":
+        try:
+            return shlex.split(one)
+        except ValueError:
+            return None
+    return None
+
+
 class _Reader:
     __slots__ = ("bindings", "depth", "found", "stars", "values")
 
@@ -177,41 +236,49 @@ class _Reader:
         mutated: set[str] = set()
         for node in ast.walk(tree):
             self.found.step()
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    top = alias.name.partition(".")[0]
-                    self._bind(alias.asname or top, alias.name if alias.asname else top)
-            elif isinstance(node, ast.ImportFrom):
-                module = node.module or ""
-                for alias in node.names:
-                    if node.level:
-                        self._bind(alias.asname or alias.name, _AMBIGUOUS)
-                    elif alias.name == "*":
-                        self.stars.append(module)
-                    else:
-                        self._bind(alias.asname or alias.name, f"{module}.{alias.name}")
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                self._bind_import(node)
             elif isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if node.value is None:
-                    continue
-                for target in targets:
-                    self._bind_target(target, node.value, handled)
-            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                if id(node) not in handled:
-                    self._bind(node.id, _AMBIGUOUS)
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                if node.attr in _MUTATORS:  # ``args.append(x)``: not the literal it was
-                    mutated.add(node.value.id)
-            elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-                if not isinstance(node.ctx, ast.Load):  # ``args[0] = x``
-                    mutated.add(node.value.id)
-            elif isinstance(node, ast.arg):
-                self._bind(node.arg, _AMBIGUOUS)
-            elif isinstance(node, _NAMED):
-                self._bind(node.name or "", _AMBIGUOUS)
+                if node.value is not None:
+                    for target in targets:
+                        self._bind_target(target, node.value, handled)
+            elif isinstance(node, ast.Attribute | ast.Subscript):
+                name = _mutated(node)
+                if name is not None:
+                    mutated.add(name)
+            else:
+                self._bind_unread(node, handled)
         for name in mutated:  # a module's functions (``os.remove``) change nothing
             if isinstance(self.bindings.get(name), ast.expr):
                 self.bindings[name] = _AMBIGUOUS
+
+    def _bind_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        """``import a.b as c``, ``from m import n``; ``from m import *`` is looked up later."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.partition(".")[0]
+                self._bind(alias.asname or top, alias.name if alias.asname else top)
+            return
+        module = node.module or ""
+        for alias in node.names:
+            if node.level:
+                self._bind(alias.asname or alias.name, _AMBIGUOUS)
+            elif alias.name == "*":
+                self.stars.append(module)
+            else:
+                self._bind(alias.asname or alias.name, f"{module}.{alias.name}")
+
+    def _bind_unread(self, node: ast.AST, handled: set[int]) -> None:
+        """A name bound to what the reader does not follow: a store or ``del`` other than an
+        assignment it read, a parameter, a function or class."""
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            if id(node) not in handled:
+                self._bind(node.id, _AMBIGUOUS)
+        elif isinstance(node, ast.arg):
+            self._bind(node.arg, _AMBIGUOUS)
+        elif isinstance(node, _NAMED):
+            self._bind(node.name or "", _AMBIGUOUS)
 
     def _bind_target(self, target: ast.expr, value: ast.expr, handled: set[int]) -> None:
         if isinstance(target, ast.Name):
@@ -338,64 +405,38 @@ class _Reader:
         args = [self.value(a, depth) for a in node.args if not isinstance(a, ast.Starred)]
         if len(args) != len(node.args):
             return None
-        strings = all(isinstance(a, str) for a in args)
         func = node.func
         if isinstance(func, ast.Attribute):
             base = self.value(func.value, depth)
             if isinstance(base, _Path):
-                if func.attr == "expanduser":
-                    return _Path(_expanduser(base))
-                if func.attr in ("resolve", "absolute"):
-                    return base
-                if func.attr == "joinpath" and strings:
-                    return _Path(join_paths([base, *(str(a) for a in args)]))
-                return None
+                return _path_method(base, func.attr, args)
             if type(base) is str:
-                if func.attr == "format" and not any(k.arg is None for k in node.keywords):
-                    kwargs = {str(k.arg): self.value(k.value, depth) for k in node.keywords}
-                    return _format(base, args, kwargs)
-                if func.attr == "join" and len(args) == 1 and isinstance(args[0], list):
-                    items = args[0]
-                    return base.join(items) if all(type(i) is str for i in items) else None
-                if func.attr == "split" and not node.keywords and len(args) <= 1:
-                    if not strings:
-                        return None
-                    return base.split(str(args[0])) if args else base.split()
-                if func.attr in ("strip", "encode", "decode") and not args:
-                    return base.strip() if func.attr == "strip" else base
-                return None
+                return self._str_method(base, node, func.attr, args, depth)
         name = self.qual(func, depth)
         if name is None:
             return None
-        one = args[0] if len(args) == 1 else None
-        if name == "pathlib.Path":
-            return _Path(join_paths([str(a) for a in args]) if args else ".") if strings else None
-        if name == "pathlib.Path.home" and not args:
-            return _Path(HOME)
-        if name in ("pathlib.Path.cwd", "os.getcwd") and not args:
-            return _Path(".") if name == "pathlib.Path.cwd" else "."
-        if name == "os.path.join" and strings and args:
-            return join_paths([str(a) for a in args])
-        if not isinstance(one, str):
-            return None
-        if name == "os.path.expanduser":
-            return _expanduser(one)
-        if name == "os.path.expandvars":
-            value = one.replace("${HOME}", HOME).replace("$HOME", HOME)
-            return value if "$" not in value else None
-        if name in ("os.getenv", "os.environ.get"):
-            return HOME if one == "HOME" else None
-        if name in ("os.path.abspath", "os.path.realpath", "os.path.normpath", "os.fspath"):
-            return str(one)
-        if name == "builtins.str":
-            return str(one)
-        if name == "os.path.dirname":
-            return posixpath.dirname(one)
-        if name == "shlex.split":
-            try:
-                return shlex.split(one)
-            except ValueError:
+        if len(args) == 1 and isinstance(args[0], str):
+            found = _string_function(name, args[0])
+            if found is not None:
+                return found
+        return _path_function(name, args)
+
+    def _str_method(
+        self, base: str, node: ast.Call, method: str, args: list[object], depth: int
+    ) -> object:
+        """``"…".format(…)``, ``" ".join([…])``, ``.split()``, ``.strip()``…, else None."""
+        if method == "format" and not any(k.arg is None for k in node.keywords):
+            kwargs = {str(k.arg): self.value(k.value, depth) for k in node.keywords}
+            return _format(base, args, kwargs)
+        if method == "join" and len(args) == 1 and isinstance(args[0], list):
+            items = args[0]
+            return base.join(items) if all(type(i) is str for i in items) else None
+        if method == "split" and not node.keywords and len(args) <= 1:
+            if not all(isinstance(a, str) for a in args):
                 return None
+            return base.split(str(args[0])) if args else base.split()
+        if method in ("strip", "encode", "decode") and not args:
+            return base.strip() if method == "strip" else base
         return None
 
     # -- sinks -----------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 A recursive delete is ``rm -r`` (``-R``, ``--recursive``), ``find … -delete`` and ``rsync
 --delete`` (of what the destination holds), however the program was reached
-(:mod:`forge_policy.facts.execution`: ``xargs``, ``find -exec``, ``busybox``, interpreter code).
+(:mod:`forge_policy.commands.execution`: ``xargs``, ``find -exec``, ``busybox``, interpreter code).
 Each target gets a **scope**, checked in this order:
 
 =========  ===================================================================================
@@ -21,9 +21,9 @@ unknown    a target the command line does not decide: ``$VAR``, ``$(…)``, the 
            reads from a pipe, what a narrowed ``find`` finds, a remote host's relative path
 =========  ===================================================================================
 
->>> from forge_policy.facts.execution import runs
+>>> from forge_policy.commands.execution import runs
 >>> for run in runs("cd /p && rm -rf build ../q /", "/p"):
-...     for delete in deletes(run, "/p"): print(delete)
+...     for delete in recursive_deletes(run, "/p"): print(delete)
 inside forced: /p/build by rm -r -f build ../q /
 outside forced: /q by rm -r -f build ../q /
 root forced: / by rm -r -f build ../q /
@@ -37,8 +37,8 @@ import tempfile
 
 import attrs
 
-from forge_policy.facts.execution import UNKNOWN, Run, find_walk, opaque
-from forge_policy.facts.shell import expand_path, split_options
+from forge_policy.commands.execution import UNKNOWN, Run, find_walk, opaque
+from forge_policy.commands.shell import expand_path, split_options
 
 _TEMP_ROOTS = ("/tmp", "/var/tmp", "/private/tmp", "/dev/shm")
 
@@ -47,7 +47,7 @@ _TEMP_ROOTS = ("/tmp", "/var/tmp", "/private/tmp", "/dev/shm")
 class Delete:
     """One target of a recursive delete.
 
-    >>> from forge_policy.facts.execution import Run
+    >>> from forge_policy.commands.execution import Run
     >>> str(Delete("/", "root", True, Run(["rm", "-r", "-f", "/"], "/p", "xargs")))
     'root forced: / by rm -r -f / reached through xargs'
     """
@@ -62,7 +62,7 @@ class Delete:
         return f"{self.scope}{forced}: {self.path} by {self.run.reading}"
 
 
-def deletes(run: Run, project: str) -> list[Delete]:
+def recursive_deletes(run: Run, project: str) -> list[Delete]:
     """The recursive deletes of one run, each with its scope relative to ``project``."""
     argv = run.argv
     name = argv[0] if argv else ""

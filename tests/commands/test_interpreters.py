@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_policy.facts.interpreters import Effects, analyse, interpreter_program
+from forge_policy.commands.interpreters import Effects, analyse, interpreter_program
 
 # -- which argv runs inline code --------------------------------------------------------------
 

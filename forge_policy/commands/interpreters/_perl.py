@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from forge_policy.facts.interpreters._effects import HOME
-from forge_policy.facts.interpreters._tokens import (
+from forge_policy.commands.interpreters._effects import HOME
+from forge_policy.commands.interpreters._tokens import (
     Arg,
     Lexer,
     LexError,
@@ -30,7 +30,7 @@ from forge_policy.facts.interpreters._tokens import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from forge_policy.facts.interpreters._tokens import Sink
+    from forge_policy.commands.interpreters._tokens import Sink
 
 _BLANK = re.compile(r"[ \t\r\f\v]++")
 _NAME = re.compile(r"[A-Za-z_]\w*+(?:::\w++)*+")

@@ -1,4 +1,4 @@
-"""Recursive deletes and their scope (``facts.deletes``), both directions.
+"""Recursive deletes and their scope (``commands.deletes``), both directions.
 
 The project is :data:`CWD`; each row gives the scopes the command's recursive deletes get, in
 order (``[]``: nothing is deleted recursively).
@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from forge_policy.facts.deletes import deletes, scope
-from forge_policy.facts.execution import runs
+from forge_policy.commands.deletes import recursive_deletes, scope
+from forge_policy.commands.execution import runs
 
 CWD = "/srv/project"
 HOME = os.path.expanduser("~")
@@ -80,12 +80,12 @@ SCOPES = [
 
 @pytest.mark.parametrize(("command", "expected"), SCOPES)
 def test_scopes(command: str, expected: list[str]) -> None:
-    found = [str(d).split(":", 1)[0] for r in runs(command, CWD) for d in deletes(r, CWD)]
+    found = [str(d).split(":", 1)[0] for r in runs(command, CWD) for d in recursive_deletes(r, CWD)]
     assert found == expected
 
 
 def test_a_delete_names_its_target_and_the_command_as_read() -> None:
-    (delete,) = [d for r in runs("echo / | xargs rm -rf", CWD) for d in deletes(r, CWD)]
+    (delete,) = [d for r in runs("echo / | xargs rm -rf", CWD) for d in recursive_deletes(r, CWD)]
     assert str(delete) == "root forced: / by rm -r -f / reached through xargs"
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 
-from forge_policy.facts.interpreters._effects import HOME, Found, join_paths
-from forge_policy.facts.interpreters._tokens import (
+from forge_policy.commands.interpreters._effects import HOME, Found, join_paths
+from forge_policy.commands.interpreters._tokens import (
     Arg,
     Lexer,
     LexError,
@@ -33,7 +33,7 @@ from forge_policy.facts.interpreters._tokens import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from forge_policy.facts.interpreters._tokens import Sink
+    from forge_policy.commands.interpreters._tokens import Sink
 
 _BLANK = re.compile(r"[ \t\r\f\v\ufeff\xa0]++")
 _NAME = re.compile(r"[A-Za-z_$\u0080-\uffff][\w$\u0080-\uffff]*+")

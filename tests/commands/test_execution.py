@@ -1,4 +1,4 @@
-"""The command model (``facts.execution``): which programs a command line runs, both directions.
+"""The command model (``commands.execution``): which programs a command line runs, both directions.
 
 Each row: a command, lines that must be among its executed programs (canonical form), and lines
 that must not be (data, or programs that are only named).
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_policy.facts.execution import canonical, data, runs
+from forge_policy.commands.execution import data, normalise_argv, runs
 
 CWD = "/srv/project"
 
@@ -107,7 +107,7 @@ def test_a_remote_command_has_no_local_directory() -> None:
     ],
 )
 def test_canonical(argv: list[str], expected: list[str]) -> None:
-    assert canonical(argv) == expected
+    assert normalise_argv(argv) == expected
 
 
 def test_a_script_piped_into_a_shell_is_read_or_marked_unread(tmp_path: Path) -> None:
@@ -173,8 +173,8 @@ def test_shell_commands_also_lists_the_programs_reached_through_another() -> Non
 
 
 def test_xargs_input_is_followed_up_to_a_cap_then_the_fact_is_incomplete() -> None:
+    from forge_policy.commands.execution import MAX_ITEMS
     from forge_policy.facts import FactRegistry, undetermined
-    from forge_policy.facts.execution import MAX_ITEMS
     from forge_policy.model import Event
 
     def executed(command: str) -> object:

@@ -1,4 +1,4 @@
-"""A small, total shell lexer for the fact providers: words, redirections, here-documents.
+"""A small, total shell lexer for the command analyser: words, redirections, here-documents.
 
 This is not a shell. It splits a command line the way POSIX ``sh`` does: quotes, backslashes,
 operators, redirections, here-documents, ``$(…)``, backticks and ``$'…'``. The only expansions
@@ -28,13 +28,11 @@ import re
 
 import attrs
 
-from forge_policy.facts._runtime import check_deadline, truncated
+from forge_policy._budget import check_deadline, read_bounded, truncated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-
-    from forge_policy.model import Event
 
     Subst = Callable[[list["Command"], str], str]
 
@@ -222,23 +220,9 @@ class _Lexer:
                 i = self._bodies(sc, i + 1, nested) if sc.heredocs else i + 1
                 i = self._bulk(sc, i, nested)
             elif c == "#":
-                if sc.started:
-                    sc.add("#")
-                    i += 1
-                else:
-                    j = s.find("\n", i)
-                    i = n if j < 0 else j
+                i = self._hash(sc, i)
             elif c == "\\":
-                if s.startswith("\\\n", i):
-                    i += 2
-                else:
-                    m = _ESCAPES.match(s, i)
-                    if m is None:  # a backslash at the end of the text
-                        sc.add("\\", quoted=True)
-                        i += 2
-                    else:
-                        sc.add(m.group()[1::2], quoted=True)  # each escape: "\\" + a char
-                        i = m.end()
+                i = self._backslash(sc, i)
             elif c == "'":
                 j = s.find("'", i + 1)
                 j = n if j < 0 else j
@@ -268,20 +252,47 @@ class _Lexer:
                 sc.end_command(c)
                 i += 1
             else:  # ; & | < >
-                found = _OPERATOR.match(s, i)
-                op = found.group() if found is not None else c
-                i += len(op)
-                if c == "<" or c == ">" or op.startswith("&>"):
-                    if sc.started and not sc.quoted and "".join(sc.parts).isdigit():
-                        sc.parts, sc.started = [], False  # a file descriptor: 2>err
-                    sc.end_word()
-                    sc.want = Redirect(op)
-                else:
-                    sc.end_command(op)
-                    if op == ";" or op == "&&" or op == "||":
-                        i = self._bulk(sc, i, nested)
+                i = self._operator(sc, i, nested)
         sc.end_command("")
         return n, sc.done, False
+
+    def _hash(self, sc: _Scope, i: int) -> int:
+        """``#`` inside a word is a character; at a word's start it comments out the line."""
+        if sc.started:
+            sc.add("#")
+            return i + 1
+        j = self.text.find("\n", i)
+        return len(self.text) if j < 0 else j
+
+    def _backslash(self, sc: _Scope, i: int) -> int:
+        """A line continuation (dropped), or a run of escaped characters (each one quoted)."""
+        s = self.text
+        if s.startswith("\\\n", i):
+            return i + 2
+        m = _ESCAPES.match(s, i)
+        if m is None:  # a backslash at the end of the text
+            sc.add("\\", quoted=True)
+            return i + 2
+        sc.add(m.group()[1::2], quoted=True)  # each escape: "\\" + a char
+        return m.end()
+
+    def _operator(self, sc: _Scope, i: int, nested: bool) -> int:
+        """A redirection operator (``2>err``: its file descriptor dropped) starts a target; any
+        other (``;``, ``&&``, ``|``…) ends the command."""
+        c = self.text[i]
+        found = _OPERATOR.match(self.text, i)
+        op = found.group() if found is not None else c
+        i += len(op)
+        if c == "<" or c == ">" or op.startswith("&>"):
+            if sc.started and not sc.quoted and "".join(sc.parts).isdigit():
+                sc.parts, sc.started = [], False  # a file descriptor: 2>err
+            sc.end_word()
+            sc.want = Redirect(op)
+        else:
+            sc.end_command(op)
+            if op == ";" or op == "&&" or op == "||":
+                i = self._bulk(sc, i, nested)
+        return i
 
     def _bulk(self, sc: _Scope, i: int, nested: bool) -> int:
         """At the start of a command: read a run of plain simple commands in one step."""
@@ -637,8 +648,6 @@ def stdin_text(cmd: Command, cwd: str, hops: int = 0) -> str | None:
 
 def read_text(path: str, cwd: str) -> str | None:
     """A text file named on a command line, relative to ``cwd``, at most 1 MiB (else ``None``)."""
-    from forge_policy.facts._io import read_bounded
-
     data = read_bounded(os.path.join(cwd, expand_path(path)), MAX_MESSAGE_BYTES)
     return None if data is None else data.decode("utf-8", "replace")
 
@@ -710,22 +719,6 @@ def shell_c_script(argv: list[str]) -> str | None:
         run = run or (not arg.startswith("--") and "c" in arg)
         i += 1
     return argv[i] if run and i < len(argv) else None
-
-
-def event_commands(event: Event) -> list[str]:
-    """The shell commands of a tool call: ``tool_input.command`` and ``tool_input.commands``."""
-    tool_input = event.tool_input
-    found: list[str] = []
-    command = tool_input.get("command")
-    if isinstance(command, str):
-        found.append(command)
-    listed = tool_input.get("commands")
-    for item in listed if isinstance(listed, list) else []:
-        if isinstance(item, dict):
-            item = item.get("command")
-        if isinstance(item, str):
-            found.append(item)
-    return found
 
 
 def ssh_remote_command(argv: list[str]) -> str | None:

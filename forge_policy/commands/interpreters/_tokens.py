@@ -23,8 +23,8 @@ from __future__ import annotations
 import functools
 import re
 
+from forge_policy.commands.interpreters._effects import MAX_LITERAL, MAX_NESTING, Found
 from forge_policy.errors import FactTimeout
-from forge_policy.facts.interpreters._effects import MAX_LITERAL, MAX_NESTING, Found
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ import time
 from hypothesis import given
 from hypothesis import strategies as st
 
+from forge_policy.commands.shell import Command, _Lexer, lex, literal_subst
 from forge_policy.facts.commands import provide_shell_commands
-from forge_policy.facts.shell import Command, _Lexer, lex, literal_subst
 from forge_policy.model import Event
 
 # pieces that exercise every branch: operators, quotes, escapes, substitutions, heredocs, cd

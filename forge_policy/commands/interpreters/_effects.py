@@ -18,7 +18,7 @@ from __future__ import annotations
 import posixpath
 import shlex
 
-from forge_policy.facts._runtime import check_deadline
+from forge_policy._budget import check_deadline
 
 #: Stands for the home directory at the start of a path (a private-use character).
 HOME = "\ue000"

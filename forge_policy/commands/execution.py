@@ -1,6 +1,6 @@
 """The command model: every program a shell command runs, in canonical form, and how it got there.
 
-:func:`runs` reads a command line with the lexer of :mod:`forge_policy.facts.shell` and yields
+:func:`runs` reads a command line with the lexer of :mod:`forge_policy.commands.shell` and yields
 one :class:`Run` per program that would execute, following what runs something else:
 
 - ``sh -c``, ``eval``, a shell fed a here-document, a here-string or ``echo … |``, ``ssh host
@@ -12,7 +12,7 @@ one :class:`Run` per program that would execute, following what runs something e
 - ``find … -exec/-execdir/-ok/-okdir CMD {} ;``: CMD runs on what ``find`` finds: its starting
   points when no test narrows the walk, unknown files under them otherwise;
 - interpreter one-liners and scripts on stdin (``python -c``, ``node -e``, ``perl <<EOF``),
-  through :mod:`forge_policy.facts.interpreters`: each shell line it returns is read again here,
+  through :mod:`forge_policy.commands.interpreters`: each shell line it returns is read again here,
   and code it cannot read in full, or code piped in that the command line does not show
   (``curl x | python3``, ``base64 -d x | sh``), yields a run marked incomplete.
 
@@ -35,9 +35,9 @@ import re
 
 import attrs
 
-from forge_policy.facts._runtime import truncated
-from forge_policy.facts.git_argv import canonical as canonical_git
-from forge_policy.facts.shell import (
+from forge_policy._budget import truncated
+from forge_policy.commands.git_argv import normalise_git
+from forge_policy.commands.shell import (
     SHELLS,
     Command,
     basename,
@@ -122,7 +122,7 @@ class Run:
     complete: bool = True
     #: the simple command as the lexer read it (its redirections), when written directly
     command: Command | None = None
-    #: the argv before :func:`canonical` (wrappers stripped, known variables expanded)
+    #: the argv before :func:`normalise_argv` (wrappers stripped, known variables expanded)
     words: list[str] = attrs.Factory(list)
 
     @property
@@ -136,13 +136,14 @@ class Run:
         return f"{self.line} reached through {self.via}" if self.via else self.line
 
 
-def canonical(argv: list[str], cwd: str = "") -> list[str]:
-    """``argv`` as rules read it: the program's basename, short-flag clusters split (``-rf`` →
-    ``-r -f``, none after ``--``), long flags and operands kept.
+def normalise_argv(argv: list[str], cwd: str = "") -> list[str]:
+    """Any ``argv`` as rules read it: the program's basename, short-flag clusters split (``-rf``
+    → ``-r -f``, none after ``--``), long flags and operands kept; git as git reads it
+    (:func:`~forge_policy.commands.git_argv.normalise_git`).
 
-    >>> canonical(["/bin/rm", "-rf", "--no-preserve-root", "--", "-x", "/"])
+    >>> normalise_argv(["/bin/rm", "-rf", "--no-preserve-root", "--", "-x", "/"])
     ['rm', '-r', '-f', '--no-preserve-root', '--', '-x', '/']
-    >>> canonical(["find", ".", "-delete"])
+    >>> normalise_argv(["find", ".", "-delete"])
     ['find', '.', '-delete']
     """
     if not argv:
@@ -158,12 +159,7 @@ def canonical(argv: list[str], cwd: str = "") -> list[str]:
             out.extend(f"-{letter}" for letter in word[1:])
         else:
             out.append(word)
-    return _git_canonical(argv, cwd) if name == "git" else out
-
-
-def _git_canonical(argv: list[str], cwd: str) -> list[str]:
-    """Git as git reads it (:func:`forge_policy.facts.git_argv.canonical`)."""
-    return list(canonical_git(argv, cwd))
+    return normalise_git(argv, cwd) if name == "git" else out
 
 
 def opaque(word: str) -> bool:
@@ -214,7 +210,7 @@ def data(run: Run) -> list[str]:
 def _subst(done: list[Command], raw: str) -> str:
     """A substitution's output when certain (``$(echo x)``), else its source text marked as a
     substitution, so that the word it joins is :func:`opaque`."""
-    from forge_policy.facts.shell import literal_subst
+    from forge_policy.commands.shell import literal_subst
 
     out = literal_subst(done, raw)
     return f"$({raw})" if out is raw else out
@@ -241,7 +237,7 @@ class _Walker:
             script = _fed_script(argv, cmd, current)
             if script is _UNSEEN:  # `base64 -d x | sh`: the shell runs what nobody has read
                 unread = _joined(via, "a pipe of unread code")
-                yield Run(canonical(argv, current), current, unread, complete=False)
+                yield Run(normalise_argv(argv, current), current, unread, complete=False)
             elif script is not None and depth < NESTING:
                 name = basename(argv[0])
                 yield from self.walk(script, "" if name == "ssh" else current, via, depth + 1)
@@ -291,7 +287,7 @@ class _Walker:
                 yield from self.inner(inner, cwd, via, f"find {action}", depth)
         else:
             yield from self.interpreted(argv, cmd, cwd, via, depth)
-        yield Run(canonical(argv, cwd), cwd, via, command=cmd, words=argv)
+        yield Run(normalise_argv(argv, cwd), cwd, via, command=cmd, words=argv)
 
     def inner(self, argv: list[str], cwd: str, via: str, by: str, depth: int) -> Iterator[Run]:
         """A program run by another one (``by``), and a shell script it is handed."""
@@ -305,9 +301,9 @@ class _Walker:
     def interpreted(
         self, argv: list[str], cmd: Command | None, cwd: str, via: str, depth: int
     ) -> Iterator[Run]:
-        """The shell lines interpreter code amounts to (:mod:`forge_policy.facts.interpreters`);
+        """The shell lines interpreter code amounts to (:mod:`forge_policy.commands.interpreters`);
         code piped in that the command line does not show is unread (``curl x | python3``)."""
-        from forge_policy.facts.interpreters import analyse, interpreter_program
+        from forge_policy.commands.interpreters import analyse, interpreter_program
 
         stdin = stdin_text(cmd, cwd) if cmd else None
         found = interpreter_program(argv, stdin)
@@ -315,7 +311,7 @@ class _Walker:
             fed = stdin is None and cmd is not None and _fed(cmd)
             if fed and interpreter_program(argv, _UNSEEN) is not None:
                 unread = _joined(via, "a pipe of unread code")
-                yield Run(canonical(argv, cwd), cwd, unread, complete=False)
+                yield Run(normalise_argv(argv, cwd), cwd, unread, complete=False)
             return
         language, code = found
         effects = analyse(language, code)
@@ -323,7 +319,7 @@ class _Walker:
         for line in effects.commands:
             yield from self.walk(line, cwd, through, depth + 1)
         if not effects.complete:
-            yield Run(canonical(argv, cwd), cwd, through, complete=False)
+            yield Run(normalise_argv(argv, cwd), cwd, through, complete=False)
 
 
 def _wrapper_cwd(argv: list[str], cwd: str) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import attrs
 
-from forge_policy.facts.interpreters._argv import interpreter_program
+from forge_policy.commands.interpreters._argv import interpreter_program
 
 __all__ = ["LANGUAGES", "Effects", "analyse", "interpreter_program"]
 
@@ -58,15 +58,15 @@ def analyse(language: str, code: str) -> Effects:
     Effects(commands=(), complete=False)
     """
     if language == "python":
-        from forge_policy.facts.interpreters import _python as reader
+        from forge_policy.commands.interpreters import _python as reader
     elif language == "node":
-        from forge_policy.facts.interpreters import _node as reader  # type: ignore[no-redef]
+        from forge_policy.commands.interpreters import _node as reader  # type: ignore[no-redef]
     elif language == "perl":
-        from forge_policy.facts.interpreters import _perl as reader  # type: ignore[no-redef]
+        from forge_policy.commands.interpreters import _perl as reader  # type: ignore[no-redef]
     elif language == "ruby":
-        from forge_policy.facts.interpreters import _ruby as reader  # type: ignore[no-redef]
+        from forge_policy.commands.interpreters import _ruby as reader  # type: ignore[no-redef]
     elif language == "php":
-        from forge_policy.facts.interpreters import _php as reader  # type: ignore[no-redef]
+        from forge_policy.commands.interpreters import _php as reader  # type: ignore[no-redef]
     else:
         return Effects((), False)
     commands, complete = reader.read(code)

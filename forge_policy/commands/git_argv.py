@@ -22,9 +22,9 @@ Spellings git would reject but that name a destructive command (``git RESET --HA
 typed with Unicode hyphens or dashes) are read as that command: refusing a command that cannot run
 costs nothing, and such a spelling is an attempt to slip past a rule.
 
->>> " ".join(canonical(["/usr/bin/git", "-C", "repo", "--no-pager", "clean", "-fdx"]))
+>>> " ".join(normalise_git(["/usr/bin/git", "-C", "repo", "--no-pager", "clean", "-fdx"]))
 'git clean --force -d -x'
->>> " ".join(canonical(["git", "checkout", "-q", "main", "a.txt"]))
+>>> " ".join(normalise_git(["git", "checkout", "-q", "main", "a.txt"]))
 'git checkout --quiet main -- a.txt'
 >>> parse(["git", "-C", "repo", "reset", "--har"]).stripped
 ('-C', 'repo')
@@ -165,6 +165,8 @@ SPECS: dict[str, Spec] = {
                 "cruft max-cruft-size= detach"),
 }
 # fmt: on
+#: The subcommands that can discard work (``reset``, ``stash drop``…: the keys of :data:`SPECS`).
+DISCARDING_SUBCOMMANDS = frozenset(SPECS)
 # subcommands whose first operand is itself a subcommand
 _NESTED = frozenset({"stash", "worktree", "reflog"})
 
@@ -192,8 +194,9 @@ class GitCommand:
         return f"GitCommand({self.argv!r}, stripped={self.stripped!r}, alias={self.alias!r})"
 
 
-def canonical(argv: list[str], cwd: str = "") -> list[str]:
-    """The canonical argv of a git command line (see the module doc); any other argv itself.
+def normalise_git(argv: list[str], cwd: str = "") -> list[str]:
+    """A git command line as git reads it, in canonical form (see the module doc); any other
+    argv itself.
 
     ``cwd``, when given, lets ``git checkout NAME`` be read as a path restore when ``NAME``
     exists there (git prefers the file when no such branch exists, and refuses to guess when
@@ -202,10 +205,6 @@ def canonical(argv: list[str], cwd: str = "") -> list[str]:
     if not argv or _program(argv[0]) != "git":
         return argv
     return list(parse(argv, cwd).argv)
-
-
-#: the name the command model (:mod:`forge_policy.facts.execution`) calls
-normalise = canonical
 
 
 def is_git(word: str) -> bool:
@@ -254,18 +253,7 @@ def parse(argv: list[str], cwd: str = "") -> GitCommand:
             cwd = os.path.join(cwd, value)
     if i >= count:
         return GitCommand(("git",), tuple(stripped))
-    sub, args = argv[i].lower(), argv[i + 1 :]
-    alias = ""
-    expansion = config.get(f"alias.{sub}")
-    if expansion and not expansion.startswith("!") and expansion.split():
-        alias, words = sub, expansion.split()
-        sub, args = words[0].lower(), words[1:] + args
-    head = ["git", sub]
-    if sub in _NESTED:
-        at = next((k for k, a in enumerate(args) if not a.startswith("-")), None)
-        if at is not None and f"{sub} {args[at].lower()}" in SPECS:
-            head.append(args[at].lower())
-            args = args[:at] + args[at + 1 :]
+    head, args, alias = _subcommand(argv[i].lower(), argv[i + 1 :], config)
     spec = SPECS.get(" ".join(head[1:]))
     if spec is None:
         return GitCommand((*head, *args), tuple(stripped), alias)
@@ -279,6 +267,30 @@ def parse(argv: list[str], cwd: str = "") -> GitCommand:
     if paths is not None:
         rendered += ["--", *paths]
     return GitCommand(tuple(rendered), tuple(stripped), alias)
+
+
+def _subcommand(
+    sub: str, args: list[str], config: dict[str, str]
+) -> tuple[list[str], list[str], str]:
+    """``(["git", SUB[, NESTED]], its arguments, the alias expanded or "")``: an alias defined
+    by ``-c alias.NAME=…`` expanded (not a ``!shell`` one), and the nested subcommand of
+    ``stash``, ``worktree`` and ``reflog`` taken out of the arguments when it is in SPECS.
+
+    >>> _subcommand("st", ["-q", "drop"], {"alias.st": "stash"})
+    (['git', 'stash', 'drop'], ['-q'], 'st')
+    """
+    alias = ""
+    expansion = config.get(f"alias.{sub}")
+    if expansion and not expansion.startswith("!") and expansion.split():
+        alias, words = sub, expansion.split()
+        sub, args = words[0].lower(), words[1:] + args
+    head = ["git", sub]
+    if sub in _NESTED:
+        at = next((k for k, a in enumerate(args) if not a.startswith("-")), None)
+        if at is not None and f"{sub} {args[at].lower()}" in SPECS:
+            head.append(args[at].lower())
+            args = args[:at] + args[at + 1 :]
+    return head, args, alias
 
 
 def _read(spec: Spec, args: list[str]) -> tuple[list[str], list[str], list[str] | None]:

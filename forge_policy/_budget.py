@@ -1,0 +1,169 @@
+"""The budget of the running computation: its deadline, notes and cuts (in a context variable).
+
+A fact provider runs under a budget (:class:`forge_policy.facts.BudgetedProvider` sets one for
+the duration of a call, so threads and asyncio tasks keep their own); the code it calls, down to
+the command analyser (:mod:`forge_policy.commands`), checks it between units of work
+(:func:`check_deadline`), gives :func:`remaining` to blocking calls as ``timeout=``, reports soft
+problems with :func:`note` and says that a value is incomplete with :func:`truncated`. Outside a
+run each of them is a no-op. :func:`read_bounded` reads a file no larger than a limit, noting why
+it did not. This module sits below ``facts`` and ``commands`` so that both can read the one
+budget; it imports nothing of the package but :mod:`forge_policy.errors`.
+
+**The budget** is CPU time of the thread that computes the fact, so that a machine under load
+(dozens of hooks on two cores) does not make an ordinary command look too big to inspect; the
+wall clock is bounded too, at :data:`WALL_FACTOR` times the budget, for providers that wait
+(a subprocess, a slow mount, a sleeping third-party provider).
+
+>>> run = Run(100.0, [])
+>>> token = CURRENT.set(run)
+>>> note("skipped /big.log: too large"); truncated("more than 10 commands"); check_deadline()
+>>> CURRENT.reset(token)
+>>> run.notes, run.cuts
+(['skipped /big.log: too large'], ['more than 10 commands'])
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from contextvars import ContextVar
+
+from forge_policy.errors import FactTimeout
+
+#: A provider may take this many times its budget in wall-clock time (waiting, or starved of
+#: CPU on a loaded machine) before it is stopped; its CPU time is held to the budget itself.
+WALL_FACTOR = 4.0
+_MAX_NOTES = 20
+
+
+class Run:
+    """One provider call: its budget (CPU and wall clock), notes and cuts."""
+
+    __slots__ = ("budget", "cpu_end", "cuts", "notes", "soft_end", "wall_end")
+
+    def __init__(self, budget_ms: float, notes: list[str]) -> None:
+        self.budget = budget_ms / 1000.0
+        self.notes = notes
+        self.cuts: list[str] = []
+        self.start()
+
+    def start(self) -> None:
+        """Start the clocks (again) in the thread that runs the provider."""
+        now = time.monotonic()
+        self.soft_end = now + self.budget
+        self.wall_end = now + self.budget * WALL_FACTOR
+        self.cpu_end = time.thread_time() + self.budget
+
+    def spent(self) -> str | None:
+        """Why the budget is spent, or None (CPU time is read only past the soft deadline:
+        a thread never has more CPU time than wall time)."""
+        now = time.monotonic()
+        if now <= self.soft_end:
+            return None
+        ms = self.budget * 1000.0
+        if now > self.wall_end:
+            return (
+                f"ran over {ms * WALL_FACTOR:g} ms of wall-clock time ({WALL_FACTOR:g}x its budget)"
+            )
+        cpu = time.thread_time()
+        if cpu > self.cpu_end:
+            used = (cpu - self.cpu_end) * 1000.0 + ms
+            return f"used {used:.0f} ms of CPU, over its budget of {ms:g} ms"
+        return None
+
+
+#: The run of the provider executing in this context, if any.
+CURRENT: ContextVar[Run | None] = ContextVar("forge_policy_fact_run", default=None)
+
+
+def check_deadline() -> None:
+    """Raise :class:`FactTimeout` if the running provider's budget is spent (no-op outside one).
+
+    Costs one clock read while the provider is within its wall-clock budget.
+
+    >>> check_deadline()  # no provider is running: nothing to check
+    """
+    run = CURRENT.get()
+    if run is not None:
+        reason = run.spent()
+        if reason is not None:
+            raise FactTimeout(reason)
+
+
+def remaining(default: float = 5.0) -> float:
+    """The wall-clock seconds the running provider may still wait (at least 1 ms), else
+    ``default``. Pass it as ``timeout=`` to blocking calls such as ``subprocess.run``.
+
+    >>> remaining(2.5)
+    2.5
+    """
+    run = CURRENT.get()
+    if run is None:
+        return default
+    return max(0.001, run.wall_end - time.monotonic())
+
+
+def note(message: str) -> None:
+    """Report a soft problem from inside a provider. The run's diagnostics collect it.
+
+    Outside a provider's run, the note is dropped.
+
+    >>> note("skipped /big.log: too large")
+    """
+    run = CURRENT.get()
+    if run is not None and len(run.notes) < _MAX_NOTES:
+        run.notes.append(message)
+
+
+def truncated(reason: str) -> None:
+    """Say that the running provider's value is incomplete (it stopped at a size or depth cap,
+    or at its budget, and returns what it found). The value becomes a ``Partial`` (a list)
+    or an ``Unknown`` (anything else), and the reason a diagnostic.
+
+    Outside a provider's run, nothing is recorded.
+
+    >>> truncated("more than 10000 commands")
+    """
+    run = CURRENT.get()
+    if run is not None and reason not in run.cuts:
+        run.cuts.append(reason)
+
+
+def read_bounded(path: str, limit: int) -> bytes | None:
+    """A regular file's bytes if it holds at most ``limit`` of them, else ``None`` and a note.
+
+    The file is opened non-blocking and checked after opening, so a FIFO or device swapped in
+    after a ``stat`` cannot hang the hook.
+
+    >>> read_bounded("/nonexistent/x", 10) is None
+    True
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as exc:
+        note(f"skipped {path}: unreadable ({getattr(exc, 'strerror', None) or exc})")
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            note(f"skipped {path}: not a regular file")
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            note(f"skipped {path}: too large ({max(size, info.st_size)} bytes, limit {limit})")
+            return None
+        return b"".join(chunks)
+    except OSError as exc:
+        note(f"skipped {path}: unreadable ({exc.strerror or exc})")
+        return None
+    finally:
+        os.close(fd)
