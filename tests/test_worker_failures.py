@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hookrun import CLIENT_PY, ClientProject, stop_workers, worker_pids
 
-from forge_policy.worker.client import encode_answer
+from forge_policy.worker.protocol import encode_answer
 
 NOBODY = 65534
 #: A stand-in for the worker: listens on the socket (an inherited fd, else PATH) and does

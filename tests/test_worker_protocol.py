@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_policy.config.env import Config
-from forge_policy.worker.client import (
+from forge_policy.worker.protocol import (
     decode_answer,
     decode_request,
     encode_answer,
