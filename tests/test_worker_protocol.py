@@ -20,6 +20,7 @@ from forge_policy.worker.protocol import (
     OPTIONS,
     USAGE,
     HookOptions,
+    HookRequest,
     OptionsError,
     decode_answer,
     decode_request,
@@ -253,3 +254,49 @@ def test_receive_gives_up_at_its_deadline() -> None:
     finally:
         left.close()
         right.close()
+
+
+@given(
+    chunks,
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e9, max_value=1e9),
+    chunks,
+    st.lists(words, max_size=4),
+    chunks,
+    st.lists(chunks, max_size=4),
+)
+def test_hook_requests_round_trip_and_any_other_is_refused(
+    identity: bytes,
+    deadline: float,
+    cwd: bytes,
+    args: list[str],
+    raw: bytes,
+    environ: list[bytes],
+) -> None:
+    if args == [""]:
+        args = []  # one empty argument and none are the same bytes; the client sends neither
+    request = HookRequest(identity, deadline, cwd, args, raw, environ)
+    items = decode_request(request.encode())
+    assert items[0] == b"hook" and len(items) == 6 + len(environ)
+    back = HookRequest.decode(items)
+    assert (back.identity, back.cwd, back.args, back.raw, back.environ) == (
+        identity,
+        cwd,
+        args,
+        raw,
+        environ,
+    )
+    assert abs(back.deadline - deadline) <= 1e-6 * max(1.0, abs(deadline))
+    for cut in range(6):
+        with pytest.raises(ValueError, match="unknown request"):
+            HookRequest.decode(items[:cut])
+    with pytest.raises(ValueError, match="unknown request"):
+        HookRequest.decode([b"status", *items[1:]])
+
+
+def test_a_hook_request_past_or_without_a_deadline_is_expired() -> None:
+    now = time.monotonic()
+    assert HookRequest(b"", now + 60, b"", [], b"", []).expired() is False
+    assert HookRequest(b"", now - 1, b"", [], b"", []).expired() is True
+    items = decode_request(HookRequest(b"", now + 60, b"", [], b"", []).encode())
+    for garbage in (b"soon", b"nan", b""):
+        assert HookRequest.decode([*items[:2], garbage, *items[3:]]).expired() is True

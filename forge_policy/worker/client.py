@@ -326,13 +326,16 @@ def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions)
         cwd = posix.getcwdb()
         root = protocol.root_of(environ, cwd)
         timeout = seconds(environ, b"FORGE_WORKER_TIMEOUT", protocol.ANSWER_TIMEOUT)
-        # the worker starts no evaluation past this instant (CLOCK_MONOTONIC is system-wide)
-        deadline = b"%.6f" % (time.monotonic() + timeout)
-        identity = protocol.own_identity(here)
-        given = "\0".join(options.argv()).encode("utf-8", "surrogateescape")
-        items = [b"hook", identity, deadline, cwd, given, raw, *protocol.relevant(environ)]
-        request = protocol.encode_request(items)
-        status, out, err, code = exchange(protocol.folder_of(root), request, timeout)
+        request = protocol.HookRequest(
+            protocol.own_identity(here),
+            # the worker starts no evaluation past this instant (CLOCK_MONOTONIC is system-wide)
+            time.monotonic() + timeout,
+            cwd,
+            options.argv(),
+            raw,
+            protocol.relevant(environ),
+        )
+        status, out, err, code = exchange(protocol.folder_of(root), request.encode(), timeout)
     except Unavailable as exc:
         if exc.start:
             start_worker(root, here)

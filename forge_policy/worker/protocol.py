@@ -14,8 +14,9 @@ its own folder without the package or ``site``. What it owns:
   (:func:`encode_request`); an answer is ``MAGIC``, a status byte, an exit code and
   length-prefixed stdout and stderr (:func:`encode_answer`); each side writes its message, shuts
   its side down, and the other reads to the end with :func:`receive`, the one read loop;
-- what a request carries besides the event: the variables an answer depends on
-  (:func:`relevant`) and the client file's identity (:func:`own_identity`);
+- what a hook request carries (:class:`HookRequest`): besides the event and the hook's
+  arguments, the variables an answer depends on (:func:`relevant`), the client file's identity
+  (:func:`own_identity`) and the client's deadline;
 - ``FORGE_ROOT`` resolution (:func:`root_of`, :func:`place`), which
   :meth:`forge_policy.config.env.Config.from_env` uses too;
 - the hook's options (:class:`HookOptions`: ``--harness``, ``--event``, ``--via-serve``,
@@ -188,6 +189,61 @@ def receive(sock: "socket", limit: int, deadline: float | None = None) -> bytes 
         size += len(chunk)
         if size > limit:
             return None
+
+
+class HookRequest:
+    """A ``hook`` request: the client's identity (:func:`own_identity`), the instant
+    (:func:`time.monotonic`, system-wide) after which it no longer waits, its working directory,
+    the hook's arguments, the raw event and the variables an answer depends on
+    (:func:`relevant`). Its items follow ``b"hook"`` in that order, the variables last.
+
+    >>> request = HookRequest(b"id", 5.0, b"/p", ["--harness", "codex"], b"{}", [b"HOME=/h"])
+    >>> back = HookRequest.decode(decode_request(request.encode()))
+    >>> back.args, back.deadline, back.environ
+    (['--harness', 'codex'], 5.0, [b'HOME=/h'])
+    """
+
+    __slots__ = ("args", "cwd", "deadline", "environ", "identity", "raw")
+
+    def __init__(
+        self,
+        identity: bytes,
+        deadline: float,
+        cwd: bytes,
+        args: "Sequence[str]",
+        raw: bytes,
+        environ: "Sequence[bytes]",
+    ) -> None:
+        self.identity = identity
+        self.deadline = deadline
+        self.cwd = cwd
+        self.args = list(args)
+        self.raw = raw
+        self.environ = list(environ)
+
+    def encode(self) -> bytes:
+        """The request as :func:`encode_request` frames it."""
+        given = "\0".join(self.args).encode("utf-8", "surrogateescape")
+        head = [b"hook", self.identity, b"%.6f" % self.deadline, self.cwd, given, self.raw]
+        return encode_request(head + self.environ)
+
+    @classmethod
+    def decode(cls, items: "Sequence[bytes]") -> "HookRequest":
+        """The request of a decoded ``hook`` request; ``ValueError`` for any other. A deadline
+        that is no number is one long past."""
+        if len(items) < 6 or items[0] != b"hook":
+            raise ValueError("unknown request")
+        identity, deadline, cwd, given, raw = items[1:6]
+        try:
+            when = float(deadline)
+        except ValueError:
+            when = float("-inf")
+        args = given.decode("utf-8", "surrogateescape").split("\0") if given else []
+        return cls(identity, when, cwd, args, raw, items[6:])
+
+    def expired(self) -> bool:
+        """Whether the client has given up on this request (it evaluates in-process)."""
+        return not time.monotonic() < self.deadline
 
 
 # -- where the worker is, and who ---------------------------------------------------------------

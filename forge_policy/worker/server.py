@@ -183,26 +183,32 @@ class Worker:
         if kind == b"stop":
             self.stop("asked to stop")
             return protocol.encode_answer(b"A", b"stopping", b"")
-        if kind != b"hook" or len(items) < 6:
-            return protocol.encode_answer(b"R", b"unknown request", b"")
-        identity, deadline, cwd, argv, raw = items[1:6]
-        environ = items[6:]
-        if identity != self.identity:
-            self.stop("the package changed on disk: a client of another version asked")
-            return protocol.encode_answer(b"R", protocol.CHANGED + b": the worker restarts", b"")
-        if cwd != self.cwd:
-            return protocol.encode_answer(b"R", b"another working directory than the worker's", b"")
-        if environ != self.environ:
-            names = _differing(environ, self.environ)
-            return protocol.encode_answer(b"R", b"other values of " + b", ".join(names), b"")
-        if not _before(deadline):  # the client has given up and evaluates in-process
-            return protocol.encode_answer(b"R", b"past the client's deadline", b"")
-        options = _hook_options(argv)
+        try:
+            request = protocol.HookRequest.decode(items)
+        except ValueError as exc:
+            return protocol.encode_answer(b"R", str(exc).encode(), b"")
+        refusal = self._refusal(request)
+        if refusal:
+            return protocol.encode_answer(b"R", refusal, b"")
+        options = _hook_options(request.args)
         if options is None:  # the in-process hook reports the arguments
             return protocol.encode_answer(b"R", b"arguments the worker does not take", b"")
-        text, notes, code = self.warm.answer(raw, **options)
+        text, notes, code = self.warm.answer(request.raw, **options)
         out = text.encode("utf-8", "surrogatepass") + b"\n" if text else b""
         return protocol.encode_answer(b"A", out, notes.encode("utf-8", "backslashreplace"), code)
+
+    def _refusal(self, request: protocol.HookRequest) -> bytes:
+        """Why this worker must not answer ``request`` as the client would (b"": it may)."""
+        if request.identity != self.identity:
+            self.stop("the package changed on disk: a client of another version asked")
+            return protocol.CHANGED + b": the worker restarts"
+        if request.cwd != self.cwd:
+            return b"another working directory than the worker's"
+        if request.environ != self.environ:
+            return b"other values of " + b", ".join(_differing(request.environ, self.environ))
+        if request.expired():  # the client has given up and evaluates in-process
+            return b"past the client's deadline"
+        return b""
 
     def status(self) -> dict[str, object]:
         """What ``forge-policy worker status`` shows."""
@@ -219,25 +225,17 @@ class Worker:
         }
 
 
-def _before(deadline: bytes) -> bool:
-    try:
-        return time.monotonic() < float(deadline)
-    except ValueError:
-        return False
-
-
 def _differing(theirs: list[bytes], ours: list[bytes]) -> list[bytes]:
     """The names (never the values) of the variables that differ."""
     left, right = set(theirs), set(ours)
     return sorted({entry.split(b"=", 1)[0] for entry in left ^ right})
 
 
-def _hook_options(argv: bytes) -> dict[str, str] | None:
-    """``harness`` and ``event`` from the client's ``forge-policy hook`` arguments (NUL-joined),
-    or None when they are not valid hook options the worker answers."""
+def _hook_options(args: list[str]) -> dict[str, str] | None:
+    """``harness`` and ``event`` from the client's ``forge-policy hook`` arguments, or None
+    when they are not valid hook options the worker answers."""
     from forge_policy.harness.registry import HARNESSES
 
-    args = argv.decode("utf-8", "surrogateescape").split("\0") if argv else []
     try:
         options = protocol.HookOptions.parse(args, HARNESSES)
     except ValueError:

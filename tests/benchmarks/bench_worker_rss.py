@@ -138,9 +138,10 @@ def over_socket(python: str, events: int, say: Any) -> dict[str, Any]:
             started = time.perf_counter()
             refused = 0
             for k in range(1, events + 1):
-                stamp = b"%.6f" % (time.monotonic() + 10.0)
-                items = [b"hook", identity, stamp, cwd, payload(k, str(project)), *variables]
-                status, out, _ = client.exchange(sock_folder, protocol.encode_request(items), 10.0)
+                request = protocol.HookRequest(
+                    identity, time.monotonic() + 10.0, cwd, [], payload(k, str(project)), variables
+                )
+                status, out, *_ = client.exchange(sock_folder, request.encode(), 10.0)
                 if status != b"A":
                     refused += 1
                     if refused == 1:
