@@ -43,6 +43,7 @@ import sys
 
 from forge_policy.errors import HookInputError
 from forge_policy.harness.payload import MAX_INPUT, check_size, derive_session, parse, sniff_event
+from forge_policy.worker.protocol import USAGE, HookOptions, OptionsError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,10 +52,6 @@ if TYPE_CHECKING:
 
     from forge_policy.engine.bypass import Bypass
     from forge_policy.engine.evaluator import Evaluator
-
-USAGE = (
-    "usage: forge-policy hook [--harness NAME] [--event NAME] [--via-serve]  (event JSON on stdin)"
-)
 
 
 def main(
@@ -77,11 +74,17 @@ def main(
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr
     env = os.environ if environ is None else environ
-    options = _parse_args(args)
-    if isinstance(options, str):
-        print(options, file=stdout if options is USAGE else stderr)
-        return 0 if options is USAGE else 2
-    harness, event = options["harness"], options["event"]
+    from forge_policy.harness.registry import HARNESSES
+
+    try:
+        options = HookOptions.parse(args, HARNESSES)
+    except OptionsError as exc:
+        print(exc, file=stderr)
+        return 2
+    if options.help:
+        print(USAGE, file=stdout)
+        return 0
+    harness, event = options.harness, options.event
     text: str | None = None
     code = 0
     try:
@@ -89,7 +92,7 @@ def main(
     except Exception as exc:  # an unreadable stdin is bad input like any other
         text, code = _failure(harness, event, _on_error(env), _describe(exc), stderr)
     else:
-        if options["via_serve"]:
+        if options.via_serve:
             if harness == "claude-code":
                 text = _via_serve(raw, env, stderr)
             else:
@@ -217,43 +220,6 @@ def _via_serve(raw: bytes, env: Mapping[str, str], stderr: IO[str]) -> str | Non
         with contextlib.suppress(OSError, ValueError):
             print(f"forge-policy: serve: {_describe(exc)}; evaluating in-process", file=stderr)
         return None
-
-
-def _parse_args(args: list[str]) -> dict[str, Any] | str:
-    """The options, or the text to print instead (:data:`USAGE` or an error)."""
-    from forge_policy.harness.registry import HARNESSES
-
-    harness = "claude-code"
-    event = ""
-    via_serve = False
-    rest = list(args)
-    while rest:
-        arg = rest.pop(0)
-        if arg in ("-h", "--help"):
-            return USAGE
-        if arg == "--harness" and rest:
-            harness = rest.pop(0)
-        elif arg.startswith("--harness="):
-            harness = arg.split("=", 1)[1]
-        elif arg == "--event" and rest:
-            event = rest.pop(0)
-        elif arg.startswith("--event="):
-            event = arg.split("=", 1)[1]
-        elif arg == "--via-serve":
-            via_serve = True
-        else:
-            return f"forge-policy hook: unexpected argument {arg!r}\n{USAGE}"
-    if harness not in HARNESSES:
-        return (
-            f"forge-policy hook: --harness {harness!r} is not supported "
-            f"(supported: {', '.join(HARNESSES)})"
-        )
-    if event and event not in HARNESSES[harness].events:
-        return (
-            f"forge-policy hook: --event {event!r} is not a {HARNESSES[harness].title} hook "
-            f"event forge-policy handles (known: {', '.join(HARNESSES[harness].events)})"
-        )
-    return {"harness": harness, "event": event, "via_serve": via_serve}
 
 
 def _read(stdin: IO[Any]) -> bytes:

@@ -19,7 +19,7 @@ from hookrun import ClientProject, stop_workers, worker_pids
 from forge_policy.config.env import Config
 from forge_policy.harness.payload import MAX_INPUT
 from forge_policy.serve.warm import Warm
-from forge_policy.worker import client
+from forge_policy.worker import protocol
 from forge_policy.worker.server import LOCK_WAIT
 
 pytestmark = pytest.mark.skipif(
@@ -69,9 +69,9 @@ def test_the_client_imports_only_built_in_modules(project: ClientProject) -> Non
     started_by_the_interpreter = {"_io", "marshal", "posix", "_frozen_importlib_external"}
     started_by_the_interpreter |= {"zipimport", "_codecs", "codecs", "encodings.aliases"}
     started_by_the_interpreter |= {"encodings", "encodings.utf_8", "_signal", "_abc", "abc", "io"}
-    # the client module itself, from its cached bytecode
-    assert imported - started_by_the_interpreter == {"client", "_socket", "time"}
-    assert client.MAX_INPUT == MAX_INPUT
+    # the client module and the protocol it speaks (built-ins only), from cached bytecode
+    assert imported - started_by_the_interpreter == {"client", "protocol", "_socket", "time"}
+    assert protocol.MAX_INPUT == MAX_INPUT
 
 
 def test_the_first_call_starts_a_worker_and_later_calls_use_it(project: ClientProject) -> None:

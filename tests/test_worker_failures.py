@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hookrun import CLIENT_PY, ClientProject, stop_workers, worker_pids
 
-from forge_policy.worker.client import encode_answer
+from forge_policy.worker.protocol import encode_answer
 
 NOBODY = 65534
 #: A stand-in for the worker: listens on the socket (an inherited fd, else PATH) and does
@@ -277,3 +277,22 @@ def test_an_engine_that_does_not_load_fails_closed(project: ClientProject, tmp_p
         )
         assert result.returncode == code and result.stdout == b""  # 2: Claude Code blocks
         assert b"cannot load the engine (ImportError('half-installed'))" in result.stderr
+
+
+def test_a_symlinked_worker_lock_stops_the_worker_from_starting(
+    project: ClientProject, tmp_path: Path
+) -> None:
+    """The worker's lock is the project's file lock: a symlinked lock file is refused (and
+    said so in the log), never followed; the call is answered in-process."""
+    project.folder.mkdir(parents=True, mode=0o700)
+    elsewhere = tmp_path / "elsewhere.lock"
+    elsewhere.write_bytes(b"")
+    (project.folder / "worker.lock").symlink_to(elsewhere)
+    got = project.call(project.bash(HARD))  # no worker answers: this call starts one
+    assert got.stdout == _expected(project) and b'"deny"' in got.stdout
+    deadline = time.monotonic() + 20
+    while "not started" not in project.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "not started: " in project.log() and "refusing a symlink" in project.log()
+    assert "Traceback" not in project.log()
+    assert worker_pids(project.root) == [] and elsewhere.read_bytes() == b""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from forge_policy.cli._format import table, to_json
 from forge_policy.cli.context import INTEGRITY_FAILURE, OK
 from forge_policy.serve import DEFAULT_PORT, MAX_BODY
+from forge_policy.worker.protocol import OPTIONS, HookOptions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,23 +62,11 @@ def register(command: Callable[..., Any]) -> None:
         cmd_hook,
         "Decide one harness event: JSON on stdin, the harness's answer on stdout.",
     )
-    p.add_argument(
-        "--harness",
-        default="claude-code",
-        help="claude-code (default), codex, gemini, cursor, copilot or antigravity",
-    )
-    p.add_argument(
-        "--event",
-        default="",
-        help="the harness's event name, for payloads that do not carry it (Copilot CLI "
-        "camelCase entries, Antigravity CLI)",
-    )
-    p.add_argument(
-        "--via-serve",
-        action="store_true",
-        help="ask the running `forge-policy serve` first; evaluate in-process unless it "
-        "gives a complete answer signed for this request",
-    )
+    for flag, default, text in OPTIONS:  # HookOptions parses them; declared here for --help
+        if isinstance(default, bool):
+            p.add_argument(flag, action="store_true", help=text)
+        else:
+            p.add_argument(flag, default=default, help=text)
     p = command(
         "serve",
         cmd_serve,
@@ -187,9 +176,8 @@ def cmd_hook(args: Namespace, ctx: Context) -> int:
 
     from forge_policy.hook import main
 
-    argv = ["--harness", args.harness] + (["--event", args.event] if args.event else [])
-    argv += ["--via-serve"] if args.via_serve else []
-    return main(sys.stdin, ctx.out, ctx.err, os.environ, argv)
+    options = HookOptions(args.harness, args.event, args.via_serve)
+    return main(sys.stdin, ctx.out, ctx.err, os.environ, options.argv())
 
 
 def _serve_mode(args: Namespace, root: str) -> tuple[bool, bool, int] | str:

@@ -39,12 +39,13 @@ def ask(root: str, kind: bytes, timeout: float = 2.0) -> dict[str, Any] | str:
     'not running (no worker folder)'
     """
     import json
+    import os
 
-    from forge_policy.worker.client import Unavailable, encode_request, exchange
-    from forge_policy.worker.server import folder_of
+    from forge_policy.worker.client import Unavailable, exchange
+    from forge_policy.worker.protocol import encode_request, folder_of
 
     try:
-        status, out, _, _ = exchange(folder_of(root).encode(), encode_request([kind]), timeout)
+        status, out, _, _ = exchange(folder_of(os.fsencode(root)), encode_request([kind]), timeout)
     except Unavailable as exc:
         return f"not running ({exc.reason})" if exc.start else f"not answering: {exc.reason}"
     if status != b"A":

@@ -137,11 +137,17 @@ class Config:
         def get(name: str) -> str:
             return env.get(name, "").strip()
 
+        from forge_policy.worker.protocol import place as resolve
+
         project = get("CLAUDE_PROJECT_DIR") or cwd or os.getcwd()
         project = os.path.abspath(project)
 
         def place(value: str) -> str:
-            return os.path.normpath(os.path.join(project, os.path.expanduser(value)))
+            if os.name != "posix":  # pragma: no cover - the worker's rule is POSIX's
+                return os.path.normpath(os.path.join(project, os.path.expanduser(value)))
+            # as the hook client resolves FORGE_ROOT (HOME read as os.path.expanduser does)
+            path = resolve(os.fsencode(project), os.fsencode(value), os.environb.get(b"HOME"))
+            return os.fsdecode(path)
 
         root = place(get("FORGE_ROOT") or ".forge")
         behaviors = get("FORGE_BEHAVIORS_DIR")

@@ -5,7 +5,8 @@ client.py --worker ROOT`` runs this module as ``__main__``, from the client's ow
 files live in ``<FORGE_ROOT>/runtime/worker/`` (mode 0700, owned by this user; a folder that is
 not is refused)::
 
-    worker.lock      flock held for the worker's whole life: one worker per root
+    worker.lock      the file lock (the project's one) held for the worker's whole life: one
+                     worker per root
     worker.sock      the socket (mode 0600); a stale one (no lock holder) is replaced
     worker.pid       the pid, for ``forge-policy worker status|stop``
     worker.starting  created by the client that starts a worker, removed once it listens
@@ -17,7 +18,7 @@ the client checks the same of the worker. There is no MAC on this protocol (unli
 any key (:mod:`forge_policy.worker.client` says why).
 A hook request is answered only when the client's identity (the client file's stat identity:
 a reinstall changes it), working directory and answer-relevant variables
-(:func:`~forge_policy.worker.client.relevant`) equal the worker's own; otherwise it is refused
+(:func:`~forge_policy.worker.protocol.relevant`) equal the worker's own; otherwise it is refused
 and the client evaluates in-process. A changed identity also stops the worker, so the next
 client starts one of the new version. Requests are served by one thread each, through the
 handler ``serve`` uses (:class:`~forge_policy.serve.warm.Warm`). The worker exits after
@@ -36,36 +37,20 @@ import sys
 import threading
 import time
 
-from forge_policy.worker.client import (
-    CHANGED,
-    FOLDER,
-    MAX_INPUT,
-    SOCKET,
-    STARTING,
-    _address,
-    decode_request,
-    encode_answer,
-    own_identity,
-    peer_uid,
-    private_folder,
-    relevant,
-)
+from forge_policy.worker import protocol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from forge_policy.config.env import Config
 
-LOCK = "worker.lock"
-PID = "worker.pid"
 LOCK_WAIT = 3.0
-REQUEST_TIMEOUT = 5.0
 DRAIN_SECONDS = 5.0
 TICK = 0.25
 
 
 def folder_of(root: str) -> str:
-    """``<root>/runtime/worker``."""
-    return os.path.join(root, "runtime", FOLDER.decode())
+    """``<root>/runtime/worker`` (:func:`forge_policy.worker.protocol.folder_of`)."""
+    return os.fsdecode(protocol.folder_of(os.fsencode(root)))
 
 
 def log(message: str) -> None:
@@ -88,7 +73,7 @@ class Worker:
         self.identity = identity
         self.idle = idle
         self.cwd = os.getcwdb()
-        self.environ = relevant(dict(os.environb))
+        self.environ = protocol.relevant(os.environb)
         self.started = time.time()
         self.warm = Warm(config)
         self.stopping = threading.Event()
@@ -97,7 +82,7 @@ class Worker:
         self.last = time.monotonic()
         self._busy_lock = threading.Lock()
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.path = os.path.join(folder, SOCKET.decode())
+        self.path = os.path.join(folder, os.fsdecode(protocol.SOCKET))
         self.inode = -1
 
     def stop(self, reason: str) -> None:
@@ -113,7 +98,7 @@ class Worker:
         """Replace a stale socket file and listen (the caller holds the lock)."""
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
-        address, fd = _address(self.folder.encode(), SOCKET)
+        address, fd = protocol.address(os.fsencode(self.folder), protocol.SOCKET)
         try:
             self.sock.bind(address)
         finally:
@@ -153,7 +138,7 @@ class Worker:
             except OSError:
                 continue
             try:
-                if peer_uid(conn) != os.geteuid():
+                if protocol.peer_uid(conn) != os.geteuid():
                     conn.close()  # never answer another user
                     continue
             except OSError:
@@ -174,8 +159,8 @@ class Worker:
     def _handle(self, conn: socket.socket) -> None:
         try:
             with conn:
-                conn.settimeout(REQUEST_TIMEOUT)
-                conn.sendall(self._answer(_receive(conn)))
+                conn.settimeout(protocol.REQUEST_TIMEOUT)
+                conn.sendall(self._answer(protocol.receive(conn, protocol.MAX_REQUEST)))
         except OSError:
             pass  # the client went away: it evaluates in-process
         except Exception as exc:  # the client gets no answer and evaluates in-process
@@ -187,37 +172,43 @@ class Worker:
 
     def _answer(self, data: bytes | None) -> bytes:
         if data is None:
-            return encode_answer(b"R", b"request too large", b"")
+            return protocol.encode_answer(b"R", b"request too large", b"")
         try:
-            items = decode_request(data)
+            items = protocol.decode_request(data)
         except ValueError as exc:
-            return encode_answer(b"R", str(exc).encode(), b"")
+            return protocol.encode_answer(b"R", str(exc).encode(), b"")
         kind = items[0] if items else b""
         if kind == b"status":
-            return encode_answer(b"A", json.dumps(self.status()).encode(), b"")
+            return protocol.encode_answer(b"A", json.dumps(self.status()).encode(), b"")
         if kind == b"stop":
             self.stop("asked to stop")
-            return encode_answer(b"A", b"stopping", b"")
-        if kind != b"hook" or len(items) < 6:
-            return encode_answer(b"R", b"unknown request", b"")
-        identity, deadline, cwd, argv, raw = items[1:6]
-        environ = items[6:]
-        if identity != self.identity:
-            self.stop("the package changed on disk: a client of another version asked")
-            return encode_answer(b"R", CHANGED + b": the worker restarts", b"")
-        if cwd != self.cwd:
-            return encode_answer(b"R", b"another working directory than the worker's", b"")
-        if environ != self.environ:
-            names = _differing(environ, self.environ)
-            return encode_answer(b"R", b"other values of " + b", ".join(names), b"")
-        if not _before(deadline):  # the client has given up and evaluates in-process
-            return encode_answer(b"R", b"past the client's deadline", b"")
-        options = _hook_options(argv)
+            return protocol.encode_answer(b"A", b"stopping", b"")
+        try:
+            request = protocol.HookRequest.decode(items)
+        except ValueError as exc:
+            return protocol.encode_answer(b"R", str(exc).encode(), b"")
+        refusal = self._refusal(request)
+        if refusal:
+            return protocol.encode_answer(b"R", refusal, b"")
+        options = _hook_options(request.args)
         if options is None:  # the in-process hook reports the arguments
-            return encode_answer(b"R", b"arguments the worker does not take", b"")
-        text, notes, code = self.warm.answer(raw, **options)
+            return protocol.encode_answer(b"R", b"arguments the worker does not take", b"")
+        text, notes, code = self.warm.answer(request.raw, **options)
         out = text.encode("utf-8", "surrogatepass") + b"\n" if text else b""
-        return encode_answer(b"A", out, notes.encode("utf-8", "backslashreplace"), code)
+        return protocol.encode_answer(b"A", out, notes.encode("utf-8", "backslashreplace"), code)
+
+    def _refusal(self, request: protocol.HookRequest) -> bytes:
+        """Why this worker must not answer ``request`` as the client would (b"": it may)."""
+        if request.identity != self.identity:
+            self.stop("the package changed on disk: a client of another version asked")
+            return protocol.CHANGED + b": the worker restarts"
+        if request.cwd != self.cwd:
+            return b"another working directory than the worker's"
+        if request.environ != self.environ:
+            return b"other values of " + b", ".join(_differing(request.environ, self.environ))
+        if request.expired():  # the client has given up and evaluates in-process
+            return b"past the client's deadline"
+        return b""
 
     def status(self) -> dict[str, object]:
         """What ``forge-policy worker status`` shows."""
@@ -234,92 +225,89 @@ class Worker:
         }
 
 
-def _before(deadline: bytes) -> bool:
-    try:
-        return time.monotonic() < float(deadline)
-    except ValueError:
-        return False
-
-
 def _differing(theirs: list[bytes], ours: list[bytes]) -> list[bytes]:
     """The names (never the values) of the variables that differ."""
     left, right = set(theirs), set(ours)
     return sorted({entry.split(b"=", 1)[0] for entry in left ^ right})
 
 
-def _receive(conn: socket.socket) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    limit = MAX_INPUT + 1024 * 1024
-    while chunk := conn.recv(65536):
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return None
-    return b"".join(chunks)
+def _hook_options(args: list[str]) -> dict[str, str] | None:
+    """``harness`` and ``event`` from the client's ``forge-policy hook`` arguments, or None
+    when they are not valid hook options the worker answers."""
+    from forge_policy.harness.registry import HARNESSES
 
-
-def _lock(folder: str) -> int | None:
-    """The worker lock's descriptor, or None when another worker holds it past the wait."""
-    import fcntl
-
-    fd = os.open(os.path.join(folder, LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    deadline = time.monotonic() + LOCK_WAIT  # a stopping worker releases it within its drain
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                os.close(fd)
-                return None
-            time.sleep(0.05)
-
-
-def _hook_options(argv: bytes) -> dict[str, str] | None:
-    """``harness`` and ``event`` from the client's ``forge-policy hook`` arguments (NUL-joined),
-    or None when they are not valid hook options."""
-    from forge_policy.hook import _parse_args
-
-    args = argv.decode("utf-8", "surrogateescape").split("\0") if argv else []
-    options = _parse_args(args)
-    if isinstance(options, str) or options["via_serve"]:
+    try:
+        options = protocol.HookOptions.parse(args, HARNESSES)
+    except ValueError:
         return None
-    return {"harness": options["harness"], "event": options["event"]}
+    if not options.for_worker:
+        return None
+    return {"harness": options.harness, "event": options.event}
 
 
 def run(args: list[str], here: bytes | None = None) -> int:
     """The worker process for ``ROOT`` (``args``); returns its exit code. ``here`` is the
-    client file whose identity clients must present (default: this package's)."""
-    from forge_policy.config.env import Config
-    from forge_policy.errors import ConfigError
+    client file whose identity clients must present (default: this package's).
+
+    The worker lock (the project's one file lock, :mod:`forge_policy.stores._filelock`) is held
+    for the worker's whole life: one worker per root. A stopping worker releases it within its
+    drain, so a successor waits up to :data:`LOCK_WAIT` for it.
+    """
+    from forge_policy.errors import LockTimeout, StoreError
+    from forge_policy.stores._filelock import FileLock
 
     if len(args) != 1:
         log("usage: client.py --worker ROOT")
         return 2
+    config = _config(args[0])
+    if config is None:
+        return 1
+    folder = folder_of(config.root)
+    with contextlib.ExitStack() as held:
+        try:
+            lock = os.path.join(folder, os.fsdecode(protocol.LOCK))
+            held.enter_context(FileLock(lock, timeout=LOCK_WAIT))
+        except LockTimeout:
+            log("not started: another worker holds the lock")
+            return 0
+        except StoreError as exc:
+            log(f"not started: {exc}")
+            return 1
+        if here is None:
+            here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "client.py").encode()
+        worker = Worker(config, folder, protocol.own_identity(here), config.worker_idle)
+        _serve(worker)
+    log(f"stopped after {worker.warm.requests} requests: {worker.reason}")
+    return 0
+
+
+def _config(root: str) -> Config | None:
+    """The configuration a worker for ``root`` runs with, or None (logged) when it must not
+    start."""
+    from forge_policy.config.env import Config
+    from forge_policy.errors import ConfigError
+
     try:
         config = Config.from_env(os.environ)
     except ConfigError as exc:
         log(f"not started: {exc}")
-        return 1
-    if config.root != os.path.abspath(args[0]):
-        log(f"not started: FORGE_ROOT resolves to {config.root}, not {args[0]}")
-        return 1
+        return None
+    if config.root != os.path.abspath(root):
+        log(f"not started: FORGE_ROOT resolves to {config.root}, not {root}")
+        return None
     if config.store == "memory":
         log("not started: FORGE_STORE=memory: a hook process keeps no state, a worker would")
-        return 1
+        return None
     folder = folder_of(config.root)
-    if not private_folder(folder.encode()):
+    if not protocol.private_folder(os.fsencode(folder)):
         log(f"not started: {folder} is not a folder private to this user")
-        return 1
-    fd = _lock(folder)
-    if fd is None:
-        log("not started: another worker holds the lock")
-        return 0
-    if here is None:
-        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "client.py").encode()
-    worker = Worker(config, folder, own_identity(here), config.worker_idle)
-    pid_path = os.path.join(folder, PID)
+        return None
+    return config
+
+
+def _serve(worker: Worker) -> None:
+    """Listen, announce (pid file, the client's start marker removed), serve, clean up."""
+    pid_path = os.path.join(worker.folder, os.fsdecode(protocol.PID))
     try:
         worker.listen()
         with open(pid_path, "w", encoding="ascii") as file:
@@ -327,16 +315,13 @@ def run(args: list[str], here: bytes | None = None) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda signum, frame: worker.stop(f"signal {signum}"))
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(folder, STARTING.decode()))
+            os.unlink(os.path.join(worker.folder, os.fsdecode(protocol.STARTING)))
         log(f"listening on {worker.path} (catalog {worker.warm.health()['catalog']})")
         worker.serve()
     finally:
         worker.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(pid_path)
-        os.close(fd)  # releases the lock
-    log(f"stopped after {worker.warm.requests} requests: {worker.reason}")
-    return 0
 
 
 if __name__ == "__main__":

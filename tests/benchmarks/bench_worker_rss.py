@@ -95,7 +95,7 @@ def checkpoints(events: int) -> list[int]:
 
 def over_socket(python: str, events: int, say: Any) -> dict[str, Any]:
     """Drive the project's real worker; return RSS at the checkpoints and timings."""
-    from forge_policy.worker import client
+    from forge_policy.worker import client, protocol
 
     with tempfile.TemporaryDirectory(prefix="forge-rss-") as tmp:
         project = Path(tmp) / "project"
@@ -129,8 +129,8 @@ def over_socket(python: str, events: int, say: Any) -> dict[str, Any]:
                     raise SystemExit("bench_worker_rss: the worker did not start")
                 time.sleep(0.05)
             pid = int(pid_file.read_text())
-            identity = client.own_identity(str(launch.with_name("client.py")).encode())
-            variables = client.relevant({k.encode(): v.encode() for k, v in env.items()})
+            identity = protocol.own_identity(str(launch.with_name("client.py")).encode())
+            variables = protocol.relevant({k.encode(): v.encode() for k, v in env.items()})
             cwd = str(project).encode()
             sock_folder = str(folder).encode()
             marks = checkpoints(events)
@@ -138,9 +138,10 @@ def over_socket(python: str, events: int, say: Any) -> dict[str, Any]:
             started = time.perf_counter()
             refused = 0
             for k in range(1, events + 1):
-                stamp = b"%.6f" % (time.monotonic() + 10.0)
-                items = [b"hook", identity, stamp, cwd, payload(k, str(project)), *variables]
-                status, out, _ = client.exchange(sock_folder, client.encode_request(items), 10.0)
+                request = protocol.HookRequest(
+                    identity, time.monotonic() + 10.0, cwd, [], payload(k, str(project)), variables
+                )
+                status, out, *_ = client.exchange(sock_folder, request.encode(), 10.0)
                 if status != b"A":
                     refused += 1
                     if refused == 1:

@@ -1,0 +1,482 @@
+"""The warm worker's wire protocol, and the hook's options: one owner for both ends.
+
+:mod:`forge_policy.worker.client` (run under ``python -I -S``, once per agent tool call) and
+:mod:`forge_policy.worker.server` speak it; :mod:`forge_policy.hook` and the CLI read the
+hook's options with it. It imports interpreter built-ins only (``posix``, ``sys``, ``time``;
+``_socket`` and ``pwd`` inside the functions that need them), so the client can load it from
+its own folder without the package or ``site``. What it owns:
+
+- the files of ``<FORGE_ROOT>/runtime/worker/`` and the socket's address (:func:`address`: a
+  deep folder is reached through ``/proc/self/fd``), who may be at the other end
+  (:func:`peer_uid`, :func:`private_folder`) and the limits (:data:`MAX_INPUT`,
+  :data:`MAX_REQUEST`, :data:`MAX_ANSWER`, the timeouts);
+- the framing: a request is ``MAGIC``, an item count and length-prefixed items
+  (:func:`encode_request`); an answer is ``MAGIC``, a status byte, an exit code and
+  length-prefixed stdout and stderr (:func:`encode_answer`); each side writes its message, shuts
+  its side down, and the other reads to the end with :func:`receive`, the one read loop;
+- what a hook request carries (:class:`HookRequest`): besides the event and the hook's
+  arguments, the variables an answer depends on (:func:`relevant`), the client file's identity
+  (:func:`own_identity`) and the client's deadline;
+- ``FORGE_ROOT`` resolution (:func:`root_of`, :func:`place`), which
+  :meth:`forge_policy.config.env.Config.from_env` uses too;
+- the hook's options (:class:`HookOptions`: ``--harness``, ``--event``, ``--via-serve``,
+  ``--help``), parsed here for ``forge-policy hook``, the client and the worker, and declared
+  from :data:`OPTIONS` for the CLI's argparse.
+
+>>> encode_request([b"hook", b"x"])[:8]
+b'FPW1\\x00\\x00\\x00\\x02'
+>>> decode_answer(encode_answer(b"A", b"out\\n", b"", 2))
+(b'A', b'out\\n', b'', 2)
+>>> HookOptions.parse(["--harness=codex", "--event", "Stop"]).argv()
+['--harness', 'codex', '--event', 'Stop']
+"""
+
+import sys
+import time
+
+if sys.platform == "win32":  # pragma: no cover - hook options only: the worker is POSIX
+    import nt as posix
+else:
+    import posix
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _socket import socket
+    from collections.abc import Collection, Iterable, Mapping, Sequence
+    from typing import Protocol
+
+    class Harness(Protocol):
+        """What :meth:`HookOptions.check` reads of a harness
+        (:class:`forge_policy.harness.registry.Harness`)."""
+
+        @property
+        def title(self) -> str: ...
+        @property
+        def events(self) -> Collection[str]: ...
+
+
+MAGIC = b"FPW1"
+#: ``<FORGE_ROOT>/runtime/<FOLDER>`` holds the worker's files.
+FOLDER = b"worker"
+SOCKET = b"worker.sock"
+STARTING = b"worker.starting"
+LOCK = b"worker.lock"
+PID = b"worker.pid"
+LOG = b"worker.log"
+#: Seconds after which a ``worker.starting`` marker is stale (its client died before the worker
+#: came up).
+STARTING_STALE = 10.0
+CONNECT_TIMEOUT = 0.5
+#: Seconds a client waits for the worker's answer (``FORGE_WORKER_TIMEOUT``).
+ANSWER_TIMEOUT = 10.0
+#: Seconds the worker waits for each part of a request.
+REQUEST_TIMEOUT = 5.0
+MAX_INPUT = 8 * 1024 * 1024  # forge_policy.harness.payload.MAX_INPUT (a test pins it)
+#: The largest request a worker reads: an event and what goes with it.
+MAX_REQUEST = MAX_INPUT + 1024 * 1024
+MAX_ANSWER = 16 * 1024 * 1024
+#: How a worker of another version refuses (it exits right after).
+CHANGED = b"the package changed"
+#: Variables whose value can change a hook's answer, by prefix or name.
+PREFIXES = (b"FORGE_", b"DISABLE_", b"GIT_")
+NAMES = (b"CLAUDE_PROJECT_DIR", b"XDG_CACHE_HOME", b"HOME", b"PATH")
+#: Client-side knobs: they do not change an answer.
+CLIENT_ONLY = (b"FORGE_WORKER", b"FORGE_WORKER_TIMEOUT", b"FORGE_WORKER_IDLE_SECONDS")
+
+
+# -- what a request carries -------------------------------------------------------------------
+
+
+def relevant(environ: "Mapping[bytes, bytes]") -> list[bytes]:
+    """The sorted ``NAME=VALUE`` entries of ``environ`` (bytes) that can change an answer.
+
+    >>> relevant({b"PATH": b"/bin", b"FORGE_ROOT": b"x", b"TERM": b"xterm", b"FORGE_WORKER": b"on"})
+    [b'FORGE_ROOT=x', b'PATH=/bin']
+    """
+    found: list[bytes] = []
+    for name, value in environ.items():
+        if name in CLIENT_ONLY:
+            continue
+        if name in NAMES or name.startswith(PREFIXES):
+            found.append(name + b"=" + value)
+    found.sort()
+    return found
+
+
+def own_identity(path: bytes) -> bytes:
+    """What a reinstall of the package changes: the file's device, inode, size and mtime."""
+    st = posix.stat(path)
+    return b"%d:%d:%d:%d" % (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+# -- framing ----------------------------------------------------------------------------------
+
+
+def _u32(number: int) -> bytes:
+    return number.to_bytes(4, "big")
+
+
+def encode_request(items: "Sequence[bytes]") -> bytes:
+    """``MAGIC``, the item count, then each item as a 4-byte length and its bytes."""
+    parts: list[bytes] = [MAGIC, _u32(len(items))]
+    for item in items:
+        parts.append(_u32(len(item)))
+        parts.append(item)
+    return b"".join(parts)
+
+
+def decode_request(data: bytes) -> list[bytes]:
+    """The items of :func:`encode_request`; raises ``ValueError`` for anything else."""
+    if data[:4] != MAGIC or len(data) < 8:
+        raise ValueError("not a worker request")
+    count = int.from_bytes(data[4:8], "big")
+    items: list[bytes] = []
+    position = 8
+    for _ in range(count):
+        if position + 4 > len(data):
+            raise ValueError("request cut short")
+        size = int.from_bytes(data[position : position + 4], "big")
+        position += 4
+        if position + size > len(data):
+            raise ValueError("request cut short")
+        items.append(data[position : position + size])
+        position += size
+    if position != len(data):
+        raise ValueError("trailing bytes after the request")
+    return items
+
+
+def encode_answer(status: bytes, out: bytes, err: bytes, code: int = 0) -> bytes:
+    """``MAGIC``, a status byte (``A`` answer, ``R`` refused), the exit code (one byte), stdout
+    and stderr with lengths."""
+    return b"".join((MAGIC, status, bytes((code,)), _u32(len(out)), out, _u32(len(err)), err))
+
+
+def decode_answer(data: bytes) -> tuple[bytes, bytes, bytes, int]:
+    """``(status, stdout, stderr, exit code)``; raises ``ValueError`` unless ``data`` is exactly
+    one well-formed answer."""
+    if data[:4] != MAGIC or len(data) < 14 or data[4:5] not in (b"A", b"R"):
+        raise ValueError("malformed answer")
+    code = data[5]
+    size = int.from_bytes(data[6:10], "big")
+    out = data[10 : 10 + size]
+    rest = data[10 + size :]
+    if len(out) != size or len(rest) < 4:
+        raise ValueError("answer cut short")
+    err_size = int.from_bytes(rest[:4], "big")
+    err = rest[4:]
+    if len(err) != err_size:
+        raise ValueError("answer cut short" if len(err) < err_size else "malformed answer")
+    return data[4:5], out, err, code
+
+
+def receive(sock: "socket", limit: int, deadline: float | None = None) -> bytes | None:
+    """Everything the peer sends until it shuts its side down, or None once it is more than
+    ``limit`` bytes. With a ``deadline`` (:func:`time.monotonic`), reading past it raises
+    ``TimeoutError``; without one, the socket's own timeout applies to each read."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            sock.settimeout(left)
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+
+
+class HookRequest:
+    """A ``hook`` request: the client's identity (:func:`own_identity`), the instant
+    (:func:`time.monotonic`, system-wide) after which it no longer waits, its working directory,
+    the hook's arguments, the raw event and the variables an answer depends on
+    (:func:`relevant`). Its items follow ``b"hook"`` in that order, the variables last.
+
+    >>> request = HookRequest(b"id", 5.0, b"/p", ["--harness", "codex"], b"{}", [b"HOME=/h"])
+    >>> back = HookRequest.decode(decode_request(request.encode()))
+    >>> back.args, back.deadline, back.environ
+    (['--harness', 'codex'], 5.0, [b'HOME=/h'])
+    """
+
+    __slots__ = ("args", "cwd", "deadline", "environ", "identity", "raw")
+
+    def __init__(
+        self,
+        identity: bytes,
+        deadline: float,
+        cwd: bytes,
+        args: "Sequence[str]",
+        raw: bytes,
+        environ: "Sequence[bytes]",
+    ) -> None:
+        self.identity = identity
+        self.deadline = deadline
+        self.cwd = cwd
+        self.args = list(args)
+        self.raw = raw
+        self.environ = list(environ)
+
+    def encode(self) -> bytes:
+        """The request as :func:`encode_request` frames it."""
+        given = "\0".join(self.args).encode("utf-8", "surrogateescape")
+        head = [b"hook", self.identity, b"%.6f" % self.deadline, self.cwd, given, self.raw]
+        return encode_request(head + self.environ)
+
+    @classmethod
+    def decode(cls, items: "Sequence[bytes]") -> "HookRequest":
+        """The request of a decoded ``hook`` request; ``ValueError`` for any other. A deadline
+        that is no number is one long past."""
+        if len(items) < 6 or items[0] != b"hook":
+            raise ValueError("unknown request")
+        identity, deadline, cwd, given, raw = items[1:6]
+        try:
+            when = float(deadline)
+        except ValueError:
+            when = float("-inf")
+        args = given.decode("utf-8", "surrogateescape").split("\0") if given else []
+        return cls(identity, when, cwd, args, raw, items[6:])
+
+    def expired(self) -> bool:
+        """Whether the client has given up on this request (it evaluates in-process)."""
+        return not time.monotonic() < self.deadline
+
+
+# -- where the worker is, and who ---------------------------------------------------------------
+
+
+def folder_of(root: bytes) -> bytes:
+    """``<root>/runtime/worker``: the worker's files."""
+    return root + b"/runtime/" + FOLDER
+
+
+def address(folder: bytes, name: bytes) -> tuple[bytes, int]:
+    """A path ``connect``/``bind`` accept: Unix socket paths are limited to ~107 bytes, so a
+    deep folder is reached through ``/proc/self/fd`` (Linux). Returns (address, fd or -1): the
+    caller closes the fd once connected or bound."""
+    path = folder + b"/" + name
+    if len(path) < 100:
+        return path, -1
+    fd = posix.open(folder, posix.O_RDONLY | getattr(posix, "O_DIRECTORY", 0))
+    return b"/proc/self/fd/%d/%s" % (fd, name), fd
+
+
+def peer_uid(sock: "socket") -> int:
+    """The uid of the process at the other end of a connected Unix socket (``SO_PEERCRED``)."""
+    import _socket
+
+    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    return int.from_bytes(creds[4:8], sys.byteorder)
+
+
+def private_folder(folder: bytes) -> bool:
+    """Whether ``folder`` is a directory owned by this user with no group/other access."""
+    try:
+        st = posix.stat(folder)
+    except OSError:
+        return False
+    return (
+        (st.st_mode & 0o170000) == 0o040000
+        and st.st_uid == posix.geteuid()
+        and not (st.st_mode & 0o077)
+    )
+
+
+# -- FORGE_ROOT -------------------------------------------------------------------------------
+
+
+def _join(base: bytes, path: bytes) -> bytes:
+    """``posixpath.join`` of two parts."""
+    if path.startswith(b"/"):
+        return path
+    return base + path if not base or base.endswith(b"/") else base + b"/" + path
+
+
+def _normpath(path: bytes) -> bytes:
+    parts: list[bytes] = []
+    for part in path.split(b"/"):
+        if part in (b"", b"."):
+            continue
+        if part == b"..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    # as posixpath.normpath: POSIX leaves a leading "//" (exactly two) implementation-defined
+    lead = b"//" if path.startswith(b"//") and not path.startswith(b"///") else b"/"
+    return lead + b"/".join(parts)
+
+
+def _expanduser(path: bytes, home: bytes | None) -> bytes:
+    """``posixpath.expanduser``, with ``home`` for ``$HOME`` (None: unset)."""
+    if not path.startswith(b"~"):
+        return path
+    end = path.find(b"/", 1)
+    end = len(path) if end < 0 else end
+    import pwd
+
+    try:
+        if end == 1:
+            if home is None:
+                home = pwd.getpwuid(posix.getuid()).pw_dir.encode("utf-8", "surrogateescape")
+        else:
+            name = path[1:end].decode("utf-8", "surrogateescape")
+            home = pwd.getpwnam(name).pw_dir.encode("utf-8", "surrogateescape")
+    except KeyError:
+        return path  # no such user: the path stays as it is
+    home = home.rstrip(b"/")
+    return (home + path[end:]) or b"/"
+
+
+def place(project: bytes, value: bytes, home: bytes | None) -> bytes:
+    """A ``FORGE_*`` path as an absolute, normalized one: ``~`` expanded (``home`` is
+    ``$HOME``, None when unset), a relative path against the (absolute) ``project`` folder.
+
+    >>> place(b"/p", b"../state", None), place(b"/p", b"~/s", b"/h/"), place(b"/p", b"/x/./y", None)
+    (b'/state', b'/h/s', b'/x/y')
+    """
+    return _normpath(_join(project, _expanduser(value, home)))
+
+
+def project_of(environ: "Mapping[bytes, bytes]", cwd: bytes) -> bytes:
+    """The project folder: ``$CLAUDE_PROJECT_DIR`` (against ``cwd``), else ``cwd``."""
+    return _normpath(_join(cwd, environ.get(b"CLAUDE_PROJECT_DIR", b"").strip() or cwd))
+
+
+def root_of(environ: "Mapping[bytes, bytes]", cwd: bytes) -> bytes:
+    """``FORGE_ROOT`` resolved: :func:`place` of its value (default ``.forge``) in the project.
+
+    >>> root_of({b"CLAUDE_PROJECT_DIR": b"/p/"}, b"/elsewhere")
+    b'/p/.forge'
+    >>> root_of({b"FORGE_ROOT": b"../state", b"HOME": b"/h"}, b"/p/sub")
+    b'/p/state'
+    """
+    value = environ.get(b"FORGE_ROOT", b"").strip() or b".forge"
+    return place(project_of(environ, cwd), value, environ.get(b"HOME"))
+
+
+# -- the hook's options -----------------------------------------------------------------------
+
+USAGE = (
+    "usage: forge-policy hook [--harness NAME] [--event NAME] [--via-serve]  (event JSON on stdin)"
+)
+#: ``forge-policy hook``'s options: flag, default (a bool: a switch) and help, as the CLI's
+#: argparse declares them.
+OPTIONS = (
+    (
+        "--harness",
+        "claude-code",
+        "claude-code (default), codex, gemini, cursor, copilot or antigravity",
+    ),
+    (
+        "--event",
+        "",
+        "the harness's event name, for payloads that do not carry it (Copilot CLI "
+        "camelCase entries, Antigravity CLI)",
+    ),
+    (
+        "--via-serve",
+        False,
+        "ask the running `forge-policy serve` first; evaluate in-process unless it "
+        "gives a complete answer signed for this request",
+    ),
+)
+
+
+class OptionsError(ValueError):
+    """Arguments ``forge-policy hook`` does not take; the message says which, for stderr."""
+
+
+class HookOptions:
+    """``forge-policy hook``'s options, parsed once (:meth:`parse`).
+
+    >>> HookOptions.parse(["--via-serve"])
+    HookOptions(harness='claude-code', event='', via_serve=True, help=False)
+    >>> HookOptions.parse(["--harness"])
+    Traceback (most recent call last):
+    ...
+    forge_policy.worker.protocol.OptionsError: forge-policy hook: unexpected argument '--harness'
+    usage: forge-policy hook [--harness NAME] [--event NAME] [--via-serve]  (event JSON on stdin)
+    """
+
+    __slots__ = ("event", "harness", "help", "via_serve")
+
+    def __init__(
+        self,
+        harness: str = "claude-code",
+        event: str = "",
+        via_serve: bool = False,
+        help: bool = False,
+    ) -> None:
+        self.harness = harness
+        self.event = event
+        self.via_serve = via_serve
+        self.help = help
+
+    def __repr__(self) -> str:
+        return (
+            f"HookOptions(harness={self.harness!r}, event={self.event!r}, "
+            f"via_serve={self.via_serve!r}, help={self.help!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HookOptions):
+            return NotImplemented
+        return self.argv() == other.argv() and self.help == other.help
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @classmethod
+    def parse(
+        cls, args: "Iterable[str]", harnesses: "Mapping[str, Harness] | None" = None
+    ) -> "HookOptions":
+        """The options in ``args`` (``-h``/``--help`` stops there: :attr:`help` is set); raises
+        :class:`OptionsError`. With ``harnesses`` (the registry) they are checked too
+        (:meth:`check`); without, only their form is (the client cannot load the registry)."""
+        options = cls()
+        rest = list(args)
+        while rest:
+            arg = rest.pop(0)
+            name, eq, value = arg.partition("=")
+            if arg in ("-h", "--help"):
+                options.help = True
+                return options
+            if name in ("--harness", "--event") and (eq or rest):
+                setattr(options, name[2:], value if eq else rest.pop(0))
+            elif arg == "--via-serve":
+                options.via_serve = True
+            else:
+                raise OptionsError(f"forge-policy hook: unexpected argument {arg!r}\n{USAGE}")
+        if harnesses is not None:
+            options.check(harnesses)
+        return options
+
+    def check(self, harnesses: "Mapping[str, Harness]") -> None:
+        """Raise :class:`OptionsError` unless the harness and its event are known."""
+        harness = harnesses.get(self.harness)
+        if harness is None:
+            raise OptionsError(
+                f"forge-policy hook: --harness {self.harness!r} is not supported "
+                f"(supported: {', '.join(harnesses)})"
+            )
+        if self.event and self.event not in harness.events:
+            raise OptionsError(
+                f"forge-policy hook: --event {self.event!r} is not a {harness.title} hook "
+                f"event forge-policy handles (known: {', '.join(harness.events)})"
+            )
+
+    def argv(self) -> list[str]:
+        """The arguments that give these options back (``--help`` aside)."""
+        args = ["--harness", self.harness]
+        args += ["--event", self.event] if self.event else []
+        return args + (["--via-serve"] if self.via_serve else [])
+
+    @property
+    def for_worker(self) -> bool:
+        """Whether the worker can answer with these options: it neither prints help nor asks
+        ``forge-policy serve``."""
+        return not (self.help or self.via_serve)
