@@ -249,12 +249,12 @@ def run(args: list[str], here: bytes | None = None) -> int:
     """The worker process for ``ROOT`` (``args``); returns its exit code. ``here`` is the
     client file whose identity clients must present (default: this package's).
 
-    The worker lock (the project's one file lock, :mod:`forge_policy.stores._filelock`) is held
+    The worker lock (the project's one file lock, :mod:`forge_policy._infra.filelock`) is held
     for the worker's whole life: one worker per root. A stopping worker releases it within its
     drain, so a successor waits up to :data:`LOCK_WAIT` for it.
     """
     from forge_policy.errors import LockTimeout, StoreError
-    from forge_policy.stores._filelock import FileLock
+    from forge_policy._infra.filelock import FileLock
 
     if len(args) != 1:
         log("usage: client.py --worker ROOT")
