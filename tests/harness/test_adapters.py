@@ -4,7 +4,6 @@ hook answers stay valid for the harness's schema."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from hypothesis import given
 
 import forge_policy as fp
+from forge_policy.harness.base import HookAdapter
 from forge_policy.harness.registry import get
 from forge_policy.levels import Level
 from forge_policy.testing import (
@@ -26,8 +26,8 @@ from forge_policy.testing.strategies import harness_events, harness_payloads
 OTHERS = ("codex", "gemini", "cursor", "copilot", "antigravity")
 
 
-def adapter(harness: str) -> Any:
-    return importlib.import_module(get(harness).adapter)
+def adapter(harness: str) -> HookAdapter:
+    return get(harness).adapter
 
 
 Drawn = tuple[str, dict[str, Any], str, dict[str, Any]]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from forge_policy.events import EVENTS
 from forge_policy.harness import HARNESSES
+from forge_policy.harness.base import HookAdapter
 from forge_policy.harness.registry import HARNESSES as TABLE
 from forge_policy.harness.registry import get, names
 
@@ -35,9 +34,11 @@ def test_events_and_tools_land_in_the_catalog_vocabulary(name: str) -> None:
 
 @pytest.mark.parametrize("name", names())
 def test_adapter_module_has_the_adapter_functions(name: str) -> None:
-    module = importlib.import_module(get(name).adapter)
+    adapter = get(name).adapter
     for function in ("to_event", "render", "failure"):
-        assert callable(getattr(module, function)), f"{name}: {function}"
+        assert callable(getattr(adapter, function)), f"{name}: {function}"
+    assert isinstance(adapter, HookAdapter) and adapter.harness is get(name)
+    assert get(name).adapter is adapter  # built once, shared by every call
 
 
 def test_codex_cannot_ask_and_antigravity_fails_closed() -> None:
