@@ -110,5 +110,5 @@ def test_the_top_level_holds_only_the_rooms_the_readme_names() -> None:
         *("__init__", "_lazy", "_limits", "_time", "errors", "events", "hook", "levels", "model"),
         *("secrets", "state"),
         *("audit", "catalog", "cli", "config", "engine", "facts", "harness", "ops", "render"),
-        *("serve", "stores", "testing", "worker"),
+        *("integrations", "serve", "stores", "testing", "worker"),
     }

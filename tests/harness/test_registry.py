@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from forge_policy.events import EVENTS
@@ -51,3 +55,22 @@ def test_codex_cannot_ask_and_antigravity_fails_closed() -> None:
 def test_unknown_harness_names_the_supported_ones() -> None:
     with pytest.raises(KeyError, match="unknown harness 'vim' \\(supported: claude-code, codex"):
         get("vim")
+
+
+def test_a_hook_imports_only_the_adapter_it_speaks_through(tmp_path: Path) -> None:
+    # the registry holds the adapter classes, each module imported by its first use
+    probe = (
+        "import sys\n"
+        "from forge_policy.hook import respond\n"
+        f"env = {{'FORGE_ROOT': {str(tmp_path)!r}, 'FORGE_STORE': 'memory'}}\n"
+        'text, code = respond(b\'{"session_id": "s", "hook_event_name": "BeforeTool",'
+        ' "tool_name": "run_shell_command", "tool_input": {"command": "ls"}}\','
+        " harness='gemini', environ=env)\n"
+        "assert code == 0, text\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('forge_policy.harness.'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    adapters = {f"forge_policy.harness.{name.replace('-', '_')}" for name in names()}
+    assert adapters & set(out.split()) == {"forge_policy.harness.gemini"}
