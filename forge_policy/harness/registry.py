@@ -44,7 +44,9 @@ class Harness:
     ``forge-policy init --harness NAME`` writes; ``markers``: project paths that show the
     harness is in use; ``install_events``: the harness events ``init`` registers the hook
     for (one per kind of call: Cursor sends a shell command to both ``preToolUse`` and
-    ``beforeShellExecution``, and registering both would count it twice).
+    ``beforeShellExecution``, and registering both would count it twice). ``adapter`` (the
+    argument): a function returning the adapter class, which imports its module, so that the
+    table loads no adapter; the :attr:`adapter` property builds it once, on first use.
     """
 
     __slots__ = (
