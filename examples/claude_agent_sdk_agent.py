@@ -16,7 +16,7 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions
 
 import forge_policy as fp
-from forge_policy.harness.claude_agent_sdk import hooks
+from forge_policy.integrations.claude_agent_sdk import hooks
 from forge_policy.testing import FakeClock
 
 SESSION = "sdk-demo-session"

@@ -24,7 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 import forge_policy as fp
-from forge_policy.harness.langchain import ForgePolicyMiddleware
+from forge_policy.integrations.langchain import ForgePolicyMiddleware
 from forge_policy.testing import FakeClock
 
 THREAD = "langchain-demo-thread"

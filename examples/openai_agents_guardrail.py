@@ -29,7 +29,7 @@ from agents.models.interface import Model
 from agents.testing import assistant_message, function_call
 
 import forge_policy as fp
-from forge_policy.harness.openai_agents import guard
+from forge_policy.integrations.openai_agents import guard
 from forge_policy.testing import FakeClock
 
 SESSION = "agents-demo-session"

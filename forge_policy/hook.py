@@ -1,16 +1,17 @@
 """The hook process: one harness event on stdin, one decision on stdout (SPEC §8, §9).
 
-The straight line: read stdin (at most :data:`MAX_INPUT` bytes) → JSON →
-:class:`~forge_policy.Event` → :class:`~forge_policy.config.env.Config` from ``FORGE_*`` → catalog
-(through the compiled cache) → :meth:`~forge_policy.Evaluator.evaluate` →
-:func:`~forge_policy.render.claude_code.render`. :func:`answer` is that line for one payload.
+The straight line (:func:`respond`): read stdin (at most :data:`MAX_INPUT` bytes) → parse the
+JSON object → the harness adapter's :meth:`~forge_policy.harness.base.HookAdapter.to_event` →
+:meth:`~forge_policy.Evaluator.evaluate` (the :class:`~forge_policy.config.env.Config` from
+``FORGE_*``, the catalog through the compiled cache) → the adapter's
+:meth:`~forge_policy.harness.base.HookAdapter.render`. :func:`answer` is that line for one
+Claude Code payload.
 
-``--harness NAME`` (:mod:`forge_policy.harness.registry`) puts the harness's adapter at both
-ends: its ``normalize`` turns the payload into the catalog's shape before the
-:class:`~forge_policy.Event` is built, its ``render`` words the decision (stdout and exit code),
-its ``failure`` the ``FORGE_ON_ERROR`` answer. ``--event NAME`` names the event for harnesses
-whose payload does not (Copilot CLI's camelCase entries, Antigravity CLI). :func:`respond` is
-the line for any harness.
+``--harness NAME`` (:mod:`forge_policy.harness.registry`, default ``claude-code``) chooses the
+adapter at both ends: it reads the payload into an :class:`~forge_policy.Event` in the catalog's
+vocabulary, words the decision (stdout and exit code), and gives the ``FORGE_ON_ERROR`` answer
+(its ``failure``). ``--event NAME`` names the event for harnesses whose payload does not
+(Copilot CLI's camelCase entries, Antigravity CLI).
 
 Anything that stops the line — unreadable input, a bad variable, a broken catalog, any unexpected
 exception — gives one diagnostic line on stderr and the ``FORGE_ON_ERROR`` answer: ``deny`` (the
@@ -42,7 +43,7 @@ import os
 import sys
 
 from forge_policy.errors import HookInputError
-from forge_policy.harness.payload import MAX_INPUT, check_size, derive_session, parse, sniff_event
+from forge_policy.harness.payload import MAX_INPUT, check_size, parse, sniff_event
 from forge_policy.worker.protocol import USAGE, HookOptions, OptionsError
 
 TYPE_CHECKING = False
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
 
     from forge_policy.engine.bypass import Bypass
     from forge_policy.engine.evaluator import Evaluator
+    from forge_policy.harness.base import HookAdapter
+    from forge_policy.model import Decision, Event
 
 
 def main(
@@ -171,6 +174,7 @@ def respond(
     """
     env = os.environ if environ is None else environ
     err = sys.stderr if stderr is None else stderr
+    adapter = _adapter(harness)
     event_name = event
     on_error = "deny"
     try:
@@ -178,16 +182,27 @@ def respond(
         event_name = event or sniff_event(raw)
         check_size(raw)
         payload = parse(raw)
-        event_name = event  # parsed: only an object's own hook_event_name counts now
-        if not isinstance(payload, dict):
-            kind = "an array" if isinstance(payload, list) else type(payload).__name__
-            raise HookInputError(f"input must be a JSON object, got {kind}")
-        name = payload.get("hook_event_name")
-        if not event_name:
-            event_name = name if isinstance(name, str) else ""
-        return _evaluate(payload, env, err, evaluator, bypass, harness, event)
+        event_name = event or _own_event_name(payload)  # parsed: only an object's own counts
+        notes: list[dict[str, Any]] = []
+        hook_event = adapter.to_event(_object(payload), event, notes=notes)
+        decision = _evaluate(hook_event, notes, env, err, evaluator, bypass)
+        return adapter.render(decision, hook_event)
     except Exception as exc:  # the hook never crashes: it fails closed, with one line
         return _failure(harness, event_name, on_error, _describe(exc), err)
+
+
+def _own_event_name(payload: object) -> str:
+    """The event a parsed payload names itself (``""`` when it is no object or names none)."""
+    name = payload.get("hook_event_name") if isinstance(payload, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+def _object(payload: object) -> dict[str, Any]:
+    """The payload, which must be a JSON object."""
+    if not isinstance(payload, dict):
+        kind = "an array" if isinstance(payload, list) else type(payload).__name__
+        raise HookInputError(f"input must be a JSON object, got {kind}")
+    return payload
 
 
 def _on_error(env: Mapping[str, str]) -> str:
@@ -232,25 +247,19 @@ def _read(stdin: IO[Any]) -> bytes:
 
 
 def _evaluate(
-    payload: dict[str, Any],
+    event: Event,
+    notes: list[dict[str, Any]],
     env: Mapping[str, str],
     stderr: IO[str],
     warm: Evaluator | None,
     bypass: Bypass | None,
-    harness: str,
-    event_arg: str,
-) -> tuple[str, int]:
+) -> Decision:
+    """The decision on ``event``; ``notes`` (the derived session id's record, then the
+    bypass's) are audited beside it."""
     from forge_policy.config.env import Config
-    from forge_policy.model import Event
 
-    adapter = _adapter(harness)
-    payload = adapter.normalize(payload, event_arg)
-    notes: list[dict[str, Any]] = []
-    if payload.get("session_id") in (None, ""):
-        payload, note = derive_session(payload)
-        notes.append(note)
+    for note in notes:
         print(f"forge-policy: {note['message']}", file=stderr)
-    event = Event.from_claude_code(payload, harness=harness)
     if warm is not None:
         evaluator = warm
     else:
@@ -279,16 +288,14 @@ def _evaluate(
 
         for line in decision.diagnostics:
             print(f"forge-policy: {redact(line)}", file=stderr)
-    return adapter.render(decision, event)  # type: ignore[no-any-return]
+    return decision
 
 
-def _adapter(harness: str) -> Any:
-    """The adapter module of ``harness`` (imported now: only the one in use is loaded)."""
-    import importlib
-
+def _adapter(harness: str) -> HookAdapter:
+    """The adapter of ``harness`` (its module imported now: only the one in use is loaded)."""
     from forge_policy.harness.registry import get
 
-    return importlib.import_module(get(harness).adapter)
+    return get(harness).adapter
 
 
 def _describe(exc: BaseException) -> str:
@@ -315,7 +322,7 @@ def _failure(
     decided; ``event_name`` is the harness's own name of it, or ``""``."""
     with contextlib.suppress(OSError, ValueError):
         print(f"forge-policy: {problem}", file=stderr)
-    return _adapter(harness).failure(event_name, on_error, problem)  # type: ignore[no-any-return]
+    return _adapter(harness).failure(event_name, on_error, problem)
 
 
 if __name__ == "__main__":

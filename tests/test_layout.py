@@ -110,5 +110,5 @@ def test_the_top_level_holds_only_the_rooms_the_readme_names() -> None:
         *("__init__", "_lazy", "_limits", "_time", "errors", "events", "hook", "levels", "model"),
         *("secrets", "state", "templates", "values", "_budget"),
         *("_infra", "audit", "catalog", "cli", "commands", "config", "engine", "facts", "harness"),
-        *("ops", "render", "reports", "serve", "stores", "testing", "worker"),
+        *("integrations", "ops", "render", "reports", "serve", "stores", "testing", "worker"),
     }

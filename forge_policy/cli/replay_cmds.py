@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.cli.context import Context
-    from forge_policy.harness.transcript import TranscriptRead
     from forge_policy.ops.replay import Replay, Step, Verdict
+    from forge_policy.ops.transcript import TranscriptRead
 
 #: Inputs of at least this many events get a progress bar (on a terminal, with rich).
 PROGRESS_MIN = 1000
@@ -51,8 +51,8 @@ def _load(ctx: Context, folder: str | None) -> Catalog:
 
 def cmd_replay(args: Namespace, ctx: Context) -> int:
     """``forge-policy replay TRANSCRIPT… [--catalog DIR] [--against DIR] [--json] [--html F]``."""
-    from forge_policy.harness.transcript import read_transcripts
     from forge_policy.ops.replay import replay
+    from forge_policy.ops.transcript import read_transcripts
 
     catalog = _load(ctx, args.catalog)
     against = _load(ctx, args.against) if args.against else None

@@ -28,6 +28,8 @@ the user (a block the user would approve), ``{"decision": "ask"}`` is "no opinio
 own review flow applies, as after Claude Code's empty answer (``allow`` would skip the user's
 review in builds that honor it, which forge-policy never grants). No field shows advice.
 
+>>> from forge_policy.harness.registry import get
+>>> to_event = get("antigravity").adapter.to_event
 >>> ev = to_event({"conversationId": "c1", "stepIdx": 4, "workspacePaths": ["/p"],
 ...     "toolCall": {"name": "run_command", "args": {"CommandLine": "ls", "Cwd": "/p"}}})
 >>> ev.event_name, ev.tool_name, ev.tool_input["command"], ev.tool_use_id
@@ -36,92 +38,73 @@ review in builds that honor it, which forge-policy never grants). No field shows
 
 from __future__ import annotations
 
-from forge_policy.harness.common import (
-    arguments,
-    catalog_event,
-    claude_payload,
-    dumps,
-    native_event,
-    text,
-    with_aliases,
-)
-from forge_policy.harness.registry import ANTIGRAVITY
+from forge_policy.harness.common import CommandHookAdapter, arguments, text, with_aliases
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from forge_policy.model import Decision, Event
+    from forge_policy.render.outcome import Outcome
 
-NAME = ANTIGRAVITY.name
 #: The answer that leaves the call to Antigravity's own permission flow.
 NO_OPINION = {"decision": "ask"}
+#: The event at which a call is decided (and the only one whose answer must hold a decision).
+DECIDED = "PreToolUse"
 
 
-def _guess(payload: dict[str, Any]) -> str:
-    if "toolCall" in payload:
-        return "PostToolUse" if "error" in payload or payload["toolCall"] is None else "PreToolUse"
-    return ""
+class AntigravityAdapter(CommandHookAdapter):
+    """Antigravity CLI: the event guessed when neither ``--event`` nor the payload names it;
+    before a call the answer always holds a decision (no opinion: ``ask``)."""
 
+    __slots__ = ()
 
-def normalize(payload: dict[str, Any], event: str = "") -> dict[str, Any]:
-    """The Antigravity payload in the catalog's vocabulary."""
-    native = event or text(payload, "hook_event_name") or _guess(payload)
-    name = catalog_event(ANTIGRAVITY, native)
-    call = payload.get("toolCall")
-    tool = ""
-    args: dict[str, Any] | None = None
-    if isinstance(call, dict):
-        tool = text(call, "name")
-        args = with_aliases(arguments(call.get("args"), "toolCall.args"))
-    roots = payload.get("workspacePaths")
-    root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else ""
-    session = text(payload, "conversationId")
-    step = payload.get("stepIdx")
-    call_id = f"{session}:{step}" if session and isinstance(step, int) else ""
-    return claude_payload(
-        payload,
-        harness_event=native,
-        event=name,
-        session_id=session,
-        cwd=root,
-        transcript_path=text(payload, "transcriptPath"),
-        tool_name=ANTIGRAVITY.tools.get(tool, tool),
-        tool_input=args,
-        tool_use_id=call_id,
-    )
+    def guess_event(self, payload: dict[str, Any]) -> str:
+        if "toolCall" in payload:
+            return "PostToolUse" if "error" in payload or payload["toolCall"] is None else DECIDED
+        return ""
 
+    def fields(self, payload: dict[str, Any], native: str, event: str) -> dict[str, Any]:
+        call = payload.get("toolCall")
+        tool = ""
+        args: dict[str, Any] | None = None
+        if isinstance(call, dict):
+            tool = text(call, "name")
+            args = with_aliases(arguments(call.get("args"), "toolCall.args"))
+        roots = payload.get("workspacePaths")
+        root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else ""
+        session = text(payload, "conversationId")
+        step = payload.get("stepIdx")
+        return {
+            "session_id": session,
+            "cwd": root,
+            "transcript_path": text(payload, "transcriptPath"),
+            "tool_name": self.harness.tools.get(tool, tool),
+            "tool_input": args,
+            "tool_use_id": f"{session}:{step}" if session and isinstance(step, int) else "",
+        }
 
-def to_event(payload: dict[str, Any], event: str = "") -> Event:
-    """The :class:`~forge_policy.Event` of an Antigravity hook payload."""
-    from forge_policy.model import Event
+    def silence(self, name: str) -> dict[str, Any] | None:
+        """No opinion before a call (Antigravity blocks on a missing decision); nothing is read
+        at other events."""
+        return NO_OPINION if name == DECIDED else None
 
-    return Event.from_claude_code(normalize(payload, event), harness=NAME)
+    def advice(self, name: str, said: Outcome) -> dict[str, Any] | None:
+        """No field shows advice."""
+        return self.silence(name)
 
-
-def render(decision: Decision, event: Event) -> tuple[str, int]:
-    """``(stdout, exit code)`` for Antigravity (see the module docstring)."""
-    from forge_policy.render.outcome import outcome
-
-    name = native_event(event)
-    said = outcome(decision, can_ask=name in ANTIGRAVITY.ask_events, title=ANTIGRAVITY.title)
-    if name != "PreToolUse":
-        if said is not None and said.blocked and name == "PostToolUse":
+    def refusal(self, name: str, said: Outcome) -> dict[str, Any] | None:
+        if name == DECIDED:
+            return {"decision": "force_ask" if said.ask else "deny", "reason": said.reason}
+        if name == "PostToolUse":
             reason = f"The tool call already ran, but it broke a policy.\n{said.reason}"
-            return dumps({"decision": "deny", "reason": reason}), 0
-        return "", 0  # nothing is read at this event
-    if said is None or not said.blocked:
-        return dumps(NO_OPINION), 0
-    return dumps({"decision": "force_ask" if said.ask else "deny", "reason": said.reason}), 0
+            return {"decision": "deny", "reason": reason}
+        return None  # nothing is read at this event
 
+    def error_refusal(self, name: str, reason: str) -> dict[str, Any] | None:
+        """``FORGE_ON_ERROR=deny`` refuses a call before it runs (so does an unknown event:
+        this hook is only installed where a call is decided)."""
+        return {"decision": "deny", "reason": reason} if name in ("", DECIDED) else None
 
-def failure(event_name: str, on_error: str, problem: str) -> tuple[str, int]:
-    """``FORGE_ON_ERROR=deny`` refuses a call before it runs (so does an unknown event: this
-    hook is only installed where a call is decided); ``allow`` leaves it to Antigravity."""
-    from forge_policy.render.outcome import error_refusal
-
-    if event_name not in ("", "PreToolUse"):
-        return "", 0
-    if on_error == "deny":
-        return dumps({"decision": "deny", "reason": error_refusal(problem)}), 0
-    return dumps(NO_OPINION), 0
+    def error_notice(self, name: str, notice: str) -> dict[str, Any] | None:
+        """``allow`` leaves the call to Antigravity."""
+        return NO_OPINION if name in ("", DECIDED) else None

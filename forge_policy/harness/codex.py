@@ -19,6 +19,8 @@ schema fields are written (no ``override_allowed``). ``permissionDecision: "ask"
 unsupported (the hook fails, the call runs): a block the user would approve is a deny whose
 reason says how the user lets it through.
 
+>>> from forge_policy.harness.registry import get
+>>> to_event = get("codex").adapter.to_event
 >>> ev = to_event({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
 ...     "tool_input": {"command": "*** Begin Patch\\n*** Add File: a.py\\n+x = 1\\n*** End Patch"}})
 >>> ev.tool_name, ev.tool_input["file_path"], ev.tool_input["content"]
@@ -27,44 +29,54 @@ reason says how the user lets it through.
 
 from __future__ import annotations
 
-from forge_policy.harness.common import (
-    catalog_event,
-    claude_payload,
-    dumps,
-    native_event,
-    text,
-    with_aliases,
-)
-from forge_policy.harness.registry import CODEX
+from forge_policy.harness.common import CommandHookAdapter, text, with_aliases
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from forge_policy.model import Decision, Event
+    from forge_policy.render.outcome import Outcome
 
-NAME = CODEX.name
+#: Events whose Codex output schema has ``hookSpecificOutput.additionalContext``.
+CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart"})
 
 
-def normalize(payload: dict[str, Any], event: str = "") -> dict[str, Any]:
-    """The Codex payload in the catalog's vocabulary (see the module docstring)."""
-    native = event or text(payload, "hook_event_name")
-    name = catalog_event(CODEX, native)
-    tool = text(payload, "tool_name")
-    args = payload.get("tool_input")
-    tool_input = with_aliases(args) if isinstance(args, dict) else args
-    if tool == "apply_patch" and isinstance(tool_input, dict):
-        tool, tool_input = _patch(tool_input)
-    else:
-        tool = CODEX.tools.get(tool, tool)
-    return claude_payload(
-        payload,
-        harness_event=native,
-        event=name,
-        session_id=text(payload, "session_id"),
-        tool_name=tool,
-        tool_input=tool_input if isinstance(tool_input, dict) else None,
-    )
+class CodexAdapter(CommandHookAdapter):
+    """Codex CLI: Claude Code's payload (``apply_patch`` read as ``Write`` or ``Edit``) and
+    Claude Code's answer, minus what Codex's output schemas refuse."""
+
+    __slots__ = ()
+
+    def fields(self, payload: dict[str, Any], native: str, event: str) -> dict[str, Any]:
+        """Claude Code's fields; ``apply_patch`` becomes ``Write`` or ``Edit`` (:func:`_patch`)."""
+        tool = text(payload, "tool_name")
+        args = payload.get("tool_input")
+        tool_input = with_aliases(args) if isinstance(args, dict) else args
+        if tool == "apply_patch" and isinstance(tool_input, dict):
+            tool, tool_input = _patch(tool_input)
+        else:
+            tool = self.harness.tools.get(tool, tool)
+        return {
+            "session_id": text(payload, "session_id"),
+            "tool_name": tool,
+            "tool_input": tool_input if isinstance(tool_input, dict) else None,
+        }
+
+    def advice(self, name: str, said: Outcome) -> dict[str, Any]:
+        from forge_policy.render.claude_code import advice
+
+        return _context(name, advice(name, said.advice))
+
+    def refusal(self, name: str, said: Outcome) -> dict[str, Any]:
+        from forge_policy.render.claude_code import refuse
+
+        return _context(name, refuse(name, said.reason, said.summary))
+
+    def failure(self, event_name: str, on_error: str, problem: str) -> tuple[str, int]:
+        """The ``FORGE_ON_ERROR`` answer: the same as Claude Code's, whose shapes Codex shares."""
+        from forge_policy.harness.claude_code import claude_failure
+
+        return claude_failure(event_name, on_error, problem)
 
 
 def _patch(args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -100,41 +112,9 @@ def _patch(args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return "Edit", out
 
 
-def to_event(payload: dict[str, Any], event: str = "") -> Event:
-    """The :class:`~forge_policy.Event` of a Codex hook payload."""
-    from forge_policy.model import Event
-
-    return Event.from_claude_code(normalize(payload, event), harness=NAME)
-
-
-def render(decision: Decision, event: Event) -> tuple[str, int]:
-    """``(stdout, exit code)``: Claude Code's answer, minus what Codex's schemas refuse."""
-    from forge_policy.render.claude_code import advice, refuse
-    from forge_policy.render.outcome import outcome
-
-    said = outcome(decision, can_ask=False, title=CODEX.title)
-    if said is None:
-        return "", 0
-    name = native_event(event)
-    if not said.blocked:
-        return dumps(_context(name, advice(name, said.advice))), 0
-    return dumps(_context(name, refuse(name, said.reason, said.summary))), 0
-
-
 def _context(name: str, out: dict[str, Any]) -> dict[str, Any]:
     """Codex takes ``additionalContext`` at fewer events than Claude Code (an unknown field
     fails the hook): elsewhere only ``systemMessage`` stays."""
-    if name not in _CONTEXT_EVENTS and "additionalContext" in out.get("hookSpecificOutput", {}):
+    if name not in CONTEXT_EVENTS and "additionalContext" in out.get("hookSpecificOutput", {}):
         out.pop("hookSpecificOutput")
     return out
-
-
-#: Events whose Codex output schema has ``hookSpecificOutput.additionalContext``.
-_CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart"})
-
-
-def failure(event_name: str, on_error: str, problem: str) -> tuple[str, int]:
-    """The ``FORGE_ON_ERROR`` answer: the same as Claude Code's, whose shapes Codex shares."""
-    from forge_policy.harness.claude_code import failure as claude_failure
-
-    return claude_failure(event_name, on_error, problem)

@@ -1,5 +1,6 @@
-"""What the command-hook adapters share: the Claude Code-shaped payload they build, tool-argument
-aliases, and the harness's own event name kept beside the catalog's.
+"""What the command-hook adapters share: the skeleton :class:`CommandHookAdapter`, the Claude
+Code-shaped payload they build, tool-argument aliases, and the harness's own event name kept
+beside the catalog's.
 
 An adapter's ``normalize`` returns the harness payload with the catalog's keys laid over it
 (:func:`claude_payload`): ``hook_event_name`` and ``tool_name`` in the catalog's vocabulary,
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.harness.registry import Harness
-    from forge_policy.model import Event
+    from forge_policy.model import Decision, Event
+    from forge_policy.render.outcome import Outcome
 
 #: Harness argument names → Claude Code's (added, never replacing a value already there).
 ALIASES = {
@@ -160,3 +162,114 @@ def mcp_name(server: str, tool: str) -> str:
     'mcp__github__create_issue'
     """
     return f"mcp__{server}__{tool}"
+
+
+class CommandHookAdapter:
+    """The shared skeleton of a :class:`~forge_policy.harness.base.HookAdapter`: the steps every
+    command-hook CLI takes, with the places where one CLI differs from another left as small
+    methods for its class to fill in.
+
+    Reading (:meth:`to_event`): the event name (``--event``, else the payload's
+    ``hook_event_name``, else :meth:`guess_event`) is looked up in the harness's table, then
+    :meth:`fields` picks the session, working directory, tool and arguments out of the payload,
+    and :func:`claude_payload` lays them over it. Answering (:meth:`render`): the decision is
+    worded once by :func:`~forge_policy.render.outcome.outcome`, then :meth:`silence` (nothing
+    to say), :meth:`advice` (a nudge or a warning) or :meth:`refusal` (a block) shape the JSON
+    for the event; ``None`` writes nothing. :meth:`failure` asks :meth:`error_refusal` (under
+    ``FORGE_ON_ERROR=deny``) and then :meth:`error_notice`. Every answer exits 0: each harness so
+    far reads its decision from JSON on exit 0.
+    """
+
+    __slots__ = ("_harness",)
+
+    def __init__(self, harness: Harness) -> None:
+        self._harness = harness
+
+    @property
+    def harness(self) -> Harness:
+        """The registry entry this adapter speaks for."""
+        return self._harness
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._harness.name}>"
+
+    def to_event(
+        self,
+        payload: dict[str, Any],
+        event: str = "",
+        *,
+        notes: list[dict[str, Any]] | None = None,
+    ) -> Event:
+        """See :meth:`forge_policy.harness.base.HookAdapter.to_event`."""
+        from forge_policy.model import Event
+
+        payload = self.normalize(payload, event)
+        if notes is not None and payload.get("session_id") in (None, ""):
+            from forge_policy.harness.payload import derive_session
+
+            payload, note = derive_session(payload)
+            notes.append(note)
+        return Event.from_claude_code(payload, harness=self._harness.name)
+
+    def normalize(self, payload: dict[str, Any], event: str = "") -> dict[str, Any]:
+        """The payload in the catalog's vocabulary (:func:`claude_payload`)."""
+        native = event or text(payload, "hook_event_name") or self.guess_event(payload)
+        name = catalog_event(self._harness, native)
+        fields = self.fields(payload, native, name)
+        return claude_payload(payload, harness_event=native, event=name, **fields)
+
+    def guess_event(self, payload: dict[str, Any]) -> str:
+        """The event of a payload that does not name it (``""``: none)."""
+        return ""
+
+    def fields(self, payload: dict[str, Any], native: str, event: str) -> dict[str, Any]:
+        """The keyword arguments of :func:`claude_payload` (``session_id`` at least) for a
+        payload of the harness's event ``native`` (the catalog's ``event``)."""
+        raise NotImplementedError
+
+    def render(self, decision: Decision, event: Event) -> tuple[str, int]:
+        """See :meth:`forge_policy.harness.base.HookAdapter.render`."""
+        from forge_policy.render.outcome import outcome
+
+        name = native_event(event)
+        harness = self._harness
+        said = outcome(decision, can_ask=name in harness.ask_events, title=harness.title)
+        if said is None:
+            return _written(self.silence(name)), 0
+        if said.blocked:
+            return _written(self.refusal(name, said)), 0
+        return _written(self.advice(name, said)), 0
+
+    def silence(self, name: str) -> dict[str, Any] | None:
+        """The answer at event ``name`` when there is nothing to say."""
+        return None
+
+    def advice(self, name: str, said: Outcome) -> dict[str, Any] | None:
+        """The answer that shows a nudge or a warning at event ``name``."""
+        return None
+
+    def refusal(self, name: str, said: Outcome) -> dict[str, Any] | None:
+        """The answer that blocks at event ``name``."""
+        return None
+
+    def failure(self, event_name: str, on_error: str, problem: str) -> tuple[str, int]:
+        """See :meth:`forge_policy.harness.base.HookAdapter.failure`."""
+        from forge_policy.render.outcome import error_notice, error_refusal
+
+        out = self.error_refusal(event_name, error_refusal(problem)) if on_error == "deny" else None
+        if out is None:
+            out = self.error_notice(event_name, error_notice(on_error, problem))
+        return _written(out), 0
+
+    def error_refusal(self, name: str, reason: str) -> dict[str, Any] | None:
+        """The refusal of a call at event ``name`` that could not be decided (``None``: the
+        event cannot be refused, :meth:`error_notice` answers)."""
+        return None
+
+    def error_notice(self, name: str, notice: str) -> dict[str, Any] | None:
+        """The notice that forge-policy could not decide, where event ``name`` shows one."""
+        return None
+
+
+def _written(out: dict[str, Any] | None) -> str:
+    return "" if out is None else dumps(out)

@@ -26,6 +26,8 @@ other output: ``userPromptSubmitted`` cannot be refused, and nudges and warnings
 that shows them (they are counted and audited). Copilot CLI fails open: "hook failures
 (non-zero exit codes or timeouts) are logged and skipped".
 
+>>> from forge_policy.harness.registry import get
+>>> to_event = get("copilot").adapter.to_event
 >>> ev = to_event({"sessionId": "s1", "timestamp": 1, "cwd": "/p", "toolName": "bash",
 ...     "toolArgs": '{"command": "rm -rf /", "description": "x"}'}, "preToolUse")
 >>> ev.event_name, ev.tool_name, ev.tool_input["command"], ev.session_id
@@ -34,91 +36,60 @@ that shows them (they are counted and audited). Copilot CLI fails open: "hook fa
 
 from __future__ import annotations
 
-from forge_policy.harness.common import (
-    arguments,
-    catalog_event,
-    claude_payload,
-    dumps,
-    native_event,
-    text,
-    with_aliases,
-)
-from forge_policy.harness.registry import COPILOT
+from forge_policy.harness.common import CommandHookAdapter, arguments, text, with_aliases
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from forge_policy.model import Decision, Event
+    from forge_policy.render.outcome import Outcome
 
-NAME = COPILOT.name
 PRE_TOOL = frozenset({"preToolUse", "PreToolUse"})
 STOP_EVENTS = frozenset({"agentStop", "Stop", "subagentStop", "SubagentStop"})
 
 
-def normalize(payload: dict[str, Any], event: str = "") -> dict[str, Any]:
-    """The Copilot CLI payload (either form) in the catalog's vocabulary."""
-    native = event or text(payload, "hook_event_name")
-    name = catalog_event(COPILOT, native)
-    tool = text(payload, "toolName", "tool_name")
-    args: dict[str, Any] | None = None
-    if tool:
-        raw = payload["toolArgs"] if "toolArgs" in payload else payload.get("tool_input")
-        args = with_aliases(arguments(raw, "toolArgs" if "toolArgs" in payload else "tool_input"))
-    fields: dict[str, Any] = {}
-    if name in ("Stop", "SubagentStop"):
-        fields["stop_hook_active"] = False  # Copilot does not say; its reason is "end_turn"
-    agent = text(payload, "agentName", "agent_name")
-    if agent:
-        fields["agent_type"] = agent
-    return claude_payload(
-        payload,
-        harness_event=native,
-        event=name,
-        session_id=text(payload, "sessionId", "session_id"),
-        cwd=text(payload, "cwd"),
-        transcript_path=text(payload, "transcriptPath", "transcript_path"),
-        tool_name=COPILOT.tools.get(tool, tool),
-        tool_input=args,
-        **fields,
-    )
+class CopilotAdapter(CommandHookAdapter):
+    """GitHub Copilot CLI: camelCase or Claude-like payloads (``to_event``'s ``event`` names
+    the event a camelCase payload leaves out); only blocks are answered."""
 
+    __slots__ = ()
 
-def to_event(payload: dict[str, Any], event: str = "") -> Event:
-    """The :class:`~forge_policy.Event` of a Copilot CLI hook payload (``event``: the event
-    the hook entry is registered for, needed for camelCase payloads)."""
-    from forge_policy.model import Event
+    def fields(self, payload: dict[str, Any], native: str, event: str) -> dict[str, Any]:
+        tool = text(payload, "toolName", "tool_name")
+        args: dict[str, Any] | None = None
+        if tool:
+            raw = payload["toolArgs"] if "toolArgs" in payload else payload.get("tool_input")
+            field = "toolArgs" if "toolArgs" in payload else "tool_input"
+            args = with_aliases(arguments(raw, field))
+        fields: dict[str, Any] = {
+            "session_id": text(payload, "sessionId", "session_id"),
+            "cwd": text(payload, "cwd"),
+            "transcript_path": text(payload, "transcriptPath", "transcript_path"),
+            "tool_name": self.harness.tools.get(tool, tool),
+            "tool_input": args,
+        }
+        if event in ("Stop", "SubagentStop"):
+            fields["stop_hook_active"] = False  # Copilot does not say; its reason is "end_turn"
+        agent = text(payload, "agentName", "agent_name")
+        if agent:
+            fields["agent_type"] = agent
+        return fields
 
-    return Event.from_claude_code(normalize(payload, event), harness=NAME)
+    def refusal(self, name: str, said: Outcome) -> dict[str, Any] | None:
+        """Blocks only: no output field shows advice (it is counted and audited)."""
+        if name in PRE_TOOL:
+            decision = "ask" if said.ask else "deny"
+            return {"permissionDecision": decision, "permissionDecisionReason": said.reason}
+        if name in STOP_EVENTS:
+            return {"decision": "block", "reason": said.reason}
+        if name == "permissionRequest":
+            return {"behavior": "deny", "message": said.reason}
+        return None  # this event's output is not processed: Copilot cannot be refused here
 
-
-def render(decision: Decision, event: Event) -> tuple[str, int]:
-    """``(stdout, exit code)`` for Copilot CLI (see the module docstring)."""
-    from forge_policy.render.outcome import outcome
-
-    name = native_event(event)
-    said = outcome(decision, can_ask=name in COPILOT.ask_events, title=COPILOT.title)
-    if said is None or not said.blocked:
-        return "", 0  # no output field shows advice: counted and audited only
-    if name in PRE_TOOL:
-        decision_name = "ask" if said.ask else "deny"
-        return dumps(
-            {"permissionDecision": decision_name, "permissionDecisionReason": said.reason}
-        ), 0
-    if name in STOP_EVENTS:
-        return dumps({"decision": "block", "reason": said.reason}), 0
-    if name == "permissionRequest":
-        return dumps({"behavior": "deny", "message": said.reason}), 0
-    return "", 0  # this event's output is not processed: Copilot cannot be refused here
-
-
-def failure(event_name: str, on_error: str, problem: str) -> tuple[str, int]:
-    """``FORGE_ON_ERROR=deny`` refuses a tool call; elsewhere Copilot shows nothing."""
-    from forge_policy.render.outcome import error_refusal
-
-    if on_error == "deny" and event_name in PRE_TOOL:
-        reason = error_refusal(problem)
-        return dumps({"permissionDecision": "deny", "permissionDecisionReason": reason}), 0
-    if on_error == "deny" and event_name == "permissionRequest":
-        return dumps({"behavior": "deny", "message": error_refusal(problem)}), 0
-    return "", 0
+    def error_refusal(self, name: str, reason: str) -> dict[str, Any] | None:
+        """``FORGE_ON_ERROR=deny`` refuses a tool call; elsewhere Copilot shows nothing."""
+        if name in PRE_TOOL:
+            return {"permissionDecision": "deny", "permissionDecisionReason": reason}
+        if name == "permissionRequest":
+            return {"behavior": "deny", "message": reason}
+        return None

@@ -23,6 +23,8 @@ the agent going after ``stop``; ``additional_context`` informs the model after a
 ``permission``, so Cursor's own approval flow is unchanged. Cursor fails open when a hook
 crashes or times out unless the entry says ``"failClosed": true``.
 
+>>> from forge_policy.harness.registry import get
+>>> to_event = get("cursor").adapter.to_event
 >>> ev = to_event({"conversation_id": "c1", "hook_event_name": "beforeShellExecution",
 ...     "command": "git push --force", "cwd": "/p"})
 >>> ev.event_name, ev.tool_name, ev.tool_input["command"], ev.session_id
@@ -32,24 +34,20 @@ crashes or times out unless the entry says ``"failClosed": true``.
 from __future__ import annotations
 
 from forge_policy.harness.common import (
+    CommandHookAdapter,
     arguments,
-    catalog_event,
-    claude_payload,
-    dumps,
     mcp_name,
-    native_event,
     text,
     with_aliases,
 )
-from forge_policy.harness.registry import CURSOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from forge_policy.model import Decision, Event
+    from forge_policy.harness.registry import Harness
+    from forge_policy.render.outcome import Outcome
 
-NAME = CURSOR.name
 #: Events answered with ``permission`` (before a call).
 PERMISSION_EVENTS = frozenset(
     {"preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile"}
@@ -60,30 +58,57 @@ FOLLOWUP_EVENTS = frozenset({"stop", "subagentStop"})
 CONTEXT_EVENTS = frozenset({"postToolUse", "sessionStart"})
 
 
-def normalize(payload: dict[str, Any], event: str = "") -> dict[str, Any]:
-    """The Cursor payload in the catalog's vocabulary."""
-    native = event or text(payload, "hook_event_name")
-    name = catalog_event(CURSOR, native)
-    roots = payload.get("workspace_roots")
-    root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else ""
-    tool, args = _tool(native, payload)
-    fields: dict[str, Any] = {}
-    if native in FOLLOWUP_EVENTS:
-        loops = payload.get("loop_count")
-        fields["stop_hook_active"] = isinstance(loops, int) and loops > 0
-    return claude_payload(
-        payload,
-        harness_event=native,
-        event=name,
-        session_id=text(payload, "conversation_id", "session_id"),
-        cwd=text(payload, "cwd") or root,
-        tool_name=tool,
-        tool_input=args,
-        **fields,
-    )
+class CursorAdapter(CommandHookAdapter):
+    """Cursor: each kind of call under its own event, the session as ``conversation_id``; the
+    answer's fields differ by event (``permission``, ``continue``, ``followup_message``,
+    ``additional_context``)."""
+
+    __slots__ = ()
+
+    def fields(self, payload: dict[str, Any], native: str, event: str) -> dict[str, Any]:
+        roots = payload.get("workspace_roots")
+        root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else ""
+        tool, args = _tool(self.harness, native, payload)
+        fields: dict[str, Any] = {
+            "session_id": text(payload, "conversation_id", "session_id"),
+            "cwd": text(payload, "cwd") or root,
+            "tool_name": tool,
+            "tool_input": args,
+        }
+        if native in FOLLOWUP_EVENTS:
+            loops = payload.get("loop_count")
+            fields["stop_hook_active"] = isinstance(loops, int) and loops > 0
+        return fields
+
+    def advice(self, name: str, said: Outcome) -> dict[str, Any] | None:
+        return _advice(name, said.advice)
+
+    def refusal(self, name: str, said: Outcome) -> dict[str, Any] | None:
+        if name in PERMISSION_EVENTS:
+            return _permission(name, said)
+        if name == "beforeSubmitPrompt":
+            return {"continue": False, "user_message": said.reason}
+        if name in FOLLOWUP_EVENTS:
+            return {"followup_message": said.reason}
+        if name in CONTEXT_EVENTS:
+            reason = f"The tool call already ran, but it broke a policy.\n{said.reason}"
+            return {"additional_context": reason}
+        return _advice(name, said.reason)
+
+    def error_refusal(self, name: str, reason: str) -> dict[str, Any] | None:
+        """``FORGE_ON_ERROR=deny`` refuses a call before it runs."""
+        if name in PERMISSION_EVENTS:
+            return {"permission": "deny", "user_message": reason, "agent_message": reason}
+        return None
+
+    def error_notice(self, name: str, notice: str) -> dict[str, Any] | None:
+        """A notice if Cursor shows one at that event."""
+        return _advice(name or "preToolUse", notice)
 
 
-def _tool(native: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+def _tool(
+    harness: Harness, native: str, payload: dict[str, Any]
+) -> tuple[str, dict[str, Any] | None]:
     """The catalog tool name and arguments of a tool event (``("", None)`` otherwise)."""
     if native in ("beforeShellExecution", "afterShellExecution"):
         args = {"command": payload.get("command", "")}
@@ -107,64 +132,29 @@ def _tool(native: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any] | N
         tool = text(payload, "tool_name")
         if tool.startswith("MCP:"):
             tool = f"mcp__{tool[4:]}"
-        return CURSOR.tools.get(tool, tool), with_aliases(
+        return harness.tools.get(tool, tool), with_aliases(
             arguments(payload.get("tool_input"), "tool_input")
         )
     return "", None
 
 
-def to_event(payload: dict[str, Any], event: str = "") -> Event:
-    """The :class:`~forge_policy.Event` of a Cursor hook payload."""
-    from forge_policy.model import Event
+def _permission(name: str, said: Outcome) -> dict[str, Any]:
+    """The answer before a call: ``ask`` where Cursor enforces it, else ``deny``."""
+    if said.ask:
+        out = {"permission": "ask", "user_message": said.reason, "agent_message": said.reason}
+    else:
+        out = {"permission": "deny", "user_message": said.summary, "agent_message": said.reason}
+    if name == "beforeReadFile":
+        out.pop("agent_message")  # beforeReadFile answers permission and user_message only
+        out["user_message"] = said.reason
+    return out
 
-    return Event.from_claude_code(normalize(payload, event), harness=NAME)
 
-
-def render(decision: Decision, event: Event) -> tuple[str, int]:
-    """``(stdout, exit code)`` for Cursor (see the module docstring)."""
-    from forge_policy.render.outcome import outcome
-
-    name = native_event(event)
-    said = outcome(decision, can_ask=name in CURSOR.ask_events, title=CURSOR.title)
-    if said is None:
-        return "", 0
-    if not said.blocked:
-        return _advice(name, said.advice), 0
+def _advice(name: str, message: str) -> dict[str, Any] | None:
     if name in PERMISSION_EVENTS:
-        if said.ask:
-            out = {"permission": "ask", "user_message": said.reason, "agent_message": said.reason}
-        else:
-            out = {"permission": "deny", "user_message": said.summary, "agent_message": said.reason}
-        if name == "beforeReadFile":
-            out.pop("agent_message")  # beforeReadFile answers permission and user_message only
-            out["user_message"] = said.reason
-        return dumps(out), 0
-    if name == "beforeSubmitPrompt":
-        return dumps({"continue": False, "user_message": said.reason}), 0
-    if name in FOLLOWUP_EVENTS:
-        return dumps({"followup_message": said.reason}), 0
+        return {"user_message": message, "agent_message": message}
     if name in CONTEXT_EVENTS:
-        reason = f"The tool call already ran, but it broke a policy.\n{said.reason}"
-        return dumps({"additional_context": reason}), 0
-    return _advice(name, said.reason), 0
-
-
-def _advice(name: str, message: str) -> str:
-    if name in PERMISSION_EVENTS:
-        return dumps({"user_message": message, "agent_message": message})
-    if name in CONTEXT_EVENTS:
-        return dumps({"additional_context": message})
+        return {"additional_context": message}
     if name in ("beforeSubmitPrompt", "preCompact"):
-        return dumps({"user_message": message})
-    return ""  # Cursor reads nothing else at this event
-
-
-def failure(event_name: str, on_error: str, problem: str) -> tuple[str, int]:
-    """``FORGE_ON_ERROR=deny`` refuses a call before it runs; elsewhere a notice if Cursor
-    shows one at that event."""
-    from forge_policy.render.outcome import error_notice, error_refusal
-
-    if on_error == "deny" and event_name in PERMISSION_EVENTS:
-        reason = error_refusal(problem)
-        return dumps({"permission": "deny", "user_message": reason, "agent_message": reason}), 0
-    return _advice(event_name or "preToolUse", error_notice(on_error, problem)), 0
+        return {"user_message": message}
+    return None  # Cursor reads nothing else at this event

@@ -22,6 +22,8 @@ plus ``systemMessage`` for the user. Advice is ``systemMessage``, and
 the user would approve is a deny naming the override command. Exit 1 is only a warning in
 Gemini CLI (fail-open); this hook never exits 1.
 
+>>> from forge_policy.harness.registry import get
+>>> to_event = get("gemini").adapter.to_event
 >>> ev = to_event({"session_id": "s", "hook_event_name": "BeforeTool",
 ...     "tool_name": "read_file", "tool_input": {"absolute_path": "/p/.env"}})
 >>> ev.event_name, ev.tool_name, ev.tool_input["file_path"]
@@ -30,88 +32,65 @@ Gemini CLI (fail-open); this hook never exits 1.
 
 from __future__ import annotations
 
-from forge_policy.harness.common import (
-    catalog_event,
-    claude_payload,
-    dumps,
-    native_event,
-    text,
-    with_aliases,
-)
-from forge_policy.harness.registry import GEMINI
+from forge_policy.harness.common import CommandHookAdapter, text, with_aliases
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from forge_policy.model import Decision, Event
+    from forge_policy.render.outcome import Outcome
 
-NAME = GEMINI.name
 #: Events whose output takes ``hookSpecificOutput.additionalContext``.
 CONTEXT_EVENTS = frozenset({"AfterTool", "BeforeAgent", "SessionStart"})
 #: Events at which ``decision: "deny"`` blocks.
 BLOCK_EVENTS = frozenset({"BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent"})
 
 
-def normalize(payload: dict[str, Any], event: str = "") -> dict[str, Any]:
-    """The Gemini payload in the catalog's vocabulary."""
-    native = event or text(payload, "hook_event_name")
-    name = catalog_event(GEMINI, native)
-    tool = text(payload, "tool_name")
-    args = payload.get("tool_input")
-    tool_input = with_aliases(args) if isinstance(args, dict) else None
-    if tool_input is not None and "include" in tool_input:
-        tool_input.setdefault("glob", tool_input["include"])
-    fields: dict[str, Any] = {}
-    if native == "AfterAgent":
-        fields["last_assistant_message"] = payload.get("prompt_response")
-    return claude_payload(
-        payload,
-        harness_event=native,
-        event=name,
-        session_id=text(payload, "session_id"),
-        tool_name=GEMINI.tools.get(tool, tool),
-        tool_input=tool_input,
-        **fields,
-    )
+class GeminiAdapter(CommandHookAdapter):
+    """Gemini CLI: its own event and tool names; ``decision: "deny"`` blocks, ``systemMessage``
+    (and ``additionalContext`` where documented) advises."""
 
+    __slots__ = ()
 
-def to_event(payload: dict[str, Any], event: str = "") -> Event:
-    """The :class:`~forge_policy.Event` of a Gemini CLI hook payload."""
-    from forge_policy.model import Event
+    def fields(self, payload: dict[str, Any], native: str, event: str) -> dict[str, Any]:
+        tool = text(payload, "tool_name")
+        args = payload.get("tool_input")
+        tool_input = with_aliases(args) if isinstance(args, dict) else None
+        if tool_input is not None and "include" in tool_input:
+            tool_input.setdefault("glob", tool_input["include"])
+        fields: dict[str, Any] = {
+            "session_id": text(payload, "session_id"),
+            "tool_name": self.harness.tools.get(tool, tool),
+            "tool_input": tool_input,
+        }
+        if native == "AfterAgent":
+            fields["last_assistant_message"] = payload.get("prompt_response")
+        return fields
 
-    return Event.from_claude_code(normalize(payload, event), harness=NAME)
+    def advice(self, name: str, said: Outcome) -> dict[str, Any]:
+        return _advice(name, said.advice or said.reason)
 
-
-def render(decision: Decision, event: Event) -> tuple[str, int]:
-    """``(stdout, exit code)`` for Gemini CLI (see the module docstring)."""
-    from forge_policy.render.outcome import outcome
-
-    said = outcome(decision, can_ask=False, title=GEMINI.title)
-    if said is None:
-        return "", 0
-    name = native_event(event)
-    if said.blocked and name in BLOCK_EVENTS:
+    def refusal(self, name: str, said: Outcome) -> dict[str, Any]:
+        if name not in BLOCK_EVENTS:
+            return self.advice(name, said)
         reason = said.reason
         if name == "AfterTool":
             reason = f"The tool call already ran, but it broke a policy.\n{reason}"
-        return dumps({"decision": "deny", "reason": reason, "systemMessage": said.summary}), 0
-    return dumps(advice(name, said.advice or said.reason)), 0
+        return {"decision": "deny", "reason": reason, "systemMessage": said.summary}
+
+    def error_refusal(self, name: str, reason: str) -> dict[str, Any] | None:
+        """``FORGE_ON_ERROR=deny`` refuses a ``BeforeTool`` call."""
+        if name == "BeforeTool":
+            return {"decision": "deny", "reason": reason, "systemMessage": reason}
+        return None
+
+    def error_notice(self, name: str, notice: str) -> dict[str, Any]:
+        return {"systemMessage": notice}
 
 
-def advice(name: str, message: str) -> dict[str, Any]:
+def _advice(name: str, message: str) -> dict[str, Any]:
     """``systemMessage``, and ``additionalContext`` where the event takes it."""
     out: dict[str, Any] = {"systemMessage": message}
     if name in CONTEXT_EVENTS:
         out["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": message}
     return out
-
-
-def failure(event_name: str, on_error: str, problem: str) -> tuple[str, int]:
-    """``FORGE_ON_ERROR=deny`` refuses a ``BeforeTool`` call; elsewhere a notice."""
-    from forge_policy.render.outcome import error_notice, error_refusal
-
-    if on_error == "deny" and event_name == "BeforeTool":
-        reason = error_refusal(problem)
-        return dumps({"decision": "deny", "reason": reason, "systemMessage": reason}), 0
-    return dumps({"systemMessage": error_notice(on_error, problem)}), 0

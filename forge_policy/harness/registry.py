@@ -3,8 +3,9 @@
 Each :class:`Harness` says how the harness names its events and tools (mapped onto the catalog's
 Claude Code vocabulary, so a behavior written for Claude Code means the same everywhere), what it
 can express (ask the user, block a prompt, block stopping, add context for the model) and
-whether it fails open when a hook errors. ``adapter`` is the module path of its adapter
-(:mod:`forge_policy.harness.codex`, …), imported only when a payload is translated.
+whether it fails open when a hook errors. ``adapter`` is its
+:class:`~forge_policy.harness.base.HookAdapter` (:class:`~forge_policy.harness.codex.CodexAdapter`,
+…), whose module is imported on first use, so a hook loads only the adapter it speaks through.
 
 Where each wire format comes from (docs, schemas, source; with dates) is written at the top of
 each adapter module. This module is on the hook's hot path: no ``typing``, no ``dataclasses``.
@@ -15,13 +16,20 @@ each adapter module. This module is on the hook's hot path: no ``typing``, no ``
 (False, True)
 >>> names()[:2]
 ('claude-code', 'codex')
+>>> get("cursor").adapter
+<CursorAdapter cursor>
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
+
+    from forge_policy.harness.base import HookAdapter
+
+    #: An adapter class, constructed with its registry entry.
+    AdapterClass = Callable[["Harness"], HookAdapter]
 
 
 class Harness:
@@ -36,11 +44,14 @@ class Harness:
     ``forge-policy init --harness NAME`` writes; ``markers``: project paths that show the
     harness is in use; ``install_events``: the harness events ``init`` registers the hook
     for (one per kind of call: Cursor sends a shell command to both ``preToolUse`` and
-    ``beforeShellExecution``, and registering both would count it twice).
+    ``beforeShellExecution``, and registering both would count it twice). ``adapter`` (the
+    argument): a function returning the adapter class, which imports its module, so that the
+    table loads no adapter; the :attr:`adapter` property builds it once, on first use.
     """
 
     __slots__ = (
-        "adapter",
+        "_adapter",
+        "_adapter_class",
         "ask_events",
         "can_add_context",
         "can_block_prompt",
@@ -60,7 +71,7 @@ class Harness:
         self,
         name: str,
         title: str,
-        adapter: str,
+        adapter: Callable[[], AdapterClass],
         *,
         tools: Mapping[str, str],
         events: Mapping[str, str],
@@ -76,7 +87,8 @@ class Harness:
     ) -> None:
         self.name = name
         self.title = title
-        self.adapter = adapter
+        self._adapter_class = adapter
+        self._adapter: HookAdapter | None = None
         self.tools = dict(tools)
         self.events = dict(events)
         self.ask_events = ask_events
@@ -88,6 +100,13 @@ class Harness:
         self.markers = markers
         self.install_events = install_events
         self.event_from_argv = event_from_argv
+
+    @property
+    def adapter(self) -> HookAdapter:
+        """The harness's adapter (its module is imported the first time it is asked for)."""
+        if self._adapter is None:
+            self._adapter = self._adapter_class()(self)
+        return self._adapter
 
     @property
     def can_ask(self) -> bool:
@@ -105,6 +124,46 @@ class Harness:
 
     def __repr__(self) -> str:
         return f"<Harness {self.name}>"
+
+
+# The adapter classes, each imported by the first call that needs it: a hook process pays for
+# the one adapter it speaks through, not for six.
+
+
+def _claude_code() -> AdapterClass:
+    from forge_policy.harness.claude_code import ClaudeCodeAdapter
+
+    return ClaudeCodeAdapter
+
+
+def _codex() -> AdapterClass:
+    from forge_policy.harness.codex import CodexAdapter
+
+    return CodexAdapter
+
+
+def _gemini() -> AdapterClass:
+    from forge_policy.harness.gemini import GeminiAdapter
+
+    return GeminiAdapter
+
+
+def _cursor() -> AdapterClass:
+    from forge_policy.harness.cursor import CursorAdapter
+
+    return CursorAdapter
+
+
+def _copilot() -> AdapterClass:
+    from forge_policy.harness.copilot import CopilotAdapter
+
+    return CopilotAdapter
+
+
+def _antigravity() -> AdapterClass:
+    from forge_policy.harness.antigravity import AntigravityAdapter
+
+    return AntigravityAdapter
 
 
 #: Claude Code's own tool names (the catalog's vocabulary).
@@ -148,7 +207,7 @@ _CLAUDE_EVENTS = (
 CLAUDE_CODE = Harness(
     "claude-code",
     "Claude Code",
-    "forge_policy.harness.claude_code",
+    _claude_code,
     tools={name: name for name in _CLAUDE_TOOLS},
     events={name: name for name in _CLAUDE_EVENTS},
     ask_events=frozenset({"PreToolUse"}),
@@ -164,7 +223,7 @@ CLAUDE_CODE = Harness(
 CODEX = Harness(
     "codex",
     "OpenAI Codex CLI",
-    "forge_policy.harness.codex",
+    _codex,
     # the shell and unified exec report tool_name "Bash"; apply_patch is Edit or Write by what
     # the patch does (the adapter decides); spawn_agent also answers to the matcher "Agent"
     tools={"Bash": "Bash", "exec_command": "Bash", "apply_patch": "Edit", "spawn_agent": "Agent"},
@@ -197,7 +256,7 @@ CODEX = Harness(
 GEMINI = Harness(
     "gemini",
     "Gemini CLI",
-    "forge_policy.harness.gemini",
+    _gemini,
     tools={
         "run_shell_command": "Bash",
         "read_file": "Read",
@@ -237,7 +296,7 @@ GEMINI = Harness(
 CURSOR = Harness(
     "cursor",
     "Cursor",
-    "forge_policy.harness.cursor",
+    _cursor,
     tools={
         "Shell": "Bash",
         "Read": "Read",
@@ -281,7 +340,7 @@ CURSOR = Harness(
 COPILOT = Harness(
     "copilot",
     "GitHub Copilot CLI",
-    "forge_policy.harness.copilot",
+    _copilot,
     tools={
         "bash": "Bash",
         "powershell": "PowerShell",
@@ -338,7 +397,7 @@ COPILOT = Harness(
 ANTIGRAVITY = Harness(
     "antigravity",
     "Google Antigravity CLI",
-    "forge_policy.harness.antigravity",
+    _antigravity,
     tools={
         "run_command": "Bash",
         "view_file": "Read",

@@ -7,7 +7,7 @@ moved to each event's recorded time, so windows, TTLs and override-by-retry beha
 have. Facts that read the file system or git read them as they are now, not as they were.
 
 >>> import forge_policy as fp
->>> from forge_policy.harness.transcript import TranscriptEvent
+>>> from forge_policy.ops.transcript import TranscriptEvent
 >>> push = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
 ...         "tool_input": {"command": "git push --force"}}
 >>> result = replay([TranscriptEvent(push, 1_800_000_000.0, "t.jsonl:1", 0)],
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.engine.inputs import FactCache
-    from forge_policy.harness.transcript import TranscriptEvent
     from forge_policy.model import Decision, Event
+    from forge_policy.ops.transcript import TranscriptEvent
 
 #: The outcomes in order, for tallies and tables.
 OUTCOMES = ("allow", "nudge", "warning", "soft_block", "hard_block")
@@ -235,7 +235,7 @@ def replay(
 ) -> Replay:
     """Decide every event with ``catalog`` (and ``against``), each session on a fresh
     evaluator whose clock is the transcript's. ``events`` are in order per session (see
-    :func:`~forge_policy.harness.transcript.read_transcripts`); ``progress`` is called with
+    :func:`~forge_policy.ops.transcript.read_transcripts`); ``progress`` is called with
     how many events were decided since its last call."""
     grouped: dict[str, list[TranscriptEvent]] = {}
     for event in events:

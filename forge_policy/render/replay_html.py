@@ -7,7 +7,7 @@ redacted, ``<`` escaped so no text can close it); the script builds the DOM with
 ``textContent`` only, so nothing read from a transcript is ever parsed as HTML.
 
 >>> from forge_policy.ops.replay import Replay
->>> from forge_policy.harness.transcript import TranscriptRead
+>>> from forge_policy.ops.transcript import TranscriptRead
 >>> page = report(Replay("cat", None, ()), TranscriptRead())
 >>> page.startswith("<!doctype html>"), "://" in page.split("<script")[0]
 (True, False)
@@ -21,8 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from forge_policy.harness.transcript import TranscriptRead
     from forge_policy.ops.replay import Replay, SessionReplay, Step, Verdict
+    from forge_policy.ops.transcript import TranscriptRead
 
 
 def report_data(result: Replay, read: TranscriptRead) -> dict[str, Any]:

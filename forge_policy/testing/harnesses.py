@@ -24,7 +24,6 @@ Each ``<harness>_payload`` takes the harness's own tool name and argument names;
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 from typing import Any
@@ -82,9 +81,9 @@ def native_call(harness: str, tool: str, tool_input: dict[str, Any]) -> tuple[st
 
 
 def _event(harness: str, payload: dict[str, Any], event: str = "") -> Event:
-    adapter = importlib.import_module(f"forge_policy.harness.{harness}")
-    result: Event = adapter.to_event(payload, event)
-    return result
+    from forge_policy.harness.registry import get
+
+    return get(harness).adapter.to_event(payload, event)
 
 
 def _call_id(prefix: str) -> str:

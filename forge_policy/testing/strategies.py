@@ -119,12 +119,10 @@ def harness_payloads(
 @st.composite
 def harness_events(draw: st.DrawFn, /, harness: str, **kwargs: Any) -> Event:
     """Events of ``harness`` built by its adapter from :func:`harness_payloads`."""
-    import importlib
+    from forge_policy.harness.registry import get
 
     event, payload, _, _ = draw(harness_payloads(harness, **kwargs))
-    adapter = importlib.import_module(f"forge_policy.harness.{harness}")
-    result: Event = adapter.to_event(payload, event)
-    return result
+    return get(harness).adapter.to_event(payload, event)
 
 
 @st.composite

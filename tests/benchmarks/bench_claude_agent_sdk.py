@@ -23,7 +23,7 @@ from typing import Any
 from claude_agent_sdk import ToolPermissionContext
 
 import forge_policy as fp
-from forge_policy.harness.claude_agent_sdk import can_use_tool, hooks
+from forge_policy.integrations.claude_agent_sdk import can_use_tool, hooks
 
 KINDS = {
     "allow": ("Read", {"file_path": "/repo/src/app.py"}),

@@ -37,7 +37,7 @@ from langchain_core.tools import tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 import forge_policy as fp
-from forge_policy.harness.langchain import ForgePolicyMiddleware
+from forge_policy.integrations.langchain import ForgePolicyMiddleware
 
 KINDS = {
     "allow": ("read_file", "Read", {"file_path": "/repo/src/app.py"}),

@@ -28,7 +28,7 @@ from agents import Agent, ToolInputGuardrailData
 from agents.tool_context import ToolContext
 
 import forge_policy as fp
-from forge_policy.harness.openai_agents import guard
+from forge_policy.integrations.openai_agents import guard
 
 KINDS = {
     "allow": ("read_file", {"path": "/repo/src/app.py"}, "Read", {"file_path": "/repo/src/app.py"}),

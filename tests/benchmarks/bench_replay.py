@@ -34,8 +34,8 @@ from pathlib import Path
 from benchjson import emit, ratio  # this folder's shared --json format
 
 import forge_policy as fp
-from forge_policy.harness.transcript import read_transcripts
 from forge_policy.ops.replay import replay
+from forge_policy.ops.transcript import read_transcripts
 from forge_policy.testing import FakeClock
 
 TARGET = 10.0  # seconds, for the whole command on a 10,000-event transcript

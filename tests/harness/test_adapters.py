@@ -4,7 +4,6 @@ hook answers stay valid for the harness's schema."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from hypothesis import given
 
 import forge_policy as fp
+from forge_policy.harness.base import HookAdapter
 from forge_policy.harness.registry import get
 from forge_policy.levels import Level
 from forge_policy.testing import (
@@ -26,8 +26,8 @@ from forge_policy.testing.strategies import harness_events, harness_payloads
 OTHERS = ("codex", "gemini", "cursor", "copilot", "antigravity")
 
 
-def adapter(harness: str) -> Any:
-    return importlib.import_module(get(harness).adapter)
+def adapter(harness: str) -> HookAdapter:
+    return get(harness).adapter
 
 
 Drawn = tuple[str, dict[str, Any], str, dict[str, Any]]
@@ -185,3 +185,20 @@ def test_codex_answers_only_use_fields_its_schemas_allow(
         assert out["hookSpecificOutput"].get("permissionDecision") in (None, "deny")
     if blocking is not None:  # a block is never expressed with a field Codex would ignore
         assert "deny" in json.dumps(out) or out.get("decision") == "block", out
+
+
+def test_a_missing_session_is_derived_only_when_the_caller_keeps_the_note() -> None:
+    # the hook passes notes= (and audits them); a caller that does not gets the EventError
+    payload: dict[str, Any] = {"hook_event_name": "beforeShellExecution", "command": "ls"}
+    payload["workspace_roots"] = ["/p"]
+    cursor = adapter("cursor")
+    with pytest.raises(fp.EventError, match="session_id"):
+        cursor.to_event(payload)
+    notes: list[dict[str, Any]] = []
+    event = cursor.to_event(payload, notes=notes)
+    assert event.session_id.startswith("derived-") and event.cwd == "/p"
+    [note] = notes
+    assert (note["code"], note["derived_from"]) == ("session_id_derived", "cwd")
+    assert note["session_id"] == event.session_id
+    assert cursor.to_event({**payload, "conversation_id": "c"}, notes=notes).session_id == "c"
+    assert len(notes) == 1  # nothing derived, nothing noted

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import forge_policy as fp
 from forge_policy.catalog.loader import load_catalog
-from forge_policy.harness.transcript import TranscriptEvent, read_transcripts
 from forge_policy.ops.replay import replay
+from forge_policy.ops.transcript import TranscriptEvent, read_transcripts
 from tests.cli_support import soft_catalog
 
 from .support import RENAME, UPLOAD, strict_catalog

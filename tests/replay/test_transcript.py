@@ -1,4 +1,4 @@
-"""Reading Claude Code transcripts into hook payloads (forge_policy.harness.transcript)."""
+"""Reading Claude Code transcripts into hook payloads (forge_policy.ops.transcript)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_policy.harness.transcript import read_transcripts
 from forge_policy.model import Event
+from forge_policy.ops.transcript import read_transcripts
 
 from .support import RENAME, RENAME_SESSION, UPLOAD, UPLOAD_SESSION
 

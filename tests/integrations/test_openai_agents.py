@@ -34,11 +34,11 @@ from agents.tool_context import ToolContext
 
 import forge_policy as fp
 from forge_policy.errors import ConfigError
-from forge_policy.harness import openai_agents as adapter
+from forge_policy.integrations import openai_agents as adapter
 from forge_policy.render.claude_code import refusal_reason
 from forge_policy.stores.memory import MemoryStore
-from tests.harness.agents_model import QUIET, TurnModel, agent, read_tool, shell_tool
 from tests.helpers import Clock, behavior_yaml, write_catalog
+from tests.integrations.agents_model import QUIET, TurnModel, agent, read_tool, shell_tool
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION = "oa-session-1"
@@ -499,7 +499,7 @@ def test_the_evaluation_runs_off_the_event_loop() -> None:
 def test_importing_forge_policy_does_not_import_the_sdk() -> None:
     probe = (
         "import sys\n"
-        "import forge_policy, forge_policy.harness\n"
+        "import forge_policy, forge_policy.harness, forge_policy.integrations\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'openai')))\n"
     )
     out = subprocess.run(

@@ -29,7 +29,7 @@ from langgraph.types import Command
 from pydantic import Field
 
 import forge_policy as fp
-from forge_policy.harness.langchain import ForgePolicyMiddleware
+from forge_policy.integrations.langchain import ForgePolicyMiddleware
 from forge_policy.render.claude_code import refusal_reason
 from forge_policy.stores.memory import MemoryStore
 from tests.helpers import Clock, behavior_yaml, write_catalog
@@ -427,7 +427,7 @@ def test_the_async_evaluation_runs_off_the_event_loop() -> None:
 def test_importing_forge_policy_does_not_import_langchain() -> None:
     probe = (
         "import sys\n"
-        "import forge_policy, forge_policy.harness\n"
+        "import forge_policy, forge_policy.harness, forge_policy.integrations\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('langchain', 'langchain_core', 'langgraph', 'pydantic')))\n"
     )
@@ -442,7 +442,7 @@ def test_without_langchain_building_the_middleware_names_the_extra() -> None:
         "import sys\n"
         "sys.modules['langchain'] = None  # as if the extra were not installed\n"
         "import forge_policy as fp\n"
-        "from forge_policy.harness.langchain import ForgePolicyMiddleware\n"
+        "from forge_policy.integrations.langchain import ForgePolicyMiddleware\n"
         "try:\n"
         "    ForgePolicyMiddleware(fp.Evaluator(fp.builtin_catalog()))\n"
         "except ImportError as exc:\n"

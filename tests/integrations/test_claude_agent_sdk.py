@@ -27,11 +27,11 @@ from claude_agent_sdk import (
 
 import forge_policy as fp
 from forge_policy.catalog.catalog import Catalog
-from forge_policy.harness import claude_agent_sdk as adapter
+from forge_policy.integrations import claude_agent_sdk as adapter
 from forge_policy.render.claude_code import refusal_reason
 from forge_policy.stores.memory import MemoryStore
-from tests.harness.sdk_wire import FakeCLI, client
 from tests.helpers import Clock, behavior_yaml, write_catalog
+from tests.integrations.sdk_wire import FakeCLI, client
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION = "sdk-session-1"
@@ -407,7 +407,7 @@ def test_the_evaluation_runs_off_the_event_loop() -> None:
 def test_importing_forge_policy_does_not_import_the_sdk() -> None:
     probe = (
         "import sys\n"
-        "import forge_policy, forge_policy.harness\n"
+        "import forge_policy, forge_policy.harness, forge_policy.integrations\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('claude_agent_sdk', 'anyio', 'mcp')))\n"
     )
