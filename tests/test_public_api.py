@@ -48,6 +48,7 @@ EXPECTED = {
     "Trigger",
     "VerifyReport",
     "Violation",
+    "build_evaluator",
     "builtin_catalog",
     "builtin_facts",
     "load_catalog",
@@ -181,3 +182,11 @@ def test_the_converter_is_our_own_not_the_global_one() -> None:
     before = cattrs.global_converter.unstructure(fp.Level.WARNING)
     assert to_json(fp.Level.WARNING) == "warning"
     assert cattrs.global_converter.unstructure(fp.Level.WARNING) == before  # untouched
+
+
+def test_build_evaluator_is_the_hooks_factory_with_its_bypass(tmp_path: Path) -> None:
+    env = {"FORGE_ROOT": str(tmp_path), "FORGE_STORE": "memory", "FORGE_DISABLE": "search-first"}
+    ev = fp.build_evaluator(env, cwd=str(tmp_path))
+    assert isinstance(ev, fp.Evaluator)
+    assert ev.catalog["search-first"].enabled is False
+    assert ev.bypass is not None and [b.id for b in ev.bypass.bypassed] == ["search-first"]

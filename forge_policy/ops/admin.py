@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from forge_policy.audit.base import write
 from forge_policy.errors import Refused, StoreError
+from forge_policy.state import DISABLED_KEY
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.engine.reports import GovernanceSummary, Status
     from forge_policy.state import SessionState
-
-DISABLED_KEY = "disabled"
 
 
 def find_behavior(catalog: Catalog, behavior_id: str) -> Behavior:
@@ -86,6 +85,7 @@ def set_session_enabled(
 
     def apply(current: SessionState | None) -> tuple[bool, SessionState | None]:
         from forge_policy._time import iso
+        from forge_policy.engine.effects import SetSessionDisabled, apply_effects
         from forge_policy.state import SessionState
 
         if current is None or current.expired(now, evaluator.settings.ttl):
@@ -96,7 +96,7 @@ def set_session_enabled(
         if (behavior_id not in ids) == enabled:
             return False, None
         ids = sorted({*ids, behavior_id} - ({behavior_id} if enabled else set()))
-        state.data[DISABLED_KEY] = ids
+        apply_effects(state, [SetSessionDisabled(tuple(ids))])
         state.touch(now)
         write(
             evaluator.audit,
