@@ -21,7 +21,6 @@ import attrs
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
 from forge_policy.engine import session
 from forge_policy.engine.decide import Outcome, decide
-from forge_policy.engine.effects import apply_effects
 from forge_policy.engine.inputs import DEFAULT_TTL, DEFAULT_WINDOW, FactCache, Settings
 from forge_policy.engine.overrides import harness_auto_approval
 from forge_policy.engine.session import RECONCILE_MARGIN, Base
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
 # settings, the fact cache and decide have their own modules (engine.inputs, engine.decide)
 __all__ = ["RECONCILE_MARGIN", "Evaluator", "random_id"]
 
-#: What :meth:`Evaluator._peek` gives when the state cannot be read.
+#: The view of a state that cannot be read (decided in the transaction, or statelessly).
 _UNREADABLE: Any = object()
 
 
@@ -144,26 +143,13 @@ class Evaluator:
         now = self.clock()
         if facts is None:
             facts = FactCache(event, self.facts)
-        view = self._peek(event.session_id)
+        try:  # read without a lock
+            view: SessionState | None = read_only(self.store, event.session_id)
+        except (StoreError, OSError):
+            view = _UNREADABLE
         bypassed = self._bypassed(event, view, now, facts)
         decision = self._evaluate(event, view, now, facts)
-        if not bypassed:
-            return decision
-        notes = decision.diagnostics
-        try:
-            from forge_policy.audit.base import write
-
-            write(self.audit, bypassed)
-        except (AuditError, OSError) as exc:  # the decision stands; the loss is reported
-            notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
-        return attrs.evolve(decision, diagnostics=notes, bypasses=tuple(bypassed))
-
-    def _peek(self, session_id: str) -> SessionState | None:
-        """The stored state, read without a lock (or :data:`_UNREADABLE`)."""
-        try:
-            return read_only(self.store, session_id)
-        except (StoreError, OSError):
-            return _UNREADABLE  # type: ignore[no-any-return]
+        return _with_bypasses(self.audit, decision, bypassed) if bypassed else decision
 
     def _bypassed(
         self, event: Event, view: SessionState | None, now: float, facts: FactCache
@@ -171,10 +157,9 @@ class Evaluator:
         """The ``bypass`` records of ``event`` (dry runs on the state before it)."""
         if self.bypass is None:
             return []
-        base = Base(
-            self.audit, event.session_id, None if view is _UNREADABLE else view, now, self.settings
-        )
-        return self.bypass.records(event, base.state, now, self.settings, facts, self.auto_approve)
+        stored = None if view is _UNREADABLE else view
+        before = Base(self.audit, event.session_id, stored, now, self.settings).state
+        return self.bypass.records(event, before, now, self.settings, facts, self.auto_approve)
 
     def _evaluate(
         self, event: Event, view: SessionState | None, now: float, facts: FactCache
@@ -203,14 +188,8 @@ class Evaluator:
         try:
             return self.store.transact(event.session_id, apply).decision
         except (StoreError, AuditError, OSError) as exc:
-            if audited:
-                # the log already holds this decision; answering differently would contradict it
-                decision = audited[-1].decision
-                note = (
-                    f"session state not written ({type(exc).__name__}: {exc}); the audit log "
-                    "holds this decision and the state is reconciled from it"
-                )
-                return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))
+            if audited:  # the log holds this decision: answering otherwise would contradict it
+                return _logged_not_written(audited[-1].decision, exc)
             return self._stateless(event, now, exc, facts)
 
     def _audit_first(
@@ -263,27 +242,11 @@ class Evaluator:
         outcome = self._run(event, base.state, base.now, facts)
         if base.catch_up(outcome.effects):
             outcome = self._run(event, base.state, base.now, facts)
-        return outcome, self._to_write(base, outcome)
+        return outcome, base.written(outcome.effects, self.settings.touch_interval)
 
     def _run(self, event: Event, state: SessionState, now: float, facts: FactCache) -> Outcome:
         rule = self.auto_approve
         return decide(self.catalog, event, state, now, self.settings, facts, auto_approve=rule)
-
-    def _to_write(self, base: Base, outcome: Outcome) -> SessionState | None:
-        """The state to write after ``outcome`` (its effects applied to a copy), or None."""
-        current, state, effects = base.current, base.state, outcome.effects
-        if current is None or base.fresh:
-            if not effects:
-                return None
-            apply_effects(state, effects)
-            changed = bool(state.flags or state.totals or state.behavior_ids())
-            return state if changed else None
-        touch_due = base.now - current.last_accessed_at >= self.settings.touch_interval
-        if state is current and not effects:  # the allow path: no copy, no compare
-            return current.copy() if touch_due else None
-        state = state if state is not current else current.copy()
-        apply_effects(state, effects)
-        return state if touch_due or state.data != current.data else None
 
     def reconcile(self, session_id: str) -> list[str]:
         """Bring a session's state up to the audit log (SPEC §4 triple write); idempotent.
@@ -387,3 +350,24 @@ def _same(view: SessionState | None, current: SessionState | None) -> bool:
     if view is None or current is None:
         return view is current
     return view.data == current.data
+
+
+def _with_bypasses(audit: AuditSink, decision: Decision, records: list[dict[str, Any]]) -> Decision:
+    """``decision`` with its ``bypass`` records, appended to the log after it (a failure to
+    append them leaves the decision, with a diagnostic)."""
+    notes = decision.diagnostics
+    try:
+        from forge_policy.audit.base import write
+
+        write(audit, records)
+    except (AuditError, OSError) as exc:
+        notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
+    return attrs.evolve(decision, diagnostics=notes, bypasses=tuple(records))
+
+
+def _logged_not_written(decision: Decision, exc: Exception) -> Decision:
+    note = (
+        f"session state not written ({type(exc).__name__}: {exc}); the audit log "
+        "holds this decision and the state is reconciled from it"
+    )
+    return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))

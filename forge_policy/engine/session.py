@@ -127,6 +127,23 @@ class Base:
         self.state = caught_up
         return True
 
+    def written(self, effects: Sequence[Effect], touch_interval: float) -> SessionState | None:
+        """The state to write after a decision with these ``effects`` (applied to a copy, never
+        to ``current``), or None when nothing changed and no touch is due."""
+        current, state = self.current, self.state
+        if current is None or self.fresh:
+            if not effects:
+                return None
+            apply_effects(state, effects)
+            changed = bool(state.flags or state.totals or state.behavior_ids())
+            return state if changed else None
+        touch_due = self.now - current.last_accessed_at >= touch_interval
+        if state is current and not effects:  # the allow path: no copy, no compare
+            return current.copy() if touch_due else None
+        state = state if state is not current else current.copy()
+        apply_effects(state, effects)
+        return state if touch_due or state.data != current.data else None
+
 
 def reconcile(
     audit: AuditSink, state: SessionState, session_id: str, since: float | None = None
