@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from forge_policy.catalog import builtin_catalog, load_catalog
     from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.config.env import build_evaluator
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.errors import (
         AuditError,
@@ -102,6 +103,7 @@ _EXPORTS: dict[str, str] = {
     "Trigger": "forge_policy.catalog.behavior",
     "VerifyReport": "forge_policy.audit.verify",
     "Violation": "forge_policy.model",
+    "build_evaluator": "forge_policy.config.env",
     "builtin_catalog": "forge_policy.catalog",
     "builtin_facts": "forge_policy.facts",
     "load_catalog": "forge_policy.catalog",
@@ -147,6 +149,7 @@ __all__ = [
     "Trigger",
     "VerifyReport",
     "Violation",
+    "build_evaluator",
     "builtin_catalog",
     "builtin_facts",
     "load_catalog",

@@ -138,9 +138,9 @@ def answer(
 ) -> str:
     """What the hook prints for one raw payload (``""`` for nothing to say); never raises.
 
-    ``evaluator`` lets a long-lived process (``forge-policy serve``) reuse a warm evaluator
-    (built on ``bypass.catalog`` when ``FORGE_DISABLE`` is set: pass ``bypass`` too, so that
-    bypasses are recorded); by default both are built from ``environ`` for this payload.
+    ``evaluator`` lets a long-lived process (``forge-policy serve``) reuse a warm evaluator;
+    by default it is built from ``environ`` for this payload. ``bypass`` is ignored: an
+    evaluator records its own ``FORGE_DISABLE`` bypasses.
 
     >>> import tempfile
     >>> env = {"FORGE_ROOT": tempfile.mkdtemp(), "FORGE_STORE": "memory"}
@@ -263,19 +263,10 @@ def _evaluate(
     if warm is not None:
         evaluator = warm
     else:
-        config = Config.from_env(env)
-        catalog = config.load_catalog()
-        if config.disable:
-            from forge_policy.engine.bypass import Bypass
-
-            bypass = Bypass(catalog, config.disable)
-            catalog = bypass.catalog
-            for line in bypass.notes:
-                print(f"forge-policy: {line}", file=stderr)
-        evaluator = config.build_evaluator(catalog=catalog)
-    if bypass is not None:
-        notes.extend(bypass.check(evaluator, event))
-    decision = evaluator.evaluate(event)
+        evaluator = Config.from_env(env).build_evaluator()  # FORGE_DISABLE: its bypass
+        for line in evaluator.bypass.notes if evaluator.bypass is not None else ():
+            print(f"forge-policy: {line}", file=stderr)
+    decision = evaluator.evaluate(event)  # records its bypasses too
     if notes:
         try:
             from forge_policy.audit.base import write

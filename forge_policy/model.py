@@ -361,6 +361,11 @@ class Decision:
         default=(), converter=_records, kw_only=True
     )
     diagnostics: tuple[str, ...] = attrs.field(default=(), converter=_strings, kw_only=True)
+    #: The ``bypass`` audit records the evaluator wrote for this event: behaviors switched off
+    #: (``FORGE_DISABLE``) that would have fired (:mod:`forge_policy.engine.bypass`).
+    bypasses: tuple[Mapping[str, Any], ...] = attrs.field(
+        default=(), converter=_records, kw_only=True
+    )
 
     @property
     def blocked(self) -> bool:

@@ -37,6 +37,8 @@ SCHEMA_VERSION = 1
 #: between an audit append and its state write leaves at most one transaction's records
 #: unapplied, so a handful is plenty; older ones live in the audit log.
 RECENT_OVERRIDES = 8
+#: The key of a session's list of behaviors switched off for it alone (``off ID --session``).
+DISABLED_KEY = "disabled"
 
 #: Keys of an audit record that a state's ``overrides[]`` entry does not keep.
 _NOT_STATE = ("kind", "seq", "prev")
@@ -401,7 +403,7 @@ class SessionState:
     @property
     def disabled(self) -> frozenset[str]:
         """Behaviors switched off for this session only (``forge-policy off ID --session``)."""
-        value = self.data.get("disabled")
+        value = self.data.get(DISABLED_KEY)
         if not isinstance(value, list):
             return frozenset()
         return frozenset(v for v in value if isinstance(v, str))

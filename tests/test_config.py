@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import Clock, behavior_yaml, write_catalog
@@ -191,15 +192,19 @@ def test_a_bypass_is_recorded_only_where_it_mattered_and_changes_nothing(tmp_pat
     rm = "    - event: PreToolUse\n      matcher: Bash\n      conditions:\n"
     rm += "        - {field: command, operator: contains, value: rm}\n"
     folder = write_catalog(tmp_path / "c", {"no-rm": behavior_yaml("no-rm", triggers=rm)})
-    bypass = Bypass(fp.load_catalog(folder), {"no-rm": "FORGE_DISABLE"})
-    ev = fp.Evaluator(bypass.catalog, clock=Clock())
+    ev = fp.Evaluator(fp.load_catalog(folder), clock=Clock(), disable={"no-rm": "FORGE_DISABLE"})
 
     def bash(command: str) -> fp.Event:
         return fp.Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": command})
 
-    assert bypass.check(ev, bash("ls")) == []
-    assert bypass.check(ev, fp.Event("Stop", "s1")) == []
-    [record] = bypass.check(ev, bash("rm -rf build"))
+    def bypasses() -> list[dict[str, Any]]:
+        return [r for r in ev.audit.records() if r["kind"] == "bypass"]
+
+    assert ev.evaluate(bash("ls")).bypasses == () and bypasses() == []
+    assert ev.evaluate(fp.Event("Stop", "s1")).bypasses == () and bypasses() == []
+    decision = ev.evaluate(bash("rm -rf build"))
+    [record] = bypasses()
+    assert decision.bypasses == (record,)
     assert {k: record[k] for k in ("kind", "behavior_id", "variable", "level", "tool_name")} == {
         "kind": "bypass",
         "behavior_id": "no-rm",

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import forge_policy as fp
-from forge_policy.engine.bypass import Bypass
 from forge_policy.engine.decide import decide
 from forge_policy.engine.effects import AddOverride, SetPendingBlock, apply_effects
 from forge_policy.engine.inputs import FactCache, Settings
@@ -76,12 +75,14 @@ def test_a_bypass_dry_run_shares_the_events_facts(tmp_path: Path) -> None:
         "on": behavior_yaml("on", default_level="warning", triggers=PROBED),
     }
     calls: list[str] = []
-    bypass = Bypass(fp.load_catalog(write_catalog(tmp_path / "c", behaviors)), {"off": "X"})
-    ev = fp.Evaluator(bypass.catalog, facts={"probe": counting(calls)})
+    catalog = fp.load_catalog(write_catalog(tmp_path / "c", behaviors))
+    ev = fp.Evaluator(catalog, facts={"probe": counting(calls)}, disable={"off": "X"})
     event = bash("ls")
-    assert [r["behavior_id"] for r in bypass.check(ev, event)] == ["off"]
-    assert [v.behavior_id for v in ev.evaluate(event).violations] == ["on"]
+    decision = ev.evaluate(event)  # the bypass dry run and the decision: one fact cache
+    assert [r["behavior_id"] for r in decision.bypasses] == ["off"]
+    assert [v.behavior_id for v in decision.violations] == ["on"]
     assert calls == ["Bash"]
+    assert [r["behavior_id"] for r in ev.audit.records() if r["kind"] == "bypass"] == ["off"]
     ev.evaluate(event)  # a later evaluation of the same event computes its facts again
     assert calls == ["Bash", "Bash"]
 

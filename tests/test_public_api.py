@@ -48,6 +48,7 @@ EXPECTED = {
     "Trigger",
     "VerifyReport",
     "Violation",
+    "build_evaluator",
     "builtin_catalog",
     "builtin_facts",
     "load_catalog",
@@ -194,3 +195,11 @@ def test_the_version_is_written_in_one_place() -> None:
     project = tomllib.loads(pyproject.read_text())["project"]
     assert "version" not in project and "version" in project["dynamic"]  # read from the source
     assert importlib.metadata.version("forge-policy") == fp.__version__
+
+
+def test_build_evaluator_is_the_hooks_factory_with_its_bypass(tmp_path: Path) -> None:
+    env = {"FORGE_ROOT": str(tmp_path), "FORGE_STORE": "memory", "FORGE_DISABLE": "search-first"}
+    ev = fp.build_evaluator(env, cwd=str(tmp_path))
+    assert isinstance(ev, fp.Evaluator)
+    assert ev.catalog["search-first"].enabled is False
+    assert ev.bypass is not None and [b.id for b in ev.bypass.bypassed] == ["search-first"]

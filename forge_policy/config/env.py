@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.engine.evaluator import Evaluator
+    from forge_policy.engine.overrides import AutoApprove
     from forge_policy.stores.base import RuntimeStore
 
 ON_ERROR = ("deny", "allow")
@@ -298,26 +299,32 @@ class Config:
         self,
         *,
         catalog: Catalog | None = None,
+        disable: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.time,
         pool_size: int = 1,
         reuse: Evaluator | None = None,
+        auto_approve: AutoApprove | None = None,
     ) -> Evaluator:
-        """An evaluator wired per this configuration: catalog (cached, ``FORGE_DISABLE``
-        applied unless ``catalog`` is given), store, audit log, profile, TTL and window.
-        ``reuse``: an evaluator whose store and audit sink to keep (a long-lived process
-        reloading its catalog keeps its connections); ``pool_size`` as for :meth:`open_store`.
+        """An evaluator wired per this configuration: catalog (cached, unless ``catalog`` is
+        given), ``FORGE_DISABLE`` (or ``disable``: behavior id -> the variable naming it) as its
+        bypass, store, audit log, profile, TTL, window, and each harness's ``auto_approve``
+        capability (:meth:`~forge_policy.engine.overrides.PermissionModes.from_registry`;
+        ``auto_approve`` replaces it). The one place the hook, the warm worker, ``serve``, the
+        CLI and the git hooks build their evaluator; embedders call it as
+        :func:`forge_policy.build_evaluator`. ``reuse``: an evaluator whose store and audit
+        sink to keep (a long-lived process reloading its catalog keeps its connections);
+        ``pool_size`` as for :meth:`open_store`.
 
         >>> import tempfile
         >>> ev = Config(root=tempfile.mkdtemp(), store="memory").build_evaluator()
-        >>> ev.settings.profile, type(ev.store).__name__
-        ('standard', 'MemoryStore')
+        >>> ev.settings.profile, type(ev.store).__name__, ev.bypass
+        ('standard', 'MemoryStore', None)
         """
         from forge_policy.engine.evaluator import Evaluator
+        from forge_policy.engine.overrides import PermissionModes
 
         if catalog is None:
-            from forge_policy.engine.bypass import Bypass
-
-            catalog = Bypass(self.load_catalog(), self.disable).catalog
+            catalog = self.load_catalog()
         if reuse is not None:
             audit, store = reuse.audit, reuse.store
         else:
@@ -331,6 +338,8 @@ class Config:
             profile=self.profile,
             ttl=self.ttl,
             override_window=self.override_window,
+            auto_approve=auto_approve or PermissionModes.from_registry(),
+            disable=self.disable if disable is None else disable,
         )
 
     def __repr__(self) -> str:
@@ -431,3 +440,27 @@ def _report_recovery(audit: AuditSink, records: list[dict[str, Any]]) -> None:
     from forge_policy.audit.base import write
 
     write(audit, records)
+
+
+def build_evaluator(
+    environ: Mapping[str, str] | None = None,
+    *,
+    cwd: str | None = None,
+    catalog: Catalog | None = None,
+    clock: Callable[[], float] = time.time,
+) -> Evaluator:
+    """The evaluator the hook would build for ``environ`` (default: :data:`os.environ`) and
+    ``cwd``: ``Config.from_env(environ, cwd).build_evaluator(...)``, the one factory
+    (:meth:`Config.build_evaluator`): project catalog, ``FORGE_DISABLE`` applied and audited,
+    the configured store and audit log, each harness's ``auto_approve``. Exported as
+    ``forge_policy.build_evaluator`` for embedders.
+
+    >>> import tempfile, forge_policy as fp
+    >>> env = {"FORGE_ROOT": tempfile.mkdtemp(), "FORGE_STORE": "memory",
+    ...        "FORGE_DISABLE": "search-first"}
+    >>> ev = fp.build_evaluator(env)
+    >>> ev.catalog["search-first"].enabled, [b.id for b in ev.bypass.bypassed]
+    (False, ['search-first'])
+    """
+    config = Config.from_env(environ, cwd=cwd)
+    return config.build_evaluator(catalog=catalog, clock=clock)

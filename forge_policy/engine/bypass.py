@@ -1,11 +1,14 @@
 """Environment bypasses (SPEC §7): ``FORGE_DISABLE=id,id`` switches behaviors off for a process.
 
-Every bypass is recorded, **once per event where it mattered**: when an event reaches a behavior
-that ``FORGE_DISABLE`` switched off, the behavior is dry-run against the session state
-(nothing is written, no flag is consumed), and if it would have produced a violation an audit
-record of kind ``bypass`` says which behavior, which variable, and what level it would have
-reached. Events that a bypassed behavior would have let pass leave no record, so the audit log
-shows what the bypass actually let through rather than one line per hook process.
+A :class:`Bypass` is an input of the evaluator (``Evaluator(catalog, disable=...)``, built by
+:meth:`forge_policy.config.env.Config.build_evaluator` from ``FORGE_DISABLE``). Every bypass is
+recorded by :meth:`~forge_policy.engine.evaluator.Evaluator.evaluate`, **once per event where it
+mattered**: when an event reaches a behavior that ``FORGE_DISABLE`` switched off, the behavior is
+dry-run against the session state (nothing is written, no flag is consumed), and if it would
+have produced a violation an audit record of kind ``bypass`` says which behavior, which
+variable, and what level it would have reached. Events that a bypassed behavior would have let
+pass leave no record, so the audit log shows what the bypass actually let through rather than
+one line per hook process.
 
 Behaviors marked ``bypass: never`` (``policy.enforcement.bypass``) cannot be switched off this
 way; naming one is refused with a diagnostic, as is naming an unknown id.
@@ -22,7 +25,6 @@ way; naming one is refused with a diagnostic, as is naming an unknown id.
 from __future__ import annotations
 
 from forge_policy.catalog.catalog import Catalog
-from forge_policy.errors import StoreError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,8 +32,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.catalog.behavior import Behavior
-    from forge_policy.engine.evaluator import Evaluator
+    from forge_policy.engine.inputs import FactCache, Settings
+    from forge_policy.engine.overrides import AutoApprove
     from forge_policy.model import Event
+    from forge_policy.state import SessionState
 
 
 class Bypass:
@@ -65,10 +69,21 @@ class Bypass:
         )
         self._dry: dict[str, Catalog] = {}
 
-    def check(self, evaluator: Evaluator, event: Event) -> list[dict[str, Any]]:
+    def records(
+        self,
+        event: Event,
+        state: SessionState,
+        now: float,
+        settings: Settings,
+        facts: FactCache,
+        auto_approve: AutoApprove | None,
+    ) -> list[dict[str, Any]]:
         """The ``bypass`` audit records for ``event``: one per bypassed behavior that would have
-        produced a violation. A dry run: nothing is written."""
-        profile = evaluator.settings.profile
+        produced a violation on ``state`` (the session before the event). A dry run, pure: the
+        evaluator passes what it decides with (the same ``facts``: providers run once) and
+        appends what this returns (:meth:`~forge_policy.engine.evaluator.Evaluator.evaluate`).
+        """
+        profile = settings.profile
         relevant = [
             b
             for b in self.bypassed
@@ -79,23 +94,13 @@ class Bypass:
         from forge_policy._time import iso
         from forge_policy.engine.decide import decide
         from forge_policy.secrets import summarize
-        from forge_policy.state import SessionState
 
-        now = evaluator.clock()
-        try:
-            stored = evaluator.store.load(event.session_id)
-        except (StoreError, OSError):
-            stored = None
-        if stored is None or stored.expired(now, evaluator.settings.ttl):
-            stored = SessionState.new(now)
-        facts = evaluator.facts_for(event)  # shared with the evaluate() that follows
         records: list[dict[str, Any]] = []
         for behavior in relevant:
             dry = self._dry.get(behavior.id)
             if dry is None:
                 dry = self._dry[behavior.id] = Catalog([behavior])
-            settings, rule = evaluator.settings, evaluator.auto_approve
-            outcome = decide(dry, event, stored, now, settings, facts, auto_approve=rule)
+            outcome = decide(dry, event, state, now, settings, facts, auto_approve=auto_approve)
             for violation in outcome.decision.violations:
                 records.append(
                     {

@@ -185,11 +185,9 @@ def _fire(
     """Run a behavior's triggers in order, recording flag and total actions in ``scratch``;
     return the first violating trigger (SPEC §3.1: one violation per behavior per event).
     ``fail_closed``: an undetermined fact makes a trigger match (the violation would block)."""
-    from forge_policy.catalog.dsl import Scope, as_number
+    from forge_policy.catalog.dsl import Scope
 
-    flags = scratch.flags
-    totals = scratch.totals
-    scope = Scope(event, counter, flags, totals, facts, fail_closed)
+    scope = Scope(event, counter, scratch.flags, scratch.totals, facts, fail_closed)
     fired: tuple[Trigger, list[ConditionResult]] | None = None
     for trigger in behavior.triggers:
         if not trigger.fires_on(event):
@@ -197,43 +195,8 @@ def _fire(
         matched, results = trigger.test(scope, explain=trace is not None)
         effect = "no match"
         if matched:
-            action = trigger.action
-            if action == "set_flag" and trigger.keys_field is not None:
-                effect = _set_keyed(trigger, scope, scratch)
-            elif action == "set_flag":
-                scratch.set_flag(trigger.flag, True)
-                effect = f"set flag {trigger.flag}"
-            elif action == "accumulate":
-                value_field = trigger.value_field
-                amount = as_number(value_field.resolve(scope)) if value_field else None
-                if amount is not None:
-                    total = (as_number(totals.get(trigger.total)) or 0) + amount
-                    if trigger.preview:  # seen by this event's later triggers, never saved
-                        totals[trigger.total] = total
-                    else:
-                        scratch.set_total(trigger.total, total)
-                preview = " for this event" if trigger.preview else ""
-                effect = f"added {amount or 0:g} to {trigger.total}{preview}"
-            elif action == "reset_total":
-                if trigger.total in totals:
-                    scratch.set_total(trigger.total, None)
-                effect = f"reset {trigger.total}"
-            elif action == "check_flag" and trigger.keys_field is not None:
-                effect, violated = _check_keyed(trigger, scope, scratch)
-                if violated:
-                    fired = fired or (trigger, results)
-            elif action == "check_flag":
-                if flags.get(trigger.flag):
-                    if trigger.on_present == "consume":
-                        scratch.set_flag(trigger.flag, False)
-                    effect = f"flag {trigger.flag} present: {trigger.on_present}"
-                elif trigger.on_absent == "violate":
-                    effect = f"flag {trigger.flag} absent: violation"
-                    fired = fired or (trigger, results)
-                else:
-                    effect = f"flag {trigger.flag} absent: skip"
-            else:
-                effect = "violation"
+            effect, violated = _act(trigger, scope, scratch)
+            if violated:
                 fired = fired or (trigger, results)
         if trace is not None:
             trace.append(
@@ -247,6 +210,46 @@ def _fire(
                 }
             )
     return fired
+
+
+def _act(trigger: Trigger, scope: Scope, scratch: _Scratch) -> tuple[str, bool]:
+    """Carry out a matched trigger's action: what it did (for the trace) and whether it is a
+    violation."""
+    from forge_policy.catalog.dsl import as_number
+
+    action = trigger.action
+    flags, totals = scratch.flags, scratch.totals
+    if action == "set_flag" and trigger.keys_field is not None:
+        return _set_keyed(trigger, scope, scratch), False
+    if action == "set_flag":
+        scratch.set_flag(trigger.flag, True)
+        return f"set flag {trigger.flag}", False
+    if action == "accumulate":
+        value_field = trigger.value_field
+        amount = as_number(value_field.resolve(scope)) if value_field else None
+        if amount is not None:
+            total = (as_number(totals.get(trigger.total)) or 0) + amount
+            if trigger.preview:  # seen by this event's later triggers, never saved
+                totals[trigger.total] = total
+            else:
+                scratch.set_total(trigger.total, total)
+        preview = " for this event" if trigger.preview else ""
+        return f"added {amount or 0:g} to {trigger.total}{preview}", False
+    if action == "reset_total":
+        if trigger.total in totals:
+            scratch.set_total(trigger.total, None)
+        return f"reset {trigger.total}", False
+    if action == "check_flag" and trigger.keys_field is not None:
+        return _check_keyed(trigger, scope, scratch)
+    if action == "check_flag":
+        if flags.get(trigger.flag):
+            if trigger.on_present == "consume":
+                scratch.set_flag(trigger.flag, False)
+            return f"flag {trigger.flag} present: {trigger.on_present}", False
+        if trigger.on_absent == "violate":
+            return f"flag {trigger.flag} absent: violation", True
+        return f"flag {trigger.flag} absent: skip", False
+    return "violation", True
 
 
 def _set_keyed(trigger: Trigger, scope: Scope, scratch: _Scratch) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import attrs
 
 from forge_policy.levels import Level
-from forge_policy.state import Grant, PendingBlock
+from forge_policy.state import DISABLED_KEY, Grant, PendingBlock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,6 +36,12 @@ class SetFlag:
     name: str
     present: bool
 
+    def apply(self, state: SessionState) -> None:
+        if self.present:
+            state.flags[self.name] = True
+        else:
+            state.flags.pop(self.name, None)
+
 
 @attrs.frozen
 class SetTotal:
@@ -43,6 +49,12 @@ class SetTotal:
 
     name: str
     value: float | None
+
+    def apply(self, state: SessionState) -> None:
+        if self.value is None:
+            state.totals.pop(self.name, None)
+        else:
+            state.totals[self.name] = self.value
 
 
 @attrs.frozen
@@ -55,12 +67,45 @@ class CountViolation:
     at: float
     tool_name: str
 
+    def apply(self, state: SessionState) -> None:
+        bstate = state.behavior(self.behavior_id)
+        bstate.counter = self.counter
+        bstate.effective_level = self.level
+        bstate.record_violation(self.at, self.tool_name)
+
+
+@attrs.frozen
+class SetCounter:
+    """The behavior's counter becomes ``counter`` (a violation replayed from the audit log:
+    :mod:`~forge_policy.engine.reconcile`; its time is the log's, not the state's)."""
+
+    behavior_id: str
+    counter: int
+
+    def apply(self, state: SessionState) -> None:
+        state.behavior(self.behavior_id).counter = self.counter
+
+
+@attrs.frozen
+class SetLevel:
+    """The behavior's effective level becomes ``level`` (replayed from the log, or the
+    fail-closed level of a session decided statelessly, SPEC §9)."""
+
+    behavior_id: str
+    level: Level
+
+    def apply(self, state: SessionState) -> None:
+        state.behavior(self.behavior_id).effective_level = self.level
+
 
 @attrs.frozen
 class CountBlock:
     """A call of the behavior was (or, overridden, would have been) blocked: ``blocks`` + 1."""
 
     behavior_id: str
+
+    def apply(self, state: SessionState) -> None:
+        state.behavior(self.behavior_id).record_block()
 
 
 @attrs.frozen
@@ -70,6 +115,9 @@ class SetPendingBlock:
     behavior_id: str
     pending: PendingBlock | None
 
+    def apply(self, state: SessionState) -> None:
+        state.behavior(self.behavior_id).pending_block = self.pending
+
 
 @attrs.frozen
 class SetGrant:
@@ -77,6 +125,9 @@ class SetGrant:
 
     behavior_id: str
     grant: Grant | None
+
+    def apply(self, state: SessionState) -> None:
+        state.behavior(self.behavior_id).grant = self.grant
 
 
 @attrs.frozen
@@ -87,6 +138,20 @@ class AddOverride:
     behavior_id: str
     record: dict[str, Any] = attrs.field(eq=False)
 
+    def apply(self, state: SessionState) -> None:
+        state.behavior(self.behavior_id).add_override(self.record)
+
+
+@attrs.frozen
+class SetSessionDisabled:
+    """The behaviors switched off for this session only become ``ids`` (``forge-policy
+    off ID --session``; :attr:`~forge_policy.state.SessionState.disabled`)."""
+
+    ids: tuple[str, ...]
+
+    def apply(self, state: SessionState) -> None:
+        state.data[DISABLED_KEY] = sorted(self.ids)
+
 
 @attrs.frozen
 class Audit:
@@ -94,16 +159,22 @@ class Audit:
 
     record: dict[str, Any] = attrs.field(eq=False)
 
+    def apply(self, state: SessionState) -> None:
+        """The log only: nothing in the state."""
+
 
 if TYPE_CHECKING:
     Effect: TypeAlias = (
         SetFlag
         | SetTotal
         | CountViolation
+        | SetCounter
+        | SetLevel
         | CountBlock
         | SetPendingBlock
         | SetGrant
         | AddOverride
+        | SetSessionDisabled
         | Audit
     )
 
@@ -121,32 +192,10 @@ def overrides(effects: Iterable[Effect]) -> list[dict[str, Any]]:
 
 
 def apply_effects(state: SessionState, effects: Iterable[Effect]) -> None:
-    """Write ``effects`` into ``state``, in order (the store transaction then saves it)."""
+    """Write ``effects`` into ``state``, in order (the store transaction then saves it): the
+    one writer of a session document's content."""
     for effect in effects:
-        if isinstance(effect, SetFlag):
-            if effect.present:
-                state.flags[effect.name] = True
-            else:
-                state.flags.pop(effect.name, None)
-        elif isinstance(effect, SetTotal):
-            if effect.value is None:
-                state.totals.pop(effect.name, None)
-            else:
-                state.totals[effect.name] = effect.value
-        elif isinstance(effect, CountViolation):
-            bstate = state.behavior(effect.behavior_id)
-            bstate.counter = effect.counter
-            bstate.effective_level = effect.level
-            bstate.record_violation(effect.at, effect.tool_name)
-        elif isinstance(effect, CountBlock):
-            state.behavior(effect.behavior_id).record_block()
-        elif isinstance(effect, SetPendingBlock):
-            state.behavior(effect.behavior_id).pending_block = effect.pending
-        elif isinstance(effect, SetGrant):
-            state.behavior(effect.behavior_id).grant = effect.grant
-        elif isinstance(effect, AddOverride):
-            state.behavior(effect.behavior_id).add_override(effect.record)
-        # Audit: the log only
+        effect.apply(state)
 
 
 @attrs.frozen

@@ -1,10 +1,12 @@
 """The :class:`Evaluator`: one store transaction per event, the audit log written first.
 
 What is decided lives in :func:`forge_policy.engine.decide.decide` (pure, SPEC §3) and
-:mod:`forge_policy.engine.overrides` (SPEC §4); the evaluator loads the session state, brings it
-up to the audit log when an override could consume something of it, decides once, appends the
-audit records (fsynced: the source of truth), then applies the effects and writes the state. When
-the state cannot be read or written it decides on the session rebuilt from the audit log, or, when
+:mod:`forge_policy.engine.overrides` (SPEC §4); the base state a decision is made on, brought up
+to the audit log where it matters, in :mod:`forge_policy.engine.session`; status, explain and
+the explicit override in :mod:`forge_policy.engine.queries`. The evaluator keeps the
+transaction: it loads the session state, decides on its caught-up base, appends the audit
+records (fsynced: the source of truth), then applies the effects and writes the state. When the
+state cannot be read or written it decides on the session rebuilt from the audit log, or, when
 that cannot be read either, at each behavior's highest level below hard_block (SPEC §9).
 """
 
@@ -17,19 +19,13 @@ from collections.abc import Mapping
 import attrs
 
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
-from forge_policy.engine.decide import Outcome, could_override, decide
-from forge_policy.engine.effects import CountViolation, apply_effects
-from forge_policy.engine.inputs import (
-    DEFAULT_TTL,
-    DEFAULT_WINDOW,
-    FactCache,
-    Settings,
-)
+from forge_policy.engine import session
+from forge_policy.engine.decide import Outcome, decide
+from forge_policy.engine.inputs import DEFAULT_TTL, DEFAULT_WINDOW, FactCache, Settings
 from forge_policy.engine.overrides import harness_auto_approval
+from forge_policy.engine.session import RECONCILE_MARGIN, Base
 from forge_policy.errors import AuditError, StoreError
-from forge_policy.levels import Level
 from forge_policy.model import Decision, Event
-from forge_policy.state import Grant, SessionState
 from forge_policy.stores.base import read_only
 
 TYPE_CHECKING = False
@@ -38,10 +34,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.audit.base import AuditSink
-    from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.engine.bypass import Bypass
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.engine.reports import ExplainReport, OverrideGrant, Status
+    from forge_policy.state import SessionState
     from forge_policy.stores.base import RuntimeStore
 
     FactProvider = Callable[[Event], object]
@@ -49,24 +46,8 @@ if TYPE_CHECKING:
 # settings, the fact cache and decide have their own modules (engine.inputs, engine.decide)
 __all__ = ["RECONCILE_MARGIN", "Evaluator", "random_id"]
 
-#: Seconds allowed between a decision and its audit append (lock waits), when reconciling.
-RECONCILE_MARGIN = 30.0
-
-
-def _highest_below_hard(behavior: Behavior) -> Level:
-    """The level a behavior fails closed at: the highest its ladder reaches below hard_block
-    (hard_block itself for a behavior that starts there)."""
-    if behavior.default_level is Level.HARD_BLOCK:
-        return Level.HARD_BLOCK
-    below = [step.level for step in behavior.escalation if step.level < Level.HARD_BLOCK]
-    return max([behavior.default_level, *below])
-
-
-def _same(view: SessionState | None, current: SessionState | None) -> bool:
-    """Whether the transaction read the state the read-only view showed."""
-    if view is None or current is None:
-        return view is current
-    return view.data == current.data
+#: The view of a state that cannot be read (decided in the transaction, or statelessly).
+_UNREADABLE: Any = object()
 
 
 def random_id() -> str:
@@ -76,6 +57,15 @@ def random_id() -> str:
 
 class Evaluator:
     """Evaluates events against a catalog, keeping per-session state in a store.
+
+    **Thread-safe.** One evaluator may be shared by many threads (the warm worker and
+    ``forge-policy serve`` do): it holds no per-call state (each :meth:`evaluate` has its own
+    :class:`~forge_policy.engine.inputs.FactCache` and base state), its attributes are not
+    changed after construction, and what an evaluation changes goes through the store's
+    transaction, which serialises per session, and the audit sink, which appends under its own
+    lock. Calls of one session from several threads are decided one after another, in the
+    order their transactions run. (The store and sink must be thread-safe themselves: the
+    built-in ones are; a custom fact provider must be too.)
 
     >>> import forge_policy as fp
     >>> ev = fp.Evaluator(fp.builtin_catalog(), clock=lambda: 1000.0)
@@ -99,11 +89,15 @@ class Evaluator:
         record_violations: bool = True,
         auto_approve: AutoApprove | None = harness_auto_approval,
         random_id: Callable[[], str] = random_id,
+        disable: Mapping[str, str] | None = None,
     ) -> None:
         """``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
         be replayed; ``auto_approve`` is the harness rule that may let an ask through without
         asking (default: the event's harness's own, i.e. Claude Code's ``bypassPermissions``;
-        None: always ask)."""
+        None: always ask). ``disable`` (behavior id -> the variable naming it, as
+        ``FORGE_DISABLE`` gives) switches behaviors off for this evaluator: each event where a
+        switched-off behavior would have fired is recorded as a ``bypass``
+        (:mod:`forge_policy.engine.bypass`)."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -112,13 +106,18 @@ class Evaluator:
             from forge_policy.audit.memory import MemoryAuditSink
 
             audit = MemoryAuditSink()
+        self.bypass: Bypass | None = None
+        if disable:
+            from forge_policy.engine.bypass import Bypass
+
+            self.bypass = Bypass(catalog, disable)
+            catalog = self.bypass.catalog
         self.catalog = catalog
         self.store = store
         self.audit = audit
         self.clock = clock
         self.random_id = random_id
         self.auto_approve = auto_approve
-        self._primed: tuple[Event, FactCache] | None = None
         self.settings = Settings(
             ttl=ttl,
             override_window=override_window,
@@ -133,224 +132,121 @@ class Evaluator:
             registry.register(name, provider)
         self.facts: Mapping[str, FactProvider] = registry
 
-    def _expired(self, state: SessionState, now: float) -> bool:
-        return state.expired(now, self.settings.ttl)
-
-    def _fresh_or_current(self, current: SessionState | None, now: float) -> SessionState:
-        if current is None or self._expired(current, now):
-            return SessionState.new(now)
-        return current.copy()
-
-    def evaluate(self, event: Event) -> Decision:
-        """Decide one event and record its effects in one store transaction.
+    def evaluate(self, event: Event, *, facts: FactCache | None = None) -> Decision:
+        """Decide one event and record its effects in one store transaction (and its
+        ``bypass`` records, when a switched-off behavior would have fired).
 
         Fact providers run at most once per event, even when the transaction is retried.
+        ``facts``: this event's fact cache, to share values already computed for it (a replay
+        deciding one event under two catalogs); by default a new one, this call's own.
         """
         now = self.clock()
-        facts = self._facts_for(event)
-        early = self._decide_read_only(event, now, facts)
-        if early is not None and early[2] is None:
-            return early[1].decision  # the allow path: no lock, no copy, no write
+        if facts is None:
+            facts = FactCache(event, self.facts)
+        try:  # read without a lock
+            view: SessionState | None = read_only(self.store, event.session_id)
+        except (StoreError, OSError):
+            view = _UNREADABLE
+        bypassed = self._bypassed(event, view, now, facts)
+        decision = self._evaluate(event, view, now, facts)
+        return _with_bypasses(self.audit, decision, bypassed) if bypassed else decision
+
+    def _bypassed(
+        self, event: Event, view: SessionState | None, now: float, facts: FactCache
+    ) -> list[dict[str, Any]]:
+        """The ``bypass`` records of ``event`` (dry runs on the state before it)."""
+        if self.bypass is None:
+            return []
+        stored = None if view is _UNREADABLE else view
+        before = Base(self.audit, event.session_id, stored, now, self.settings).state
+        return self.bypass.records(event, before, now, self.settings, facts, self.auto_approve)
+
+    def _evaluate(
+        self, event: Event, view: SessionState | None, now: float, facts: FactCache
+    ) -> Decision:
+        early = None
+        if view is not _UNREADABLE:
+            early = self._decide_read_only(event, view, now, facts)
+            if early is not None and early[1] is None:
+                return early[0].decision  # the allow path: no lock, no copy, no write
         audited: list[Outcome] = []
 
         def apply(current: SessionState | None) -> tuple[Outcome, SessionState | None]:
-            if early is not None and _same(early[0], current):
-                outcome, state = early[1], early[2]  # decided on this very state already
+            if early is not None and _same(view, current):
+                outcome, state = early  # decided on this very state already
             else:
                 outcome, state = self._decide(event, current, now, facts)
             if state is None:
                 return outcome, None  # the allow path writes nothing
             state.touch(now)
-            if outcome.effects:
-                records = outcome.audit
-                if records:
-                    self._audit_first(records, state, event.session_id, now)
-                    audited.append(outcome)
+            records = outcome.audit if outcome.effects else None
+            if records:
+                self._audit_first(records, state, event.session_id, now)
+                audited.append(outcome)
             return outcome, state
 
         try:
-            outcome = self.store.transact(event.session_id, apply)
+            return self.store.transact(event.session_id, apply).decision
         except (StoreError, AuditError, OSError) as exc:
-            if audited:
-                # the log already holds this decision; answering differently would contradict it
-                decision = audited[-1].decision
-                note = (
-                    f"session state not written ({type(exc).__name__}: {exc}); the audit log "
-                    "holds this decision and the state is reconciled from it"
-                )
-                return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))
+            if audited:  # the log holds this decision: answering otherwise would contradict it
+                return _logged_not_written(audited[-1].decision, exc)
             return self._stateless(event, now, exc, facts)
-        return outcome.decision
 
     def _audit_first(
         self, records: list[dict[str, Any]], state: SessionState, session_id: str, now: float
     ) -> None:
         """Append a decision's records (the source of truth, before the state) and keep in
-        the state where the log stood after them: its checkpoint. A log that holds fewer
-        records than this session last saw lost some (truncated, or deleted with its anchor
-        and started anew): that is appended as an ``integrity`` record, which keeps
-        ``audit --verify`` failing, never repaired into a "recovery"."""
-        from forge_policy.audit.base import checkpointed, write
+        the state where the log stood after them: its checkpoint
+        (:func:`~forge_policy.audit.integrity.append_checkpointed`)."""
+        from forge_policy.audit.integrity import append_checkpointed
 
-        write(self.audit, records)
-        sink = checkpointed(self.audit)
-        appended = sink.last_append if sink is not None else None
-        if sink is None or appended is None:
-            return
         seen = state.audit_checkpoint
-        if seen is not None and (appended.before < seen[0] or appended.origin != seen[2]):
-            from forge_policy._time import iso
-            from forge_policy.audit.verify import INTEGRITY
-
-            note = (
-                f"the audit log held {appended.before} records when session {session_id!r} "
-                f"had seen it reach seq {seen[0]}"
-                + ("" if appended.origin == seen[2] else ", and it starts with another record")
-                + ": records were removed or the log was replaced"
-            )
-            write(
-                self.audit,
-                [
-                    {
-                        "kind": INTEGRITY,
-                        "timestamp": iso(now),
-                        "session_id": session_id,
-                        "reason": note,
-                        "checkpoint_seq": seen[0],
-                        "log_seq": appended.before,
-                    }
-                ],
-            )
-            appended = sink.last_append or appended
-        state.set_audit_checkpoint(appended.seq, appended.hash, appended.origin)
+        checkpoint = append_checkpointed(self.audit, records, seen, session_id, now)
+        if checkpoint is not None:
+            state.set_audit_checkpoint(*checkpoint)
 
     def _decide_read_only(
-        self, event: Event, now: float, facts: FactCache
-    ) -> tuple[SessionState | None, Outcome, SessionState | None] | None:
-        """Decide on a read-only view of the state (no lock, no copy): ``(view, outcome, state
-        to write)``, the last None when the decision changes nothing — then it is final, since
-        a lockless read of a committed state is one serial order of the transactions and a
+        self, event: Event, current: SessionState | None, now: float, facts: FactCache
+    ) -> tuple[Outcome, SessionState | None] | None:
+        """Decide on a read-only view of the state (no lock, no copy): ``(outcome, state to
+        write)``, the last None when the decision changes nothing — then it is final, since a
+        lockless read of a committed state is one serial order of the transactions and a
         decision that writes nothing needs no other (SPEC §3.8 is about lost writes). The
         transaction reuses the outcome when it reads the same state. None: decide in the
-        transaction only (the view could not be read, or an override may consume something:
-        that decision reconciles with the audit log first)."""
-        try:
-            current = read_only(self.store, event.session_id)
-        except (StoreError, OSError):
-            return None  # the transaction meets it too, and decides statelessly
-        fresh = current is None or self._expired(current, now)
-        window = self.settings.override_window
-        if current is not None and not fresh and could_override(current, event, now, window):
+        transaction only (an override may consume something: that decision catches up with
+        the audit log first)."""
+        base = Base(self.audit, event.session_id, current, now, self.settings)
+        if base.consumable(event, self.settings.override_window):
             return None
-        outcome, state = self._decide(event, current, now, facts, fresh=fresh, consumable=False)
-        return current, outcome, state
-
-    def facts_for(self, event: Event) -> FactCache:
-        """The fact cache the next :meth:`evaluate` of this very ``event`` object will use
-        (once): a dry run before it (``FORGE_DISABLE`` bypass records) shares the facts it
-        computed, so each provider runs at most once per event."""
-        primed = self._primed
-        if primed is not None and primed[0] is event:
-            return primed[1]
-        facts = FactCache(event, self.facts)
-        self._primed = (event, facts)
-        return facts
-
-    def _facts_for(self, event: Event) -> FactCache:
-        primed, self._primed = self._primed, None
-        if primed is not None and primed[0] is event:
-            return primed[1]
-        return FactCache(event, self.facts)
+        return self._decide_on(event, base, facts)
 
     def _decide(
-        self,
-        event: Event,
-        current: SessionState | None,
-        now: float,
-        facts: FactCache,
-        *,
-        fresh: bool | None = None,
-        consumable: bool | None = None,
+        self, event: Event, current: SessionState | None, now: float, facts: FactCache
     ) -> tuple[Outcome, SessionState | None]:
-        """Decide ``event`` against the stored ``current`` state; return the outcome and the
-        state to write (its effects applied), or None when nothing changed and no touch is due.
-
-        ``current`` is never changed. When it holds something an override could consume, it is
+        """Decide ``event`` against the stored ``current`` state (never changed); return the
+        outcome and the state to write (its effects applied), or None when nothing changed and
+        no touch is due. When ``current`` holds something an override could consume, it is
         first brought up to the audit log: a crash between an earlier audit write and its
-        state write must not let one block be overridden twice. ``fresh`` (the state is missing
-        or expired) and ``consumable`` (:func:`could_override`) are given when already known.
-        """
-        settings = self.settings
-        if fresh is None:
-            fresh = current is None or self._expired(current, now)
-        base = SessionState.new(now) if current is None or fresh else current
-        caught_up_since = float("inf")  # records from then on are in ``base``
-        if current is not None and not fresh:
-            window = settings.override_window
-            if consumable is None:
-                consumable = could_override(current, event, now, window)
-            if consumable:
-                reconciled = current.copy()
-                # an override consumes a block or grant of the last window: only records of
-                # that period can be missing from the state (with a margin for append delays)
-                caught_up_since = now - window - RECONCILE_MARGIN
-                self._reconcile(reconciled, event.session_id, caught_up_since)
-                if reconciled.data != current.data:  # a lost override or block was replayed
-                    base = reconciled
-        outcome = decide(
-            self.catalog, event, base, now, settings, facts, auto_approve=self.auto_approve
-        )
-        if current is not None and not fresh and _counts(outcome):
-            # a count builds on every violation the log holds: one decided while the state
-            # could not be written (a lock past its timeout, a broken store) or lost to a
-            # crash before its state write was appended after the state's last write
-            since = current.last_accessed_at - RECONCILE_MARGIN
-            if since < caught_up_since:
-                caught_up = base.copy()
-                self._reconcile(caught_up, event.session_id, since)
-                if caught_up.data != base.data:
-                    base = caught_up
-                    outcome = decide(
-                        self.catalog,
-                        event,
-                        base,
-                        now,
-                        settings,
-                        facts,
-                        auto_approve=self.auto_approve,
-                    )
-        if current is None and outcome.effects:
-            # no state at all (never seen, or lost: moved aside as corrupt, of another version,
-            # deleted): what this event counts must build on what the log holds (SPEC §9: never
-            # a silent reset); an expired state is a real reset and is not rebuilt
-            rebuilt = self._rebuilt_if_logged(event.session_id, now)
-            if rebuilt is not None:
-                base = rebuilt
-                outcome = decide(
-                    self.catalog, event, base, now, settings, facts, auto_approve=self.auto_approve
-                )
-        if current is None or fresh:
-            if not outcome.effects:
-                return outcome, None
-            apply_effects(base, outcome.effects)
-            changed = bool(base.flags or base.totals or base.behavior_ids())
-            return outcome, (base if changed else None)
-        touch_due = now - current.last_accessed_at >= settings.touch_interval
-        if base is current and not outcome.effects:  # the allow path: no copy, no compare
-            return outcome, (current.copy() if touch_due else None)
-        state = base if base is not current else current.copy()
-        apply_effects(state, outcome.effects)
-        return outcome, (state if touch_due or state.data != current.data else None)
+        state write must not let one block be overridden twice."""
+        base = Base(self.audit, event.session_id, current, now, self.settings)
+        window = self.settings.override_window
+        if base.consumable(event, window):
+            base.catch_up_window(window)
+        return self._decide_on(event, base, facts)
 
-    def _reconcile(
-        self, state: SessionState, session_id: str, since: float | None = None
-    ) -> list[str]:
-        from forge_policy.audit.base import recent_records, session_records
-        from forge_policy.engine.reconcile import reconcile_session
+    def _decide_on(
+        self, event: Event, base: Base, facts: FactCache
+    ) -> tuple[Outcome, SessionState | None]:
+        """Decide on ``base``; when the decision depends on records the base has not seen
+        (:meth:`~forge_policy.engine.session.Base.catch_up`), on the caught-up base."""
+        outcome = self._run(event, base.state, base.now, facts)
+        if base.catch_up(outcome.effects):
+            outcome = self._run(event, base.state, base.now, facts)
+        return outcome, base.written(outcome.effects, self.settings.touch_interval)
 
-        if since is None:
-            return reconcile_session(state, session_records(self.audit, session_id))
-        return reconcile_session(state, recent_records(self.audit, session_id, since))
+    def _run(self, event: Event, state: SessionState, now: float, facts: FactCache) -> Outcome:
+        rule = self.auto_approve
+        return decide(self.catalog, event, state, now, self.settings, facts, auto_approve=rule)
 
     def reconcile(self, session_id: str) -> list[str]:
         """Bring a session's state up to the audit log (SPEC §4 triple write); idempotent.
@@ -362,7 +258,7 @@ class Evaluator:
             if current is None:
                 return [], None
             state = current.copy()
-            added = self._reconcile(state, session_id)
+            added = session.reconcile(self.audit, state, session_id)
             return added, (state if state.data != current.data else None)
 
         return self.store.transact(session_id, apply)
@@ -373,14 +269,14 @@ class Evaluator:
         read either, every behavior decides at the highest level its ladder reaches below
         hard_block (fail closed). Either way every violation is audited, marked ``degraded``, so
         that no count is lost. Reuses the event's ``facts``: providers run once per event."""
-        state, how, mark = self._rebuilt(event.session_id, now)
+        ttl = self.settings.ttl
+        state, how, mark = session.rebuilt(self.audit, self.catalog, event.session_id, now, ttl)
         facts.diagnostics.insert(
             0, f"session state unavailable ({type(error).__name__}: {error}); {how}"
         )
         settings = attrs.evolve(self.settings, record_violations=True)
-        outcome = decide(
-            self.catalog, event, state, now, settings, facts, auto_approve=self.auto_approve
-        )
+        rule = self.auto_approve
+        outcome = decide(self.catalog, event, state, now, settings, facts, auto_approve=rule)
         records = [{**record, "degraded": mark} for record in outcome.audit]
         if records:
             from forge_policy.audit.base import write
@@ -390,52 +286,6 @@ class Evaluator:
             except (AuditError, OSError) as exc:
                 facts.diagnostics.append(f"not audited ({type(exc).__name__}: {exc})")
         return outcome.decision
-
-    def _from_log(self, session_id: str, now: float) -> tuple[SessionState, int]:
-        """The session as its audit records of the last TTL make it, with how many records
-        counted (blocks, violations, overrides); raises what the sink raises when the log
-        cannot be read."""
-        from forge_policy.audit.base import recent_records
-        from forge_policy.engine.reconcile import reconcile_session
-
-        state = SessionState.new(now - self.settings.ttl)
-        records = [
-            record
-            for record in recent_records(self.audit, session_id, state.created_at)
-            if record.get("kind") in ("block", "violation", "override")
-        ]
-        reconcile_session(state, records)
-        return state, len(records)
-
-    def _rebuilt_if_logged(self, session_id: str, now: float) -> SessionState | None:
-        """:meth:`_from_log`, or None when the log holds nothing of the session (a new one:
-        the common case) or cannot be read (the transaction goes on from a new state)."""
-        from forge_policy.errors import ForgePolicyError
-
-        try:
-            state, counted = self._from_log(session_id, now)
-        except (ForgePolicyError, OSError):
-            return None
-        return state if counted else None
-
-    def _rebuilt(self, session_id: str, now: float) -> tuple[SessionState, str, str]:
-        """:meth:`_from_log`, or the fail-closed state when the log cannot be read; with the
-        diagnostic and the ``degraded`` mark of the records decided on it."""
-        from forge_policy.errors import ForgePolicyError
-
-        try:
-            state, counted = self._from_log(session_id, now)
-        except (ForgePolicyError, OSError) as exc:
-            state = SessionState.new(now)
-            for behavior in self.catalog.behaviors:
-                state.behavior(behavior.id).effective_level = _highest_below_hard(behavior)
-            how = (
-                f"the audit log cannot be read either ({type(exc).__name__}); decided statelessly "
-                "at each behavior's highest level below hard_block (fail closed)"
-            )
-            return state, how, "fail_closed"
-        how = f"decided statelessly on the session rebuilt from the audit log ({counted} records)"
-        return state, how, "rebuilt"
 
     def explain(self, event: Event) -> ExplainReport:
         """A dry run: every behavior, trigger and condition with its result. Changes nothing.
@@ -447,22 +297,9 @@ class Evaluator:
         >>> report.decision.outcome, ev.status("s1").exists
         ('hard_block', False)
         """
-        from forge_policy.engine.reports import explain_report
+        from forge_policy.engine.queries import explain
 
-        now = self.clock()
-        facts = FactCache(event, self.facts)
-        state = self._fresh_or_current(self.store.load(event.session_id), now)
-        outcome = decide(
-            self.catalog,
-            event,
-            state,
-            now,
-            self.settings,
-            facts,
-            explain=True,
-            auto_approve=self.auto_approve,
-        )
-        return explain_report(self.catalog, outcome.decision, outcome.trace)
+        return explain(self, event)
 
     def override(self, session_id: str, behavior_id: str, *, reason: str = "") -> OverrideGrant:
         """Grant a one-shot pass for the next soft-blocked call of a behavior (SPEC §4, explicit).
@@ -480,53 +317,16 @@ class Evaluator:
         >>> grant.behavior_id, grant.valid_until
         ('search-first', '1970-01-01T00:01:00.000000+00:00')
         """
-        from forge_policy._time import iso
-        from forge_policy.secrets import redact
+        from forge_policy.engine.queries import override
 
-        self.check_overridable(behavior_id)
-        now = self.clock()
-        reason = redact(reason)  # stored in the state, then in the audit record of its use
-        granted_at, grant_id = iso(now), self.random_id()
-        grant = Grant(at=now, reason=reason, granted_at=granted_at, grant_id=grant_id)
-
-        def apply(current: SessionState | None) -> tuple[None, SessionState]:
-            state = self._fresh_or_current(current, now)
-            bstate = state.behavior(behavior_id)
-            if bstate.effective_level is Level.HARD_BLOCK:
-                raise ValueError(
-                    f"{behavior_id} has reached hard_block in session {session_id}: "
-                    "it has no override"
-                )
-            bstate.grant = grant
-            state.touch(now)
-            return None, state
-
-        self.store.transact(session_id, apply)
-        from forge_policy.engine.reports import OverrideGrant
-
-        return OverrideGrant(
-            grant_id=grant_id,
-            session_id=session_id,
-            behavior_id=behavior_id,
-            reason=reason,
-            granted_at=granted_at,
-            valid_until=iso(now + self.settings.override_window),
-        )
+        return override(self, session_id, behavior_id, reason)
 
     def check_overridable(self, behavior_id: str) -> None:
         """Raise ``KeyError`` for an unknown behavior, ``ValueError`` for one that can never be
         overridden in any session (hard_block by default, or never blocking)."""
-        behavior = self.catalog.get(behavior_id)
-        if behavior is None:
-            raise KeyError(f"unknown behavior {behavior_id!r}")
-        if behavior.default_level is Level.HARD_BLOCK:
-            raise ValueError(f"{behavior_id} is a hard_block behavior: it has no override")
-        reachable = max([behavior.default_level, *(s.level for s in behavior.escalation)])
-        if reachable < Level.SOFT_BLOCK:
-            raise ValueError(
-                f"{behavior_id} never blocks (it reaches {reachable.label} at most): "
-                "there is nothing to override"
-            )
+        from forge_policy.engine.queries import check_overridable
+
+        check_overridable(self.catalog, behavior_id)
 
     def status(self, session_id: str) -> Status:
         """Counters, levels, next thresholds, pending blocks and overrides of one session
@@ -540,14 +340,34 @@ class Evaluator:
         >>> row.counter, row.level.label, row.blocks
         (1, 'hard_block', 1)
         """
-        from forge_policy.engine.reports import status_of
+        from forge_policy.engine.queries import status
 
-        state = self.store.load(session_id)
-        if state is not None and self._expired(state, self.clock()):
-            state = None
-        return status_of(self.catalog, session_id, state, self.settings.profile)
+        return status(self, session_id)
 
 
-def _counts(outcome: Outcome) -> bool:
-    """Whether a decision counts a violation (and so must build on the log's counts)."""
-    return any(isinstance(effect, CountViolation) for effect in outcome.effects)
+def _same(view: SessionState | None, current: SessionState | None) -> bool:
+    """Whether the transaction read the state the read-only view showed."""
+    if view is None or current is None:
+        return view is current
+    return view.data == current.data
+
+
+def _with_bypasses(audit: AuditSink, decision: Decision, records: list[dict[str, Any]]) -> Decision:
+    """``decision`` with its ``bypass`` records, appended to the log after it (a failure to
+    append them leaves the decision, with a diagnostic)."""
+    notes = decision.diagnostics
+    try:
+        from forge_policy.audit.base import write
+
+        write(audit, records)
+    except (AuditError, OSError) as exc:
+        notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
+    return attrs.evolve(decision, diagnostics=notes, bypasses=tuple(records))
+
+
+def _logged_not_written(decision: Decision, exc: Exception) -> Decision:
+    note = (
+        f"session state not written ({type(exc).__name__}: {exc}); the audit log "
+        "holds this decision and the state is reconciled from it"
+    )
+    return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))

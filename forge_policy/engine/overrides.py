@@ -10,8 +10,9 @@ Four ways one soft-blocked call is let through, each recorded as an override:
 - **user** (:func:`user_approvals`): the harness reports that the call the user was asked
   about ran (PostToolUse with the same ``tool_use_id``);
 - **harness auto-approval** (:func:`auto_approved`): the harness says the user asked not to be
-  prompted (an :data:`AutoApprove` rule, e.g. Claude Code's ``bypassPermissions``), so an ask
-  becomes an allow on the record. Deny is never downgraded: only ``override: user`` blocks
+  prompted (an :data:`AutoApprove` rule: :class:`PermissionModes`, from each harness's
+  ``auto_approve`` capability in the registry, e.g. Claude Code's ``bypassPermissions``), so an
+  ask becomes an allow on the record. Deny is never downgraded: only ``override: user`` blocks
   reach the rule.
 
 Retry and explicit passes are *tentative*: if a later behavior blocks the same call, the
@@ -36,7 +37,7 @@ from forge_policy.model import OVERRIDE_BY_USER, AutoApproval, Violation
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from forge_policy.engine.effects import Effect
     from forge_policy.model import Event
@@ -51,12 +52,55 @@ if TYPE_CHECKING:
     AutoApprove = Callable[[Event, Violation], AutoApproval | None]
 
 
-def harness_auto_approval(event: Event, violation: Violation) -> AutoApproval | None:
-    """The default :data:`AutoApprove`: the rule of the harness the event came from.
+class PermissionModes:
+    """An :data:`AutoApprove` rule: per harness name, the permission modes in which the user
+    asked not to be prompted (:attr:`forge_policy.harness.registry.Harness.auto_approve`, e.g.
+    Claude Code's ``bypassPermissions``). Under one of them an ask becomes an allow, with an
+    advisory and an audited override; a deny is never downgraded (the engine asks the rule
+    only about ``override: user`` soft blocks).
 
-    Claude Code's is :func:`forge_policy.render.claude_code.auto_approve`
-    (``permission_mode: bypassPermissions``); other harnesses have none. Imported only when a
-    user-approval block needs it.
+    >>> import forge_policy as fp
+    >>> rule = PermissionModes({"claude-code": frozenset({"bypassPermissions"})})
+    >>> v = Violation("b", "B", Level.SOFT_BLOCK, 1, "ask", override_mode="user")
+    >>> rule(fp.Event("PreToolUse", "s", permission_mode="bypassPermissions"), v).note
+    '(Allowed without asking: permission_mode is bypassPermissions.)'
+    >>> rule(fp.Event("PreToolUse", "s", permission_mode="default"), v) is None
+    True
+    """
+
+    __slots__ = ("modes",)
+
+    def __init__(self, modes: Mapping[str, frozenset[str]]) -> None:
+        self.modes = dict(modes)
+
+    @classmethod
+    def from_registry(cls) -> PermissionModes:
+        """Each registered harness's ``auto_approve`` modes; the Claude Agent SDK, which runs
+        the Claude Code CLI (its events carry the CLI's permission modes), shares Claude
+        Code's."""
+        from forge_policy.harness.registry import HARNESSES
+
+        modes = {name: harness.auto_approve for name, harness in HARNESSES.items()}
+        modes["claude-agent-sdk"] = HARNESSES["claude-code"].auto_approve
+        return cls(modes)
+
+    def __call__(self, event: Event, violation: Violation) -> AutoApproval | None:
+        mode = event.permission_mode
+        if not mode or mode not in self.modes.get(event.harness, ()):
+            return None
+        return AutoApproval(
+            reason=f"permission_mode {mode}",
+            note=f"(Allowed without asking: permission_mode is {mode}.)",
+        )
+
+
+_REGISTRY_RULE: list[PermissionModes] = []
+
+
+def harness_auto_approval(event: Event, violation: Violation) -> AutoApproval | None:
+    """The default :data:`AutoApprove`: :meth:`PermissionModes.from_registry`, the rule of the
+    harness the event came from (Claude Code's ``bypassPermissions``; other harnesses have
+    none). The registry is read only when a user-approval block needs it.
 
     >>> import forge_policy as fp
     >>> v = Violation("b", "B", Level.SOFT_BLOCK, 1, "ask", override_mode="user")
@@ -66,11 +110,9 @@ def harness_auto_approval(event: Event, violation: Violation) -> AutoApproval | 
     >>> harness_auto_approval(fp.Event("BeforeTool", "s", harness="gemini"), v) is None
     True
     """
-    if event.harness in ("claude-code", "claude-agent-sdk"):  # the SDK runs the Claude Code CLI
-        from forge_policy.render.claude_code import auto_approve
-
-        return auto_approve(event, violation)
-    return None
+    if not _REGISTRY_RULE:
+        _REGISTRY_RULE.append(PermissionModes.from_registry())  # a race appends an equal one
+    return _REGISTRY_RULE[0](event, violation)
 
 
 def live_grant(bstate: BehaviorState | None, now: float, window: float) -> Grant | None:

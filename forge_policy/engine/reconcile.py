@@ -28,6 +28,15 @@ it twice changes nothing the second time.
 from __future__ import annotations
 
 from forge_policy._time import parse_iso
+from forge_policy.engine.effects import (
+    AddOverride,
+    CountBlock,
+    SetCounter,
+    SetGrant,
+    SetLevel,
+    SetPendingBlock,
+    apply_effects,
+)
 from forge_policy.levels import Level
 from forge_policy.state import PendingBlock
 
@@ -36,12 +45,15 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+    from forge_policy.engine.effects import Effect
     from forge_policy.state import BehaviorState, SessionState
 
 
 def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) -> list[str]:
     """Apply the audit records of one session (oldest first) that ``state`` is missing; return
-    the override ids added. Mutates ``state``; the caller writes it in its store transaction.
+    the override ids added. Mutates ``state`` through :func:`~forge_policy.engine.effects.
+    apply_effects` (each record becomes the effects it had); the caller writes it in its store
+    transaction.
     """
     born = state.created_at
     known = {
@@ -56,6 +68,7 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
         if not isinstance(behavior_id, str) or at < born:
             continue
         kind = record.get("kind")
+        effects: list[Effect] = []
         if kind == "override":
             override_id = str(record.get("override_id") or "")
             seen = state.find(behavior_id)
@@ -63,59 +76,65 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
             if override_id and override_id not in known and (horizon is None or at > horizon):
                 known.add(override_id)
                 added.append(override_id)
-                _apply_override(state.behavior(behavior_id), record, at)
+                effects = _override_effects(behavior_id, seen, record, at)
         elif (
             kind in ("block", "violation")
             and not record.get("shadow")
             # decided on a made-up fail-closed state: its counter and level are not the session's
             and record.get("degraded") != "fail_closed"
         ):
-            _apply_violation(state.behavior(behavior_id), record, at)
+            effects = _violation_effects(behavior_id, state.find(behavior_id), record, at)
+        apply_effects(state, effects)
     return added
 
 
-def _apply_override(bstate: BehaviorState, record: dict[str, Any], at: float) -> None:
-    bstate.add_override(record)
+def _override_effects(
+    behavior_id: str, bstate: BehaviorState | None, record: dict[str, Any], at: float
+) -> list[Effect]:
+    effects: list[Effect] = [AddOverride(behavior_id, record)]
     mechanism = record.get("mechanism")
     released = record.get("released")
     if isinstance(released, list):  # the evaluator says what the override consumed
         frees_pending, frees_grant = "pending" in released, "grant" in released
     else:  # older records: infer from the mechanism
         frees_pending, frees_grant = mechanism in ("retry", "user"), mechanism == "explicit"
-    pending = bstate.pending_block
+    pending = bstate.pending_block if bstate is not None else None
     if (
         frees_pending
         and pending is not None
         and pending.at <= at
         and pending.counter == record.get("counter")
     ):
-        bstate.pending_block = None
-    grant = bstate.grant
+        effects.append(SetPendingBlock(behavior_id, None))
+    grant = bstate.grant if bstate is not None else None
     if frees_grant and grant is not None and grant.at <= at:
-        bstate.grant = None
+        effects.append(SetGrant(behavior_id, None))
+    return effects
 
 
-def _apply_violation(bstate: BehaviorState, record: dict[str, Any], at: float) -> None:
+def _violation_effects(
+    behavior_id: str, bstate: BehaviorState | None, record: dict[str, Any], at: float
+) -> list[Effect]:
     counter = record.get("counter")
-    if not isinstance(counter, int) or isinstance(counter, bool) or counter <= bstate.counter:
-        return  # already in the state (the counter is the natural key within a session)
-    bstate.counter = counter
+    known = bstate.counter if bstate is not None else 0
+    if not isinstance(counter, int) or isinstance(counter, bool) or counter <= known:
+        return []  # already in the state (the counter is the natural key within a session)
+    effects: list[Effect] = [SetCounter(behavior_id, counter)]
     try:
         level = Level.parse(str(record.get("level")))
     except ValueError:
-        return
-    current = bstate.effective_level
-    bstate.effective_level = level if current is None else max(current, level)
+        return effects
+    current = bstate.effective_level if bstate is not None else None
+    reached = level if current is None else max(current, level)
+    effects.append(SetLevel(behavior_id, reached))
     if record.get("kind") != "block":
-        return
-    bstate.record_block()
-    if bstate.effective_level is Level.HARD_BLOCK:  # as the evaluator: nothing left to override
-        bstate.pending_block = None
-        bstate.grant = None
-        return
+        return effects
+    effects.append(CountBlock(behavior_id))
+    if reached is Level.HARD_BLOCK:  # as the evaluator: nothing left to override
+        return [*effects, SetPendingBlock(behavior_id, None), SetGrant(behavior_id, None)]
     call_hash = record.get("call_hash")
     if level is Level.SOFT_BLOCK and isinstance(call_hash, str) and not record.get("overridden"):
-        bstate.pending_block = PendingBlock.from_dict(
+        pending = PendingBlock.from_dict(
             {
                 "call_hash": call_hash,
                 "at": at,
@@ -126,3 +145,5 @@ def _apply_violation(bstate: BehaviorState, record: dict[str, Any], at: float) -
                 "mode": record.get("override_mode", "agent"),
             }
         )
+        effects.append(SetPendingBlock(behavior_id, pending))
+    return effects

@@ -53,6 +53,7 @@ class Harness:
         "_adapter",
         "_adapter_class",
         "ask_events",
+        "auto_approve",
         "can_add_context",
         "can_block_prompt",
         "can_block_stop",
@@ -84,6 +85,7 @@ class Harness:
         markers: tuple[str, ...],
         install_events: tuple[str, ...],
         event_from_argv: bool = False,
+        auto_approve: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
         self.title = title
@@ -100,6 +102,7 @@ class Harness:
         self.markers = markers
         self.install_events = install_events
         self.event_from_argv = event_from_argv
+        self.auto_approve = auto_approve
 
     @property
     def adapter(self) -> HookAdapter:
@@ -218,6 +221,7 @@ CLAUDE_CODE = Harness(
     config=".claude/settings.json",
     markers=(".claude",),
     install_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop"),
+    auto_approve=frozenset({"bypassPermissions"}),
 )
 
 CODEX = Harness(

@@ -1,7 +1,7 @@
 """What every in-process framework adapter shares: one evaluation at a time per evaluator (an
-evaluator is not thread-safe, and adapters run it in worker threads so that store I/O and lock
-waits never block an event loop), the session id a caller supplies, and the fail-closed text
-for a call that could not be decided."""
+evaluator is thread-safe, but an agent's calls are decided in the order it made them; adapters
+run it in worker threads so that store I/O and lock waits never block an event loop), the
+session id a caller supplies, and the fail-closed text for a call that could not be decided."""
 
 from __future__ import annotations
 

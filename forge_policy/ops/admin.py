@@ -13,6 +13,7 @@ from __future__ import annotations
 from forge_policy.audit import records
 from forge_policy.audit.base import write
 from forge_policy.errors import Refused, StoreError
+from forge_policy.state import DISABLED_KEY
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
     from forge_policy.reports.insights import GovernanceSummary
     from forge_policy.reports.status import Status
     from forge_policy.state import SessionState
-
-DISABLED_KEY = "disabled"
 
 
 def find_behavior(catalog: Catalog, behavior_id: str) -> Behavior:
@@ -88,6 +87,7 @@ def set_session_enabled(
 
     def apply(current: SessionState | None) -> tuple[bool, SessionState | None]:
         from forge_policy._time import iso
+        from forge_policy.engine.effects import SetSessionDisabled, apply_effects
         from forge_policy.state import SessionState
 
         if current is None or current.expired(now, evaluator.settings.ttl):
@@ -98,7 +98,7 @@ def set_session_enabled(
         if (behavior_id not in ids) == enabled:
             return False, None
         ids = sorted({*ids, behavior_id} - ({behavior_id} if enabled else set()))
-        state.data[DISABLED_KEY] = ids
+        apply_effects(state, [SetSessionDisabled(tuple(ids))])
         state.touch(now)
         switch = records.BypassSwitch(
             timestamp=iso(now),

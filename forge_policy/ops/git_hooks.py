@@ -163,7 +163,6 @@ def _decide(
     from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.cache import BUILTIN_DIR, CatalogCache
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.engine.bypass import Bypass
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.model import Event
 
@@ -188,13 +187,12 @@ def _decide(
         root=catalog.root,
         sources=catalog.sources,
     )
-    bypass = Bypass(relaxed, disable)
-    for line in bypass.notes:
-        err.write(f"forge-policy: {line}\n")
     if local:
-        evaluator = Evaluator(bypass.catalog, profile=config.profile)
+        evaluator = Evaluator(relaxed, profile=config.profile, disable=disable)
     else:
-        evaluator = config.build_evaluator(catalog=bypass.catalog)
+        evaluator = config.build_evaluator(catalog=relaxed, disable=disable)
+    for line in evaluator.bypass.notes if evaluator.bypass is not None else ():
+        err.write(f"forge-policy: {line}\n")
     digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     event = Event(
         event_name,
@@ -203,17 +201,12 @@ def _decide(
         harness="git",
         payload={"hook_event_name": event_name, "forge_root": config.root, **payload},
     )
-    records = bypass.check(evaluator, event)
-    decision = evaluator.evaluate(event)
-    if records:
-        from forge_policy.audit.base import write
-
-        write(evaluator.audit, records)
-        for record in records:
-            err.write(
-                f"forge-policy: {record['behavior_id']} would have refused this commit; "
-                f"bypassed by {record['variable']} (recorded in the audit log)\n"
-            )
+    decision = evaluator.evaluate(event)  # records its bypasses
+    for record in decision.bypasses:
+        err.write(
+            f"forge-policy: {record['behavior_id']} would have refused this commit; "
+            f"bypassed by {record['variable']} (recorded in the audit log)\n"
+        )
     return decision
 
 

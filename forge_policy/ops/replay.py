@@ -274,13 +274,21 @@ class _Run:
         )
 
     def decide(self, event: Event, when: float, facts: FactCache | None = None) -> Verdict:
-        """Decide ``event`` at ``when``; ``facts``: values already computed for this very
-        event (by the other catalog's run: facts depend on the event alone)."""
+        """Decide ``event`` at ``when`` with ``facts``, its fact cache (this evaluation fills
+        it; by default a new one)."""
         if when > self.clock.now:
             self.clock.advance(when - self.clock.now)
-        if facts is not None:
-            self.evaluator.facts_for(event).values.update(facts.values)
-        return Verdict.of(self.evaluator.evaluate(event))
+        return Verdict.of(self.evaluator.evaluate(event, facts=facts))
+
+    def facts(self, event: Event, known: FactCache | None = None) -> FactCache:
+        """A fact cache for ``event`` with this run's providers, holding the values ``known``
+        computed (the other catalog's run: facts depend on the event alone)."""
+        from forge_policy.engine.inputs import FactCache
+
+        facts = FactCache(event, self.evaluator.facts)
+        if known is not None:
+            facts.values.update(known.values)
+        return facts
 
 
 def _decide(
@@ -296,9 +304,9 @@ def _decide(
         return refused, (refused if theirs is not None else None)
     if theirs is None:
         return mine.decide(built, event.timestamp), None
-    facts = mine.evaluator.facts_for(built)  # the cache mine's evaluate fills, kept to share
-    verdict = mine.decide(built, event.timestamp)
-    return verdict, theirs.decide(built, event.timestamp, facts)
+    facts = mine.facts(built)  # mine's evaluate fills it; theirs starts from its values
+    verdict = mine.decide(built, event.timestamp, facts)
+    return verdict, theirs.decide(built, event.timestamp, theirs.facts(built, facts))
 
 
 def _step(index: int, event: TranscriptEvent, mine: Verdict, theirs: Verdict | None) -> Step:

@@ -1,8 +1,9 @@
 """Renderers: a decision as text and as a harness's answer.
 
 ``messages`` renders a violation's message from its behavior's templates (the one owner of the
-message rules); ``claude_code`` turns a ``Decision`` into Claude Code's hook JSON and holds its
-``bypassPermissions`` rule, which the evaluator receives as its ``auto_approve``; ``text`` turns
+message rules); ``claude_code`` turns a ``Decision`` into Claude Code's hook JSON (only renders: its
+``bypassPermissions`` auto-approval is the harness registry's ``auto_approve``, decided in the
+engine); ``text`` turns
 it into a chat message (plain, Telegram MarkdownV2, Slack mrkdwn) with the same words;
 ``replay_html`` draws the ``forge-policy replay --html`` report.
 

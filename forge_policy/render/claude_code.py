@@ -34,16 +34,16 @@ from __future__ import annotations
 import json
 
 from forge_policy.events import AFTER_TOOL_EVENTS
-from forge_policy.model import OVERRIDE_BY_USER, OVERRIDE_NEVER, AutoApproval
+from forge_policy.model import OVERRIDE_BY_USER, OVERRIDE_NEVER
 from forge_policy.render.outcome import override_notes, refusal_reason
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from forge_policy.model import Decision, Event, Violation
+    from forge_policy.model import Decision, Event
 
-__all__ = ["advice", "answer", "auto_approve", "dumps", "refusal_reason", "refuse", "render"]
+__all__ = ["advice", "answer", "dumps", "refusal_reason", "refuse", "render"]
 
 #: Events whose ``hookSpecificOutput`` takes ``permissionDecision`` (CLI 2.1.332).
 PERMISSION_EVENTS = frozenset({"PreToolUse", "PreSkillShellCommand", "PreModelSwitch"})
@@ -81,8 +81,6 @@ CONTEXT_EVENTS = frozenset(
         "PostModelSwitch",
     }
 )
-#: The permission mode in which the user asked Claude Code not to prompt.
-BYPASS_PERMISSIONS = "bypassPermissions"
 
 
 def dumps(value: dict[str, Any]) -> str:
@@ -135,28 +133,6 @@ def refuse(event_name: str, reason: str, summary: str, *, ask: bool = False) -> 
     if event_name in CONTINUE_EVENTS:
         return {"continue": False, "stopReason": reason, "systemMessage": summary}
     return advice(event_name, reason)  # this event cannot block: say it
-
-
-def auto_approve(event: Event, violation: Violation) -> AutoApproval | None:
-    """Claude Code's rule for a soft block that would ask the user (SPEC §8): under
-    ``permission_mode: bypassPermissions`` the user asked not to be prompted, so the ask becomes
-    an allow, with an advisory and an audited override. A deny is never downgraded: the engine
-    asks this rule only about ``override: user`` soft blocks.
-
-    >>> from forge_policy import Event, Violation
-    >>> from forge_policy.levels import Level
-    >>> ask = Violation("b", "B", Level.SOFT_BLOCK, 1, "needs approval", override_mode="user")
-    >>> auto_approve(Event("PreToolUse", "s", permission_mode="bypassPermissions"), ask).note
-    '(Allowed without asking: permission_mode is bypassPermissions.)'
-    >>> auto_approve(Event("PreToolUse", "s", permission_mode="default"), ask) is None
-    True
-    """
-    if event.permission_mode != BYPASS_PERMISSIONS:
-        return None
-    return AutoApproval(
-        reason=f"permission_mode {BYPASS_PERMISSIONS}",
-        note=f"(Allowed without asking: permission_mode is {BYPASS_PERMISSIONS}.)",
-    )
 
 
 def render(decision: Decision, event: Event | None = None) -> tuple[str, int]:

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.config.env import Config
-    from forge_policy.engine.bypass import Bypass
     from forge_policy.engine.evaluator import Evaluator
 
 
@@ -51,7 +50,6 @@ class _Snapshot:
     files: list[str]
     signature: tuple[Any, ...]
     evaluator: Evaluator | None
-    bypass: Bypass | None
     error: str
 
 
@@ -112,21 +110,13 @@ class Warm:
         signature = self._sign(files)  # taken first: a change while reading shows next time
         self.reloads += 1
         try:
-            catalog = self.config.load_catalog()
-            bypass = None
-            if self.config.disable:  # FORGE_DISABLE: kept, so every bypass that matters is audited
-                from forge_policy.engine.bypass import Bypass
-
-                bypass = Bypass(catalog, self.config.disable)
-                catalog = bypass.catalog
-            # the threads share one pool (a PostgreSQL store); a reload keeps the connections
-            evaluator = self.config.build_evaluator(
-                catalog=catalog, pool_size=POOL_SIZE, reuse=self._last
-            )
+            # the threads share one evaluator (thread-safe) and one pool (a PostgreSQL store);
+            # a reload keeps the connections; FORGE_DISABLE is the evaluator's bypass, audited
+            evaluator = self.config.build_evaluator(pool_size=POOL_SIZE, reuse=self._last)
             self._last = evaluator
         except ForgePolicyError as exc:
-            return _Snapshot(files, signature, None, None, " ".join(str(exc).split()))
-        return _Snapshot(files, signature, evaluator, bypass, "")
+            return _Snapshot(files, signature, None, " ".join(str(exc).split()))
+        return _Snapshot(files, signature, evaluator, "")
 
     def current(self) -> _Snapshot:
         """The snapshot to answer with, reloaded first when a catalog file changed."""
@@ -156,7 +146,6 @@ class Warm:
             environ=self.config.environ,
             stderr=log,
             evaluator=snapshot.evaluator,
-            bypass=snapshot.bypass,
         )
         return text, log.getvalue(), code
 

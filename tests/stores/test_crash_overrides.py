@@ -33,6 +33,7 @@ import pytest
 
 import forge_policy as fp
 from forge_policy.audit.insights import summarize
+from forge_policy.engine import session
 from forge_policy.errors import StoreError
 from forge_policy.stores import FileStore
 
@@ -78,7 +79,7 @@ def test_the_harness_catches_an_evaluator_that_does_not_reconcile(
 ) -> None:
     # without reconciliation a retry repeated after a kill between the audit append and the
     # state write is granted again: the same override id reaches the log twice
-    monkeypatch.setattr(fp.Evaluator, "_reconcile", lambda self, state, session_id, since=None: [])
+    monkeypatch.setattr(session, "reconcile", lambda audit, state, session_id, since=None: [])
     catalog = oh.prepare("file", tmp_path)
     ctx = multiprocessing.get_context("fork")
     rng = random.Random("no-reconcile")

@@ -1,0 +1,126 @@
+"""What an :class:`~forge_policy.engine.evaluator.Evaluator` answers besides a decision: a
+session's status, an explanation of one event (a dry run), and the explicit override grant
+(SPEC §4) with the check of whether a behavior can be overridden at all.
+
+The evaluator's methods of the same names delegate here, so ``ev.status(...)`` and the others
+are unchanged; each function takes the evaluator whose catalog, store, clock and settings it
+reads. Only :func:`override` writes, through its store transaction and
+:func:`~forge_policy.engine.effects.apply_effects`.
+
+>>> import forge_policy as fp
+>>> ev = fp.Evaluator(fp.builtin_catalog())
+>>> status(ev, "s1").exists
+False
+"""
+
+from __future__ import annotations
+
+from forge_policy.levels import Level
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from forge_policy.catalog.catalog import Catalog
+    from forge_policy.engine.evaluator import Evaluator
+    from forge_policy.engine.reports import ExplainReport, OverrideGrant, Status
+    from forge_policy.model import Event
+    from forge_policy.state import SessionState
+
+
+def live_state(evaluator: Evaluator, current: SessionState | None, now: float) -> SessionState:
+    """A copy of ``current`` to change, or a new state when it is missing or expired."""
+    from forge_policy.state import SessionState
+
+    if current is None or current.expired(now, evaluator.settings.ttl):
+        return SessionState.new(now)
+    return current.copy()
+
+
+def status(evaluator: Evaluator, session_id: str) -> Status:
+    """:meth:`Evaluator.status <forge_policy.engine.evaluator.Evaluator.status>`."""
+    from forge_policy.engine.reports import status_of
+
+    state = evaluator.store.load(session_id)
+    if state is not None and state.expired(evaluator.clock(), evaluator.settings.ttl):
+        state = None
+    return status_of(evaluator.catalog, session_id, state, evaluator.settings.profile)
+
+
+def explain(evaluator: Evaluator, event: Event) -> ExplainReport:
+    """:meth:`Evaluator.explain <forge_policy.engine.evaluator.Evaluator.explain>`."""
+    from forge_policy.engine.decide import decide
+    from forge_policy.engine.inputs import FactCache
+    from forge_policy.engine.reports import explain_report
+
+    now = evaluator.clock()
+    facts = FactCache(event, evaluator.facts)
+    state = live_state(evaluator, evaluator.store.load(event.session_id), now)
+    outcome = decide(
+        evaluator.catalog,
+        event,
+        state,
+        now,
+        evaluator.settings,
+        facts,
+        explain=True,
+        auto_approve=evaluator.auto_approve,
+    )
+    return explain_report(evaluator.catalog, outcome.decision, outcome.trace)
+
+
+def override(evaluator: Evaluator, session_id: str, behavior_id: str, reason: str) -> OverrideGrant:
+    """:meth:`Evaluator.override <forge_policy.engine.evaluator.Evaluator.override>`."""
+    from forge_policy._time import iso
+    from forge_policy.engine.effects import SetGrant, apply_effects
+    from forge_policy.engine.reports import OverrideGrant
+    from forge_policy.secrets import redact
+    from forge_policy.state import Grant
+
+    check_overridable(evaluator.catalog, behavior_id)
+    now = evaluator.clock()
+    reason = redact(reason)  # stored in the state, then in the audit record of its use
+    granted_at, grant_id = iso(now), evaluator.random_id()
+    grant = Grant(at=now, reason=reason, granted_at=granted_at, grant_id=grant_id)
+
+    def apply(current: SessionState | None) -> tuple[None, SessionState]:
+        state = live_state(evaluator, current, now)
+        bstate = state.find(behavior_id)
+        if bstate is not None and bstate.effective_level is Level.HARD_BLOCK:
+            raise ValueError(
+                f"{behavior_id} has reached hard_block in session {session_id}: it has no override"
+            )
+        apply_effects(state, [SetGrant(behavior_id, grant)])
+        state.touch(now)
+        return None, state
+
+    evaluator.store.transact(session_id, apply)
+    return OverrideGrant(
+        grant_id=grant_id,
+        session_id=session_id,
+        behavior_id=behavior_id,
+        reason=reason,
+        granted_at=granted_at,
+        valid_until=iso(now + evaluator.settings.override_window),
+    )
+
+
+def check_overridable(catalog: Catalog, behavior_id: str) -> None:
+    """Raise ``KeyError`` for an unknown behavior, ``ValueError`` for one that can never be
+    overridden in any session (hard_block by default, or never blocking).
+
+    >>> import forge_policy as fp
+    >>> check_overridable(fp.builtin_catalog(), "no-destructive-git")
+    Traceback (most recent call last):
+    ...
+    ValueError: no-destructive-git is a hard_block behavior: it has no override
+    """
+    behavior = catalog.get(behavior_id)
+    if behavior is None:
+        raise KeyError(f"unknown behavior {behavior_id!r}")
+    if behavior.default_level is Level.HARD_BLOCK:
+        raise ValueError(f"{behavior_id} is a hard_block behavior: it has no override")
+    reachable = max([behavior.default_level, *(s.level for s in behavior.escalation)])
+    if reachable < Level.SOFT_BLOCK:
+        raise ValueError(
+            f"{behavior_id} never blocks (it reaches {reachable.label} at most): "
+            "there is nothing to override"
+        )
