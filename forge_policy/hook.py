@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import IO, Any
 
-    from forge_policy.engine.bypass import Bypass
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.harness.base import HookAdapter
     from forge_policy.model import Decision, Event
@@ -134,13 +133,12 @@ def answer(
     environ: Mapping[str, str] | None = None,
     stderr: IO[str] | None = None,
     evaluator: Evaluator | None = None,
-    bypass: Bypass | None = None,
 ) -> str:
     """What the hook prints for one raw payload (``""`` for nothing to say); never raises.
 
     ``evaluator`` lets a long-lived process (``forge-policy serve``) reuse a warm evaluator;
-    by default it is built from ``environ`` for this payload. ``bypass`` is ignored: an
-    evaluator records its own ``FORGE_DISABLE`` bypasses.
+    by default it is built from ``environ`` for this payload (an evaluator records its own
+    ``FORGE_DISABLE`` bypasses).
 
     >>> import tempfile
     >>> env = {"FORGE_ROOT": tempfile.mkdtemp(), "FORGE_STORE": "memory"}
@@ -148,7 +146,7 @@ def answer(
     ...        b' "tool_input": {"command": "git push --force"}}', environ=env)[:79]
     '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"'
     """
-    return respond(raw, environ=environ, stderr=stderr, evaluator=evaluator, bypass=bypass)[0]
+    return respond(raw, environ=environ, stderr=stderr, evaluator=evaluator)[0]
 
 
 def respond(
@@ -159,11 +157,10 @@ def respond(
     environ: Mapping[str, str] | None = None,
     stderr: IO[str] | None = None,
     evaluator: Evaluator | None = None,
-    bypass: Bypass | None = None,
 ) -> tuple[str, int]:
     """``(stdout text, exit code)`` of the hook for one raw payload of ``harness``; never
     raises. ``event`` is the harness's event name from ``--event`` (it wins over the payload's
-    own, which some harnesses leave out). See :func:`answer` for ``evaluator`` and ``bypass``.
+    own, which some harnesses leave out). See :func:`answer` for ``evaluator``.
 
     >>> import tempfile
     >>> env = {"FORGE_ROOT": tempfile.mkdtemp(), "FORGE_STORE": "memory"}
@@ -185,7 +182,7 @@ def respond(
         event_name = event or _own_event_name(payload)  # parsed: only an object's own counts
         notes: list[dict[str, Any]] = []
         hook_event = adapter.to_event(_object(payload), event, notes=notes)
-        decision = _evaluate(hook_event, notes, env, err, evaluator, bypass)
+        decision = _evaluate(hook_event, notes, env, err, evaluator)
         return adapter.render(decision, hook_event)
     except Exception as exc:  # the hook never crashes: it fails closed, with one line
         return _failure(harness, event_name, on_error, _describe(exc), err)
@@ -252,7 +249,6 @@ def _evaluate(
     env: Mapping[str, str],
     stderr: IO[str],
     warm: Evaluator | None,
-    bypass: Bypass | None,
 ) -> Decision:
     """The decision on ``event``; ``notes`` (the derived session id's record, then the
     bypass's) are audited beside it."""
