@@ -150,3 +150,38 @@ def forge_evaluator(
     factory = EvaluatorFactory(tmp_path / "forge-stores", forge_clock, forge_catalog)
     yield factory
     factory.close()
+
+
+@pytest.fixture
+def forge_real_client_search() -> list[Path]:
+    """Folders where ``forge_real_client`` looks for a client's program besides ``PATH``
+    (override it in a ``conftest.py``, e.g. with a project-local ``node_modules/.bin``)."""
+    return []
+
+
+@pytest.fixture
+def forge_real_client(
+    tmp_path: Path, forge_real_client_search: list[Path]
+) -> Iterator[Callable[..., Any]]:
+    """A factory of projects run by a real client against a scripted model:
+    ``forge_real_client("claude-code", init_args=("--no-worker",), environ={...})`` returns a
+    :class:`~forge_policy.testing.real_client.RealClientProject`; ``.run(turns)`` runs the
+    client once. A client that is not installed skips the test with the reason; every project
+    (its model, its worker) is stopped when the test ends."""
+    from forge_policy.testing.real_client import ClientMissing, RealClientProject
+
+    made: list[RealClientProject] = []
+
+    def make(client: str = "claude-code", **options: Any) -> RealClientProject:
+        folder = tmp_path / f"real-client-{len(made)}"
+        options.setdefault("search", forge_real_client_search)
+        try:
+            project = RealClientProject(client, folder, **options)
+        except ClientMissing as missing:
+            pytest.skip(str(missing))
+        made.append(project)
+        return project
+
+    yield make
+    for project in made:
+        project.close()
