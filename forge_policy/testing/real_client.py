@@ -258,7 +258,10 @@ class RealClientProject:
     ``folder``: an empty folder to use (the project is ``folder/project``, the client's home
     ``folder/home``); ``init_args``: more arguments for ``forge-policy init`` (``--no-worker``);
     ``environ``: variables for the hook and the client (``FORGE_*``); ``search``: folders where
-    the client's program may be besides ``PATH``.
+    the client's program may be besides ``PATH``; ``init``: run ``forge-policy init`` (else the
+    project is left as cloned or empty); ``clone``: a repository to ``git clone`` as the project
+    (a teammate's checkout); ``forge_program``: the ``forge-policy`` to run (default: this
+    environment's, :func:`forge_policy_program`).
     """
 
     def __init__(
@@ -270,6 +273,8 @@ class RealClientProject:
         environ: Mapping[str, str] | None = None,
         search: Sequence[Path] = (),
         init: bool = True,
+        clone: Path | None = None,
+        forge_program: str | None = None,
     ) -> None:
         if client not in DRIVERS:
             raise ValueError(f"unknown client {client!r}: one of {', '.join(sorted(DRIVERS))}")
@@ -278,7 +283,7 @@ class RealClientProject:
         self.folder = Path(folder)
         self.project = self.folder / "project"
         self.home = self.folder / "home"
-        self.project.mkdir(parents=True, exist_ok=True)
+        self.forge_program = forge_program or forge_policy_program()
         self.home.mkdir(parents=True, exist_ok=True)
         self.environ = dict(environ or {})
         self.init_args = tuple(init_args)
@@ -286,7 +291,14 @@ class RealClientProject:
         self.model = self.driver.model_class()
         self.model.__enter__()
         try:
-            self.git("init", "-q", "-b", "main")
+            if clone is None:
+                self.project.mkdir(parents=True, exist_ok=True)
+                self.git("init", "-q", "-b", "main")
+            else:
+                subprocess.run(
+                    ["git", "clone", "-q", str(clone), str(self.project)],
+                    env=self.base_environ(), capture_output=True, check=True, timeout=60,
+                )
             self.git("config", "user.email", "dev@example.invalid")
             self.git("config", "user.name", "dev")
             self.driver.prepare(self)
@@ -317,7 +329,7 @@ class RealClientProject:
     def forge(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run this environment's ``forge-policy`` in the project."""
         done = subprocess.run(
-            [forge_policy_program(), *args], cwd=self.project, env=self.base_environ(),
+            [self.forge_program, *args], cwd=self.project, env=self.base_environ(),
             capture_output=True, text=True, timeout=120,
         )
         if check and done.returncode != 0:
@@ -353,6 +365,14 @@ class RealClientProject:
         path = self.project / ".claude" / "settings.json"
         loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         return loaded
+
+    def write_settings(self, settings: Mapping[str, Any], *, suffix: str = "") -> Path:
+        """Replace the project's Claude Code settings with ``settings`` (JSON) and ``suffix``
+        (raw text spliced in before the closing brace, for what JSON cannot say: ``NaN``)."""
+        text = json.dumps(settings, indent=2)
+        if suffix:
+            text = text.rstrip().removesuffix("}").rstrip() + ",\n" + suffix + "\n}"
+        return self.write(".claude/settings.json", text + "\n")
 
     def audit_records(self) -> list[dict[str, Any]]:
         """The project's audit log (``.forge/audit/overrides.log``), one dict per record."""
@@ -402,11 +422,14 @@ class RealClientProject:
     def close(self) -> None:
         """Stop the model and the project's warm worker, if one started."""
         self.model.close()
-        if (self.project / ".forge").is_dir():
-            subprocess.run(
-                [forge_policy_program(), "worker", "stop"], cwd=self.project,
-                env=self.base_environ(), capture_output=True, timeout=30, check=False,
-            )
+        if (self.project / ".forge" / "runtime" / "worker").is_dir():
+            try:
+                subprocess.run(
+                    [forge_policy_program(), "worker", "stop"], cwd=self.project,
+                    env=self.base_environ(), capture_output=True, timeout=30, check=False,
+                )
+            except (OSError, subprocess.TimeoutExpired):
+                pass  # nothing to stop, or it will stop when idle
 
     def __enter__(self) -> RealClientProject:
         return self
