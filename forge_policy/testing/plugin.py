@@ -1,5 +1,6 @@
 """The pytest plugin (registered through the ``pytest11`` entry point): ``forge_clock``,
-``forge_catalog`` and ``forge_evaluator``.
+``forge_catalog``, ``forge_evaluator`` and ``forge_real_client`` (a real coding-agent client run
+against a scripted model, :mod:`forge_policy.testing.real_client`).
 
 Installed ``forge-policy`` makes these fixtures available to every test suite; nothing is
 imported from the package until a fixture is used.
@@ -159,6 +160,18 @@ def forge_real_client_search() -> list[Path]:
     return []
 
 
+def open_real_client(client: str, folder: Path, **options: Any) -> Any:
+    """A :class:`~forge_policy.testing.real_client.RealClientProject` in ``folder``, or a skip
+    naming what is missing when the client is not installed (for a fixture of wider scope than
+    ``forge_real_client``'s: close it yourself)."""
+    from forge_policy.testing.real_client import ClientMissing, RealClientProject
+
+    try:
+        return RealClientProject(client, folder, **options)
+    except ClientMissing as missing:
+        pytest.skip(str(missing))
+
+
 @pytest.fixture
 def forge_real_client(
     tmp_path: Path, forge_real_client_search: list[Path]
@@ -168,19 +181,12 @@ def forge_real_client(
     :class:`~forge_policy.testing.real_client.RealClientProject`; ``.run(turns)`` runs the
     client once. A client that is not installed skips the test with the reason; every project
     (its model, its worker) is stopped when the test ends."""
-    from forge_policy.testing.real_client import ClientMissing, RealClientProject
+    made: list[Any] = []
 
-    made: list[RealClientProject] = []
-
-    def make(client: str = "claude-code", **options: Any) -> RealClientProject:
-        folder = tmp_path / f"real-client-{len(made)}"
+    def make(client: str = "claude-code", **options: Any) -> Any:
         options.setdefault("search", forge_real_client_search)
-        try:
-            project = RealClientProject(client, folder, **options)
-        except ClientMissing as missing:
-            pytest.skip(str(missing))
-        made.append(project)
-        return project
+        made.append(open_real_client(client, tmp_path / f"real-client-{len(made)}", **options))
+        return made[-1]
 
     yield make
     for project in made:

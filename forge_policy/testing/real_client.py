@@ -20,6 +20,7 @@ the scripted model (a dummy key): nothing leaves the machine. The pytest fixture
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -33,7 +34,14 @@ from typing import Any
 
 import attrs
 
-from forge_policy.testing.models import AnthropicModel, ScriptedModel, ToolCall, ToolResult, Turn
+from forge_policy.testing.models import (
+    AnthropicModel,
+    Request,
+    ScriptedModel,
+    ToolCall,
+    ToolResult,
+    Turn,
+)
 
 #: What the scripted model is told by the client's first prompt.
 PROMPT = "Do the task."
@@ -69,9 +77,16 @@ class ClientRun:
     returncode: int
     session_id: str | None
     wire_ids: Mapping[str, str] = attrs.field(factory=dict)
+    #: the requests the client sent the model during this run
+    requests: tuple[Request, ...] = ()
+
+    def model_saw(self, text: str) -> bool:
+        """Whether ``text`` appears in anything the client sent the model in this run (tool
+        results, reminders, context a hook added)."""
+        return any(text in json.dumps(r.body, ensure_ascii=False) for r in self.requests)
 
     def result(self, index: int = 0) -> ToolResult:
-        """The result of the ``index``-th requested call (an ``AssertionError`` if none came back)."""
+        """The result of the ``index``-th requested call (``AssertionError`` if none came back)."""
         found = self.results.get(self.requested[index].id)
         if found is None:
             raise AssertionError(
@@ -93,7 +108,9 @@ class ClientRun:
         return tuple(
             c
             for c in self.requested
-            if c.id not in denied and (r := self.results.get(c.id)) is not None and not _hook_error(r)
+            if c.id not in denied
+            and (r := self.results.get(c.id)) is not None
+            and not _hook_error(r)
         )
 
     def describe(self) -> str:
@@ -156,7 +173,9 @@ class Driver:
     def transcript(self, project: RealClientProject, session_id: str | None) -> Path | None:
         return None
 
-    def results(self, model: ScriptedModel, calls: Sequence[ToolCall]) -> dict[str, ToolResult | None]:
+    def results(
+        self, model: ScriptedModel, calls: Sequence[ToolCall]
+    ) -> dict[str, ToolResult | None]:
         return {c.id: None for c in calls}
 
 
@@ -223,7 +242,9 @@ class ClaudeCode(Driver):
         found = sorted((project.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
         return found[0] if found else None
 
-    def results(self, model: ScriptedModel, calls: Sequence[ToolCall]) -> dict[str, ToolResult | None]:
+    def results(
+        self, model: ScriptedModel, calls: Sequence[ToolCall]
+    ) -> dict[str, ToolResult | None]:
         assert isinstance(model, AnthropicModel)
         seen = model.tool_results()
         return {c.id: seen.get(model.wire_id(c)) for c in calls}
@@ -297,7 +318,10 @@ class RealClientProject:
             else:
                 subprocess.run(
                     ["git", "clone", "-q", str(clone), str(self.project)],
-                    env=self.base_environ(), capture_output=True, check=True, timeout=60,
+                    env=self.base_environ(),
+                    capture_output=True,
+                    check=True,
+                    timeout=60,
                 )
             self.git("config", "user.email", "dev@example.invalid")
             self.git("config", "user.name", "dev")
@@ -321,20 +345,30 @@ class RealClientProject:
     def git(self, *args: str) -> str:
         """Run git in the project; its output."""
         done = subprocess.run(
-            ["git", *args], cwd=self.project, env=self.base_environ(),
-            capture_output=True, text=True, check=True, timeout=60,
+            ["git", *args],
+            cwd=self.project,
+            env=self.base_environ(),
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
         )
         return done.stdout
 
     def forge(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run this environment's ``forge-policy`` in the project."""
         done = subprocess.run(
-            [self.forge_program, *args], cwd=self.project, env=self.base_environ(),
-            capture_output=True, text=True, timeout=120,
+            [self.forge_program, *args],
+            cwd=self.project,
+            env=self.base_environ(),
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         if check and done.returncode != 0:
             raise AssertionError(
-                f"forge-policy {' '.join(args)} exited {done.returncode}:\n{done.stdout}{done.stderr}"
+                f"forge-policy {' '.join(args)} exited {done.returncode}:\n"
+                f"{done.stdout}{done.stderr}"
             )
         return done
 
@@ -388,16 +422,24 @@ class RealClientProject:
         *,
         prompt: str = PROMPT,
         environ: Mapping[str, str] | None = None,
+        args: Sequence[str] = (),
         timeout: float = RUN_TIMEOUT,
     ) -> ClientRun:
-        """Script the model with ``turns``, run the client once, and say what happened."""
+        """Script the model with ``turns``, run the client once (``args`` appended to its command
+        line, e.g. Claude Code's ``--resume SESSION``), and say what happened."""
         script = list(turns)
         self.model.script(script)
+        first_request = len(self.model.requests)
         before = _snapshot(self.project)
         env = self.base_environ() | self.driver.environ(self) | dict(environ or {})
         done = subprocess.run(
-            self.driver.command(self.program, prompt), cwd=self.project, env=env,
-            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+            [*self.driver.command(self.program, prompt), *args],
+            cwd=self.project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
         )
         output, denials, session = self.driver.parse(done.stdout)
         calls = tuple(c for turn in script[: self.model.served] for c in turn.tool_calls)
@@ -415,6 +457,7 @@ class RealClientProject:
             returncode=done.returncode,
             session_id=session,
             wire_ids={c.id: self.model.wire_id(c) for c in calls},
+            requests=tuple(self.model.requests[first_request:]),
         )
         self.runs.append(result)
         return result
@@ -423,13 +466,16 @@ class RealClientProject:
         """Stop the model and the project's warm worker, if one started."""
         self.model.close()
         if (self.project / ".forge" / "runtime" / "worker").is_dir():
-            try:
+            # nothing to stop, or it stops when idle
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
                 subprocess.run(
-                    [forge_policy_program(), "worker", "stop"], cwd=self.project,
-                    env=self.base_environ(), capture_output=True, timeout=30, check=False,
+                    [forge_policy_program(), "worker", "stop"],
+                    cwd=self.project,
+                    env=self.base_environ(),
+                    capture_output=True,
+                    timeout=30,
+                    check=False,
                 )
-            except (OSError, subprocess.TimeoutExpired):
-                pass  # nothing to stop, or it will stop when idle
 
     def __enter__(self) -> RealClientProject:
         return self

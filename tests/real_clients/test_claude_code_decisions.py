@@ -4,20 +4,28 @@ model as the tool result."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from forge_policy.testing.models import Turn
+from forge_policy.testing.plugin import open_real_client
+from tests.real_clients.conftest import NODE_BIN
 from tests.real_clients.policy import ASK, ASK_MARK, SOFT, SOFT_MARK
 
 
-@pytest.fixture
-def claude(forge_real_client: Any) -> Any:
-    project = forge_real_client("claude-code", init_args=("--no-worker",))
+@pytest.fixture(scope="module")
+def claude(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One project for the module (each run is a new session, so no test sees another's
+    counters), with the warm worker ``init`` writes by default."""
+    project = open_real_client(
+        "claude-code", tmp_path_factory.mktemp("claude-decisions"), search=[NODE_BIN]
+    )
     project.add_behavior(SOFT)
     project.add_behavior(ASK)
-    return project
+    yield project
+    project.close()
 
 
 def test_allowed_calls_run(claude: Any) -> None:
@@ -87,11 +95,12 @@ HARD = {
 
 @pytest.mark.parametrize("tool", TOOLS)
 def test_hard_block_refuses_every_time(claude: Any, tool: str) -> None:
-    (claude.home / ".ssh").mkdir()
+    (claude.home / ".ssh").mkdir(exist_ok=True)
     (claude.home / ".ssh" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
     call = HARD[tool].tool_calls[0]
     tool_input = {
-        k: str(v).format(home=claude.home) if k == "file_path" and "{home}" in str(v)
+        k: str(v).format(home=claude.home)
+        if k == "file_path" and "{home}" in str(v)
         else (str(claude.project / v) if k == "file_path" else v)
         for k, v in call.input.items()
     }
@@ -100,3 +109,25 @@ def test_hard_block_refuses_every_time(claude: Any, tool: str) -> None:
     assert "cannot be overridden" in run.result(0).text
     assert "cannot be overridden" in run.result(1).text
     assert not any(p.startswith(".forge/behaviors") for p in run.files_written)
+
+
+def test_the_warm_worker_client_is_what_init_wrote(claude: Any) -> None:
+    command = claude.settings()["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert "worker/launch.py" in command
+
+
+def test_the_plain_hook_command_of_no_worker_is_honoured(forge_real_client: Any) -> None:
+    """``init --no-worker`` writes ``forge-policy hook``: the same answers, in-process."""
+    claude = forge_real_client("claude-code", init_args=("--no-worker",))
+    command = claude.settings()["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command.endswith("forge-policy hook")
+    run = claude.run(
+        [
+            Turn.call("Bash", command="echo fine"),
+            Turn.call("Bash", command="git push --force origin main"),
+            Turn.say("done"),
+        ]
+    )
+    assert [c.id for c in run.ran] == [run.requested[0].id], run.describe()
+    assert [c.id for c in run.denied] == [run.requested[1].id], run.describe()
+    assert "[no-destructive-git]" in run.result(1).text

@@ -94,9 +94,7 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text", "")) for part in content if isinstance(part, dict)
-        )
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
     return "" if content is None else str(content)
 
 
@@ -106,7 +104,12 @@ def _content(turn: Turn) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": turn.text})
     for call in turn.tool_calls:
         blocks.append(
-            {"type": "tool_use", "id": f"toolu_{call.id}", "name": call.name, "input": dict(call.input)}
+            {
+                "type": "tool_use",
+                "id": f"toolu_{call.id}",
+                "name": call.name,
+                "input": dict(call.input),
+            }
         )
     return blocks
 
@@ -144,16 +147,25 @@ def _events(content: list[dict[str, Any]], stop: str, model: str) -> list[tuple[
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         events += [
-            ("content_block_start", {"type": "content_block_start", "index": index,
-                                     "content_block": opening}),
-            ("content_block_delta", {"type": "content_block_delta", "index": index,
-                                     "delta": delta}),
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opening},
+            ),
+            (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            ),
             ("content_block_stop", {"type": "content_block_stop", "index": index}),
         ]
     events += [
-        ("message_delta", {"type": "message_delta",
-                           "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": 1}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 1},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
     ]
     return events
