@@ -3,7 +3,7 @@
 
 >>> from forge_policy.testing.real_client import DRIVERS
 >>> sorted(DRIVERS)
-['claude-code']
+['claude-code', 'copilot']
 
 A :class:`RealClientProject` is a temporary git repository with its own ``HOME`` (nothing of the
 user's configuration is read), set up by the real ``forge-policy init --harness NAME`` of this
@@ -173,10 +173,17 @@ class Driver:
     def transcript(self, project: RealClientProject, session_id: str | None) -> Path | None:
         return None
 
+    def refused(self, result: ToolResult) -> bool:
+        """Whether a tool result says the hook refused the call (for a client that keeps no
+        list of its own denials)."""
+        return False
+
     def results(
         self, model: ScriptedModel, calls: Sequence[ToolCall]
     ) -> dict[str, ToolResult | None]:
-        return {c.id: None for c in calls}
+        """Each call's result as the model saw it (from the recorded requests)."""
+        seen = model.tool_results()
+        return {c.id: seen.get(model.wire_id(c)) for c in calls}
 
 
 class ClaudeCode(Driver):
@@ -242,12 +249,75 @@ class ClaudeCode(Driver):
         found = sorted((project.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
         return found[0] if found else None
 
-    def results(
-        self, model: ScriptedModel, calls: Sequence[ToolCall]
-    ) -> dict[str, ToolResult | None]:
-        assert isinstance(model, AnthropicModel)
-        seen = model.tool_results()
-        return {c.id: seen.get(model.wire_id(c)) for c in calls}
+
+class Copilot(Driver):
+    """GitHub Copilot CLI in programmatic mode (``copilot -p PROMPT --allow-all-tools
+    --output-format json``), on its "bring your own key" provider: ``COPILOT_PROVIDER_BASE_URL``,
+    ``COPILOT_PROVIDER_TYPE=anthropic``, ``COPILOT_PROVIDER_API_KEY``, ``COPILOT_MODEL``, and
+    ``COPILOT_OFFLINE=true`` so it contacts nothing but the provider and needs no GitHub sign-in
+    (https://docs.github.com/en/copilot/how-tos/copilot-cli/customize-copilot/use-byok-models,
+    https://github.blog/changelog/2026-04-07-copilot-cli-now-supports-byok-and-local-models).
+
+    Copilot loads a repository's ``.github/hooks/*.json`` only in a folder the user trusts, so
+    the temporary ``HOME`` trusts the project (``trusted_folders`` in ``~/.copilot/config.json``).
+    It keeps no list of denials: a refused call's result starts with "Denied by preToolUse hook".
+    """
+
+    harness = "copilot"
+    programs = ("copilot",)
+    model_class = AnthropicModel
+    #: whether the temporary HOME trusts the project (Copilot loads no project hooks otherwise)
+    trust = True
+
+    def prepare(self, project: RealClientProject) -> None:
+        config = project.home / ".copilot" / "config.json"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        trusted = [str(project.project)] if self.trust else []
+        config.write_text(json.dumps({"trusted_folders": trusted}), "utf-8")
+
+    def command(self, program: str, prompt: str) -> list[str]:
+        return [
+            program,
+            "-p",
+            prompt,
+            "--allow-all-tools",
+            "--output-format",
+            "json",
+            "--no-auto-update",
+        ]
+
+    def environ(self, project: RealClientProject) -> dict[str, str]:
+        return {
+            "COPILOT_PROVIDER_BASE_URL": project.model.url,
+            "COPILOT_PROVIDER_TYPE": "anthropic",
+            "COPILOT_PROVIDER_API_KEY": "sk-ant-scripted-model",
+            "COPILOT_MODEL": "claude-sonnet-4-5",
+            "COPILOT_OFFLINE": "true",
+        }
+
+    def parse(self, stdout: str) -> tuple[Any, tuple[Mapping[str, Any], ...], str | None]:
+        events = []
+        for line in stdout.splitlines():
+            with contextlib.suppress(ValueError):
+                events.append(json.loads(line))
+        session = next(
+            (
+                e.get("sessionId")
+                for e in events
+                if isinstance(e, dict) and e.get("type") == "result"
+            ),
+            None,
+        )
+        return events, (), session if isinstance(session, str) else None
+
+    def transcript(self, project: RealClientProject, session_id: str | None) -> Path | None:
+        if not session_id:
+            return None
+        path = project.home / ".copilot" / "session-state" / session_id / "events.jsonl"
+        return path if path.is_file() else None
+
+    def refused(self, result: ToolResult) -> bool:
+        return result.text.startswith("Denied by preToolUse hook")
 
 
 def _bundled_claude() -> str | None:
@@ -259,7 +329,7 @@ def _bundled_claude() -> str | None:
     return str(bundled) if bundled.is_file() else None
 
 
-DRIVERS: dict[str, type[Driver]] = {"claude-code": ClaudeCode}
+DRIVERS: dict[str, type[Driver]] = {"claude-code": ClaudeCode, "copilot": Copilot}
 
 
 def forge_policy_program() -> str:
@@ -443,11 +513,17 @@ class RealClientProject:
         )
         output, denials, session = self.driver.parse(done.stdout)
         calls = tuple(c for turn in script[: self.model.served] for c in turn.tool_calls)
+        results = self.driver.results(self.model, calls)
+        denials += tuple(
+            {"tool_name": c.name, "tool_use_id": c.id, "tool_input": dict(c.input)}
+            for c in calls
+            if (r := results.get(c.id)) is not None and self.driver.refused(r)
+        )
         after = _snapshot(self.project)
         changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
         result = ClientRun(
             requested=calls,
-            results=self.driver.results(self.model, calls),
+            results=results,
             denials=denials,
             files_written=frozenset(changed),
             transcript=self.driver.transcript(self, session),

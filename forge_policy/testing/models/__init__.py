@@ -14,9 +14,10 @@ from forge_policy.testing.models._server import (
     Request,
     ScriptedModel,
     ToolCall,
+    ToolResult,
     Turn,
 )
-from forge_policy.testing.models.anthropic import AnthropicModel, ToolResult
+from forge_policy.testing.models.anthropic import AnthropicModel
 
 __all__ = [
     "DONE_TEXT",

@@ -80,6 +80,23 @@ class Request:
     body: Any
 
 
+class ToolResult:
+    """A tool's result as the model saw it: its text and whether the client marked it an error.
+
+    >>> ToolResult("boom", True)
+    ToolResult(text='boom', is_error=True)
+    """
+
+    __slots__ = ("is_error", "text")
+
+    def __init__(self, text: str, is_error: bool) -> None:
+        self.text = text
+        self.is_error = is_error
+
+    def __repr__(self) -> str:
+        return f"ToolResult(text={self.text!r}, is_error={self.is_error!r})"
+
+
 class ScriptedModel:
     """A wire API served from a script on ``127.0.0.1`` (a free port), as a context manager.
 
@@ -130,6 +147,10 @@ class ScriptedModel:
     def respond(self, request: Request) -> tuple[int, Mapping[str, str], Iterator[bytes]]:
         """Status, headers and body chunks for ``request`` (each chunk is flushed)."""
         raise NotImplementedError
+
+    def tool_results(self) -> dict[str, ToolResult]:
+        """Every tool result the client sent back, by wire id (what the model saw of each call)."""
+        return {}
 
     # --- the server ----------------------------------------------------------------------
     def __enter__(self) -> ScriptedModel:

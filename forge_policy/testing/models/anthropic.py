@@ -23,6 +23,7 @@ from forge_policy.testing.models._server import (
     Request,
     ScriptedModel,
     ToolCall,
+    ToolResult,
     Turn,
     json_reply,
     sse,
@@ -71,23 +72,6 @@ class AnthropicModel(ScriptedModel):
                             _text_of(block.get("content")), bool(block.get("is_error"))
                         )
         return found
-
-
-class ToolResult:
-    """A tool's result as the model saw it: its text and whether the client marked it an error.
-
-    >>> ToolResult("boom", True)
-    ToolResult(text='boom', is_error=True)
-    """
-
-    __slots__ = ("is_error", "text")
-
-    def __init__(self, text: str, is_error: bool) -> None:
-        self.text = text
-        self.is_error = is_error
-
-    def __repr__(self) -> str:
-        return f"ToolResult(text={self.text!r}, is_error={self.is_error!r})"
 
 
 def _text_of(content: Any) -> str:
