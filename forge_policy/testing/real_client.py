@@ -3,7 +3,7 @@
 
 >>> from forge_policy.testing.real_client import DRIVERS
 >>> sorted(DRIVERS)
-['claude-code', 'copilot']
+['claude-code', 'codex', 'copilot']
 
 A :class:`RealClientProject` is a temporary git repository with its own ``HOME`` (nothing of the
 user's configuration is read), set up by the real ``forge-policy init --harness NAME`` of this
@@ -37,6 +37,7 @@ import attrs
 from forge_policy.testing.models import (
     AnthropicModel,
     Request,
+    ResponsesModel,
     ScriptedModel,
     ToolCall,
     ToolResult,
@@ -320,6 +321,79 @@ class Copilot(Driver):
         return result.text.startswith("Denied by preToolUse hook")
 
 
+class Codex(Driver):
+    """Codex CLI non-interactively (``codex exec --json PROMPT``), on a custom model provider in
+    ``$CODEX_HOME/config.toml`` (``~/.codex``): ``model_provider`` naming a
+    ``[model_providers.<id>]`` table with ``base_url``, ``env_key`` and ``wire_api =
+    "responses"`` (https://developers.openai.com/codex/config-advanced, "Custom model
+    providers"), served by :class:`~forge_policy.testing.models.ResponsesModel`.
+
+    Codex loads a project's ``.codex/hooks.json`` only in a trusted project (``[projects."<dir>"]
+    trust_level = "trusted"``), and runs a non-managed hook only once the user has reviewed and
+    trusted its exact definition (``/hooks``); ``--dangerously-bypass-hook-trust`` stands in for
+    that review here (https://developers.openai.com/codex/hooks, "Review and trust hooks").
+    Codex keeps no list of denials: a refused call's output starts with "Command blocked by
+    PreToolUse hook".
+    """
+
+    harness = "codex"
+    programs = ("codex",)
+    model_class = ResponsesModel
+
+    def prepare(self, project: RealClientProject) -> None:
+        config = project.home / ".codex" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(
+            'model = "scripted"\n'
+            'model_provider = "scripted"\n'
+            'approval_policy = "never"\n'
+            'sandbox_mode = "danger-full-access"\n'
+            "[model_providers.scripted]\n"
+            'name = "scripted model"\n'
+            f'base_url = "{project.model.url}/v1"\n'
+            'env_key = "SCRIPTED_MODEL_API_KEY"\n'
+            'wire_api = "responses"\n'
+            f"[projects.{json.dumps(str(project.project))}]\n"
+            'trust_level = "trusted"\n',
+            "utf-8",
+        )
+
+    def command(self, program: str, prompt: str) -> list[str]:
+        return [program, "exec", "--json", "--dangerously-bypass-hook-trust", prompt]
+
+    def environ(self, project: RealClientProject) -> dict[str, str]:
+        return {
+            "SCRIPTED_MODEL_API_KEY": "sk-scripted-model",
+            "CODEX_HOME": str(project.home / ".codex"),
+        }
+
+    def parse(self, stdout: str) -> tuple[Any, tuple[Mapping[str, Any], ...], str | None]:
+        events = _json_lines(stdout)
+        session = next(
+            (e.get("thread_id") for e in events if e.get("type") == "thread.started"), None
+        )
+        return events, (), session if isinstance(session, str) else None
+
+    def transcript(self, project: RealClientProject, session_id: str | None) -> Path | None:
+        if not session_id:
+            return None
+        found = sorted((project.home / ".codex" / "sessions").rglob(f"*{session_id}*.jsonl"))
+        return found[0] if found else None
+
+    def refused(self, result: ToolResult) -> bool:
+        return result.text.startswith("Command blocked by PreToolUse hook")
+
+
+def _json_lines(stdout: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for line in stdout.splitlines():
+        with contextlib.suppress(ValueError):
+            event = json.loads(line)
+            if isinstance(event, dict):
+                events.append(event)
+    return events
+
+
 def _bundled_claude() -> str | None:
     try:
         import claude_agent_sdk
@@ -329,7 +403,7 @@ def _bundled_claude() -> str | None:
     return str(bundled) if bundled.is_file() else None
 
 
-DRIVERS: dict[str, type[Driver]] = {"claude-code": ClaudeCode, "copilot": Copilot}
+DRIVERS: dict[str, type[Driver]] = {"claude-code": ClaudeCode, "codex": Codex, "copilot": Copilot}
 
 
 def forge_policy_program() -> str:

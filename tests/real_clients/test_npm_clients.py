@@ -19,6 +19,7 @@ from tests.real_clients.policy import ASK, ASK_MARK, SOFT, SOFT_MARK
 
 #: each client's shell tool: a turn running ``command``
 SHELL: dict[str, Callable[[str], Turn]] = {
+    "codex": lambda command: Turn.call("exec_command", cmd=command),
     "copilot": lambda command: Turn.call("bash", command=command, description="run it"),
 }
 CLIENTS = sorted(SHELL)
