@@ -3,7 +3,7 @@
 
 >>> from forge_policy.testing.real_client import DRIVERS
 >>> sorted(DRIVERS)
-['claude-code', 'codex', 'copilot']
+['claude-code', 'codex', 'copilot', 'gemini']
 
 A :class:`RealClientProject` is a temporary git repository with its own ``HOME`` (nothing of the
 user's configuration is read), set up by the real ``forge-policy init --harness NAME`` of this
@@ -36,6 +36,7 @@ import attrs
 
 from forge_policy.testing.models import (
     AnthropicModel,
+    GeminiModel,
     Request,
     ResponsesModel,
     ScriptedModel,
@@ -384,6 +385,56 @@ class Codex(Driver):
         return result.text.startswith("Command blocked by PreToolUse hook")
 
 
+class Gemini(Driver):
+    """Gemini CLI headless (``gemini -p PROMPT --output-format json --yolo``) on a Gemini API key
+    with ``GOOGLE_GEMINI_BASE_URL`` naming the scripted model (honoured since
+    google-gemini/gemini-cli#25357, "fix(core): honor GOOGLE_GEMINI_BASE_URL"; plain HTTP only
+    for localhost), ``security.auth.selectedType: "gemini-api-key"`` in the user settings, and
+    ``GEMINI_CLI_TRUST_WORKSPACE=true`` (where folder trust is on, project settings, and so
+    their hooks, load only in a trusted folder: https://geminicli.com/docs/cli/trusted-folders).
+    A refused call's result is an error naming "Tool execution blocked".
+    """
+
+    harness = "gemini"
+    programs = ("gemini",)
+    model_class = GeminiModel
+
+    def prepare(self, project: RealClientProject) -> None:
+        settings = project.home / ".gemini" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(
+            json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}), "utf-8"
+        )
+
+    def command(self, program: str, prompt: str) -> list[str]:
+        return [program, "-p", prompt, "--output-format", "json", "--yolo"]
+
+    def environ(self, project: RealClientProject) -> dict[str, str]:
+        return {
+            "GEMINI_API_KEY": "scripted-model",
+            "GOOGLE_GEMINI_BASE_URL": project.model.url,
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        }
+
+    def parse(self, stdout: str) -> tuple[Any, tuple[Mapping[str, Any], ...], str | None]:
+        start = stdout.find("{")
+        try:
+            output = json.loads(stdout[start:]) if start >= 0 else stdout
+        except ValueError:
+            return stdout, (), None
+        session = output.get("session_id") if isinstance(output, dict) else None
+        return output, (), session if isinstance(session, str) else None
+
+    def transcript(self, project: RealClientProject, session_id: str | None) -> Path | None:
+        if not session_id:
+            return None
+        found = sorted((project.home / ".gemini" / "tmp").rglob(f"*{session_id[:8]}*.json*"))
+        return found[0] if found else None
+
+    def refused(self, result: ToolResult) -> bool:
+        return result.is_error and "Tool execution blocked" in result.text
+
+
 def _json_lines(stdout: str) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     for line in stdout.splitlines():
@@ -403,7 +454,12 @@ def _bundled_claude() -> str | None:
     return str(bundled) if bundled.is_file() else None
 
 
-DRIVERS: dict[str, type[Driver]] = {"claude-code": ClaudeCode, "codex": Codex, "copilot": Copilot}
+DRIVERS: dict[str, type[Driver]] = {
+    "claude-code": ClaudeCode,
+    "codex": Codex,
+    "copilot": Copilot,
+    "gemini": Gemini,
+}
 
 
 def forge_policy_program() -> str:

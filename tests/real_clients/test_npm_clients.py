@@ -20,6 +20,7 @@ from tests.real_clients.policy import ASK, ASK_MARK, SOFT, SOFT_MARK
 #: each client's shell tool: a turn running ``command``
 SHELL: dict[str, Callable[[str], Turn]] = {
     "codex": lambda command: Turn.call("exec_command", cmd=command),
+    "gemini": lambda command: Turn.call("run_shell_command", command=command),
     "copilot": lambda command: Turn.call("bash", command=command, description="run it"),
 }
 CLIENTS = sorted(SHELL)

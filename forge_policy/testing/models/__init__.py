@@ -18,11 +18,13 @@ from forge_policy.testing.models._server import (
     Turn,
 )
 from forge_policy.testing.models.anthropic import AnthropicModel
+from forge_policy.testing.models.gemini import GeminiModel
 from forge_policy.testing.models.openai import ResponsesModel
 
 __all__ = [
     "DONE_TEXT",
     "AnthropicModel",
+    "GeminiModel",
     "Request",
     "ResponsesModel",
     "ScriptedModel",
