@@ -9,12 +9,14 @@ forge_policy has no adapter and ``init`` nothing to write for it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from forge_policy.testing.models import Turn
+from forge_policy.testing.plugin import open_real_client
+from tests.real_clients.conftest import NODE_BIN
 from tests.real_clients.policy import ASK, ASK_MARK, SOFT, SOFT_MARK
 
 #: each client's shell tool: a turn running ``command``
@@ -26,13 +28,20 @@ SHELL: dict[str, Callable[[str], Turn]] = {
 CLIENTS = sorted(SHELL)
 
 
-@pytest.fixture(params=CLIENTS)
-def client(request: pytest.FixtureRequest, forge_real_client: Any) -> Any:
-    project = forge_real_client(request.param, init_args=("--no-worker",))
+@pytest.fixture(scope="module", params=CLIENTS)
+def client(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    """One project per client for the module (each run is a new session), with the warm-worker
+    hook ``init`` writes by default."""
+    project = open_real_client(
+        request.param, tmp_path_factory.mktemp(request.param), search=[NODE_BIN]
+    )
     project.add_behavior(SOFT)
     project.add_behavior(ASK)
     project.shell = SHELL[request.param]
-    return project
+    yield project
+    project.close()
 
 
 def test_shell_allow_and_hard_block(client: Any) -> None:
