@@ -86,3 +86,14 @@ def test_copilot_loads_no_project_hooks_in_a_folder_it_does_not_trust(
     run = copilot.run([SHELL["copilot"]("git push --force origin main"), Turn.say("done")])
     assert run.ran and not run.denied, run.describe()
     assert copilot.audit_records() == []
+
+
+def test_codex_skips_a_hook_nobody_reviewed(forge_real_client: Any) -> None:
+    """The hazard: Codex runs a project's non-managed hook only after the user reviewed and
+    trusted its exact definition (``/hooks``); until then the hook ``init`` wrote never runs
+    (observed with 0.171.0, without ``--dangerously-bypass-hook-trust``)."""
+    codex = forge_real_client("codex", init_args=("--no-worker",))
+    codex.driver.command = lambda program, prompt: [program, "exec", "--json", prompt]
+    run = codex.run([SHELL["codex"]("git push --force origin main"), Turn.say("done")])
+    assert run.ran and not run.denied, run.describe()
+    assert codex.audit_records() == []
