@@ -164,7 +164,8 @@ def open_real_client(client: str, folder: Path, **options: Any) -> Any:
     """A :class:`~forge_policy.testing.real_client.RealClientProject` in ``folder``, or a skip
     naming what is missing when the client is not installed (for a fixture of wider scope than
     ``forge_real_client``'s: close it yourself)."""
-    from forge_policy.testing.real_client import ClientMissing, RealClientProject
+    from forge_policy.testing.clients import ClientMissing
+    from forge_policy.testing.real_client import RealClientProject
 
     try:
         return RealClientProject(client, folder, **options)

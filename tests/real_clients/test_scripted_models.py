@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from forge_policy.testing.clients import ClientMissing
 from forge_policy.testing.models import (
     DONE_TEXT,
     AnthropicModel,
@@ -19,7 +20,7 @@ from forge_policy.testing.models import (
     ScriptedModel,
     Turn,
 )
-from forge_policy.testing.real_client import ClientMissing, RealClientProject
+from forge_policy.testing.real_client import RealClientProject
 
 
 def _post(model: ScriptedModel, path: str, body: dict[str, Any]) -> tuple[str, str]:
