@@ -1,5 +1,6 @@
 """The pytest plugin (registered through the ``pytest11`` entry point): ``forge_clock``,
-``forge_catalog`` and ``forge_evaluator``.
+``forge_catalog``, ``forge_evaluator`` and ``forge_real_client`` (a real coding-agent client run
+against a scripted model, :mod:`forge_policy.testing.real_client`).
 
 Installed ``forge-policy`` makes these fixtures available to every test suite; nothing is
 imported from the package until a fixture is used.
@@ -150,3 +151,44 @@ def forge_evaluator(
     factory = EvaluatorFactory(tmp_path / "forge-stores", forge_clock, forge_catalog)
     yield factory
     factory.close()
+
+
+@pytest.fixture
+def forge_real_client_search() -> list[Path]:
+    """Folders where ``forge_real_client`` looks for a client's program besides ``PATH``
+    (override it in a ``conftest.py``, e.g. with a project-local ``node_modules/.bin``)."""
+    return []
+
+
+def open_real_client(client: str, folder: Path, **options: Any) -> Any:
+    """A :class:`~forge_policy.testing.real_client.RealClientProject` in ``folder``, or a skip
+    naming what is missing when the client is not installed (for a fixture of wider scope than
+    ``forge_real_client``'s: close it yourself)."""
+    from forge_policy.testing.clients import ClientMissing
+    from forge_policy.testing.real_client import RealClientProject
+
+    try:
+        return RealClientProject(client, folder, **options)
+    except ClientMissing as missing:
+        pytest.skip(str(missing))
+
+
+@pytest.fixture
+def forge_real_client(
+    tmp_path: Path, forge_real_client_search: list[Path]
+) -> Iterator[Callable[..., Any]]:
+    """A factory of projects run by a real client against a scripted model:
+    ``forge_real_client("claude-code", init_args=("--no-worker",), environ={...})`` returns a
+    :class:`~forge_policy.testing.real_client.RealClientProject`; ``.run(turns)`` runs the
+    client once. A client that is not installed skips the test with the reason; every project
+    (its model, its worker) is stopped when the test ends."""
+    made: list[Any] = []
+
+    def make(client: str = "claude-code", **options: Any) -> Any:
+        options.setdefault("search", forge_real_client_search)
+        made.append(open_real_client(client, tmp_path / f"real-client-{len(made)}", **options))
+        return made[-1]
+
+    yield make
+    for project in made:
+        project.close()

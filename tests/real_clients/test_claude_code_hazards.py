@@ -1,0 +1,139 @@
+"""What Claude Code does when the hook entry ``init`` wrote cannot run, or when the settings
+file holding it is one Claude Code rejects: the fail-open cases a user does not see.
+
+Observed with the bundled Claude Code (``claude_agent_sdk/_bundled/claude``, 2.1.332):
+- a hook command that does not exist (exit 127) is a non-blocking error: the call runs;
+- the same entry with ``"onFailure": "block"`` (Claude Code 2.1.295 and later:
+  https://github.com/anthropics/claude-code/releases/tag/v2.1.295, "Added onFailure: "block"
+  for command and HTTP hooks") refuses the call;
+- a settings file with ``NaN`` or a wrong type (``"permissions": 5``) loads no hooks at all, so
+  a call the hook would refuse runs; an unknown key does not (issue 23 makes protect-governance
+  refuse such a write);
+- a teammate's clone of a project whose committed hook names a ``forge-policy`` path that does
+  not exist on their machine runs every call unchecked (issue 25).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forge_policy.testing.models import Turn
+
+FORCE_PUSH = "git push --force origin main"
+
+
+def _handlers(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        handler
+        for entries in settings["hooks"].values()
+        for entry in entries
+        for handler in entry["hooks"]
+    ]
+
+
+def _push(project: Any) -> Any:
+    return project.run([Turn.call("Bash", command=FORCE_PUSH), Turn.say("done")])
+
+
+@pytest.fixture
+def claude(forge_real_client: Any) -> Any:
+    return forge_real_client("claude-code", init_args=("--no-worker",))
+
+
+def test_the_hook_as_init_wrote_it_refuses(claude: Any) -> None:
+    """The baseline every hazard below departs from."""
+    run = _push(claude)
+    assert run.denied and not run.ran, run.describe()
+
+
+def _break_command(claude: Any, **pre_tool_use: Any) -> None:
+    """Every handler's command names a program that does not exist; ``pre_tool_use`` keys are
+    added to the PreToolUse handlers only (``onFailure: block`` on UserPromptSubmit would
+    refuse the prompt itself, before the model is asked anything)."""
+    settings = claude.settings()
+    for event, entries in settings["hooks"].items():
+        for handler in (h for entry in entries for h in entry["hooks"]):
+            handler["command"] = str(claude.folder / "gone" / "forge-policy") + " hook"
+            if event == "PreToolUse":
+                handler.update(pre_tool_use)
+    claude.write_settings(settings)
+
+
+def test_a_hook_command_that_does_not_exist_lets_the_call_run(claude: Any) -> None:
+    _break_command(claude)
+    run = _push(claude)
+    assert run.ran and not run.denials, run.describe()
+
+
+def test_on_failure_block_refuses_when_the_hook_cannot_start(claude: Any) -> None:
+    _break_command(claude, onFailure="block")
+    run = _push(claude)
+    assert run.denied and not run.ran, run.describe()
+    assert "hook" in run.result().text
+
+
+@pytest.mark.parametrize(
+    ("name", "settings_change", "suffix"),
+    [
+        ("NaN", {}, '  "x": NaN'),
+        ("wrong type", {"permissions": 5}, ""),
+    ],
+)
+def test_a_settings_file_claude_code_rejects_loads_no_hooks(
+    claude: Any, name: str, settings_change: dict[str, Any], suffix: str
+) -> None:
+    """The hazard (issue 23 makes protect-governance refuse such a write): Python's json reads
+    the file, Claude Code rejects it and runs without the hook."""
+    claude.write_settings(claude.settings() | settings_change, suffix=suffix)
+    run = _push(claude)
+    assert run.ran and not run.denials, f"{name}: {run.describe()}"
+
+
+def test_an_unknown_settings_key_keeps_the_hooks(claude: Any) -> None:
+    claude.write_settings(claude.settings() | {"notAClaudeCodeKey": True})
+    run = _push(claude)
+    assert run.denied and not run.ran, run.describe()
+
+
+def _machine(folder: Path) -> Path:
+    """Another machine's ``forge-policy``: a venv at ``folder`` sharing this one's packages
+    (its ``lib`` a link), so ``init`` writes ``folder/bin/forge-policy`` into the settings."""
+    venv = Path(sys.prefix)
+    (folder / "bin").mkdir(parents=True)
+    shutil.copy(venv / "pyvenv.cfg", folder / "pyvenv.cfg")
+    (folder / "lib").symlink_to(venv / "lib")
+    (folder / "bin" / "python").symlink_to(Path(sys.executable).resolve())
+    program = folder / "bin" / "forge-policy"
+    program.write_text(
+        f"#!{folder / 'bin' / 'python'}\nimport sys\nfrom forge_policy.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    program.chmod(0o755)
+    return program
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 25: init commits an absolute forge-policy path; on a teammate's clone it does"
+    " not exist and Claude Code runs every call unchecked",
+)
+def test_a_teammates_clone_refuses_what_the_original_refuses(
+    forge_real_client: Any, tmp_path: Path
+) -> None:
+    program = _machine(tmp_path / "machine-a")
+    original = forge_real_client(
+        "claude-code", init_args=("--no-worker",), forge_program=str(program)
+    )
+    assert str(program) in _handlers(original.settings())[0]["command"]
+    assert _push(original).denied
+    original.git("add", "-A")
+    original.git("commit", "-qm", "forge-policy init")
+    shutil.rmtree(tmp_path / "machine-a")  # machine B has its forge-policy elsewhere
+    clone = forge_real_client("claude-code", init=False, clone=original.project)
+    run = _push(clone)
+    assert run.denied and not run.ran, run.describe()
