@@ -131,7 +131,8 @@ def run_blocks(blocks: list[str], project: Path, home: Path) -> None:
 
 
 def _pages_with_blocks() -> list[Path]:
-    return [p for p in PAGES if RUNNABLE in p.read_text(encoding="utf-8")]
+    marker = re.compile(rf"^{re.escape(RUNNABLE)}$", flags=re.M)
+    return [p for p in PAGES if marker.search(p.read_text(encoding="utf-8"))]
 
 
 # --------------------------------------------------------------------------- links
