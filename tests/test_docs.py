@@ -160,6 +160,17 @@ def test_headings_repeat_as_github_numbers_them() -> None:
     assert anchors("# A\n## A\n```\n# not a heading\n```\n## A\n") == {"a", "a-1", "a-2"}
 
 
+def test_the_index_links_every_page() -> None:
+    index = DOCS / "index.md"
+    linked = {
+        (DOCS / target.partition("#")[0]).resolve()
+        for target in LINK.findall(prose(index.read_text(encoding="utf-8")))
+        if not re.match(r"^[a-z][a-z0-9+.-]*:", target)
+    }
+    pages = {p.resolve() for p in DOCS.rglob("*.md")} - {index.resolve()}
+    assert pages - linked == set()
+
+
 # --------------------------------------------------------------------------- runnable blocks
 
 
