@@ -95,12 +95,14 @@ def _help(action: argparse.Action, prog: str) -> str:
         text = text % {**vars(action), "prog": prog}
     text = " ".join(text.split())
     extras = []
-    if action.choices is not None and action.metavar is not None:
-        extras.append("one of " + ", ".join(f"`{c}`" for c in action.choices))
+    choices = [str(c) for c in action.choices or ()]
+    if choices and action.metavar is not None and not all(c in text for c in choices):
+        extras.append("one of " + ", ".join(f"`{c}`" for c in choices))
     default = action.default
-    if _takes_value(action) and default not in (None, argparse.SUPPRESS, [], ""):
+    shown = default not in (None, argparse.SUPPRESS, [], "") and "default" not in text
+    if _takes_value(action) and shown:
         extras.append(f"default `{default}`")
-    if isinstance(action, argparse._AppendAction):
+    if isinstance(action, argparse._AppendAction) and "repeatable" not in text:
         extras.append("repeatable")
     if extras:
         text = f"{text} ({'; '.join(extras)})" if text else "; ".join(extras)
