@@ -196,15 +196,17 @@ def test_the_kit_imports_pytest_and_hypothesis_only_where_used() -> None:
 
 
 def test_the_readme_example_passes_under_the_plugin(tmp_path: Path) -> None:
-    """The README's example test file, run by pytest in a fresh process: the fixtures come
-    from the installed plugin alone (no conftest)."""
+    """The example test file of docs/how-to/testing-your-harness.md (the README's until issue
+    21), run by pytest in a fresh process: the fixtures come from the installed plugin alone
+    (no conftest)."""
     import re
     import subprocess
     import sys
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    doc = Path(__file__).resolve().parent.parent / "docs" / "how-to" / "testing-your-harness.md"
+    readme = doc.read_text(encoding="utf-8")
     match = re.search(r"<!-- testing-example -->\n```python\n(.*?)```", readme, re.S)
-    assert match is not None, "README: the testing example is missing"
+    assert match is not None, "docs/how-to/testing-your-harness.md: the testing example is missing"
     (tmp_path / "test_example.py").write_text(match.group(1), encoding="utf-8")
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],

@@ -1,6 +1,7 @@
 """The PostgreSQL audit table: append-only by construction (triggers, and a role that can only
-INSERT and SELECT, with the README's GRANTs), ``audit --verify`` against it from the CLI, an
-edit seen, and overrides reconciled from it exactly as from the JSONL log."""
+INSERT and SELECT, with the GRANTs of docs/how-to/several-machines.md), ``audit --verify``
+against it from the CLI, an edit seen, and overrides reconciled from it exactly as from the
+JSONL log."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ psycopg = pytest.importorskip("psycopg", reason="psycopg not installed (the post
 from forge_policy.audit.postgres import PostgresAuditSink  # noqa: E402
 from forge_policy.stores.postgres import PostgresStore  # noqa: E402
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "several-machines.md"
 
 
 def block(i: int) -> dict[str, Any]:
@@ -28,10 +29,11 @@ def block(i: int) -> dict[str, Any]:
 
 
 def readme_grants() -> list[str]:
-    """The SQL of the README's "Several machines" GRANT block, statement by statement."""
+    """The SQL of the "Several machines" GRANT block (docs/how-to/several-machines.md, the
+    README's until issue 21), statement by statement."""
     text = README.read_text()
     found = re.search(r"<!-- postgres-grants -->\n```sql\n(.*?)```", text, re.S)
-    assert found, "the README has no postgres-grants block"
+    assert found, "docs/how-to/several-machines.md has no postgres-grants block"
     body = "\n".join(line for line in found.group(1).splitlines() if not line.startswith("--"))
     return [s.strip() for s in body.split(";") if s.strip()]
 
