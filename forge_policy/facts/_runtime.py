@@ -1,11 +1,12 @@
-"""Time budgets, notes and undetermined values of fact providers: what every provider imports.
+"""Time budgets and notes of fact providers: what every provider imports.
 
 A :class:`BudgetedProvider` sets a budget and a list of notes for the duration of one call (in
 a context variable, so threads and asyncio tasks keep their own). Providers check the budget
 between units of work (:func:`check_deadline`), give :func:`remaining` to blocking calls as
 ``timeout=``, report soft problems with :func:`note` and say that a value is incomplete with
 :func:`truncated` (these live in :mod:`forge_policy._budget`, below the command analyser
-too). :func:`call_provider` runs any provider and never raises.
+too). :func:`call_provider` runs any provider and never raises. The undetermined values they
+produce are the public types of :mod:`forge_policy.values`, re-exported here.
 
 **The budget** is CPU time of the thread that computes the fact, so that a machine under load
 (dozens of hooks on two cores) does not make an ordinary command look too big to inspect; the
@@ -44,7 +45,7 @@ from forge_policy.values import undetermined as undetermined
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
 
     from forge_policy.model import Event
 

@@ -253,8 +253,8 @@ def run(args: list[str], here: bytes | None = None) -> int:
     for the worker's whole life: one worker per root. A stopping worker releases it within its
     drain, so a successor waits up to :data:`LOCK_WAIT` for it.
     """
-    from forge_policy.errors import LockTimeout, StoreError
     from forge_policy._infra.filelock import FileLock
+    from forge_policy.errors import LockTimeout, StoreError
 
     if len(args) != 1:
         log("usage: client.py --worker ROOT")
