@@ -41,7 +41,7 @@ def frozen_instances() -> list[object]:
         HookChange("pre-commit", "p", "created"),
         Settings(),
         VerifyReport(1, [], False),
-        _Snapshot([], (), None, None, ""),
+        _Snapshot([], (), None, ""),
     ]
 
 
