@@ -152,8 +152,9 @@ def collect(event: Event) -> Collected:
         for run in runs(command, cwd):
             if not run.cwd:
                 continue  # a remote host's files (ssh host cat x)
+            used = _identities(run.argv)
             for operand in reader_operands(run.argv):
-                if UNKNOWN not in operand:
+                if UNKNOWN not in operand and operand not in used:
                     consider(operand, run.cwd, True, glob=True)
             for redirect in run.command.redirects if run.command else ():
                 if redirect.op in ("<", "<>"):
@@ -181,6 +182,26 @@ def _globbed(value: str, cwd: str, key: str) -> bool:
     if _GLOB_CHARS & set(value) or "{" in value:
         return True
     return key == "paths" and os.path.isdir(os.path.join(cwd, os.path.expanduser(value)))
+
+
+def _identities(argv: list[str]) -> set[str]:
+    """The keys ``ssh``/``scp``/``sftp`` authenticate with (``-i KEY``): used, never shown to
+    the agent, as ``ssh host`` uses the default key (a copy or a print of the key is a read).
+
+    >>> sorted(_identities(["scp", "-i", "k.pem", "a.py", "h:/tmp"])), _identities(["cat", "-i"])
+    (['k.pem'], set())
+    """
+    if os.path.basename(argv[0]) not in ("ssh", "scp", "sftp"):
+        return set()
+    used = set()
+    for i, arg in enumerate(argv[1:], start=1):
+        if arg == "--":
+            break
+        if arg == "-i" and i + 1 < len(argv):
+            used.add(argv[i + 1])
+        elif arg.startswith("-i") and len(arg) > 2:
+            used.add(arg[2:])
+    return used
 
 
 def _revealing_target(path: str) -> str:
