@@ -148,17 +148,23 @@ def collect(event: Event) -> Collected:
             # Gemini's read_many_files: globs and folders, expanded before any check
             for path in expand_read_glob(value, cwd):
                 consider(path, cwd, True)
+    aliases: dict[str, str] = {}  # a name the call links or moves a file to -> that file
     for command in event_commands(event):
         for run in runs(command, cwd):
             if not run.cwd:
                 continue  # a remote host's files (ssh host cat x)
+            _record_aliases(run.argv, run.cwd, aliases)
             used = _identities(run.argv)
-            for operand in reader_operands(run.argv):
-                if UNKNOWN not in operand and operand not in used:
+            operands = [op for op in reader_operands(run.argv) if op not in used]
+            redirects = run.command.redirects if run.command else ()
+            operands += [r.target for r in redirects if r.op in ("<", "<>")]
+            for operand in operands:
+                if UNKNOWN not in operand:
                     consider(operand, run.cwd, True, glob=True)
-            for redirect in run.command.redirects if run.command else ():
-                if redirect.op in ("<", "<>"):
-                    consider(redirect.target, run.cwd, True, glob=True)
+                    named = os.path.normpath(os.path.join(run.cwd, expand_path(operand)))
+                    target = _through_aliases(named, aliases)
+                    if target != named:
+                        consider(target, run.cwd, True)
     found.declared = list(declared)
     names: dict[str, None] = {}
     for path in [*found.paths, *found.declared]:
@@ -182,6 +188,48 @@ def _globbed(value: str, cwd: str, key: str) -> bool:
     if _GLOB_CHARS & set(value) or "{" in value:
         return True
     return key == "paths" and os.path.isdir(os.path.join(cwd, os.path.expanduser(value)))
+
+
+def _record_aliases(argv: list[str], cwd: str, aliases: dict[str, str]) -> None:
+    """Note the names ``ln``/``link``/``mv`` give files earlier in the call, so that a later
+    reader of the new name reads the file (``ln -s ~/.ssh/id_rsa k && cat k``): command order,
+    before any such file exists.
+
+    >>> seen = {}
+    >>> _record_aliases(["ln", "-s", "-f", "/h/.ssh/id_rsa", "k"], "/r", seen)
+    >>> _record_aliases(["mv", "k", "notes.txt"], "/r", seen)
+    >>> seen["/r/notes.txt"]
+    '/h/.ssh/id_rsa'
+    """
+    name = os.path.basename(argv[0])
+    if name not in ("ln", "link", "mv"):
+        return
+    operands = [a for a in argv[1:] if not a.startswith("-") and UNKNOWN not in a]
+    if len(operands) < 2:
+        return
+    *sources, dest = operands
+    dest_path = os.path.normpath(os.path.join(cwd, expand_path(dest)))
+    into = len(sources) > 1 or os.path.isdir(dest_path) or dest.endswith("/")
+    symbolic = name == "ln" and any(a in ("-s", "--symbolic") for a in argv)
+    for source in sources:
+        link = os.path.join(dest_path, os.path.basename(source)) if into else dest_path
+        base = os.path.dirname(link) if symbolic else cwd
+        target = os.path.normpath(os.path.join(base, expand_path(source)))
+        aliases[link] = aliases.get(target, target)
+
+
+def _through_aliases(path: str, aliases: dict[str, str]) -> str:
+    """``path`` with a name :func:`_record_aliases` noted replaced by its file, or a folder's
+    (``s/id_rsa`` after ``ln -s ~/.ssh s``)."""
+    if not aliases:
+        return path
+    head, tail = path, ""
+    while head and head != os.sep:
+        if head in aliases:
+            return os.path.join(aliases[head], tail) if tail else aliases[head]
+        head, name = os.path.split(head)
+        tail = os.path.join(name, tail) if tail else name
+    return path
 
 
 def _identities(argv: list[str]) -> set[str]:
