@@ -104,6 +104,8 @@ class Collected:
     basenames: list[str] = attrs.Factory(list)
     #: (path, size) of each regular file found
     files: list[tuple[str, int]] = attrs.Factory(list)
+    #: keys ``ssh``/``scp -i`` authenticate with: named, used, not shown (see _identities)
+    used: list[str] = attrs.Factory(list)
 
 
 def collect(event: Event) -> Collected:
@@ -155,7 +157,8 @@ def collect(event: Event) -> Collected:
                 continue  # a remote host's files (ssh host cat x)
             _record_aliases(run.argv, run.cwd, aliases)
             used = _identities(run.argv)
-            operands = [op for op in reader_operands(run.argv) if op not in used]
+            found.used += [os.path.normpath(os.path.join(run.cwd, expand_path(u))) for u in used]
+            operands = reader_operands(run.argv)
             redirects = run.command.redirects if run.command else ()
             operands += [r.target for r in redirects if r.op in ("<", "<>")]
             for operand in operands:
@@ -502,9 +505,8 @@ def provide_sensitive_file(event: Event) -> str:
     REV:.env``, ``curl file://…``).
     """
     found = collect(event)
-    return most_sensitive(
-        [p for p in [*found.paths, *found.declared, *reached(event)] if not _empty(p)]
-    )
+    named = [p for p in [*found.paths, *found.declared] if p not in found.used]
+    return most_sensitive([p for p in [*named, *reached(event)] if not _empty(p)])
 
 
 def _empty(path: str) -> bool:
