@@ -132,6 +132,69 @@ _SERVICE_TOKENS = (
     r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"  # SendGrid
     # Amazon Bedrock API key: ABSK + base64 of "BedrockAPIKey-" + the key
     r"|\b(?P<value2>ABSKQmVkcm9ja0FQSUtleS[A-Za-z0-9+/]{100,250}={0,2})(?:[^A-Za-z0-9+/=]|\z)"
+    r"|\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"  # PyPI upload token (macaroon for pypi.org)
+    r"|\bdo[opr]_v1_[a-f0-9]{64}\b"  # DigitalOcean
+    r"|\bdapi[a-f0-9]{32}(?:-[0-9])?\b"  # Databricks
+    r"|\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"  # Postman
+    r"|\bpul-[a-f0-9]{40}\b"  # Pulumi
+    r"|\bdp\.(?:pt|st|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b"  # Doppler
+    r"|\bhv[sb]\.[A-Za-z0-9_-]{90,}"  # HashiCorp Vault service and batch tokens
+    r"|\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}"  # HCP Terraform / Terraform Cloud
+    r"|\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b"  # age encryption key
+    r"|\bNRAK-[A-Z0-9]{27}\b"  # New Relic user key
+    r"|\bgsk_[A-Za-z0-9]{52}\b"  # Groq
+    r"|\bpplx-[A-Za-z0-9]{48}\b"  # Perplexity
+    r"|\bxai-[A-Za-z0-9]{80}\b"  # xAI
+    r"|\br8_[A-Za-z0-9]{37}\b"  # Replicate
+    r"|\bsk-or-v1-[a-f0-9]{64}\b"  # OpenRouter
+    r"|\bsntrys_eyJ[A-Za-z0-9+/=_-]{80,}|\bsntryu_[a-f0-9]{64}\b"  # Sentry
+    # GitLab's other token kinds (pipeline trigger, runner, deploy, OAuth app, CI job …)
+    r"|\bgl(?:ptt|rt|dt|soat|cbt|imt|ft|oas|agent)-[A-Za-z0-9_-]{20,}"
+    r"|\bHRKU-AA[A-Za-z0-9_-]{58}\b"  # Heroku
+    r"|\bsq0(?:atp-[A-Za-z0-9_-]{22}|csp-[A-Za-z0-9_-]{43})\b"  # Square
+    r"|\bGOCSPX-[A-Za-z0-9_-]{28}\b|\bya29\.[A-Za-z0-9_-]{30,}"  # Google OAuth
+    r"|\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b"  # Telegram bot
+    r"|\b[0-9a-f]{32}-us[0-9]{1,2}\b"  # Mailchimp
+    r"|\bntn_[0-9]{11}[A-Za-z0-9]{35}\b"  # Notion
+    r"|\bLTAI[A-Za-z0-9]{20}\b"  # Alibaba Cloud access key id
+    r"|\bATATT3[A-Za-z0-9_=-]{100,}"  # Atlassian API token
+    r"|\bSK[0-9a-fA-F]{32}\b"  # Twilio API key
+    r"|(?:^|[^A-Za-z0-9_~.])(?P<value3>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})"  # Entra ID
+    r"(?:[^A-Za-z0-9_~.-]|\z)"
+)
+
+# What a client sends as its credentials, in a command or in code: an HTTP ``Authorization``
+# header (``-H``/``--header``, a Python dict, a JS object: ``Authorization: Bearer …``,
+# ``"Authorization": "Basic …"``), curl's ``--oauth2-bearer``; ``curl -u user:password``
+# (``--user``, ``-U``/``--proxy-user``, glued ``-uuser:pw``); a password given as the value of a
+# ``--password`` option or of a login's ``-p`` (``docker login -p``, ``sshpass -p``,
+# ``redis-cli -a``). The scheme (``Bearer``, ``Basic``, ``token`` …) stays, the value goes; a
+# value that refers to one (``$TOKEN``, ``${TOKEN}``, ``{token}``, ``<token>``) is no secret.
+_AUTH_VALUE = r"[A-Za-z0-9._~+/=:-]"
+_AUTH_HEADER = (
+    r"(?i:authorization)[\"'`]?[ \t]*[:=][ \t]*[\"'`]?[ \t]*"
+    r"(?:(?i:bearer|token|basic|bot|digest|negotiate|apikey|api-key|sso-key)[ \t]+"
+    rf"(?P<assigned>{_AUTH_VALUE}{{8,}})|(?P<blob>{_AUTH_VALUE}{{16,}}))"
+    rf"|--oauth2-bearer(?:[ \t]+|=)[\"']?(?P<assigned2>{_AUTH_VALUE}{{8,}})"
+)
+_CLI_PASSWORD = (
+    r"\bcurl\b[^\r\n;&|]*?[ \t](?:-u|--user|-U|--proxy-user)(?:[ \t]+|=)?"
+    r"(?:'(?P<user>[^\r\n:']*):(?P<assigned>[^'\r\n]{3,})'"
+    r"|\"(?P<user2>[^\r\n:\"]*):(?P<assigned4>[^\"\r\n]{3,})\""
+    r"|(?P<user3>[^\s:'\"]*):(?P<assigned5>[^\s'\";&|]{3,}))"
+    r"|(?:^|[ \t\"'`])--pass(?:word|wd)?[ \t]+(?P<assigned2>'[^'\r\n]{4,}'"
+    r"|\"[^\"\r\n$][^\"\r\n]{3,}\"|[^\s'\"$;&|<>()`\\-][^\s'\";&|<>()`]{3,})"
+    r"|\b(?:(?:docker|podman|nerdctl|buildah|skopeo|helm|oras)\b[^\r\n;&|]*?[ \t]login\b"
+    r"[^\r\n;&|]*?[ \t]-p|sshpass(?:[ \t]+-[^p\s][^\s]*)*[ \t]+-p"
+    r"|redis-cli\b[^\r\n;&|]*?[ \t]-a)[ \t]*(?P<assigned3>'[^'\r\n]{4,}'"
+    r"|\"[^\"\r\n$][^\"\r\n]{3,}\"|[^\s'\"$;&|<>()`\\-][^\s'\";&|<>()`]{3,})"
+)
+# Azure: a storage account's key and a Service Bus / Event Hubs key in a connection string
+# (``AccountKey=…;``), and the signature of a shared access signature URL (``…&sig=…``).
+_AZURE = (
+    r"(?i:AccountKey|SharedAccessKey|PrimaryKey|SecondaryKey)[ \t]*=[ \t]*"
+    r"(?P<value>[A-Za-z0-9+/]{20,}={0,2})(?:[^A-Za-z0-9+/=]|\z)"
+    r"|[?&]sig=(?P<value2>[A-Za-z0-9%+/]{40,}={0,2})"
 )
 
 #: ``(id, RE2 pattern)``: AgentShield's patterns in its order (seed-systems a.4, SPEC §7), then
@@ -205,6 +268,11 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
     ("slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{40,}"),
     ("service_token", _SERVICE_TOKENS),
+    ("auth_header", _AUTH_HEADER),
+    ("cli_password", _CLI_PASSWORD),
+    ("azure_key", _AZURE),
+    # Hugging Face user access and organization tokens: 34 letters after the prefix
+    ("huggingface_token", r"\b(?:hf|api_org)_(?P<body>[A-Za-z0-9]{34})\b"),
 )
 
 # What tells a placeholder from a value (see placeholder()): a reference to a variable or a
@@ -212,6 +280,9 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
 _REFERENCE = r"\$[{(A-Za-z_]|\{\{|\{[A-Za-z0-9_.-]*\}\Z|<[^<>]*>\Z|%[A-Za-z_][A-Za-z0-9_]*%\Z"
 _PLACEHOLDER_WORDS = frozenset(
     {"password", "mypassword", "passwd", "changeme", "changeit", "redacted", "placeholder"}
+    # the words a header or a ``user:password`` example puts where the value goes
+    | {"mypass", "secret", "mysecret", "token", "mytoken", "apikey", "myapikey"}
+    | {"accesstoken", "authtoken", "bearertoken", "apitoken", "yourtoken", "yourapikey"}
 )
 # an instruction starts with its verb and a separator: ``enterprise2024!`` is a password
 _INSTRUCTIONS = tuple(
@@ -274,7 +345,7 @@ def placeholder(kind: str, text: bytes, user: bytes | None = None) -> bool:
         or lower.replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
         or lower.startswith(_INSTRUCTIONS)
         or value.startswith("-----BEGIN")
-        or value.endswith("EXAMPLE")
+        or value.endswith(("EXAMPLE", "...", "\u2026"))
         or re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", value)
         or re.match(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}\Z", value)
         or (user is not None and text == user)

@@ -48,7 +48,9 @@ _READERS: dict[str, frozenset[str]] = {
 _PROGRAM_FIRST = frozenset({"awk", "gawk", "mawk", "nawk", "sed", "gsed", "jq", "yq"})
 _SCRIPT_FLAGS = ("-e", "-f", "--regexp", "--file", "--expression")
 _COPIERS = frozenset({"cp", "scp", "rsync"})
-_GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag"})
+#: the grep family: a pattern first, then the files or folders searched (facts.files reads a
+#: folder-level search with it)
+GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag"})
 _NO_OPERANDS = frozenset({"ssh", "curl", "wget", "openssl"})
 _CURL_DATA = frozenset({"-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form"})
 
@@ -65,6 +67,9 @@ def reader_operands(argv: list[str]) -> list[str]:
     opts = _READERS.get(name)
     if opts is None:
         return []
+    if name == "tar" and len(argv) > 1 and argv[1][:1].isalpha():
+        # old-style bundled options (tar czf out.tgz dir): each letter an option, values after
+        argv = [argv[0], *(f"-{letter}" for letter in argv[1]), *argv[2:]]
     operands: list[str] = []
     files: list[str] = []
     pattern_given = target_dir = False
@@ -99,7 +104,7 @@ def reader_operands(argv: list[str]) -> list[str]:
             files.append(value.replace("<", "@").split("@", 1)[1].split(";", 1)[0])
     if name in _NO_OPERANDS:
         return files
-    if (name in _GREPS or name in _PROGRAM_FIRST) and not pattern_given:
+    if (name in GREPS or name in _PROGRAM_FIRST) and not pattern_given:
         operands = operands[1:]
     if name in ("python", "python3"):
         operands = _python_reads(argv)

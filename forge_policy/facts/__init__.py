@@ -169,7 +169,7 @@ def builtin_facts() -> dict[str, FactProvider]:
     ======================  ====  ===============================================================
     paths                   list  existing files the call names (tool_input strings, readers)
     path_basenames          list  their basenames, plus declared operands that do not exist
-    sensitive_file          str   AgentShield class: private_key, git_config, npmrc, env_file …
+    sensitive_file          str   secret-file family class: private_key, git_config, env_file …
     file_bytes              int   bytes the call reads from them: a Read's lines only
     estimated_tokens        int   token advisor's estimate of those (bytes/4 code, bytes/6*1.3)
     secret_in_files         str   first secret pattern id in a file under 1 MiB, e.g. openai_key

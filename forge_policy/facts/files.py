@@ -16,13 +16,15 @@ including ``~``, ``$HOME``, a ``cd`` earlier in the chain, ``sh -c``, ``$(…)``
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 import attrs
 
 from forge_policy.commands import UNKNOWN, expand_path, iter_commands, reader_operands, runs
-from forge_policy.facts._io import event_commands
-from forge_policy.facts._runtime import check_deadline
+from forge_policy.commands.readers import GREPS
+from forge_policy.facts._io import event_commands, read_bounded
+from forge_policy.facts._runtime import check_deadline, note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,6 +63,8 @@ class Collected:
     basenames: list[str] = attrs.Factory(list)
     #: (path, size) of each regular file found
     files: list[tuple[str, int]] = attrs.Factory(list)
+    #: keys ``ssh``/``scp -i`` authenticate with: named, used, not shown (see _identities)
+    used: list[str] = attrs.Factory(list)
 
 
 def collect(event: Event) -> Collected:
@@ -95,21 +99,34 @@ def collect(event: Event) -> Collected:
                 inodes.add((info.st_dev, info.st_ino))
                 found.files.append((candidate, info.st_size))
 
+    reading = event.tool_name in _READ_TOOLS
     for key, value in _strings(event.tool_input):
         check_deadline()
         in_path_key = key in PATH_KEYS
         if in_path_key or ("\n" not in value and len(value) <= 4096):
             consider(value, cwd, in_path_key)
+        if reading and key in _READ_GLOB_KEYS and _globbed(value, cwd, key):
+            # Gemini's read_many_files: globs and folders, expanded before any check
+            for path in expand_read_glob(value, cwd):
+                consider(path, cwd, True)
+    aliases: dict[str, str] = {}  # a name the call links or moves a file to -> that file
     for command in event_commands(event):
         for run in runs(command, cwd):
             if not run.cwd:
                 continue  # a remote host's files (ssh host cat x)
-            for operand in reader_operands(run.argv):
+            _record_aliases(run.argv, run.cwd, aliases)
+            used = _identities(run.argv)
+            found.used += [os.path.normpath(os.path.join(run.cwd, expand_path(u))) for u in used]
+            operands = reader_operands(run.argv)
+            redirects = run.command.redirects if run.command else ()
+            operands += [r.target for r in redirects if r.op in ("<", "<>")]
+            for operand in operands:
                 if UNKNOWN not in operand:
                     consider(operand, run.cwd, True, glob=True)
-            for redirect in run.command.redirects if run.command else ():
-                if redirect.op in ("<", "<>"):
-                    consider(redirect.target, run.cwd, True, glob=True)
+                    named = os.path.normpath(os.path.join(run.cwd, expand_path(operand)))
+                    target = _through_aliases(named, aliases)
+                    if target != named:
+                        consider(target, run.cwd, True)
     found.declared = list(declared)
     names: dict[str, None] = {}
     for path in [*found.paths, *found.declared]:
@@ -117,6 +134,84 @@ def collect(event: Event) -> Collected:
             names.setdefault(os.path.basename(path))
     found.basenames = [name for name in names if name]
     return found
+
+
+#: tools that read the files they name (the catalog's names: Gemini's read_file and
+#: read_many_files are Read), and the keys whose values may be globs or folders read whole
+_READ_TOOLS = frozenset({"Read", "NotebookRead"})
+_READ_GLOB_KEYS = frozenset({"paths", "include", "glob"})
+
+
+def _globbed(value: str, cwd: str, key: str) -> bool:
+    """Whether a read tool's ``value`` stands for several files: a glob, or a folder given in
+    a list of paths (``read_many_files`` reads every file under it)."""
+    if not value or "\0" in value or len(value) > 4096:
+        return False
+    if _GLOB_CHARS & set(value) or "{" in value:
+        return True
+    return key == "paths" and os.path.isdir(os.path.join(cwd, os.path.expanduser(value)))
+
+
+def _record_aliases(argv: list[str], cwd: str, aliases: dict[str, str]) -> None:
+    """Note the names ``ln``/``link``/``mv`` give files earlier in the call, so that a later
+    reader of the new name reads the file (``ln -s ~/.ssh/id_rsa k && cat k``): command order,
+    before any such file exists.
+
+    >>> seen = {}
+    >>> _record_aliases(["ln", "-s", "-f", "/h/.ssh/id_rsa", "k"], "/r", seen)
+    >>> _record_aliases(["mv", "k", "notes.txt"], "/r", seen)
+    >>> seen["/r/notes.txt"]
+    '/h/.ssh/id_rsa'
+    """
+    name = os.path.basename(argv[0])
+    if name not in ("ln", "link", "mv"):
+        return
+    operands = [a for a in argv[1:] if not a.startswith("-") and UNKNOWN not in a]
+    if len(operands) < 2:
+        return
+    *sources, dest = operands
+    dest_path = os.path.normpath(os.path.join(cwd, expand_path(dest)))
+    into = len(sources) > 1 or os.path.isdir(dest_path) or dest.endswith("/")
+    symbolic = name == "ln" and any(a in ("-s", "--symbolic") for a in argv)
+    for source in sources:
+        link = os.path.join(dest_path, os.path.basename(source)) if into else dest_path
+        base = os.path.dirname(link) if symbolic else cwd
+        target = os.path.normpath(os.path.join(base, expand_path(source)))
+        aliases[link] = aliases.get(target, target)
+
+
+def _through_aliases(path: str, aliases: dict[str, str]) -> str:
+    """``path`` with a name :func:`_record_aliases` noted replaced by its file, or a folder's
+    (``s/id_rsa`` after ``ln -s ~/.ssh s``)."""
+    if not aliases:
+        return path
+    head, tail = path, ""
+    while head and head != os.sep:
+        if head in aliases:
+            return os.path.join(aliases[head], tail) if tail else aliases[head]
+        head, name = os.path.split(head)
+        tail = os.path.join(name, tail) if tail else name
+    return path
+
+
+def _identities(argv: list[str]) -> set[str]:
+    """The keys ``ssh``/``scp``/``sftp`` authenticate with (``-i KEY``): used, never shown to
+    the agent, as ``ssh host`` uses the default key (a copy or a print of the key is a read).
+
+    >>> sorted(_identities(["scp", "-i", "k.pem", "a.py", "h:/tmp"])), _identities(["cat", "-i"])
+    (['k.pem'], set())
+    """
+    if os.path.basename(argv[0]) not in ("ssh", "scp", "sftp"):
+        return set()
+    used = set()
+    for i, arg in enumerate(argv[1:], start=1):
+        if arg == "--":
+            break
+        if arg == "-i" and i + 1 < len(argv):
+            used.add(argv[i + 1])
+        elif arg.startswith("-i") and len(arg) > 2:
+            used.add(arg[2:])
+    return used
 
 
 def _revealing_target(path: str) -> str:
@@ -166,48 +261,86 @@ def _glob(pattern: str) -> list[str]:
     return sorted(hits)
 
 
-#: Suffixes of an environment file that make it a template without values (``.env.example``,
-#: ``.env.local.sample``): the file agent-shield-ask's own hint tells the agent to read. A
-#: template that does hold a key is still caught by its content (``facts.secret_in_files``).
-ENV_TEMPLATE_PARTS = frozenset({"example", "sample", "template", "dist", "tpl", "tmpl"})
-#: Files of plain credentials beyond AgentShield's two: the user decides, as for those.
-SECRETS_FILES = frozenset(
-    {
-        "secrets.json",
-        "credentials",
-        "credentials.json",
-        ".netrc",
-        "_netrc",
-        ".git-credentials",
-        ".pgpass",
-    }
+#: Dot-separated parts of a file name that make it a template without values
+#: (``.env.example``, ``.env.local.sample``, ``secrets.example.json``, ``.env.schema``): the file
+#: agent-shield-ask's own hint tells the agent to read. A template that does hold a key is still
+#: caught by its content (``facts.secret_in_files``).
+TEMPLATE_PARTS = frozenset(
+    {"example", "sample", "template", "dist", "tpl", "tmpl", "defaults", "default", "schema"}
 )
+ENV_TEMPLATE_PARTS = TEMPLATE_PARTS  # the name this set had when it only covered .env files
+_DATA = r"json|ya?ml|toml|ini|env|cfg|conf|txt|properties|xml|plist|enc"
+
+#: The secret-file families of SPEC §7, in the order :func:`classify` tries them:
+#: ``(family, class, regex)``. A regex is matched against the path in lower case with ``/``
+#: separators and a leading ``/``, so ``/\.aws/[^/]+$`` is any file directly in a ``.aws``
+#: folder. The class is what ``facts.sensitive_file`` reports and the catalog matches:
+#: agent-shield refuses ``private_key``, ``git_config`` and ``npmrc``; agent-shield-ask asks
+#: the user about ``env_file``, ``secrets_file`` and ``key_file``. This table is the one
+#: owner of the families: tool paths, shell readers and folder-level searches all classify
+#: with it.
+SECRET_FILE_FAMILIES: tuple[tuple[str, str, str], ...] = (
+    # AgentShield's deny classes
+    ("ssh private keys", "private_key",
+     r"/id_[^/.]+(?:\.key|\.pem)?$|/id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?$|/ssh_host_[a-z0-9]+_key$"),
+    ("git config", "git_config", r"/\.git/config$"),
+    ("npm tokens", "npmrc", r"/\.npmrc$"),
+    # process environments: an environment file by another name
+    ("environment files", "env_file",
+     r"/\.env[^/]*$|^/proc/(?:[^/]+/)?(?:task/[^/]+/)?environ$"),
+    ("package-manager and VCS tokens", "secrets_file",
+     r"/\.pypirc$|/[._]netrc$|/\.git-credentials$|/\.config/gh/hosts\.ya?ml$"
+     r"|/\.composer/auth\.json$|/\.terraformrc$|/\.dockercfg$"),
+    ("database and service credentials", "secrets_file",
+     r"/\.pgpass$|/\.my\.cnf$|/\.mylogin\.cnf$|/\.htpasswd$|/\.vault-token$|/\.s3cfg$|/\.boto$"),
+    ("cloud, cluster and registry credentials", "secrets_file",
+     r"/\.aws/[^/]+$|/\.kube/config$|/kubeconfig(?:\.ya?ml)?$|\.kubeconfig$"
+     r"|/\.docker/config\.json$|/\.config/gcloud/|/\.azure/|/application_default_credentials\.json$"),
+    ("secrets manifests", "secrets_file",
+     rf"/(?:secrets?|credentials?)(?:(?:\.[a-z0-9_-]+)*\.(?:{_DATA}))?$"
+     r"|/[^/]*service[-_]?account[^/]*\.json$|\.tfstate(?:\.backup)?$|^/(?:var/)?run/secrets/"),
+    ("private keys, certificates and keystores", "key_file",
+     r"\.(?:pem|key|p12|pfx|jks|keystore|bks|ppk|p8)$|/\.ssh/[^/.][^/]*$"
+     r"|/\.gnupg/(?:private-keys-v1\.d/|secring\.gpg$)"),
+)  # fmt: skip
+#: Names in the families' folders that hold no secret: public keys and host lists.
+_PUBLIC = re.compile(
+    r"\.pub$|/\.ssh/(?:known_hosts[^/]*|authorized_keys2?|config|rc|environment)$"
+    r"|/\.aws/(?:cli/|sso/cache/)?(?:alias|README[^/]*)$"
+)
+_FAMILIES = [(family, klass, re.compile(regex)) for family, klass, regex in SECRET_FILE_FAMILIES]
+
+
+def family(path: str) -> tuple[str, str]:
+    """``(family, class)`` of the secret-file family ``path`` belongs to, or ``("", "")``.
+
+    >>> family("/h/.aws/credentials"), family("/r/config/secrets.example.yaml")
+    (('cloud, cluster and registry credentials', 'secrets_file'), ('', ''))
+    """
+    norm = "/" + path.replace("\\", "/").lower().lstrip("/")
+    filename = norm.rsplit("/", 1)[-1]
+    parts = filename.split(".")
+    if TEMPLATE_PARTS & set(parts[2:] if filename.startswith(".") else parts[1:]):
+        return "", ""
+    if _PUBLIC.search(norm):
+        return "", ""
+    for name, klass, regex in _FAMILIES:
+        if regex.search(norm):
+            return name, klass
+    return "", ""
 
 
 def classify(path: str) -> str:
-    """AgentShield's ``classifySensitiveFile`` on one path (seed-systems a.4), or ``""``.
-
-    Beyond AgentShield: an environment file's template (:data:`ENV_TEMPLATE_PARTS`) is no
-    secret, and :data:`SECRETS_FILES` lists more credential files.
+    """The class of ``path``'s secret-file family (:data:`SECRET_FILE_FAMILIES`), or ``""``:
+    AgentShield's ``classifySensitiveFile`` (seed-systems a.4) grown to the families of SPEC
+    §7. A template (:data:`TEMPLATE_PARTS`) and a public key are no secret.
 
     >>> classify(".env.production"), classify(".env.example"), classify("/h/.git-credentials")
     ('env_file', '', 'secrets_file')
+    >>> classify("/srv/tls/server.key"), classify("/h/.ssh/id_rsa.pub"), classify("secrets.py")
+    ('key_file', '', '')
     """
-    filename = os.path.basename(path).lower()
-    ext = os.path.splitext(filename)[1]
-    if filename.startswith("id_") and (
-        ext in ("", ".key", ".pem") or filename in ("id_rsa", "id_ecdsa", "id_ed25519")
-    ):
-        return "private_key"
-    if filename == "config" and ".git/config" in path.replace("\\", "/"):
-        return "git_config"
-    if filename == ".npmrc":
-        return "npmrc"
-    if filename.startswith(".env"):
-        return "" if ENV_TEMPLATE_PARTS & set(filename.split(".")[2:]) else "env_file"
-    if filename in SECRETS_FILES:
-        return "secrets_file"
-    return ""
+    return family(path)[1]
 
 
 def most_sensitive(paths: list[str]) -> str:
@@ -255,12 +388,29 @@ def provide_path_basenames(event: Event) -> list[str]:
 def provide_sensitive_file(event: Event) -> str:
     """``facts.sensitive_file``: AgentShield's file-name class of the call's most sensitive file.
 
-    The deny classes are ``private_key``, ``git_config`` and ``npmrc``. The ask classes are
-    ``env_file`` and ``secrets_file``. The result is ``""`` when no file has a class. Missing
-    files count, as in ``path_basenames``. Symlink targets count too.
+    The classes are those of :data:`SECRET_FILE_FAMILIES`: the deny classes ``private_key``,
+    ``git_config`` and ``npmrc``, the ask classes ``env_file``, ``secrets_file`` and
+    ``key_file``. The result is ``""`` when no file has a class. Missing files count, as in
+    ``path_basenames``. Symlink targets count too, and so do the files a call reaches without
+    naming them (:func:`reached`: a Grep or ``grep -r`` over their folder that finds a line of
+    them, a Glob that targets them, an archive or a recursive copy of their folder, ``git show
+    REV:.env``, ``curl file://…``).
     """
     found = collect(event)
-    return most_sensitive([*found.paths, *found.declared])
+    named = [p for p in [*found.paths, *found.declared] if p not in found.used]
+    return most_sensitive([p for p in [*named, *reached(event)] if not _empty(p)])
+
+
+def _empty(path: str) -> bool:
+    """An existing regular file of no bytes (not procfs, whose files all say 0): reading it
+    shows nothing, whatever its name."""
+    if path.startswith("/proc/"):
+        return False
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
 def provide_file_bytes(event: Event) -> int:
@@ -468,3 +618,384 @@ def provide_secret_in_files(event: Event) -> str:
     from forge_policy.facts.secrets import scan_files
 
     return scan_files(collect(event).files)
+
+
+# --- readers that reach secret files without naming them ---------------------------------------
+#
+# A Grep over a folder, ``grep -r``/``rg``/``git grep``, an archive or a recursive copy of a
+# folder, a Glob whose pattern targets a family, a ``git show REV:.env``, ``curl file://…``: the
+# call names no secret file, yet reads one (or lists it). :func:`reached` finds those files, for
+# ``facts.sensitive_file`` only (they are not what the call names: sizes and token estimates
+# stay with :func:`collect`).
+
+#: How far one folder's walk goes (entries looked at) and what it does not enter: version
+#: control internals (but ``.git/config`` is looked at) and dependency or cache folders, whose
+#: files are installed code, not the user's credentials.
+WALK_ENTRIES = 20000
+_WALK_SKIP = frozenset({".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox",
+                        ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages",
+                        ".cache"})  # fmt: skip
+# programs that read every file under a folder operand: always (archivers), or with the
+# recursive flags given
+_ARCHIVERS = frozenset({"tar", "7z", "7za", "bsdtar"})
+_RECURSIVE_COPIERS = {"cp": ("-r", "-R", "-a", "--recursive", "--archive"),
+                      "rsync": ("-r", "-a", "--recursive", "--archive"), "scp": ("-r",),
+                      "zip": ("-r", "-R", "--recurse-paths")}  # fmt: skip
+_GREP_VALUE_OPTS = frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file",
+                              "--max-count", "--context", "--after-context", "--before-context",
+                              "--include", "--exclude", "--exclude-dir", "--glob", "--type",
+                              "--type-not", "--threads", "--replace", "--max-columns",
+                              "--file-search-regex", "--iglob"})  # fmt: skip
+#: short options that take a value in ripgrep and ag but not in grep (``rg -r`` replaces,
+#: ``grep -r`` recurses)
+_RG_VALUE_OPTS = frozenset({"-g", "-t", "-T", "-j", "-r", "-M", "-G"})
+_GREP_RECURSIVE = ("-r", "-R", "--recursive", "--dereference-recursive")
+#: Names a Glob's pattern is tried on: it targets secret files when it matches one of the first
+#: and none of the second (``**/.env*``, ``*.pem`` do; ``**/*``, ``*.json`` do not).
+_SAMPLE_SECRETS = (".env", ".env.local", ".envrc", "id_rsa", "id_ed25519", "server.key",
+                   "cert.pem", "store.p12", "cert.pfx", "keystore.jks", "app.keystore",
+                   ".npmrc", ".pypirc", ".netrc", ".git-credentials", ".pgpass", ".my.cnf",
+                   ".htpasswd", ".vault-token", "secrets.json", "secrets.yaml", "credentials",
+                   "credentials.json", "service-account.json", "terraform.tfstate",
+                   "kubeconfig")  # fmt: skip
+_SAMPLE_HARMLESS = ("main.py", "readme.md", "index.js", "config.json", "package.json",
+                    ".gitignore", "makefile", "notes.txt", "app.yaml", "a", "test_app.py",
+                    "style.css", "settings.toml", "data.csv", "x.lock")  # fmt: skip
+
+
+def secret_files_under(folder: str, limit: int = WALK_ENTRIES) -> list[str]:
+    """Files of a secret-file family under ``folder`` (hidden ones too: ``grep -r`` reads them),
+    folders first-seen, without following symlinked folders; at most ``limit`` entries are
+    looked at (a note says when the walk stopped there)."""
+    if os.path.basename(os.path.normpath(folder)) == ".git":
+        return _credentialed_git_config(folder)
+    found: list[str] = []
+    stack = [folder]
+    seen = 0
+    while stack:
+        check_deadline()
+        current = stack.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > limit:
+                        note(f"secret-file walk of {folder} stopped after {limit} entries")
+                        return found
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if is_dir:
+                        if entry.name == ".git":
+                            found += _credentialed_git_config(entry.path)
+                        elif entry.name not in _WALK_SKIP:
+                            stack.append(entry.path)
+                    elif classify(entry.path) or classify(_revealing_target(entry.path)):
+                        found.append(entry.path)
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _credentialed_git_config(git_dir: str) -> list[str]:
+    """``[.git/config]`` when it holds a credential (a token in a remote's URL): what makes it a
+    secret file. A folder's walk counts it only then, so that archiving or searching a
+    repository is not refused for the config every repository has."""
+    from forge_policy.facts.secrets import MAX_SCAN_BYTES, find_secret
+
+    path = os.path.join(git_dir, "config")
+    data = read_bounded(path, MAX_SCAN_BYTES - 1) if os.path.isfile(path) else None
+    return [path] if data is not None and find_secret(data) else []
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    """``*.{ts,tsx}`` → ``*.ts``, ``*.tsx`` (one level, as globs write them)."""
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if match is None:
+        return [pattern]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
+    return [alt for part in match.group(1).split(",") for alt in _expand_braces(head + part + tail)]
+
+
+def _glob_accepts(globs: list[str], path: str, root: str) -> bool:
+    """Whether a search's ``--glob``/``--include`` filters let it read ``path`` (no filter, a
+    negated one or one it cannot read: yes, the search may read it)."""
+    from fnmatch import fnmatchcase
+
+    wanted = [g for g in globs if g and not g.startswith("!")]
+    if not wanted or len(wanted) != len(globs):
+        return True
+    name = os.path.basename(path)
+    relative = os.path.relpath(path, root) if path.startswith(root) else path
+    return any(
+        fnmatchcase(relative if "/" in alt else name, alt.removeprefix("**/"))
+        or fnmatchcase(relative, alt)
+        for glob in wanted
+        for alt in _expand_braces(glob)
+    )
+
+
+def _search_hits(path: str, patterns: list[str] | None, ignore_case: bool, fixed: bool) -> bool:
+    """Whether a search for ``patterns`` (``None``: not known) finds a line of ``path``. What
+    cannot be read or compiled counts as found: the search may well show that file."""
+    if patterns is None:
+        return True
+    from forge_policy.catalog.dsl import compile_regex
+    from forge_policy.errors import RegexError
+    from forge_policy.facts.secrets import MAX_SCAN_BYTES
+
+    data = read_bounded(path, MAX_SCAN_BYTES - 1)
+    if data is None:
+        return True
+    flags = "(?m" + ("i" if ignore_case else "") + ")"
+    for pattern in patterns:
+        try:
+            regex = compile_regex(flags + (re.escape(pattern) if fixed else pattern))
+        except RegexError:
+            return True
+        if regex.search(data) is not None:
+            return True
+    return False
+
+
+def _searched(
+    folder: str, patterns: list[str] | None, ignore_case: bool, fixed: bool, globs: list[str]
+) -> list[str]:
+    """The secret files under ``folder`` that a search for ``patterns`` reads and finds a line
+    of: only what the search would show (a Grep for ``TODO`` shows nothing of a ``.env`` that
+    holds no TODO; a Grep for ``API_KEY`` shows its line)."""
+    return [
+        path
+        for path in secret_files_under(folder)
+        if _glob_accepts(globs, path, folder) and _search_hits(path, patterns, ignore_case, fixed)
+    ]
+
+
+def _shell_search(argv: list[str]) -> tuple[list[str] | None, bool, bool, list[str], list[str]]:
+    """A grep-like command's ``(patterns or None, ignore case, fixed strings, globs,
+    operands)``: ``-e``/``--regexp`` values or its first operand; ``None`` when the patterns are
+    in a file (``-f``)."""
+    patterns: list[str] | None = []
+    operands: list[str] = []
+    globs: list[str] = []
+    ignore_case = fixed = False
+    value_opts = _GREP_VALUE_OPTS | (_RG_VALUE_OPTS if argv[0] in ("rg", "ag") else frozenset())
+    args = iter(argv[2:] if argv[0] == "git" else argv[1:])
+    for arg in args:
+        if arg == "--":
+            operands += list(args)
+            break
+        if not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+            continue
+        flag, eq, value = arg.partition("=")
+        if flag in value_opts and not eq:
+            value = next(args, "")
+        if flag in ("-e", "--regexp") and patterns is not None:
+            patterns.append(value)
+        elif flag in ("-f", "--file"):
+            patterns = None
+        elif flag in ("--include", "-g", "--glob", "--iglob", "-G"):
+            globs.append(value)
+        ignore_case = ignore_case or flag in ("-i", "--ignore-case", "-S", "--smart-case")
+        fixed = fixed or flag in ("-F", "--fixed-strings", "-Q", "--literal")
+    if patterns == [] and operands:
+        patterns = [operands.pop(0)]
+    return patterns, ignore_case, fixed, globs, operands
+
+
+#: tar's short options that take a value (``-f ARCHIVE``, ``-C DIR``, ``-T LIST`` …)
+_TAR_VALUES = frozenset("fCTXbHKLNVg")
+
+
+def _archive_operands(argv: list[str], cwd: str) -> list[tuple[str, str]]:
+    """``(path, operand)`` of each file or folder an archiver's command names, each relative to
+    the folder tar's ``-C``/``--directory`` gives before it (old-style bundled options too:
+    ``tar czf out.tgz -C /srv app``).
+
+    >>> _archive_operands(["tar", "-c", "-f", "o.tgz", "-C", "/srv", "app", "b"], "/r")
+    [('/srv/app', 'app'), ('/srv/b', 'b')]
+    >>> _archive_operands(["tar", "czf", "o.tgz", "."], "/r")
+    [('/r', '.')]
+    """
+    base = cwd
+    out: list[tuple[str, str]] = []
+    args = list(argv[1:])
+    if argv[0] == "tar" and args and not args[0].startswith("-"):
+        args = [f"-{letter}" for letter in args[0]] + args[1:]  # tar czf …: bundled options
+    values = _TAR_VALUES if argv[0] in ("tar", "bsdtar") else frozenset()
+    pending: list[str] = []
+    for arg in args:
+        if pending:
+            flag = pending.pop(0)
+            if flag == "C":
+                base = os.path.normpath(os.path.join(base, expand_path(arg)))
+            continue
+        if arg.startswith("--directory="):
+            base = os.path.normpath(os.path.join(base, expand_path(arg.split("=", 1)[1])))
+        elif arg == "--directory":
+            pending.append("C")
+        elif arg.startswith("--"):
+            continue
+        elif arg.startswith("-") and len(arg) > 1:
+            pending += [letter for letter in arg[1:] if letter in values]
+        elif UNKNOWN not in arg:
+            out.append((os.path.normpath(os.path.join(base, expand_path(arg))), arg))
+    return out
+
+
+def _git_show_paths(argv: list[str]) -> list[str]:
+    """The files ``git show REV:path``, ``git cat-file -p REV:path``, ``git diff --no-index``
+    and ``git show|log|diff … -- path`` print (relative to the working folder)."""
+    if len(argv) < 2 or argv[1] not in ("show", "cat-file", "diff", "log", "blame"):
+        return []
+    words = argv[2:]
+    out = [w.split(":", 1)[1] for w in words if ":" in w and not w.startswith("-")]
+    if "--" in words:
+        out += words[words.index("--") + 1 :]
+    if argv[1] == "blame" or (argv[1] == "diff" and "--no-index" in words):
+        out += [w for w in words if not w.startswith("-") and w != "--"]
+    return [path.removeprefix("./") for path in out if path]
+
+
+def glob_targets(pattern: str) -> str:
+    """The class of secret file a Glob's ``pattern`` targets, or ``""``: it matches one of
+    :data:`_SAMPLE_SECRETS` and none of the harmless names (``**/*`` lists everything, it
+    targets nothing).
+
+    >>> glob_targets("**/.env*"), glob_targets("src/**/*.pem"), glob_targets("**/*")
+    ('env_file', 'key_file', '')
+    """
+    return classify(_glob_sample(pattern))
+
+
+def _glob_sample(pattern: str) -> str:
+    """The first of :data:`_SAMPLE_SECRETS` that the name part of ``pattern`` targets, or ``""``."""
+    from fnmatch import fnmatchcase
+
+    name = pattern.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    alternatives = _expand_braces(name) if name else []
+    if any(fnmatchcase(sample, alt) for alt in alternatives for sample in _SAMPLE_HARMLESS):
+        return ""
+    return next(
+        (sample for alt in alternatives for sample in _SAMPLE_SECRETS if fnmatchcase(sample, alt)),
+        "",
+    )
+
+
+def expand_read_glob(pattern: str, base: str) -> list[str]:
+    """The files a reading tool's glob (Gemini's ``read_many_files`` ``paths``/``include``:
+    ``**`` included, dot-files too) matches under ``base``, in walk order; a folder stands for
+    every file under it, as ``read_many_files`` reads it."""
+    from fnmatch import fnmatchcase
+
+    root = os.path.normpath(os.path.join(base, os.path.expanduser(pattern)))
+    if os.path.isdir(root):
+        return _files_under(root)
+    literal = _literal_root(root)
+    alternatives = _expand_braces(root)
+    return [
+        path
+        for path in _files_under(literal)
+        if any(
+            fnmatchcase(path, a) or fnmatchcase(path, a.replace("/**/", "/")) for a in alternatives
+        )
+    ]
+
+
+def _literal_root(pattern: str) -> str:
+    """The folders a glob starts with before its first wildcard: ``/r/src/**/*.py`` → ``/r/src``."""
+    literal: list[str] = []
+    for part in pattern.split("/")[:-1]:
+        if _GLOB_CHARS & set(part) or "{" in part:
+            break
+        literal.append(part)
+    return "/".join(literal) or "/"
+
+
+def _files_under(folder: str, limit: int = WALK_ENTRIES) -> list[str]:
+    """Every regular file under ``folder`` (bounded as :func:`secret_files_under`)."""
+    files: list[str] = []
+    stack = [folder]
+    seen = 0
+    while stack:
+        check_deadline()
+        current = stack.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > limit:
+                        note(f"walk of {folder} stopped after {limit} entries")
+                        return files
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in _WALK_SKIP and entry.name != ".git":
+                            stack.append(entry.path)
+                    elif entry.is_file():
+                        files.append(entry.path)
+        except (OSError, ValueError):
+            continue
+    return files
+
+
+def reached(event: Event) -> list[str]:
+    """Secret-family files the call reads or lists without naming them: under a Grep's folder
+    (those its pattern finds a line of), a Glob's targets, under the folders of ``grep -r``,
+    ``rg``, ``git grep`` (likewise), of an archiver or a recursive copy (all of them), and what
+    ``git show REV:path``, ``curl file://…`` print."""
+
+    cwd = event.cwd or os.getcwd()
+    tool_input = event.tool_input if isinstance(event.tool_input, dict) else {}
+    out: list[str] = []
+
+    def text(key: str) -> str:
+        value = tool_input.get(key)
+        return value if isinstance(value, str) else ""
+
+    if event.tool_name == "Grep":
+        folder = os.path.normpath(os.path.join(cwd, os.path.expanduser(text("path") or ".")))
+        if os.path.isdir(folder):
+            glob = text("glob")
+            out += _searched(folder, [text("pattern")], bool(tool_input.get("-i")), False,
+                             [glob] if glob else [])  # fmt: skip
+    if event.tool_name == "Glob":
+        sample = _glob_sample(text("pattern"))
+        if sample:  # what it targets, whether or not such a file exists yet
+            out.append(os.path.join(cwd, os.path.expanduser(text("path") or "."), sample))
+    for command in event_commands(event):
+        for run in runs(command, cwd):
+            if not run.cwd or not run.argv:
+                continue
+            out += _shell_reached(run.argv, run.cwd)
+    return out
+
+
+def _shell_reached(argv: list[str], cwd: str) -> list[str]:
+    """What one command reads of the secret files without naming them (see :func:`reached`)."""
+    name = os.path.basename(argv[0])
+    out: list[str] = []
+
+    def folders(operands: list[str]) -> list[str]:
+        paths = [os.path.normpath(os.path.join(cwd, expand_path(op))) for op in operands
+                 if UNKNOWN not in op]  # fmt: skip
+        return [p for p in paths if os.path.isdir(p)]
+
+    if name in GREPS or (name == "git" and argv[1:2] == ["grep"]):
+        recursive = name in ("rg", "ag", "git") or any(a in _GREP_RECURSIVE for a in argv)
+        if recursive or any(a.startswith("--directories=rec") for a in argv):
+            patterns, ignore_case, fixed, globs, operands = _shell_search(argv)
+            for folder in folders(operands or ["."]):
+                out += _searched(folder, patterns, ignore_case, fixed, globs)
+    elif name in _ARCHIVERS:
+        for folder, _operand in _archive_operands(argv, cwd):
+            out += secret_files_under(folder) if os.path.isdir(folder) else []
+    elif any(f in argv for f in _RECURSIVE_COPIERS.get(name, ())):
+        operands = [a for a in argv[1:] if not a.startswith("-")]
+        for folder in folders(operands):
+            out += secret_files_under(folder)
+    elif name == "git":
+        out += [os.path.normpath(os.path.join(cwd, p)) for p in _git_show_paths(argv)]
+    if name in ("curl", "wget"):
+        out += [a[7:] for a in argv if a.startswith("file://")]
+    return out
