@@ -75,6 +75,7 @@ DEBTS: dict[tuple[str, str], str] = {
     ),
     ("forge_policy.facts.project", "forge_policy.catalog.dsl"): "compile_regex, as above",
     ("forge_policy.facts.gitignore", "forge_policy.catalog.dsl"): "compile_regex, as above",
+    ("forge_policy.facts.files", "forge_policy.catalog.dsl"): "compile_regex, for searches",
     ("forge_policy.facts.project", "forge_policy.config.project"): (
         "the tdd_untested_files fact reads the project's config.yaml"
     ),

@@ -304,45 +304,45 @@ def test_an_empty_file_shows_nothing(world: Path) -> None:
 
 
 def _gemini(tool: str, args: dict[str, Any], cwd: Path) -> Event:
-    from forge_policy.harness import gemini
+    from forge_policy.harness.registry import get
 
-    return gemini.to_event(
+    return get("gemini").adapter.to_event(
         {"session_id": "s", "hook_event_name": "BeforeTool", "cwd": str(cwd), "tool_name": tool,
          "tool_input": args}
     )  # fmt: skip
 
 
 def _codex(command: str, cwd: Path) -> Event:
-    from forge_policy.harness import codex
+    from forge_policy.harness.registry import get
 
-    return codex.to_event(
+    return get("codex").adapter.to_event(
         {"session_id": "s", "hook_event_name": "PreToolUse", "cwd": str(cwd),
          "tool_name": "exec_command", "tool_input": {"command": command}}
     )  # fmt: skip
 
 
 def _cursor(path: Path, cwd: Path) -> Event:
-    from forge_policy.harness import cursor
+    from forge_policy.harness.registry import get
 
-    return cursor.to_event(
+    return get("cursor").adapter.to_event(
         {"conversation_id": "c", "hook_event_name": "beforeReadFile", "cwd": str(cwd),
          "file_path": str(path), "content": "VALUE=1\n"}
     )  # fmt: skip
 
 
 def _copilot(path: Path, cwd: Path) -> Event:
-    from forge_policy.harness import copilot
+    from forge_policy.harness.registry import get
 
-    return copilot.to_event(
+    return get("copilot").adapter.to_event(
         {"sessionId": "s", "timestamp": 1, "cwd": str(cwd), "toolName": "view",
          "toolArgs": json.dumps({"path": str(path)})}, "preToolUse"
     )  # fmt: skip
 
 
 def _antigravity(path: Path, cwd: Path) -> Event:
-    from forge_policy.harness import antigravity
+    from forge_policy.harness.registry import get
 
-    return antigravity.to_event(
+    return get("antigravity").adapter.to_event(
         {"conversationId": "c", "stepIdx": 1, "workspacePaths": [str(cwd)],
          "toolCall": {"name": "view_file", "args": {"AbsolutePath": str(path)}}}, "PreToolUse"
     )  # fmt: skip
