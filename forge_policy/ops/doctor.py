@@ -280,13 +280,14 @@ def hook_findings(project: Path, name: str) -> list[Finding]:
     if hook_file.fail_closed is None:
         return []
     key, value = hook_file.fail_closed
+    wanted = json.dumps({key: value})[1:-1]
     title = registry.get(name).title
     return [
         Finding(
             "fails-open",
-            f"{hook_file.path}: forge-policy's {event} hook has no {json.dumps({key: value})[1:-1]}:"
-            f" {title} lets the call through when the hook cannot start or times out; run "
-            f"forge-policy init --harness {name}",
+            f"{hook_file.path}: forge-policy's {event} hook has no {wanted}: {title} lets the "
+            "call through when the hook cannot start or times out; run forge-policy init "
+            f"--harness {name}",
         )
         for event in harness_config.fails_open(project, name)
     ]

@@ -261,9 +261,9 @@ def init(
     With ``serve`` the hook asks a running ``forge-policy serve`` and evaluates in-process when
     it does not answer (``hook --via-serve``); ``http_only`` writes Claude Code http hooks
     instead, which let every call through while the server is down (the other harnesses keep
-    the command hook; their ``PreToolUse`` entry says ``onFailure: "block"`` too, which a Claude
-    Code from v2.1.295 on honours). Otherwise the hook is the warm-worker client (``worker``, on Linux: it
-    authenticates the worker with ``SO_PEERCRED``), else plain ``forge-policy hook``.
+    the command hook; the ``PreToolUse`` entry says ``onFailure: "block"`` too, which Claude
+    Code honours from v2.1.295 on). Otherwise the hook is the warm-worker client (``worker``,
+    on Linux: it authenticates the worker with ``SO_PEERCRED``), else plain ``forge-policy hook``.
     ``harnesses``: :func:`chosen_harnesses`. Every config file is checked before anything is
     written: a broken one stops the run with nothing changed.
     """
