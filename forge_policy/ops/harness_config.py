@@ -29,8 +29,9 @@ event, and Claude Code's ``onFailure: "block"`` (since v2.1.295) on ``PreToolUse
 event where a refusal protects anything: the call has not run yet. Elsewhere it would cost the user
 without stopping the agent: on ``UserPromptSubmit`` a broken hook would refuse every prompt the
 *user* types (the agent does not write those), on ``Stop`` it would keep the agent going, and
-``PostToolUse`` and ``SessionStart`` come after the fact. An older Claude Code ignores the key (its
-settings schema strips unknown keys of a hook entry; only unknown *event names* reject the file).
+``PostToolUse`` and ``SessionStart`` come after the fact. An older Claude Code 2.1 drops the key:
+its settings schema strips unknown keys of a hook entry (anthropics/claude-code#88113: they do not
+survive its rewrites); an unknown *event name* is what rejected the whole file, before 2.1.101.
 Where the payload does not name its event (Copilot CLI's camelCase events,
 Antigravity) the command carries ``--event NAME``.
 

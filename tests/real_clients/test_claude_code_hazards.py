@@ -6,7 +6,8 @@ Observed with the bundled Claude Code (``claude_agent_sdk/_bundled/claude``, 2.1
 - the same entry with ``"onFailure": "block"`` (Claude Code 2.1.295 and later:
   https://github.com/anthropics/claude-code/releases/tag/v2.1.295, "Added onFailure: "block"
   for command and HTTP hooks") refuses the call, and ``init`` writes it on PreToolUse: with the
-  settings file exactly as ``init`` wrote it, a ``forge-policy`` that has gone refuses the call;
+  settings file exactly as ``init`` wrote it, a ``forge-policy`` that has gone refuses the call,
+  and so does a hook past its timeout (without the key both let the call run);
 - a settings file with ``NaN`` or a wrong type (``"permissions": 5``) loads no hooks at all, so
   a call the hook would refuse runs; an unknown key does not (issue 23 makes protect-governance
   refuse such a write);
@@ -80,6 +81,18 @@ def test_on_failure_block_refuses_when_the_hook_cannot_start(claude: Any) -> Non
     run = _push(claude)
     assert run.denied and not run.ran, run.describe()
     assert "hook" in run.result().text
+
+
+def test_on_failure_block_refuses_when_the_hook_times_out(claude: Any) -> None:
+    """A hook held past its timeout (two agent-held locks, issue 23) refuses the call too: the
+    PreToolUse entry as init wrote it, with a command that outlives a 1 s timeout."""
+    settings = claude.settings()
+    [handler] = settings["hooks"]["PreToolUse"][0]["hooks"]
+    assert handler["onFailure"] == "block"
+    handler.update(command="sleep 20", timeout=1)
+    claude.write_settings(settings)
+    run = _push(claude)
+    assert run.denied and not run.ran, run.describe()
 
 
 @pytest.mark.parametrize(
