@@ -160,3 +160,39 @@ def test_validate_warns_of_tools_no_harness_has(project: Project) -> None:
     assert len(report["warnings"]) == 3 and report["ok"] is True
     project.run("validate", "--strict", "mine", check=1)
     assert project.run("validate").stderr == ""  # the project's catalog names known tools
+
+
+def test_an_entry_without_its_fail_closed_key_is_flagged(project: Project) -> None:
+    project.run("init", "--harness", "claude-code", "--harness", "cursor")
+    assert [h["hook_findings"] for h in doctor(project)["harnesses"]] == [[], []]
+    claude = project.path / ".claude" / "settings.json"
+    settings = json.loads(claude.read_text())
+    [group] = settings["hooks"]["PreToolUse"]
+    group["hooks"][0]["onFailure"] = "continue"  # the user's own choice, kept by a re-init
+    claude.write_text(json.dumps(settings))
+    cursor = project.path / ".cursor" / "hooks.json"
+    hooks = json.loads(cursor.read_text())
+    del hooks["hooks"]["preToolUse"][0]["failClosed"]
+    cursor.write_text(json.dumps(hooks))
+
+    by_name = {h["harness"]: h["hook_findings"] for h in doctor(project)["harnesses"]}
+    assert by_name["claude-code"] == [
+        {
+            "code": "fails-open",
+            "reason": '.claude/settings.json: forge-policy\'s PreToolUse hook has no "onFailure":'
+            ' "block": Claude Code lets the call through when the hook cannot start or times out;'
+            " run forge-policy init --harness claude-code",
+        }
+    ]
+    assert [f["code"] for f in by_name["cursor"]] == ["fails-open"]
+    assert '"failClosed": true' in by_name["cursor"][0]["reason"]
+    out = project.run("doctor").stdout.splitlines()
+    assert (
+        "  fails-open: .claude/settings.json: forge-policy's PreToolUse hook has no"
+        in "\n".join(out)
+    )
+
+    project.run("init", "--harness", "claude-code", "--harness", "cursor")
+    by_name = {h["harness"]: h["hook_findings"] for h in doctor(project)["harnesses"]}
+    assert by_name["cursor"] == []  # re-init puts the missing key back
+    assert [f["code"] for f in by_name["claude-code"]] == ["fails-open"]  # "continue" is kept

@@ -20,6 +20,14 @@ from tests.cli_support import FORGE, Project
 PYTHON = FORGE.read_text().splitlines()[0].removeprefix("#!")
 CLIENT_PY = f"{fp.__path__[0]}/worker/launch.py"
 CLIENT = {"type": "command", "command": f"{PYTHON} -I -S {CLIENT_PY}", "timeout": 30}
+#: What PreToolUse's entry adds: a hook that cannot start or times out refuses the call.
+CLOSED = {"onFailure": "block"}
+
+
+def closed(handler: dict[str, Any], event: str) -> dict[str, Any]:
+    """``handler`` as init writes it on ``event`` (``onFailure`` on PreToolUse only)."""
+    return handler | CLOSED if event == "PreToolUse" else handler
+
 
 EVENTS = ["PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop"]
 THEIRS: dict[str, Any] = {
@@ -70,7 +78,7 @@ def test_init_sets_up_a_fresh_project(project: Project) -> None:
     for event in EVENTS:
         [(matcher, handler)] = _ours(settings, event)
         assert matcher == ("*" if event in EVENTS[:3] else None)
-        assert handler == CLIENT
+        assert handler == closed(CLIENT, event)
     assert os.path.isabs(PYTHON) and Path(PYTHON).parent == Path(sys.executable).parent
     assert client_command() == f"{sys.executable} -I -S {CLIENT_PY}"
     assert os.path.isabs(FORGE) and FORGE.parent == Path(sys.executable).parent
@@ -124,7 +132,7 @@ def test_init_updates_its_own_hook_in_place(project: Project) -> None:
         {
             "matcher": "Bash|Write",
             "hooks": [
-                {**CLIENT, "timeout": 99},
+                {**CLIENT, "timeout": 99, **CLOSED},  # the stale entry gains onFailure
                 {"command": "x"},
             ],
         }
@@ -171,13 +179,14 @@ def test_init_serve_forms(project: Project) -> None:
         if event == "SessionStart":  # Claude Code runs no http hooks there
             assert handler["type"] == "command"
         else:
-            assert handler == {
+            http = {
                 "type": "http",
                 "url": "http://127.0.0.1:8123/hook",
                 "headers": {"Authorization": "Bearer $FORGE_SERVE_TOKEN"},
                 "allowedEnvVars": ["FORGE_SERVE_TOKEN"],
                 "timeout": 30,
             }
+            assert handler == closed(http, event)
     assert token.read_text() == secret  # the token survives re-runs
 
     # a re-run without --serve (to copy the catalog, say) keeps serve mode, its form and port
@@ -191,7 +200,7 @@ def test_init_serve_forms(project: Project) -> None:
     assert "removed   .forge/runtime/serve.json: serve mode is off" in out
     for event in EVENTS:
         [(_, handler)] = _ours(_settings(project), event)
-        assert handler == CLIENT
+        assert handler == closed(CLIENT, event)
     assert project.json("status")["serve"]["configured"] is False
 
 
@@ -220,10 +229,11 @@ def test_init_switches_between_the_client_and_the_plain_hook(project: Project) -
     assert "updated   .claude/settings.json" in out
     for event in EVENTS:
         [(_, handler)] = _ours(_settings(project), event)  # updated in place, not duplicated
-        assert handler == {"type": "command", "command": f"{FORGE} hook", "timeout": 30}
+        plain = {"type": "command", "command": f"{FORGE} hook", "timeout": 30}
+        assert handler == closed(plain, event)
     assert "FORGE_WORKER=off" in project.run("init").stdout
     for event in EVENTS:
-        assert [h for _, h in _ours(_settings(project), event)] == [CLIENT]
+        assert [h for _, h in _ours(_settings(project), event)] == [closed(CLIENT, event)]
     assert not project.run("init").stdout.count("updated")
 
 

@@ -17,9 +17,10 @@ if TYPE_CHECKING:
     from forge_policy.cli.context import Context
 
 HTTP_ONLY_WARNING = """\
-WARNING: http hooks fail OPEN. Claude Code treats an http hook that cannot connect as a
-non-blocking error: while `forge-policy serve` is not running, EVERY tool call goes through
-unchecked. Run init --serve without --http-only for the safe form (a command hook that asks the
+WARNING: http hooks fail OPEN before Claude Code 2.1.295. It treats an http hook that cannot
+connect as a non-blocking error: while `forge-policy serve` is not running, EVERY tool call goes
+through unchecked (from 2.1.295 on, the PreToolUse entry's onFailure: "block" refuses them
+instead). Run init --serve without --http-only for the safe form (a command hook that asks the
 server and evaluates in-process when it does not answer).
 Claude Code sends the token itself (to whatever listens on the port); start it with:
   export {env}="$(cat {token})"
@@ -274,6 +275,8 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
                 ctx.print(f"  {heading}:")
             for behavior_id, found in findings.items():
                 ctx.print(f"    {behavior_id}: {'; '.join(f.reason for f in found)}")
+        for finding in h.hook_findings:
+            ctx.print(f"  {finding.code}: {finding.reason}")
         for note in h.notes:
             ctx.print(f"  note: {note}")
     return OK

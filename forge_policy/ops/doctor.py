@@ -15,6 +15,11 @@ outcomes. For every harness the project has set up or shows signs of, each activ
 
 The codes are stable (``--json``); the texts say why.
 
+Findings about forge-policy's own hook entries (``hook_findings``): ``fails-open``, an entry
+without the key that makes a hook failure block where the harness has one (Claude Code
+``onFailure: "block"`` on ``PreToolUse``, Cursor ``failClosed: true``): a hook that cannot start
+or times out would let the call through.
+
 >>> from forge_policy.catalog.behavior import Behavior
 >>> b = Behavior({"id": "no-cat", "name": "N", "default_level": "soft_block",
 ...     "override": "user", "triggers": [{"event": "PreToolUse", "matcher": "Bash"}]})
@@ -25,6 +30,7 @@ ask-as-deny - override: user is enforced as a deny: OpenAI Codex CLI cannot ask 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import attrs
@@ -82,6 +88,8 @@ class HarnessCoverage:
     limited: dict[str, tuple[Finding, ...]]
     not_enforced: dict[str, tuple[Finding, ...]]
     notes: tuple[str, ...]
+    #: what is wrong with forge-policy's own entries in the harness's file (``fails-open``)
+    hook_findings: tuple[Finding, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form."""
@@ -96,6 +104,7 @@ class HarnessCoverage:
             "limited": {k: [f.to_dict() for f in v] for k, v in self.limited.items()},
             "not_enforced": {k: [f.to_dict() for f in v] for k, v in self.not_enforced.items()},
             "notes": list(self.notes),
+            "hook_findings": [f.to_dict() for f in self.hook_findings],
         }
 
 
@@ -239,6 +248,7 @@ def coverage(
                 limited=limited,
                 not_enforced=missing,
                 notes=tuple(_notes(project, name, installed)),
+                hook_findings=tuple(hook_findings(project, name)),
             )
         )
     return out
@@ -252,7 +262,7 @@ def _notes(project: Path, name: str, installed: Sequence[str]) -> list[str]:
     elif set(harness_config.spec(name).events) - set(installed):
         rest = [e for e in harness_config.spec(name).events if e not in installed]
         notes.append(f"no hook on {', '.join(rest)}: run forge-policy init --harness {name}")
-    closed = dict(harness_config.spec(name).extra).get("failClosed")
+    closed = harness_config.spec(name).fail_closed is not None  # else: hook_findings
     if installed and h.fails_open and not closed:
         notes.append(
             f"{h.title} lets the call through when the hook crashes or times out: forge-policy "
@@ -261,3 +271,23 @@ def _notes(project: Path, name: str, installed: Sequence[str]) -> list[str]:
         )
     notes.extend(harness_config.double_hooks(project, [name]))
     return notes
+
+
+def hook_findings(project: Path, name: str) -> list[Finding]:
+    """A ``fails-open`` finding per event where forge-policy's entry for harness ``name`` lacks
+    the key that makes a hook failure block (:func:`harness_config.fails_open`)."""
+    hook_file = harness_config.spec(name)
+    if hook_file.fail_closed is None:
+        return []
+    key, value = hook_file.fail_closed
+    wanted = json.dumps({key: value})[1:-1]
+    title = registry.get(name).title
+    return [
+        Finding(
+            "fails-open",
+            f"{hook_file.path}: forge-policy's {event} hook has no {wanted}: {title} lets the "
+            "call through when the hook cannot start or times out; run forge-policy init "
+            f"--harness {name}",
+        )
+        for event in harness_config.fails_open(project, name)
+    ]

@@ -10,7 +10,7 @@ it. Checked against each harness's newest public docs (2026):
 harness         file                              shape
 ==============  ================================  ==============================================
 claude-code     ``.claude/settings.json``         ``hooks.<Event>[].hooks[]``: ``type``,
-                                                  ``command``, ``timeout`` (s)
+                                                  ``command``, ``timeout`` (s), ``onFailure``
 codex           ``.codex/hooks.json``             the same (root keys: ``description``,
                                                   ``hooks`` only); ``[hooks]`` in
                                                   ``.codex/config.toml`` is read, not written
@@ -23,8 +23,16 @@ antigravity     ``.agents/hooks.json``            one named hook ``forge-policy`
                                                   nested with a matcher (others would be flat)
 ==============  ================================  ==============================================
 
-Cursor gets ``failClosed: true`` (a crash or timeout of the hook blocks instead of letting the
-call through). Where the payload does not name its event (Copilot CLI's camelCase events,
+A hook that cannot start, crashes or times out lets the call through in most harnesses. Two can be
+told otherwise per entry (:attr:`HookFile.fail_closed`): Cursor's ``failClosed: true`` on every
+event, and Claude Code's ``onFailure: "block"`` (since v2.1.295) on ``PreToolUse`` only, the one
+event where a refusal protects anything: the call has not run yet. Elsewhere it would cost the user
+without stopping the agent: on ``UserPromptSubmit`` a broken hook would refuse every prompt the
+*user* types (the agent does not write those), on ``Stop`` it would keep the agent going, and
+``PostToolUse`` and ``SessionStart`` come after the fact. An older Claude Code 2.1 drops the key:
+its settings schema strips unknown keys of a hook entry (anthropics/claude-code#88113: they do not
+survive its rewrites); an unknown *event name* is what rejected the whole file, before 2.1.101.
+Where the payload does not name its event (Copilot CLI's camelCase events,
 Antigravity) the command carries ``--event NAME``.
 
 >>> spec("cursor").events
@@ -65,14 +73,17 @@ class HookFile:
     ``nested``: the events whose list holds matcher groups (the others hold handlers);
     ``matcher``: the nested events whose group takes ``matcher: "*"``. ``container``: the key
     path of the event map. ``root``: keys a file must have (set when absent). ``note``: what
-    the user still has to do in the harness itself. A plain class (no attrs, TOML or JSON
-    merging imported).
+    the user still has to do in the harness itself. ``fail_closed``: the handler key and value
+    that make a hook failure (cannot start, crash, timeout) block, on ``fail_closed_events``
+    (``None``: every event). A plain class (no attrs, TOML or JSON merging imported).
     """
 
     __slots__ = (
         "command_key",
         "container",
         "extra",
+        "fail_closed",
+        "fail_closed_events",
         "harness",
         "matcher",
         "nested",
@@ -94,6 +105,8 @@ class HookFile:
         timeout_key: str = "timeout",
         timeout: int = HOOK_TIMEOUT,
         extra: tuple[tuple[str, Any], ...] = (),
+        fail_closed: tuple[str, Any] | None = None,
+        fail_closed_events: frozenset[str] | None = None,
         note: str = "",
     ) -> None:
         self.harness = harness
@@ -105,6 +118,8 @@ class HookFile:
         self.timeout_key = timeout_key
         self.timeout = timeout
         self.extra = extra
+        self.fail_closed = fail_closed
+        self.fail_closed_events = fail_closed_events
         self.note = note
 
     def __repr__(self) -> str:
@@ -133,7 +148,21 @@ class HookFile:
         out: dict[str, Any] = {"type": "command", self.command_key: command}
         out[self.timeout_key] = self.timeout
         out.update(self.extra)
+        out.update(self.closing(event))
         return out
+
+    def closing(self, event: str) -> dict[str, Any]:
+        """The handler key that makes a failure of the hook on ``event`` block (``{}``: none).
+
+        >>> spec("claude-code").closing("PreToolUse"), spec("claude-code").closing("Stop")
+        ({'onFailure': 'block'}, {})
+        """
+        if self.fail_closed is None:
+            return {}
+        if self.fail_closed_events is not None and event not in self.fail_closed_events:
+            return {}
+        key, value = self.fail_closed
+        return {key: value}
 
 
 SPECS: dict[str, HookFile] = {
@@ -143,6 +172,8 @@ SPECS: dict[str, HookFile] = {
             "claude-code",
             nested=frozenset(_CLAUDE_LIKE),
             matcher=frozenset({*_TOOL_EVENTS, "SessionStart"}),
+            fail_closed=("onFailure", "block"),
+            fail_closed_events=frozenset({"PreToolUse"}),
         ),
         HookFile(
             "codex",
@@ -167,7 +198,7 @@ SPECS: dict[str, HookFile] = {
             nested=frozenset(),
             matcher=frozenset(),
             root=(("version", 1),),
-            extra=(("failClosed", True),),
+            fail_closed=("failClosed", True),
             note="Cursor runs project hooks in trusted workspaces only",
         ),
         HookFile(
@@ -290,6 +321,50 @@ def _ours_by_event(document: dict[str, Any], container: tuple[str, ...]) -> set[
             if any(settings_file.is_ours(h) for h in handlers):
                 found.add(event)
     return found
+
+
+def fails_open(project: Path, harness: str) -> tuple[str, ...]:
+    """The events of ``harness`` where one of forge-policy's handlers in the project lacks
+    :attr:`HookFile.fail_closed` (``onFailure: "block"``, ``failClosed: true``), so a hook that
+    cannot start or times out lets the call through (read only; an unreadable file, or a
+    harness without such a key, gives none).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> mine = {"type": "command", "command": "forge-policy hook"}
+    >>> import json; (folder / ".claude").mkdir()
+    >>> _ = (folder / ".claude/settings.json").write_text(json.dumps(
+    ...     {"hooks": {"PreToolUse": [{"hooks": [mine]}], "Stop": [{"hooks": [mine]}]}}))
+    >>> fails_open(folder, "claude-code")
+    ('PreToolUse',)
+    """
+    from forge_policy.ops import settings_file
+
+    hook_file = spec(harness)
+    if hook_file.fail_closed is None:
+        return ()
+    key, value = hook_file.fail_closed
+    try:
+        document, _ = settings_file.read(project / hook_file.path)
+    except (SetupError, OSError):
+        return ()
+    events: Any = document
+    for part in hook_file.container:
+        events = events.get(part) if isinstance(events, dict) else None
+    if not isinstance(events, dict):
+        return ()
+    found = []
+    for event in hook_file.events:
+        if not hook_file.closing(event):
+            continue
+        entries = events.get(event)
+        for entry in entries if isinstance(entries, list) else []:
+            inner = entry.get("hooks") if isinstance(entry, dict) else None
+            handlers = inner if isinstance(inner, list) else [entry]
+            if any(settings_file.is_ours(h) and h.get(key) != value for h in handlers):
+                found.append(event)
+                break
+    return tuple(found)
 
 
 def double_hooks(project: Path, harnesses: Sequence[str]) -> list[str]:

@@ -145,21 +145,34 @@ def hook_command(
     return command + ("" if harness == "claude-code" else f" --harness {harness}")
 
 
-def command_handler(*, via_serve: bool = False, worker: bool = False) -> dict[str, Any]:
-    """The Claude Code command hook ``init`` writes (see :func:`hook_command`)."""
+def command_handler(
+    *, via_serve: bool = False, worker: bool = False, event: str = ""
+) -> dict[str, Any]:
+    """The Claude Code command hook ``init`` writes on ``event`` (see :func:`hook_command`):
+    on ``PreToolUse`` with ``onFailure: "block"``, so a hook that cannot start, crashes or times
+    out refuses the call instead of letting it run (:attr:`harness_config.HookFile.fail_closed`).
+
+    >>> command_handler(event="PreToolUse")["onFailure"], "onFailure" in command_handler()
+    ('block', False)
+    """
     command = hook_command(via_serve=via_serve, worker=worker)
-    return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
+    handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
+    return handler | harness_config.SPECS["claude-code"].closing(event)
 
 
-def http_handler(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> dict[str, Any]:
-    """The Claude Code http hook of ``init --serve --http-only`` (token from the environment)."""
-    return {
+def http_handler(
+    host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, event: str = ""
+) -> dict[str, Any]:
+    """The Claude Code http hook of ``init --serve --http-only`` on ``event`` (token from the
+    environment; ``onFailure: "block"`` on ``PreToolUse`` as for :func:`command_handler`)."""
+    handler = {
         "type": "http",
         "url": f"http://{host}:{port}{HOOK_PATH}",
         "headers": {"Authorization": f"Bearer ${TOKEN_ENV}"},
         "allowedEnvVars": [TOKEN_ENV],
         "timeout": HOOK_TIMEOUT,
     }
+    return handler | harness_config.SPECS["claude-code"].closing(event)
 
 
 def ensure_gitignored(project: Path, target: Path) -> str | None:
@@ -248,8 +261,9 @@ def init(
     With ``serve`` the hook asks a running ``forge-policy serve`` and evaluates in-process when
     it does not answer (``hook --via-serve``); ``http_only`` writes Claude Code http hooks
     instead, which let every call through while the server is down (the other harnesses keep
-    the command hook). Otherwise the hook is the warm-worker client (``worker``, on Linux: it
-    authenticates the worker with ``SO_PEERCRED``), else plain ``forge-policy hook``.
+    the command hook; the ``PreToolUse`` entry says ``onFailure: "block"`` too, which Claude
+    Code honours from v2.1.295 on). Otherwise the hook is the warm-worker client (``worker``,
+    on Linux: it authenticates the worker with ``SO_PEERCRED``), else plain ``forge-policy hook``.
     ``harnesses``: :func:`chosen_harnesses`. Every config file is checked before anything is
     written: a broken one stops the run with nothing changed.
     """
@@ -288,9 +302,9 @@ def init(
         if name == "claude-code":
             handlers = {
                 event: (
-                    http_handler(host, port)
+                    http_handler(host, port, event=event)
                     if serve and http_only and event not in COMMAND_ONLY_EVENTS
-                    else command_handler(via_serve=serve, worker=on_linux)
+                    else command_handler(via_serve=serve, worker=on_linux, event=event)
                 )
                 for event in HOOK_EVENTS
             }

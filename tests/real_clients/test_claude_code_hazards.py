@@ -5,12 +5,15 @@ Observed with the bundled Claude Code (``claude_agent_sdk/_bundled/claude``, 2.1
 - a hook command that does not exist (exit 127) is a non-blocking error: the call runs;
 - the same entry with ``"onFailure": "block"`` (Claude Code 2.1.295 and later:
   https://github.com/anthropics/claude-code/releases/tag/v2.1.295, "Added onFailure: "block"
-  for command and HTTP hooks") refuses the call;
+  for command and HTTP hooks") refuses the call, and ``init`` writes it on PreToolUse: with the
+  settings file exactly as ``init`` wrote it, a ``forge-policy`` that has gone refuses the call,
+  and so does a hook past its timeout (without the key both let the call run);
 - a settings file with ``NaN`` or a wrong type (``"permissions": 5``) loads no hooks at all, so
   a call the hook would refuse runs; an unknown key does not (issue 23 makes protect-governance
   refuse such a write);
 - a teammate's clone of a project whose committed hook names a ``forge-policy`` path that does
-  not exist on their machine runs every call unchecked (issue 25).
+  not exist on their machine refuses every tool call (the PreToolUse entry's ``onFailure``)
+  instead of running it unchecked; it still does not *decide* there (issue 25).
 """
 
 from __future__ import annotations
@@ -52,19 +55,22 @@ def test_the_hook_as_init_wrote_it_refuses(claude: Any) -> None:
 
 
 def _break_command(claude: Any, **pre_tool_use: Any) -> None:
-    """Every handler's command names a program that does not exist; ``pre_tool_use`` keys are
-    added to the PreToolUse handlers only (``onFailure: block`` on UserPromptSubmit would
-    refuse the prompt itself, before the model is asked anything)."""
+    """Every handler's command names a program that does not exist, without the
+    ``onFailure`` init writes; ``pre_tool_use`` keys are added to the PreToolUse handlers only
+    (``onFailure: block`` on UserPromptSubmit would refuse the prompt itself, before the model
+    is asked anything)."""
     settings = claude.settings()
     for event, entries in settings["hooks"].items():
         for handler in (h for entry in entries for h in entry["hooks"]):
             handler["command"] = str(claude.folder / "gone" / "forge-policy") + " hook"
+            handler.pop("onFailure", None)
             if event == "PreToolUse":
                 handler.update(pre_tool_use)
     claude.write_settings(settings)
 
 
 def test_a_hook_command_that_does_not_exist_lets_the_call_run(claude: Any) -> None:
+    """The hazard ``init``'s ``onFailure: "block"`` closes: an entry without it."""
     _break_command(claude)
     run = _push(claude)
     assert run.ran and not run.denials, run.describe()
@@ -75,6 +81,18 @@ def test_on_failure_block_refuses_when_the_hook_cannot_start(claude: Any) -> Non
     run = _push(claude)
     assert run.denied and not run.ran, run.describe()
     assert "hook" in run.result().text
+
+
+def test_on_failure_block_refuses_when_the_hook_times_out(claude: Any) -> None:
+    """A hook held past its timeout (two agent-held locks, issue 23) refuses the call too: the
+    PreToolUse entry as init wrote it, with a command that outlives a 1 s timeout."""
+    settings = claude.settings()
+    [handler] = settings["hooks"]["PreToolUse"][0]["hooks"]
+    assert handler["onFailure"] == "block"
+    handler.update(command="sleep 20", timeout=1)
+    claude.write_settings(settings)
+    run = _push(claude)
+    assert run.denied and not run.ran, run.describe()
 
 
 @pytest.mark.parametrize(
@@ -100,6 +118,18 @@ def test_an_unknown_settings_key_keeps_the_hooks(claude: Any) -> None:
     assert run.denied and not run.ran, run.describe()
 
 
+def test_an_unknown_key_in_a_hook_entry_keeps_the_hooks(claude: Any) -> None:
+    """What a Claude Code older than 2.1.295 meets in ``onFailure``: a key of a hook entry its
+    schema does not know. It is dropped, not a reason to reject the file (only unknown event
+    names were, before 2.1.101); here with a key this one does not know either."""
+    settings = claude.settings()
+    for handler in _handlers(settings):
+        handler["notAHookKey"] = "block"
+    claude.write_settings(settings)
+    run = _push(claude)
+    assert run.denied and not run.ran, run.describe()
+
+
 def _machine(folder: Path) -> Path:
     """Another machine's ``forge-policy``: a venv at ``folder`` sharing this one's packages
     (its ``lib`` a link), so ``init`` writes ``folder/bin/forge-policy`` into the settings."""
@@ -117,14 +147,31 @@ def _machine(folder: Path) -> Path:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25: init commits an absolute forge-policy path; on a teammate's clone it does"
-    " not exist and Claude Code runs every call unchecked",
-)
+def test_the_settings_as_init_wrote_them_refuse_when_forge_policy_is_gone(
+    forge_real_client: Any, tmp_path: Path
+) -> None:
+    """``forge-policy`` removed after ``init`` (an uninstalled or moved venv): the hook cannot
+    start, and the entry ``init`` wrote makes Claude Code refuse the call instead of running it.
+    The prompt still reaches the model: the UserPromptSubmit entry has no ``onFailure``."""
+    program = _machine(tmp_path / "venv")
+    claude = forge_real_client(
+        "claude-code", init_args=("--no-worker",), forge_program=str(program)
+    )
+    written = (claude.project / ".claude" / "settings.json").read_bytes()
+    [pre_tool_use] = claude.settings()["hooks"]["PreToolUse"][0]["hooks"]
+    assert pre_tool_use["onFailure"] == "block" and str(program) in pre_tool_use["command"]
+    program.unlink()
+    run = _push(claude)
+    assert (claude.project / ".claude" / "settings.json").read_bytes() == written
+    assert run.denied and not run.ran, run.describe()
+    assert len(run.requests) >= 2  # the model was asked, and saw the refusal
+
+
 def test_a_teammates_clone_refuses_what_the_original_refuses(
     forge_real_client: Any, tmp_path: Path
 ) -> None:
+    """Refused because the hook cannot start there and init's entry says ``onFailure:
+    "block"`` (issue 25 is about making the clone's hook run at all)."""
     program = _machine(tmp_path / "machine-a")
     original = forge_real_client(
         "claude-code", init_args=("--no-worker",), forge_program=str(program)
