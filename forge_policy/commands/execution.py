@@ -49,13 +49,12 @@ from forge_policy.commands.shell import (
     stdin_text,
     strip_wrappers,
 )
+from forge_policy.commands.shell_state import UNKNOWN, ShellState, env_split
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-#: the operand that stands for words fed from input the command line does not show
-UNKNOWN = "…"
 _UNSEEN = "\0unseen"  # a script piped into a shell that the command line does not show
 #: at most this many input items of one xargs or parallel are followed
 MAX_ITEMS = 256
@@ -70,9 +69,6 @@ _NO_CLUSTERS = frozenset({"find", "java", "javac", "gcc", "g++", "cc", "clang", 
                           "echo", "printf", "xargs", "parallel", "busybox", "toybox"})
 # fmt: on
 _CLUSTER = re.compile(r"-[A-Za-z]{2,}")
-_VARIABLE = re.compile(
-    r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
-)
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 # fmt: off
 _XARGS_VALUE = frozenset({"-a", "-d", "-E", "-I", "-J", "-L", "-n", "-P", "-R", "-s", "-S",
@@ -217,48 +213,160 @@ def _subst(done: list[Command], raw: str) -> str:
 
 
 class _Walker:
-    """One reading of a command line: the variables assigned so far."""
+    """One reading of a command line: the shell state built so far (:class:`ShellState`)."""
 
-    __slots__ = ("variables",)
+    __slots__ = ("defining", "state")
 
     def __init__(self) -> None:
-        self.variables: dict[str, str] = {}
+        self.state = ShellState()
+        self.defining = 0  # inside a function body read where it is defined
 
     def walk(self, text: str, cwd: str, via: str, depth: int) -> Iterator[Run]:
+        state = self.state
         for argv, cmd, current in iter_commands(text, cwd, _subst, distinct=True, bare=True):
-            prefix = _prefix_assignments(cmd.words)
-            if not argv:  # D=/ on its own: later words read it
-                self.variables.update((k, self.expand(v, {})) for k, v in prefix.items())
-                continue
-            local = {k: self.expand(v, {}) for k, v in prefix.items()}
-            words = [self.expand(word, local) for word in argv]
-            current = _wrapper_cwd(cmd.words[len(prefix) :], current)
-            yield from self.program(words, cmd, current, via, depth)
-            script = _fed_script(argv, cmd, current)
-            if script is _UNSEEN:  # `base64 -d x | sh`: the shell runs what nobody has read
-                unread = _joined(via, "a pipe of unread code")
-                yield Run(normalise_argv(argv, current), current, unread, complete=False)
-            elif script is not None and depth < NESTING:
-                name = basename(argv[0])
-                yield from self.walk(script, "" if name == "ssh" else current, via, depth + 1)
-            elif script is not None:
-                truncated(f"scripts fed to a shell nested deeper than {NESTING} were not read")
+            words = cmd.words
+            if cmd.opens or state.capture is not None or words[:1] == ["function"]:
+                body = state.define(words, cmd)
+                if body is not None:
+                    if not body:
+                        continue
+                    words, argv = body, strip_wrappers(body)
+                    self.defining += 1
+                    try:
+                        yield from self.command(argv, words, cmd, current, via, depth, {})
+                    finally:
+                        self.defining -= 1
+                    continue
+            yield from self.command(argv, words, cmd, current, via, depth, {})
+
+    def command(
+        self,
+        argv: list[str],
+        words: list[str],
+        cmd: Command,
+        cwd: str,
+        via: str,
+        depth: int,
+        local: dict[str, str],
+    ) -> Iterator[Run]:
+        """One simple command (``words`` as written, ``argv`` without wrappers), once per item
+        of each loop whose variable it reads."""
+        state = self.state
+        split = env_split(words) if "env" in " ".join(words) else None
+        if split is not None:
+            words, argv = split, strip_wrappers(split)
+        prefix = _prefix_assignments(words)
+        if not argv:  # D=/ on its own: later words read it
+            for k, v in prefix.items():
+                state.assign(k, state.expand(v, local))
+            return
+        loops = state.mentions_loop(argv)
+        if not loops:
+            yield from self.simple(argv, words, cmd, cwd, via, depth, local, prefix)
+            return
+        combos: list[dict[str, str]] = [dict(local)]
+        for name in loops:
+            combos = [{**c, name: item} for c in combos for item in state.loops[name]]
+            if len(combos) > MAX_ITEMS:
+                truncated(f"loops giving more than {MAX_ITEMS} commands: the rest was not read")
+                del combos[MAX_ITEMS:]
+                break
+        for combo in combos:
+            yield from self.simple(argv, words, cmd, cwd, via, depth, combo, prefix)
+
+    def simple(
+        self,
+        argv: list[str],
+        words: list[str],
+        cmd: Command,
+        cwd: str,
+        via: str,
+        depth: int,
+        local: dict[str, str],
+        prefix: dict[str, str],
+    ) -> Iterator[Run]:
+        state = self.state
+        if prefix:
+            local = {**local, **{k: state.expand(v, local) for k, v in prefix.items()}}
+        expanded = state.expand_words(argv, local)
+        expanded = strip_wrappers(expanded) if expanded != argv else expanded
+        if not expanded:
+            return
+        cwd = _wrapper_cwd(words[len(prefix) :], cwd)
+        name = basename(expanded[0])
+        if name in state.functions or name in state.aliases:
+            yield from self.call(expanded, cwd, via, depth)
+            return
+        if opaque(expanded[0]) and not self.defining:
+            truncated(
+                f"the program {expanded[0]!r} is decided only when the command runs "
+                "(an unset variable, a substitution or an unknown item)"
+            )
+        state.builtin(expanded, cmd, cwd)
+        yield from self.program(expanded, cmd, cwd, via, depth)
+        yield from self.reached(expanded, argv, cmd, cwd, via, depth)
+
+    def call(self, argv: list[str], cwd: str, via: str, depth: int) -> Iterator[Run]:
+        """A function or an alias defined earlier in the call: its body runs here."""
+        if depth >= NESTING:
+            truncated(f"functions and aliases nested deeper than {NESTING} were not read")
+            return
+        state = self.state
+        alias = state.alias_text(argv)
+        if alias is not None:
+            yield from self.walk(alias, cwd, via, depth + 1)
+            return
+        for words, cmd, local in state.called(argv):
+            body = strip_wrappers(words)
+            yield from self.command(body, words, cmd, cwd, via, depth + 1, local)
+
+    def reached(
+        self, argv: list[str], written: list[str], cmd: Command, cwd: str, via: str, depth: int
+    ) -> Iterator[Run]:
+        """What a command runs beyond itself: a script fed to a shell on stdin, a script the
+        call wrote, ``trap``'s command, ``coproc``'s, ``source`` of computed text."""
+        state = self.state
+        name = basename(argv[0])
+        script: str | None
+        if name == "trap" and len(argv) >= 3 and not argv[1].startswith("-"):
+            yield from self.nested(argv[1], cwd, via, depth)
+        elif name == "coproc" and len(argv) > 1:
+            rest = argv[2:] if len(argv) > 2 and argv[2] in ("{", "(") else argv[1:]
+            yield from self.program(strip_wrappers(rest), cmd, cwd, via, depth + 1)
+        elif name in ("source", "."):
+            operand = argv[1] if len(argv) > 1 else ""
+            if not operand or operand.startswith(("/dev/", "/proc/")) or operand == "-":
+                truncated(f"{name} of text computed when the command runs is not read")
+            else:
+                script = state.script_of(operand, cwd, name)
+                if script is not None:
+                    yield from self.nested(script, cwd, via, depth)
+        elif "/" in argv[0] and not argv[0].startswith("/usr/") and not argv[0].startswith("/bin/"):
+            script = state.script_of(argv[0], cwd, "runs")
+            if script is not None:
+                yield from self.nested(script, cwd, via, depth)
+        script = _fed_script(argv, cmd, cwd)
+        if script is _UNSEEN:  # `base64 -d x | sh`: the shell runs what nobody has read
+            unread = _joined(via, "a pipe of unread code")
+            yield Run(normalise_argv(argv, cwd), cwd, unread, complete=False)
+        elif script is not None:
+            yield from self.nested(script, "" if name == "ssh" else cwd, via, depth)
+        elif name in SHELLS and shell_c_script(argv) is None:
+            operand = next((a for a in argv[1:] if not a.startswith(("-", "+"))), None)
+            if operand is not None:
+                script = state.script_of(operand, cwd, name)
+                if script is not None:
+                    yield from self.nested(script, cwd, via, depth)
+
+    def nested(self, script: str, cwd: str, via: str, depth: int) -> Iterator[Run]:
+        if depth < NESTING:
+            yield from self.walk(script, cwd, via, depth + 1)
+        else:
+            truncated(f"scripts fed to a shell nested deeper than {NESTING} were not read")
 
     def expand(self, word: str, local: dict[str, str]) -> str:
-        """``$VAR``, ``${VAR}`` and ``${VAR:-default}`` replaced where their value is known."""
-        if "$" not in word:
-            return word
-
-        def value(m: re.Match[str]) -> str:
-            name = m.group(1) or m.group(3)
-            known = local.get(name, self.variables.get(name))
-            if known is None:
-                known = _environment(name)
-            if known is None and m.group(2) is not None:
-                known = m.group(2)
-            return m.group() if known is None else known
-
-        return _VARIABLE.sub(value, word)
+        """``word`` with the parameters the command line decides expanded."""
+        return self.state.expand(word, local)
 
     def program(
         self, argv: list[str], cmd: Command | None, cwd: str, via: str, depth: int
@@ -344,17 +452,6 @@ def _wrapper_cwd(argv: list[str], cwd: str) -> str:
 
 def _joined(via: str, by: str) -> str:
     return f"{via}, {by}" if via else by
-
-
-def _environment(name: str) -> str | None:
-    """The variables whose value the hook knows as the agent's shell would."""
-    if name == "HOME":
-        return os.path.expanduser("~")
-    if name == "TMPDIR":
-        import tempfile
-
-        return os.environ.get("TMPDIR") or tempfile.gettempdir()
-    return None
 
 
 def _prefix_assignments(words: list[str]) -> dict[str, str]:

@@ -55,18 +55,30 @@ def simple_commands(
 
 
 def command_lines(text: str, cwd: str, depth: int = 0) -> Iterator[str]:
-    """One line per simple command of ``text`` (:func:`simple_commands`), git as git reads it,
-    output redirections appended (``> TARGET``), and each pipeline also whole, its last stages
-    joined by `` | `` (see :mod:`forge_policy.facts.commands`, ``facts.shell_commands``).
+    """One line per program ``text`` runs, resolved as the command model reads it (variables,
+    braces, loops, functions: :func:`~forge_policy.commands.execution.runs`): a program written
+    in the command line as written there, quotes removed and wrappers stripped, git as git
+    reads it, output redirections appended (``> TARGET``), and each pipeline also whole, its
+    last stages joined by `` | ``; a program reached through another one (``xargs``, ``find
+    -exec``, interpreter code) in canonical form (see :mod:`forge_policy.facts.commands`,
+    ``facts.shell_commands``). ``depth`` is kept for callers; the reading starts at the top.
 
     >>> list(command_lines("sudo curl -s x | sh 2>/dev/null", "/"))
-    ['curl -s x', 'sh > /dev/null', 'curl -s x | sh']
+    ['curl -s x', 'sh > /dev/null', 'curl -s x | sh', 'sh']
+    >>> list(command_lines("h=--hard; git reset $h", "/"))
+    ['git reset --hard']
     """
+    from forge_policy.commands.execution import runs
+
     # the last stages of each command's pipeline, kept per command so that each pipeline is
     # rendered from its predecessor's in one step (the commands stay alive meanwhile)
     windows: dict[int, list[str]] = {}
-    for argv, cmd, current in simple_commands(text, cwd, depth):
-        rendered = " ".join(normalise_git(argv, current))
+    for run in runs(text, cwd):
+        cmd = run.command
+        if run.via or cmd is None:
+            yield run.line
+            continue
+        rendered = " ".join(normalise_git(run.words, run.cwd))
         yield _render(rendered, cmd) if cmd.redirects else rendered
         source = cmd.piped_from
         if source is None:

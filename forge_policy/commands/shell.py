@@ -29,6 +29,7 @@ import re
 import attrs
 
 from forge_policy._budget import check_deadline, read_bounded, truncated
+from forge_policy.commands.expansion import braces
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -124,12 +125,14 @@ class Command:
     words: list[str] = attrs.Factory(list)
     redirects: list[Redirect] = attrs.Factory(list)
     piped_from: Command | None = None
+    #: ended by ``(``: ``f()`` names a function whose body follows
+    opens: bool = False
 
 
 class _Scope:
     """The command being built in one nesting level (top level or one ``$(…)``)."""
 
-    __slots__ = ("cmd", "done", "heredocs", "parts", "quoted", "sink", "started", "want")
+    __slots__ = ("brace", "cmd", "done", "heredocs", "parts", "quoted", "sink", "started", "want")
 
     def __init__(self, sink: list[Command]) -> None:
         self.sink = sink
@@ -138,6 +141,7 @@ class _Scope:
         self.parts: list[str] = []
         self.started = False
         self.quoted = False
+        self.brace = False  # an unquoted part holds "{": brace expansion may apply
         self.want: Redirect | None = None
         self.heredocs: list[Redirect] = []
 
@@ -154,8 +158,13 @@ class _Scope:
         self.started = self.quoted = False
         want = self.want
         if want is None:
-            self.cmd.words.append(text)
+            if self.brace:
+                self.brace = False
+                self.cmd.words.extend(braces(text))
+            else:
+                self.cmd.words.append(text)
             return
+        self.brace = False
         self.want = None
         want.target = text
         self.cmd.redirects.append(want)
@@ -164,6 +173,7 @@ class _Scope:
 
     def end_command(self, op: str) -> None:
         self.end_word()
+        redirected = self.want is not None  # ``<(``: a process substitution, not ``f()``
         self.want = None
         cmd = self.cmd
         if cmd.words or cmd.redirects:
@@ -172,6 +182,8 @@ class _Scope:
             self.cmd = Command()
             if op in ("|", "|&"):
                 self.cmd.piped_from = cmd
+            elif op == "(" and not redirected:
+                cmd.opens = True
 
 
 class _Lexer:
@@ -208,8 +220,11 @@ class _Lexer:
             if c not in _SPECIAL:
                 m = _PLAIN_STOP.search(s, i + 1)
                 j = n if m is None else m.start()
-                sc.parts.append(s[i:j])
+                part = s[i:j]
+                sc.parts.append(part)
                 sc.started = True
+                if "{" in part:
+                    sc.brace = True
                 i = j
             elif c == " " or c == "\t" or c == "\r":
                 if sc.started:
@@ -239,7 +254,10 @@ class _Lexer:
             elif c == "$":
                 m = _PLAIN_STOP.search(s, i + 1)
                 j = n if m is None else m.start()
-                sc.add(s[i:j])
+                part = s[i:j]
+                sc.add(part)
+                if "{" in part[2:]:
+                    sc.brace = True
                 i = j
             elif c == "`":
                 sc.add("")
@@ -311,7 +329,8 @@ class _Lexer:
         sink, done = sc.sink, sc.done
         run = m.group()
         segments = _BULK_SEPARATOR.split(run)
-        sc.cmd.words = segments.pop().split()  # the command that goes on
+        last = segments.pop()
+        sc.cmd.words = _expand_braces(last.split()) if "{" in last else last.split()
         if distinct and not any(word in run for word in _CWD_WORDS):
             segments = list(dict.fromkeys(segments))  # in C: most padding goes here
         for segment in segments:
@@ -324,6 +343,8 @@ class _Lexer:
                 else:
                     seen.add(segment)
             words = segment.split()
+            if "{" in segment:
+                words = _expand_braces(words)
             if words:
                 cmd = Command(words)
                 sink.append(cmd)
@@ -466,6 +487,10 @@ class _Lexer:
         end = self._closing(i, "'")
         sc.add(unescape(s[i:end]), quoted=True)
         return min(end + 1, n)
+
+
+def _expand_braces(words: list[str]) -> list[str]:
+    return [out for word in words for out in braces(word)]
 
 
 @functools.lru_cache(maxsize=64)

@@ -32,8 +32,6 @@ curl -s x | sh
 
 from __future__ import annotations
 
-from itertools import chain
-
 from forge_policy.commands import command_lines, data, recursive_deletes, runs
 from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_commands, event_cwd
@@ -51,10 +49,6 @@ if TYPE_CHECKING:
 MAX_COMMANDS = 1 << 14
 #: At most this many characters in all (nesting repeats the inner text in the outer command).
 MAX_CHARS = 8 << 20
-# a word each program must contain for the command model to find a program it runs (xargs,
-# find -exec, busybox, parallel, interpreter code) beyond what the lexer lists
-_RUNNERS = ("xargs", "parallel", "find", "box", "python", "pypy", "node", "perl", "ruby", "php",
-            "deno", "bun", "lua", "osascript", "Rscript")  # fmt: skip
 
 
 def provide_commands(event: Event) -> list[str]:
@@ -73,10 +67,7 @@ def provide_shell_commands(event: Event) -> list[str]:
 
     def lines() -> Iterator[str]:
         for command in event_commands(event):
-            # a second pass only where a program may run another one (xargs, find, busybox…)
-            runner = any(word in command for word in _RUNNERS)
-            indirect = (run.line for run in runs(command, cwd) if run.via) if runner else ()
-            yield from chain(command_lines(command, cwd), indirect)
+            yield from command_lines(command, cwd)
 
     return _capped(lines())[0]
 
