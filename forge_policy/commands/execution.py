@@ -215,11 +215,14 @@ def _subst(done: list[Command], raw: str) -> str:
 class _Walker:
     """One reading of a command line: the shell state built so far (:class:`ShellState`)."""
 
-    __slots__ = ("defining", "state")
+    __slots__ = ("defining", "seen", "state")
 
     def __init__(self) -> None:
         self.state = ShellState()
         self.defining = 0  # inside a function body read where it is defined
+        # the commands read under each state: the same command under the same state reads the
+        # same (a padded command is read once)
+        self.seen: set[tuple[object, ...]] = set()
 
     def walk(self, text: str, cwd: str, via: str, depth: int) -> Iterator[Run]:
         state = self.state
@@ -252,6 +255,11 @@ class _Walker:
         """One simple command (``words`` as written, ``argv`` without wrappers), once per item
         of each loop whose variable it reads."""
         state = self.state
+        if not cmd.redirects and cmd.piped_from is None and not local:
+            key = (*words, cwd, via, depth, self.defining, state.version)
+            if key in self.seen:
+                return
+            self.seen.add(key)
         split = env_split(words) if "env" in " ".join(words) else None
         if split is not None:
             words, argv = split, strip_wrappers(split)

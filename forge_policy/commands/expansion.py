@@ -21,6 +21,7 @@ matched.
 
 from __future__ import annotations
 
+import functools
 import re
 from fnmatch import fnmatchcase
 
@@ -43,6 +44,8 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]"
 _PARAMETER = re.compile(r"\$(?:\{([^{}]*)\}|([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]))")
 _BODY = re.compile(rf"(#)?({_NAME})(.*)", re.S)
 _SLICE = re.compile(r":[ \t]*(-?[0-9]+)[ \t]*(?::[ \t]*(-?[0-9]+)[ \t]*)?")
+_LISTS = re.compile(r"![A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\]|[@*])")
+_ELEMENT = re.compile(r"\[([^\]]*)\]")
 _TWO_CHAR_OPS = frozenset({":-", ":=", ":+", ":?", "##", "%%", "//", "^^", ",,"})
 _GLOB = re.compile(r"[*?\[\\]")
 
@@ -55,7 +58,17 @@ def braces(word: str) -> list[str]:
     """
     if "{" not in word:
         return [word]
+    out, cut = _braces(word)
+    if cut:
+        truncated(cut)
+    return list(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _braces(word: str) -> tuple[tuple[str, ...], str]:
+    """:func:`braces`' words, and why they were cut (or ``""``); cached: padding repeats."""
     out: list[str] = []
+    cut = ""
     pending = [word]
     while pending:
         current = pending.pop()
@@ -64,12 +77,15 @@ def braces(word: str) -> list[str]:
             out.append(current)
         else:
             start, end, items = found
+            if len(items) > MAX_WORDS:
+                cut = f"a brace sequence gives more than {MAX_WORDS} words: the rest was not read"
+                del items[MAX_WORDS:]
             head, tail = current[:start], current[end + 1 :]
             pending.extend(head + item + tail for item in reversed(items))
         if len(out) + len(pending) > MAX_WORDS:
-            truncated(f"a brace expansion gives more than {MAX_WORDS} words: the rest was not read")
+            cut = f"a brace expansion gives more than {MAX_WORDS} words: the rest was not read"
             break
-    return out[:MAX_WORDS]
+    return tuple(out[:MAX_WORDS]), cut
 
 
 def _first(word: str) -> tuple[int, int, list[str]] | None:
@@ -135,10 +151,7 @@ def _sequence(inner: str) -> list[str] | None:
         return None
     numeric = first.lstrip("-").isdigit()
     a, b = (int(first), int(last)) if numeric else (ord(first), ord(last))
-    count = abs(b - a) // step + 1
-    if count > MAX_WORDS:
-        truncated(f"a brace sequence gives more than {MAX_WORDS} words: the rest was not read")
-        count = MAX_WORDS
+    count = min(abs(b - a) // step + 1, MAX_WORDS + 1)  # past MAX_WORDS: cut by the caller
     direction = step if b >= a else -step
     values = [a + k * direction for k in range(count)]
     if not numeric:
@@ -188,6 +201,8 @@ def parameters(word: str, lookup: Lookup, assign: Callable[[str, str], None] | N
 def _operation(body: str, lookup: Lookup, assign: Callable[[str, str], None] | None) -> str | None:
     """The value of ``${body}``, or None when it stays as written (an unset variable, or a form
     the reading does not model: then the reading is marked incomplete)."""
+    if _LISTS.fullmatch(body):  # the keys of an array, the names with a prefix: unknown words
+        return None
     m = _BODY.fullmatch(body)
     if m is None:
         return _unmodelled(body)
@@ -196,11 +211,20 @@ def _operation(body: str, lookup: Lookup, assign: Callable[[str, str], None] | N
         return BREAK
     value = lookup(name)
     if length:
-        if rest:
+        if rest and not _ELEMENT.fullmatch(rest):
             return _unmodelled(body)
         return None if value is None else str(len(value))
     if not rest:
         return value
+    element = _ELEMENT.match(rest)
+    if element is not None:  # an array element: arrays are not modelled, a scalar is element 0
+        if value is not None and element.group(1) not in ("0", "@", "*"):
+            return _unmodelled(body)
+        rest = rest[element.end() :]
+        if not rest:
+            return value
+        if value is None:
+            return None
     op = rest[:2] if rest[:2] in _TWO_CHAR_OPS else rest[:1]
     arg = rest[len(op) :]
     if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):

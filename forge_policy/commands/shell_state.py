@@ -61,8 +61,19 @@ _ENV_SPLIT = ("-S", "--split-string")
 class ShellState:
     """The state a command line builds up as it runs (see the module doc)."""
 
-    __slots__ = ("aliases", "capture", "functions", "loops", "mentioned", "unknown", "variables",
-                 "written")  # fmt: skip
+    __slots__ = (
+        "_paths",
+        "_resolved",
+        "aliases",
+        "capture",
+        "functions",
+        "loops",
+        "mentioned",
+        "unknown",
+        "variables",
+        "version",
+        "written",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.variables: dict[str, str] = {}
@@ -71,9 +82,13 @@ class ShellState:
         self.functions: dict[str, list[tuple[list[str], Command]]] = {}
         self.aliases: dict[str, str] = {}
         self.written: dict[str, str | None] = {}
-        self.mentioned: set[str] = set()
+        self.mentioned: list[tuple[list[str], str]] = []
+        self._paths: set[str] = set()
+        self._resolved = 0
         #: the function being defined: ``[name, body, open braces, body started]``
         self.capture: list[object] | None = None
+        #: grows with every change, so that a command read once under a state is not read again
+        self.version = 0
 
     # --- variables -----------------------------------------------------------------------
 
@@ -92,12 +107,14 @@ class ShellState:
         self.variables[name] = value
         self.unknown.discard(name)
         self.loops.pop(name, None)
+        self.version += 1
 
     def forget(self, name: str) -> None:
         """``name`` gets a value the command line does not show."""
         self.variables.pop(name, None)
         self.loops.pop(name, None)
         self.unknown.add(name)
+        self.version += 1
 
     def expand(self, word: str, local: dict[str, str]) -> str:
         """``word`` with its parameters expanded (:func:`parameters`), ``$IFS`` as a blank."""
@@ -156,9 +173,11 @@ class ShellState:
                 m = _ASSIGNMENT.fullmatch(word)
                 if m is not None:
                     self.aliases[m.group(1)] = m.group(3)
+                    self.version += 1
         elif name == "unalias":
             for word in argv[1:]:
                 self.aliases.pop(word, None)
+            self.version += 1
         if cmd is not None:
             self._writes(argv, cmd, cwd)
 
@@ -216,6 +235,7 @@ class ShellState:
         self.variables.pop(name, None)
         self.unknown.discard(name)
         self.loops[name] = known
+        self.version += 1
 
     def _writes(self, argv: list[str], cmd: Command, cwd: str) -> None:
         """The files the command writes, with their text when the command line shows it."""
@@ -233,17 +253,16 @@ class ShellState:
                 before = self.written[path]
                 text = None if before is None or text is None else before + text
             self.written[path] = text
+            self.version += 1
         if name == "tee":
             text = stdin_text(cmd, cwd)
             for word in argv[1:]:
                 if not word.startswith("-"):
                     self.written[_path(word, cwd)] = text
-        elif name not in _NOT_WRITERS and self.written is not None:
-            for word in argv[1:]:
-                if word.startswith("-"):
-                    word = word.partition("=")[2]
-                if word and "$" not in word and len(word) < 4096:
-                    self.mentioned.add(_path(word, cwd))
+                    self.version += 1
+        elif name not in _NOT_WRITERS and len(argv) > 1:
+            self.mentioned.append((argv, cwd))  # resolved when a script is run (rarely)
+            self.version += 1
 
     # --- what runs ------------------------------------------------------------------------
 
@@ -260,9 +279,22 @@ class ShellState:
             if text is None:
                 truncated(f"{how} {path}: this call writes it with text the command does not show")
             return text
-        if full in self.mentioned:
+        if full in self._mentioned():
             truncated(f"{how} {path}: this call may change it before running it")
         return None
+
+    def _mentioned(self) -> set[str]:
+        """The paths the commands so far name as operands (which they may write), resolved
+        once each."""
+        paths = self._paths
+        for argv, cwd in self.mentioned[self._resolved :]:
+            for word in argv[1:]:
+                if word.startswith("-"):
+                    word = word.partition("=")[2]
+                if word and "$" not in word and len(word) < 4096:
+                    paths.add(_path(word, cwd))
+        self._resolved = len(self.mentioned)
+        return paths
 
     def define(self, words: list[str], cmd: Command) -> list[str] | None:
         """Follow a function definition: None when ``words`` is an ordinary command, else the
@@ -312,6 +344,7 @@ class ShellState:
     def _defined(self, name: str, body: list[tuple[list[str], Command]]) -> None:
         self.functions[name] = body
         self.capture = None
+        self.version += 1
 
     def called(self, argv: list[str]) -> Iterator[tuple[list[str], Command, dict[str, str]]]:
         """The body of a function ``argv`` calls, each command with the call's positional

@@ -66,10 +66,25 @@ def _chain(count: int) -> str:
     return " && ".join(f"rm -rf build/{n}" for n in range(count - 2)) + " && echo / | xargs rm -rf"
 
 
-#: the two commands the issue names: their times are printed for every fact
+def _expansions(size: int) -> str:
+    """Words the command model expands (issue 23): braces, parameter operations, ``$IFS``."""
+    unit = "echo {a,b}{1..3} ${X:-d} ${X%.py} ${#X} a${IFS}b; "
+    return _fill(unit, size, "X=main.py; ", "rm${IFS}-rf${IFS}/")
+
+
+def _defined_chain(count: int) -> str:
+    """``count`` commands that read what earlier ones define: variables, a loop, a function."""
+    head = 'f(){ rm -rf "build/$1"; }; for d in a b c; do ruff $d; done; '
+    body = " && ".join(f"v{n}=build/{n}; f $v{n}" for n in range(count // 2 - 2))
+    return head + body + " && f /"
+
+
+#: the commands the issues name: their times are printed for every fact
 FIXED = {
     "1 MB command (a here-document, then rm -rf /)": lambda: _heredoc(KB * KB),
     "10,000-command chain": lambda: _chain(10_000),
+    "1 MB of expansions (braces, ${X…}, $IFS), then rm -rf /": lambda: _expansions(KB * KB),
+    "10,000 commands using variables and a function, then f /": lambda: _defined_chain(10_000),
 }
 
 SHAPES = {
@@ -83,6 +98,7 @@ SHAPES = {
     "pipeline `a |`": lambda size: _fill("a | ", size, "", "sh"),
     "substitutions `$(a)`": lambda size: _fill("$(a)", size, "echo "),
     "nesting 24 deep": _nesting,
+    "expansions `{a,b}` `${X%.py}`": _expansions,
 }
 
 
