@@ -120,6 +120,8 @@ class Run:
     command: Command | None = None
     #: the argv before :func:`normalise_argv` (wrappers stripped, known variables expanded)
     words: list[str] = attrs.Factory(list)
+    #: the command's redirection targets, known variables expanded (``command``'s order)
+    targets: list[str] | None = None
 
     @property
     def line(self) -> str:
@@ -310,8 +312,9 @@ class _Walker:
                 f"the program {expanded[0]!r} is decided only when the command runs "
                 "(an unset variable, a substitution or an unknown item)"
             )
-        state.builtin(expanded, cmd, cwd)
-        yield from self.program(expanded, cmd, cwd, via, depth)
+        targets = [state.expand(r.target, local) for r in cmd.redirects] if cmd.redirects else None
+        state.builtin(expanded, cmd, cwd, targets)
+        yield from self.program(expanded, cmd, cwd, via, depth, targets)
         yield from self.reached(expanded, argv, cmd, cwd, via, depth)
 
     def call(self, argv: list[str], cwd: str, via: str, depth: int) -> Iterator[Run]:
@@ -336,15 +339,17 @@ class _Walker:
         state = self.state
         name = basename(argv[0])
         script: str | None
-        if name == "trap" and len(argv) >= 3 and not argv[1].startswith("-"):
-            yield from self.nested(argv[1], cwd, via, depth)
+        if name == "trap":
+            args = argv[2:] if argv[1:2] == ["--"] else argv[1:]
+            if len(args) >= 2 and not args[0].startswith("-"):
+                yield from self.nested(args[0], cwd, via, depth)
         elif name == "coproc" and len(argv) > 1:
             rest = argv[2:] if len(argv) > 2 and argv[2] in ("{", "(") else argv[1:]
             yield from self.program(strip_wrappers(rest), cmd, cwd, via, depth + 1)
         elif name in ("source", "."):
             operand = argv[1] if len(argv) > 1 else ""
             if not operand or operand.startswith(("/dev/", "/proc/")) or operand == "-":
-                truncated(f"{name} of text computed when the command runs is not read")
+                truncated(f"source of text computed when the command runs is not read ({name})")
             else:
                 script = state.script_of(operand, cwd, name)
                 if script is not None:
@@ -377,7 +382,13 @@ class _Walker:
         return self.state.expand(word, local)
 
     def program(
-        self, argv: list[str], cmd: Command | None, cwd: str, via: str, depth: int
+        self,
+        argv: list[str],
+        cmd: Command | None,
+        cwd: str,
+        via: str,
+        depth: int,
+        targets: list[str] | None = None,
     ) -> Iterator[Run]:
         """The runs of one argv: those it leads to, then itself."""
         cwd = _wrapper_cwd(argv, cwd)
@@ -403,7 +414,7 @@ class _Walker:
                 yield from self.inner(inner, cwd, via, f"find {action}", depth)
         else:
             yield from self.interpreted(argv, cmd, cwd, via, depth)
-        yield Run(normalise_argv(argv, cwd), cwd, via, command=cmd, words=argv)
+        yield Run(normalise_argv(argv, cwd), cwd, via, command=cmd, words=argv, targets=targets)
 
     def inner(self, argv: list[str], cwd: str, via: str, by: str, depth: int) -> Iterator[Run]:
         """A program run by another one (``by``), and a shell script it is handed."""

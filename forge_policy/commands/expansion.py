@@ -43,7 +43,7 @@ _SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]"
 _PARAMETER = re.compile(r"\$(?:\{([^{}]*)\}|([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]))")
 _BODY = re.compile(rf"(#)?({_NAME})(.*)", re.S)
-_SLICE = re.compile(r":[ \t]*(-?[0-9]+)[ \t]*(?::[ \t]*(-?[0-9]+)[ \t]*)?")
+_SLICE = re.compile(r":[ \t]*(-?[0-9]*)[ \t]*(?::[ \t]*(-?[0-9]+)[ \t]*)?")
 _LISTS = re.compile(r"![A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\]|[@*])")
 _ELEMENT = re.compile(r"\[([^\]]*)\]")
 _TWO_CHAR_OPS = frozenset({":-", ":=", ":+", ":?", "##", "%%", "//", "^^", ",,"})
@@ -242,7 +242,7 @@ def _operation(body: str, lookup: Lookup, assign: Callable[[str, str], None] | N
             return _unmodelled(body)
         if value is None:
             return None
-        start = int(sliced.group(1))
+        start = int(sliced.group(1) or "0")
         start = max(len(value) + start, 0) if start < 0 else start
         if sliced.group(2) is None:
             return value[start:]

@@ -79,7 +79,7 @@ def command_lines(text: str, cwd: str, depth: int = 0) -> Iterator[str]:
             yield run.line
             continue
         rendered = " ".join(normalise_git(run.words, run.cwd))
-        yield _render(rendered, cmd) if cmd.redirects else rendered
+        yield _render(rendered, cmd, run.targets) if cmd.redirects else rendered
         source = cmd.piped_from
         if source is None:
             windows[id(cmd)] = [rendered]
@@ -102,10 +102,10 @@ def _window(cmd: Command) -> list[str]:
     return parts[::-1]
 
 
-def _render(rendered: str, cmd: Command) -> str:
+def _render(rendered: str, cmd: Command, targets: list[str] | None) -> str:
     words = [rendered]
-    for redirect in cmd.redirects:
-        target = redirect.target
+    for k, redirect in enumerate(cmd.redirects):
+        target = targets[k] if targets is not None else redirect.target
         if redirect.op in _OUTPUT_OPS or (
             redirect.op == ">&" and target and not target.isdigit() and target != "-"
         ):

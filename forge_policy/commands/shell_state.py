@@ -152,8 +152,11 @@ class ShellState:
 
     # --- builtins that set state ---------------------------------------------------------
 
-    def builtin(self, argv: list[str], cmd: Command | None, cwd: str) -> None:
-        """Read what a (expanded) simple command sets for the commands after it."""
+    def builtin(
+        self, argv: list[str], cmd: Command | None, cwd: str, targets: list[str] | None = None
+    ) -> None:
+        """Read what a (expanded) simple command sets for the commands after it (``targets``:
+        its redirections' targets, expanded)."""
         name = basename(argv[0])
         if name in _DECLARERS:
             self._declare(argv)
@@ -179,7 +182,7 @@ class ShellState:
                 self.aliases.pop(word, None)
             self.version += 1
         if cmd is not None:
-            self._writes(argv, cmd, cwd)
+            self._writes(argv, cmd, cwd, targets)
 
     def _declare(self, argv: list[str]) -> None:
         flags = ""
@@ -237,13 +240,16 @@ class ShellState:
         self.loops[name] = known
         self.version += 1
 
-    def _writes(self, argv: list[str], cmd: Command, cwd: str) -> None:
+    def _writes(
+        self, argv: list[str], cmd: Command, cwd: str, targets: list[str] | None
+    ) -> None:
         """The files the command writes, with their text when the command line shows it."""
         name = basename(argv[0])
-        for redirect in cmd.redirects:
-            if redirect.op not in _OUTPUT or not redirect.target:
+        for k, redirect in enumerate(cmd.redirects):
+            target = targets[k] if targets is not None else redirect.target
+            if redirect.op not in _OUTPUT or not target:
                 continue
-            path = _path(redirect.target, cwd)
+            path = _path(target, cwd)
             text: str | None = None
             if name in ("echo", "printf"):
                 text = echo_text(argv)
