@@ -165,9 +165,14 @@ def test_shell_commands_also_lists_the_programs_reached_through_another() -> Non
         event = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": command})
         return provide_shell_commands(event)
 
-    assert sorted(lines("echo / | xargs rm -rf")) == sorted([
-        "echo /", "xargs rm -rf", "echo / | xargs rm -rf", "rm -r -f /",
-    ])  # fmt: skip (the order: each program is listed where the model reaches it)
+    assert sorted(lines("echo / | xargs rm -rf")) == sorted(
+        [
+            "echo /",
+            "xargs rm -rf",
+            "echo / | xargs rm -rf",
+            "rm -r -f /",
+        ]
+    )  # fmt: skip (the order: each program is listed where the model reaches it)
     assert "rm -r -f x" in lines("busybox rm -rf x")
     assert lines("rm -rf x") == ["rm -rf x"]  # as written, as before
 

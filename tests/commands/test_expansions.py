@@ -119,7 +119,7 @@ HARMLESS = [
     "mkdir -p src/{a,b}/tests",
     "for f in *.py; do ruff check $f; done",
     "for f in a b; do echo $f; done",
-    "t(){ pytest -q \"$@\"; }; t tests",
+    't(){ pytest -q "$@"; }; t tests',
     "function t { pytest -q; }; t",
     'X=build; rm -rf "$X"',
     "echo ${array[@]} ${#array[@]}",
@@ -150,7 +150,9 @@ def decide(command: str) -> fp.Decision:
 
 
 @pytest.mark.parametrize(("construct", "command", "line"), READ)
-def test_a_construct_the_model_reads_is_read_exactly(construct: str, command: str, line: str) -> None:
+def test_a_construct_the_model_reads_is_read_exactly(
+    construct: str, command: str, line: str
+) -> None:
     executed, reason, _shell = facts(command)
     assert line in executed, (construct, executed)
     assert reason is None, (construct, reason)
