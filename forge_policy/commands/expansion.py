@@ -85,7 +85,8 @@ def _braces(word: str) -> tuple[tuple[str, ...], str]:
         if len(out) + len(pending) > MAX_WORDS:
             cut = f"a brace expansion gives more than {MAX_WORDS} words: the rest was not read"
             break
-    return tuple(out[:MAX_WORDS]), cut
+    # a word the expansion leaves empty is removed, as bash does ("{rm,}" is "rm")
+    return tuple(w for w in out[:MAX_WORDS] if w), cut
 
 
 def _first(word: str) -> tuple[int, int, list[str]] | None:

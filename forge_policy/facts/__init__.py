@@ -176,7 +176,7 @@ def builtin_facts() -> dict[str, FactProvider]:
     commit_message          str   the messages of the ``git commit`` commands, blank-line joined
     staged_files            list  paths staged for that commit (git hooks, ``git commit`` calls)
     commands                list  the call's shell commands as sent (``command``, ``commands``)
-    shell_commands          list  each simple command they run: quotes removed, wrappers stripped
+    shell_commands          list  each command they run, resolved: quotes removed, wrappers stripped
     git_commands            list  those running git subcommands that can discard work, as git
                                   reads them (``git reset --hard``), for messages
     executed_commands       list  every program they run, however reached, canonical (rm -r -f /)

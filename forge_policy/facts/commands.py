@@ -1,10 +1,13 @@
-"""Command facts: the shell commands of a tool call, as written and as simple commands.
+"""Command facts: the shell commands of a tool call, as sent and as the command model reads them.
 
 ``facts.commands`` is what the agent sent: ``tool_input.command`` and every string (or
 ``{command}`` object) of ``tool_input.commands``. ``facts.shell_commands`` is what a shell would
 run, one string per simple command, so that a rule can anchor on the command name (``^rm\\s``)
 instead of matching words inside a commit message or an ``echo``:
 
+- resolved as ``facts.executed_commands`` is (the same reading, :func:`runs`): variables set
+  earlier substituted (``h=--hard; git reset $h`` gives ``git reset --hard``), braces, ``$IFS``,
+  loops, functions and aliases expanded; a form the reading does not model makes it incomplete;
 - quotes removed, ``NAME=value`` prefixes and wrappers (``sudo``, ``env``, ``nohup``,
   ``timeout 5`` …) stripped, words joined by one space;
 - output redirections appended as ``> TARGET`` (``cat img > /dev/sda``);
