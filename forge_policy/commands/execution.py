@@ -49,7 +49,8 @@ from forge_policy.commands.shell import (
     stdin_text,
     strip_wrappers,
 )
-from forge_policy.commands.shell_state import UNKNOWN, ShellState, env_split
+from forge_policy.commands.shell_state import UNKNOWN as UNKNOWN
+from forge_policy.commands.shell_state import ShellState, env_split
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -297,6 +298,8 @@ class _Walker:
     ) -> Iterator[Run]:
         state = self.state
         if prefix:
+            if "IFS" in prefix:
+                truncated("IFS is assigned: word splitting on other characters is not modelled")
             local = {**local, **{k: state.expand(v, local) for k, v in prefix.items()}}
         expanded = state.expand_words(argv, local)
         expanded = strip_wrappers(expanded) if expanded != argv else expanded
@@ -358,16 +361,16 @@ class _Walker:
             script = state.script_of(argv[0], cwd, "runs")
             if script is not None:
                 yield from self.nested(script, cwd, via, depth)
-        script = _fed_script(argv, cmd, cwd)
-        if script is _UNSEEN:  # `base64 -d x | sh`: the shell runs what nobody has read
+        fed = _fed_script(argv, cmd, cwd)
+        if fed is _UNSEEN:  # `base64 -d x | sh`: the shell runs what nobody has read
             unread = _joined(via, "a pipe of unread code")
             yield Run(normalise_argv(argv, cwd), cwd, unread, complete=False)
-        elif script is not None:
-            yield from self.nested(script, "" if name == "ssh" else cwd, via, depth)
+        elif fed is not None:
+            yield from self.nested(fed, "" if name == "ssh" else cwd, via, depth)
         elif name in SHELLS and shell_c_script(argv) is None:
-            operand = next((a for a in argv[1:] if not a.startswith(("-", "+"))), None)
-            if operand is not None:
-                script = state.script_of(operand, cwd, name)
+            path = next((a for a in argv[1:] if not a.startswith(("-", "+"))), None)
+            if path is not None:
+                script = state.script_of(path, cwd, name)
                 if script is not None:
                     yield from self.nested(script, cwd, via, depth)
 

@@ -294,6 +294,7 @@ def _replace(value: str, op: str, arg: str, body: str) -> str | None:
     return value.replace(pattern, replacement, -1 if op == "//" else 1)
 
 
-def _unmodelled(body: str) -> None:
+def _unmodelled(body: str) -> str | None:
+    """Mark the reading incomplete: ``${body}`` is not a form it models (its text stays)."""
     truncated(f"the parameter expansion ${{{body}}} is not one the reading models")
     return None

@@ -171,6 +171,16 @@ class ShellState:
             self.forget(operands[-1] if operands else "MAPFILE")
         elif name in ("for", "select") and len(argv) > 1:
             self._loop(argv)
+        elif name == "set" and "--" in argv:
+            args = argv[argv.index("--") + 1 :]
+            for key in [k for k in self.variables if k.isdigit()]:
+                del self.variables[key]
+            for k, arg in enumerate(args, start=1):
+                self.assign(str(k), arg)
+            joined = " ".join(args)
+            self.assign("@", joined)
+            self.assign("*", joined)
+            self.assign("#", str(len(args)))
         elif name == "alias":
             for word in argv[1:]:
                 m = _ASSIGNMENT.fullmatch(word)
@@ -240,9 +250,7 @@ class ShellState:
         self.loops[name] = known
         self.version += 1
 
-    def _writes(
-        self, argv: list[str], cmd: Command, cwd: str, targets: list[str] | None
-    ) -> None:
+    def _writes(self, argv: list[str], cmd: Command, cwd: str, targets: list[str] | None) -> None:
         """The files the command writes, with their text when the command line shows it."""
         name = basename(argv[0])
         for k, redirect in enumerate(cmd.redirects):
