@@ -70,6 +70,8 @@ _NO_CLUSTERS = frozenset({"find", "java", "javac", "gcc", "g++", "cc", "clang", 
                           "echo", "printf", "xargs", "parallel", "busybox", "toybox"})
 # fmt: on
 _CLUSTER = re.compile(r"-[A-Za-z]{2,}")
+#: programs that run something beyond their argv (besides shells and paths): see ``reached``
+_REACHING = frozenset({"trap", "coproc", "source", ".", "ssh"})
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 # fmt: off
 _XARGS_VALUE = frozenset({"-a", "-d", "-E", "-I", "-J", "-L", "-n", "-P", "-R", "-s", "-S",
@@ -263,7 +265,8 @@ class _Walker:
             if key in self.seen:
                 return
             self.seen.add(key)
-        split = env_split(words) if "env" in " ".join(words) else None
+        # env -S splits a string: only where strip_wrappers stripped something
+        split = env_split(words) if argv is not words else None
         if split is not None:
             words, argv = split, strip_wrappers(split)
         prefix = _prefix_assignments(words)
@@ -301,8 +304,11 @@ class _Walker:
             if "IFS" in prefix:
                 truncated("IFS is assigned: word splitting on other characters is not modelled")
             local = {**local, **{k: state.expand(v, local) for k, v in prefix.items()}}
-        expanded = state.expand_words(argv, local)
-        expanded = strip_wrappers(expanded) if expanded != argv else expanded
+        if any("$" in word for word in argv):
+            expanded = state.expand_words(argv, local)
+            expanded = strip_wrappers(expanded) if expanded != argv else expanded
+        else:
+            expanded = argv
         if not expanded:
             return
         cwd = _wrapper_cwd(words[len(prefix) :], cwd)
@@ -318,7 +324,8 @@ class _Walker:
         targets = [state.expand(r.target, local) for r in cmd.redirects] if cmd.redirects else None
         state.builtin(expanded, cmd, cwd, targets)
         yield from self.program(expanded, cmd, cwd, via, depth, targets)
-        yield from self.reached(expanded, argv, cmd, cwd, via, depth)
+        if name in _REACHING or name in SHELLS or "/" in expanded[0]:
+            yield from self.reached(expanded, cmd, cwd, via, depth)
 
     def call(self, argv: list[str], cwd: str, via: str, depth: int) -> Iterator[Run]:
         """A function or an alias defined earlier in the call: its body runs here."""
@@ -335,7 +342,7 @@ class _Walker:
             yield from self.command(body, words, cmd, cwd, via, depth + 1, local)
 
     def reached(
-        self, argv: list[str], written: list[str], cmd: Command, cwd: str, via: str, depth: int
+        self, argv: list[str], cmd: Command, cwd: str, via: str, depth: int
     ) -> Iterator[Run]:
         """What a command runs beyond itself: a script fed to a shell on stdin, a script the
         call wrote, ``trap``'s command, ``coproc``'s, ``source`` of computed text."""
