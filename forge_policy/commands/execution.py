@@ -314,8 +314,9 @@ class _Walker:
         cwd = _wrapper_cwd(words[len(prefix) :], cwd)
         name = basename(expanded[0])
         if name in state.functions or name in state.aliases:
+            # the body runs here; so may the program of that name (a definition in a subshell,
+            # `command NAME`): both are read
             yield from self.call(expanded, cwd, via, depth)
-            return
         if opaque(expanded[0]) and not self.defining:
             truncated(
                 f"the program {expanded[0]!r} is decided only when the command runs "

@@ -207,6 +207,23 @@ def test_a_function_defined_but_never_called_is_read_where_it_is_defined() -> No
     assert "rm -r -f /" in executed and reason is None
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "(rm(){ :; }); rm -rf ~",
+        "bash -c 'rm(){ :; }'; rm -rf ~",
+        "rm(){ :; }; command rm -rf ~",
+        "alias rm=echo; sudo rm -rf ~",
+    ],
+)
+def test_a_function_or_alias_that_shadows_a_program_does_not_hide_it(command: str) -> None:
+    """A definition may not reach the call (a subshell, ``command NAME``, a wrapper): the
+    program of that name is read too."""
+    executed, _reason, _shell = facts(command)
+    assert "rm -r -f ~" in executed
+    assert decide(command).blocked
+
+
 def test_recursion_through_functions_is_cut_and_incomplete() -> None:
     _executed, reason, _shell = facts("f(){ f; f; }; f")
     assert reason is not None and "nested deeper" in reason
