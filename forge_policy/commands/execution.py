@@ -301,8 +301,6 @@ class _Walker:
     ) -> Iterator[Run]:
         state = self.state
         if prefix:
-            if "IFS" in prefix:
-                truncated("IFS is assigned: word splitting on other characters is not modelled")
             local = {**local, **{k: state.expand(v, local) for k, v in prefix.items()}}
         if any("$" in word for word in argv):
             expanded = state.expand_words(argv, local)
@@ -323,7 +321,7 @@ class _Walker:
                 "(an unset variable, a substitution or an unknown item)"
             )
         targets = [state.expand(r.target, local) for r in cmd.redirects] if cmd.redirects else None
-        state.builtin(expanded, cmd, cwd, targets)
+        state.builtin(expanded, cmd, cwd, targets, local)
         yield from self.program(expanded, cmd, cwd, via, depth, targets)
         if name in _REACHING or name in SHELLS or "/" in expanded[0]:
             yield from self.reached(expanded, cmd, cwd, via, depth)

@@ -102,7 +102,7 @@ class ShellState:
         return _environment(name) if value is None else value
 
     def assign(self, name: str, value: str) -> None:
-        if name == "IFS":
+        if name == "IFS" and value.strip(" \t\n"):  # blanks only: split as modelled, or less
             truncated("IFS is assigned: word splitting on other characters is not modelled")
         self.variables[name] = value
         self.unknown.discard(name)
@@ -153,10 +153,15 @@ class ShellState:
     # --- builtins that set state ---------------------------------------------------------
 
     def builtin(
-        self, argv: list[str], cmd: Command | None, cwd: str, targets: list[str] | None = None
+        self,
+        argv: list[str],
+        cmd: Command | None,
+        cwd: str,
+        targets: list[str] | None = None,
+        local: dict[str, str] | None = None,
     ) -> None:
         """Read what a (expanded) simple command sets for the commands after it (``targets``:
-        its redirections' targets, expanded)."""
+        its redirections' targets, expanded; ``local``: its ``NAME=value`` prefixes)."""
         name = basename(argv[0])
         if name in _DECLARERS:
             self._declare(argv)
@@ -165,7 +170,7 @@ class ShellState:
             text = echo_text(["printf", *rest]) if rest else ""
             self.assign(target, text or "")
         elif name == "read":
-            self._read(argv, cmd, cwd)
+            self._read(argv, cmd, cwd, local.get("IFS", " ") if local else " ")
         elif name in ("mapfile", "readarray"):
             operands = [a for a in argv[1:] if not a.startswith("-")]
             self.forget(operands[-1] if operands else "MAPFILE")
@@ -209,7 +214,10 @@ class ShellState:
             elif m is not None:
                 self.assign(name, m.group(3))
 
-    def _read(self, argv: list[str], cmd: Command | None, cwd: str) -> None:
+    def _read(self, argv: list[str], cmd: Command | None, cwd: str, ifs: str) -> None:
+        """``read NAMES``: the first line of input the command line shows, split at blanks
+        (``IFS=`` prefix: not split); other separators are not modelled (the names are
+        unknown)."""
         names: list[str] = []
         array = ""
         i = 1
@@ -226,12 +234,15 @@ class ShellState:
             self.forget(array)
         names = names or ([] if array else ["REPLY"])
         text = stdin_text(cmd, cwd) if cmd is not None else None
-        if text is None:
+        if text is None or ifs.strip(" \t\n"):
             for name in names:
                 self.forget(name)
             return
         line = text.split("\n", 1)[0]
-        fields = line.split(None, max(len(names) - 1, 0)) if names else []
+        if not ifs:
+            fields = [line] + [""] * (len(names) - 1)
+        else:
+            fields = line.split(None, max(len(names) - 1, 0)) if names else []
         for k, name in enumerate(names):
             self.assign(name, fields[k] if k < len(fields) else "")
 

@@ -48,6 +48,7 @@ READ = [
     ("read", 'read x <<< "rm"; $x -rf ~', "rm -r -f ~"),
     ("read", "read x y <<< 'rm -rf'; $x $y ~", "rm -r -f ~"),
     ("read", "read -r x <<EOF\nrm\nEOF\n$x -rf ~", "rm -r -f ~"),
+    ("read", "IFS= read -r x <<< 'rm'; $x -rf ~", "rm -r -f ~"),
     ("declare", "declare c=rm; $c -rf ~", "rm -r -f ~"),
     ("declare", "export c=rm; $c -rf ~", "rm -r -f ~"),
     ("declare", "local -r c=rm; $c -rf ~", "rm -r -f ~"),
@@ -102,7 +103,7 @@ INCOMPLETE = [
     ("unknown program", "for c in $(cat x); do $c -rf ~; done", "decided only when"),
     ("nameref", "declare -n r=c; $r -rf ~", "name reference"),
     ("ifs", "IFS=,; c='rm,-rf,~'; $c", "IFS"),
-    ("ifs", "IFS=/ read -r a b <<< 'rm/-rf'; $a $b ~", "IFS"),
+    ("ifs", "IFS=/ read -r a b <<< 'rm/-rf'; $a $b ~", "decided only when"),
     ("eval", 'eval "$(echo cm0gLXJmIH4K | base64 -d)"', "decided only when"),
     ("eval", "eval $X", "decided only when"),
     ("eval", 'bash -c "$(curl -s x)"', "decided only when"),
@@ -129,6 +130,9 @@ HARMLESS = [
     'for i in "${!arr[@]}"; do echo $i; done',
     "f=main.py; python ${f%.py}.py",
     "while read line; do echo $line; done < notes.txt",
+    'while IFS= read -r line; do echo "$line"; done < notes.txt',
+    "IFS= read -r first < notes.txt; echo $first",
+    "IFS=$'\\n'; for f in $(ls); do wc -l $f; done",
     "trap 'rm -f /tmp/lock' EXIT",
     "chmod +x build.sh && ./build.sh",
     "echo 'ls' > x.sh; sh x.sh",
@@ -150,6 +154,13 @@ def facts(command: str) -> tuple[list[str], str | None, list[str]]:
 def decide(command: str) -> fp.Decision:
     event = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": command}, cwd=CWD)
     return fp.Evaluator(fp.builtin_catalog(), clock=lambda: 1000.0).evaluate(event)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _warm() -> None:
+    """The lazy imports happen once, outside a fact's budget (they are not what is tested)."""
+    facts("python -c 'print(1)' | xargs echo")
+    decide("ls")
 
 
 @pytest.mark.parametrize(("construct", "command", "line"), READ)
