@@ -70,7 +70,9 @@ def test_keeping_the_hook_is_no_change_dropping_it_is(project: Project, harness:
     container = "forge-policy" if harness == "antigravity" else "hooks"
     kept = {**document, **HARMLESS[harness]}
     assert write(project, relative, kept) == []
-    assert on(project.path / relative, write(project, relative, {**document, "extra": {"note": "x"}}))
+    assert on(
+        project.path / relative, write(project, relative, {**document, "extra": {"note": "x"}})
+    )
     events = dict(document[container])
     events.pop(next(iter(events)))  # the first event's hook removed
     assert on(project.path / relative, write(project, relative, {**document, container: events}))

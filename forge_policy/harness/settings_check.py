@@ -19,14 +19,15 @@ the old one. Three questions, in order:
    SchemaStore's ``claude-code-settings.json`` and ``codex-hooks.json``, gemini-cli's
    ``schemas/settings.schema.json``; a small hand schema from the documented shape for Cursor's
    ``hooks.json``, Copilot CLI's hook and settings files and Antigravity's ``hooks.json``
-   (``/work/shared/reference/harness-protocols.md`` §3, ``forge_policy.ops.harness_config``).
+   (the harnesses' docs, as :mod:`forge_policy.ops.harness_config` cites them).
    Claude Code rejects a file of a wrong type (``"permissions": 5``); a schema violation the
    current file did not already have is a change (a file already off-schema stays editable).
    SchemaStore's schema does not know a handler's ``onFailure`` (Claude Code 2.1.295, written by
    ``init``): it is added when the schema loads (:data:`_ON_FAILURE`); so is the top-level
-   ``description`` Codex documents for ``hooks.json`` and SchemaStore's ``codex-hooks.json`` lacks. The validator is
-   :class:`_Validator`, the subset of JSON Schema the vendored schemas use (importing
-   ``jsonschema`` would cost the hook ~110 ms; the tests check the two agree).
+   ``description`` Codex documents for ``hooks.json``, unknown to SchemaStore's
+   ``codex-hooks.json``. The validator is :class:`_Validator`, the subset of JSON Schema the
+   vendored schemas use (importing ``jsonschema`` would cost the hook ~110 ms; the tests check
+   the two agree).
 3. **Does it change a key that decides enforcement?** Every top-level key is compared, added,
    removed or altered, except the harmless ones of :data:`HARMLESS`: display and model choices
    that run nothing and allow nothing. Everything else is enforcement, named in the result by its
@@ -117,9 +118,16 @@ HARMLESS: dict[str, frozenset[str]] = {
     "claude-code": _CLAUDE_HARMLESS,
     "codex-hooks": frozenset({"$schema", "description"}),
     "codex-config": frozenset(
-        {"model", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity",
-         "file_opener", "tui", "hide_agent_reasoning"}
-    ),  # fmt: skip
+        {
+            "model",
+            "model_reasoning_effort",
+            "model_reasoning_summary",
+            "model_verbosity",
+            "file_opener",
+            "tui",
+            "hide_agent_reasoning",
+        }
+    ),
     "gemini": frozenset({"$schema", "ui", "model", "output"}),
     "cursor": frozenset({"$schema"}),
     "copilot-hooks": frozenset({"$schema"}),
@@ -270,7 +278,7 @@ def changes(
     tool: str,
     tool_input: Mapping[str, object],
     *,
-    current: str | None | bool = True,
+    current: str | bool | None = True,
 ) -> list[str]:
     """What a Write/Edit/MultiEdit of the harness file ``path`` changes in governance (module
     doc); empty when nothing. ``current``: the file's text (None: it does not exist); by default
@@ -310,7 +318,9 @@ def changes(
             new_errors = validator.errors(after)
             if new_errors and before_ok and text is not None:
                 new_errors = [e for e in new_errors if e not in set(validator.errors(before))]
-            found += [f"rejected by {title}'s schema at {where or '(root)'}" for where in new_errors]
+            found += [
+                f"rejected by {title}'s schema at {where or '(root)'}" for where in new_errors
+            ]
     except (SchemaError, OSError, ValueError, RecursionError) as error:
         return [f"{title}'s schema cannot be checked ({error})"]
     found += _key_changes(before, after, HARMLESS[kind])
@@ -319,7 +329,7 @@ def changes(
     return found
 
 
-def _read(path: str) -> str | None | bool:
+def _read(path: str) -> str | bool | None:
     """The file's text; None when it does not exist, False when it is over :data:`MAX_BYTES`."""
     try:
         with open(path, "rb") as handle:
@@ -351,10 +361,21 @@ def _new_content(current: str | None, tool: str, tool_input: Mapping[str, object
                 return "!an empty old_string on a file that is not empty"
             text = new
         elif old in text:
-            text = text.replace(old, new) if edit.get("replace_all") else text.replace(old, new, 1)
+            text = text.replace(old, new) if _every(edit) else text.replace(old, new, 1)
         else:
             return "!old_string is not in the file (fail closed: the file may change first)"
     return text
+
+
+def _every(edit: Mapping[str, object]) -> bool:
+    """Whether an edit replaces every occurrence: Claude Code's ``replace_all``, Gemini CLI's
+    ``replace`` with ``allow_multiple`` or ``expected_replacements`` above 1."""
+    count = edit.get("expected_replacements")
+    return (
+        edit.get("replace_all") is True
+        or edit.get("allow_multiple") is True
+        or (isinstance(count, int) and count > 1)
+    )
 
 
 def parse(text: str, kind: str) -> object:
@@ -538,8 +559,10 @@ def _add_on_failure(schema: dict[str, object]) -> None:
 _ANNOTATIONS = frozenset(
     {"$schema", "$id", "$comment", "$defs", "definitions", "title", "description",
      "markdownDescription", "default", "examples", "format", "deprecated", "readOnly",
-     "writeOnly", "allowTrailingCommas"}
+     "writeOnly", "allowTrailingCommas", "ref"}
 )  # fmt: skip
+# ("ref": a stray keyword of gemini-cli's generated schema, $defs.ModelPolicyChain.items; JSON
+# Schema ignores unknown keywords, this validator only those named here)
 _TYPES: dict[str, Callable[[object], bool]] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
@@ -611,11 +634,15 @@ class _Validator:
         return compiled
 
 
-def _k_ref(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_ref(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     v._check(value, v._resolve(str(rule)), where, out)
 
 
-def _k_type(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_type(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     names = rule if isinstance(rule, list) else [rule]
     for name in names:
         test = _TYPES.get(str(name))
@@ -626,12 +653,16 @@ def _k_type(v: _Validator, value: object, rule: object, _s: object, where: str, 
     out.append(where)
 
 
-def _k_enum(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_enum(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if _canon(value) not in {_canon(item) for item in _list(rule)}:
         out.append(where)
 
 
-def _k_const(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_const(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if _canon(value) != _canon(rule):
         out.append(where)
 
@@ -640,14 +671,18 @@ def _join(where: str, key: object) -> str:
     return f"{where}.{key}" if where else str(key)
 
 
-def _k_properties(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_properties(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if isinstance(value, dict) and isinstance(rule, dict):
         for key, sub in rule.items():
             if key in value:
                 v._check(value[key], sub, _join(where, key), out)
 
 
-def _k_pattern_properties(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_pattern_properties(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if isinstance(value, dict) and isinstance(rule, dict):
         for pattern, sub in rule.items():
             for key, item in value.items():
@@ -655,7 +690,14 @@ def _k_pattern_properties(v: _Validator, value: object, rule: object, _s: object
                     v._check(item, sub, _join(where, key), out)
 
 
-def _k_additional(v: _Validator, value: object, rule: object, schema: dict[str, object], where: str, out: list[str]) -> None:  # fmt: skip
+def _k_additional(
+    v: _Validator,
+    value: object,
+    rule: object,
+    schema: dict[str, object],
+    where: str,
+    out: list[str],
+) -> None:
     if not isinstance(value, dict):
         return
     known = schema.get("properties", {})
@@ -668,20 +710,26 @@ def _k_additional(v: _Validator, value: object, rule: object, schema: dict[str, 
         v._check(item, rule, _join(where, key), out)
 
 
-def _k_required(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_required(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if isinstance(value, dict):
         for key in _list(rule):
             if key not in value:
                 out.append(_join(where, key))
 
 
-def _k_property_names(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_property_names(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if isinstance(value, dict):
         for key in value:
             v._check(key, rule, _join(where, key), out)
 
 
-def _k_items(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_items(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if not isinstance(value, list):
         return
     if isinstance(rule, list):
@@ -690,32 +738,44 @@ def _k_items(v: _Validator, value: object, rule: object, _s: object, where: str,
         v._check(item, rule, f"{where}[{i}]", out)
 
 
-def _k_unique(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_unique(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if rule is True and isinstance(value, list) and len({_canon(i) for i in value}) != len(value):
         out.append(where)
 
 
-def _k_pattern(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_pattern(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if isinstance(value, str) and not v._pattern(str(rule)).search(value):
         out.append(where)
 
 
-def _k_any_of(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_any_of(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if not any(v.valid(value, sub) for sub in _list(rule)):
         out.append(where)
 
 
-def _k_one_of(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_one_of(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if sum(v.valid(value, sub) for sub in _list(rule)) != 1:
         out.append(where)
 
 
-def _k_all_of(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_all_of(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     for sub in _list(rule):
         v._check(value, sub, where, out)
 
 
-def _k_not(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+def _k_not(
+    v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+) -> None:
     if v.valid(value, rule):
         out.append(where)
 
@@ -729,7 +789,9 @@ def _list(rule: object) -> list[object]:
 def _bound(kind: tuple[type, ...], test: Callable[[float, float], bool], *, size: bool) -> _Rule:
     """A bound keyword: on numbers (``size`` False) or on the length of a ``kind`` value."""
 
-    def check(v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]) -> None:  # fmt: skip
+    def check(
+        v: _Validator, value: object, rule: object, _s: object, where: str, out: list[str]
+    ) -> None:
         if not isinstance(rule, int | float) or isinstance(rule, bool):
             raise SchemaError(f"a bound that is not a number: {rule!r}")
         if isinstance(value, bool) or not isinstance(value, kind):

@@ -144,7 +144,10 @@ def test_a_settings_write_that_keeps_the_hooks_is_not_a_change(settings: Path) -
     assert edit(settings, "Write", content=deny) == []  # a deny rule only refuses more
     widened = with_(permissions={"allow": ["Bash(ls:*)", "Bash(make:*)"]}, model="x")
     assert edit(settings, "Write", content=widened) == [f"Write {settings}: permissions.allow"]
-    other = {**SETTINGS["hooks"], "PostToolUse": [{"hooks": [{"type": "command", "command": "echo"}]}]}
+    other = {
+        **SETTINGS["hooks"],
+        "PostToolUse": [{"hooks": [{"type": "command", "command": "echo"}]}],
+    }
     assert edit(settings, "Write", content=with_(hooks=other)) == [
         f"Write {settings}: hooks.PostToolUse"
     ]
@@ -174,8 +177,9 @@ def test_settings_edits_are_applied_to_the_current_file(settings: Path) -> None:
     assert edit(settings, "Edit", old_string='"Bash(ls:*)"', new_string='"Bash(*)"') == [
         f"Edit {settings}: permissions.allow"
     ]
-    assert on(settings, edit(settings, "Edit", old_string='"timeout": 30', new_string='"timeout": 1',
-                             replace_all=True), "Edit")  # fmt: skip
+    shorter = edit(settings, "Edit", old_string='"timeout": 30', new_string='"timeout": 1',
+                   replace_all=True)  # fmt: skip
+    assert on(settings, shorter, "Edit")
     hook_line = next(line for line in text.splitlines() if "forge-policy hook" in line)
     assert on(settings, edit(settings, "Edit", old_string=hook_line,
                              new_string='"command": "true",'), "Edit")  # fmt: skip
