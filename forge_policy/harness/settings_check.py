@@ -22,6 +22,9 @@ the old one. Three questions, in order:
    (the harnesses' docs, as :mod:`forge_policy.ops.harness_config` cites them).
    Claude Code rejects a file of a wrong type (``"permissions": 5``); a schema violation the
    current file did not already have is a change (a file already off-schema stays editable).
+   Where a schema is stricter than its harness (SchemaStore's hook handlers take no unknown
+   key; Claude Code drops one; Gemini CLI only warns about a file off its schema), the schema
+   decides: fail closed, and such an edit changes ``hooks`` anyway.
    SchemaStore's schema does not know a handler's ``onFailure`` (Claude Code 2.1.295, written by
    ``init``): it is added when the schema loads (:data:`_ON_FAILURE`); so is the top-level
    ``description`` Codex documents for ``hooks.json``, unknown to SchemaStore's
