@@ -42,6 +42,23 @@ def write(project: Project, relative: str, document: Any) -> list[str]:
     return call(project, "Write", file_path=str(path), content=text)
 
 
+def on(path: Any, found: list[str], tool: str = "Write") -> bool:
+    """Whether ``found`` names changes to ``path`` by ``tool`` only (each entry says what
+    changed after the path, since issue 23)."""
+    return bool(found) and all(item.startswith(f"{tool} {path}: ") for item in found)
+
+
+#: A harmless edit per file (issue 23: any key outside a harness's harmless ones is enforcement,
+#: and each file is judged by its harness's schema: Codex's hooks.json takes no unknown key)
+HARMLESS = {
+    "codex": {"description": "mine"},
+    "gemini": {"ui": {"hideTips": True}},
+    "cursor": {"$schema": "https://example.com/cursor-hooks.json"},
+    "copilot": {"$schema": "https://example.com/copilot-hooks.json"},
+    "antigravity": {"$schema": "https://example.com/antigravity-hooks.json"},
+}
+
+
 def current(project: Project, relative: str) -> Any:
     return json.loads((project.path / relative).read_text())
 
@@ -51,13 +68,14 @@ def test_keeping_the_hook_is_no_change_dropping_it_is(project: Project, harness:
     relative = FILES[harness]
     document = current(project, relative)
     container = "forge-policy" if harness == "antigravity" else "hooks"
-    kept = {**document, "extra": {"note": "mine"}}
+    kept = {**document, **HARMLESS[harness]}
     assert write(project, relative, kept) == []
+    assert on(
+        project.path / relative, write(project, relative, {**document, "extra": {"note": "x"}})
+    )
     events = dict(document[container])
     events.pop(next(iter(events)))  # the first event's hook removed
-    assert write(project, relative, {**document, container: events}) == [
-        f"Write {project.path / relative}"
-    ]
+    assert on(project.path / relative, write(project, relative, {**document, container: events}))
     assert write(project, relative, "{ not json") != []
     assert call(project, "Bash", command=f"rm {relative}") == [f"rm {project.path / relative}"]
     assert call(project, "Bash", command=f"cat {relative}") == []
@@ -83,7 +101,7 @@ def test_switching_the_hook_off_is_a_change(
         document["forge-policy"]["enabled"] = False
     else:
         document.update(switch_off)
-    assert write(project, relative, document) == [f"Write {project.path / relative}"]
+    assert on(project.path / relative, write(project, relative, document))
 
 
 def test_weakening_cursor_s_fail_closed_is_a_change(project: Project) -> None:
@@ -95,7 +113,7 @@ def test_weakening_cursor_s_fail_closed_is_a_change(project: Project) -> None:
         old_string='"failClosed": true',
         new_string='"failClosed": false',
     )
-    assert edited == [f"Edit {path}"]
+    assert edited == [f"Edit {path}: hooks.preToolUse"] or on(path, edited, "Edit")
 
 
 def test_copilot_repository_settings_and_codex_config_toml_are_guarded(project: Project) -> None:

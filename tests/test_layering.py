@@ -48,6 +48,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("model", "state", "templates", "_infra"),  # events, decisions, session state, messages
     ("secrets",),  # redaction: every writer of text uses it
     ("_budget",),  # the running fact's time budget: facts and the command analyser read it
+    # a harness settings file judged as the harness reads it (facts.governance asks; no imports)
+    ("harness.settings_check",),
     # data and value types: the harness table, the worker's wire protocol (built-ins only)
     ("harness.registry", "worker.protocol", "values", "events", "levels", "errors"),
     ("_time", "_limits", "_lazy"),  # private helpers of the whole package

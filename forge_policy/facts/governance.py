@@ -308,9 +308,13 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
                 continue
             path = places.absolute(value, places.cwd)
             what = places.kind(path, holds=key is None)
-            if what is not None and not (
-                what == "settings" and _keeps_governance(path, tool, event.tool_input)
-            ):
+            if what == "settings" and key is not None:
+                # judged as the harness reads the file (the module is loaded only here)
+                from forge_policy.harness import settings_check
+
+                for why in settings_check.changes(path, tool, event.tool_input):
+                    found[f"{tool} {path}: {why}"] = None
+            elif what is not None:
                 found[f"{tool} {path}"] = None
     for command in event_commands(event):
         for argv, cmd, cwd in simple_commands(command, places.cwd, bare=True):

@@ -129,11 +129,28 @@ def with_(**changes_: object) -> str:
     return json.dumps({**SETTINGS, **changes_}, indent=2)
 
 
+def on(path: Path, found: list[str], tool: str = "Write") -> bool:
+    """Whether ``found`` names a change to ``path`` by ``tool``, and nothing else (each entry
+    says what changed after the path: ``"Write /p/.claude/settings.json: hooks.Stop"``)."""
+    return bool(found) and all(item.startswith(f"{tool} {path}: ") for item in found)
+
+
 def test_a_settings_write_that_keeps_the_hooks_is_not_a_change(settings: Path) -> None:
-    keep = with_(permissions={"allow": ["Bash(ls:*)", "Bash(make:*)"]}, model="x")
+    # issue 23: only harmless keys may change (model, display); permissions and other hooks
+    # are enforcement (SPEC §7), so the earlier harmless twins below are changes now
+    keep = with_(model="x", outputStyle="Explanatory")
     assert edit(settings, "Write", content=keep) == []
-    other = {**SETTINGS["hooks"], "PostToolUse": [{"hooks": [{"command": "echo"}]}]}
-    assert edit(settings, "Write", content=with_(hooks=other)) == []
+    deny = with_(permissions={"allow": ["Bash(ls:*)"], "deny": ["Bash(curl:*)"]})
+    assert edit(settings, "Write", content=deny) == []  # a deny rule only refuses more
+    widened = with_(permissions={"allow": ["Bash(ls:*)", "Bash(make:*)"]}, model="x")
+    assert edit(settings, "Write", content=widened) == [f"Write {settings}: permissions.allow"]
+    other = {
+        **SETTINGS["hooks"],
+        "PostToolUse": [{"hooks": [{"type": "command", "command": "echo"}]}],
+    }
+    assert edit(settings, "Write", content=with_(hooks=other)) == [
+        f"Write {settings}: hooks.PostToolUse"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -151,36 +168,42 @@ def test_a_settings_write_that_keeps_the_hooks_is_not_a_change(settings: Path) -
     ],
 )
 def test_a_settings_write_that_weakens_the_hooks_is_a_change(settings: Path, content: str) -> None:
-    assert edit(settings, "Write", content=content) == [f"Write {settings}"]
+    assert on(settings, edit(settings, "Write", content=content))
 
 
 def test_settings_edits_are_applied_to_the_current_file(settings: Path) -> None:
     text = settings.read_text()
-    assert edit(settings, "Edit", old_string='"Bash(ls:*)"', new_string='"Bash(*)"') == []
-    assert edit(settings, "Edit", old_string='"timeout": 30', new_string='"timeout": 1',
-                replace_all=True) == [f"Edit {settings}"]  # fmt: skip
-    hook_line = next(line for line in text.splitlines() if "forge-policy hook" in line)
-    assert edit(settings, "Edit", old_string=hook_line, new_string='"command": "true",') == [
-        f"Edit {settings}"
+    # issue 23: widening an allow rule changes permissions
+    assert edit(settings, "Edit", old_string='"Bash(ls:*)"', new_string='"Bash(*)"') == [
+        f"Edit {settings}: permissions.allow"
     ]
-    assert edit(settings, "MultiEdit", edits=[
+    shorter = edit(settings, "Edit", old_string='"timeout": 30', new_string='"timeout": 1',
+                   replace_all=True)  # fmt: skip
+    assert on(settings, shorter, "Edit")
+    hook_line = next(line for line in text.splitlines() if "forge-policy hook" in line)
+    assert on(settings, edit(settings, "Edit", old_string=hook_line,
+                             new_string='"command": "true",'), "Edit")  # fmt: skip
+    assert on(settings, edit(settings, "MultiEdit", edits=[
         {"old_string": '"Bash(ls:*)"', "new_string": '"Bash(git:*)"'},
         {"old_string": "forge-policy hook", "new_string": "true"},
-    ]) == [f"MultiEdit {settings}"]  # fmt: skip
-    # an old_string that is not there: the tool fails and the file stays as it is
-    assert edit(settings, "Edit", old_string="absent", new_string="x") == []
+    ]), "MultiEdit")  # fmt: skip
+    # an old_string that is not there fails closed since issue 23 (Claude Code's Edit matches
+    # more than the exact text: curly quotes are normalized)
+    assert on(settings, edit(settings, "Edit", old_string="absent", new_string="x"), "Edit")
 
 
 def test_a_new_settings_file_may_be_written(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "settings.local.json"
-    assert changes(tool("Write", file_path=str(path), content=with_()), ENV) == []
+    assert changes(tool("Write", file_path=str(path), content='{"model": "x"}'), ENV) == []
+    # issue 23: a new file that adds hooks or permissions changes enforcement
+    assert on(path, changes(tool("Write", file_path=str(path), content=with_()), ENV))
 
 
 def test_the_serve_http_hook_counts_as_forge_policy(settings: Path) -> None:
     http = {"type": "http", "url": "http://127.0.0.1:8765/hook",
             "headers": {"Authorization": "Bearer $FORGE_SERVE_TOKEN"}}  # fmt: skip
     settings.write_text(with_(hooks={"PreToolUse": [{"matcher": "*", "hooks": [http]}]}))
-    assert edit(settings, "Write", content=json.dumps({})) == [f"Write {settings}"]
+    assert on(settings, edit(settings, "Write", content=json.dumps({})))
 
 
 # --- the behavior --------------------------------------------------------------------------------

@@ -108,9 +108,13 @@ def test_settings_edits_keep_the_hook_or_are_refused(project: Project) -> None:
     init(project.dir, project.root)
     settings = project.dir / ".claude" / "settings.json"
     document = json.loads(settings.read_text())
-    kept = {**document, "permissions": {"allow": ["Bash(make:*)"]}}
+    kept = {**document, "model": "x"}
     out, _ = project.run(write(project, str(settings), json.dumps(kept)), FORGE_WORKER="off")
     assert decision(out)[0] == "allow"
+    # issue 23: widening permissions is a change to governance (SPEC §7)
+    widened = {**document, "permissions": {"allow": ["Bash(make:*)"]}}
+    out, _ = project.run(write(project, str(settings), json.dumps(widened)), FORGE_WORKER="off")
+    assert decision(out)[0] == "deny"
     dropped = {k: v for k, v in document.items() if k != "hooks"}
     out, _ = project.run(write(project, str(settings), json.dumps(dropped)), FORGE_WORKER="off")
     assert decision(out)[0] == "deny"

@@ -9,8 +9,9 @@ Observed with the bundled Claude Code (``claude_agent_sdk/_bundled/claude``, 2.1
   settings file exactly as ``init`` wrote it, a ``forge-policy`` that has gone refuses the call,
   and so does a hook past its timeout (without the key both let the call run);
 - a settings file with ``NaN`` or a wrong type (``"permissions": 5``) loads no hooks at all, so
-  a call the hook would refuse runs; an unknown key does not (issue 23 makes protect-governance
-  refuse such a write);
+  a call the hook would refuse runs; an unknown key does not. The agent cannot write such a file:
+  protect-governance judges a settings write as Claude Code reads it (issue 23,
+  ``forge_policy.harness.settings_check``; ``test_the_agent_cannot_write_such_a_settings_file``);
 - a teammate's clone of a project whose committed hook names a ``forge-policy`` path that does
   not exist on their machine refuses every tool call (the PreToolUse entry's ``onFailure``)
   instead of running it unchecked; it still does not *decide* there (issue 25).
@@ -18,6 +19,7 @@ Observed with the bundled Claude Code (``claude_agent_sdk/_bundled/claude``, 2.1
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -110,6 +112,32 @@ def test_a_settings_file_claude_code_rejects_loads_no_hooks(
     claude.write_settings(claude.settings() | settings_change, suffix=suffix)
     run = _push(claude)
     assert run.ran and not run.denials, f"{name}: {run.describe()}"
+
+
+@pytest.mark.parametrize(
+    ("name", "settings_change", "suffix"),
+    [
+        ("NaN", {}, '  "x": NaN'),
+        ("wrong type", {"permissions": 5}, ""),
+        ("bypassPermissions", {"permissions": {"defaultMode": "bypassPermissions"}}, ""),
+    ],
+)
+def test_the_agent_cannot_write_such_a_settings_file(
+    claude: Any, name: str, settings_change: dict[str, Any], suffix: str
+) -> None:
+    """The hazard above, closed (issue 23): the agent's own Write of that file, through Claude
+    Code, is refused by protect-governance, the file stays as init wrote it, and the hook still
+    refuses the force push."""
+    path = claude.project / ".claude" / "settings.json"
+    before = path.read_text()
+    text = json.dumps(claude.settings() | settings_change, indent=2)
+    if suffix:
+        text = text.rstrip().removesuffix("}").rstrip() + ",\n" + suffix + "\n}"
+    run = claude.run([Turn.call("Write", file_path=str(path), content=text), Turn.say("done")])
+    assert run.denied and not run.ran, f"{name}: {run.describe()}"
+    assert path.read_text() == before
+    pushed = _push(claude)
+    assert pushed.denied and not pushed.ran, pushed.describe()
 
 
 def test_an_unknown_settings_key_keeps_the_hooks(claude: Any) -> None:
