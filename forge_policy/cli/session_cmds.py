@@ -284,7 +284,7 @@ def grant_confirmation(grant: OverrideGrant, settings: Settings) -> str:
     >>> g = OverrideGrant("g1", "s1", "b", "ok", "t0", "2026-01-01T00:10:00.000000+00:00")
     >>> text = grant_confirmation(g, Settings())
     >>> text.split(" (until")[0]
-    'override granted (grant g1): the next soft-blocked call of b in session s1 within 10 min'
+    'override granted: the next soft-blocked call of b in session s1 within 10 min'
     >>> "A retry of a call blocked in the last 60 s passes by retry" in text
     True
     """
@@ -302,8 +302,8 @@ def grant_confirmation(grant: OverrideGrant, settings: Settings) -> str:
             f"call blocked in the last {_duration(settings.override_window)} passes by retry "
             "and does not use this grant."
         )
-    audited = "Recorded in the audit log now and when used."
-    return f"override granted (grant {grant.grant_id}): {what} {audited}"
+    audited = f"Grant {grant.grant_id}: recorded in the audit log now and when used."
+    return f"override granted: {what} {audited}"
 
 
 def _duration(seconds: float) -> str:
