@@ -11,9 +11,9 @@ between leaves records the state has not seen. :func:`reconcile_session` replays
   and the effective level (a block also counts in ``blocks``); with a ``call_hash`` in the record,
   the latest soft block is restored as the pending block (and, with a ``call_id``, remembered
   for ``override --call``);
-- a ``grant`` (an explicit override given) that the state has neither nor spent (no override
-  names its ``grant_id``), newer than the state's grant and not behind the horizon, becomes the
-  behavior's grant again.
+- a ``grant`` (an explicit override given) that the state lacks, that was neither spent (no
+  override names its ``grant_id``) nor replaced by a newer grant, newer than the state's grant
+  and not behind the horizon, becomes the behavior's grant again.
 
 Records older than the session's creation (an expired, restarted session) are ignored. Running
 it twice changes nothing the second time.
@@ -75,6 +75,16 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
     }
     spent.update(
         str(r.get("grant_id")) for r in records if r.get("kind") == "override" and r.get("grant_id")
+    )
+    # a grant replaced by a newer one of its behavior is gone for good, whatever happened next
+    latest: dict[str, str] = {}
+    for record in records:
+        if record.get("kind") == "grant" and isinstance(record.get("behavior_id"), str):
+            latest[record["behavior_id"]] = str(record.get("grant_id") or "")
+    spent.update(
+        str(r.get("grant_id"))
+        for r in records
+        if r.get("kind") == "grant" and latest.get(str(r.get("behavior_id"))) != r.get("grant_id")
     )
     added: list[str] = []
     for record in records:
