@@ -307,8 +307,8 @@ def grant_confirmation(grant: OverrideGrant, settings: Settings) -> str:
 
 
 def _duration(seconds: float) -> str:
-    """``600`` -> ``10 min``, ``90`` -> ``90 s``."""
-    if seconds >= 60 and seconds % 60 == 0:
+    """``600`` -> ``10 min``, ``60`` -> ``60 s``, ``90`` -> ``90 s``."""
+    if seconds >= 120 and seconds % 60 == 0:
         return f"{int(seconds // 60)} min"
     return f"{seconds:g} s"
 
