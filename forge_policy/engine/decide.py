@@ -115,8 +115,13 @@ def could_override(
         bstate = state.find(behavior_id)
         if bstate is None:
             continue
-        if live_grant(bstate, now, seconds) is not None:
-            return True
+        grant = live_grant(bstate, now, seconds)
+        if grant is not None:
+            if not grant.bound:
+                return True
+            identity = identity or event_identity(event)
+            if grant.call_hash == identity:  # a bound grant: only its own call can spend it
+                return True
         pending = bstate.pending_block
         if pending is None:
             continue
