@@ -300,6 +300,8 @@ class Violation:
         validator=_check_override_mode,
         kw_only=True,
     )
+    #: The short id a soft block names its call by (``override --call ID``); "" otherwise.
+    call_id: str = attrs.field(default="", kw_only=True)
 
     @property
     def blocks(self) -> bool:

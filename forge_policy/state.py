@@ -7,6 +7,7 @@
      "behaviors": {ID: {"counter": int, "effective_level": LEVEL | null,
                         "last_violation_at": ISO | null, "last_violation_tool": str | null,
                         "pending_block": {...} | null, "grant": {...} | null,
+                        "blocked_calls": [{"call_id", "call_hash", ...}, ...],
                         "overrides": [OVERRIDE RECORD, ...], "overrides_total": int,
                         "overrides_horizon": ISO | null, "blocks": int}}}
 
@@ -40,6 +41,9 @@ RECENT_OVERRIDES = 8
 #: The key of a session's list of behaviors switched off for it alone (``off ID --session``).
 DISABLED_KEY = "disabled"
 
+#: How many soft-blocked calls a behavior's ``blocked_calls`` remembers (the latest ones), so
+#: that ``override --call ID`` can name one of them.
+RECENT_CALLS = 8
 #: Keys of an audit record that a state's ``overrides[]`` entry does not keep.
 _NOT_STATE = ("kind", "seq", "prev")
 
@@ -107,34 +111,60 @@ class PendingBlock:
         return 0 <= now - self.at <= window
 
 
+def call_id_of(call_hash: str) -> str:
+    """The short id a soft block names its call by (SPEC §4): the first 8 hex digits of the
+    canonical-input hash the retry rule compares, so the same call always has the same id.
+
+    >>> call_id_of("0123456789abcdef")
+    '01234567'
+    """
+    return call_hash[:8]
+
+
 @attrs.frozen
 class Grant:
     """An explicit override (``forge-policy override``) waiting for the next soft-blocked call of
-    its behavior, valid for the override window from ``at``.
+    its behavior, or (``call_hash`` set: ``--call ID``) for a retry of that exact call; live for
+    ``FORGE_GRANT_SECONDS`` from ``at``.
 
     >>> g = Grant.from_dict({"at": 1.0, "reason": "ok", "grant_id": "ab"})
-    >>> g.reason, g.basis, g.is_live(61.0, 60.0), g.is_live(61.5, 60.0)
-    ('ok', 'ab', True, False)
+    >>> g.reason, g.basis, g.is_live(61.0, 60.0), g.is_live(61.5, 60.0), g.bound
+    ('ok', 'ab', True, False, False)
     """
 
     at: float
     reason: str = ""
     granted_at: str = ""
     grant_id: str = ""
+    call_hash: str = ""
+    call_id: str = ""
+    summary: str = ""
 
     @property
     def basis(self) -> str:
         """What the id of the override spending it derives from (older grants have no id)."""
         return self.grant_id or repr(self.at)
 
+    @property
+    def bound(self) -> bool:
+        """Bound to one call (``--call``): only a retry of that call may spend it."""
+        return bool(self.call_hash)
+
+    def admits(self, identity: str) -> bool:
+        """Whether the call with this canonical-input hash may spend the grant."""
+        return not self.call_hash or self.call_hash == identity
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape kept in ``behaviors[ID].grant``."""
-        return {
+        out: dict[str, Any] = {
             "at": self.at,
             "reason": self.reason,
             "granted_at": self.granted_at,
             "grant_id": self.grant_id,
         }
+        if self.call_hash:
+            out.update(call_hash=self.call_hash, call_id=self.call_id, summary=self.summary)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Grant:
@@ -144,11 +174,14 @@ class Grant:
             reason=_string(data.get("reason")),
             granted_at=_string(data.get("granted_at")),
             grant_id=_string(data.get("grant_id")),
+            call_hash=_string(data.get("call_hash")),
+            call_id=_string(data.get("call_id")),
+            summary=_string(data.get("summary")),
         )
 
-    def is_live(self, now: float, window: float) -> bool:
-        """Within the override window (inclusive) of the grant."""
-        return 0 <= now - self.at <= window
+    def is_live(self, now: float, seconds: float) -> bool:
+        """Within ``seconds`` (``FORGE_GRANT_SECONDS``, inclusive) of the grant."""
+        return 0 <= now - self.at <= seconds
 
 
 def copy_json(value: Any) -> Any:
@@ -233,6 +266,28 @@ class BehaviorState:
     @grant.setter
     def grant(self, value: Grant | None) -> None:
         self.data["grant"] = value.to_dict() if value is not None else None
+
+    @property
+    def blocked_calls(self) -> list[dict[str, Any]]:
+        """The latest soft-blocked calls (at most :data:`RECENT_CALLS`), oldest first: each
+        ``{"call_id", "call_hash", "summary", "tool_name", "at"}`` (``override --call``)."""
+        value = self.data.get("blocked_calls")
+        if not isinstance(value, list):
+            return []
+        return [entry for entry in value if isinstance(entry, dict)]
+
+    def note_blocked_call(self, entry: dict[str, Any]) -> None:
+        """Remember a soft-blocked call (the same call again moves to the end).
+
+        >>> b = SessionState.new(0.0).behavior("x")
+        >>> for n in [1, 2, 1] + list(range(3, 12)):
+        ...     b.note_blocked_call({"call_id": str(n), "call_hash": str(n)})
+        >>> [c["call_id"] for c in b.blocked_calls][:3], len(b.blocked_calls)
+        (['4', '5', '6'], 8)
+        """
+        kept = [c for c in self.blocked_calls if c.get("call_hash") != entry.get("call_hash")]
+        kept.append(dict(entry))
+        self.data["blocked_calls"] = kept[-RECENT_CALLS:]
 
     @property
     def overrides(self) -> list[dict[str, Any]]:

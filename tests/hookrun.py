@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -75,6 +76,8 @@ class Project:
         if catalog:
             write_catalog(self.root / "behaviors", catalog)
         self.session = f"sess-{uuid.uuid4()}"
+        #: The call ids the hook's soft blocks named, oldest first (see :data:`CALL`).
+        self.call_ids: list[str] = []
         self.env = {
             k: v
             for k, v in os.environ.items()
@@ -123,6 +126,10 @@ class Project:
         out = result.stdout.decode("utf-8")
         if not out.strip():
             return None, stderr
+        # a soft block names its call (SPEC §4 ``--call``): kept in ``call_ids``, written as
+        # CALL so that the exact texts of the tests hold whatever the call's hash
+        self.call_ids += CALL_ID.findall(out)
+        out = CALL_ID.sub(CALL, out)
         assert out.endswith("\n") and out.count("\n") == 1, out
         parsed: dict[str, Any] = json.loads(out)
         return parsed, stderr
@@ -144,11 +151,18 @@ class Project:
         return behaviors[behavior_id].counter if behaviors else 0
 
 
+#: What :meth:`Project.run` writes for the call id a soft block names (the real ids are kept
+#: in :attr:`Project.call_ids`).
+CALL = "<call>"
+CALL_ID = re.compile(r"(?<=--call )([0-9a-f]{8})\b")
+
+
 def to_override(behavior_id: str, session: str) -> str:
-    """The evaluator's override instructions for an ``agent`` soft block."""
+    """The evaluator's override instructions for an ``agent`` soft block (its call id as
+    :meth:`Project.run` writes it)."""
     return (
         "To override: repeat the identical call within 60 s (once), or ask the user to run: "
-        f'forge-policy override {behavior_id} --session {session} --reason "..."'
+        f'forge-policy override {behavior_id} --session {session} --call {CALL} --reason "..."'
     )
 
 

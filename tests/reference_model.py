@@ -11,11 +11,16 @@ the normalised behavior specs of :mod:`tests.strategies`, with the pure rules in
 - overrides granted during an event (the retry of a pending block, or an explicit grant spent on
   a call that would soft-block) are tentative: if a later behavior blocks the call, they are all
   withdrawn, and their pending blocks, grants, block counts and records are as if never spent;
-- a retry of a pending block spends a live grant of that behavior too (one block, one pass):
-  the override is then ``explicit`` with the grant's reason; while such a retry waits, the
-  grant is never spent on another call (one block, one pass);
+- grants (issue 23, SPEC §4): a grant lives :data:`GRANT` seconds, independent of the retry
+  window. Unbound, it is spent by the next call of its behavior that would soft-block; a retry
+  of a pending block within the window passes by retry and leaves it. Bound to a call
+  (``call=``, the id a soft block named), only that call spends it: its retry of the pending
+  block (then ``explicit``, with the grant's reason) or the same call later, when it would
+  soft-block again; every other call is blocked as usual and the grant stays. A newer grant
+  replaces an older one; hard_block clears it;
 - ``Evaluator.override`` is refused for a behavior that hard-blocks by default, never reaches
-  soft_block, or has reached hard_block in that session (see :meth:`Model.refusal`).
+  soft_block, or has reached hard_block in that session, and for a ``call`` that is not one of
+  the behavior's :data:`RECENT_CALLS` latest soft-blocked calls (see :meth:`Model.refusal`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,10 @@ if TYPE_CHECKING:
 
 T0 = 1_700_000_000.0
 WINDOW = 60.0
+#: how long a grant lives (``FORGE_GRANT_SECONDS``; apart from the window and the touch)
+GRANT = 240.0
+#: how many soft-blocked calls a behavior remembers for ``override --call``
+RECENT_CALLS = 8
 TTL = 86400.0
 #: the engine's touch interval for this ttl: the allow path refreshes the last access this often
 TOUCH = min(300.0, TTL / 100)
@@ -42,7 +51,14 @@ REFUSALS = {
     "hard_block by default": "is a hard_block behavior: it has no override",
     "never blocks": "never blocks",
     "hard_block reached": "has reached hard_block in session",
+    "unknown call": "no soft-blocked call",
 }
+
+
+def call_key(call: Call) -> tuple[str, ...]:
+    """What a bound grant compares (the engine's call hash): tool name + canonical input, or
+    the event and its prompt."""
+    return identity(call)[1:] if call.is_tool else identity(call)
 
 
 @dataclass
@@ -51,12 +67,22 @@ class BehaviorModel:
     level: Level | None = None
     history: list[Level] = field(default_factory=list)  # the level of each counted violation
     pending: tuple[tuple[str, ...], float] | None = None  # (call identity, blocked at)
-    grant: tuple[float, str] | None = None  # (granted at, reason)
+    #: (granted at, reason, the call key it is bound to or None)
+    grant: tuple[float, str, tuple[str, ...] | None] | None = None
     overrides: list[str] = field(default_factory=list)  # mechanisms
     blocks: int = 0
+    calls: list[tuple[str, ...]] = field(default_factory=list)  # soft-blocked call keys
 
-    def live_grant(self, now: float) -> tuple[float, str] | None:
-        return self.grant if self.grant and 0 <= now - self.grant[0] <= WINDOW else None
+    def live_grant(self, now: float) -> tuple[float, str, tuple[str, ...] | None] | None:
+        return self.grant if self.grant and 0 <= now - self.grant[0] <= GRANT else None
+
+    def admits(self, now: float, key: tuple[str, ...]) -> bool:
+        """Whether a call with this key that would soft-block spends the live grant."""
+        grant = self.live_grant(now)
+        return grant is not None and grant[2] in (None, key)
+
+    def note_call(self, key: tuple[str, ...]) -> None:
+        self.calls = [*(c for c in self.calls if c != key), key][-RECENT_CALLS:]
 
     def key(self) -> tuple:
         return self.counter, self.level, self.pending, self.grant, (*self.overrides,), self.blocks
@@ -112,8 +138,11 @@ class Model:
             return None
         return session
 
-    def refusal(self, sid: str, behavior_id: str, now: float) -> str | None:
-        """Why ``Evaluator.override`` must refuse this grant (see :data:`REFUSALS`), or None."""
+    def refusal(
+        self, sid: str, behavior_id: str, now: float, call: tuple[str, ...] | None = None
+    ) -> str | None:
+        """Why ``Evaluator.override`` must refuse this grant (see :data:`REFUSALS`), or None;
+        ``call``: the key of the call the grant is to be bound to."""
         spec = self.spec(behavior_id)
         levels = [spec["default_level"], *(label for _, label in spec["escalation"])]
         if spec["default_level"] == HARD.label:
@@ -122,12 +151,23 @@ class Model:
             return "never blocks"
         session = self.live(sid, now)
         b = session.behaviors.get(behavior_id) if session else None
-        return "hard_block reached" if b is not None and b.level is HARD else None
+        if b is not None and b.level is HARD:
+            return "hard_block reached"
+        if call is not None and (b is None or call not in b.calls):
+            return "unknown call"
+        return None
 
-    def grant(self, sid: str, behavior_id: str, now: float, reason: str) -> None:
+    def grant(
+        self,
+        sid: str,
+        behavior_id: str,
+        now: float,
+        reason: str,
+        call: tuple[str, ...] | None = None,
+    ) -> None:
         """An explicit override granted (always written, replacing an older grant)."""
         session = self.live(sid, now) or SessionModel(now, now)
-        session.behaviors.setdefault(behavior_id, BehaviorModel()).grant = (now, reason)
+        session.behaviors.setdefault(behavior_id, BehaviorModel()).grant = (now, reason, call)
         session.last_access = session.seen = now
         self.sessions[sid] = session
 
@@ -167,7 +207,7 @@ class Model:
                 and 0 <= now - b.pending[1] <= WINDOW
                 and b.level is not HARD
             ):
-                tentative.append(pass_retry(b, bid, now, expected))
+                tentative.append(pass_retry(b, bid, now, call_key(call), expected))
                 continue  # counter and flags untouched
             before = b.counter if b is not None else 0
             fired = run_triggers(spec, call, session, before)
@@ -177,8 +217,7 @@ class Model:
             counter = before + 1
             level = max(resolve(spec, counter), b.level or Level.SILENT)
             shadow = spec["mode"] == "shadow"
-            waiting = b.pending is not None and 0 <= now - b.pending[1] <= WINDOW
-            if level is SOFT and not shadow and b.live_grant(now) and not waiting:
+            if level is SOFT and not shadow and b.admits(now, call_key(call)):
                 tentative.append(pass_explicit(b, bid, before, fired, expected))
                 continue
             b.counter = counter
@@ -196,6 +235,7 @@ class Model:
                 expected.audit.append(("block", bid, level.label, counter, "", ()))
                 if level is SOFT:
                     b.pending = (identity(call), now)
+                    b.note_call(call_key(call))
                 else:  # hard_block: nothing is left to override
                     b.pending = b.grant = None
                 expected.blocking = bid
@@ -208,10 +248,14 @@ class Model:
         return expected
 
 
-def pass_retry(b: BehaviorModel, bid: str, now: float, expected: Expected) -> Callable[[], str]:
-    """The retry of a pending block passes (spending a live grant too); returns its undo."""
+def pass_retry(
+    b: BehaviorModel, bid: str, now: float, key: tuple[str, ...], expected: Expected
+) -> Callable[[], str]:
+    """The retry of a pending block passes (spending a live grant bound to this very call, and
+    no other); returns its undo."""
     saved = b.pending, b.grant
     grant = b.live_grant(now)
+    grant = grant if grant is not None and grant[2] == key else None
     mechanism, reason = ("explicit", grant[1]) if grant else ("retry", "")
     b.pending = None
     b.grant = None if grant else b.grant

@@ -155,7 +155,13 @@ def check_messages(model: Model, decision: Decision, expected: Expected, call: C
             assert 2 <= len(lines) <= 4
             assert lines[1] == f"Do instead: {model.spec(bid)['hint']}"
         elif level is SOFT:
-            assert f"forge-policy override {bid} --session {call.session_id}" in message
+            # SPEC §4: every soft block names its call by a short id, for ``--call``
+            call_id = decision.blocking.call_id if decision.blocking is not None else ""
+            assert len(call_id) == 8 and int(call_id, 16) >= 0
+            assert (
+                f"forge-policy override {bid} --session {call.session_id} --call {call_id} "
+                in message
+            )
         else:
             assert lines[-1] == "This block cannot be overridden."
 
@@ -169,10 +175,24 @@ def check_chain_cut(ids: list[str], blocker: str, old: dict | None, new: dict | 
 
 
 def check_triple_write(audit: MemoryAuditSink, sid: str, state: SessionState | None) -> None:
-    """SPEC §4: override ids are unique; a live session's overrides[] and the log agree."""
-    log = [r for r in audit.records() if r["kind"] == "override"]
+    """SPEC §4: override ids are unique; a live session's overrides[] and the log agree; a
+    grant is audited when given and, at most once, when used (an ``explicit`` override naming
+    it, after it, for its session and behavior)."""
+    everything = list(audit.records())
+    log = [r for r in everything if r["kind"] == "override"]
     ids = [r["override_id"] for r in log]
     assert len(set(ids)) == len(ids)
+    given: dict[str, tuple[int, str, str]] = {}
+    for at, record in enumerate(everything):
+        if record["kind"] == "grant":
+            given[record["grant_id"]] = (at, record["session_id"], record["behavior_id"])
+        elif record["kind"] == "override" and "grant_id" in record:
+            assert record["mechanism"] == "explicit"
+            granted_at, session_id, behavior_id = given.pop(record["grant_id"])  # used once
+            assert granted_at < at
+            assert (session_id, behavior_id) == (record["session_id"], record["behavior_id"])
+        elif record["kind"] == "override":
+            assert record["mechanism"] != "explicit"
     if state is None:
         return
     live = [
@@ -225,7 +245,10 @@ def check_status(model: Model, store: CountingStore, status: Status, now: float)
     assert sorted(stored.behavior_ids()) == sorted(session.behaviors)
     for bid, b in session.behaviors.items():
         grant, pending = stored.behavior(bid).grant, stored.behavior(bid).pending_block
-        assert ((grant.at, grant.reason) if grant else None) == b.grant
+        assert ((grant.at, grant.reason, grant.bound) if grant else None) == (
+            (b.grant[0], b.grant[1], b.grant[2] is not None) if b.grant else None
+        )
+        assert len(stored.behavior(bid).blocked_calls) == len(b.calls)
         assert (pending.at if pending else None) == (b.pending[1] if b.pending else None)
     assert status.flags == tuple(sorted(session.flags))
     assert status.totals == session.totals

@@ -250,14 +250,19 @@ def test_override_lets_the_next_blocked_call_pass(soft: Project) -> None:
     assert soft.json("status", "--session", "s1")["sessions"][0]["behaviors"]["no-rm"][
         "override_granted"
     ]
-    # the grant is the waiting call's: not spent on another one (one block, one pass)
+    # SPEC §4 (issue 23): the retry of the waiting call passes by retry and leaves the grant;
+    # the next call that would be blocked passes by it; the one after is blocked again
     assert decision_of(soft.hook(tool_event("Bash", command="rm a"))) is None
-    assert decision_of(soft.hook(tool_event("Bash", command="rm c"))) == "deny"
+    assert decision_of(soft.hook(tool_event("Bash", command="rm c"))) is None
+    assert decision_of(soft.hook(tool_event("Bash", command="rm d"))) == "deny"
     log = soft.root / "audit" / "overrides.log"
     overrides = [
         r for r in map(json.loads, log.read_text().splitlines()) if r["kind"] == "override"
     ]
-    assert [(o["mechanism"], o["reason"]) for o in overrides] == [("explicit", "user approved")]
+    assert [(o["mechanism"], o["reason"]) for o in overrides] == [
+        ("retry", ""),
+        ("explicit", "user approved"),
+    ]
     err = soft.run("override", "nope", "--session", "s1", "--reason", "r", check=1).stderr
     assert "unknown behavior 'nope'" in err
     for reason in ("", "   "):  # an override with no reason was recorded as granted for nothing

@@ -189,13 +189,16 @@ def test_override_json(soft: Project) -> None:
     grant = soft.json("override", "no-rm", "--session", "s1", "--reason", "user approved")
     assert list(grant) == [
         *("grant_id", "session_id", "behavior_id", "reason", "granted_at", "valid_until"),
+        *("call_id", "input_summary"),  # issue 23: the call a --call grant is bound to
     ]
+    assert (grant["call_id"], grant["input_summary"]) == ("", "")
     assert (grant["session_id"], grant["behavior_id"], grant["reason"]) == (
         "s1",
         "no-rm",
         "user approved",
     )
-    assert parse_iso(grant["valid_until"]) - parse_iso(grant["granted_at"]) == 60
+    # SPEC §4 (issue 23): FORGE_GRANT_SECONDS, independent of the 60 s retry window
+    assert parse_iso(grant["valid_until"]) - parse_iso(grant["granted_at"]) == 600
     [session] = soft.json("status")["sessions"]
     assert session["behaviors"]["no-rm"]["override_granted"] == grant["granted_at"]
 

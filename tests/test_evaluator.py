@@ -133,7 +133,7 @@ def test_explicit_override_passes_the_next_blocked_call_once(tmp_path: Path) -> 
     audit = fp.MemoryAuditSink()
     ev = fp.Evaluator(cat, clock=clock, audit=audit)
     assert ev.evaluate(bash("a")).blocked
-    clock.advance(61)  # past a's retry window: while it waits, a grant is a's retry's (issue 15)
+    clock.advance(61)  # past a's retry window
     ev.override("s1", "gate", reason="user approved the deploy")
     clock.advance(30)
     passed = ev.evaluate(bash("b"))
@@ -145,15 +145,31 @@ def test_explicit_override_passes_the_next_blocked_call_once(tmp_path: Path) -> 
     assert ev.evaluate(bash("c")).blocked  # one-shot
     kinds = [(r["kind"], r.get("overridden")) for r in audit.records()]
     # the overridden call is recorded as the block it would have been, so rates stay <= 1
-    assert kinds == [("block", None), ("block", "explicit"), ("override", None), ("block", None)]
+    assert kinds == [
+        ("block", None),
+        ("grant", None),  # audited when given (SPEC §4)
+        ("block", "explicit"),
+        ("override", None),
+        ("block", None),
+    ]
 
 
-def test_explicit_override_expires_with_the_window(tmp_path: Path) -> None:
+def test_explicit_override_expires_after_grant_seconds(tmp_path: Path) -> None:
+    """SPEC §4 (issue 23): a grant lives ``FORGE_GRANT_SECONDS``, independent of the retry
+    window (it once expired with the window)."""
     clock = Clock()
-    ev = fp.Evaluator(catalog(tmp_path, gate=rule("gate", "soft_block")), clock=clock)
+    ev = fp.Evaluator(
+        catalog(tmp_path, gate=rule("gate", "soft_block")), clock=clock, grant_seconds=300
+    )
     ev.override("s1", "gate", reason="later")
-    clock.advance(61)
-    assert ev.evaluate(bash("a")).blocked
+    clock.advance(61)  # past the retry window: still live
+    assert not ev.evaluate(bash("a")).blocked
+    ev.override("s1", "gate", reason="later again")
+    clock.advance(300)  # inclusive
+    assert not ev.evaluate(bash("b")).blocked
+    ev.override("s1", "gate", reason="too late")
+    clock.advance(300.5)
+    assert ev.evaluate(bash("c")).blocked
 
 
 def test_override_record_fields(tmp_path: Path) -> None:
@@ -427,14 +443,32 @@ def test_override_is_withdrawn_when_a_later_behavior_refuses_the_call(tmp_path: 
 
 
 def test_a_grant_and_a_retry_of_the_same_block_give_one_pass(tmp_path: Path) -> None:
+    """A grant bound to the blocked call (``--call``, SPEC §4) is spent by its retry: one
+    approval, one pass, and no other call uses it."""
     ev = fp.Evaluator(catalog(tmp_path, gate=rule("gate", "soft_block")))
-    assert ev.evaluate(bash("deploy")).blocked
-    ev.override("s1", "gate", reason="approved in chat")
+    blocked = ev.evaluate(bash("deploy"))
+    assert blocked.blocked and blocked.blocking is not None
+    ev.override("s1", "gate", reason="approved in chat", call=blocked.blocking.call_id)
     retry = ev.evaluate(bash("deploy"))
     assert [(o["mechanism"], o["reason"]) for o in retry.overrides] == [
         ("explicit", "approved in chat")
     ]
     assert ev.evaluate(bash("other")).blocked  # the grant was spent on the retry
+
+
+def test_an_unbound_grant_is_not_spent_on_a_retry_in_the_window(tmp_path: Path) -> None:
+    """Without ``--call`` the grant is for the next *blocked* call (SPEC §4): the retry within
+    the window passes by retry and leaves the grant for the next call that would block."""
+    ev = fp.Evaluator(catalog(tmp_path, gate=rule("gate", "soft_block")))
+    assert ev.evaluate(bash("deploy")).blocked
+    ev.override("s1", "gate", reason="approved in chat")
+    retry = ev.evaluate(bash("deploy"))
+    assert [(o["mechanism"], o["reason"]) for o in retry.overrides] == [("retry", "")]
+    other = ev.evaluate(bash("other"))
+    assert [(o["mechanism"], o["reason"]) for o in other.overrides] == [
+        ("explicit", "approved in chat")
+    ]
+    assert ev.evaluate(bash("third")).blocked
 
 
 def test_override_is_refused_where_it_could_never_apply(tmp_path: Path) -> None:

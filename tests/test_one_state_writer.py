@@ -28,7 +28,7 @@ ALLOWED = ("state.py", "engine/effects.py", "testing/conformance/")
 #: Fields of a behavior's state, and the session's mappings, that only an effect may set.
 FIELDS = {"counter", "effective_level", "pending_block", "grant"}
 MAPPINGS = {"flags", "totals", "data"}
-MUTATORS = {"record_violation", "record_block", "add_override"}
+MUTATORS = {"record_violation", "record_block", "add_override", "note_blocked_call"}
 
 
 def _on_self(node: ast.expr) -> bool:

@@ -166,7 +166,7 @@ def test_a_withdrawn_explicit_pass_leaves_no_trace() -> None:
     first = ev.evaluate(tool_call("A").event())
     assert first.blocking is not None and first.blocking.behavior_id == "bravo"
     assert ([v.behavior_id for v in first.violations], first.overrides) == (["bravo"], ())
-    assert kinds(audit, 0) == [("block", "bravo", "")]
+    assert kinds(audit, 0) == [("grant", "alpha", ""), ("block", "bravo", "")]
     alpha = ev.status("s1").behaviors["alpha"]
     assert (alpha.counter, alpha.blocks, alpha.overrides) == (0, 0, 0)
     again = ev.evaluate(tool_call("A").event())  # the grant passes alpha, the retry bravo
@@ -175,7 +175,7 @@ def test_a_withdrawn_explicit_pass_leaves_no_trace() -> None:
         ("alpha", "explicit", "approved"),
         ("bravo", "retry", ""),
     ]
-    assert kinds(audit, 1) == [
+    assert kinds(audit, 2) == [
         ("block", "alpha", "explicit"),
         ("override", "alpha", "explicit"),
         ("override", "bravo", "retry"),
@@ -186,8 +186,10 @@ def test_a_withdrawn_retry_keeps_its_pending_block_and_grant() -> None:
     """A retry that spends a grant, withdrawn because a later behavior blocks the call, leaves
     both the pending block and the grant: the next retry passes, as ``explicit``."""
     ev, clock, audit = two_soft_blocks()
-    assert ev.evaluate(tool_call("A").event()).blocking.behavior_id == "alpha"  # type: ignore[union-attr]
-    ev.override("s1", "alpha", reason="approved")
+    blocked = ev.evaluate(tool_call("A").event()).blocking
+    assert blocked is not None and blocked.behavior_id == "alpha"
+    # bound to the blocked call (``--call``): only then does its retry spend the grant
+    ev.override("s1", "alpha", reason="approved", call=blocked.call_id)
     clock.now += 1
     retry = ev.evaluate(tool_call("A").event())
     assert retry.blocking is not None and retry.blocking.behavior_id == "bravo"
@@ -285,19 +287,26 @@ def test_a_users_no_is_never_undone_by_a_retry() -> None:
     assert ev.status("s1").behaviors["alpha"].overrides == 1
 
 
-def test_a_grant_waits_for_the_blocked_calls_retry() -> None:
-    """Issue 15: with a blocked call waiting for its retry, a grant was spent on a different
-    call, and the retry then passed too: one block, two passes. The grant is the retry's."""
-    ev, clock = evaluator(plain_spec("soft_block"))
+def test_a_grant_is_spent_on_the_next_blocked_call_and_never_on_a_retry() -> None:
+    """Issue 23, SPEC §4: block A, grant, block B, retry A were all denied (the grant waited for
+    a retry that the next block replaced). Without ``--call`` the grant is a one-shot pass for
+    the next *blocked* call of the behavior: B, a different call that would be blocked, passes
+    by it (``explicit``); A's retry within the window is an override by retry already and
+    leaves the grant alone. Issue 15's worry (one block, two passes) does not arise: each pass
+    overrides its own counted block."""
+    audit = MemoryAuditSink()
+    ev, clock = evaluator(plain_spec("soft_block"), audit=audit)
     assert ev.evaluate(tool_call("A", "first").event()).blocked
     ev.override("s1", "alpha", reason="approved")
     clock.now += 1
     other = ev.evaluate(tool_call("A", "other").event())
-    assert other.blocked and other.overrides == ()
-    assert ev.status("s1").behaviors["alpha"].override_granted is not None
+    assert not other.blocked
+    assert [(o["mechanism"], o["reason"]) for o in other.overrides] == [("explicit", "approved")]
     clock.now += 1
-    retry = ev.evaluate(tool_call("A", "other").event())  # the waiting call now is "other"
+    retry = ev.evaluate(tool_call("A", "first").event())  # within the window: a retry
     assert not retry.blocked
-    assert [(o["mechanism"], o["reason"]) for o in retry.overrides] == [("explicit", "approved")]
+    assert [(o["mechanism"], o["reason"]) for o in retry.overrides] == [("retry", "")]
     row = ev.status("s1").behaviors["alpha"]
-    assert (row.blocks, row.overrides, row.override_granted) == (2, 1, None)
+    assert (row.blocks, row.overrides, row.override_granted) == (2, 2, None)
+    clock.now += 1
+    assert ev.evaluate(tool_call("A", "third").event()).blocked  # one-shot

@@ -132,7 +132,8 @@ def test_override_records_of_a_decision_type_without_loss() -> None:
 
 
 def test_a_grant_names_its_window() -> None:
-    ev = fp.Evaluator(CATALOG, clock=Clock(1_000.0), override_window=30)
+    # SPEC §4 (issue 23): a grant lives grant_seconds, independent of the retry window
+    ev = fp.Evaluator(CATALOG, clock=Clock(1_000.0), override_window=30, grant_seconds=30)
     grant = ev.override("s1", "search-first", reason="user approved")
     assert (grant.session_id, grant.behavior_id, grant.reason) == (
         "s1",

@@ -25,7 +25,18 @@ from forge_policy.catalog.behavior import Behavior
 from forge_policy.catalog.catalog import Catalog
 from forge_policy.model import Decision
 from tests.machine_strategies import Call, calls, catalogs
-from tests.reference_model import REFUSALS, SOFT, T0, TOUCH, TTL, WINDOW, Expected, Model
+from tests.reference_model import (
+    GRANT,
+    REFUSALS,
+    SOFT,
+    T0,
+    TOUCH,
+    TTL,
+    WINDOW,
+    Expected,
+    Model,
+    call_key,
+)
 from tests.reference_rules import identity
 from tests.stateful_checks import (
     CountingStore,
@@ -72,6 +83,7 @@ class EngineMachine(RuleBasedStateMachine):
             profile=profile,
             ttl=TTL,
             override_window=WINDOW,
+            grant_seconds=GRANT,
         )
         assert self.ev.settings.touch_interval == TOUCH
         self.last_blocked: Blocked | None = None
@@ -81,6 +93,8 @@ class EngineMachine(RuleBasedStateMachine):
         self.delivered = 0  # numbers the tool_use_ids of repeated calls
         self.grant_ids: set[str] = set()
         self.last_granted: tuple[str, str] | None = None  # session, behavior
+        #: (session, behavior, call key) -> the call id its soft blocks named (always the same)
+        self.call_ids: dict[tuple, str] = {}
 
     # events; each may come after a short wait, so that most steps deliver one
 
@@ -171,41 +185,64 @@ class EngineMachine(RuleBasedStateMachine):
         sid=st.sampled_from(SESSIONS),
         wait=WAITS,
         then=st.sampled_from(["", "retry", "variant"]),
+        bind=st.sampled_from(["", "", "call", "call", "unknown"]),
     )
-    def grant_override(self, which: int | str, sid: str, wait: int | str, then: str) -> None:
+    def grant_override(
+        self, which: int | str, sid: str, wait: int | str, then: str, bind: str
+    ) -> None:
         """``Evaluator.override``: a one-shot pass for the next soft-blocked call of a behavior
-        (mostly the one that soft-blocked last, in its session), or a refusal; then, mostly,
-        that blocked call is retried, or a variant of it sent."""
+        (mostly the one that soft-blocked last, in its session), or bound to that call
+        (``call=`` its id; or an id no block named), or a refusal; then, mostly, that blocked
+        call is retried, or a variant of it sent."""
         self.wait(wait)
         blocked = self.last_soft_block if which == "last soft block" else None
+        key: tuple[str, ...] | None = None
+        call_id = ""
         if blocked is not None:
             call, bid, _ = blocked
             sid, spec = call.session_id, self.model.spec(bid)
+            if bind == "call":
+                key = call_key(call)
+                call_id = self.call_ids[(sid, bid, key)]
         else:
             spec = self.specs[(which if isinstance(which, int) else 0) % len(self.specs)]
+        if bind == "unknown":
+            key, call_id = ("<no such call>",), "zz000000"
         bid, reason = spec["id"], f"grant {len(self.grant_ids)}"
-        refusal = self.model.refusal(sid, bid, self.now)
+        refusal = self.model.refusal(sid, bid, self.now, key)
         data_before = self.store.data(sid)
+        records_before = len(list(self.audit.records()))
         self.store.transactions = self.store.writes = 0
         if refusal is not None:
             event(f"override refused: {refusal}")
             with pytest.raises(ValueError, match=REFUSALS[refusal]):
-                self.ev.override(sid, bid, reason=reason)
+                self.ev.override(sid, bid, reason=reason, call=call_id)
+            assert len(list(self.audit.records())) == records_before  # nothing granted
             # the session's level is checked inside the transaction, which then writes nothing
-            assert self.store.transactions == (refusal == "hard_block reached")
+            inside = refusal in ("hard_block reached", "unknown call")
+            assert self.store.transactions == inside
             assert self.store.writes == 0
             assert self.store.data(sid) == data_before
             return
-        event("override granted")
-        grant = self.ev.override(sid, bid, reason=reason)
+        event(f"override granted{' bound to a call' if call_id else ''}")
+        grant = self.ev.override(sid, bid, reason=reason, call=call_id)
         stored = self.store.data(sid)["behaviors"][bid]["grant"]
         assert (stored["at"], stored["reason"], grant.reason) == (self.now, reason, reason)
         assert grant.session_id == sid
         assert (grant.grant_id, grant.behavior_id) == (stored["grant_id"], bid)
+        assert grant.call_id == stored.get("call_id", "") == call_id
         assert grant.grant_id not in self.grant_ids
         self.grant_ids.add(grant.grant_id)
         assert (self.store.transactions, self.store.writes) == (1, 1)
-        self.model.grant(sid, bid, self.now, reason)
+        # SPEC §4: audited when given
+        [given] = list(self.audit.records())[records_before:]
+        assert (given["kind"], given["grant_id"], given["behavior_id"]) == (
+            "grant",
+            grant.grant_id,
+            bid,
+        )
+        assert (given["reason"], given.get("call_id", "")) == (reason, call_id)
+        self.model.grant(sid, bid, self.now, reason, key)
         self.last_granted = (sid, bid)
         if then and blocked is not None:
             self.retry(blocked, 0, then == "variant")
@@ -228,11 +265,11 @@ class EngineMachine(RuleBasedStateMachine):
                 edges = [s.last_access + TOUCH + offset for s in sessions]
             else:
                 edges = [
-                    at + WINDOW + offset
+                    at + offset
                     for session in sessions
                     for b in session.behaviors.values()
-                    for at in ([b.pending[1]] if b.pending else [])
-                    + ([b.grant[0]] if b.grant else [])
+                    for at in ([b.pending[1] + WINDOW] if b.pending else [])
+                    + ([b.grant[0] + GRANT] if b.grant else [])
                 ]
             self.now = min([at for at in edges if at >= self.now], default=self.now)
         else:
@@ -294,6 +331,12 @@ class EngineMachine(RuleBasedStateMachine):
             self.last_blocked = (call, decision.blocking.behavior_id, self.now)
             if decision.blocking.level is SOFT:
                 self.last_soft_block = self.last_blocked
+                # the same call is always named by the same id, in the message and the record
+                key = (sid, decision.blocking.behavior_id, call_key(call))
+                call_id = self.call_ids.setdefault(key, decision.blocking.call_id)
+                assert decision.blocking.call_id == call_id
+                [block] = [r for r in self.audit.records() if r["kind"] == "block"][-1:]
+                assert block.get("call_id") == call_id
             ids = [spec["id"] for spec in self.specs]
             old = data_before if live is not None else None
             check_chain_cut(ids, decision.blocking.behavior_id, old, self.store.data(sid))

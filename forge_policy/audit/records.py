@@ -45,8 +45,9 @@ class Violation(_Record):
 
     ``call_hash`` identifies the call for an override by retry; ``override_mode`` is the
     behavior's ``override`` setting (``agent`` or ``user``); ``overridden`` names the mechanism
-    that let it through and ``undetermined`` why a fact the decision assumed to match could
-    not be computed (both omitted when empty).
+    that let it through, ``undetermined`` why a fact the decision assumed to match could
+    not be computed, and ``call_id`` the short id a soft block names its call by (``override
+    --call``; all three omitted when empty).
     """
 
     kind: ClassVar[str] = "violation"
@@ -64,6 +65,7 @@ class Violation(_Record):
     tool_use_id: str
     overridden: str | None = _omitted()
     undetermined: tuple[str, ...] | None = _omitted()
+    call_id: str | None = _omitted()
 
 
 @attrs.frozen(kw_only=True, repr=False)
@@ -77,7 +79,8 @@ class Block(Violation):
 class Override(_Record):
     """An override (SPEC §4): the block (or grant) it consumed, how (``mechanism``: ``retry``,
     ``explicit``, ``user``) and why. ``released`` names what it consumed (``pending``,
-    ``grant``), for reconciliation; ``override_id`` derives from it, so it is minted once."""
+    ``grant``), for reconciliation; ``override_id`` derives from it, so it is minted once.
+    ``grant_id`` names the grant an explicit override spent (omitted otherwise)."""
 
     kind: ClassVar[str] = "override"
     override_id: str
@@ -90,11 +93,14 @@ class Override(_Record):
     mechanism: str
     reason: str
     released: tuple[str, ...]
+    grant_id: str | None = _omitted()
 
 
 @attrs.frozen(kw_only=True, repr=False)
 class Grant(_Record):
-    """An explicit override granted (``forge-policy override``), before any call uses it."""
+    """An explicit override granted (``forge-policy override``), before any call uses it;
+    bound to one call (``--call``: its ``call_id``, ``call_hash`` and ``input_summary``) or
+    to the next soft-blocked call of the behavior (those omitted)."""
 
     kind: ClassVar[str] = "grant"
     timestamp: str
@@ -103,6 +109,9 @@ class Grant(_Record):
     grant_id: str
     reason: str
     valid_until: str
+    call_id: str | None = _omitted()
+    call_hash: str | None = _omitted()
+    input_summary: str | None = _omitted()
 
 
 @attrs.frozen(kw_only=True, repr=False)

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.cli.context import Context
-    from forge_policy.reports.status import Status
+    from forge_policy.engine.inputs import Settings
+    from forge_policy.reports.status import OverrideGrant, Status
 
 
 def register(command: Callable[..., Any]) -> None:
@@ -40,12 +41,20 @@ def register(command: Callable[..., Any]) -> None:
     p = command(
         "override",
         cmd_override,
-        "Let the next soft-blocked call of a behavior in a session through (once, within the "
-        "override window); recorded in the audit log when it is used. Hard blocks have none.",
+        "Let the next soft-blocked call of a behavior in a session through once, or with "
+        "--call only a retry of the call a block named; the grant lives FORGE_GRANT_SECONDS "
+        "(600) and is recorded in the audit log when given and when used. Hard blocks have none.",
     )
     p.add_argument("behavior_id", metavar="ID")
     p.add_argument("--session", metavar="SID", required=True)
     p.add_argument("--reason", metavar="TEXT", required=True)
+    p.add_argument(
+        "--call",
+        metavar="CALL",
+        default="",
+        help="the call id the soft block named (e.g. 1a2b3c4d): only a retry of that exact call "
+        "passes, whatever else is blocked in between",
+    )
     p.add_argument(
         "--new-session",
         action="store_true",
@@ -252,20 +261,56 @@ def cmd_override(args: Namespace, ctx: Context) -> int:
             f"session {args.session!r} has no live state (a typo? {known}); "
             "to grant ahead of its first event, add --new-session"
         )
+    if args.call and not args.call.strip():
+        raise Refused("--call is empty: name the call id the block message gave")
     try:
-        grant = evaluator.override(args.session, args.behavior_id, reason=args.reason)
+        grant = evaluator.override(
+            args.session, args.behavior_id, reason=args.reason, call=args.call
+        )
     except (KeyError, ValueError) as exc:
         raise Refused(str(exc.args[0])) from None
     if args.json:
         ctx.print_json(grant)
         return OK
-    window = int(evaluator.settings.override_window)
-    ctx.print(
-        f"override granted: the next soft-blocked call of {args.behavior_id} in session "
-        f"{args.session} within {window} s goes through once; it is recorded in the audit log "
-        "when used"
-    )
+    ctx.print(grant_confirmation(grant, evaluator.settings))
     return OK
+
+
+def grant_confirmation(grant: OverrideGrant, settings: Settings) -> str:
+    """Exactly which call(s) a grant will let through (SPEC §4), for ``override``'s output.
+
+    >>> from forge_policy.engine.inputs import Settings
+    >>> from forge_policy.engine.reports import OverrideGrant
+    >>> g = OverrideGrant("g1", "s1", "b", "ok", "t0", "2026-01-01T00:10:00.000000+00:00")
+    >>> text = grant_confirmation(g, Settings())
+    >>> text.split(" (until")[0]
+    'override granted: the next soft-blocked call of b in session s1 within 10 min'
+    >>> "A retry of a call blocked in the last 60 s passes by retry" in text
+    True
+    """
+    lasting = _duration(settings.grant_seconds)
+    if grant.call_id:
+        what = (
+            f"only call {grant.call_id} of {grant.behavior_id} in session {grant.session_id} "
+            f"({grant.input_summary or 'no summary'}) goes through once, when it is retried "
+            f"within {lasting} (until {grant.valid_until}); no other call uses this grant."
+        )
+    else:
+        what = (
+            f"the next soft-blocked call of {grant.behavior_id} in session {grant.session_id} "
+            f"within {lasting} (until {grant.valid_until}) goes through once. A retry of a "
+            f"call blocked in the last {_duration(settings.override_window)} passes by retry "
+            "and does not use this grant."
+        )
+    audited = f"Grant {grant.grant_id}: recorded in the audit log now and when used."
+    return f"override granted: {what} {audited}"
+
+
+def _duration(seconds: float) -> str:
+    """``600`` -> ``10 min``, ``60`` -> ``60 s``, ``90`` -> ``90 s``."""
+    if seconds >= 120 and seconds % 60 == 0:
+        return f"{int(seconds // 60)} min"
+    return f"{seconds:g} s"
 
 
 def cmd_purge(args: Namespace, ctx: Context) -> int:

@@ -14,6 +14,7 @@ variable                            meaning (default)
                                     ``postgresql://…`` (file)
 ``FORGE_SESSION_TTL_SECONDS``       session expiry after last access (86400)
 ``FORGE_OVERRIDE_WINDOW_SECONDS``   override-by-retry window (60)
+``FORGE_GRANT_SECONDS``             how long an explicit grant (``override``) lives (600)
 ``FORGE_LOCK_TIMEOUT``              store lock / busy timeout in seconds (15)
 ``FORGE_PROFILE``                   ``minimal``, ``standard`` or ``strict`` (standard)
 ``FORGE_DISABLE``                   comma-separated behavior ids to bypass (see
@@ -111,6 +112,7 @@ class Config:
     audit: str = "file"
     ttl: float = 86400.0
     override_window: float = 60.0
+    grant_seconds: float = 600.0
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     profile: str = DEFAULT_PROFILE
     #: behavior id -> the variable that disabled it
@@ -163,6 +165,7 @@ class Config:
             ),
             ttl=_seconds("FORGE_SESSION_TTL_SECONDS", get, 86400.0, positive=True),
             override_window=_seconds("FORGE_OVERRIDE_WINDOW_SECONDS", get, 60.0),
+            grant_seconds=_seconds("FORGE_GRANT_SECONDS", get, 600.0, positive=True),
             lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, DEFAULT_LOCK_TIMEOUT),
             profile=_choice("FORGE_PROFILE", get("FORGE_PROFILE") or DEFAULT_PROFILE, PROFILES),
             disable=_disabled(get),
@@ -338,6 +341,7 @@ class Config:
             profile=self.profile,
             ttl=self.ttl,
             override_window=self.override_window,
+            grant_seconds=self.grant_seconds,
             auto_approve=auto_approve or PermissionModes.from_registry(),
             disable=self.disable if disable is None else disable,
         )

@@ -29,6 +29,7 @@ from forge_policy.engine.effects import (
     Audit,
     CountBlock,
     CountViolation,
+    NoteBlockedCall,
     SetFlag,
     SetGrant,
     SetPendingBlock,
@@ -44,7 +45,6 @@ from forge_policy.engine.overrides import (
     live_grant,
     retry_pass,
     user_approvals,
-    waiting_retry,
 )
 from forge_policy.engine.records import decision_record
 from forge_policy.levels import Level, escalate
@@ -55,7 +55,7 @@ from forge_policy.model import (
     Event,
     Violation,
 )
-from forge_policy.state import PendingBlock
+from forge_policy.state import PendingBlock, call_id_of
 from forge_policy.values import Partial, Unknown
 
 TYPE_CHECKING = False
@@ -87,15 +87,23 @@ class Outcome:
         return list(audit_records(self.effects))
 
 
-def could_override(state: SessionState, event: Event, now: float, window: float) -> bool:
+def could_override(
+    state: SessionState,
+    event: Event,
+    now: float,
+    window: float,
+    grant_seconds: float | None = None,
+) -> bool:
     """Whether ``state`` holds something this event's overrides could consume: a live pending
     block of this very call, the pending ``user`` block this PostToolUse reports on, or a live
-    grant. Only then can a record the state has not seen yet change what is decided.
+    grant (``grant_seconds``, by default ``window``). Only then can a record the state has not
+    seen yet change what is decided.
 
     >>> from forge_policy.state import SessionState
     >>> could_override(SessionState.new(0.0), Event("Stop", "s"), 0.0, 60.0)
     False
     """
+    seconds = window if grant_seconds is None else grant_seconds
     behaviors = state.data.get("behaviors")
     if not isinstance(behaviors, dict):
         return False
@@ -107,8 +115,13 @@ def could_override(state: SessionState, event: Event, now: float, window: float)
         bstate = state.find(behavior_id)
         if bstate is None:
             continue
-        if live_grant(bstate, now, window) is not None:
-            return True
+        grant = live_grant(bstate, now, seconds)
+        if grant is not None:
+            if not grant.bound:
+                return True
+            identity = identity or event_identity(event)
+            if grant.call_hash == identity:  # a bound grant: only its own call can spend it
+                return True
         pending = bstate.pending_block
         if pending is None:
             continue
@@ -374,8 +387,16 @@ class _Chain:
         checked before any flag is consumed), or run its triggers and judge a violation."""
         event = self.event
         if bstate is not None and isinstance(bstate.data.get("pending_block"), dict):
-            window = self.settings.override_window
-            passed = retry_pass(event, behavior.id, bstate, self.identity, self.now, window)
+            settings = self.settings
+            passed = retry_pass(
+                event,
+                behavior.id,
+                bstate,
+                self.identity,
+                self.now,
+                settings.override_window,
+                settings.grant_seconds,
+            )
             if passed is not None:
                 if self.trace is not None and passed.trace is not None:
                     self.trace.append(passed.trace)
@@ -424,17 +445,19 @@ class _Chain:
             override_mode=OVERRIDE_NEVER if level is Level.HARD_BLOCK else behavior.override,
         )
         soft = level is Level.SOFT_BLOCK and not shadow
-        grant = live_grant(bstate, now, self.settings.override_window)
-        if grant is not None and waiting_retry(bstate, now, self.settings.override_window):
-            grant = None  # kept for the blocked call's retry: one block, one pass (SPEC §4)
-        if soft and grant is not None:  # one blocked call through; the counter stays
+        grant = live_grant(bstate, now, self.settings.grant_seconds)
+        if soft and grant is not None and grant.admits(identity):
+            # SPEC §4: the next blocked call (or, bound, a retry of its call) goes through once;
+            # the counter stays. A bound grant is never spent on, nor lost to, another call.
             return explicit_pass(event, violation, grant, identity, now, behavior.override)
         window = self.settings.override_window
-        text = message(behavior, level, counter, event, window, self.facts, self.scratch.totals)
+        call_id = call_id_of(identity) if soft else ""
+        totals = self.scratch.totals
+        text = message(behavior, level, counter, event, window, self.facts, totals, call_id)
         undetermined = trigger.undetermined(results)
         if undetermined:  # decided as matched on a fact that could not be computed
             text = f"{text}\n{undetermined_note(undetermined)}"
-        violation = attrs.evolve(violation, counter=counter, message=text)
+        violation = attrs.evolve(violation, counter=counter, message=text, call_id=call_id)
         counted = (CountViolation(behavior.id, counter, level, now, event.tool_name),)
         if soft and violation.override_mode == "user" and self.auto_approve is not None:
             approval = self.auto_approve(event, violation)
@@ -443,7 +466,13 @@ class _Chain:
         effects: list[Effect] = list(counted)
         if self.settings.record_violations or (level.blocks and not shadow):
             record = decision_record(
-                event, violation, now, identity, behavior.override, undetermined=undetermined
+                event,
+                violation,
+                now,
+                identity,
+                behavior.override,
+                undetermined=undetermined,
+                call_id=call_id,
             )
             effects.append(Audit(record))
         if level.blocks and not shadow:
@@ -467,7 +496,17 @@ class _Chain:
             tool_name=event.tool_name,
             tool_use_id=event.tool_use_id,
         )
-        return [*effects, SetPendingBlock(behavior_id, pending)]
+        from forge_policy.secrets import summarize
+
+        noted = NoteBlockedCall(
+            behavior_id,
+            call_id_of(self.identity),
+            self.identity,
+            summarize(event.tool_name, event.tool_input),
+            event.tool_name,
+            self.now,
+        )
+        return [*effects, SetPendingBlock(behavior_id, pending), noted]
 
 
 def decide(

@@ -131,6 +131,29 @@ class SetGrant:
 
 
 @attrs.frozen
+class NoteBlockedCall:
+    """A soft-blocked call is remembered by its short id (``override --call ID``,
+    :meth:`~forge_policy.state.BehaviorState.note_blocked_call`)."""
+
+    behavior_id: str
+    call_id: str
+    call_hash: str
+    summary: str
+    tool_name: str
+    at: float
+
+    def apply(self, state: SessionState) -> None:
+        entry = {
+            "call_id": self.call_id,
+            "call_hash": self.call_hash,
+            "summary": self.summary,
+            "tool_name": self.tool_name,
+            "at": self.at,
+        }
+        state.behavior(self.behavior_id).note_blocked_call(entry)
+
+
+@attrs.frozen
 class AddOverride:
     """An override: ``record`` goes to the audit log, and (without its ``kind``) to the
     behavior's ``overrides[]`` (:meth:`~forge_policy.state.BehaviorState.add_override`)."""
@@ -155,7 +178,7 @@ class SetSessionDisabled:
 
 @attrs.frozen
 class Audit:
-    """A record for the audit log only (a ``block`` or ``violation``)."""
+    """A record for the audit log only (a ``block``, ``violation`` or ``grant``)."""
 
     record: dict[str, Any] = attrs.field(eq=False)
 
@@ -173,6 +196,7 @@ if TYPE_CHECKING:
         | CountBlock
         | SetPendingBlock
         | SetGrant
+        | NoteBlockedCall
         | AddOverride
         | SetSessionDisabled
         | Audit

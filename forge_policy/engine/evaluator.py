@@ -21,7 +21,13 @@ import attrs
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
 from forge_policy.engine import session
 from forge_policy.engine.decide import Outcome, decide
-from forge_policy.engine.inputs import DEFAULT_TTL, DEFAULT_WINDOW, FactCache, Settings
+from forge_policy.engine.inputs import (
+    DEFAULT_GRANT_SECONDS,
+    DEFAULT_TTL,
+    DEFAULT_WINDOW,
+    FactCache,
+    Settings,
+)
 from forge_policy.engine.overrides import harness_auto_approval
 from forge_policy.engine.session import RECONCILE_MARGIN, Base
 from forge_policy.errors import AuditError, StoreError
@@ -85,13 +91,15 @@ class Evaluator:
         profile: str = DEFAULT_PROFILE,
         ttl: float = DEFAULT_TTL,
         override_window: float = DEFAULT_WINDOW,
+        grant_seconds: float = DEFAULT_GRANT_SECONDS,
         facts: Mapping[str, FactProvider] | None = None,
         record_violations: bool = True,
         auto_approve: AutoApprove | None = harness_auto_approval,
         random_id: Callable[[], str] = random_id,
         disable: Mapping[str, str] | None = None,
     ) -> None:
-        """``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
+        """``grant_seconds``: how long an explicit grant lives (``FORGE_GRANT_SECONDS``).
+        ``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
         be replayed; ``auto_approve`` is the harness rule that may let an ask through without
         asking (default: the event's harness's own, i.e. Claude Code's ``bypassPermissions``;
         None: always ask). ``disable`` (behavior id -> the variable naming it, as
@@ -121,6 +129,7 @@ class Evaluator:
         self.settings = Settings(
             ttl=ttl,
             override_window=override_window,
+            grant_seconds=grant_seconds,
             profile=profile,
             record_violations=record_violations,
         )
@@ -301,25 +310,31 @@ class Evaluator:
 
         return explain(self, event)
 
-    def override(self, session_id: str, behavior_id: str, *, reason: str = "") -> OverrideGrant:
+    def override(
+        self, session_id: str, behavior_id: str, *, reason: str = "", call: str = ""
+    ) -> OverrideGrant:
         """Grant a one-shot pass for the next soft-blocked call of a behavior (SPEC §4, explicit).
 
-        The grant is valid for the override window. If a blocked call of this behavior is waiting
-        for its retry, the grant is spent on that retry (one block, one pass); otherwise on the
-        next call that would be soft-blocked. The override is recorded (audit first, then state)
-        when the call goes through. Refused (``ValueError``) for a behavior that can never be
-        overridden: one that hard-blocks by default, has reached hard_block in this session, or
-        never reaches soft_block.
+        The grant lives ``grant_seconds`` (``FORGE_GRANT_SECONDS``, 600 s) and is audited when
+        given (a ``grant`` record) and when used (an ``explicit`` override naming it). Without
+        ``call`` it lets through the next call of the behavior that would be soft-blocked (a
+        retry of a call blocked within the override window passes by retry and leaves it);
+        with ``call``, the short id a soft block named its call by (``Violation.call_id``),
+        only a retry of that exact call, whatever else is blocked in between. Refused
+        (``ValueError``) for a behavior that can never be overridden (it hard-blocks by
+        default, has reached hard_block in this session, or never reaches soft_block) and for
+        a ``call`` that is not one of the behavior's recent soft-blocked calls (the message
+        names those).
 
         >>> import forge_policy as fp
         >>> ev = fp.Evaluator(fp.builtin_catalog(), clock=lambda: 0.0)
         >>> grant = ev.override("s1", "search-first", reason="user approved")
-        >>> grant.behavior_id, grant.valid_until
-        ('search-first', '1970-01-01T00:01:00.000000+00:00')
+        >>> grant.behavior_id, grant.valid_until, grant.call_id
+        ('search-first', '1970-01-01T00:10:00.000000+00:00', '')
         """
         from forge_policy.engine.queries import override
 
-        return override(self, session_id, behavior_id, reason)
+        return override(self, session_id, behavior_id, reason, call)
 
     def check_overridable(self, behavior_id: str) -> None:
         """Raise ``KeyError`` for an unknown behavior, ``ValueError`` for one that can never be

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 DEFAULT_TTL = 86400.0
 DEFAULT_WINDOW = 60.0
+#: How long an explicit grant lives (``FORGE_GRANT_SECONDS``, SPEC §4).
+DEFAULT_GRANT_SECONDS = 600.0
 
 
 # no generated repr: it would cost class-creation time in every hook process
@@ -36,6 +38,7 @@ class Settings:
 
     ttl: float = DEFAULT_TTL
     override_window: float = DEFAULT_WINDOW
+    grant_seconds: float = DEFAULT_GRANT_SECONDS
     profile: str = DEFAULT_PROFILE
     record_violations: bool = True
     touch_interval: float = attrs.field(init=False)

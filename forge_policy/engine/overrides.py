@@ -2,11 +2,13 @@
 
 Four ways one soft-blocked call is let through, each recorded as an override:
 
-- **retry** (:func:`retry_pass`): the same call within the window of its pending block
-  (``explicit`` when a live grant is spent on it, ``user`` for an ``override: user`` block);
-- **explicit** (:func:`explicit_pass`): a live grant spent on a call that would soft-block,
-  unless a blocked call waits for its retry (:func:`waiting_retry`): the grant is then that
-  retry's;
+- **retry** (:func:`retry_pass`): the same call within the window of its pending block. A
+  grant is not spent on it (the retry already passes: it is not "the next blocked call"),
+  unless the grant is bound to this very call (``--call``) or the block is an ``override:
+  user`` one, which a retry alone never passes: then it is ``explicit``;
+- **explicit** (:func:`explicit_pass`): a live grant (``FORGE_GRANT_SECONDS``) spent on the
+  next call that would soft-block, or, bound to one call, on a retry of that call only; a
+  block in between never spends or clears it;
 - **user** (:func:`user_approvals`): the harness reports that the call the user was asked
   about ran (PostToolUse with the same ``tool_use_id``);
 - **harness auto-approval** (:func:`auto_approved`): the harness says the user asked not to be
@@ -115,17 +117,10 @@ def harness_auto_approval(event: Event, violation: Violation) -> AutoApproval | 
     return _REGISTRY_RULE[0](event, violation)
 
 
-def live_grant(bstate: BehaviorState | None, now: float, window: float) -> Grant | None:
-    """The behavior's explicit grant if it is still within the window."""
+def live_grant(bstate: BehaviorState | None, now: float, seconds: float) -> Grant | None:
+    """The behavior's explicit grant if it is still live (``seconds``: FORGE_GRANT_SECONDS)."""
     grant = bstate.grant if bstate is not None else None
-    return grant if grant is not None and grant.is_live(now, window) else None
-
-
-def waiting_retry(bstate: BehaviorState | None, now: float, window: float) -> bool:
-    """Whether a blocked call of the behavior waits for its retry within the window: a grant is
-    then the retry's, never spent on another call (else one block would give two passes)."""
-    pending = bstate.pending_block if bstate is not None else None
-    return pending is not None and pending.is_live(now, window)
+    return grant if grant is not None and grant.is_live(now, seconds) else None
 
 
 def user_approvals(event: Event, state: SessionState, now: float) -> list[Step]:
@@ -161,10 +156,12 @@ def retry_pass(
     identity: str,
     now: float,
     window: float,
+    grant_seconds: float,
 ) -> Step | None:
     """The retry of a pending block within the window passes, once (checked before any flag
-    is consumed). A live grant is spent with it: one block, one pass. A ``user`` block is
-    passed only by a grant: without one its retry is asked again. Tentative."""
+    is consumed). It spends a live grant only when the grant is bound to this call, or when
+    the block is a ``user`` one (a retry alone never passes those: without a grant it is asked
+    again); an unbound grant stays for the next blocked call. Tentative."""
     pending = bstate.pending_block if bstate is not None else None
     if (
         bstate is None
@@ -175,16 +172,22 @@ def retry_pass(
         or bstate.effective_level is Level.HARD_BLOCK
     ):
         return None
-    grant = live_grant(bstate, now, window)
+    grant = live_grant(bstate, now, grant_seconds)
+    if grant is not None and not (
+        grant.call_hash == identity or (pending.mode == "user" and grant.admits(identity))
+    ):
+        grant = None  # an unbound grant waits for the next blocked call; a bound one for its own
     if grant is None and pending.mode == "user":
         # SPEC §4: only the PostToolUse of the asked call proves the user let it run; a retry
         # after a refusal (no PostToolUse) is asked again, never taken as the user's yes
         return None
     effects: list[Effect] = [SetPendingBlock(behavior_id, None)]
     released: tuple[str, ...]
+    grant_id = ""
     if grant is not None:  # the user's explicit override is spent on this retry
         effects.append(SetGrant(behavior_id, None))
         mechanism, reason, released = "explicit", grant.reason, ("pending", "grant")
+        grant_id = grant.grant_id
     else:
         mechanism, reason, released = "retry", "", ("pending",)
     record = override_record(
@@ -196,6 +199,7 @@ def retry_pass(
         now,
         basis=repr(pending.at),
         released=released,
+        grant_id=grant_id,
     )
     effects.append(AddOverride(behavior_id, record))
     trace = {"behavior_id": behavior_id, "override": mechanism}
@@ -220,6 +224,7 @@ def explicit_pass(
         now,
         basis=grant.basis,
         released=("grant",),
+        grant_id=grant.grant_id,
     )
     effects: tuple[Effect, ...] = (
         SetGrant(behavior_id, None),

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.engine.reports import ExplainReport, OverrideGrant, Status
     from forge_policy.model import Event
-    from forge_policy.state import SessionState
+    from forge_policy.state import BehaviorState, SessionState
 
 
 def live_state(evaluator: Evaluator, current: SessionState | None, now: float) -> SessionState:
@@ -67,10 +67,16 @@ def explain(evaluator: Evaluator, event: Event) -> ExplainReport:
     return explain_report(evaluator.catalog, outcome.decision, outcome.trace)
 
 
-def override(evaluator: Evaluator, session_id: str, behavior_id: str, reason: str) -> OverrideGrant:
-    """:meth:`Evaluator.override <forge_policy.engine.evaluator.Evaluator.override>`."""
+def override(
+    evaluator: Evaluator, session_id: str, behavior_id: str, reason: str, call: str = ""
+) -> OverrideGrant:
+    """:meth:`Evaluator.override <forge_policy.engine.evaluator.Evaluator.override>`: the grant
+    is audited (a ``grant`` record, appended before the state is written) and kept in the
+    behavior's state until a call spends it or ``FORGE_GRANT_SECONDS`` pass. ``call``: the
+    short id a soft block named its call by; the grant is then bound to that call."""
     from forge_policy._time import iso
     from forge_policy.engine.effects import SetGrant, apply_effects
+    from forge_policy.engine.records import grant_record
     from forge_policy.engine.reports import OverrideGrant
     from forge_policy.secrets import redact
     from forge_policy.state import Grant
@@ -78,8 +84,10 @@ def override(evaluator: Evaluator, session_id: str, behavior_id: str, reason: st
     check_overridable(evaluator.catalog, behavior_id)
     now = evaluator.clock()
     reason = redact(reason)  # stored in the state, then in the audit record of its use
+    call = call.strip()
     granted_at, grant_id = iso(now), evaluator.random_id()
-    grant = Grant(at=now, reason=reason, granted_at=granted_at, grant_id=grant_id)
+    until = now + evaluator.settings.grant_seconds
+    bound: dict[str, str] = {}
 
     def apply(current: SessionState | None) -> tuple[None, SessionState]:
         state = live_state(evaluator, current, now)
@@ -88,6 +96,30 @@ def override(evaluator: Evaluator, session_id: str, behavior_id: str, reason: st
             raise ValueError(
                 f"{behavior_id} has reached hard_block in session {session_id}: it has no override"
             )
+        bound.clear()
+        if call:
+            bound.update(blocked_call(bstate, behavior_id, session_id, call))
+        grant = Grant(
+            at=now,
+            reason=reason,
+            granted_at=granted_at,
+            grant_id=grant_id,
+            call_hash=bound.get("call_hash", ""),
+            call_id=bound.get("call_id", ""),
+            summary=bound.get("summary", ""),
+        )
+        record = grant_record(
+            session_id,
+            behavior_id,
+            grant_id,
+            reason,
+            now,
+            until,
+            call_id=grant.call_id,
+            call_hash=grant.call_hash,
+            input_summary=grant.summary,
+        )
+        evaluator._audit_first([record], state, session_id, now)  # the log first (SPEC §4)
         apply_effects(state, [SetGrant(behavior_id, grant)])
         state.touch(now)
         return None, state
@@ -99,7 +131,43 @@ def override(evaluator: Evaluator, session_id: str, behavior_id: str, reason: st
         behavior_id=behavior_id,
         reason=reason,
         granted_at=granted_at,
-        valid_until=iso(now + evaluator.settings.override_window),
+        valid_until=iso(until),
+        call_id=bound.get("call_id", ""),
+        input_summary=bound.get("summary", ""),
+    )
+
+
+def blocked_call(
+    bstate: BehaviorState | None, behavior_id: str, session_id: str, call: str
+) -> dict[str, str]:
+    """The soft-blocked call of ``behavior_id`` whose short id is ``call`` (its ``call_id``,
+    ``call_hash`` and ``summary``); ``ValueError`` naming the known recent ones otherwise.
+
+    >>> blocked_call(None, "b", "s1", "0123abcd")
+    Traceback (most recent call last):
+    ...
+    ValueError: no soft-blocked call 0123abcd of b in session s1 (none of b lately)
+    """
+    calls = bstate.blocked_calls if bstate is not None else []
+    for entry in reversed(calls):
+        if entry.get("call_id") == call and isinstance(entry.get("call_hash"), str):
+            summary = entry.get("summary")
+            return {
+                "call_id": call,
+                "call_hash": str(entry["call_hash"]),
+                "summary": summary if isinstance(summary, str) else "",
+            }
+    known = [
+        f"{entry.get('call_id')} ({entry.get('summary') or entry.get('tool_name') or '?'})"
+        for entry in reversed(calls)
+    ]
+    listed = (
+        f"recent soft-blocked calls: {', '.join(known)}"
+        if known
+        else f"none of {behavior_id} lately"
+    )
+    raise ValueError(
+        f"no soft-blocked call {call} of {behavior_id} in session {session_id} ({listed})"
     )
 
 

@@ -9,7 +9,11 @@ between leaves records the state has not seen. :func:`reconcile_session` replays
   consumed is cleared;
 - a ``block`` or ``violation`` whose ``counter`` is above the state's counter raises the counter
   and the effective level (a block also counts in ``blocks``); with a ``call_hash`` in the record,
-  the latest soft block is restored as the pending block.
+  the latest soft block is restored as the pending block (and, with a ``call_id``, remembered
+  for ``override --call``);
+- a ``grant`` (an explicit override given) that the state lacks, that was neither spent (no
+  override names its ``grant_id``) nor replaced by a newer grant, newer than the state's grant
+  and not behind the horizon, becomes the behavior's grant again.
 
 Records older than the session's creation (an expired, restarted session) are ignored. Running
 it twice changes nothing the second time.
@@ -31,6 +35,7 @@ from forge_policy._time import parse_iso
 from forge_policy.engine.effects import (
     AddOverride,
     CountBlock,
+    NoteBlockedCall,
     SetCounter,
     SetGrant,
     SetLevel,
@@ -38,7 +43,7 @@ from forge_policy.engine.effects import (
     apply_effects,
 )
 from forge_policy.levels import Level
-from forge_policy.state import PendingBlock
+from forge_policy.state import Grant, PendingBlock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,6 +66,26 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
         for behavior_id in state.behavior_ids()
         for override_id in state.behavior(behavior_id).override_ids()
     }
+    records = list(records)
+    spent = {
+        str(override.get("grant_id"))
+        for behavior_id in state.behavior_ids()
+        for override in state.behavior(behavior_id).overrides
+        if isinstance(override, dict) and override.get("grant_id")
+    }
+    spent.update(
+        str(r.get("grant_id")) for r in records if r.get("kind") == "override" and r.get("grant_id")
+    )
+    # a grant replaced by a newer one of its behavior is gone for good, whatever happened next
+    latest: dict[str, str] = {}
+    for record in records:
+        if record.get("kind") == "grant" and isinstance(record.get("behavior_id"), str):
+            latest[record["behavior_id"]] = str(record.get("grant_id") or "")
+    spent.update(
+        str(r.get("grant_id"))
+        for r in records
+        if r.get("kind") == "grant" and latest.get(str(r.get("behavior_id"))) != r.get("grant_id")
+    )
     added: list[str] = []
     for record in records:
         behavior_id = record.get("behavior_id")
@@ -77,6 +102,8 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
                 known.add(override_id)
                 added.append(override_id)
                 effects = _override_effects(behavior_id, seen, record, at)
+        elif kind == "grant":
+            effects = _grant_effects(behavior_id, state.find(behavior_id), record, at, spent)
         elif (
             kind in ("block", "violation")
             and not record.get("shadow")
@@ -110,6 +137,38 @@ def _override_effects(
     if frees_grant and grant is not None and grant.at <= at:
         effects.append(SetGrant(behavior_id, None))
     return effects
+
+
+def _grant_effects(
+    behavior_id: str,
+    bstate: BehaviorState | None,
+    record: dict[str, Any],
+    at: float,
+    spent: set[str],
+) -> list[Effect]:
+    """A grant the state lost (a crash between its audit append and its state write)."""
+    grant_id = record.get("grant_id")
+    if not isinstance(grant_id, str) or not grant_id or grant_id in spent:
+        return []
+    if bstate is not None:
+        held = bstate.grant
+        horizon = bstate.override_horizon
+        if held is not None and (held.grant_id == grant_id or held.at >= at):
+            return []  # already there, or replaced by a newer grant
+        if horizon is not None and at <= horizon:
+            return []  # older than overrides already dropped from the state: long settled
+        if bstate.effective_level is Level.HARD_BLOCK:
+            return []  # nothing left to override
+    grant = Grant(
+        at=at,
+        reason=str(record.get("reason") or ""),
+        granted_at=str(record.get("timestamp") or ""),
+        grant_id=grant_id,
+        call_hash=str(record.get("call_hash") or ""),
+        call_id=str(record.get("call_id") or ""),
+        summary=str(record.get("input_summary") or ""),
+    )
+    return [SetGrant(behavior_id, grant)]
 
 
 def _violation_effects(
@@ -146,4 +205,17 @@ def _violation_effects(
             }
         )
         effects.append(SetPendingBlock(behavior_id, pending))
+        call_id = record.get("call_id")
+        if isinstance(call_id, str) and call_id:
+            summary, tool = record.get("input_summary"), record.get("tool_name")
+            effects.append(
+                NoteBlockedCall(
+                    behavior_id,
+                    call_id,
+                    call_hash,
+                    summary if isinstance(summary, str) else "",
+                    tool if isinstance(tool, str) else "",
+                    at,
+                )
+            )
     return effects

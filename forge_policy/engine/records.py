@@ -30,6 +30,39 @@ def override_id(session_id: str, behavior_id: str, mechanism: str, basis: str, c
     return sha256_hex(seed.encode("utf-8"))[:32]
 
 
+def grant_record(
+    session_id: str,
+    behavior_id: str,
+    grant_id: str,
+    reason: str,
+    now: float,
+    valid_until: float,
+    *,
+    call_id: str = "",
+    call_hash: str = "",
+    input_summary: str = "",
+) -> dict[str, Any]:
+    """A ``grant`` record: an explicit override given (SPEC §4: audited when given, and again,
+    as an ``override`` naming its ``grant_id``, when used); bound to one call when
+    ``call_id`` is set."""
+    from forge_policy._time import iso
+    from forge_policy.audit import records
+
+    return records.to_dict(
+        records.Grant(
+            timestamp=iso(now),
+            session_id=session_id,
+            behavior_id=behavior_id,
+            grant_id=grant_id,
+            reason=reason,
+            valid_until=iso(valid_until),
+            call_id=call_id or None,
+            call_hash=call_hash or None,
+            input_summary=input_summary or None,
+        )
+    )
+
+
 def override_record(
     event: Event,
     behavior_id: str,
@@ -40,9 +73,10 @@ def override_record(
     *,
     basis: str,
     released: tuple[str, ...],
+    grant_id: str = "",
 ) -> dict[str, Any]:
     """An override record (SPEC §4 fields), redacted; ``released`` names what it consumed
-    (``pending``, ``grant``), for reconciliation."""
+    (``pending``, ``grant``), for reconciliation; ``grant_id`` the grant it spent, if any."""
     from forge_policy._time import iso
     from forge_policy.audit import records
     from forge_policy.secrets import summarize
@@ -59,6 +93,7 @@ def override_record(
             mechanism=mechanism,
             reason=reason,
             released=tuple(released),
+            grant_id=grant_id or None,
         )
     )
 
@@ -71,10 +106,12 @@ def decision_record(
     override_mode: str,
     *,
     undetermined: list[str] | tuple[str, ...] = (),
+    call_id: str = "",
 ) -> dict[str, Any]:
     """A ``block`` (or, with ``record_violations``, ``violation``) record of one violation;
     ``override_mode`` is the behavior's ``override`` setting (``agent`` or ``user``);
-    ``undetermined`` says why a fact the decision assumed to match could not be computed."""
+    ``undetermined`` says why a fact the decision assumed to match could not be computed;
+    ``call_id`` is the short id a soft block names its call by (``override --call``)."""
     from forge_policy._time import iso
     from forge_policy.audit import records
     from forge_policy.secrets import summarize
@@ -96,5 +133,6 @@ def decision_record(
             tool_use_id=event.tool_use_id,
             overridden=violation.overridden or None,
             undetermined=tuple(undetermined) or None,
+            call_id=call_id or None,
         )
     )

@@ -54,6 +54,7 @@ class Base:
     __slots__ = (
         "_audit",
         "_caught_up_since",
+        "_grant_seconds",
         "_ttl",
         "current",
         "fresh",
@@ -72,6 +73,7 @@ class Base:
     ) -> None:
         self._audit = audit
         self._ttl = settings.ttl
+        self._grant_seconds = settings.grant_seconds
         self.session_id = session_id
         self.current = current
         self.now = now
@@ -86,14 +88,16 @@ class Base:
         return (
             current is not None
             and not self.fresh
-            and could_override(current, event, self.now, window)
+            and could_override(current, event, self.now, window, self._grant_seconds)
         )
 
     def catch_up_window(self, window: float) -> None:
         """Bring the state up to the records of the last override ``window``: an override
         consumes a block or grant of that period, so only those records can be missing (with a
-        margin for append delays). Called when :meth:`consumable`."""
-        self._catch_up_since(self.now - window - RECONCILE_MARGIN)
+        margin for append delays); a grant lives longer (``FORGE_GRANT_SECONDS``), so its
+        records are read back that far. Called when :meth:`consumable`."""
+        reach = max(window, self._grant_seconds)
+        self._catch_up_since(self.now - reach - RECONCILE_MARGIN)
 
     def catch_up(self, effects: Sequence[Effect]) -> bool:
         """After a decision with these ``effects``: bring the base up to the log where the
@@ -169,7 +173,7 @@ def from_log(audit: AuditSink, session_id: str, born: float) -> tuple[SessionSta
     records = [
         record
         for record in recent_records(audit, session_id, born)
-        if record.get("kind") in ("block", "violation", "override")
+        if record.get("kind") in ("block", "violation", "override", "grant")
     ]
     reconcile_session(state, records)
     return state, len(records)

@@ -41,11 +41,12 @@ def message(
     override_window: float,
     facts: Callable[[str], object] | None = None,
     totals: Mapping[str, Any] | None = None,
+    call_id: str = "",
 ) -> str:
     """The text of ``behavior``'s violation at ``level`` (the ``counter``-th of the session):
     the nudge (one line, at most :data:`NUDGE_LIMIT` characters), the warning with its
     correction, or the block reason with its correction and how (or that it cannot) be
-    overridden."""
+    overridden; a soft block names its call by ``call_id`` (``override --call``)."""
     threshold = next_threshold(counter, behavior.escalation)
     values = TemplateValues(
         {
@@ -85,6 +86,7 @@ def message(
         lines.append(
             f"To override: repeat the identical call within {int(override_window)} s (once), "
             f"or ask the user to run: forge-policy override {behavior.id} "
-            f'--session {event.session_id} --reason "..."'
+            f"--session {event.session_id}{f' --call {call_id}' if call_id else ''} "
+            '--reason "..."'
         )
     return "\n".join(lines)

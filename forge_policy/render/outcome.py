@@ -70,7 +70,9 @@ def outcome(decision: Decision, *, can_ask: bool = True, title: str = "") -> Out
         line = (
             f"Overriding needs the user's approval, and {title or 'this harness'} cannot ask: "
             f"the user can run: forge-policy override {blocking.behavior_id} "
-            f'--session {decision.event.session_id} --reason "..."'
+            f"--session {decision.event.session_id}"
+            f"{f' --call {blocking.call_id}' if blocking.call_id else ''} "
+            '--reason "..."'
         )
         reason = (
             reason.replace(USER_OVERRIDE_LINE, line)

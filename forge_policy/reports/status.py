@@ -128,8 +128,9 @@ def status_of(
 @attrs.frozen
 class OverrideGrant:
     """An explicit override (SPEC §4): a one-shot pass for the next soft-blocked call of
-    ``behavior_id`` in ``session_id``, valid until ``valid_until`` (UTC ISO 8601). It becomes an
-    override record in the audit log when a call uses it.
+    ``behavior_id`` in ``session_id`` or, with ``call_id`` (``--call``), for a retry of that
+    call only; valid until ``valid_until`` (UTC ISO 8601). It is audited when given (a
+    ``grant`` record) and becomes an override record naming ``grant_id`` when a call uses it.
 
     >>> OverrideGrant("ab12", "s1", "search-first", "user approved", "2026-01-01T00:00:00Z",
     ...       "2026-01-01T00:01:00Z").reason
@@ -142,6 +143,10 @@ class OverrideGrant:
     reason: str
     granted_at: str
     valid_until: str
+    #: The call it is bound to (``--call``) and that call's redacted summary; "" when it is
+    #: for the next soft-blocked call of the behavior.
+    call_id: str = ""
+    input_summary: str = ""
 
 
 @attrs.frozen

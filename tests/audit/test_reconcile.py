@@ -84,7 +84,9 @@ def test_a_lost_grant_spent_on_a_retry_does_not_pass_the_block_twice(
     grant, and the stale pending block passed the same call again, a second override of one
     block."""
     ev, store, sink = setup(tmp_path, clock)  # the fifth write soft-blocked: pending
-    ev.override("s1", "search-first", reason="approved in chat")
+    # bound to the blocked call (SPEC §4 ``--call``): only then does its retry spend the grant
+    call = [r for r in sink.records() if r["kind"] == "block"][-1]["call_id"]
+    ev.override("s1", "search-first", reason="approved in chat", call=call)
     store.armed = True
     clock.advance(5)
     spent = ev.evaluate(write(4))  # the retry spends the grant: audited, then the state is lost

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import behavior_yaml
-from hookrun import CATALOG, HINT, Project, to_override
+from hookrun import CALL, CATALOG, HINT, Project, to_override
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -88,5 +88,6 @@ class Texts:
         return (
             f"asker: refused\nDo instead: {HINT}\n"
             f"Overriding needs the user's approval, and {title} cannot ask: the user can run: "
-            f'forge-policy override asker --session {self.session} --reason "..."'
+            f"forge-policy override asker --session {self.session} --call {CALL} "
+            '--reason "..."'
         )
