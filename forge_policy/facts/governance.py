@@ -66,7 +66,7 @@ from forge_policy.commands import (
     split_options,
     stdin_text,
 )
-from forge_policy.facts._io import event_commands, event_cwd, read_bounded
+from forge_policy.facts._io import event_commands, event_cwd, event_patches, read_bounded
 from forge_policy.facts._runtime import truncated
 from forge_policy.harness.registry import hook_files
 
@@ -312,6 +312,13 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
                 what == "settings" and _keeps_governance(path, tool, event.tool_input)
             ):
                 found[f"{tool} {path}"] = None
+    # apply_patch (Codex's tool, or run by a shell command): every file it writes or deletes
+    for verb, path, _written, edit in event_patches(event):
+        what = places.kind(path, holds=verb == "apply_patch")
+        if what is not None and not (
+            what == "settings" and _keeps_governance(path, verb, {"file_path": path, **edit})
+        ):
+            found.setdefault(f"{verb} {path}")
     for command in event_commands(event):
         for argv, cmd, cwd in simple_commands(command, places.cwd, bare=True):
             if not argv:  # only redirections: `> .forge/x`
