@@ -48,7 +48,10 @@ ALIASES = {
     "CommandLine": "command",
     "dir_path": "path",
     "SearchPath": "path",
+    "SearchDirectory": "path",  # Antigravity's find_by_name
     "DirectoryPath": "path",
+    "target_directory": "path",  # Cursor's Glob
+    "glob_pattern": "pattern",
     "Query": "pattern",
     "Pattern": "pattern",
     "Url": "url",
