@@ -72,7 +72,7 @@ def event_patches(event: Event) -> list[tuple[str, str, str, dict[str, object]]]
     if isinstance(patch, str) and "*** Begin Patch" in patch:
         texts.append((cwd, patch))
     for command in event_commands(event):
-        if "apply_patch" not in command and "applypatch" not in command:
+        if not any(name in command for name in ("apply_patch", "applypatch", "apply-patch")):
             continue
         from forge_policy.commands import runs, stdin_text
 

@@ -103,8 +103,11 @@ def collect(event: Event) -> Collected:
     exclude = event.tool_input.get("exclude")
     excluded = [x for x in exclude if isinstance(x, str)] if isinstance(exclude, list) else []
     defaults = event.tool_input.get("useDefaultExcludes") is not False
+    filters = event.tool_name in _FILTERING_TOOLS
     for key, value in _strings(event.tool_input):
         check_deadline()
+        if filters and key in _FILTER_KEYS:
+            continue  # read_many_files' exclude, list_directory's ignore: files it does not read
         in_path_key = key in PATH_KEYS
         if in_path_key or ("\n" not in value and len(value) <= 4096):
             consider(value, cwd, in_path_key)
@@ -145,6 +148,9 @@ def collect(event: Event) -> Collected:
 #: read_many_files are Read), and the keys whose values may be globs or folders read whole
 _READ_TOOLS = frozenset({"Read", "NotebookRead"})
 _READ_GLOB_KEYS = frozenset({"paths", "include", "glob"})
+#: the tools whose ``exclude``/``ignore`` arguments name what they leave out
+_FILTERING_TOOLS = frozenset({"Read", "LS", "Glob", "Grep"})
+_FILTER_KEYS = frozenset({"exclude", "ignore"})
 
 
 def _globbed(value: str, cwd: str, key: str) -> bool:
