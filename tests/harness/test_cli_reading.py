@@ -109,7 +109,8 @@ PATCHES = [
     ),
     (
         "heredoc-wrapped patch text (Codex's lenient mode)",
-        "<<'EOF'\n" + patch("*** Add File: src/c.py", "+z", "*** Add File: .forge/x", "+y") + "EOF\n",
+        "<<'EOF'\n" + patch("*** Add File: src/c.py", "+z", "*** Add File: .forge/x", "+y")
+        + "EOF\n",
         GOVERNANCE,
     ),
     (
@@ -169,7 +170,8 @@ HARMLESS_SHELL_PATCH = patch("*** Add File: src/c.py", "+z", "*** Update File: s
 SHELL_PATCHES = [
     ("heredoc", heredoc(SHELL_PATCH)),
     ("heredoc in bash -lc", "bash -lc " + shlex.quote(heredoc(SHELL_PATCH))),
-    ("cd into .forge first", "cd .forge && " + heredoc(patch("*** Add File: behaviors/x.yaml", "+y"))),
+    ("cd into .forge first",
+     "cd .forge && " + heredoc(patch("*** Add File: behaviors/x.yaml", "+y"))),
     ("the patch as an argument", "applypatch " + shlex.quote(SHELL_PATCH)),
     ("piped from echo", "echo " + shlex.quote(SHELL_PATCH) + " | apply_patch"),
     ("codex's hidden flag", "codex --codex-run-as-apply-patch " + shlex.quote(SHELL_PATCH)),
