@@ -64,19 +64,17 @@ def event_patches(event: Event) -> list[tuple[str, str, str, dict[str, object]]]
     a patch fed from a file or a program this reading cannot see) marks the running fact
     incomplete: blocking behaviors decide as if it matched.
     """
-    from forge_policy.commands.patches import PatchError, applied, mentioned, parse
-
-    cwd = event_cwd(event)
     texts: list[tuple[str, str | None]] = []
     patch = event.tool_input.get("patch")
     if isinstance(patch, str) and "*** Begin Patch" in patch:
-        texts.append((cwd, patch))
+        texts.append((event_cwd(event), patch))
     for command in event_commands(event):
         if not any(name in command for name in ("apply_patch", "applypatch", "apply-patch")):
-            continue
+            continue  # the common case: nothing to import, nothing to read
         from forge_policy.commands import runs, stdin_text
+        from forge_policy.commands.patches import applied
 
-        for run in runs(command, cwd):
+        for run in runs(command, event_cwd(event)):
             if not run.cwd:
                 continue
             stdin = stdin_text(run.command, run.cwd) if run.command is not None else None
@@ -84,6 +82,10 @@ def event_patches(event: Event) -> list[tuple[str, str, str, dict[str, object]]]
             if is_patch:
                 texts.append((run.cwd, text))
     out: list[tuple[str, str, str, dict[str, object]]] = []
+    if not texts:
+        return out
+    from forge_policy.commands.patches import PatchError, mentioned, parse
+
     for base, text in texts:
         if text is None:
             truncated("apply_patch reads a patch this reading cannot see")
