@@ -30,6 +30,8 @@ from forge_policy.testing.harnesses import (
     antigravity_payload,
     codex_event,
     codex_payload,
+    copilot_event,
+    cursor_event,
     gemini_event,
     gemini_payload,
 )
@@ -256,6 +258,29 @@ def test_antigravity_cwd_is_where_the_command_runs(world: Path) -> None:
     assert blocked_by(_agy_shell(world, "rm -rf behaviors audit", Cwd=forge)) == GOVERNANCE
     assert blocked_by(_agy_shell(world, "ls", Cwd=str(world / "src"))) is None
     assert blocked_by(_agy_shell(world, "cat a.py", Cwd="src")) is None
+
+
+def test_a_shell_working_folder_in_any_adapter_is_where_the_command_runs(world: Path) -> None:
+    d = str(world)
+    cursor = cursor_event("Shell", cwd=d, command="rm -rf behaviors", working_directory=".forge")
+    assert blocked_by(cursor) == GOVERNANCE
+    codex = codex_event("Bash", cwd=d, command="rm -rf behaviors", workdir=".forge")
+    assert blocked_by(codex) == GOVERNANCE  # should Codex ever send its workdir
+    assert blocked_by(cursor_event("Shell", cwd=d, command="ls", working_directory="src")) is None
+
+
+def test_folder_level_searches_of_every_adapter_name_their_folder(world: Path) -> None:
+    d = str(world)
+    for event in (
+        cursor_event("Glob", cwd=d, glob_pattern="**/.env*", target_directory=d),
+        antigravity_event("find_by_name", cwd=d, SearchDirectory=d, Pattern=".env*"),
+        gemini_event("glob", cwd=d, pattern="**/.env*", dir_path=d),
+        gemini_event("grep_search", cwd=d, pattern="TOKEN", dir_path=d),
+        copilot_event("grep", cwd=d, pattern="TOKEN", path=d),
+    ):
+        assert blocked_by(event) == ASK, (event.harness, event.tool_input)
+    assert blocked_by(cursor_event("Glob", cwd=d, glob_pattern="**/*.py")) is None
+    assert blocked_by(gemini_event("grep_search", cwd=d, pattern="x = 1", dir_path="src")) is None
 
 
 # --- Gemini's read_many_files -----------------------------------------------------------------
