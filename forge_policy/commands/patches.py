@@ -3,7 +3,7 @@ updates, deletes or moves, and whether a shell command runs ``apply_patch``.
 
 One parser for both ways a patch reaches the disk: Codex's ``apply_patch`` tool (the Codex
 adapter, :mod:`forge_policy.harness.codex`) and ``apply_patch`` run from a shell command (the
-facts, :func:`forge_policy.facts._io.event_patches`). It follows ``openai/codex``
+facts, :func:`forge_policy.facts._patches.event_patches`). It follows ``openai/codex``
 ``codex-rs/apply-patch/src/parser.rs`` at commit 0ffd5a8d (read 2026-12-02): the text is
 trimmed, then it must start with ``*** Begin Patch`` and end with ``*** End Patch`` (or be
 wrapped in a ``<<'EOF'`` … ``EOF`` here-document, which the lenient mode strips); a hunk header

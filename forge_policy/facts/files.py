@@ -23,7 +23,8 @@ import attrs
 
 from forge_policy.commands import UNKNOWN, expand_path, iter_commands, reader_operands, runs
 from forge_policy.commands.readers import GREPS
-from forge_policy.facts._io import event_commands, event_patches, read_bounded
+from forge_policy.facts._io import event_commands, read_bounded
+from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import check_deadline, note, truncated
 
 TYPE_CHECKING = False

@@ -66,7 +66,8 @@ from forge_policy.commands import (
     split_options,
     stdin_text,
 )
-from forge_policy.facts._io import event_commands, event_cwd, event_patches, read_bounded
+from forge_policy.facts._io import event_commands, event_cwd, read_bounded
+from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import truncated
 from forge_policy.harness.registry import hook_files
 

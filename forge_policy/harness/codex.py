@@ -16,7 +16,7 @@ at 0ffd5a8d) and becomes ``Write`` (a patch that only adds one file: ``file_path
 ``content``) or ``Edit`` (``file_path`` of the first file, ``old_string``/``new_string`` of a
 one-file update), with ``paths`` naming every file the patch writes, deletes or moves to and
 the text kept in ``patch`` (not in ``command``: it is no shell command). Every file is then
-judged as a write by the facts (:func:`forge_policy.facts._io.event_patches`), not only the
+judged as a write by the facts (:func:`forge_policy.facts._patches.event_patches`), not only the
 first.
 
 Output, always exit 0 with JSON: the output schemas have ``additionalProperties: false``, and an
@@ -99,7 +99,7 @@ def _patch(args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     not a shell command. Only a patch that adds one file is a ``Write`` (with its
     ``content``); a one-file update keeps its removed and added lines as ``old_string`` and
     ``new_string``. A text that does not parse is an ``Edit`` of what its header lines name;
-    the facts that read it (:func:`forge_policy.facts._io.event_patches`) fail closed."""
+    the facts that read it (:func:`forge_policy.facts._patches.event_patches`) fail closed."""
     from forge_policy.commands.patches import PatchError, mentioned, parse
 
     text = args.get("command")
