@@ -928,9 +928,12 @@ def expand_read_glob(
     else:
         literal = _literal_root(root)
         alternatives = [a.lower() for a in _expand_braces(root)]
+        # a walk cut short is a refusal only if the glob could name a secret (not *.py)
+        name = root.rsplit("/", 1)[-1].lower()
+        secret = any(fnmatch(s, a) for a in _expand_braces(name) for s in _SAMPLE_SECRETS)
         files = [
             path
-            for path in _files_under(literal, skip=skip, complete=True)
+            for path in _files_under(literal, skip=skip, complete=secret or "**" in name)
             if any(fnmatch(path.lower(), a) or fnmatch(path.lower(), a.replace("/**/", "/"))
                    for a in alternatives)
         ]  # fmt: skip

@@ -322,7 +322,9 @@ def test_read_many_files_over_ordinary_files_passes(world: Path, args: dict[str,
     assert blocked_by(_many(world, **args)) is None
 
 
-def test_a_read_glob_past_the_walk_bound_is_incomplete(tmp_path: Path) -> None:
+def test_a_read_glob_past_the_walk_bound_is_incomplete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for n in range(6):
         (tmp_path / f"f{n}.txt").write_text("x")
 
@@ -331,6 +333,15 @@ def test_a_read_glob_past_the_walk_bound_is_incomplete(tmp_path: Path) -> None:
 
     value, notes = BudgetedProvider("walk", walk, 1000, False).evaluate(Event("Stop", "s"))
     assert undetermined(value) and "stopped after 3 entries" in notes[-1]
+    # through read_many_files: a glob that could name a secret is refused past the bound; one
+    # that names only *.py files (no secret family) is not
+    monkeypatch.setattr(_files_under, "__defaults__", (3,))
+    (tmp_path / ".env").write_text("T=1\n")
+    for pattern in ("**/.env*", "**", "*"):
+        many = gemini_event("read_many_files", cwd=str(tmp_path), include=[pattern])
+        assert blocked_by(many) is not None, pattern
+    many = gemini_event("read_many_files", cwd=str(tmp_path), include=["**/*.py"])
+    assert blocked_by(many) is None
 
 
 # --- through the real hook process ------------------------------------------------------------
