@@ -24,7 +24,8 @@ import attrs
 from forge_policy.commands import UNKNOWN, expand_path, iter_commands, reader_operands, runs
 from forge_policy.commands.readers import GREPS
 from forge_policy.facts._io import event_commands, read_bounded
-from forge_policy.facts._runtime import check_deadline, note
+from forge_policy.facts._patches import event_patches
+from forge_policy.facts._runtime import check_deadline, note, truncated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -100,15 +101,23 @@ def collect(event: Event) -> Collected:
                 found.files.append((candidate, info.st_size))
 
     reading = event.tool_name in _READ_TOOLS
+    exclude = event.tool_input.get("exclude")
+    excluded = [x for x in exclude if isinstance(x, str)] if isinstance(exclude, list) else []
+    defaults = event.tool_input.get("useDefaultExcludes") is not False
+    filters = event.tool_name in _FILTERING_TOOLS
     for key, value in _strings(event.tool_input):
         check_deadline()
+        if filters and key in _FILTER_KEYS:
+            continue  # read_many_files' exclude, list_directory's ignore: files it does not read
         in_path_key = key in PATH_KEYS
         if in_path_key or ("\n" not in value and len(value) <= 4096):
             consider(value, cwd, in_path_key)
         if reading and key in _READ_GLOB_KEYS and _globbed(value, cwd, key):
             # Gemini's read_many_files: globs and folders, expanded before any check
-            for path in expand_read_glob(value, cwd):
+            for path in expand_read_glob(value, cwd, excluded, defaults=defaults):
                 consider(path, cwd, True)
+    for _tool, path, _written, _edit in event_patches(event):  # every file apply_patch writes
+        consider(path, cwd, True)
     aliases: dict[str, str] = {}  # a name the call links or moves a file to -> that file
     for command in event_commands(event):
         for run in runs(command, cwd):
@@ -140,6 +149,9 @@ def collect(event: Event) -> Collected:
 #: read_many_files are Read), and the keys whose values may be globs or folders read whole
 _READ_TOOLS = frozenset({"Read", "NotebookRead"})
 _READ_GLOB_KEYS = frozenset({"paths", "include", "glob"})
+#: the tools whose ``exclude``/``ignore`` arguments name what they leave out
+_FILTERING_TOOLS = frozenset({"Read", "LS", "Glob", "Grep"})
+_FILTER_KEYS = frozenset({"exclude", "ignore"})
 
 
 def _globbed(value: str, cwd: str, key: str) -> bool:
@@ -149,7 +161,8 @@ def _globbed(value: str, cwd: str, key: str) -> bool:
         return False
     if _GLOB_CHARS & set(value) or "{" in value:
         return True
-    return key == "paths" and os.path.isdir(os.path.join(cwd, os.path.expanduser(value)))
+    folder = os.path.join(cwd, os.path.expanduser(value))
+    return key in ("paths", "include") and os.path.isdir(folder)
 
 
 def _record_aliases(argv: list[str], cwd: str, aliases: dict[str, str]) -> None:
@@ -884,24 +897,95 @@ def _glob_sample(pattern: str) -> str:
     )
 
 
-def expand_read_glob(pattern: str, base: str) -> list[str]:
-    """The files a reading tool's glob (Gemini's ``read_many_files`` ``paths``/``include``:
-    ``**`` included, dot-files too) matches under ``base``, in walk order; a folder stands for
-    every file under it, as ``read_many_files`` reads it."""
-    from fnmatch import fnmatchcase
+def expand_read_glob(
+    pattern: str, base: str, exclude: list[str] | tuple[str, ...] = (), *, defaults: bool = True
+) -> list[str]:
+    """The files a reading tool's glob reads under ``base``, in walk order: Gemini CLI's
+    ``read_many_files`` ``include`` (``paths`` in older builds), whose ``glob`` call
+    (``packages/core/src/tools/read-many-files.ts``) matches dot-files too (``dot: true``) and
+    ignores case (``nocase: true``); a folder stands for every file under it. ``exclude`` (its
+    ignore patterns) is honoured where it surely matches (a ``*`` stays inside one folder, case
+    kept: an exclude read too widely would hide a file it reads); ``defaults`` (its
+    ``useDefaultExcludes``) skips only ``node_modules`` and version-control folders (its
+    default ``**/.env`` exclude is not trusted: builds differ). Past :data:`WALK_ENTRIES`
+    entries the reading is incomplete (blocking behaviors decide as if a secret was read).
 
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("a.py", "sub/.ENV", "sub/b.py"):
+    ...     (root / name).parent.mkdir(exist_ok=True); _ = (root / name).write_text("x")
+    >>> sorted(os.path.relpath(p, root) for p in expand_read_glob("**/*.env", str(root)))
+    ['sub/.ENV']
+    >>> sorted(os.path.relpath(p, root) for p in expand_read_glob("**", str(root), ["*.py"]))
+    ['sub/.ENV', 'sub/b.py']
+    """
+    from fnmatch import fnmatch
+
+    skip = _READ_DEFAULT_SKIP if defaults else frozenset()
     root = os.path.normpath(os.path.join(base, os.path.expanduser(pattern)))
     if os.path.isdir(root):
-        return _files_under(root)
-    literal = _literal_root(root)
-    alternatives = _expand_braces(root)
-    return [
-        path
-        for path in _files_under(literal)
-        if any(
-            fnmatchcase(path, a) or fnmatchcase(path, a.replace("/**/", "/")) for a in alternatives
-        )
-    ]
+        files = _files_under(root, skip=skip, complete=True)
+    else:
+        literal = _literal_root(root)
+        alternatives = [a.lower() for a in _expand_braces(root)]
+        # a walk cut short is a refusal only if the glob could name a secret (not *.py)
+        name = root.rsplit("/", 1)[-1].lower()
+        secret = any(fnmatch(s, a) for a in _expand_braces(name) for s in _SAMPLE_SECRETS)
+        files = [
+            path
+            for path in _files_under(literal, skip=skip, complete=secret or "**" in name)
+            if any(fnmatch(path.lower(), a) or fnmatch(path.lower(), a.replace("/**/", "/"))
+                   for a in alternatives)
+        ]  # fmt: skip
+    ignores = [regex for pattern in exclude if isinstance(pattern, str) for regex in
+               _ignore_regexes(pattern)]  # fmt: skip
+    if not ignores:
+        return files
+    kept = []
+    for path in files:
+        relative = os.path.relpath(path, base).replace(os.sep, "/")
+        if not any(regex.fullmatch(relative) for regex in ignores):
+            kept.append(path)
+    return kept
+
+
+#: The folders ``read_many_files``'s default excludes skip (``**/node_modules/**``,
+#: ``**/.git/**`` …)
+_READ_DEFAULT_SKIP = frozenset({"node_modules", ".git", "bower_components", ".svn", ".hg"})
+
+
+def _ignore_regexes(pattern: str) -> list[re.Pattern[str]]:
+    """An ignore glob as anchored regexes over a ``/``-separated relative path: ``**`` spans
+    folders, ``*`` and ``?`` stay in one, a trailing ``/`` or ``/**`` covers what is under it.
+
+    >>> [bool(r.fullmatch("sub/.env")) for r in _ignore_regexes("*")]
+    [False]
+    >>> [bool(r.fullmatch("sub/.env")) for r in _ignore_regexes("**/.env")]
+    [True]
+    """
+    out = []
+    for alternative in _expand_braces(pattern.replace("\\", "/").removeprefix("./")):
+        text = alternative.rstrip("/") + "/**" if alternative.endswith("/") else alternative
+        regex = ""
+        i = 0
+        while i < len(text):
+            if text.startswith("**/", i):
+                regex += "(?:.*/)?"
+                i += 3
+            elif text.startswith("**", i):
+                regex += ".*"
+                i += 2
+            elif text[i] == "*":
+                regex += "[^/]*"
+                i += 1
+            elif text[i] == "?":
+                regex += "[^/]"
+                i += 1
+            else:
+                regex += re.escape(text[i])
+                i += 1
+        out.append(re.compile(regex, re.DOTALL))
+    return out
 
 
 def _literal_root(pattern: str) -> str:
@@ -914,8 +998,16 @@ def _literal_root(pattern: str) -> str:
     return "/".join(literal) or "/"
 
 
-def _files_under(folder: str, limit: int = WALK_ENTRIES) -> list[str]:
-    """Every regular file under ``folder`` (bounded as :func:`secret_files_under`)."""
+def _files_under(
+    folder: str,
+    limit: int = WALK_ENTRIES,
+    *,
+    skip: frozenset[str] = frozenset(),
+    complete: bool = False,
+) -> list[str]:
+    """Every regular file under ``folder``, not entering the folders named in ``skip``; at most
+    ``limit`` entries are looked at: past them a note, or (``complete``) the reading is marked
+    incomplete."""
     files: list[str] = []
     stack = [folder]
     seen = 0
@@ -927,10 +1019,14 @@ def _files_under(folder: str, limit: int = WALK_ENTRIES) -> list[str]:
                 for entry in entries:
                     seen += 1
                     if seen > limit:
-                        note(f"walk of {folder} stopped after {limit} entries")
+                        message = f"walk of {folder} stopped after {limit} entries"
+                        if complete:
+                            truncated(f"{message}: the files past it may be read")
+                        else:
+                            note(message)
                         return files
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in _WALK_SKIP and entry.name != ".git":
+                        if entry.name not in skip:
                             stack.append(entry.path)
                     elif entry.is_file():
                         files.append(entry.path)

@@ -67,6 +67,7 @@ from forge_policy.commands import (
     stdin_text,
 )
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
+from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import truncated
 from forge_policy.harness.registry import hook_files
 
@@ -316,6 +317,13 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
                     found[f"{tool} {path}: {why}"] = None
             elif what is not None:
                 found[f"{tool} {path}"] = None
+    # apply_patch (Codex's tool, or run by a shell command): every file it writes or deletes
+    for verb, path, _written, edit in event_patches(event):
+        what = places.kind(path, holds=verb == "apply_patch")
+        if what is not None and not (
+            what == "settings" and _keeps_governance(path, verb, {"file_path": path, **edit})
+        ):
+            found.setdefault(f"{verb} {path}")
     for command in event_commands(event):
         for argv, cmd, cwd in simple_commands(command, places.cwd, bare=True):
             if not argv:  # only redirections: `> .forge/x`

@@ -8,10 +8,16 @@ commit 3be4afd3, user-prompt-submit / stop / permission-request at 6fff509b / 22
 Input is Claude Code's shape (``session_id``, ``transcript_path``, ``cwd``,
 ``hook_event_name``, ``permission_mode``, ``tool_name``, ``tool_input``, ``tool_use_id``,
 ``turn_id``, ``model``) with the same event names. Shell and unified exec report
-``tool_name: "Bash"`` with ``tool_input.command``; ``apply_patch`` sends the patch text in
-``tool_input.command``: it becomes ``Write`` (a patch that only adds one file: ``file_path`` and
-``content``) or ``Edit`` (``file_path`` of the first file, ``old_string``/``new_string`` of its
-hunks), the patch text kept in ``command``.
+``tool_name: "Bash"`` with ``tool_input.command`` (the hook gets no ``workdir``: Codex's input
+schema has ``command`` only; a ``workdir`` it ever sends is the call's working folder);
+``apply_patch`` sends the patch text in ``tool_input.command``: it is read by Codex's own
+parser (:mod:`forge_policy.commands.patches`, after ``codex-rs/apply-patch/src/parser.rs``
+at 0ffd5a8d) and becomes ``Write`` (a patch that only adds one file: ``file_path`` and
+``content``) or ``Edit`` (``file_path`` of the first file, ``old_string``/``new_string`` of a
+one-file update), with ``paths`` naming every file the patch writes, deletes or moves to and
+the text kept in ``patch`` (not in ``command``: it is no shell command). Every file is then
+judged as a write by the facts (:func:`forge_policy.facts._patches.event_patches`), not only the
+first.
 
 Output, always exit 0 with JSON: the output schemas have ``additionalProperties: false``, and an
 output that does not validate marks the hook failed and lets the call run (fail-open), so only
@@ -25,6 +31,11 @@ reason says how the user lets it through.
 ...     "tool_input": {"command": "*** Begin Patch\\n*** Add File: a.py\\n+x = 1\\n*** End Patch"}})
 >>> ev.tool_name, ev.tool_input["file_path"], ev.tool_input["content"]
 ('Write', 'a.py', 'x = 1')
+>>> ev = to_event({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+...     "tool_input": {"command": "*** Begin Patch\\n*** Add File: a.py\\n+x\\n"
+...                               " *** Delete File: .forge/audit\\n*** End Patch"}})
+>>> ev.tool_name, ev.tool_input["paths"]
+('Edit', ['a.py', '.forge/audit'])
 """
 
 from __future__ import annotations
@@ -80,35 +91,41 @@ class CodexAdapter(CommandHookAdapter):
 
 
 def _patch(args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """``Write`` or ``Edit`` with the file and the text of an ``apply_patch`` call."""
-    patch = args.get("command")
-    if not isinstance(patch, str):
+    """``Write`` or ``Edit`` with the files and the text of an ``apply_patch`` call, read by
+    Codex's own parser (:mod:`forge_policy.commands.patches`, which cites ``codex-rs``
+    ``apply-patch/src/parser.rs``): ``file_path`` is the first file, ``paths`` every file the
+    patch adds, updates, deletes or moves to (a header with leading spaces, a second file, a
+    ``*** Move to:`` target), ``patch`` the text. The text leaves ``command``: it is a patch,
+    not a shell command. Only a patch that adds one file is a ``Write`` (with its
+    ``content``); a one-file update keeps its removed and added lines as ``old_string`` and
+    ``new_string``. A text that does not parse is an ``Edit`` of what its header lines name;
+    the facts that read it (:func:`forge_policy.facts._patches.event_patches`) fail closed."""
+    from forge_policy.commands.patches import PatchError, mentioned, parse
+
+    text = args.get("command")
+    if not isinstance(text, str):
+        text = args.get("patch") if isinstance(args.get("patch"), str) else None
+    if text is None:
         return "Edit", args
-    files: list[tuple[str, str]] = []
-    added: list[str] = []
-    removed: list[str] = []
-    for line in patch.splitlines():
-        for marker, kind in (
-            ("*** Add File: ", "add"),
-            ("*** Update File: ", "update"),
-            ("*** Delete File: ", "delete"),
-        ):
-            if line.startswith(marker):
-                files.append((kind, line[len(marker) :].strip()))
-                break
-        else:
-            if len(files) == 1 and line.startswith("+"):
-                added.append(line[1:])
-            elif len(files) == 1 and line.startswith("-"):
-                removed.append(line[1:])
-    if not files:
-        return "Edit", args
-    out = {**args, "file_path": files[0][1], "file_paths": [path for _, path in files]}
-    if len(files) == 1 and files[0][0] == "add":
-        return "Write", {**out, "content": "\n".join(added)}
-    if len(files) == 1:
-        out.setdefault("old_string", "\n".join(removed))
-        out.setdefault("new_string", "\n".join(added))
+    out = {k: v for k, v in args.items() if k != "command"}
+    out["patch"] = text
+    try:
+        patch = parse(text)
+    except PatchError:
+        out["paths"] = mentioned(text)
+        if out["paths"]:
+            out.setdefault("file_path", out["paths"][0])
+        return "Edit", out
+    out["paths"] = patch.paths()
+    changes = patch.changes
+    if not changes:
+        return "Edit", out
+    out.setdefault("file_path", changes[0].path)
+    if len(changes) == 1 and changes[0].kind == "add" and len(out["paths"]) == 1:
+        return "Write", {**out, "content": changes[0].content.removesuffix("\n")}
+    if len(changes) == 1 and changes[0].chunks:
+        out.setdefault("old_string", "\n".join(old for old, _new in changes[0].chunks))
+        out.setdefault("new_string", "\n".join(new for _old, new in changes[0].chunks))
     return "Edit", out
 
 

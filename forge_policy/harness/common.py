@@ -19,6 +19,7 @@ and ``harness_event_name``, the event as the harness named it, which its rendere
 from __future__ import annotations
 
 import json
+import os
 
 from forge_policy.errors import HookInputError
 
@@ -47,13 +48,22 @@ ALIASES = {
     "CommandLine": "command",
     "dir_path": "path",
     "SearchPath": "path",
+    "SearchDirectory": "path",  # Antigravity's find_by_name
     "DirectoryPath": "path",
+    "target_directory": "path",  # Cursor's Glob
+    "glob_pattern": "pattern",
     "Query": "pattern",
     "Pattern": "pattern",
     "Url": "url",
 }
 #: The key the harness's own event name is kept under, for its renderer.
 HARNESS_EVENT = "harness_event_name"
+#: Arguments of a shell tool that name the folder its command runs in (the harness resolves a
+#: relative one against the session's folder): Gemini CLI's ``dir_path`` (``directory`` in
+#: older builds; ``packages/core/src/tools/shell.ts``: ``path.resolve(targetDir, dir_path)``),
+#: Antigravity's ``Cwd``, and ``workdir`` / ``working_directory`` / ``cwd`` should Codex,
+#: Cursor or Copilot CLI ever send one (their hook payloads do not today).
+WORKDIR_KEYS = ("dir_path", "directory", "Cwd", "workdir", "working_directory", "cwd")
 
 
 def with_aliases(args: dict[str, Any]) -> dict[str, Any]:
@@ -64,6 +74,28 @@ def with_aliases(args: dict[str, Any]) -> dict[str, Any]:
         if target is not None and target not in out:
             out[target] = value
     return out
+
+
+def run_folder(cwd: str, tool: str, tool_input: object) -> str:
+    """The folder a ``Bash`` call's command runs in: its working-folder argument
+    (:data:`WORKDIR_KEYS`, ``~`` expanded) resolved against ``cwd``, else ``cwd``. A rule that
+    resolves the command's relative paths must resolve them there, as the harness runs it.
+
+    >>> run_folder("/p", "Bash", {"command": "rm -rf behaviors", "dir_path": ".forge"})
+    '/p/.forge'
+    >>> run_folder("/p", "Bash", {"CommandLine": "ls", "Cwd": "~"}) == os.path.expanduser("~")
+    True
+    >>> run_folder("/p", "Read", {"dir_path": "x"})
+    '/p'
+    """
+    if tool != "Bash" or not isinstance(tool_input, dict):
+        return cwd
+    for key in WORKDIR_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip() and "\0" not in value:
+            base = cwd or os.getcwd()
+            return os.path.normpath(os.path.join(base, os.path.expanduser(value)))
+    return cwd
 
 
 def arguments(value: object, field: str) -> dict[str, Any]:
@@ -216,6 +248,10 @@ class CommandHookAdapter:
         native = event or text(payload, "hook_event_name") or self.guess_event(payload)
         name = catalog_event(self._harness, native)
         fields = self.fields(payload, native, name)
+        base = fields.get("cwd") or text(payload, "cwd")
+        folder = run_folder(base, fields.get("tool_name") or "", fields.get("tool_input"))
+        if folder != base:
+            fields["cwd"] = folder  # the command runs there: its relative paths resolve there
         return claude_payload(payload, harness_event=native, event=name, **fields)
 
     def guess_event(self, payload: dict[str, Any]) -> str:
