@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hookrun import stop_workers
 from hypothesis import given
 from hypothesis import strategies as st
-from hookrun import stop_workers
 
 import forge_policy as fp
 from tests.adversarial.routes import EXPAND, LAUNCH, Route
@@ -126,8 +126,9 @@ SEPARATORS: dict[str, Callable[[str], str]] = {
 }
 
 
-def compose(guard: str, expansions: list[tuple[str, int]], wrappers: list[str],
-            separators: list[str]) -> str:  # fmt: skip
+def compose(
+    guard: str, expansions: list[tuple[str, int]], wrappers: list[str], separators: list[str]
+) -> str:
     """The shell text running ``guard`` under the given steps, innermost first."""
     words, redirect = GUARDS[guard]
     words = list(words)
@@ -159,8 +160,13 @@ _sessions = itertools.count()
 
 def decide(command: str) -> str:
     """The built-in catalog's outcome for ``command``, in a session of its own."""
-    event = fp.Event("PreToolUse", f"s{next(_sessions)}", tool_name="Bash",
-                     tool_input={"command": command}, cwd=CWD)  # fmt: skip
+    event = fp.Event(
+        "PreToolUse",
+        f"s{next(_sessions)}",
+        tool_name="Bash",
+        tool_input={"command": command},
+        cwd=CWD,
+    )
     return EVALUATOR.evaluate(event).outcome
 
 
@@ -183,8 +189,9 @@ def test_forms_read_today_are_never_allowed(command: str) -> None:
     assert decide(command) != "allow", command
 
 
-@pytest.mark.xfail(strict=True, reason=f"route: compositions — closed by issue 23 branches "
-                   f"{EXPAND} and {LAUNCH}")  # fmt: skip
+@pytest.mark.xfail(
+    strict=True, reason=f"route: compositions — closed by issue 23 branches {EXPAND} and {LAUNCH}"
+)
 @given(compositions(tuple(EXPANSIONS), tuple(WRAPPERS)))
 def test_every_composition_is_never_allowed(command: str) -> None:
     assert decide(command) != "allow", command
@@ -212,8 +219,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 @pytest.mark.parametrize("steps", FIXED, ids=lambda s: f"{s[0]}:{'+'.join(s[2])}")
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini", "antigravity"])
-def test_fixed_compositions_through_the_hook(world: World, harness: str,
-                                             steps: tuple[str, list[tuple[str, int]], list[str], list[str]]) -> None:  # fmt: skip
+def test_fixed_compositions_through_the_hook(
+    world: World, harness: str, steps: tuple[str, list[tuple[str, int]], list[str], list[str]]
+) -> None:
     command = compose(*steps)
     route = Route("compositions", "fixed", "Bash", {"command": command})
     decided, reason = world.ask(harness, world.payload(route, harness))

@@ -19,6 +19,7 @@ import sys
 import sysconfig
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -82,16 +83,24 @@ class World:
             path = self.dir / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-        for name in (".ssh/id_ed25519", ".ssh/id_rsa", ".aws/credentials", ".pgpass",
-                     ".kube/config"):  # fmt: skip
+        for name in (
+            ".ssh/id_ed25519",
+            ".ssh/id_rsa",
+            ".aws/credentials",
+            ".pgpass",
+            ".kube/config",
+        ):
             path = self.home / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("secret\n")
         git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
         for argv in (["init", "-q"], ["add", "README.md", "src"], ["commit", "-qm", "init"]):
             subprocess.run([*git, *argv], cwd=self.dir, check=True, env=self.project.env)
-        init(self.dir, self.project.root, harnesses=list(
-            ("claude-code", "codex", "gemini", "cursor", "copilot")))  # fmt: skip
+        init(
+            self.dir,
+            self.project.root,
+            harnesses=list(("claude-code", "codex", "gemini", "cursor", "copilot")),
+        )
         os.link(self.dir / ".claude" / "settings.json", self.dir / "notes-link.json")
 
     def fill_in(self, value: Any) -> Any:
@@ -115,7 +124,7 @@ class World:
 
     def ask(self, harness: str, payload: dict[str, Any]) -> tuple[str, str]:
         """``(allow | ask | deny, reason)`` of the hook, as ``init`` runs it for ``harness``."""
-        argv = ([] if harness == "claude-code" else ["--harness", harness])
+        argv = [] if harness == "claude-code" else ["--harness", harness]
         argv += EVENT_ARGS.get(harness, [])
         result = subprocess.run(
             [sys.executable, "-I", "-S", str(self.project.client), *argv],
@@ -140,8 +149,14 @@ def patch(tool: str, tool_input: dict[str, Any]) -> str:
     return f"*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n+{new}\n*** End Patch\n"
 
 
-def build(harness: str, tool: str, tool_input: dict[str, Any], session: str, cwd: str,
-          native: bool = False) -> dict[str, Any]:  # fmt: skip
+def build(
+    harness: str,
+    tool: str,
+    tool_input: dict[str, Any],
+    session: str,
+    cwd: str,
+    native: bool = False,
+) -> dict[str, Any]:
     """A pre-tool payload of ``harness`` for a call in the catalog's vocabulary (or, when
     ``native``, already in that harness's)."""
     if harness == "claude-code":
@@ -183,15 +198,43 @@ def cases() -> Iterator[Any]:
     for route in ROUTES:
         for harness in route.reach():
             branch = route.open_in(harness)
-            marks = [pytest.mark.xfail(
-                strict=True, reason=f"route: {route.family} — closed by issue 23 branch {branch}"
-            )] if branch else []  # fmt: skip
+            marks = (
+                [
+                    pytest.mark.xfail(
+                        strict=True,
+                        reason=f"route: {route.family} — closed by issue 23 branch {branch}",
+                    )
+                ]
+                if branch
+                else []
+            )
             yield pytest.param(route, harness, marks=marks, id=f"{route.id}@{harness}")
 
 
+@pytest.fixture(scope="module")
+def ahead(world: World, request: pytest.FixtureRequest) -> Iterator[dict[str, Future[Any]]]:
+    """Every selected case's hook call, started ahead by a few threads (each call is still its
+    own hook process; the warm worker answers them concurrently, as for parallel tool calls)."""
+    selected = [
+        item.callspec.params
+        for item in request.session.items
+        if item.nodeid.split("[")[0].endswith("::test_route")
+    ]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = {
+            f"{p['route'].id}@{p['harness']}": pool.submit(
+                world.ask, p["harness"], world.payload(p["route"], p["harness"])
+            )
+            for p in selected
+        }
+        yield futures
+        for future in futures.values():
+            future.cancel()
+
+
 @pytest.mark.parametrize(("route", "harness"), list(cases()))
-def test_route(world: World, route: Route, harness: str) -> None:
-    decided, reason = world.ask(harness, world.payload(route, harness))
+def test_route(ahead: dict[str, Future[tuple[str, str]]], route: Route, harness: str) -> None:
+    decided, reason = ahead[f"{route.id}@{harness}"].result()
     if route.must == "allow":
         assert decided == "allow", f"{decided}: {reason}"
     elif route.must == "block":
@@ -226,10 +269,12 @@ def test_every_family_has_three_spellings_and_a_twin() -> None:
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini", "copilot"])
-@pytest.mark.parametrize(("spelling", "command", "secret"), AUDIT_SECRETS,
-                         ids=[a[0] for a in AUDIT_SECRETS])  # fmt: skip
-def test_a_refused_call_is_audited_without_its_secret(world: World, harness: str, spelling: str,
-                                                      command: str, secret: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("spelling", "command", "secret"), AUDIT_SECRETS, ids=[a[0] for a in AUDIT_SECRETS]
+)
+def test_a_refused_call_is_audited_without_its_secret(
+    world: World, harness: str, spelling: str, command: str, secret: str
+) -> None:
     route = Route("audit-secrets", spelling, "Bash", {"command": command})
     payload = world.payload(route, harness)
     decided, reason = world.ask(harness, payload)
@@ -256,22 +301,34 @@ def explain_cases() -> Iterator[Any]:
 
     for case in EXPLAIN_FILES:
         branch = OPEN.get(f"explain-file:cli-{case[0]}", "")
-        marks = [pytest.mark.xfail(
-            strict=True, reason=f"route: explain-file — closed by issue 23 branch {branch}"
-        )] if branch else []  # fmt: skip
+        marks = (
+            [
+                pytest.mark.xfail(
+                    strict=True, reason=f"route: explain-file — closed by issue 23 branch {branch}"
+                )
+            ]
+            if branch
+            else []
+        )
         yield pytest.param(*case, marks=marks, id=case[0])
 
 
 @pytest.mark.parametrize(("spelling", "name", "text", "secret"), list(explain_cases()))
-def test_explain_prints_no_secret_of_the_file_it_reads(world: World, spelling: str, name: str,
-                                                       text: str, secret: str) -> None:  # fmt: skip
+def test_explain_prints_no_secret_of_the_file_it_reads(
+    world: World, spelling: str, name: str, text: str, secret: str
+) -> None:
     folder = world.dir / "explain" / spelling
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(text)
     for argv in (["-f", name], ["--json", "--file", name]):
-        result = subprocess.run([str(Path(sys.executable).with_name("forge-policy")), "explain",
-                                 *argv], capture_output=True, text=True, env=world.project.env,
-                                cwd=folder, timeout=60)  # fmt: skip
+        result = subprocess.run(
+            [str(Path(sys.executable).with_name("forge-policy")), "explain", *argv],
+            capture_output=True,
+            text=True,
+            env=world.project.env,
+            cwd=folder,
+            timeout=60,
+        )
         assert secret not in result.stdout + result.stderr, (argv, result)
 
 
@@ -283,15 +340,23 @@ def link_cases() -> Iterator[Any]:
 
     for case in RUNTIME_LINKS:
         branch = OPEN.get(f"runtime-symlink:{case[0]}", "")
-        marks = [pytest.mark.xfail(
-            strict=True, reason=f"route: runtime-symlink — closed by issue 23 branch {branch}"
-        )] if branch else []  # fmt: skip
+        marks = (
+            [
+                pytest.mark.xfail(
+                    strict=True,
+                    reason=f"route: runtime-symlink — closed by issue 23 branch {branch}",
+                )
+            ]
+            if branch
+            else []
+        )
         yield pytest.param(*case, marks=marks, id=case[0])
 
 
 @pytest.mark.parametrize(("spelling", "link", "target"), list(link_cases()))
-def test_a_symlinked_runtime_receives_no_cache_and_no_key(tmp_path: Path, spelling: str,
-                                                          link: str, target: str) -> None:  # fmt: skip
+def test_a_symlinked_runtime_receives_no_cache_and_no_key(
+    tmp_path: Path, spelling: str, link: str, target: str
+) -> None:
     from hookrun import CATALOG, Project
 
     project = Project(tmp_path, CATALOG)  # a project catalog: cached under runtime/ only
@@ -307,3 +372,20 @@ def test_a_symlinked_runtime_receives_no_cache_and_no_key(tmp_path: Path, spelli
     assert verdict("claude-code", out)[0] == "deny"  # the hook still decides
     landed = sorted(p.name for p in outside.rglob("*") if p.name.startswith("catalog-cache"))
     assert landed == [], landed
+
+
+def test_verdict_reads_each_harness_s_answers_as_the_conformance_suite_pins_them() -> None:
+    from tests.harness.conformance import Texts
+    from tests.harness.test_conformance import PRE_TOOL
+
+    t = Texts("s")
+    asks = {"cursor", "copilot", "antigravity"}  # the others cannot ask: they deny
+    for harness, (_fixture, _event, expected) in PRE_TOOL.items():
+        for outcome in ("allow", "nudge", "warning"):
+            assert verdict(harness, expected(t, outcome)) == ("allow", ""), (harness, outcome)
+        assert verdict(harness, expected(t, "hard")) == ("deny", t.hard), harness
+        assert verdict(harness, expected(t, "soft_agent")) == ("deny", t.soft), harness
+        want = "ask" if harness in asks else "deny"
+        assert verdict(harness, expected(t, "soft_user"))[0] == want, harness
+    claude = {"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "?"}}
+    assert verdict("claude-code", json.dumps(claude)) == ("ask", "?")
