@@ -88,8 +88,9 @@ FAMILIES: dict[str, str] = {
 }
 
 #: The routes main does not close yet (measured on main at f184594), by the branch that closes
-#: them (checked against the tips of ``expand`` and ``adapters``, the two with commits then). ``test_routes`` marks these ``xfail(strict=True)`` in every harness the route reaches:
-#: when the lead merges a branch, its routes XPASS and fail, and their ids are removed here.
+#: them (checked against the tips of ``expand`` and ``adapters``, the two with commits then).
+#: ``test_routes`` marks these ``xfail(strict=True)`` in every harness the route reaches: when
+#: the lead merges a branch, its routes XPASS and fail, and their ids are removed here.
 OPEN_ON_MAIN: dict[str, tuple[str, ...]] = {
     EXPAND: (
         "eval-source:base64",

@@ -45,6 +45,9 @@ from tests.adversarial.routes import (
     Route,
 )
 
+#: The refusal of a call whose facts ran out of time (SPEC §9: a blocking behavior decides as
+#: matched), as :mod:`forge_policy.catalog.behavior` words it.
+OUT_OF_BUDGET = "could not inspect this call within its budget"
 #: ``--event`` for the harnesses whose payload does not name its event.
 EVENT_ARGS = {"copilot": ["--event", "preToolUse"], "antigravity": ["--event", "PreToolUse"]}
 
@@ -123,20 +126,28 @@ class World:
         return build(harness, route.tool, tool_input, session, str(self.dir), route.native)
 
     def ask(self, harness: str, payload: dict[str, Any]) -> tuple[str, str]:
-        """``(allow | ask | deny, reason)`` of the hook, as ``init`` runs it for ``harness``."""
+        """``(allow | ask | deny, reason)`` of the hook, as ``init`` runs it for ``harness``.
+
+        A refusal because a fact ran out of its time budget (a loaded machine: the budget is
+        partly wall-clock) says nothing about how the call is read: it is asked again, a few
+        times, before it counts."""
         argv = [] if harness == "claude-code" else ["--harness", harness]
         argv += EVENT_ARGS.get(harness, [])
-        result = subprocess.run(
-            [sys.executable, "-I", "-S", str(self.project.client), *argv],
-            input=json.dumps(payload).encode(),
-            capture_output=True,
-            env=self.project.env,
-            cwd=self.dir,
-            timeout=60,
-        )
-        stderr = result.stderr.decode("utf-8", "replace")
-        assert result.returncode == 0 and "Traceback" not in stderr, stderr
-        return verdict(harness, result.stdout)
+        for _attempt in range(5):
+            result = subprocess.run(
+                [sys.executable, "-I", "-S", str(self.project.client), *argv],
+                input=json.dumps(payload).encode(),
+                capture_output=True,
+                env=self.project.env,
+                cwd=self.dir,
+                timeout=60,
+            )
+            stderr = result.stderr.decode("utf-8", "replace")
+            assert result.returncode == 0 and "Traceback" not in stderr, stderr
+            decided, reason = verdict(harness, result.stdout)
+            if OUT_OF_BUDGET not in reason:
+                break
+        return decided, reason
 
 
 def patch(tool: str, tool_input: dict[str, Any]) -> str:
@@ -213,14 +224,14 @@ def cases() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def ahead(world: World, request: pytest.FixtureRequest) -> Iterator[dict[str, Future[Any]]]:
-    """Every selected case's hook call, started ahead by a few threads (each call is still its
+    """Every selected case's hook call, started ahead by two threads (each call is still its
     own hook process; the warm worker answers them concurrently, as for parallel tool calls)."""
     selected = [
         item.callspec.params
         for item in request.session.items
         if item.nodeid.split("[")[0].endswith("::test_route")
     ]
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {
             f"{p['route'].id}@{p['harness']}": pool.submit(
                 world.ask, p["harness"], world.payload(p["route"], p["harness"])
