@@ -167,7 +167,7 @@ ROUTES = {
         "script -qc 'forge-policy override x --session s --reason user approved' /dev/null",
         "/abs/venv/bin/forge-policy off x",
         "python -m forge_policy off x",
-        "python3 -c 'from forge_policy.cli import main; main([\"off\", \"x\"])'",
+        'python3 -c \'from forge_policy.cli import main; main(["off", "x"])\'',
         "$(command -v forge-policy) off x",
         "f=forge-policy; $f off x",
         "forge-pol''icy off x",

@@ -77,7 +77,7 @@ REFUSED = {
         "script -qc 'forge-policy override x --session s --reason \"user approved\"' /dev/null",
         f"{BIN}/forge-policy off x",
         "python3 -m forge_policy off x",
-        "python3 -c 'from forge_policy.cli import main; main([\"off\", \"x\"])'",
+        'python3 -c \'from forge_policy.cli import main; main(["off", "x"])\'',
         "$(command -v forge-policy) off x",
         "f=forge-policy; $f off x",
         "forge-pol''icy off x",
@@ -187,11 +187,9 @@ def probe(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker needs Linux")
-def test_the_client_and_its_worker_do_not_run_pth_import_lines(
-    tmp_path: Path, probe: Path
-) -> None:
-    subprocess.run([sys.executable, "-c", "pass"], env={**os.environ, "FORGE_PTH_PROBE": str(probe)},
-                   check=True)  # fmt: skip
+def test_the_client_and_its_worker_do_not_run_pth_import_lines(tmp_path: Path, probe: Path) -> None:
+    env = {**os.environ, "FORGE_PTH_PROBE": str(probe)}
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
     assert "ran" in probe.read_text()  # the probe works: site runs it
     probe.unlink()
     client = ClientProject(tmp_path / "client", catalog={})
