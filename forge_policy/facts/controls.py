@@ -236,11 +236,12 @@ def installation(home: str, project: str) -> Installation:
 # --- git ----------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=16)
 def git_places(project: str, home: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(hook folders, configuration files) of the repository holding ``project`` and of the
     user: ``.git/hooks`` (``commondir`` followed for a linked worktree), the folders
-    ``core.hooksPath`` names in the configuration files, the configuration files themselves."""
+    ``core.hooksPath`` names in the configuration files, the configuration files themselves.
+    Read on every call (a few ``stat`` and small reads): a warm worker must see a new
+    ``core.hooksPath`` the user set."""
     configs = [os.path.join(home, ".gitconfig"), "/etc/gitconfig"]
     xdg = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(home, ".config")
     configs.append(os.path.join(xdg, "git", "config"))

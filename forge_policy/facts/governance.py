@@ -19,11 +19,22 @@ to what governs it:
   ``env``. An edit that keeps all of that (permissions, another hook) is not a change: the
   current file is at most 1 MiB and JSON (TOML for Codex's ``config.toml``), so the check is
   cheap and exact;
+- what else controls the hook (:mod:`forge_policy.facts.controls`): the engine's installation,
+  managed settings and forge-policy's configuration layers, git hooks and the git configuration
+  keys that run code (``git config``, and a Write/Edit of a configuration file judged by those
+  keys), git removing or rewriting ``.forge`` (``stash -u/-a``, ``clean -f``, checkouts,
+  ``reset --hard``, ``worktree remove --force``: git is asked what it would remove), the
+  engine's processes (``kill``, ``pkill``, ``fuser -k``) and locks (``flock``); links the call
+  makes are followed in command order, and a hard link to a guarded file is that file;
 - ``forge-policy`` commands that change governance: ``off``, ``on``, ``strict``, ``relaxed``,
   ``override``, ``purge``, ``init``, ``hook`` and ``serve`` (they would record events the agent
-  wrote), ``worker stop`` and ``git install`` (also as ``python -m forge_policy``, through
-  ``uvx``/``pipx run``/``uv run``). Reading commands (``status``, ``explain``, ``validate``,
-  ``audit``, ``list``, ``describe``, ``--help``) are not changes.
+  wrote), ``worker stop`` and ``git install``, by any spelling: also as ``python -m
+  forge_policy``, through ``uvx``/``pipx run``/``uv run``, run by another program (``script
+  -qc``, ``setsid``, ``watch``), from interpreter code that imports ``forge_policy`` and calls
+  it, through a copy or link of the entry point, ``$(command -v forge-policy)``; and a command
+  the command model could not read in full whose text names the engine. Reading commands
+  (``status``, ``explain``, ``validate``, ``audit``, ``list``, ``describe``, ``--help``) are
+  not changes.
 
 Other tools whose name says they write (``write_file``, ``replace``, an MCP server's
 ``move_file`` …) are checked on their path arguments (``path``, ``source``, ``destination`` …).
@@ -462,10 +473,29 @@ def _command_changes(argv: list[str], cmd: Command, cwd: str, places: _Places) -
                 return out
     if controls.kills_engine(name, argv[1:]):
         out.append(f"{name} forge-policy's processes")
+    if _reinstalls_engine(name, argv):
+        out.append(f"{name} (re)installing forge-policy")
     for verb, path in _targets(name, argv, cmd, cwd, places):
         out.append(f"{verb} {path}")
     _record_links(name, argv, cwd, places)
     return out
+
+
+_PACKAGE_VERBS = frozenset({"install", "uninstall", "remove", "reinstall", "upgrade", "sync"})
+_ENGINE_REQUIREMENT = re.compile(r"(?i)^forge[-_.]policy(?:$|[\[=<>!~;@ ])")
+
+
+def _reinstalls_engine(name: str, argv: list[str]) -> bool:
+    """``pip uninstall forge-policy``, ``pip install -U forge_policy==…``, ``uv pip install
+    forge-policy``, ``pipx reinstall forge-policy``, ``python -m pip …``: replacing the
+    engine's own installation."""
+    if not (name.startswith(("pip", "uv")) or _interpreter(name)):
+        return False
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if _interpreter(name) and argv[1:3] != ["-m", "pip"]:
+        return False
+    verb = next((i for i, w in enumerate(words) if w in _PACKAGE_VERBS), None)
+    return verb is not None and any(_ENGINE_REQUIREMENT.match(w) for w in words[verb + 1 :])
 
 
 #: programs whose arguments are data, never a command they run

@@ -107,6 +107,13 @@ BLOCK = [
 
 #: what else controls the hook (issue 23, family 2): each route in at least three spellings
 ROUTES = {
+    "the engine's package": [
+        "pip uninstall -y forge-policy",
+        "pip install -U 'forge_policy==0.0.1'",
+        "uv pip install --reinstall forge-policy[all]",
+        "python3 -m pip install forge-policy==0.1",
+        "pipx reinstall forge-policy",
+    ],
     "git hooks": [
         "echo 'forge-policy off x' > .git/hooks/post-checkout",
         "cp /tmp/evil .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
@@ -188,6 +195,9 @@ ROUTES = {
 ROUTE_TWINS = [
     "cat .git/hooks/pre-commit.sample",
     "ls .git/hooks",
+    "pip install -e .",
+    "pip install forge-policy-docs-theme",
+    "pip show forge-policy",
     "git config user.name 'A U Thor'",
     "git config --global user.email a@example.com",
     "git config alias.co checkout",

@@ -32,6 +32,8 @@ REFUSED = {
         f"sed -i 's/deny/allow/' {PACKAGE}/hook.py",
         f"ln -sf /tmp/fake {BIN}/forge-policy",
         f"echo 'include-system-site-packages = true' >> {os.path.dirname(BIN)}/pyvenv.cfg",
+        "pip uninstall -y forge-policy",
+        "python3 -m pip install -U forge_policy==0.0.1",
     ],
     "git hooks": [
         "printf '#!/bin/sh\\nforge-policy off x\\n' > .git/hooks/post-checkout",
