@@ -236,7 +236,38 @@ def installation(home: str, project: str) -> Installation:
 # --- git ----------------------------------------------------------------------------------------
 
 
+_GIT_CACHE: dict[
+    tuple[str, str], tuple[tuple[int, ...], tuple[tuple[str, ...], tuple[str, ...]]]
+] = {}
+
+
 def git_places(project: str, home: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """:func:`read_git_places`, memoised while the configuration files that could name a
+    ``core.hooksPath`` keep their modification times (a warm worker sees a change)."""
+    top = git_top(project)
+    xdg = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(home, ".config")
+    candidates = [os.path.join(home, ".gitconfig"), "/etc/gitconfig",
+                  os.path.join(xdg, "git", "config")]  # fmt: skip
+    if top is not None:
+        candidates += [os.path.join(top, ".git"), os.path.join(top, ".git", "config")]
+    signature = []
+    for candidate in candidates:
+        try:
+            signature.append(os.stat(candidate).st_mtime_ns)
+        except OSError:
+            signature.append(-1)
+    key = (project, home)
+    cached = _GIT_CACHE.get(key)
+    if cached is not None and cached[0] == tuple(signature):
+        return cached[1]
+    found = read_git_places(project, home)
+    if len(_GIT_CACHE) > 64:
+        _GIT_CACHE.clear()
+    _GIT_CACHE[key] = (tuple(signature), found)
+    return found
+
+
+def read_git_places(project: str, home: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(hook folders, configuration files) of the repository holding ``project`` and of the
     user: ``.git/hooks`` (``commondir`` followed for a linked worktree), the folders
     ``core.hooksPath`` names in the configuration files, the configuration files themselves.

@@ -172,13 +172,13 @@ class _Places:
             roots.append(place(managed))
         roots += controls.MANAGED
         self.project = os.path.normpath(project)
-        hooks, configs = controls.git_places(self.project, home)
-        roots += hooks
+        self._home = home
         settings = _settings_files(self.project, home)
-        #: (location, what it is), for "inside" and, for deletions, "holds"
-        self.locations = [(root, "governance") for root in dict.fromkeys(roots)]
-        self.locations += settings
-        self.locations += [(config, "git-config") for config in configs]
+        #: (location, what it is), for "inside" and, for deletions, "holds"; the git places
+        #: are added on first use (:attr:`locations`): most calls check no path
+        self._locations = [(root, "governance") for root in dict.fromkeys(roots)]
+        self._locations += settings
+        self._git_added = False
         self.installation = controls.installation(home, self.project)
         self.paths = 0
         self._real_folders: dict[str, str] = {}
@@ -187,6 +187,15 @@ class _Places:
         #: programs the call copies or links from a forge-policy entry point
         self.aliases: set[str] = set()
         self._guarded_inodes: set[tuple[int, int]] | None = None
+
+    @property
+    def locations(self) -> list[tuple[str, str]]:
+        if not self._git_added:
+            self._git_added = True
+            hooks, configs = controls.git_places(self.project, self._home)
+            self._locations += [(hook, "governance") for hook in hooks]
+            self._locations += [(config, "git-config") for config in configs]
+        return self._locations
 
     def absolute(self, word: str, cwd: str) -> str:
         """A command-line word as a normalized absolute path (``~``, ``$HOME``, ``$FORGE_ROOT``,
@@ -454,7 +463,9 @@ def _command_changes(argv: list[str], cmd: Command, cwd: str, places: _Places) -
     if forge:
         out.append(forge)
         return out
-    if name not in _DATA_PROGRAMS:
+    if name not in _DATA_PROGRAMS and (
+        places.aliases or places.links or any("forge" in word for word in argv[1:])
+    ):
         # a program that runs another one given as its arguments (watch, setsid, flock FILE,
         # timeout…), or a command line in one word (script -qc '…', su -c '…')
         for k in range(1, len(argv)):
