@@ -808,10 +808,14 @@ def _git_removes(sub: str, rest: list[str], cwd: str, places: _Places) -> list[t
             for g in guarded:
                 if controls.differs(top, os.path.relpath(g, top), commit):
                     hits.append(("git reset --hard", g))
-    elif sub in ("checkout", "switch"):
-        if "--" in rest or any(
-            w in (".", "./", "*", ":/") or w.startswith(":") for w in operands
-        ):  # `git checkout -- .`: files, not a branch
+    elif sub in ("checkout", "switch", "restore"):
+        if sub == "restore" and "--staged" in options and "--worktree" not in options:
+            return []  # the index only
+        if (
+            sub == "restore"
+            or "--" in rest
+            or any(w in (".", "./", "*", ":/") or w.startswith(":") for w in operands)
+        ):  # `git checkout -- .`, `git restore .`: files, not a branch
             pathspec = rest[rest.index("--") + 1 :] if "--" in rest else operands
             for g in guarded:
                 spec = [places.absolute(w, cwd) for w in pathspec]

@@ -399,6 +399,8 @@ def test_a_tracked_forge_rewritten_by_a_checkout_or_reset_is_a_change(repo: Path
     git(repo, "branch", "old", "HEAD~1")
     log.write_text("one\ntwo\n")  # appended since the commit
     rewrites = [
+        "git restore .",
+        "git restore --worktree --staged .forge",
         "git reset --hard",
         "git checkout -- .",
         "git stash",
@@ -412,7 +414,9 @@ def test_a_tracked_forge_rewritten_by_a_checkout_or_reset_is_a_change(repo: Path
     git(repo, "add", ".forge/audit")
     git(repo, "commit", "-qm", "audit 2")
     git(repo, "branch", "same")
-    for command in ("git stash", "git checkout same", "git reset --hard", "git checkout -- src"):
+    kept = ["git stash", "git checkout same", "git reset --hard", "git checkout -- src",
+            "git restore --staged .", "git restore src"]  # fmt: skip
+    for command in kept:
         assert changes(bash(command, cwd=str(repo)), ENV) == [], command
 
 
@@ -444,3 +448,18 @@ def test_a_git_config_edit_is_judged_by_the_keys_that_run_code(repo: Path) -> No
     assert write(text + "[alias]\n\tst = status\n") == []
     assert write(text + '[filter "x"]\n\tclean = sh x\n')
     assert write(text + "[include]\n\tpath = /tmp/evil\n")
+
+
+@pytest.mark.parametrize("where", ["site", "bin", "user-site"])
+def test_the_path_tools_on_the_installation_are_changes(where: str) -> None:
+    import sys
+
+    path = {
+        "site": f"{_site()}/evil.pth",
+        "bin": f"{os.path.dirname(os.path.abspath(sys.executable))}/forge-policy",
+        "user-site": f"{HOME}/.local/lib/python3.11/site-packages/usercustomize.py",
+    }[where]
+    for name in ("Write", "Edit", "mcp__filesystem__write_file"):
+        key = "path" if name.startswith("mcp") else "file_path"
+        assert changes(tool(name, **{key: path, "content": "x"}), ENV) == [f"{name} {path}"]
+    assert changes(tool("Read", file_path=path), ENV) == []
