@@ -134,6 +134,9 @@ _MARKERS = (".forge", "settings.json", "settings.local.json", "forge-policy", "f
 # option prefixes of `find` that end its list of starting points
 _FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint"})
 _RUNNERS = {"uvx": 1, "pipx": 2, "uv": 2, "poetry": 2, "pdm": 2, "hatch": 2, "pipenv": 2}
+#: places a recursive delete of a folder above them does not count for: removing /etc or a
+#: home folder is dangerous-commands' refusal, in its own words
+_NOT_HELD = frozenset({"managed", "git-config"})
 _GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 
 
@@ -170,7 +173,6 @@ class _Places:
         managed = environ.get("FORGE_MANAGED_DIR", "").strip()
         if managed:
             roots.append(place(managed))
-        roots += controls.MANAGED
         self.project = os.path.normpath(project)
         self._home = home
         settings = _settings_files(self.project, home)
@@ -178,6 +180,9 @@ class _Places:
         #: are added on first use (:attr:`locations`): most calls check no path
         self._locations = [(root, "governance") for root in dict.fromkeys(roots)]
         self._locations += settings
+        # managed settings: the folders and what is inside them; `rm -rf /etc` is another
+        # behavior's refusal, in its own words (as `rm -rf /` and `~` are)
+        self._locations += [(folder, "managed") for folder in controls.MANAGED]
         self._git_added = False
         self.installation = controls.installation(home, self.project)
         self.paths = 0
@@ -250,7 +255,9 @@ class _Places:
         else:
             for location, what in self.locations:
                 where = _parts(location)
-                if _covers(parts, where, inside=True) or (holds and _covers(parts, where)):
+                if _covers(parts, where, inside=True) or (
+                    holds and what not in _NOT_HELD and _covers(parts, where)
+                ):
                     return what
         if real:
             # resolve the part before the first glob (a glob is matched by the shell later)
@@ -313,7 +320,7 @@ class _Places:
         for location, what in self.locations:
             if path == location or path.startswith(location.rstrip("/") + "/"):
                 return what
-            if holds and location.startswith(inner):
+            if holds and what not in _NOT_HELD and location.startswith(inner):
                 return what
         if self.installation.guards(path) or (holds and self.installation.holds(inner)):
             return "installation"
