@@ -765,6 +765,8 @@ def _git_removes(sub: str, rest: list[str], cwd: str, places: _Places) -> list[t
     tracked ones: ``stash -u/-a``, ``clean -f`` (``-x``/``-X``: ignored files too), a checkout,
     ``switch`` or ``reset --hard`` that changes them, ``worktree remove --force`` of a tree that
     holds them. Asks git where the answer depends on what it tracks (failing: yes)."""
+    if not cwd.startswith("/"):
+        return []  # run on another machine (`ssh host 'git clean -fdx'`)
     options, operands = split_options(rest)
     letters = "".join(o[1:] for o in options if not o.startswith("--"))
     top = controls.git_top(cwd)
