@@ -19,11 +19,22 @@ to what governs it:
   ``env``. An edit that keeps all of that (permissions, another hook) is not a change: the
   current file is at most 1 MiB and JSON (TOML for Codex's ``config.toml``), so the check is
   cheap and exact;
+- what else controls the hook (:mod:`forge_policy.facts.controls`): the engine's installation,
+  managed settings and forge-policy's configuration layers, git hooks and the git configuration
+  keys that run code (``git config``, and a Write/Edit of a configuration file judged by those
+  keys), git removing or rewriting ``.forge`` (``stash -u/-a``, ``clean -f``, checkouts,
+  ``reset --hard``, ``worktree remove --force``: git is asked what it would remove), the
+  engine's processes (``kill``, ``pkill``, ``fuser -k``) and locks (``flock``); links the call
+  makes are followed in command order, and a hard link to a guarded file is that file;
 - ``forge-policy`` commands that change governance: ``off``, ``on``, ``strict``, ``relaxed``,
   ``override``, ``purge``, ``init``, ``hook`` and ``serve`` (they would record events the agent
-  wrote), ``worker stop`` and ``git install`` (also as ``python -m forge_policy``, through
-  ``uvx``/``pipx run``/``uv run``). Reading commands (``status``, ``explain``, ``validate``,
-  ``audit``, ``list``, ``describe``, ``--help``) are not changes.
+  wrote), ``worker stop`` and ``git install``, by any spelling: also as ``python -m
+  forge_policy``, through ``uvx``/``pipx run``/``uv run``, run by another program (``script
+  -qc``, ``setsid``, ``watch``), from interpreter code that imports ``forge_policy`` and calls
+  it, through a copy or link of the entry point, ``$(command -v forge-policy)``; and a command
+  the command model could not read in full whose text names the engine. Reading commands
+  (``status``, ``explain``, ``validate``, ``audit``, ``list``, ``describe``, ``--help``) are
+  not changes.
 
 Other tools whose name says they write (``write_file``, ``replace``, an MCP server's
 ``move_file`` …) are checked on their path arguments (``path``, ``source``, ``destination`` …).
@@ -51,7 +62,6 @@ container boundary.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from fnmatch import fnmatchcase
@@ -66,6 +76,7 @@ from forge_policy.commands import (
     split_options,
     stdin_text,
 )
+from forge_policy.facts import controls
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import truncated
@@ -117,12 +128,15 @@ _SCRIPT_FLAGS = frozenset({"-c", "-e", "-E", "-r", "eval", "--eval", "-p", "--pr
 _WRITES = (
     r"(?i)open\s*\([^)]*,\s*['\"][rwab+]*[wax+]|write|unlink|remove|rmtree|rmdir|rename"
     r"|os\.replace|truncate|chmod|chown|symlink|makedirs|mkdir|shutil|\brm(?:sync)?\b|system"
-    r"|popen|subprocess|spawn|\bexec|child_process|>"
+    r"|popen|subprocess|spawn|\bexec|child_process|>|flock|lockf|fcntl"
 )
 _MARKERS = (".forge", "settings.json", "settings.local.json", "forge-policy", "forge_policy")
 # option prefixes of `find` that end its list of starting points
 _FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint"})
 _RUNNERS = {"uvx": 1, "pipx": 2, "uv": 2, "poetry": 2, "pdm": 2, "hatch": 2, "pipenv": 2}
+#: places a recursive delete of a folder above them does not count for: removing /etc or a
+#: home folder is dangerous-commands' refusal, in its own words
+_NOT_HELD = frozenset({"managed", "git-config"})
 _GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 
 
@@ -153,12 +167,40 @@ class _Places:
             roots.append(place(store[7:]))
         xdg = environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(home, ".cache")
         roots.append(os.path.join(os.path.normpath(xdg), "forge-policy"))
-        settings = _settings_files(os.path.normpath(project), home)
-        #: (location, what it is), for "inside" and, for deletions, "holds"
-        self.locations = [(root, "governance") for root in dict.fromkeys(roots)]
-        self.locations += settings
+        # forge-policy's own configuration layers (SPEC §10) and the harnesses' managed settings
+        config_home = environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(home, ".config")
+        roots.append(os.path.join(os.path.normpath(config_home), "forge-policy"))
+        managed = environ.get("FORGE_MANAGED_DIR", "").strip()
+        if managed:
+            roots.append(place(managed))
+        self.project = os.path.normpath(project)
+        self._home = home
+        settings = _settings_files(self.project, home)
+        #: (location, what it is), for "inside" and, for deletions, "holds"; the git places
+        #: are added on first use (:attr:`locations`): most calls check no path
+        self._locations = [(root, "governance") for root in dict.fromkeys(roots)]
+        self._locations += settings
+        # managed settings: the folders and what is inside them; `rm -rf /etc` is another
+        # behavior's refusal, in its own words (as `rm -rf /` and `~` are)
+        self._locations += [(folder, "managed") for folder in controls.MANAGED]
+        self._git_added = False
+        self.installation = controls.installation(home, self.project)
         self.paths = 0
         self._real_folders: dict[str, str] = {}
+        #: links the call makes, in command order: link path → what it points at
+        self.links: dict[str, str] = {}
+        #: programs the call copies or links from a forge-policy entry point
+        self.aliases: set[str] = set()
+        self._guarded_inodes: set[tuple[int, int]] | None = None
+
+    @property
+    def locations(self) -> list[tuple[str, str]]:
+        if not self._git_added:
+            self._git_added = True
+            hooks, configs = controls.git_places(self.project, self._home)
+            self._locations += [(hook, "governance") for hook in hooks]
+            self._locations += [(config, "git-config") for config in configs]
+        return self._locations
 
     def absolute(self, word: str, cwd: str) -> str:
         """A command-line word as a normalized absolute path (``~``, ``$HOME``, ``$FORGE_ROOT``,
@@ -172,12 +214,20 @@ class _Places:
                         break
         return os.path.normpath(os.path.join(cwd, expand_path(text)))
 
-    def kind(self, path: str, *, holds: bool = False, real: bool = True) -> str | None:
+    def kind(
+        self, path: str, *, holds: bool = False, real: bool = True, hard: bool = True
+    ) -> str | None:
         """``governance`` or ``settings`` when ``path`` (absolute, maybe a glob) is, or is
         inside, a governance location (``holds``: or is a folder that contains one)."""
         home = self.vars["HOME"]
         if holds and path in ("/", "/*", home, f"{home}/*"):
             holds = False  # rm -rf / and ~ are dangerous-commands' refusal, with its own words
+        if self.links:  # a link the call made earlier: what it points at (SPEC §6)
+            linked = self.through_links(path)
+            if linked != path:
+                found = self.kind(linked, holds=holds, real=real)
+                if found is not None:
+                    return found
         if "$FORGE_" in path or "${FORGE_" in path:
             return "governance"  # a variable the hook could not expand: its name says enough
         parts = _parts(path)
@@ -198,10 +248,16 @@ class _Places:
             and any(_matches(parts[-1], name) for name in SETTINGS_FILES)
         ):
             return "settings"
+        elif "/.git/hooks/" in f"{path}/" or (
+            _GLOB.isdisjoint(path.rpartition("/")[0]) and self.installation.guards(path, glob=True)
+        ):
+            return "installation" if "/.git/" not in path else "governance"
         else:
             for location, what in self.locations:
                 where = _parts(location)
-                if _covers(parts, where, inside=True) or (holds and _covers(parts, where)):
+                if _covers(parts, where, inside=True) or (
+                    holds and what not in _NOT_HELD and _covers(parts, where)
+                ):
                     return what
         if real:
             # resolve the part before the first glob (a glob is matched by the shell later)
@@ -216,8 +272,36 @@ class _Places:
             if resolved != head:
                 rest = "/".join(parts[glob_at:])
                 target = f"{resolved.rstrip('/')}/{rest}" if rest else resolved
-                return self.kind(target, holds=holds, real=False)
+                found = self.kind(target, holds=holds, real=False)
+                if found is not None:
+                    return found
+            if hard and glob_at == len(parts) and self.hard_link(path):
+                return "governance"
         return None
+
+    def through_links(self, path: str) -> str:
+        """``path`` with the links the call made before resolved (at most 16 hops)."""
+        for _ in range(16):
+            for link, target in self.links.items():
+                if path == link or path.startswith(link + "/"):
+                    path = os.path.normpath(target + path[len(link) :])
+                    break
+            else:
+                return path
+        return path
+
+    def hard_link(self, path: str) -> bool:
+        """Whether ``path`` is a hard link to a guarded file (same device and inode): a file
+        with more than one name is looked up among the governance files (walked once)."""
+        try:
+            st = os.lstat(path)
+        except (OSError, ValueError):
+            return False
+        if st.st_nlink < 2 or st.st_mode & 0o170000 != 0o100000:
+            return False
+        if self._guarded_inodes is None:
+            self._guarded_inodes = _inodes(self)
+        return (st.st_dev, st.st_ino) in self._guarded_inodes
 
     def _plain_kind(self, path: str, holds: bool) -> str | None:
         """:meth:`kind`'s questions for an absolute path without glob characters, asked of the
@@ -228,12 +312,18 @@ class _Places:
         folder, _, name = path.rpartition("/")
         if name in SETTINGS_FILES and folder.rpartition("/")[2] == ".claude":
             return "settings"
+        if "/.git/hooks/" in probe:
+            return "governance"
+        if name in ("config", "config.worktree") and folder.endswith("/.git"):
+            return "git-config"
         inner = path.rstrip("/") + "/"
         for location, what in self.locations:
             if path == location or path.startswith(location.rstrip("/") + "/"):
                 return what
-            if holds and location.startswith(inner):
+            if holds and what not in _NOT_HELD and location.startswith(inner):
                 return what
+        if self.installation.guards(path) or (holds and self.installation.holds(inner)):
+            return "installation"
         return None
 
     def _realpath(self, path: str) -> str | None:
@@ -253,6 +343,29 @@ class _Places:
                 return os.path.realpath(path)
             real = self._real_folders[folder] = os.path.realpath(folder)
         return os.path.join(real, name)
+
+
+def _inodes(places: _Places) -> set[tuple[int, int]]:
+    """(device, inode) of the guarded files that exist: the governance folders (at most 4,096
+    files), the settings and git configuration files, the installation's own files."""
+    files: list[str] = []
+    for location, _what in places.locations:
+        if os.path.isdir(location):
+            for folder, _dirs, names in os.walk(location):
+                files += [os.path.join(folder, n) for n in names]
+                if len(files) > _MAX_PATHS:
+                    break
+        else:
+            files.append(location)
+    files += places.installation.samples()
+    found: set[tuple[int, int]] = set()
+    for file in files[: 2 * _MAX_PATHS]:
+        try:
+            st = os.stat(file)
+        except (OSError, ValueError):
+            continue
+        found.add((st.st_dev, st.st_ino))
+    return found
 
 
 def _matches(name: str, wanted: str) -> bool:
@@ -310,31 +423,47 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
             path = places.absolute(value, places.cwd)
             what = places.kind(path, holds=key is None)
             if what == "settings" and key is not None:
-                # judged as the harness reads the file (the module is loaded only here)
-                from forge_policy.harness import settings_check
-
-                for why in settings_check.changes(path, tool, event.tool_input):
+                for why in _settings_changes(path, tool, event.tool_input):
                     found[f"{tool} {path}: {why}"] = None
-            elif what is not None:
+            elif what is not None and not (
+                what == "git-config" and _keeps_git_code(path, tool, event.tool_input)
+            ):
                 found[f"{tool} {path}"] = None
     # apply_patch (Codex's tool, or run by a shell command): every file it writes or deletes
     for verb, path, _written, edit in event_patches(event):
         what = places.kind(path, holds=verb == "apply_patch")
-        if what is not None and not (
-            what == "settings" and _keeps_governance(path, verb, {"file_path": path, **edit})
-        ):
+        if what == "settings":
+            for why in _settings_changes(path, verb, {"file_path": path, **edit}):
+                found.setdefault(f"{verb} {path}: {why}")
+        elif what is not None:
             found.setdefault(f"{verb} {path}")
     for command in event_commands(event):
-        for argv, cmd, cwd in simple_commands(command, places.cwd, bare=True):
-            if not argv:  # only redirections: `> .forge/x`
-                for change in _command_changes(argv, cmd, cwd, places):
-                    found.setdefault(change)
+        bare = [
+            (argv, cmd, cwd)
+            for argv, cmd, cwd in simple_commands(command, places.cwd, bare=True)
+            if not argv  # only redirections: `> .forge/x`
+        ]
+        for argv, cmd, cwd in bare:
+            for change in _command_changes(argv, cmd, cwd, places):
+                found.setdefault(change)
         # every program, however reached (busybox, parallel, find -exec, D=.forge; rm -r $D)
+        names_engine = "forge-policy" in command or "forge_policy" in command
         for run in runs(command, places.cwd):
             cmd = run.command or Command(list(run.words))
             for change in _command_changes(run.words, cmd, run.cwd or places.cwd, places):
                 found.setdefault(change)
+            if names_engine and (not run.complete or (run.words and _opaque(run.words[0]))):
+                # a reading the command model could not complete, of a text naming the engine
+                found.setdefault("forge-policy (in a command that could not be read in full)")
+        if places.links:  # `ln -s .forge f; > f/x`: the redirections again, links known
+            for argv, cmd, cwd in bare:
+                for change in _command_changes(argv, cmd, cwd, places):
+                    found.setdefault(change)
     return list(found)
+
+
+def _opaque(word: str) -> bool:
+    return "$" in word or "`" in word
 
 
 def _command_changes(argv: list[str], cmd: Command, cwd: str, places: _Places) -> list[str]:
@@ -347,13 +476,107 @@ def _command_changes(argv: list[str], cmd: Command, cwd: str, places: _Places) -
     if not argv:
         return out
     name = basename(argv[0])
-    forge = _forge_policy_command(argv)
+    forge = _forge_policy_command(argv, places)
     if forge:
         out.append(forge)
         return out
+    if name not in _DATA_PROGRAMS and (
+        places.aliases or places.links or any("forge" in word for word in argv[1:])
+    ):
+        # a program that runs another one given as its arguments (watch, setsid, flock FILE,
+        # timeout…), or a command line in one word (script -qc '…', su -c '…')
+        for k in range(1, len(argv)):
+            forge = _forge_policy_command(argv[k:], places, read=False)
+            if not forge and (" " in argv[k] or ";" in argv[k]) and _ENGINE_WORD.search(argv[k]):
+                forge = next(
+                    (
+                        f
+                        for r in runs(argv[k], cwd)
+                        if (f := _forge_policy_command(r.words, places))
+                    ),
+                    "",
+                )
+            if forge:
+                out.append(f"{forge} (run by {name})")
+                return out
+    if controls.kills_engine(name, argv[1:]):
+        out.append(f"{name} forge-policy's processes")
+    if _reinstalls_engine(name, argv):
+        out.append(f"{name} (re)installing forge-policy")
     for verb, path in _targets(name, argv, cmd, cwd, places):
         out.append(f"{verb} {path}")
+    _record_links(name, argv, cwd, places)
     return out
+
+
+_PACKAGE_VERBS = frozenset({"install", "uninstall", "remove", "reinstall", "upgrade", "sync"})
+_ENGINE_REQUIREMENT = re.compile(r"(?i)^forge[-_.]policy(?:$|[\[=<>!~;@ ])")
+
+
+def _reinstalls_engine(name: str, argv: list[str]) -> bool:
+    """``pip uninstall forge-policy``, ``pip install -U forge_policy==…``, ``uv pip install
+    forge-policy``, ``pipx reinstall forge-policy``, ``python -m pip …``: replacing the
+    engine's own installation."""
+    if not (name.startswith(("pip", "uv")) or _interpreter(name)):
+        return False
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if _interpreter(name) and argv[1:3] != ["-m", "pip"]:
+        return False
+    verb = next((i for i, w in enumerate(words) if w in _PACKAGE_VERBS), None)
+    return verb is not None and any(_ENGINE_REQUIREMENT.match(w) for w in words[verb + 1 :])
+
+
+#: programs whose arguments are data, never a command they run
+_DATA_PROGRAMS = frozenset({"echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "git",
+                            "gh", "cat", "less", "more", "head", "tail", "jq", "sed", "awk",
+                            "sort", "uniq", "wc", "diff", "ls", "find", "tee", "man", "which",
+                            "type", "command", "pip", "npm", "curl", "wget"})  # fmt: skip
+_ENGINE_WORD = re.compile(r"forge[-_]policy")
+
+
+def _record_links(name: str, argv: list[str], cwd: str, places: _Places) -> None:
+    """Remember the links (``ln``, ``cp -s``/``-l``) and the copies of a forge-policy entry
+    point this command makes, for the commands after it (SPEC §6: links in command order)."""
+    if name not in ("ln", "cp"):
+        return
+    options, operands = split_options(argv[1:])
+    letters = "".join(o[1:] for o in options if not o.startswith("--"))
+    linking = (
+        name == "ln"
+        or "s" in letters
+        or "l" in letters
+        or any(o in ("--symbolic-link", "--link") for o in options)
+    )
+    symbolic = "s" in letters or "--symbolic" in options or "--symbolic-link" in options
+    target_dir = _target_directory(argv)
+    if target_dir:
+        pairs = [(src, os.path.join(target_dir[0], basename(src.rstrip("/")))) for src in operands]
+    elif len(operands) == 1:
+        pairs = [(operands[0], basename(operands[0].rstrip("/")) or operands[0])]
+    elif len(operands) >= 2:
+        last = operands[-1]
+        no_deref = "n" in letters or "T" in letters or "--no-target-directory" in options
+        into = last.endswith("/") or (
+            (not no_deref and len(operands) > 2) or (not no_deref and os.path.isdir(
+                places.absolute(last, cwd)))
+        )  # fmt: skip
+        pairs = [(src, os.path.join(last, basename(src.rstrip("/"))) if into else last)
+                 for src in operands[:-1]]  # fmt: skip
+    else:
+        return
+    for src, dest in pairs:
+        link = places.absolute(dest, cwd)
+        if _ENGINE_WORD.search(src):
+            places.aliases.add(link)
+        if not linking:
+            continue
+        if symbolic and name == "ln":  # a relative target is read from the link's folder
+            target = os.path.normpath(os.path.join(os.path.dirname(link), expand_path(src)))
+            if src.startswith(("~", "$")):
+                target = places.absolute(src, cwd)
+        else:
+            target = places.absolute(src, cwd)
+        places.links[link] = places.through_links(target)
 
 
 def _targets(
@@ -362,11 +585,13 @@ def _targets(
     """(verb, absolute path) for each governance path a command changes."""
     hits: list[tuple[str, str]] = []
 
-    def check(words: list[str], *, holds: bool = False, verb: str = name) -> None:
+    def check(
+        words: list[str], *, holds: bool = False, verb: str = name, hard: bool = True
+    ) -> None:
         for word in words:
             if word:
                 path = places.absolute(word, cwd)
-                if places.kind(path, holds=holds):
+                if places.kind(path, holds=holds, hard=hard):
                     hits.append((verb, path))
 
     options, operands = split_options(argv[1:])
@@ -375,17 +600,26 @@ def _targets(
             o in ("--recursive", "-d", "--dir") or (not o.startswith("--") and "r" in o.lower())
             for o in options
         )
-        check(operands, holds=recursive and name != "rmdir")
+        # removing one name of a hard-linked file leaves the file: `hard=False`
+        check(operands, holds=recursive and name != "rmdir", hard=name in ("shred", "srm"))
     elif name == "mv":
-        check(operands, holds=True)
+        check(operands[:-1], holds=True, hard=False)
+        check(operands[-1:], holds=True)
+        if len(operands) > 1:  # into a folder: the names it gets there
+            check([os.path.join(operands[-1], basename(o.rstrip("/"))) for o in operands[:-1]])
     elif name in _COPIERS:
         targets = _target_directory(argv)
         if targets:
             check(targets)
+            check([os.path.join(targets[0], basename(o.rstrip("/"))) for o in operands])
         elif name == "ln" and len(operands) == 1:
             check([basename(operands[0].rstrip("/")) or operands[0]])
         elif operands:
             check(operands[-1:])
+            if len(operands) > 1:  # into a folder: the names the copies get there (a copy
+                into = operands[-1]  # of the governance itself, `cp -r .forge /tmp/b`, reads it)
+                check([os.path.join(into, basename(o.rstrip("/"))) for o in operands[:-1]
+                       if not places.kind(places.absolute(o, cwd), hard=False)])  # fmt: skip
         if name == "rsync" and "--remove-source-files" in options:
             check(operands[:-1], verb="rsync --remove-source-files")
     elif name in _MODIFIERS:
@@ -400,6 +634,9 @@ def _targets(
         check(_find_roots(argv))
     elif name == "git":
         hits += _git_targets(argv, cwd, places)
+    elif name == "flock":  # holding a lock of the engine makes the hook wait
+        lock = next((w for w in operands if not w.isdigit()), "")
+        check([lock], verb="flock")
     elif name == "xargs":
         hits += _xargs_targets(argv, cmd, cwd, places)
     elif _interpreter(name):
@@ -477,8 +714,154 @@ def _git_targets(argv: list[str], cwd: str, places: _Places) -> list[tuple[str, 
             path = places.absolute(word, cwd)
             if places.kind(path, holds=recursive):
                 hits.append((f"git {sub}", path))
+    if sub == "config":
+        hits += _git_config(rest)
+    elif sub in ("stash", "clean", "checkout", "switch", "reset", "restore", "worktree"):
+        hits += _git_removes(sub, rest, cwd, places)
     # git clean -x deletes .forge/runtime (git-ignored): a cache of the audit log, rebuilt
     # from it; no-destructive-git refuses git clean -f already
+    return hits
+
+
+#: ``git config`` options that take a value
+_CONFIG_VALUED = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
+                            "--value", "-t"})  # fmt: skip
+_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color",
+                           "--get-colorbool", "-l", "--list", "get", "list"})  # fmt: skip
+
+
+def _git_config(rest: list[str]) -> list[tuple[str, str]]:
+    """A ``git config`` that sets, unsets, edits or removes a key that makes git run a program
+    (:func:`~forge_policy.facts.controls.code_key`): a hook that runs later, outside the hook."""
+    words: list[str] = []
+    flags: set[str] = set()
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        i += 1
+        if word.startswith("-") and word != "-":
+            flags.add(word.partition("=")[0])
+            if word in _CONFIG_VALUED:
+                i += 1
+        else:
+            words.append(word)
+    action = ""
+    if words and words[0] in ("get", "list", "set", "unset", "edit", "rename-section",
+                              "remove-section"):  # fmt: skip
+        action, words = words[0], words[1:]
+    if flags & _CONFIG_READS or action in ("get", "list"):
+        return []
+    if action == "edit" or flags & {"-e", "--edit"}:
+        return [("git config --edit", "the git configuration")]
+    if action in ("rename-section", "remove-section") or flags & {
+        "--rename-section",
+        "--remove-section",
+    }:
+        section = words[0] if words else ""
+        return [("git config", section)] if controls.code_section(section) else []
+    if not words:
+        return []
+    key = words[0]
+    unset = action == "unset" or any(f.startswith("--unset") for f in flags)
+    if unset:
+        return [("git config --unset", key)] if controls.code_key(key, None) else []
+    if len(words) < 2:
+        return []  # `git config KEY`: a read
+    return [("git config", key)] if controls.code_key(key, words[1]) else []
+
+
+def _git_removes(sub: str, rest: list[str], cwd: str, places: _Places) -> list[tuple[str, str]]:
+    """Git commands that delete or rewrite governance files git does not track, or rewrite the
+    tracked ones: ``stash -u/-a``, ``clean -f`` (``-x``/``-X``: ignored files too), a checkout,
+    ``switch`` or ``reset --hard`` that changes them, ``worktree remove --force`` of a tree that
+    holds them. Asks git where the answer depends on what it tracks (failing: yes)."""
+    if not cwd.startswith("/"):
+        return []  # run on another machine (`ssh host 'git clean -fdx'`)
+    options, operands = split_options(rest)
+    letters = "".join(o[1:] for o in options if not o.startswith("--"))
+    top = controls.git_top(cwd)
+    if top is None:
+        return []
+    guarded = [
+        location
+        for location, what in places.locations
+        if what in ("governance", "settings")
+        and location.startswith(top + "/")
+        and not location.startswith(top + "/.git/")
+        and os.path.exists(location)
+    ]
+    if not guarded:
+        return []
+
+    def scope(default: list[str]) -> list[str]:
+        spec = [places.absolute(w, cwd) for w in (operands or default)]
+        return [g for g in guarded
+                if any(g == p or g.startswith(p.rstrip("/") + "/") or p.startswith(g + "/")
+                       for p in spec)]  # fmt: skip
+
+    hits: list[tuple[str, str]] = []
+    if sub == "stash":
+        if operands and operands[0] in ("push", "save"):
+            operands = operands[1:]
+        elif operands:
+            return []  # list, show, pop, apply, drop…
+        every = "a" in letters or "--all" in options
+        untracked_too = every or "u" in letters or "--include-untracked" in options
+        for g in scope([top]):
+            rel = os.path.relpath(g, top)
+            if (untracked_too and controls.untracked(top, rel, ignored=every)) or controls.differs(
+                top, rel
+            ):
+                hits.append((f"git stash {' '.join(options)}".rstrip(), g))
+    elif sub == "clean":
+        if "n" in letters or "--dry-run" in options or not ("f" in letters or "--force" in options):
+            return []
+        ignored = "x" in letters or "X" in letters
+        for g in scope(["."]):
+            rel = os.path.relpath(g, top)
+            if controls.untracked(top, rel, ignored=ignored):
+                hits.append((f"git clean {' '.join(options)}".rstrip(), g))
+    elif sub == "reset":
+        if "--hard" in options or "--keep" in options or "--merge" in options:
+            commit = next((w for w in operands if not w.startswith("-")), "HEAD")
+            for g in guarded:
+                if controls.differs(top, os.path.relpath(g, top), commit):
+                    hits.append(("git reset --hard", g))
+    elif sub in ("checkout", "switch", "restore"):
+        if sub == "restore" and "--staged" in options and "--worktree" not in options:
+            return []  # the index only
+        if (
+            sub == "restore"
+            or "--" in rest
+            or any(w in (".", "./", "*", ":/") or w.startswith(":") for w in operands)
+        ):  # `git checkout -- .`, `git restore .`: files, not a branch
+            pathspec = rest[rest.index("--") + 1 :] if "--" in rest else operands
+            for g in guarded:
+                spec = [places.absolute(w, cwd) for w in pathspec]
+                if any(g.startswith(p.rstrip("/") + "/") or g == p for p in spec) and (
+                    controls.differs(top, os.path.relpath(g, top))
+                ):
+                    hits.append((f"git {sub}", g))
+        elif operands and not (set(letters) & set("bBcC") or "--orphan" in options):
+            # another branch: the files that differ between the two commits are rewritten
+            # (with --force, local changes too)
+            target = operands[0]
+            force = "f" in letters or "--force" in options or "--discard-changes" in options
+            for g in guarded:
+                rel = os.path.relpath(g, top)
+                if controls.differs(top, rel, "HEAD", target) or (
+                    force and controls.differs(top, rel)
+                ):
+                    hits.append((f"git {sub} {target}", g))
+    elif (
+        sub == "worktree"
+        and operands[:1] == ["remove"]
+        and ("f" in letters or "--force" in options)
+    ):
+        for tree in operands[1:]:
+            path = places.absolute(tree, cwd)
+            if os.path.isdir(os.path.join(path, ".forge")) or places.kind(path, holds=True):
+                hits.append(("git worktree remove --force", path))
     return hits
 
 
@@ -522,10 +905,46 @@ def _writes_governance(script: str, places: _Places) -> bool:
     return named and re.search(_WRITES, script) is not None
 
 
-def _forge_policy_command(argv: list[str]) -> str:
-    """``"forge-policy SUB"`` when ``argv`` runs a governance-changing forge-policy command."""
+#: interpreter code that drives the engine rather than reading it
+_ENGINE_CALL = re.compile(
+    r"""["'](?:off|on|strict|relaxed|override|purge|init|hook|serve|stop|install)["']"""
+    r"|\bmain\s*\(|\brespond\s*\(|\bevaluate\s*\(|\boverride\s*\(|subprocess|system\s*\("
+)
+
+
+def _engine_program(word: str, places: _Places, *, read: bool = True) -> bool:
+    """Whether program ``word`` is a copy or link of forge-policy's entry point: one this call
+    made, or an existing small file (a script, a link to one) that runs ``forge_policy``."""
+    if "/" not in word:
+        return False
+    path = places.absolute(word, places.cwd)
+    if path in places.aliases or (path in places.links and _ENGINE_WORD.search(places.links[path])):
+        return True
+    data = read_bounded(path, 16384) if read else None
+    return data is not None and any(
+        mark in data for mark in (b"forge_policy.cli", b"forge_policy.hook", b"-m forge_policy")
+    )
+
+
+def _forge_policy_command(
+    argv: list[str], places: _Places | None = None, *, read: bool = True
+) -> str:
+    """``"forge-policy SUB"`` when ``argv`` runs a governance-changing forge-policy command:
+    by its name or path, through a runner (``uvx``, ``python -m``), through a copy or link of
+    its entry point (made in this call, or a small file that runs ``forge_policy``), or as
+    interpreter code that imports ``forge_policy`` and names a governance command."""
     args = argv
+    if not args:
+        return ""
     name = basename(args[0])
+    if places is not None and _engine_program(args[0], places, read=read):
+        name = "forge-policy"
+    elif _opaque(args[0]) and _ENGINE_WORD.search(args[0]):
+        name = "forge-policy"  # `$(command -v forge-policy) off`
+    elif _interpreter(name) and "-m" not in args[1:]:
+        script = _script(args, Command(list(args)))
+        if script and _ENGINE_WORD.search(script) and _ENGINE_CALL.search(script):
+            return "forge-policy (from interpreter code)"
     skip = _RUNNERS.get(name)
     if skip is not None and len(args) > skip and (skip == 1 or args[1] in ("run", "exec")):
         args = args[skip:]
@@ -560,26 +979,25 @@ def _forge_policy_command(argv: list[str]) -> str:
 # --- the harness settings ---------------------------------------------------------------------
 
 
-def _keeps_governance(path: str, tool: str, tool_input: Mapping[str, object]) -> bool:
-    """Whether a Write/Edit/MultiEdit of a settings file leaves what governs the agent as it
-    is: every forge-policy hook entry (command, matcher, timeout), no ``disableAllHooks``, the
-    same ``FORGE_*``/``DISABLE_*`` variables in ``env``. Unreadable means no."""
+def _settings_changes(path: str, tool: str, tool_input: Mapping[str, object]) -> list[str]:
+    """What a write of a harness settings file changes, judged as the harness reads the file
+    (:mod:`forge_policy.harness.settings_check`, loaded only when a settings file is written)."""
+    from forge_policy.harness import settings_check
+
+    return settings_check.changes(path, tool, tool_input)
+
+
+def _keeps_git_code(path: str, tool: str, tool_input: Mapping[str, object]) -> bool:
+    """Whether a Write/Edit/MultiEdit of a git configuration file leaves the keys that make git
+    run a program as they are (``user.name`` may change, ``core.hooksPath`` may not)."""
     if tool not in ("Write", "Edit", "MultiEdit"):
         return False
     data = read_bounded(path, _MAX_SETTINGS_BYTES)
     if data is None and os.path.exists(path):
-        return False  # too large or unreadable: cannot tell
+        return False
     current = "" if data is None else data.decode("utf-8", "replace")
     new = _new_content(current, tool, tool_input)
-    if new is None:
-        return False
-    toml = path.endswith(".toml")
-    before, after = _governance_of(current, toml=toml), _governance_of(new, toml=toml)
-    if before is None:
-        before = (frozenset(), False, ())  # the harness cannot read it either: no hooks today
-    if after is None:
-        return not before[0] and not before[1] and not before[2]
-    return before[0] <= after[0] and (not after[1] or before[1]) and before[2] == after[2]
+    return new is not None and controls.config_code(current) == controls.config_code(new)
 
 
 def _new_content(current: str, tool: str, tool_input: Mapping[str, object]) -> str | None:
@@ -604,85 +1022,3 @@ def _new_content(current: str, tool: str, tool_input: Mapping[str, object]) -> s
             text = text.replace(old, new) if edit.get("replace_all") else text.replace(old, new, 1)
         # an old_string that is not there: the tool fails and the file stays as it is
     return text
-
-
-def _governance_of(
-    text: str, *, toml: bool = False
-) -> tuple[frozenset[str], bool, tuple[tuple[str, str], ...]] | None:
-    """(forge-policy hook entries, hooks switched off, FORGE_*/DISABLE_* env) of a settings or
-    hook file; None when it is not a JSON (``toml``: TOML) object."""
-    if not text.strip():
-        return frozenset(), False, ()
-    try:
-        if toml:
-            import tomllib
-
-            data: object = tomllib.loads(text)
-        else:
-            data = json.loads(text)
-    except (ValueError, RecursionError):  # JSONDecodeError, TOMLDecodeError, deep nesting
-        return None
-    if not isinstance(data, dict):
-        return None
-    env = data.get("env")
-    governed = tuple(
-        sorted(
-            (str(k), json.dumps(v))
-            for k, v in (env.items() if isinstance(env, dict) else ())
-            if str(k).startswith(("FORGE_", "DISABLE_", "CLAUDE_PROJECT_DIR", "XDG_CACHE_HOME"))
-        )
-    )
-    return frozenset(_hook_entries(data)), _hooks_off(data), governed
-
-
-def _hook_entries(data: Mapping[str, object]) -> set[str]:
-    """Every forge-policy handler, with where it is: under ``hooks`` (Claude Code, Codex,
-    Gemini CLI, Cursor, Copilot CLI) or a named hook (Antigravity), in a matcher group
-    (``{matcher, hooks: [...]}``) or listed directly (Cursor, Copilot CLI)."""
-    entries: set[str] = set()
-    for name, events in data.items():
-        if not isinstance(events, dict):
-            continue
-        for event, items in events.items():
-            for item in items if isinstance(items, list) else ():
-                if not isinstance(item, dict):
-                    continue
-                inner = item.get("hooks")
-                matcher = item.get("matcher", "")
-                for hook in inner if isinstance(inner, list) else [item]:
-                    if _is_forge_hook(hook):
-                        entries.add(json.dumps([name, event, matcher, hook], sort_keys=True))
-    return entries
-
-
-def _hooks_off(data: Mapping[str, object]) -> bool:
-    """Whether the file switches hooks (or forge-policy's) off."""
-    if data.get("disableAllHooks"):
-        return True
-    for key in ("hooksConfig", "hooks"):  # Gemini CLI (and its older hooks.enabled)
-        value = data.get(key)
-        if isinstance(value, dict):
-            disabled = value.get("disabled")
-            if value.get("enabled") is False or (
-                isinstance(disabled, list) and any("forge" in str(d) for d in disabled)
-            ):
-                return True
-    features = data.get("features")  # Codex config.toml
-    if isinstance(features, dict) and False in (features.get("hooks"), features.get("codex_hooks")):
-        return True
-    return any(  # a named hook switched off (Antigravity)
-        isinstance(value, dict) and value.get("enabled") is False and _hook_entries({"": value})
-        for value in data.values()
-    )
-
-
-def _is_forge_hook(hook: object) -> bool:
-    """A hook handler of forge-policy: a command that runs it (``forge-policy hook``, the
-    worker client ``…/forge_policy/worker/launch.py``) or the http hook of ``forge-policy
-    serve`` (its token variable)."""
-    if not isinstance(hook, dict):
-        return False
-    if hook.get("type", "command") == "command":
-        command = f"{hook.get('command', '')} {hook.get('bash', '')}"  # bash: Copilot CLI
-        return "forge-policy" in command or "forge_policy" in command
-    return "FORGE_SERVE_TOKEN" in json.dumps(hook)

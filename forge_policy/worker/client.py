@@ -181,14 +181,63 @@ def _spawn(root: bytes, here: bytes, folder: bytes) -> None:
 
 
 def enable_packages(here: bytes) -> None:
-    """Make the package and its dependencies importable after ``-S``: the site folders of this
-    interpreter (and their ``.pth`` files), then the tree this file belongs to, first."""
+    """Make the package and its dependencies importable after ``-S``, as ``site`` would but
+    without running the ``import`` lines of ``.pth`` files: the tree this file belongs to
+    first, then the site folders of this interpreter (its venv's, found as ``site`` finds it:
+    ``pyvenv.cfg`` beside or above the executable) and the folders their ``.pth`` path lines
+    name. An ``import`` line is code run at every start of the engine: one written by an agent
+    would patch the hook before it decides. No dependency needs one (an editable install's
+    finder is such a line; the tree this file is in is the package it would find), and
+    ``sitecustomize``/``usercustomize`` stay unimported as ``-S`` leaves them."""
+    import os
     import site
 
-    site.main()
+    executable = os.path.abspath(sys.executable)
+    bin_dir = os.path.dirname(executable)
+    prefixes = [sys.prefix]
+    for conf in (os.path.join(bin_dir, "pyvenv.cfg"), os.path.join(bin_dir, "..", "pyvenv.cfg")):
+        if not os.path.isfile(conf):
+            continue
+        system = "true"
+        with open(conf, encoding="utf-8") as f:
+            for line in f:
+                key, eq, value = line.partition("=")
+                if eq and key.strip().lower() == "include-system-site-packages":
+                    system = value.strip().lower()
+        venv = os.path.dirname(bin_dir)
+        prefixes = [venv, sys.prefix] if system == "true" else [venv]
+        sys.prefix = sys.exec_prefix = venv
+        break
+    known = set(sys.path)
+    for folder in site.getsitepackages(prefixes):
+        if folder in known or not os.path.isdir(folder):
+            continue
+        sys.path.append(folder)
+        known.add(folder)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".pth") and not name.startswith("."):
+                _path_lines(folder, name, known)
     tree = here.decode("utf-8", "surrogateescape").rsplit("/", 3)[0]
     if tree not in sys.path:
         sys.path.insert(0, tree)
+
+
+def _path_lines(folder: str, name: str, known: set[str]) -> None:
+    """The folders a ``.pth`` file adds to ``sys.path`` (its ``import`` lines skipped)."""
+    import os
+
+    try:
+        with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+            lines = f.read(1 << 20).splitlines()
+    except OSError:
+        return
+    for line in lines:
+        if not line.strip() or line.startswith(("#", "import ", "import\t")):
+            continue
+        path = os.path.normpath(os.path.join(folder, line.rstrip()))
+        if path not in known and os.path.exists(path):
+            sys.path.append(path)
+            known.add(path)
 
 
 def in_process(here: bytes, raw: bytes | None, args: list[str], note: str = "") -> int:

@@ -13,7 +13,15 @@ import forge_policy as fp
 from forge_policy.facts.governance import changes
 from forge_policy.model import Event
 
-from .governance_cases import ALLOW, BLOCK, BLOCK_WITH_FORGE_ROOT, HOME, PROJECT
+from .governance_cases import (
+    ALLOW,
+    BLOCK,
+    BLOCK_WITH_FORGE_ROOT,
+    HOME,
+    PROJECT,
+    ROUTE_TWINS,
+    ROUTES,
+)
 
 ENV = {"HOME": HOME}
 
@@ -266,3 +274,215 @@ def test_many_paths_in_one_folder_are_resolved_once_per_folder(tmp_path: Path) -
     (tmp_path / "build" / "7").symlink_to(tmp_path / ".forge")  # a link among them still counts
     found, _ = facts["changes"].evaluate(event)
     assert found == [f"rm {tmp_path}/build/7"]
+
+
+# --- what else controls the hook (issue 23, family 2) ---------------------------------------
+
+ROUTE_CASES = [(route, command) for route, commands in ROUTES.items() for command in commands]
+
+
+@pytest.mark.parametrize(("route", "command"), ROUTE_CASES)
+def test_every_route_to_the_hook_is_a_change(route: str, command: str) -> None:
+    assert changes(bash(command), ENV), route
+
+
+@pytest.mark.parametrize("command", ROUTE_TWINS)
+def test_the_harmless_twins_still_pass(command: str) -> None:
+    assert changes(bash(command), ENV) == []
+
+
+def _site() -> str:
+    import sysconfig
+
+    return sysconfig.get_paths()["purelib"]
+
+
+def _installation_cases() -> list[str]:
+    import sys
+
+    import forge_policy
+
+    site, bin_dir = _site(), os.path.dirname(os.path.abspath(sys.executable))
+    package = os.path.dirname(forge_policy.__file__)
+    return [
+        f"echo 'import forge_policy.hook as h; h.respond = None' > {site}/zz.pth",
+        f"cp /tmp/evil.pth {site}/",
+        f"tee {site}/sitecustomize.py < /tmp/x",
+        f"echo x > {site}/usercustomize.py",
+        f"rm -rf {site}/forge_policy-0.1.0.dist-info",
+        f"rm {site}/*.pth",
+        f"echo 'import os' > {HOME}/.local/lib/python3.11/site-packages/x.pth",
+        f"sed -i 's/deny/allow/' {package}/hook.py",
+        f"echo x > {package}/engine/evaluator.py",
+        f"cp /tmp/fake {bin_dir}/forge-policy",
+        f"ln -sf /tmp/py {bin_dir}/python3",
+        f"echo 'home = /tmp' > {os.path.dirname(bin_dir)}/pyvenv.cfg",
+        f"rm -rf {os.path.dirname(bin_dir)}",
+    ]
+
+
+def test_the_engines_installation_is_governance() -> None:
+    import forge_policy
+
+    package = os.path.dirname(forge_policy.__file__)
+    for command in _installation_cases():
+        if package in command and package.startswith(PROJECT):
+            continue  # not in this layout
+        assert changes(bash(command), ENV), command
+    site = _site()
+    twins = [f"ls {site}", f"cat {site}/distutils-precedence.pth", f"echo x > {site}.txt"]
+    for command in twins:
+        assert changes(bash(command), ENV) == [], command
+
+
+def test_an_editable_install_inside_the_project_is_the_projects_code() -> None:
+    """Developing forge-policy itself: its sources are the project's work, its .pth is not."""
+    import forge_policy
+
+    package = os.path.dirname(os.path.realpath(forge_policy.__file__))
+    tree = os.path.dirname(package)
+    write = Event("PreToolUse", "s", tool_name="Write", cwd=tree,
+                  tool_input={"file_path": f"{package}/hook.py", "content": "x"})  # fmt: skip
+    assert changes(write, {"HOME": HOME, "CLAUDE_PROJECT_DIR": tree}) == []
+    assert changes(write, {"HOME": HOME, "CLAUDE_PROJECT_DIR": "/elsewhere"})
+    pth = bash(f"echo x > {_site()}/evil.pth", cwd=tree)
+    assert changes(pth, {"HOME": HOME, "CLAUDE_PROJECT_DIR": tree})
+
+
+def test_a_hard_link_to_a_guarded_file_is_the_guarded_file(tmp_path: Path) -> None:
+    log = tmp_path / ".forge" / "audit" / "overrides.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("{}\n")
+    (tmp_path / "notes.txt").write_text("x")
+    os.link(log, tmp_path / "innocent")  # made in an earlier call
+    os.link(tmp_path / "notes.txt", tmp_path / "notes2.txt")  # a hard link to nothing guarded
+    for command in (": > innocent", "truncate -s 0 innocent", "echo x >> ./innocent",
+                    "sed -i d innocent", "rm innocent && echo x"):  # fmt: skip
+        found = changes(bash(command, cwd=str(tmp_path)), ENV)
+        if command.startswith("rm"):
+            assert found == []  # removing one name leaves the file as it is
+        else:
+            assert found, command
+    assert changes(bash(": > notes2.txt", cwd=str(tmp_path)), ENV) == []
+    assert changes(bash("cat innocent", cwd=str(tmp_path)), ENV) == []
+
+
+# --- git: what removes or rewrites an untracked .forge, and persisted config -------------------
+
+
+def git(repo: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo), "PATH": os.environ["PATH"],
+                        "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x",
+                        "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"})  # fmt: skip
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository whose .forge is untracked, its runtime ignored; src/ tracked."""
+    repo = tmp_path / "r"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "a.py").write_text("a = 1\n")
+    (repo / ".gitignore").write_text(".forge/runtime/\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    (repo / ".forge" / "runtime").mkdir(parents=True)
+    (repo / ".forge" / "runtime" / "state.json").write_text("{}")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git stash -u", "git stash push --include-untracked", "git stash -a", "git stash save --all",
+     "git clean -fdx", "git clean -f -d -x", "git clean -fX", "git clean -fd",
+     "git clean --force -d .forge"],
+)  # fmt: skip
+def test_git_removing_an_untracked_forge_is_a_change(repo: Path, command: str) -> None:
+    assert changes(bash(command, cwd=str(repo)), ENV), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git stash", "git stash list", "git stash pop", "git clean -n -dx", "git clean -fd src",
+     "git clean -fdx src/", "git checkout -b topic", "git status", "git switch -c x"],
+)  # fmt: skip
+def test_git_leaving_an_untracked_forge_alone_passes(repo: Path, command: str) -> None:
+    assert changes(bash(command, cwd=str(repo)), ENV) == []
+
+
+def test_a_tracked_forge_rewritten_by_a_checkout_or_reset_is_a_change(repo: Path) -> None:
+    (repo / ".forge" / "audit").mkdir()
+    log = repo / ".forge" / "audit" / "overrides.log"
+    log.write_text("one\n")
+    git(repo, "add", ".forge/audit")
+    git(repo, "commit", "-qm", "audit")
+    git(repo, "branch", "old", "HEAD~1")
+    log.write_text("one\ntwo\n")  # appended since the commit
+    rewrites = [
+        "git restore .",
+        "git restore --worktree --staged .forge",
+        "git reset --hard",
+        "git checkout -- .",
+        "git stash",
+        "git checkout old",
+        "git switch old",
+        "git reset --hard HEAD~1",
+        "git checkout -f main",
+    ]
+    for command in rewrites:
+        assert changes(bash(command, cwd=str(repo)), ENV), command
+    git(repo, "add", ".forge/audit")
+    git(repo, "commit", "-qm", "audit 2")
+    git(repo, "branch", "same")
+    kept = ["git stash", "git checkout same", "git reset --hard", "git checkout -- src",
+            "git restore --staged .", "git restore src"]  # fmt: skip
+    for command in kept:
+        assert changes(bash(command, cwd=str(repo)), ENV) == [], command
+
+
+def test_git_worktree_remove_force_of_a_governed_tree_is_a_change(repo: Path) -> None:
+    other = repo.parent / "wt"
+    git(repo, "worktree", "add", "-q", str(other))
+    (other / ".forge").mkdir()
+    assert changes(bash(f"git worktree remove --force {other}", cwd=str(repo)), ENV)
+    assert changes(bash(f"git worktree remove {other}", cwd=str(repo)), ENV) == []
+
+
+def test_the_folder_core_hooks_path_names_is_governance(repo: Path) -> None:
+    git(repo, "config", "core.hooksPath", ".githooks")
+    for command in ("echo x > .githooks/pre-commit", "rm -rf .githooks", "cp /tmp/x .githooks/"):
+        assert changes(bash(command, cwd=str(repo)), ENV), command
+    assert changes(bash("echo x > .github/pre-commit", cwd=str(repo)), ENV) == []
+
+
+def test_a_git_config_edit_is_judged_by_the_keys_that_run_code(repo: Path) -> None:
+    config = repo / ".git" / "config"
+    text = config.read_text()
+
+    def write(content: str) -> list[str]:
+        return changes(tool("Write", cwd=str(repo), file_path=str(config), content=content), ENV)
+
+    assert write(text + "[user]\n\tname = me\n") == []
+    assert write(text + "[core]\n\thooksPath = /tmp/h\n")
+    assert write(text + '[alias]\n\tst = "!sh -c x"\n')
+    assert write(text + "[alias]\n\tst = status\n") == []
+    assert write(text + '[filter "x"]\n\tclean = sh x\n')
+    assert write(text + "[include]\n\tpath = /tmp/evil\n")
+
+
+@pytest.mark.parametrize("where", ["site", "bin", "user-site"])
+def test_the_path_tools_on_the_installation_are_changes(where: str) -> None:
+    import sys
+
+    path = {
+        "site": f"{_site()}/evil.pth",
+        "bin": f"{os.path.dirname(os.path.abspath(sys.executable))}/forge-policy",
+        "user-site": f"{HOME}/.local/lib/python3.11/site-packages/usercustomize.py",
+    }[where]
+    for name in ("Write", "Edit", "mcp__filesystem__write_file"):
+        key = "path" if name.startswith("mcp") else "file_path"
+        assert changes(tool(name, **{key: path, "content": "x"}), ENV) == [f"{name} {path}"]
+    assert changes(tool("Read", file_path=path), ENV) == []
