@@ -8,6 +8,14 @@ transaction: it loads the session state, decides on its caught-up base, appends 
 records (fsynced: the source of truth), then applies the effects and writes the state. When the
 state cannot be read or written it decides on the session rebuilt from the audit log, or, when
 that cannot be read either, at each behavior's highest level below hard_block (SPEC §9).
+
+**Locks and the hook's deadline** (SPEC §9). Within a hook call every lock wait ends before the
+hook's deadline (:func:`forge_policy._budget.lock_wait`). A call that is hard-blocked never waits
+for a lock: its transaction runs under :func:`~forge_policy._budget.no_wait`, so a state lock held
+elsewhere sends it at once to the stateless decision, and an audit lock held elsewhere spools its
+record (:mod:`forge_policy.audit.jsonl`). A state lock not had before the deadline (an agent
+holding it, say) is decided statelessly at each behavior's highest level below hard_block, never
+on the log alone (whose appends may be waiting in the spool), and audited ``degraded``.
 """
 
 from __future__ import annotations
@@ -18,14 +26,16 @@ from collections.abc import Mapping
 
 import attrs
 
+from forge_policy._budget import in_hook_call, no_wait
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
 from forge_policy.engine import session
 from forge_policy.engine.decide import Outcome, decide
 from forge_policy.engine.inputs import DEFAULT_TTL, DEFAULT_WINDOW, FactCache, Settings
 from forge_policy.engine.overrides import harness_auto_approval
 from forge_policy.engine.session import RECONCILE_MARGIN, Base
-from forge_policy.errors import AuditError, StoreError
+from forge_policy.errors import AuditError, LockTimeout, StoreError
 from forge_policy.model import Decision, Event
+from forge_policy.state import SessionState
 from forge_policy.stores.base import read_only
 
 TYPE_CHECKING = False
@@ -38,7 +48,6 @@ if TYPE_CHECKING:
     from forge_policy.engine.bypass import Bypass
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.engine.reports import ExplainReport, OverrideGrant, Status
-    from forge_policy.state import SessionState
     from forge_policy.stores.base import RuntimeStore
 
     FactProvider = Callable[[Event], object]
@@ -169,6 +178,7 @@ class Evaluator:
             early = self._decide_read_only(event, view, now, facts)
             if early is not None and early[1] is None:
                 return early[0].decision  # the allow path: no lock, no copy, no write
+        hard = self._hard_blocked(event, early, now, facts)
         audited: list[Outcome] = []
 
         def apply(current: SessionState | None) -> tuple[Outcome, SessionState | None]:
@@ -186,11 +196,36 @@ class Evaluator:
             return outcome, state
 
         try:
+            if hard:  # a hard block never waits for a lock (SPEC §9)
+                with no_wait():
+                    return self.store.transact(event.session_id, apply).decision
             return self.store.transact(event.session_id, apply).decision
         except (StoreError, AuditError, OSError) as exc:
             if audited:  # the log holds this decision: answering otherwise would contradict it
                 return _logged_not_written(audited[-1].decision, exc)
+            if hard:
+                with no_wait():
+                    return self._stateless(event, now, exc, facts)
             return self._stateless(event, now, exc, facts)
+
+    def _hard_blocked(
+        self,
+        event: Event,
+        early: tuple[Outcome, SessionState | None] | None,
+        now: float,
+        facts: FactCache,
+    ) -> bool:
+        """Whether the call is hard-blocked whatever the session holds: decided on the state
+        read without a lock, else (unreadable, or an override could consume something) on a new
+        session, where only a behavior that hard-blocks by default can hard-block. Only how
+        long locks are waited for depends on it; the decision itself is the transaction's."""
+        if early is not None:
+            return early[0].decision.outcome == "hard_block"
+        fresh = SessionState.new(now)
+        outcome = decide(
+            self.catalog, event, fresh, now, self.settings, facts, auto_approve=self.auto_approve
+        )
+        return outcome.decision.outcome == "hard_block"
 
     def _audit_first(
         self, records: list[dict[str, Any]], state: SessionState, session_id: str, now: float
@@ -270,7 +305,12 @@ class Evaluator:
         hard_block (fail closed). Either way every violation is audited, marked ``degraded``, so
         that no count is lost. Reuses the event's ``facts``: providers run once per event."""
         ttl = self.settings.ttl
-        state, how, mark = session.rebuilt(self.audit, self.catalog, event.session_id, now, ttl)
+        if isinstance(error, LockTimeout) and in_hook_call():
+            # the deadline, or a hard block's single attempt: the log alone is not the session
+            # (what was decided meanwhile may wait in the spool), so fail closed
+            state, how, mark = session.failed_closed(self.catalog, now, "lock not had in time")
+        else:
+            state, how, mark = session.rebuilt(self.audit, self.catalog, event.session_id, now, ttl)
         facts.diagnostics.insert(
             0, f"session state unavailable ({type(error).__name__}: {error}); {how}"
         )
