@@ -203,8 +203,7 @@ class JsonlAuditSink:
             raise AuditError(f"audit spool is not a folder of its own, refused: {str(folder)!r}")
         name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}.jsonl"
         data = b"".join(
-            json.dumps(r, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n"
-            for r in batch
+            json.dumps(r, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n" for r in batch
         )
         fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o600)
         try:

@@ -200,7 +200,9 @@ def rebuilt(
     try:
         state, counted = from_log(audit, session_id, now - ttl)
     except (ForgePolicyError, OSError) as exc:
-        return failed_closed(catalog, now, f"the audit log cannot be read either ({type(exc).__name__})")
+        return failed_closed(
+            catalog, now, f"the audit log cannot be read either ({type(exc).__name__})"
+        )
     how = f"decided statelessly on the session rebuilt from the audit log ({counted} records)"
     return state, how, "rebuilt"
 
@@ -210,7 +212,10 @@ def failed_closed(catalog: Catalog, now: float, why: str) -> tuple[SessionState,
     diagnostic (``why`` first) and the ``degraded`` mark ``fail_closed``."""
     state = SessionState.new(now)
     apply_effects(state, [SetLevel(b.id, highest_below_hard(b)) for b in catalog.behaviors])
-    how = f"{why}; decided statelessly at each behavior's highest level below hard_block (fail closed)"
+    how = (
+        f"{why}; decided statelessly at each behavior's highest level below hard_block "
+        "(fail closed)"
+    )
     return state, how, "fail_closed"
 
 

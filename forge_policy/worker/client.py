@@ -336,7 +336,8 @@ def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions)
         root = protocol.root_of(environ, cwd)
         timeout = min(
             seconds(environ, b"FORGE_WORKER_TIMEOUT", protocol.ANSWER_TIMEOUT),
-            seconds(environ, b"FORGE_HOOK_DEADLINE", protocol.HOOK_DEADLINE) * protocol.WORKER_SHARE,
+            seconds(environ, b"FORGE_HOOK_DEADLINE", protocol.HOOK_DEADLINE)
+            * protocol.WORKER_SHARE,
         )
         request = protocol.HookRequest(
             protocol.own_identity(here),
