@@ -17,8 +17,8 @@ wall clock is bounded too, at :data:`WALL_FACTOR` times the budget, for provider
 **The hook's deadline** (SPEC §9, ``FORGE_HOOK_DEADLINE``) bounds everything a hook call waits
 for: :func:`hook_deadline` sets it (a :func:`time.monotonic` instant, per context: the warm
 worker's threads keep their own) for the duration of one call; :func:`lock_wait` bounds a lock
-wait by the time left before it (less :data:`ANSWER_RESERVE`, the time the answer still needs)
-and a fact's run ends at it too. :func:`no_wait` makes every lock wait a single attempt: a
+wait by the time left before it (less the reserve the answer still needs, :data:`ANSWER_SHARE`)
+and a fact's run ends there too. :func:`no_wait` makes every lock wait a single attempt: a
 hard block never waits for a lock.
 
 >>> run = Run(100.0, [])
@@ -57,7 +57,7 @@ class Run:
         self.notes = notes
         self.cuts: list[str] = []
         deadline = DEADLINE.get()  # read here: the provider may run in another thread
-        self.hook_end = float("inf") if deadline is None else deadline - ANSWER_RESERVE
+        self.hook_end = float("inf") if deadline is None else deadline
         self.start()
 
     def start(self) -> None:
@@ -91,28 +91,36 @@ class Run:
 CURRENT: ContextVar[Run | None] = ContextVar("forge_policy_fact_run", default=None)
 
 
-#: Seconds before the hook's deadline at which lock waits and facts stop, so that the answer
-#: (a stateless decision, its audit record spooled, the harness's reply) is still given in time.
-ANSWER_RESERVE = 1.0
+#: The share of the hook's deadline kept for the answer (at least :data:`MIN_RESERVE` seconds):
+#: lock waits and facts stop that long before it, so that the answer (a stateless decision, its
+#: audit record spooled, the harness's reply) is still given in time on a loaded machine.
+ANSWER_SHARE = 0.3
+MIN_RESERVE = 1.0
 
-#: The instant (:func:`time.monotonic`) by which the running hook call answers, if any.
+#: The instant (:func:`time.monotonic`) at which the running hook call's waits end, if any: its
+#: deadline less the answer's reserve.
 DEADLINE: ContextVar[float | None] = ContextVar("forge_policy_hook_deadline", default=None)
 #: Whether lock waits are single attempts in this context (a hard block being recorded).
 NO_WAIT: ContextVar[bool] = ContextVar("forge_policy_no_wait", default=False)
 
 
 @contextlib.contextmanager
-def hook_deadline(deadline: float | None) -> Iterator[None]:
+def hook_deadline(deadline: float | None, seconds: float | None = None) -> Iterator[None]:
     """Run the block under the hook's ``deadline`` (a :func:`time.monotonic` instant; None:
-    keep the one in force). An earlier deadline already in force wins.
+    keep the one in force), ``seconds`` long (default: the time left now): its waits end
+    :data:`ANSWER_SHARE` of it (at least :data:`MIN_RESERVE`) before. An earlier end already in
+    force wins.
 
-    >>> with hook_deadline(time.monotonic() + 5.0):
-    ...     0 < lock_wait(60.0) <= 4.0
+    >>> with hook_deadline(time.monotonic() + 10.0, 10.0):
+    ...     6.0 < lock_wait(60.0) <= 7.0
     True
     >>> lock_wait(60.0)  # outside a hook call: the lock's own timeout
     60.0
     """
     current = DEADLINE.get()
+    if deadline is not None:
+        length = deadline - time.monotonic() if seconds is None else seconds
+        deadline -= max(MIN_RESERVE, ANSWER_SHARE * length)
     if deadline is None or (current is not None and current <= deadline):
         yield
         return
@@ -139,14 +147,14 @@ def no_wait() -> Iterator[None]:
 
 
 def lock_wait(timeout: float) -> float:
-    """The seconds a lock may be waited for: ``timeout``, bounded by the hook's deadline less
-    :data:`ANSWER_RESERVE` (never below 0: one attempt), 0 under :func:`no_wait`."""
+    """The seconds a lock may be waited for: ``timeout``, bounded by the end of the hook's
+    waits (never below 0: one attempt), 0 under :func:`no_wait`."""
     if NO_WAIT.get():
         return 0.0
     deadline = DEADLINE.get()
     if deadline is None:
         return timeout
-    return max(0.0, min(timeout, deadline - ANSWER_RESERVE - time.monotonic()))
+    return max(0.0, min(timeout, deadline - time.monotonic()))
 
 
 def in_hook_call() -> bool:

@@ -125,6 +125,7 @@ def main(
                 stderr=stderr,
                 deadline=(time.monotonic() if started is None else started)
                 + _deadline_seconds(env),
+                deadline_seconds=_deadline_seconds(env),
             )
     try:
         _write(stdout, text)
@@ -178,12 +179,13 @@ def respond(
     stderr: IO[str] | None = None,
     evaluator: Evaluator | None = None,
     deadline: float | None = None,
+    deadline_seconds: float | None = None,
 ) -> tuple[str, int]:
     """``(stdout text, exit code)`` of the hook for one raw payload of ``harness``; never
     raises. ``event`` is the harness's event name from ``--event`` (it wins over the payload's
     own, which some harnesses leave out). See :func:`answer` for ``evaluator``. ``deadline``:
     the :func:`time.monotonic` instant by which it answers (default: ``FORGE_HOOK_DEADLINE``
-    seconds from now).
+    seconds from now), ``deadline_seconds`` long (default: the time left before it).
 
     >>> import tempfile
     >>> env = {"FORGE_ROOT": tempfile.mkdtemp(), "FORGE_STORE": "memory"}
@@ -195,10 +197,11 @@ def respond(
     env = os.environ if environ is None else environ
     err = sys.stderr if stderr is None else stderr
     if deadline is None:
-        deadline = time.monotonic() + _deadline_seconds(env)
+        deadline_seconds = _deadline_seconds(env)
+        deadline = time.monotonic() + deadline_seconds
     from forge_policy._budget import hook_deadline
 
-    with hook_deadline(deadline):
+    with hook_deadline(deadline, deadline_seconds):
         return _respond(raw, harness, event, env, err, evaluator)
 
 

@@ -244,3 +244,25 @@ def test_init_gives_every_harness_a_timeout_beyond_the_largest_deadline(harness:
     if harness in CLOSING:
         key, value = CLOSING[harness]
         assert entry[key] == value, entry
+
+
+@pytest.mark.parametrize("linked", ["runtime", "forge"])
+def test_a_symlinked_runtime_or_forge_folder_receives_nothing(tmp_path: Path, linked: str) -> None:
+    """The Harness Home contract: no cache, key, state or audit written through a link."""
+    project = Project(tmp_path, catalog={})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if linked == "runtime":
+        project.root.mkdir(parents=True, exist_ok=True)
+        (project.root / "runtime").symlink_to(elsewhere, target_is_directory=True)
+    else:
+        (elsewhere / "runtime").mkdir()
+        project.root.symlink_to(elsewhere, target_is_directory=True)
+    for command in ("rm -rf ~", "git push --force", "ls"):
+        answer, err = call(project, command, HOOK)
+        assert decision(answer) == ("allow" if command == "ls" else "deny"), (answer, err)
+    assert "symlink" in err
+    written = sorted(p.name for p in elsewhere.rglob("*") if p.is_file())
+    assert not [n for n in written if n.startswith(("catalog-cache", "state", "overrides"))], (
+        written
+    )
