@@ -138,7 +138,8 @@ def main() -> int:
                     f"{walls[-1]:>7.2f}  {args.runs}"
                 )
         print(
-            f"largest wall time {worst:.2f} s (deadline {args.deadline:g} s, harness timeout 30 s); "
+            f"largest wall time {worst:.2f} s (deadline {args.deadline:g} s, harness timeout 30 s)"
+            "; "
             f"wrong answers: {wrong}"
         )
     return 1 if wrong or worst > args.deadline else 0
