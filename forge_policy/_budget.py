@@ -18,8 +18,8 @@ wall clock is bounded too, at :data:`WALL_FACTOR` times the budget, for provider
 for: :func:`hook_deadline` sets it (a :func:`time.monotonic` instant, per context: the warm
 worker's threads keep their own) for the duration of one call; :func:`lock_wait` bounds a lock
 wait by the time left before it (less the reserve the answer still needs, :data:`ANSWER_SHARE`)
-and a fact's run ends there too. :func:`no_wait` makes every lock wait a single attempt: a
-hard block never waits for a lock.
+and a fact's run ends there too. :func:`no_wait` cuts every lock wait to a moment
+(:data:`HARD_BLOCK_WAIT`): a hard block never waits for a lock held past it.
 
 >>> run = Run(100.0, [])
 >>> token = CURRENT.set(run)
@@ -100,7 +100,12 @@ MIN_RESERVE = 1.0
 #: The instant (:func:`time.monotonic`) at which the running hook call's waits end, if any: its
 #: deadline less the answer's reserve.
 DEADLINE: ContextVar[float | None] = ContextVar("forge_policy_hook_deadline", default=None)
-#: Whether lock waits are single attempts in this context (a hard block being recorded).
+#: Seconds a hard block's lock waits may last (:func:`no_wait`): a moment for the hooks of other
+#: calls of the session that hold the lock for milliseconds (their counts would otherwise be
+#: decided statelessly, and a stateless count that races a committed one is lost to the state),
+#: never the hook's deadline that an agent holding the lock would make it wait for.
+HARD_BLOCK_WAIT = 2.0
+#: Whether lock waits are cut to :data:`HARD_BLOCK_WAIT` in this context (a hard block).
 NO_WAIT: ContextVar[bool] = ContextVar("forge_policy_no_wait", default=False)
 
 
@@ -133,11 +138,11 @@ def hook_deadline(deadline: float | None, seconds: float | None = None) -> Itera
 
 @contextlib.contextmanager
 def no_wait() -> Iterator[None]:
-    """Every lock wait in the block is one attempt (:func:`lock_wait` gives 0).
+    """Every lock wait in the block lasts at most :data:`HARD_BLOCK_WAIT` (a hard block).
 
     >>> with no_wait():
     ...     lock_wait(15.0)
-    0.0
+    2.0
     """
     token = NO_WAIT.set(True)
     try:
@@ -148,9 +153,9 @@ def no_wait() -> Iterator[None]:
 
 def lock_wait(timeout: float) -> float:
     """The seconds a lock may be waited for: ``timeout``, bounded by the end of the hook's
-    waits (never below 0: one attempt), 0 under :func:`no_wait`."""
+    waits (never below 0: one attempt), and by :data:`HARD_BLOCK_WAIT` under :func:`no_wait`."""
     if NO_WAIT.get():
-        return 0.0
+        timeout = min(timeout, HARD_BLOCK_WAIT)
     deadline = DEADLINE.get()
     if deadline is None:
         return timeout

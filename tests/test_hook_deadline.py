@@ -6,7 +6,8 @@ sleep 600 &``): before ``FORGE_HOOK_DEADLINE`` the hook then waited out both loc
 These tests hold both locks with real ``flock`` processes and run the real hook process (both
 ``forge-policy hook`` and the command ``init`` writes, through the warm-worker client): a hard
 block is refused at once and its record spooled, not lost; a soft block is decided statelessly
-at the deadline, failing closed, and audited ``degraded``; a harmless call still passes. Not
+at the deadline on the session rebuilt from the log and its spool, and
+audited ``degraded``; a harmless call still passes. Not
 timed (speed goes to ``tests/benchmarks/bench_hook_deadline.py``): each call must return, within
 a generous subprocess timeout, with the right answer.
 """
@@ -154,25 +155,28 @@ def test_a_hard_block_is_refused_with_both_locks_held(
     )
     assert verify.returncode == 0, verify.stderr
     report = json.loads(verify.stdout)["verify"]
-    assert report["ok"] and report["spooled"] == 0
+    assert report["ok"] and report.get("spooled", 0) == 0
 
 
 @needs_flock
 @pytest.mark.parametrize("command", ["npm install left-pad", "yarn add lodash", "chmod -R 777 ."])
-def test_a_soft_block_at_the_deadline_fails_closed_and_is_audited_degraded(
+def test_a_soft_block_at_the_deadline_is_decided_statelessly_and_audited_degraded(
     project: Project, command: str
 ) -> None:
     with agent_holds(*locks(project)):
         answer, err = call(project, command, HOOK)
         waiting = spooled(project)
     assert decision(answer) in ("deny", "ask"), (answer, err)
-    assert "lock not had in time" in err
+    assert "session state unavailable" in err
     blocks = [r for r in waiting if r.get("kind") == "block"]
-    assert [(r["level"], r["degraded"]) for r in blocks] == [("soft_block", "fail_closed")]
+    assert [(r["level"], r["degraded"]) for r in blocks] == [("soft_block", "rebuilt")]
 
 
 @needs_flock
-def test_a_nudge_whose_ladder_reaches_soft_block_blocks_at_the_deadline(tmp_path: Path) -> None:
+def test_holding_the_locks_stops_no_escalation(tmp_path: Path) -> None:
+    """Calls decided at the deadline count: the spool is read with the log, so the third
+    violation soft-blocks as it would have with no lock held, and every count reaches the
+    state once the locks are free."""
     escalation = "    escalation:\n      - {after: 3, level: soft_block}\n"
     climber = behavior_yaml(
         "climber", default_level="nudge", escalation=escalation, triggers=contains("climb-me")
@@ -182,15 +186,16 @@ def test_a_nudge_whose_ladder_reaches_soft_block_blocks_at_the_deadline(tmp_path
     first, _ = project.run(project.bash("echo climb-me"))  # unlocked: a nudge, counted
     assert decision(first or {}) == "allow"
     with agent_holds(*locks(project)):
-        answer, err = call(project, "echo climb-me again", HOOK)
+        second, _ = call(project, "echo climb-me 2", HOOK)
+        third, err = call(project, "echo climb-me 3", HOOK)
         waiting = spooled(project)
-    assert decision(answer) == "deny", (answer, err)  # the highest level below hard_block
-    blocks = [r for r in waiting if r.get("kind") == "block"]
-    assert [(r["behavior_id"], r["degraded"]) for r in blocks] == [("climber", "fail_closed")]
-    # unlocked again, the session goes on from its real counter: a nudge, the spool folded
-    again, _ = project.run(project.bash("echo climb-me once more"))
-    assert decision(again or {}) == "allow"
-    assert spooled(project) == []
+    assert decision(second) == "allow"
+    assert decision(third) == "deny", (third, err)
+    assert [(r["kind"], r["counter"], r["degraded"]) for r in waiting] == [
+        ("violation", 2, "rebuilt"),
+        ("block", 3, "rebuilt"),
+    ]
+    assert project.counter("climber") == 3
 
 
 @needs_flock
@@ -208,6 +213,14 @@ def test_the_spool_keeps_order_across_calls(project: Project) -> None:
             assert decision(call(project, command, HOOK)[0]) == "deny"
     project.run(project.bash("echo nothing to record"))  # an allow appends nothing
     assert len(spooled(project)) == 3
+    verify = subprocess.run(
+        [*HOOK[:-1], "audit", "--verify", "--json"],
+        capture_output=True,
+        env=project.env,
+        cwd=project.dir,
+        timeout=120,
+    )
+    assert json.loads(verify.stdout)["verify"]["spooled"] == 3  # verify knows what waits
     project.run(project.bash("git reset --hard"))  # the next record folds the spool first
     summaries = [r["input_summary"] for r in project.audit() if r.get("spooled")]
     assert summaries == ["Bash: rm -rf ~", "Bash: git push --force", "Bash: rm -rf /"]
@@ -266,3 +279,15 @@ def test_a_symlinked_runtime_or_forge_folder_receives_nothing(tmp_path: Path, li
     assert not [n for n in written if n.startswith(("catalog-cache", "state", "overrides"))], (
         written
     )
+
+
+def test_doctor_names_a_symlinked_runtime_folder(tmp_path: Path) -> None:
+    from forge_policy.ops.doctor import hook_findings
+
+    project = tmp_path / "project"
+    (project / ".forge").mkdir(parents=True)
+    assert [f.code for f in hook_findings(project, "claude-code")] == []
+    (tmp_path / "elsewhere").mkdir()
+    (project / ".forge" / "runtime").symlink_to(tmp_path / "elsewhere")
+    found = [f for f in hook_findings(project, "claude-code") if f.code == "symlinked-state"]
+    assert len(found) == 1 and ".forge/runtime is a symlink" in found[0].reason

@@ -325,11 +325,25 @@ class JsonlAuditSink:
 
         try:
             with open(self._open(self.path, os.O_RDONLY), "rb") as handle:
-                return newest_since(_newest_first(handle), since)
+                found = newest_since(_newest_first(handle), since)
         except FileNotFoundError:
-            return []
+            found = []
         except OSError as exc:
             raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
+        return found + self._spooled_since(since, None)
+
+    def _spooled_since(self, since: float, session_id: str | None) -> list[dict[str, Any]]:
+        """The spooled records (of ``session_id``, or all) stamped at or after ``since``: they
+        follow the log's own in every reader that rebuilds or reconciles a session, so a held
+        lock hides no count."""
+        from forge_policy._time import parse_iso
+
+        return [
+            record
+            for record in self._spooled()[1]
+            if (session_id is None or record.get("session_id") == session_id)
+            and not 0 <= parse_iso(record.get("timestamp"), default=-1.0) < since
+        ]
 
     def session_records_since(self, session_id: str, since: float) -> list[dict[str, Any]]:
         """One session's records stamped at or after ``since``, oldest first
@@ -338,11 +352,12 @@ class JsonlAuditSink:
         one that ends the scan are parsed."""
         try:
             with open(self._open(self.path, os.O_RDONLY), "rb") as handle:
-                return _session_newest_since(_lines_newest_first(handle), session_id, since)
+                found = _session_newest_since(_lines_newest_first(handle), session_id, since)
         except FileNotFoundError:
-            return []
+            found = []
         except OSError as exc:
             raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
+        return found + self._spooled_since(since, session_id)
 
     def verify(self, checkpoints: Iterable[Checkpoint] = ()) -> VerifyReport:
         """Check every line: JSON, ``seq`` continuity, the hash chain, the head anchor and the

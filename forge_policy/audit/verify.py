@@ -152,7 +152,7 @@ class VerifyReport:
             "records": self.records,
             "problems": list(self.problems),
             "torn_tail": self.torn_tail,
-            "spooled": self.spooled,
+            **({"spooled": self.spooled} if self.spooled else {}),
         }
 
     def raise_if_broken(self) -> None:

@@ -11,11 +11,15 @@ that cannot be read either, at each behavior's highest level below hard_block (S
 
 **Locks and the hook's deadline** (SPEC §9). Within a hook call every lock wait ends before the
 hook's deadline (:func:`forge_policy._budget.lock_wait`). A call that is hard-blocked never waits
-for a lock: its transaction runs under :func:`~forge_policy._budget.no_wait`, so a state lock held
-elsewhere sends it at once to the stateless decision, and an audit lock held elsewhere spools its
+for a lock held past a moment (:data:`~forge_policy._budget.HARD_BLOCK_WAIT`, 2 s): its
+transaction runs under :func:`~forge_policy._budget.no_wait`, so a state lock held elsewhere
+sends it soon to the stateless decision, and an audit lock held elsewhere spools its
 record (:mod:`forge_policy.audit.jsonl`). A state lock not had before the deadline (an agent
-holding it, say) is decided statelessly at each behavior's highest level below hard_block, never
-on the log alone (whose appends may be waiting in the spool), and audited ``degraded``.
+holding it, say) is decided statelessly on the session rebuilt from the audit log, its spool
+included (so holding the locks hides no count and stops no escalation), and audited
+``degraded``; when the log cannot be read either, at each behavior's highest level below
+hard_block. Those records are the session's: the next transaction (and :meth:`status`) folds
+them into the stored state.
 """
 
 from __future__ import annotations
@@ -26,14 +30,14 @@ from collections.abc import Mapping
 
 import attrs
 
-from forge_policy._budget import in_hook_call, no_wait
+from forge_policy._budget import no_wait
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
 from forge_policy.engine import session
 from forge_policy.engine.decide import Outcome, decide
 from forge_policy.engine.inputs import DEFAULT_TTL, DEFAULT_WINDOW, FactCache, Settings
 from forge_policy.engine.overrides import harness_auto_approval
 from forge_policy.engine.session import RECONCILE_MARGIN, Base
-from forge_policy.errors import AuditError, LockTimeout, StoreError
+from forge_policy.errors import AuditError, StoreError
 from forge_policy.model import Decision, Event
 from forge_policy.state import SessionState
 from forge_policy.stores.base import read_only
@@ -305,12 +309,7 @@ class Evaluator:
         hard_block (fail closed). Either way every violation is audited, marked ``degraded``, so
         that no count is lost. Reuses the event's ``facts``: providers run once per event."""
         ttl = self.settings.ttl
-        if isinstance(error, LockTimeout) and in_hook_call():
-            # the deadline, or a hard block's single attempt: the log alone is not the session
-            # (what was decided meanwhile may wait in the spool), so fail closed
-            state, how, mark = session.failed_closed(self.catalog, now, "lock not had in time")
-        else:
-            state, how, mark = session.rebuilt(self.audit, self.catalog, event.session_id, now, ttl)
+        state, how, mark = session.rebuilt(self.audit, self.catalog, event.session_id, now, ttl)
         facts.diagnostics.insert(
             0, f"session state unavailable ({type(error).__name__}: {error}); {how}"
         )

@@ -4,10 +4,10 @@ An agent can hold ``.forge/runtime/state.json.lock`` and ``.forge/audit/override
 with two ``flock … sleep`` processes started from its own Bash tool. Each sample here does the
 same, then runs the real hook process, as Claude Code does, once per case:
 
-- ``hard_block``: ``rm -rf ~`` (refused at once: a hard block waits for no lock; its record goes
-  to the audit spool);
-- ``soft_block``: ``npm install left-pad`` (decided statelessly at the deadline, failing closed,
-  audited ``degraded``);
+- ``hard_block``: ``rm -rf ~`` (refused: a hard block waits at most 2 s for the state lock,
+  none for the audit lock; its record goes to the audit spool);
+- ``soft_block``: ``npm install left-pad`` (decided statelessly at the deadline on the session
+  rebuilt from the log, audited ``degraded``);
 - ``allow``: ``ls`` (it waits for the state lock until the deadline, then passes);
 
 through both hook commands: ``forge-policy hook`` and the command ``init`` writes
