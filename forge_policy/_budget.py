@@ -14,6 +14,13 @@ budget; it imports nothing of the package but :mod:`forge_policy.errors`.
 wall clock is bounded too, at :data:`WALL_FACTOR` times the budget, for providers that wait
 (a subprocess, a slow mount, a sleeping third-party provider).
 
+**The hook's deadline** (SPEC §9, ``FORGE_HOOK_DEADLINE``) bounds everything a hook call waits
+for: :func:`hook_deadline` sets it (a :func:`time.monotonic` instant, per context: the warm
+worker's threads keep their own) for the duration of one call; :func:`lock_wait` bounds a lock
+wait by the time left before it (less the reserve the answer still needs, :data:`ANSWER_SHARE`)
+and a fact's run ends there too. :func:`no_wait` cuts every lock wait to a moment
+(:data:`HARD_BLOCK_WAIT`): a hard block never waits for a lock held past it.
+
 >>> run = Run(100.0, [])
 >>> token = CURRENT.set(run)
 >>> note("skipped /big.log: too large"); truncated("more than 10 commands"); check_deadline()
@@ -24,9 +31,11 @@ wall clock is bounded too, at :data:`WALL_FACTOR` times the budget, for provider
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
+from collections.abc import Iterator
 from contextvars import ContextVar
 
 from forge_policy.errors import FactTimeout
@@ -38,21 +47,24 @@ _MAX_NOTES = 20
 
 
 class Run:
-    """One provider call: its budget (CPU and wall clock), notes and cuts."""
+    """One provider call: its budget (CPU and wall clock), notes and cuts. Within a hook call
+    the wall clock also ends where the hook's deadline leaves the answer its reserve."""
 
-    __slots__ = ("budget", "cpu_end", "cuts", "notes", "soft_end", "wall_end")
+    __slots__ = ("budget", "cpu_end", "cuts", "hook_end", "notes", "soft_end", "wall_end")
 
     def __init__(self, budget_ms: float, notes: list[str]) -> None:
         self.budget = budget_ms / 1000.0
         self.notes = notes
         self.cuts: list[str] = []
+        deadline = DEADLINE.get()  # read here: the provider may run in another thread
+        self.hook_end = float("inf") if deadline is None else deadline
         self.start()
 
     def start(self) -> None:
         """Start the clocks (again) in the thread that runs the provider."""
         now = time.monotonic()
-        self.soft_end = now + self.budget
-        self.wall_end = now + self.budget * WALL_FACTOR
+        self.wall_end = min(now + self.budget * WALL_FACTOR, self.hook_end)
+        self.soft_end = min(now + self.budget, self.wall_end)
         self.cpu_end = time.thread_time() + self.budget
 
     def spent(self) -> str | None:
@@ -62,6 +74,8 @@ class Run:
         if now <= self.soft_end:
             return None
         ms = self.budget * 1000.0
+        if now > self.wall_end and self.wall_end == self.hook_end:
+            return "ran into the hook's deadline (FORGE_HOOK_DEADLINE)"
         if now > self.wall_end:
             return (
                 f"ran over {ms * WALL_FACTOR:g} ms of wall-clock time ({WALL_FACTOR:g}x its budget)"
@@ -75,6 +89,83 @@ class Run:
 
 #: The run of the provider executing in this context, if any.
 CURRENT: ContextVar[Run | None] = ContextVar("forge_policy_fact_run", default=None)
+
+
+#: The share of the hook's deadline kept for the answer (at least :data:`MIN_RESERVE` seconds):
+#: lock waits and facts stop that long before it, so that the answer (a stateless decision, its
+#: audit record spooled, the harness's reply) is still given in time on a loaded machine.
+ANSWER_SHARE = 0.3
+MIN_RESERVE = 1.0
+
+#: The instant (:func:`time.monotonic`) at which the running hook call's waits end, if any: its
+#: deadline less the answer's reserve.
+DEADLINE: ContextVar[float | None] = ContextVar("forge_policy_hook_deadline", default=None)
+#: Seconds a hard block's lock waits may last (:func:`no_wait`): a moment for the hooks of other
+#: calls of the session that hold the lock for milliseconds (their counts would otherwise be
+#: decided statelessly, and a stateless count that races a committed one is lost to the state),
+#: never the hook's deadline that an agent holding the lock would make it wait for.
+HARD_BLOCK_WAIT = 2.0
+#: Whether lock waits are cut to :data:`HARD_BLOCK_WAIT` in this context (a hard block).
+NO_WAIT: ContextVar[bool] = ContextVar("forge_policy_no_wait", default=False)
+
+
+@contextlib.contextmanager
+def hook_deadline(deadline: float | None, seconds: float | None = None) -> Iterator[None]:
+    """Run the block under the hook's ``deadline`` (a :func:`time.monotonic` instant; None:
+    keep the one in force), ``seconds`` long (default: the time left now): its waits end
+    :data:`ANSWER_SHARE` of it (at least :data:`MIN_RESERVE`) before. An earlier end already in
+    force wins.
+
+    >>> with hook_deadline(time.monotonic() + 10.0, 10.0):
+    ...     6.0 < lock_wait(60.0) <= 7.0
+    True
+    >>> lock_wait(60.0)  # outside a hook call: the lock's own timeout
+    60.0
+    """
+    current = DEADLINE.get()
+    if deadline is not None:
+        length = deadline - time.monotonic() if seconds is None else seconds
+        deadline -= max(MIN_RESERVE, ANSWER_SHARE * length)
+    if deadline is None or (current is not None and current <= deadline):
+        yield
+        return
+    token = DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        DEADLINE.reset(token)
+
+
+@contextlib.contextmanager
+def no_wait() -> Iterator[None]:
+    """Every lock wait in the block lasts at most :data:`HARD_BLOCK_WAIT` (a hard block).
+
+    >>> with no_wait():
+    ...     lock_wait(15.0)
+    2.0
+    """
+    token = NO_WAIT.set(True)
+    try:
+        yield
+    finally:
+        NO_WAIT.reset(token)
+
+
+def lock_wait(timeout: float) -> float:
+    """The seconds a lock may be waited for: ``timeout``, bounded by the end of the hook's
+    waits (never below 0: one attempt), and by :data:`HARD_BLOCK_WAIT` under :func:`no_wait`."""
+    if NO_WAIT.get():
+        timeout = min(timeout, HARD_BLOCK_WAIT)
+    deadline = DEADLINE.get()
+    if deadline is None:
+        return timeout
+    return max(0.0, min(timeout, deadline - time.monotonic()))
+
+
+def in_hook_call() -> bool:
+    """Whether a hook deadline (or :func:`no_wait`) is in force: a lock not taken in time then
+    ends the wait instead of the call (the audit log spools its records)."""
+    return NO_WAIT.get() or DEADLINE.get() is not None
 
 
 def check_deadline() -> None:

@@ -22,6 +22,12 @@ state when the line stops before evaluation, and no traceback is ever printed. T
 the adapter's (0 for every harness so far: each one reads its decision from JSON on exit 0), and
 2 for a command-line usage error.
 
+**The deadline** (SPEC §9, ``FORGE_HOOK_DEADLINE``, 10 s by default, well below the timeout
+``init`` writes for the harness): the whole call answers within it, counted from the start of
+the hook process (the warm-worker client passes its own start, so the worker's wait counts too).
+Lock waits and fact runs end before it (:mod:`forge_policy._budget`); a hard block waits for no
+lock at all (:mod:`forge_policy.engine.evaluator`).
+
 A payload without ``session_id`` is evaluated under a stable id derived from its
 ``transcript_path`` (else its ``cwd``), and an audit record of kind ``diagnostic`` says so.
 
@@ -41,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 
 from forge_policy.errors import HookInputError
 from forge_policy.harness.payload import MAX_INPUT, check_size, parse, sniff_event
@@ -62,6 +69,8 @@ def main(
     stderr: IO[str] | None = None,
     environ: Mapping[str, str] | None = None,
     argv: Sequence[str] | None = None,
+    *,
+    started: float | None = None,
 ) -> int:
     """Run the hook once; return the process exit code (the adapter's, or 2 for a usage error).
 
@@ -70,6 +79,8 @@ def main(
     name it) and ``--via-serve`` (ask the warm ``forge-policy serve`` first; evaluate here when it
     does not answer; Claude Code payloads only: the server answers in Claude Code's format, so
     for other harnesses the flag is noted on stderr and the event is evaluated here).
+    ``started``: the :func:`time.monotonic` instant the hook's deadline counts from (default:
+    once the event is read; the warm-worker client passes the instant it read it).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     stdin = sys.stdin if stdin is None else stdin
@@ -91,6 +102,7 @@ def main(
     code = 0
     try:
         raw = _read(stdin)
+        started = time.monotonic() if started is None else started
     except Exception as exc:  # an unreadable stdin is bad input like any other
         text, code = _failure(harness, event, _on_error(env), _describe(exc), stderr)
     else:
@@ -105,7 +117,16 @@ def main(
                         file=stderr,
                     )
         if text is None:
-            text, code = respond(raw, harness=harness, event=event, environ=env, stderr=stderr)
+            text, code = respond(
+                raw,
+                harness=harness,
+                event=event,
+                environ=env,
+                stderr=stderr,
+                deadline=(time.monotonic() if started is None else started)
+                + _deadline_seconds(env),
+                deadline_seconds=_deadline_seconds(env),
+            )
     try:
         _write(stdout, text)
     except (OSError, ValueError):
@@ -157,10 +178,14 @@ def respond(
     environ: Mapping[str, str] | None = None,
     stderr: IO[str] | None = None,
     evaluator: Evaluator | None = None,
+    deadline: float | None = None,
+    deadline_seconds: float | None = None,
 ) -> tuple[str, int]:
     """``(stdout text, exit code)`` of the hook for one raw payload of ``harness``; never
     raises. ``event`` is the harness's event name from ``--event`` (it wins over the payload's
-    own, which some harnesses leave out). See :func:`answer` for ``evaluator``.
+    own, which some harnesses leave out). See :func:`answer` for ``evaluator``. ``deadline``:
+    the :func:`time.monotonic` instant by which it answers (default: ``FORGE_HOOK_DEADLINE``
+    seconds from now), ``deadline_seconds`` long (default: the time left before it).
 
     >>> import tempfile
     >>> env = {"FORGE_ROOT": tempfile.mkdtemp(), "FORGE_STORE": "memory"}
@@ -171,6 +196,23 @@ def respond(
     """
     env = os.environ if environ is None else environ
     err = sys.stderr if stderr is None else stderr
+    if deadline is None:
+        deadline_seconds = _deadline_seconds(env)
+        deadline = time.monotonic() + deadline_seconds
+    from forge_policy._budget import hook_deadline
+
+    with hook_deadline(deadline, deadline_seconds):
+        return _respond(raw, harness, event, env, err, evaluator)
+
+
+def _respond(
+    raw: bytes,
+    harness: str,
+    event: str,
+    env: Mapping[str, str],
+    err: IO[str],
+    evaluator: Evaluator | None,
+) -> tuple[str, int]:
     adapter = _adapter(harness)
     event_name = event
     on_error = "deny"
@@ -200,6 +242,17 @@ def _object(payload: object) -> dict[str, Any]:
         kind = "an array" if isinstance(payload, list) else type(payload).__name__
         raise HookInputError(f"input must be a JSON object, got {kind}")
     return payload
+
+
+def _deadline_seconds(env: Mapping[str, str]) -> float:
+    """``FORGE_HOOK_DEADLINE`` (its default when unusable: the evaluation reports the error)."""
+    from forge_policy.config.env import DEFAULT_HOOK_DEADLINE, hook_deadline_from
+    from forge_policy.errors import ConfigError
+
+    try:
+        return hook_deadline_from(env)
+    except ConfigError:
+        return DEFAULT_HOOK_DEADLINE
 
 
 def _on_error(env: Mapping[str, str]) -> str:

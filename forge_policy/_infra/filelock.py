@@ -19,6 +19,7 @@ import errno
 import os
 import time
 
+from forge_policy._budget import lock_wait
 from forge_policy.errors import LockTimeout, StoreError
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -72,7 +73,8 @@ class FileLock:
 
     The lock file is opened without following a symlink (a symlinked lock file is refused) and
     created with mode 0600 unless ``create`` is false. Attempts repeat, with a jittered backoff,
-    until ``timeout`` seconds have passed (``0``: one attempt), then
+    until ``timeout`` seconds have passed (``0``: one attempt; within a hook call, at most until
+    its deadline: :func:`forge_policy._budget.lock_wait`), then
     :class:`~forge_policy.LockTimeout`. While held, :attr:`fd` is the lock file's descriptor
     (the audit log keeps the head of its hash chain in it).
 
@@ -114,14 +116,15 @@ class FileLock:
         return self
 
     def _wait(self, fd: int) -> None:
-        deadline = time.monotonic() + self.timeout
+        timeout = lock_wait(self.timeout)  # the hook's deadline bounds it; a hard block: 0
+        deadline = time.monotonic() + timeout
         delay = _FIRST_DELAY
         while not _try_lock(fd, self.path):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise LockTimeout(
                     f"{self.path}: lock not acquired within "
-                    f"{self.timeout:g} s: another process holds it"
+                    f"{round(timeout, 3):g} s: another process holds it"
                 )
             jitter = 0.5 + (time.perf_counter_ns() % 1000) / 1000  # waiters fall out of step
             time.sleep(min(delay * jitter, remaining))

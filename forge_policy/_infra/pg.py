@@ -105,6 +105,17 @@ def session_settings(lock_timeout: float, statement_timeout: float) -> tuple[str
     )
 
 
+def bound_wait(conn: psycopg.Connection[Any], lock_timeout: float) -> None:
+    """Within a hook call, bound this transaction's lock waits by the hook's deadline
+    (:func:`forge_policy._budget.lock_wait`; a hard block: 1 ms). Call right after ``BEGIN``;
+    outside a hook call it sends nothing."""
+    from forge_policy._budget import in_hook_call, lock_wait
+
+    if in_hook_call():
+        wait = f"{max(1, round(lock_wait(lock_timeout) * 1000))}ms"
+        conn.execute("SELECT set_config('lock_timeout', %s, true)", (wait,))
+
+
 def connect(
     dsn: str, lock_timeout: float, statement_timeout: float, environ: Mapping[str, str] | None
 ) -> psycopg.Connection[Any]:

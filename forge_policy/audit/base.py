@@ -252,7 +252,8 @@ def newest_since(newest_first: Iterable[dict[str, Any]], since: float) -> list[d
     """The records stamped at or after ``since``, oldest first, from records given newest
     first: the one stop rule of every sink's ``records_since`` (records are appended in
     decision order, so the first older one ends the scan; callers leave a margin for the
-    seconds between a decision and its append; an unstamped record never stops it).
+    seconds between a decision and its append; an unstamped record never stops it, nor a record
+    folded late from the JSONL spool, marked ``spooled``).
 
     >>> newest_since([{"timestamp": 30.0}, {"timestamp": 20.0}, {"timestamp": 10.0}], 15.0)
     [{'timestamp': 20.0}, {'timestamp': 30.0}]
@@ -262,7 +263,7 @@ def newest_since(newest_first: Iterable[dict[str, Any]], since: float) -> list[d
     found = []
     for record in newest_first:
         stamp = parse_iso(record.get("timestamp"), default=-1.0)
-        if 0 <= stamp < since:
+        if 0 <= stamp < since and "spooled" not in record:  # a folded record is late: not the end
             break
         found.append(record)
     found.reverse()

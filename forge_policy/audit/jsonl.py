@@ -6,6 +6,17 @@ torn tail left by a crash, appends every record with one ``write`` and fsyncs be
 The lock file also holds the head of the chain (last seq and hash), so that records dropped from
 the end of the log, or an edited last line, are reported by :meth:`JsonlAuditSink.verify`.
 
+**The spool** (SPEC §9: a hard block never waits for a lock). Within a hook call
+(:func:`forge_policy._budget.in_hook_call`), a batch whose lock is not had in time (at once for a
+hard block, else before the hook's deadline) is not lost and does not wait: it is written, fsynced,
+to a file of its own in ``overrides.log.spool/`` (named by the time it was spooled, the process and
+a random suffix, so files sort in spooling order). The next append that holds the lock folds every
+spooled file into the chain first, in that order, each record marked ``"spooled": "<file>"`` (its
+own ``timestamp`` kept: readers that stop at the first record older than they need skip marked
+ones), then removes the files. ``verify`` counts the records still waiting
+(:attr:`~forge_policy.audit.verify.VerifyReport.spooled`). Outside a hook call a lock wait past its
+timeout is an :class:`~forge_policy.AuditError`, as before.
+
 >>> import tempfile, pathlib
 >>> log = pathlib.Path(tempfile.mkdtemp()) / "audit" / "overrides.log"
 >>> sink = JsonlAuditSink(log, fsync=False)
@@ -26,6 +37,9 @@ import re
 import time
 from pathlib import Path
 
+import attrs
+
+from forge_policy._budget import in_hook_call
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT, FileLock, refuse_symlinked_folders
 from forge_policy._time import iso
 from forge_policy.audit._tail import classify, first_line_hash, format_head, read_head, tail
@@ -147,11 +161,21 @@ class JsonlAuditSink:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._locked() as lock_fd:
+            try:
+                locked = self._locked()
+                lock_fd = locked.__enter__()
+            except AuditError as exc:
+                if isinstance(exc.__cause__, LockTimeout) and in_hook_call():
+                    self._spool(batch)  # durable, in a file of its own; folded by the next append
+                    return
+                raise
+            with contextlib.ExitStack() as stack:
+                stack.push(locked)
+                spooled, folded = self._spooled()
                 created = not self.path.exists()
                 fd = self._open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
                 try:
-                    before, seq, digest = self._append(fd, batch, read_head(lock_fd))
+                    before, seq, digest = self._append(fd, folded + batch, read_head(lock_fd))
                     origin = first_line_hash(fd)
                 finally:
                     os.close(fd)
@@ -160,8 +184,78 @@ class JsonlAuditSink:
                     _fsync_dir(self.path.parent)
                 os.lseek(lock_fd, 0, os.SEEK_SET)
                 os.write(lock_fd, format_head(seq, digest))
+                for name in spooled:  # in the chain and fsynced: the spool file has served
+                    os.unlink(self.spool_dir / name)
         except OSError as exc:
             raise AuditError(f"cannot append to audit log {str(self.path)!r}: {exc}") from exc
+
+    @property
+    def spool_dir(self) -> Path:
+        """The folder of the batches spooled while the lock was held (``overrides.log.spool``)."""
+        return self.path.with_name(self.path.name + ".spool")
+
+    def _spool(self, batch: list[dict[str, Any]]) -> None:
+        """Write ``batch`` durably to a new file of the spool (refusing a symlinked spool)."""
+        folder = self.spool_dir
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+        if folder.is_symlink() or not folder.is_dir():
+            raise AuditError(f"audit spool is not a folder of its own, refused: {str(folder)!r}")
+        name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}.jsonl"
+        data = b"".join(
+            json.dumps(r, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n" for r in batch
+        )
+        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        if self.fsync and os.name != "nt":
+            _fsync_dir(folder)
+
+    def spooled_files(self) -> list[str]:
+        """The spool's files waiting to be folded, oldest first."""
+        try:
+            names = os.listdir(self.spool_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(name for name in names if name.endswith(".jsonl"))
+
+    def spooled_records(self) -> list[dict[str, Any]]:
+        """The records waiting in the spool, oldest first (each marked with its file)."""
+        return self._spooled()[1]
+
+    def _spooled(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """The spool's files and their records, oldest first (a line that is not a JSON
+        object, from a crash while spooling, is kept as a ``recovery`` note)."""
+        if self.spool_dir.is_symlink():
+            return [], []
+        names = self.spooled_files()
+        records: list[dict[str, Any]] = []
+        for name in names:
+            try:
+                fd = os.open(self.spool_dir / name, os.O_RDONLY | _FLAGS)
+            except FileNotFoundError:
+                continue
+            with open(fd, "rb") as handle:
+                data = handle.read()
+            for line in data.splitlines():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    record = None
+                if not isinstance(record, dict):
+                    record = {
+                        "kind": "recovery",
+                        "reason": "unreadable line in an audit spool file",
+                        "dropped_sha256": line_hash(line),
+                    }
+                records.append({**record, "spooled": name})
+        return names, records
 
     def _append(
         self, fd: int, batch: list[dict[str, Any]], head: tuple[int, str] | None
@@ -231,11 +325,25 @@ class JsonlAuditSink:
 
         try:
             with open(self._open(self.path, os.O_RDONLY), "rb") as handle:
-                return newest_since(_newest_first(handle), since)
+                found = newest_since(_newest_first(handle), since)
         except FileNotFoundError:
-            return []
+            found = []
         except OSError as exc:
             raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
+        return found + self._spooled_since(since, None)
+
+    def _spooled_since(self, since: float, session_id: str | None) -> list[dict[str, Any]]:
+        """The spooled records (of ``session_id``, or all) stamped at or after ``since``: they
+        follow the log's own in every reader that rebuilds or reconciles a session, so a held
+        lock hides no count."""
+        from forge_policy._time import parse_iso
+
+        return [
+            record
+            for record in self._spooled()[1]
+            if (session_id is None or record.get("session_id") == session_id)
+            and not 0 <= parse_iso(record.get("timestamp"), default=-1.0) < since
+        ]
 
     def session_records_since(self, session_id: str, since: float) -> list[dict[str, Any]]:
         """One session's records stamped at or after ``since``, oldest first
@@ -244,11 +352,12 @@ class JsonlAuditSink:
         one that ends the scan are parsed."""
         try:
             with open(self._open(self.path, os.O_RDONLY), "rb") as handle:
-                return _session_newest_since(_lines_newest_first(handle), session_id, since)
+                found = _session_newest_since(_lines_newest_first(handle), session_id, since)
         except FileNotFoundError:
-            return []
+            found = []
         except OSError as exc:
             raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
+        return found + self._spooled_since(since, session_id)
 
     def verify(self, checkpoints: Iterable[Checkpoint] = ()) -> VerifyReport:
         """Check every line: JSON, ``seq`` continuity, the hash chain, the head anchor and the
@@ -276,7 +385,9 @@ class JsonlAuditSink:
             if kind == "unterminated":
                 torn.append(f"line {number}: no trailing newline, completed by the next append")
         checker.check_head(head, f"line {last}")
-        return checker.report(bool(torn), torn)
+        report = checker.report(bool(torn), torn)
+        spooled = len(self.spooled_records())
+        return attrs.evolve(report, spooled=spooled) if spooled else report
 
     def _lines(self, limit: int) -> Iterator[tuple[int, bytes, str]]:
         try:
@@ -337,7 +448,7 @@ def _session_newest_since(lines: Iterator[bytes], session_id: str, since: float)
         if record is None:
             continue
         stamp = parse_iso(record.get("timestamp"), default=-1.0)
-        if 0 <= stamp < since:
+        if 0 <= stamp < since and "spooled" not in record:
             break
         if record.get("session_id") == session_id:
             record.pop("prev", None)

@@ -182,6 +182,7 @@ class PostgresAuditSink:
                 conn = self._connect()
                 try:
                     conn.execute("BEGIN")
+                    _pg.bound_wait(conn, self.lock_timeout)
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_APPEND_LOCK,))
                 except Exception as exc:
                     self._rollback(conn)

@@ -30,6 +30,7 @@ import threading
 import time
 from pathlib import Path
 
+from forge_policy._budget import lock_wait
 from forge_policy._time import iso
 from forge_policy.audit._rows import chain_rows, verify_rows
 from forge_policy.audit.verify import CHAIN_KEYS, GENESIS, Appended, VerifyReport
@@ -122,6 +123,7 @@ class SQLiteAuditSink:
             return
         with self._lock, _mapped(self.path, "append to"):
             conn = self._connect()
+            conn.execute(f"PRAGMA busy_timeout = {round(lock_wait(self.timeout) * 1000)}")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 row = conn.execute(

@@ -131,6 +131,8 @@ class VerifyReport:
     records: int
     problems: list[str]
     torn_tail: bool
+    #: records spooled while the writer lock was held, not yet folded into the chain (JSONL)
+    spooled: int = 0
 
     @property
     def ok(self) -> bool:
@@ -150,6 +152,7 @@ class VerifyReport:
             "records": self.records,
             "problems": list(self.problems),
             "torn_tail": self.torn_tail,
+            **({"spooled": self.spooled} if self.spooled else {}),
         }
 
     def raise_if_broken(self) -> None:

@@ -86,6 +86,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import time
 
 # typing is loaded by attrs already; cattrs resolves these annotations at run time
@@ -430,6 +431,9 @@ def _still(fingerprint: SourceRecord) -> bool:
 def _use(path: str, root: str) -> tuple[Catalog, CacheDocument, tuple[SourceRecord, ...] | None]:
     """The catalog of the cache file at ``path`` for the folder ``root``, its document, and
     the sources to write back when only stats changed; :class:`Ignored` says why not."""
+    linked = _linked_project_folder(path)
+    if linked:
+        raise Ignored(f"{linked} is a symlink: the cache would be read from outside the project")
     doc = _open(path)
     if doc.format != FORMAT or doc.forge_policy != __version__:
         raise Ignored(f"written by forge-policy {doc.forge_policy} (format {doc.format})")
@@ -564,8 +568,29 @@ def _make_key(folder: str) -> bytes | None:
     return _read_key(folder)
 
 
+def _linked_project_folder(path: str) -> str:
+    """The symlinked folder among a project cache's ``runtime/`` and the ``.forge`` above it
+    (``""``: none). The Harness Home contract: no symlink among the existing components of the
+    project's state paths, or the cache and its HMAC key would land outside the project."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(folder) != "runtime":
+        return ""  # the user's cache folder (built-in catalog only): the user's to place
+    for candidate in (folder, os.path.dirname(folder)):
+        if os.path.islink(candidate):
+            return candidate
+    return ""
+
+
 def _write_sealed(path: str, body: bytes) -> bool:
     folder = os.path.dirname(path)
+    linked = _linked_project_folder(path)
+    if linked:  # never written through a link (the catalog is parsed from its YAML instead)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(
+                f"forge-policy: {linked} is a symlink: refusing to write the catalog cache and "
+                "its key outside the project (the Harness Home contract)\n"
+            )
+        return False
     try:
         if not os.path.isdir(folder):
             os.makedirs(folder, exist_ok=True)

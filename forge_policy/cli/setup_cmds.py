@@ -327,4 +327,9 @@ def cmd_audit(args: Namespace, ctx: Context) -> int:
     ctx.print("override rate = overrides / blocks: healthy < 0.3 <= review <= 0.7 < ineffective")
     if verified is not None:
         ctx.print(f"audit log intact: {verified.records} records, hash chain verified")
+        if verified.spooled:
+            ctx.print(
+                f"audit spool: {verified.spooled} record(s) written while the audit lock was "
+                "held, folded into the chain by the next append"
+            )
     return OK

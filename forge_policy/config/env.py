@@ -15,7 +15,11 @@ variable                            meaning (default)
 ``FORGE_SESSION_TTL_SECONDS``       session expiry after last access (86400)
 ``FORGE_OVERRIDE_WINDOW_SECONDS``   override-by-retry window (60)
 ``FORGE_GRANT_SECONDS``             how long an explicit grant (``override``) lives (600)
-``FORGE_LOCK_TIMEOUT``              store lock / busy timeout in seconds (15)
+``FORGE_LOCK_TIMEOUT``              store lock / busy timeout in seconds (15), bounded by
+                                    the hook's deadline
+``FORGE_HOOK_DEADLINE``             seconds within which a hook call answers, whatever it
+                                    waits for: worker, catalog, facts, locks, store, audit
+                                    (10); must stay below the harness's hook timeout
 ``FORGE_PROFILE``                   ``minimal``, ``standard`` or ``strict`` (standard)
 ``FORGE_DISABLE``                   comma-separated behavior ids to bypass (see
                                     :mod:`forge_policy.engine.bypass`)
@@ -68,6 +72,12 @@ if TYPE_CHECKING:
     from forge_policy.stores.base import RuntimeStore
 
 ON_ERROR = ("deny", "allow")
+#: ``FORGE_HOOK_DEADLINE``'s default, bounds and what ``init`` writes as the harness's timeout:
+#: the hook answers within the deadline, the harness waits longer (a hook the harness times out
+#: does not block in Claude Code, SPEC §9).
+DEFAULT_HOOK_DEADLINE = 10.0
+MIN_HOOK_DEADLINE = 2.0
+MAX_HOOK_DEADLINE = 20.0
 WORKER = ("on", "off")
 #: The seeds' environment bypasses (SPEC §7), as aliases of ``FORGE_DISABLE`` entries.
 LEGACY_DISABLE: dict[str, tuple[str, ...]] = {
@@ -125,6 +135,7 @@ class Config:
     worker: str = "on"
     worker_idle: float = 900.0
     worker_timeout: float = 10.0
+    hook_deadline: float = DEFAULT_HOOK_DEADLINE
 
     def __attrs_post_init__(self) -> None:
         if not self.project_dir:
@@ -175,6 +186,7 @@ class Config:
             worker=_choice("FORGE_WORKER", get("FORGE_WORKER") or "on", WORKER),
             worker_idle=_seconds("FORGE_WORKER_IDLE_SECONDS", get, 900.0, positive=True),
             worker_timeout=_seconds("FORGE_WORKER_TIMEOUT", get, 10.0, positive=True),
+            hook_deadline=hook_deadline_from(env),
         )
 
     # -- the pieces -----------------------------------------------------------------------
@@ -351,6 +363,30 @@ class Config:
 
 
 # -- parsing helpers ------------------------------------------------------------------------
+
+
+def hook_deadline_from(environ: Mapping[str, str]) -> float:
+    """``FORGE_HOOK_DEADLINE`` alone (the hook reads it before anything else can wait).
+
+    >>> hook_deadline_from({}), hook_deadline_from({"FORGE_HOOK_DEADLINE": "4.5"})
+    (10.0, 4.5)
+    >>> hook_deadline_from({"FORGE_HOOK_DEADLINE": "0"})
+    Traceback (most recent call last):
+    ...
+    forge_policy.errors.ConfigError: FORGE_HOOK_DEADLINE: must be at least 2 seconds, got '0'
+    """
+    name = "FORGE_HOOK_DEADLINE"
+    value = _seconds(name, lambda key: environ.get(key, "").strip(), DEFAULT_HOOK_DEADLINE)
+    if value < MIN_HOOK_DEADLINE:
+        text = environ.get(name, "").strip()
+        raise ConfigError(f"{name}: must be at least {MIN_HOOK_DEADLINE:g} seconds, got {text!r}")
+    if value > MAX_HOOK_DEADLINE:
+        text = environ.get(name, "").strip()
+        raise ConfigError(
+            f"{name}: must be at most {MAX_HOOK_DEADLINE:g} seconds (below the harness's hook "
+            f"timeout that init writes), got {text!r}"
+        )
+    return value
 
 
 def on_error_from(environ: Mapping[str, str]) -> str:

@@ -8,6 +8,18 @@ transaction: it loads the session state, decides on its caught-up base, appends 
 records (fsynced: the source of truth), then applies the effects and writes the state. When the
 state cannot be read or written it decides on the session rebuilt from the audit log, or, when
 that cannot be read either, at each behavior's highest level below hard_block (SPEC §9).
+
+**Locks and the hook's deadline** (SPEC §9). Within a hook call every lock wait ends before the
+hook's deadline (:func:`forge_policy._budget.lock_wait`). A call that is hard-blocked never waits
+for a lock held past a moment (:data:`~forge_policy._budget.HARD_BLOCK_WAIT`, 2 s): its
+transaction runs under :func:`~forge_policy._budget.no_wait`, so a state lock held elsewhere
+sends it soon to the stateless decision, and an audit lock held elsewhere spools its
+record (:mod:`forge_policy.audit.jsonl`). A state lock not had before the deadline (an agent
+holding it, say) is decided statelessly on the session rebuilt from the audit log, its spool
+included (so holding the locks hides no count and stops no escalation), and audited
+``degraded``; when the log cannot be read either, at each behavior's highest level below
+hard_block. Those records are the session's: the next transaction (and :meth:`status`) folds
+them into the stored state.
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from forge_policy._budget import no_wait
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
 from forge_policy.engine import session
 from forge_policy.engine.decide import Outcome, decide
@@ -32,6 +45,7 @@ from forge_policy.engine.overrides import harness_auto_approval
 from forge_policy.engine.session import RECONCILE_MARGIN, Base
 from forge_policy.errors import AuditError, StoreError
 from forge_policy.model import Decision, Event
+from forge_policy.state import SessionState
 from forge_policy.stores.base import read_only
 
 TYPE_CHECKING = False
@@ -44,7 +58,6 @@ if TYPE_CHECKING:
     from forge_policy.engine.bypass import Bypass
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.engine.reports import ExplainReport, OverrideGrant, Status
-    from forge_policy.state import SessionState
     from forge_policy.stores.base import RuntimeStore
 
     FactProvider = Callable[[Event], object]
@@ -178,6 +191,7 @@ class Evaluator:
             early = self._decide_read_only(event, view, now, facts)
             if early is not None and early[1] is None:
                 return early[0].decision  # the allow path: no lock, no copy, no write
+        hard = self._hard_blocked(event, early, now, facts)
         audited: list[Outcome] = []
 
         def apply(current: SessionState | None) -> tuple[Outcome, SessionState | None]:
@@ -195,11 +209,36 @@ class Evaluator:
             return outcome, state
 
         try:
+            if hard:  # a hard block never waits for a lock (SPEC §9)
+                with no_wait():
+                    return self.store.transact(event.session_id, apply).decision
             return self.store.transact(event.session_id, apply).decision
         except (StoreError, AuditError, OSError) as exc:
             if audited:  # the log holds this decision: answering otherwise would contradict it
                 return _logged_not_written(audited[-1].decision, exc)
+            if hard:
+                with no_wait():
+                    return self._stateless(event, now, exc, facts)
             return self._stateless(event, now, exc, facts)
+
+    def _hard_blocked(
+        self,
+        event: Event,
+        early: tuple[Outcome, SessionState | None] | None,
+        now: float,
+        facts: FactCache,
+    ) -> bool:
+        """Whether the call is hard-blocked whatever the session holds: decided on the state
+        read without a lock, else (unreadable, or an override could consume something) on a new
+        session, where only a behavior that hard-blocks by default can hard-block. Only how
+        long locks are waited for depends on it; the decision itself is the transaction's."""
+        if early is not None:
+            return early[0].decision.outcome == "hard_block"
+        fresh = SessionState.new(now)
+        outcome = decide(
+            self.catalog, event, fresh, now, self.settings, facts, auto_approve=self.auto_approve
+        )
+        return outcome.decision.outcome == "hard_block"
 
     def _audit_first(
         self, records: list[dict[str, Any]], state: SessionState, session_id: str, now: float

@@ -42,7 +42,25 @@ def status(evaluator: Evaluator, session_id: str) -> Status:
     state = evaluator.store.load(session_id)
     if state is not None and state.expired(evaluator.clock(), evaluator.settings.ttl):
         state = None
+    if state is not None:  # with what was decided while the state could not be written
+        state = _caught_up(evaluator, state, session_id)
     return status_of(evaluator.catalog, session_id, state, evaluator.settings.profile)
+
+
+def _caught_up(evaluator: Evaluator, state: SessionState, session_id: str) -> SessionState:
+    """``state`` with the session's records it has not seen (decided statelessly while its
+    lock was held: a hard block waits for none), read as the next transaction will; the state
+    itself when the log cannot be read."""
+    from forge_policy.engine import session
+    from forge_policy.errors import ForgePolicyError
+
+    caught = state.copy()
+    since = state.last_accessed_at - session.RECONCILE_MARGIN
+    try:
+        session.reconcile(evaluator.audit, caught, session_id, since)
+    except (ForgePolicyError, OSError):
+        return state
+    return caught
 
 
 def explain(evaluator: Evaluator, event: Event) -> ExplainReport:

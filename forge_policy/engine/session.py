@@ -204,15 +204,23 @@ def rebuilt(
     try:
         state, counted = from_log(audit, session_id, now - ttl)
     except (ForgePolicyError, OSError) as exc:
-        state = SessionState.new(now)
-        apply_effects(state, [SetLevel(b.id, highest_below_hard(b)) for b in catalog.behaviors])
-        how = (
-            f"the audit log cannot be read either ({type(exc).__name__}); decided statelessly "
-            "at each behavior's highest level below hard_block (fail closed)"
+        return failed_closed(
+            catalog, now, f"the audit log cannot be read either ({type(exc).__name__})"
         )
-        return state, how, "fail_closed"
     how = f"decided statelessly on the session rebuilt from the audit log ({counted} records)"
     return state, how, "rebuilt"
+
+
+def failed_closed(catalog: Catalog, now: float, why: str) -> tuple[SessionState, str, str]:
+    """The fail-closed session (each behavior at :func:`highest_below_hard`), with its
+    diagnostic (``why`` first) and the ``degraded`` mark ``fail_closed``."""
+    state = SessionState.new(now)
+    apply_effects(state, [SetLevel(b.id, highest_below_hard(b)) for b in catalog.behaviors])
+    how = (
+        f"{why}; decided statelessly at each behavior's highest level below hard_block "
+        "(fail closed)"
+    )
+    return state, how, "fail_closed"
 
 
 def highest_below_hard(behavior: Behavior) -> Level:

@@ -31,6 +31,7 @@ ask-as-deny - override: user is enforced as a deny: OpenAI Codex CLI cannot ask 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import attrs
@@ -276,9 +277,10 @@ def _notes(project: Path, name: str, installed: Sequence[str]) -> list[str]:
 def hook_findings(project: Path, name: str) -> list[Finding]:
     """A ``fails-open`` finding per event where forge-policy's entry for harness ``name`` lacks
     the key that makes a hook failure block (:func:`harness_config.fails_open`)."""
+    linked = symlinked_state(project)
     hook_file = harness_config.spec(name)
     if hook_file.fail_closed is None:
-        return []
+        return linked
     key, value = hook_file.fail_closed
     wanted = json.dumps({key: value})[1:-1]
     title = registry.get(name).title
@@ -290,4 +292,21 @@ def hook_findings(project: Path, name: str) -> list[Finding]:
             f"--harness {name}",
         )
         for event in harness_config.fails_open(project, name)
+    ] + linked
+
+
+def symlinked_state(project: Path) -> list[Finding]:
+    """A ``symlinked-state`` finding per symlink among ``.forge`` and the folders the hook
+    writes (SPEC §9, the Harness Home contract): the hook refuses to write state, audit, the
+    catalog cache or its key through one, so it decides without them (failing closed)."""
+    root = project / ".forge"
+    return [
+        Finding(
+            "symlinked-state",
+            f"{folder.relative_to(project)} is a symlink (to {os.readlink(folder)}): the hook "
+            "refuses to keep its state, audit log and catalog cache outside the project, so it "
+            "decides without them; replace the link with a real folder",
+        )
+        for folder in (root, root / "runtime", root / "audit")
+        if folder.is_symlink()
     ]

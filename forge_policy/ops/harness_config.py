@@ -53,6 +53,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+#: Seconds the harness waits for the hook (Gemini CLI: in ms): above the largest
+#: ``FORGE_HOOK_DEADLINE`` (``config.env.MAX_HOOK_DEADLINE``, 20 s) with margin for an interpreter
+#: start on a loaded machine, since a hook the harness times out does not block (SPEC §9).
 HOOK_TIMEOUT = 30
 #: Harnesses that also run the hooks of ``.claude/settings.json`` (Copilot CLI always, Cursor
 #: with its "third-party configs" setting on): with Claude Code set up too, forge-policy would

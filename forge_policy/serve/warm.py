@@ -129,10 +129,16 @@ class Warm:
             return self._snapshot
 
     def answer(
-        self, raw: bytes, *, harness: str = "claude-code", event: str = ""
+        self,
+        raw: bytes,
+        *,
+        harness: str = "claude-code",
+        event: str = "",
+        deadline: float | None = None,
     ) -> tuple[str, str, int]:
         """``(stdout text, stderr text, exit code)`` of the command hook for one raw payload of
-        ``harness`` (``event``: its ``--event``)."""
+        ``harness`` (``event``: its ``--event``); ``deadline``: the :func:`time.monotonic`
+        instant by which it answers (default: ``FORGE_HOOK_DEADLINE`` from now)."""
         from forge_policy.hook import respond
 
         with self._counting:
@@ -146,6 +152,7 @@ class Warm:
             environ=self.config.environ,
             stderr=log,
             evaluator=snapshot.evaluator,
+            deadline=deadline,
         )
         return text, log.getvalue(), code
 

@@ -352,6 +352,7 @@ class PostgresStore:
         record of a bad row moved aside. Raises psycopg's errors unmapped (the caller decides
         whether the connection is worth another try)."""
         conn.execute("BEGIN")
+        _pg.bound_wait(conn, self.lock_timeout)
         if self.locking == "row":
             row = conn.execute(
                 "SELECT data FROM forge_sessions WHERE id = %s FOR UPDATE", (session_id,)

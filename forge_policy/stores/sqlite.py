@@ -21,6 +21,7 @@ import sqlite3
 import threading
 import time
 
+from forge_policy._budget import lock_wait
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT
 from forge_policy.errors import LockTimeout, StoreError
 from forge_policy.secrets import redact_json
@@ -127,6 +128,7 @@ class SQLiteStore:
     ) -> T:
         with self._lock:
             conn = self._connection()
+            self._run(conn, f"PRAGMA busy_timeout = {round(lock_wait(self.busy_timeout) * 1000)}")
             self._run(conn, "BEGIN IMMEDIATE")
             try:
                 current, recovered = self._select(conn, session_id)

@@ -13,7 +13,9 @@ package. The line:
    access for group or others), connect to ``worker.sock`` in it, check with ``SO_PEERCRED`` that
    the peer runs as this user, send the request
    (:func:`~forge_policy.worker.protocol.encode_request`) and read the answer before the
-   deadline;
+   deadline (``FORGE_WORKER_TIMEOUT``, at most :data:`~forge_policy.worker.protocol.WORKER_SHARE`
+   of ``FORGE_HOOK_DEADLINE``: the in-process evaluation that may follow keeps the rest, and
+   the whole call answers within the hook's deadline, counted from this process's start);
 3. a complete answer: write its stdout and stderr bytes, exit with its exit code (the harness
    adapter's: 0 for every harness so far);
 4. anything else (no worker, stale socket, impostor, refusal, short, malformed or late answer):
@@ -240,6 +242,10 @@ def _path_lines(folder: str, name: str, known: set[str]) -> None:
             known.add(path)
 
 
+#: When this process read its event (:func:`time.monotonic`): the hook's deadline counts from it.
+STARTED = [time.monotonic()]
+
+
 def in_process(here: bytes, raw: bytes | None, args: list[str], note: str = "") -> int:
     """The full hook in this process: what ``forge-policy hook`` would answer.
 
@@ -267,7 +273,8 @@ def in_process(here: bytes, raw: bytes | None, args: list[str], note: str = "") 
         sys.stderr.write(f"forge-policy: worker: {note}; evaluating in-process\n")
         sys.stderr.flush()
     stdin = sys.stdin if raw is None else io.BytesIO(raw)
-    return main(stdin, sys.stdout, sys.stderr, None, args)
+    started = STARTED[0] if raw is not None else None  # else the hook reads and starts it
+    return main(stdin, sys.stdout, sys.stderr, None, args, started=started)
 
 
 #: What a harness that does not block on exit 2 reads as a refusal, per harness and the events
@@ -356,13 +363,15 @@ def main(argv: list[str] | None = None) -> int:
         raw = read_stdin()
     except OSError:
         return in_process(here, None, args)
+    STARTED[0] = time.monotonic()
     if environ.get(b"FORGE_WORKER", b"").strip() not in (b"", b"on"):
         return in_process(here, raw, args)  # off (or unknown: the hook reports it)
     if not hasattr(_socket, "SO_PEERCRED"):  # the peer cannot be authenticated (not Linux)
         return in_process(here, raw, args)
     if environ.get(b"FORGE_STORE", b"").strip() == b"memory":
         return in_process(here, raw, args)  # a hook process starts empty; a worker would not
-    if min(seconds(environ, name, 1.0) for name in protocol.CLIENT_ONLY[1:]) < 0:
+    deadline = seconds(environ, b"FORGE_HOOK_DEADLINE", protocol.HOOK_DEADLINE)
+    if deadline < 0 or min(seconds(environ, name, 1.0) for name in protocol.CLIENT_ONLY[1:]) < 0:
         return in_process(here, raw, args)  # the hook names the unusable variable
     return ask(here, raw, args, options)
 
@@ -374,7 +383,11 @@ def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions)
     try:
         cwd = posix.getcwdb()
         root = protocol.root_of(environ, cwd)
-        timeout = seconds(environ, b"FORGE_WORKER_TIMEOUT", protocol.ANSWER_TIMEOUT)
+        timeout = min(
+            seconds(environ, b"FORGE_WORKER_TIMEOUT", protocol.ANSWER_TIMEOUT),
+            seconds(environ, b"FORGE_HOOK_DEADLINE", protocol.HOOK_DEADLINE)
+            * protocol.WORKER_SHARE,
+        )
         request = protocol.HookRequest(
             protocol.own_identity(here),
             # the worker starts no evaluation past this instant (CLOCK_MONOTONIC is system-wide)

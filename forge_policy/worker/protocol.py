@@ -69,6 +69,12 @@ STARTING_STALE = 10.0
 CONNECT_TIMEOUT = 0.5
 #: Seconds a client waits for the worker's answer (``FORGE_WORKER_TIMEOUT``).
 ANSWER_TIMEOUT = 10.0
+#: ``FORGE_HOOK_DEADLINE``'s default (forge_policy.config.env.DEFAULT_HOOK_DEADLINE: a test pins
+#: it): the whole hook call, worker and in-process fallback included, answers within it.
+HOOK_DEADLINE = 10.0
+#: The share of the hook's deadline a client gives the worker (``FORGE_WORKER_TIMEOUT`` bounded
+#: by it): the rest is the in-process evaluation's, should the worker not answer.
+WORKER_SHARE = 0.5
 #: Seconds the worker waits for each part of a request.
 REQUEST_TIMEOUT = 5.0
 MAX_INPUT = 8 * 1024 * 1024  # forge_policy.harness.payload.MAX_INPUT (a test pins it)

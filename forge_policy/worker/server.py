@@ -193,7 +193,8 @@ class Worker:
         options = _hook_options(request.args)
         if options is None:  # the in-process hook reports the arguments
             return protocol.encode_answer(b"R", b"arguments the worker does not take", b"")
-        text, notes, code = self.warm.answer(request.raw, **options)
+        # the client's wait ends at request.deadline: answer before it (SPEC §9)
+        text, notes, code = self.warm.answer(request.raw, deadline=request.deadline, **options)
         out = text.encode("utf-8", "surrogatepass") + b"\n" if text else b""
         return protocol.encode_answer(b"A", out, notes.encode("utf-8", "backslashreplace"), code)
 

@@ -28,6 +28,9 @@ PROCESSES = 64
 @pytest.mark.parametrize("store", ["file", "sqlite"])
 def test_sixty_four_parallel_hooks_lose_no_increment(tmp_path: Path, store: str) -> None:
     project = Project(tmp_path)
+    # the hook's deadline (SPEC §9) cuts lock waits short and decides the rest statelessly,
+    # failing closed: this test asks for every increment, so it gives the largest deadline
+    project.env["FORGE_HOOK_DEADLINE"] = "20"
     if store == "sqlite":
         project.env["FORGE_STORE"] = f"sqlite:{project.root / 'runtime' / 'state.db'}"
     project.run(project.bash("ls"))  # the catalog cache, as a warm project has it
