@@ -513,6 +513,8 @@ def code_environment(words: list[str]) -> Iterator[tuple[str, str, bool]]:
                 assigning = True
                 continue
             if assigning and word.startswith("-"):
+                if word in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string"):
+                    i += 1  # env's options that take a value
                 continue
             if name in ("exec", "command", "nohup", "nice", "time", "setsid"):
                 continue
