@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from forge_policy._budget import CURRENT, Run as Budget
+from forge_policy._budget import CURRENT
+from forge_policy._budget import Run as Budget
 from forge_policy.commands import runs
 from forge_policy.commands.git_argv import code_key, git_code, normalise_git, with_aliases
 from forge_policy.commands.launchers import awk_commands, code_environment, cron_commands, launch
@@ -167,9 +168,14 @@ def test_awk_runs_its_literal_commands_and_marks_the_built_ones(
 
 @pytest.mark.parametrize(
     "command",
-    ["ls | awk '{print \"rm -rf \" $1 | \"sh\"}'", "awk '{system($0)}' cmds.txt", "sed 's/.*/rm/e' f",
-     "sed -e '1e rm -rf ~' f", "gsed --expression='s/x/y/ge' f"],
-)  # fmt: skip
+    [
+        'ls | awk \'{print "rm -rf " $1 | "sh"}\'',
+        "awk '{system($0)}' cmds.txt",
+        "sed 's/.*/rm/e' f",
+        "sed -e '1e rm -rf ~' f",
+        "gsed --expression='s/x/y/ge' f",
+    ],
+)
 def test_awk_and_sed_running_built_text_make_the_reading_incomplete(command: str) -> None:
     _lines, cuts = read(command)
     assert cuts, command
