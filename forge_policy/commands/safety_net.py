@@ -37,7 +37,7 @@ import re
 # forms whose only use in a command line is to hide a word from a reader
 _MARKERS = re.compile(
     r"\$\{?IFS\b|\$'[^']*\\|\\x[0-9A-Fa-f]{2}|\\[0-7]{3}|(?<![\w$])\{[^\s{}'\"]*,[^\s{}'\"]*\}"
-    r"|\w(?:''|\"\")\w|[A-Za-z]\\[A-Za-z]|\bbase64\b|\bb64decode\b|\bxxd\b|\brev\b|\bbase32\b"
+    r"|\w(?:''|\"\")\w|[A-Za-z]\\[A-Za-z]|\bbase64\b|\bb64decode\b|\bxxd\b|(?<![\w-])rev(?![\w-])|\bbase32\b"
 )
 _IFS = re.compile(r"\$\{IFS(?:[:#%][^}]*)?\}|\$IFS\b")
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.S)
@@ -49,6 +49,8 @@ _B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){4,}(?![0-9A-Fa-f])")
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 _PRINTABLE = re.compile(r"[\t\n\r\x20-\x7e]+")
+#: a text longer than this is read again only in the lines the net changes
+_WHOLE = 4096
 #: decoded literals longer than this are not read (a payload that large is not a command)
 _MAX_DECODED = 1 << 16
 
@@ -65,6 +67,13 @@ def deobfuscated(text: str) -> str | None:
     out = _EMPTY_QUOTES.sub("", out)
     out = _INNER_BACKSLASH.sub("", out)
     decoded = _decoded(text)
+    if len(text) > _WHOLE and out != text:
+        # a long text (a script, a here-document) is read again only in the lines the net
+        # changed, so its reading stays linear and within the fact's budget
+        before = text.splitlines()
+        after = out.splitlines()
+        if len(before) == len(after):
+            out = "\n".join(new for old, new in zip(before, after, strict=True) if new != old)
     if decoded:
         out = "\n".join([out, *decoded])
     return None if out == text else out
@@ -99,7 +108,7 @@ def _decoded(text: str) -> list[str]:
     if re.search(r"\bxxd\b|\bunhexlify\b|fromhex|\bhex\b", text):
         for m in _HEX.finditer(text):
             _keep(bytes.fromhex(m.group()), found)
-    if re.search(r"\brev\b", text):
+    if re.search(r"(?<![\w-])rev(?![\w-])", text):
         for m in _QUOTED.finditer(text):
             literal = m.group(1) if m.group(1) is not None else m.group(2)
             if literal and " " in literal:
