@@ -116,6 +116,9 @@ _FIND_UNFILTERED = frozenset({"-maxdepth", "-mindepth", "-regextype", "-printf",
                               "-daystart", "-warn", "-nowarn", "-ls", "-true", "(", ")", ","})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+# the words that set variables for what follows (launchers.code_environment reads them)
+_ENV_SETTERS = frozenset({"env", "export", "declare", "typeset", "readonly", "local", "sudo",
+                          "exec", "command", "nohup", "nice", "time", "setsid"})
 # programs that run commands they read on stdin, from a file, or in their own code
 _TEXT_RUNNERS = frozenset({"at", "batch", "crontab", "su", "runuser", "script", "chroot", "sg",
                            "sed", "gsed", *_AWKS})
@@ -297,7 +300,7 @@ class _Walker:
         if not argv:
             return
         name = basename(argv[0])
-        if is_git(argv[0]):
+        if name[:3].lower() == "git" and is_git(argv[0]):
             defined = alias_definition(argv)
             if defined is not None:
                 self.git_aliases[defined[0]] = defined[1]
@@ -323,7 +326,7 @@ class _Walker:
                 yield from self.inner(inner, cwd, via, f"find {action}", depth)
         elif name in _TEXT_RUNNERS:
             yield from self.launched(argv, cmd, cwd, via, depth)
-        elif is_git(argv[0]):
+        elif name[:3].lower() == "git" and is_git(argv[0]):
             for by, script in git_code(argv):
                 yield from self.text(script, cwd, _joined(via, by), depth)
         else:
@@ -348,8 +351,8 @@ class _Walker:
         """The variables of ``words`` that make a program run code (SPEC §6): a command line
         (``GIT_SSH_COMMAND``, an editor, a pager) is read as one; any other (``BASH_ENV``,
         ``LD_PRELOAD``, ``GIT_CONFIG_*``…) loads code the call does not show."""
-        if "=" not in "".join(words):
-            return
+        if not words or ("=" not in words[0] and basename(words[0]) not in _ENV_SETTERS):
+            return  # no NAME=value prefix, env, export…: the common case
         for name, value, is_command in code_environment(words):
             yield from self.text(value if is_command else None, cwd, _joined(via, name), depth)
 
