@@ -175,12 +175,40 @@ KNOWN = frozenset(
 )  # fmt: skip
 
 
+#: a tool's subcommand that runs the command after its options (``uv run --with x CMD``):
+#: its words are read from the first one naming a guarded program or an interpreter
+RUNNER_SUBCOMMANDS: dict[str, frozenset[str]] = {
+    "uv": frozenset({"run"}), "uvx": frozenset(), "poetry": frozenset({"run"}),
+    "pipenv": frozenset({"run"}), "pdm": frozenset({"run"}), "hatch": frozenset({"run"}),
+    "conda": frozenset({"run"}), "mamba": frozenset({"run"}), "micromamba": frozenset({"run"}),
+    "pixi": frozenset({"run", "exec"}), "rye": frozenset({"run"}), "bundle": frozenset({"exec"}),
+    "npm": frozenset({"exec", "x"}), "pnpm": frozenset({"exec", "dlx"}),
+    "yarn": frozenset({"exec", "dlx"}), "bun": frozenset({"x"}), "direnv": frozenset({"exec"}),
+    "nix": frozenset({"develop", "shell"}), "devbox": frozenset({"run"}),
+    "mise": frozenset({"exec", "x"}), "asdf": frozenset({"exec"}), "dotenv": frozenset({"run"}),
+}  # fmt: skip
+_INTERPRETERS = ("python", "pypy", "node", "perl", "ruby", "php", "bash", "sh", "zsh")
+
+
 def hidden_command(argv: list[str]) -> list[str] | None:
     """The words of ``argv`` from the first one naming a guarded program (:data:`GUARDED`),
-    when ``argv``'s program is not one the model knows (:data:`KNOWN`), else None."""
+    when ``argv``'s program is not one the model knows (:data:`KNOWN`), or from the first one
+    naming a guarded program or an interpreter after a runner's subcommand
+    (:data:`RUNNER_SUBCOMMANDS`: ``uv run``, ``npm exec``, ``bundle exec``…); else None.
+
+    >>> hidden_command(["uv", "run", "--with", "x", "python", "-c", "pass"])
+    ['python', '-c', 'pass']
+    """
     if len(argv) < 2:
         return None
     name = argv[0][argv[0].rfind("/") + 1 :]
+    runner = RUNNER_SUBCOMMANDS.get(name)
+    if runner is not None and (not runner or argv[1] in runner):
+        for k in range(1 if not runner else 2, len(argv)):
+            base = argv[k][argv[k].rfind("/") + 1 :]
+            if base in GUARDED or base.startswith(_INTERPRETERS):
+                return argv[k:]
+        return None
     if name in KNOWN or name.startswith(("python", "pypy", "node", "mkfs.")):
         return None
     for k in range(1, len(argv)):

@@ -373,6 +373,9 @@ def test_plumbing_is_canonical(argv: str, line: str) -> None:
         "foo rm -rf ~",
         "./tool.sh --then rm -rf ~",
         "mystery -x git reset --hard",
+        "uv run --with x rm -rf ~",
+        "npm exec -- rm -rf ~",
+        "poetry run bash -c 'rm -rf ~'",
     ],
 )
 def test_the_net_reveals_what_obfuscation_or_an_unknown_program_hides(command: str) -> None:
@@ -393,6 +396,9 @@ def test_the_net_reveals_what_obfuscation_or_an_unknown_program_hides(command: s
         "grep -r 'rm -rf' .",
         "printf '%s\\n' a b",
         "git log --grep rm",
+        "uv run pytest",
+        "bundle exec rake test",
+        "npm run build",
     ],
 )
 def test_the_net_leaves_plain_commands_as_read(command: str) -> None:
