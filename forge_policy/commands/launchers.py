@@ -206,6 +206,9 @@ def launch(argv: list[str]) -> Launch | None:
     name = basename(argv[0])
     if name == "tmux":
         return _tmux(argv)
+    if name == "screen" and "stuff" in argv:  # screen -X stuff 'CMD\n': typed into a shell
+        at = argv.index("stuff")
+        return Launch(script=" ".join(argv[at + 1 :])) if at + 1 < len(argv) else Launch()
     spec = LAUNCHERS.get(name)
     if spec is None:
         return None

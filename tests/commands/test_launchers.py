@@ -86,6 +86,7 @@ LAUNCHED = [
     "tmux send-keys -t x 'rm -rf ~' Enter",
     "screen -dm rm -rf ~",
     "screen -S x -dm bash -c 'rm -rf ~'",
+    "screen -S x -X stuff 'rm -rf ~\n'",
     "nice -n 5 setsid taskset 1 rm -rf ~",
     "awk 'BEGIN{system(\"rm -rf ~\")}'",
     "gawk 'END { system(\"rm -rf ~\") }' f",
