@@ -36,7 +36,23 @@ import re
 import attrs
 
 from forge_policy._budget import truncated
-from forge_policy.commands.git_argv import normalise_git
+from forge_policy.commands.git_argv import (
+    alias_definition,
+    git_code,
+    is_git,
+    normalise_git,
+    with_aliases,
+)
+from forge_policy.commands.launchers import (
+    awk_commands,
+    awk_program,
+    code_environment,
+    cron_commands,
+    crontab,
+    launch,
+    sed_runs_commands,
+)
+from forge_policy.commands.safety_net import deobfuscated, hidden_command
 from forge_policy.commands.shell import (
     SHELLS,
     Command,
@@ -44,6 +60,7 @@ from forge_policy.commands.shell import (
     echo_text,
     expand_path,
     iter_commands,
+    read_text,
     shell_c_script,
     ssh_remote_command,
     stdin_text,
@@ -97,6 +114,13 @@ _FIND_UNFILTERED = frozenset({"-maxdepth", "-mindepth", "-regextype", "-printf",
                               "-mount", "-follow", "-noleaf", "-ignore_readdir_race", "-delete",
                               "-daystart", "-warn", "-nowarn", "-ls", "-true", "(", ")", ","})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+# the words that set variables for what follows (launchers.code_environment reads them)
+_ENV_SETTERS = frozenset({"env", "export", "declare", "typeset", "readonly", "local", "sudo",
+                          "exec", "command", "nohup", "nice", "time", "setsid"})
+# programs that run commands they read on stdin, from a file, or in their own code
+_TEXT_RUNNERS = frozenset({"at", "batch", "crontab", "su", "runuser", "script", "chroot", "sg",
+                           "sed", "gsed", *_AWKS})
 # fmt: on
 
 
@@ -180,6 +204,11 @@ def runs(text: str, cwd: str) -> Iterator[Run]:
     ['rm -r -f /', 'find / -exec rm -rf {} ;']
     """
     yield from _Walker().walk(text, cwd, "", 0)
+    revealed = deobfuscated(text)  # the textual safety net (commands/safety_net.py)
+    if revealed is not None:
+        for run in _Walker().walk(revealed, cwd, "", 0):
+            run.via = _joined("the de-obfuscated text", run.via)
+            yield run
 
 
 def data(run: Run) -> list[str]:
@@ -220,7 +249,7 @@ def _subst(done: list[Command], raw: str) -> str:
 class _Walker:
     """One reading of a command line: the shell state built so far (:class:`ShellState`)."""
 
-    __slots__ = ("defining", "seen", "state")
+    __slots__ = ("defining", "git_aliases", "seen", "state")
 
     def __init__(self) -> None:
         self.state = ShellState()
@@ -228,6 +257,7 @@ class _Walker:
         # the commands read under each state: the same command under the same state reads the
         # same (a padded command is read once)
         self.seen: set[tuple[object, ...]] = set()
+        self.git_aliases: dict[str, str] = {}  # git config alias.NAME VALUE earlier in the call
 
     def walk(self, text: str, cwd: str, via: str, depth: int) -> Iterator[Run]:
         state = self.state
@@ -401,10 +431,16 @@ class _Walker:
     ) -> Iterator[Run]:
         """The runs of one argv: those it leads to, then itself."""
         cwd = _wrapper_cwd(argv, cwd)
+        yield from self.environment(cmd.words if cmd is not None else argv, cwd, via, depth)
         argv = strip_wrappers(argv)
         if not argv:
             return
         name = basename(argv[0])
+        if name[:3].lower() == "git" and is_git(argv[0]):
+            defined = alias_definition(argv)
+            if defined is not None:
+                self.git_aliases[defined[0]] = defined[1]
+            argv = with_aliases(argv, self.git_aliases, cwd)
         if depth >= NESTING:
             truncated(f"programs run by programs nested deeper than {NESTING} were not read")
         elif name in _MULTICALL and len(argv) > 1 and not argv[1].startswith("-"):
@@ -412,6 +448,9 @@ class _Walker:
         elif name == "xargs":
             for inner in _xargs(argv, cmd):
                 yield from self.inner(inner, cwd, via, "xargs", depth)
+            script = _xargs_script(argv, cmd)
+            if script is not None:
+                yield from self.text(script, cwd, _joined(via, "xargs"), depth)
         elif name == "parallel":
             for inner, script in _parallel(argv, cmd):
                 if script is not None:
@@ -421,9 +460,75 @@ class _Walker:
         elif name == "find":
             for inner, action in _find_actions(argv):
                 yield from self.inner(inner, cwd, via, f"find {action}", depth)
+        elif name in _TEXT_RUNNERS:
+            yield from self.launched(argv, cmd, cwd, via, depth)
+        elif name[:3].lower() == "git" and is_git(argv[0]):
+            for by, script in git_code(argv):
+                yield from self.text(script, cwd, _joined(via, by), depth)
         else:
             yield from self.interpreted(argv, cmd, cwd, via, depth)
+            hidden = hidden_command(argv)  # `foo rm -rf ~`: a program the model does not know
+            if hidden is not None:
+                yield from self.inner(hidden, cwd, via, f"{name}, a program not known", depth)
         yield Run(normalise_argv(argv, cwd), cwd, via, command=cmd, words=argv, targets=targets)
+
+    def text(self, script: str | None, cwd: str, via: str, depth: int) -> Iterator[Run]:
+        """A command line some program runs (``None``: one the call does not show, so the
+        reading is incomplete and blocking rules read it as a possible match)."""
+        if script is None:
+            truncated(f"{via} runs code the command line does not show")
+            yield Run([UNKNOWN], cwd, via, complete=False)
+        elif depth + 1 < NESTING:
+            yield from self.walk(script, cwd, via, depth + 1)
+        else:
+            truncated(f"programs run by programs nested deeper than {NESTING} were not read")
+
+    def environment(self, words: list[str], cwd: str, via: str, depth: int) -> Iterator[Run]:
+        """The variables of ``words`` that make a program run code (SPEC §6): a command line
+        (``GIT_SSH_COMMAND``, an editor, a pager) is read as one; any other (``BASH_ENV``,
+        ``LD_PRELOAD``, ``GIT_CONFIG_*``…) loads code the call does not show."""
+        if not words or ("=" not in words[0] and basename(words[0]) not in _ENV_SETTERS):
+            return  # no NAME=value prefix, env, export…: the common case
+        for name, value, is_command in code_environment(words):
+            yield from self.text(value if is_command else None, cwd, _joined(via, name), depth)
+
+    def launched(
+        self, argv: list[str], cmd: Command | None, cwd: str, via: str, depth: int
+    ) -> Iterator[Run]:
+        """What a launcher that reads commands on stdin or from a file runs (``at``,
+        ``batch``, ``crontab``, ``su``/``script`` without ``-c``), and the commands awk and
+        sed can run (commands/launchers.py)."""
+        name = basename(argv[0])
+        through = _joined(via, name)
+        if name in _AWKS:
+            program = awk_program(argv)
+            if program is None:
+                return
+            commands, complete = awk_commands(program)
+            for line in commands:
+                yield from self.text(line, cwd, _joined(via, "awk code"), depth)
+            if not complete:
+                yield from self.text(None, cwd, _joined(via, "awk code"), depth)
+            return
+        if name in ("sed", "gsed"):
+            if sed_runs_commands(argv):
+                yield from self.text(None, cwd, _joined(via, "sed's e command"), depth)
+            return
+        found = crontab(argv) if name == "crontab" else launch(argv)
+        if found is None or found.script is not None or found.argv:
+            return  # a string or an argv: the lexer follows it (shell.strip_wrappers)
+        text: str | None
+        if found.file is not None:
+            text = read_text(found.file, cwd) if cwd else None
+        elif found.stdin and cmd is not None:
+            text = stdin_text(cmd, cwd)
+            if text is None and not _fed(cmd):
+                return  # a terminal (none in an agent's tool): nothing is read
+        else:
+            return
+        if text is not None and found.cron:
+            text = "\n".join(cron_commands(text))
+        yield from self.text(text, cwd, through, depth)
 
     def inner(self, argv: list[str], cwd: str, via: str, by: str, depth: int) -> Iterator[Run]:
         """A program run by another one (``by``), and a shell script it is handed."""
@@ -581,6 +686,20 @@ def _xargs(argv: list[str], cmd: Command | None) -> list[list[str]]:
     if replace is None:
         return [[*utility, *words]]
     return [[part.replace(replace, word) for part in utility] for word in words]
+
+
+def _xargs_script(argv: list[str], cmd: Command | None) -> str | None:
+    """The text fed to ``xargs sh -c`` (a shell whose script comes from the input), read
+    whole as one script: the items are cut by blanks, quotes, ``-d``, ``-0``, ``-L``, ``-n`` or
+    ``-s`` as options and implementations decide, and text piped into a shell's ``-c`` is
+    there to run, however it is cut (``echo 'rm -rf /' | xargs bash -c``)."""
+    _, i = _options(argv, _XARGS_VALUE)
+    utility = strip_wrappers(argv[i:])
+    if not utility or basename(utility[0]) not in SHELLS or cmd is None:
+        return None
+    if shell_c_script([*utility, "x"]) != "x":
+        return None  # the script is a fixed argument, read with the items
+    return stdin_text(cmd, "")
 
 
 def _parallel(argv: list[str], cmd: Command | None) -> list[tuple[list[str], str | None]]:

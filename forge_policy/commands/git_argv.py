@@ -163,6 +163,25 @@ SPECS: dict[str, Spec] = {
     ),
     "gc": _spec("q=quiet", "aggressive auto quiet prune? no-prune force keep-largest-pack "
                 "cruft max-cruft-size= detach"),
+    # plumbing that discards work (git-read-tree(1), git-checkout-index(1), git-update-ref(1),
+    # git-send-pack(1), git-prune(1), git-symbolic-ref(1), git-apply(1))
+    "read-tree": _spec("m= u= i= n=dry-run v= q=quiet",
+                       "reset prefix= index-output= trivial aggressive dry-run empty "
+                       "exclude-per-directory= recurse-submodules? quiet no-sparse-checkout"),
+    "checkout-index": _spec("a=all f=force n=no-create q=quiet u=index z=",
+                            "all force no-create quiet index stdin temp prefix= stage= "
+                            "ignore-skip-worktree-bits"),
+    "update-ref": _spec("d=delete m= z=", "no-deref create-reflog stdin delete", "m"),
+    "send-pack": _spec("", "all mirror dry-run force verbose thin atomic receive-pack= exec= "
+                       "signed? stateless-rpc stdin force-with-lease? remote= quiet "
+                       "helper-status"),
+    "prune": _spec("n=dry-run v=verbose", "dry-run verbose progress expire="),
+    "symbolic-ref": _spec("d=delete q=quiet m= ", "delete quiet short no-recurse recurse", "m"),
+    "apply": _spec("R=reverse v=verbose p= C= 3=3way",
+                   "reverse index cached check stat numstat summary apply 3way intent-to-add "
+                   "reject unidiff-zero whitespace= exclude= include= directory= verbose "
+                   "quiet recount allow-empty build-fake-ancestor= ignore-space-change "
+                   "ignore-whitespace inaccurate-eof", "pC"),
 }
 # fmt: on
 #: The subcommands that can discard work (``reset``, ``stash drop``…: the keys of :data:`SPECS`).
@@ -393,6 +412,14 @@ def _explicit_defaults(
         pathspec = operands or paths or "--pathspec-from-file" in names
         if pathspec and not names & {"--staged", "--worktree"}:
             options.append("--worktree")  # git restore's default target
+    elif sub == "gc":
+        # gc.pruneExpire and gc.reflogExpire(Unreachable) given with -c (git-gc(1)): what gc
+        # prunes and expires, as the options a rule reads
+        for key, option in (("gc.pruneexpire", "--prune"), ("gc.reflogexpire", "--prune"),
+                            ("gc.reflogexpireunreachable", "--prune")):  # fmt: skip
+            if key in config and option not in names:
+                options.append(f"{option}={config[key]}")
+                names.add(option)
     elif sub == "clean":
         if config.get("clean.requireforce", "").lower() in _FALSE and not names & {
             "--force",
@@ -414,3 +441,219 @@ def _explicit_defaults(
         if paths is not None:
             operands.append("--")
             operands.extend(paths)
+
+
+# ---------------------------------------------------------------- git's own ways to run code
+
+# git-config(1): the keys whose value is a command git runs (through the shell), and those that
+# make git load code or configuration the command line does not show (a hooks folder, an
+# included file, a template folder, the ext:: transport)
+_COMMAND_KEYS = frozenset({
+    "core.pager", "core.sshcommand", "core.editor", "core.askpass", "core.gitproxy",
+    "core.alternaterefscommand", "sequence.editor", "diff.external", "gpg.program",
+    "uploadpack.packobjectshook", "credential.helper", "sendemail.smtpserver",
+})  # fmt: skip
+_COMMAND_SUFFIXES = (".textconv", ".command", ".clean", ".smudge", ".process", ".driver",
+                     ".cmd", ".uploadpack", ".receivepack", ".program", ".proxy")  # fmt: skip
+_COMMAND_PREFIXES = ("pager.", "diff.", "filter.", "merge.", "mergetool.", "difftool.",
+                     "remote.", "gpg.", "url.")  # fmt: skip
+_LOADING_KEYS = frozenset({"core.hookspath", "include.path", "init.templatedir",
+                           "protocol.ext.allow", "protocol.allow", "core.fsmonitor"})  # fmt: skip
+
+
+def code_key(key: str) -> str:
+    """How git uses a config key's value: ``"command"`` (a command line it runs),
+    ``"loads"`` (it loads code the command line does not show), ``"alias"`` or ``""``.
+
+    >>> code_key("core.sshCommand"), code_key("core.hooksPath"), code_key("user.name")
+    ('command', 'loads', '')
+    >>> code_key("filter.lfs.smudge"), code_key("alias.st")
+    ('command', 'alias')
+    """
+    key = key.lower()
+    if key.startswith("alias."):
+        return "alias"
+    if key in _COMMAND_KEYS:
+        return "command"
+    if key in _LOADING_KEYS or key.startswith(("includeif.", "include.")):
+        return "loads"
+    if key.startswith(_COMMAND_PREFIXES) and key.endswith(_COMMAND_SUFFIXES):
+        return "command"
+    if key.startswith("pager."):
+        return "command"
+    return ""
+
+
+def git_code(argv: list[str]) -> list[tuple[str, str | None]]:
+    """``(by, command line)`` for each command a git call runs through its own configuration
+    given on the command line: a ``-c KEY=VALUE`` whose key runs a command (``core.pager``,
+    ``core.sshCommand``, ``diff.external``, ``filter.*.smudge``…), the ``!shell`` alias it
+    calls, and ``None`` for code it loads that the call does not show (``core.hooksPath``,
+    ``core.fsmonitor``, ``include.path``, ``--config-env`` of such a key).
+
+    >>> git_code(["git", "-c", "alias.x=!rm -rf ~", "x"])
+    [('git alias x', 'rm -rf ~')]
+    >>> git_code(["git", "-c", "core.pager=rm -rf ~", "log"])
+    [('git -c core.pager', 'rm -rf ~')]
+    >>> git_code(["git", "-c", "core.hooksPath=h", "commit"])
+    [('git -c core.hookspath', None)]
+    >>> git_code(["git", "-c", "user.name=x", "commit"])
+    []
+    """
+    found: list[tuple[str, str | None]] = []
+    aliases: dict[str, str] = {}
+    i, count = 1, len(argv)
+    while i < count:
+        word = argv[i].translate(_DASHES)
+        if not word.startswith("-") or word == "--":
+            break
+        name, eq, value = word.partition("=")
+        if len(name) > 2 and name[:2] == "-c":
+            name, eq, value = "-c", "=", word[2:]
+        if name in _GLOBAL_VALUE and not eq and i + 1 < count:
+            value = argv[i + 1]
+            i += 2
+        else:
+            i += 1
+        if name not in ("-c", "--config-env"):
+            continue
+        key, _, setting = value.partition("=")
+        kind = code_key(key)
+        if name == "--config-env" and kind:
+            found.append((f"git --config-env {key.lower()}", None))
+        elif kind == "alias":
+            aliases[key.lower()[len("alias.") :]] = setting
+        elif kind == "command" and setting.strip() and setting.lower() not in _BOOLEANS:
+            found.append((f"git -c {key.lower()}", setting.removeprefix("!")))
+        elif kind == "loads" and setting.lower() not in _BOOLEANS:
+            found.append((f"git -c {key.lower()}", None))
+    if i < count and argv[i].lower() in aliases:
+        expansion = aliases[argv[i].lower()]
+        if expansion.startswith("!"):
+            rest = " ".join(_quote(a) for a in argv[i + 1 :])
+            found.append((f"git alias {argv[i]}", f"{expansion[1:]} {rest}".strip()))
+    return found
+
+
+_BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0", ""})
+
+
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'" if not word.isalnum() else word
+
+
+# ---------------------------------------------------------------- aliases
+
+# git 2.39's commands (git --list-cmds=main): an alias of one of these names is ignored
+_COMMANDS = frozenset(
+    """add am annotate apply archive bisect blame branch bugreport bundle
+cat-file check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry
+cherry-pick citool clean clone column commit commit-graph commit-tree config count-objects
+credential credential-cache credential-store daemon describe diagnose diff diff-files diff-index
+diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch fmt-merge-msg
+for-each-ref for-each-repo format-patch fsck fsck-objects gc get-tar-commit-id grep gui
+hash-object help hook http-backend http-fetch http-push imap-send index-pack init init-db
+instaweb interpret-trailers log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge
+merge-base merge-file merge-index merge-octopus merge-one-file merge-ours merge-recursive
+merge-resolve merge-subtree merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes
+pack-objects pack-redundant pack-refs patch-id prune prune-packed pull push quiltimport
+range-diff read-tree rebase receive-pack reflog remote repack replace request-pull rerere reset
+restore rev-list rev-parse revert rm send-email send-pack shell shortlog show show-branch
+show-index show-ref sparse-checkout stage stash status stripspace submodule subtree switch
+symbolic-ref tag unpack-file unpack-objects update-index update-ref update-server-info
+upload-archive upload-pack var verify-commit verify-pack verify-tag version whatchanged
+worktree write-tree lfs""".split()  # noqa: SIM905 - a list as git prints it
+)
+_CONFIG_SCOPES = frozenset({"--global", "--system", "--local", "--worktree", "--add",
+                            "--replace-all", "--no-includes", "--includes"})  # fmt: skip
+_MAX_CONFIG_BYTES = 1 << 18
+
+
+def alias_definition(argv: list[str]) -> tuple[str, str] | None:
+    """``(name, expansion)`` when ``argv`` is ``git config [scope] alias.NAME VALUE`` (or
+    ``git config set …``), else None.
+
+    >>> alias_definition(["git", "config", "--global", "alias.rh", "reset --hard"])
+    ('rh', 'reset --hard')
+    """
+    head = parse_head(argv)
+    if head is None or head[0] != "config":
+        return None
+    words = [w for w in head[1] if w not in _CONFIG_SCOPES and w != "set"]
+    if len(words) >= 2 and words[0].lower().startswith("alias.") and not words[0].startswith("-"):
+        return words[0][len("alias.") :].lower(), words[1]
+    return None
+
+
+def parse_head(argv: list[str]) -> tuple[str, list[str]] | None:
+    """``(subcommand, its arguments)`` of a git argv, git's own options skipped."""
+    i, count = 1, len(argv)
+    while i < count:
+        word = argv[i]
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-"):
+            break
+        i += 2 if word in _GLOBAL_VALUE else 1
+    return (argv[i].lower(), argv[i + 1 :]) if i < count else None
+
+
+def with_aliases(argv: list[str], defined: Mapping[str, str], cwd: str) -> list[str]:
+    """``argv`` with the alias it calls made explicit as ``-c alias.NAME=VALUE`` (which
+    :func:`parse` and :func:`git_code` expand): one defined earlier in the call
+    (``defined``), else one in the repository's or the user's git config files. A subcommand
+    git knows is never an alias (git ignores such aliases).
+
+    >>> with_aliases(["git", "rh"], {"rh": "reset --hard"}, "")
+    ['git', '-c', 'alias.rh=reset --hard', 'rh']
+    >>> with_aliases(["git", "status"], {"status": "reset --hard"}, "")
+    ['git', 'status']
+    """
+    head = parse_head(argv)
+    if head is None or head[0] in _COMMANDS:
+        return argv
+    name = head[0]
+    if any(w.lower().startswith(f"alias.{name}=") for w in argv):
+        return argv
+    value = defined.get(name)
+    if value is None and cwd:
+        value = _config_aliases(cwd).get(name)
+    if value is None:
+        return argv
+    return [argv[0], "-c", f"alias.{name}={value}", *argv[1:]]
+
+
+def _config_aliases(cwd: str) -> dict[str, str]:
+    """The ``[alias]`` entries of the repository's ``.git/config`` (found from ``cwd`` up)
+    and of the user's ``~/.gitconfig`` and ``~/.config/git/config`` (a small reader: no
+    includes, last value wins)."""
+    from forge_policy._budget import read_bounded
+
+    paths = [os.path.expanduser("~/.gitconfig"), os.path.expanduser("~/.config/git/config")]
+    here = os.path.abspath(cwd)
+    for _ in range(64):
+        candidate = os.path.join(here, ".git", "config")
+        if os.path.isfile(candidate):
+            paths.append(candidate)
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    found: dict[str, str] = {}
+    for path in paths:
+        if not os.path.isfile(path):
+            continue
+        data = read_bounded(path, _MAX_CONFIG_BYTES)
+        if data is None:
+            continue
+        section = ""
+        for raw in data.decode("utf-8", "replace").splitlines():
+            line = raw.strip()
+            if line.startswith("["):
+                section = line.strip("[]").strip().lower()
+            elif section == "alias" and "=" in line and not line.startswith(("#", ";")):
+                key, _, value = line.partition("=")
+                found[key.strip().lower()] = value.strip().strip('"')
+    return found

@@ -30,6 +30,7 @@ import attrs
 
 from forge_policy._budget import check_deadline, read_bounded, truncated
 from forge_policy.commands.expansion import braces
+from forge_policy.commands.launchers import LAUNCHERS, launch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -563,7 +564,8 @@ def strip_wrappers(words: list[str]) -> list[str]:
     """
     if words:
         first = words[0]
-        if "=" not in first and basename(first) not in _WRAPPERS:
+        name = basename(first)
+        if "=" not in first and name not in _WRAPPERS and name not in LAUNCHERS:
             return words  # nothing to strip (the common case): the list itself
     i, count = 0, len(words)
     while i < count:
@@ -574,6 +576,11 @@ def strip_wrappers(words: list[str]) -> list[str]:
         name = basename(word)
         opts = _WRAPPERS.get(name)
         if opts is None:
+            # a launcher that runs its arguments as a command (setsid, flock FILE, taskset
+            # MASK…: commands/launchers.py); one that runs a string is followed as a script
+            launched = launch(words[i:]) if name in LAUNCHERS else None
+            if launched is not None and launched.argv:
+                return strip_wrappers(launched.argv)
             break
         i += 1
         # ``env -`` is ``env -i``; a lone ``-`` ends the other wrappers' options
@@ -706,7 +713,7 @@ def iter_commands(
                 current = os.path.normpath(os.path.join(current, expand_path(target)))
             continue
         yield argv, cmd, current
-        if name != "eval" and name not in SHELLS:
+        if name != "eval" and name not in SHELLS and name not in LAUNCHERS and name != "tmux":
             continue
         script = _shell_script(argv)
         if script is None:
@@ -718,9 +725,13 @@ def iter_commands(
 
 
 def _shell_script(argv: list[str]) -> str | None:
-    if basename(argv[0]) == "eval":
+    name = basename(argv[0])
+    if name == "eval":
         return " ".join(argv[1:])
-    return shell_c_script(argv)
+    if name in SHELLS:
+        return shell_c_script(argv)
+    launched = launch(argv)  # flock -c, su -c, script -c, watch, sg, tmux new, screen…
+    return launched.script if launched is not None else None
 
 
 def shell_c_script(argv: list[str]) -> str | None:
