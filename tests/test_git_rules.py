@@ -214,6 +214,9 @@ REACHED = table(
         "1A=2 git reset --hard",
         "=x git reset --hard",
         "A-B=2 git push -f",
+        # a program not known (./x=y) whose words are a guarded command: the safety net reads
+        # them as run (SPEC §6), as it reads `foo rm -rf ~`
+        "./x=y git reset --hard",
     ],
     [
         'echo "git reset --hard"',
@@ -233,7 +236,6 @@ REACHED = table(
         "git push origin main | grep +refs",  # a pipeline's later words are not push's
         "git checkout main | grep -- -x",
         "A-B=2",  # alone it runs nothing
-        "./x=y git reset --hard",  # a path: the program is ./x=y, not git
     ],
 )
 
