@@ -162,7 +162,7 @@ OPEN_ON_MAIN: dict[str, tuple[str, ...]] = {
         "runtime-symlink:forge-outside",
     ),
     SETTINGS: (),
-    TRUST: ("explain-file:aws", "explain-file:ssh"),
+    TRUST: (),
     ADAPTERS: (),
 }
 
