@@ -64,6 +64,8 @@ def reader_operands(argv: list[str]) -> list[str]:
     (['x.cfg'], [])
     """
     name = os.path.basename(argv[0])
+    if name in _SUBCOMMAND_READERS:
+        return _subcommand_reads(argv, _SUBCOMMAND_READERS[name])
     opts = _READERS.get(name)
     if opts is None:
         return []
@@ -111,6 +113,55 @@ def reader_operands(argv: list[str]) -> list[str]:
     if name in _COPIERS and not target_dir:
         operands = operands[:-1]
     return files + [op for op in operands if op != "-"]
+
+
+#: programs whose subcommands read a file named by an option: program -> subcommand -> its
+#: options that take a value, "*" marking a file it reads. ``forge-policy explain -f FILE``
+#: reads FILE (its stdin, ``< FILE``, is a redirect every command's reading counts).
+_SUBCOMMAND_READERS: dict[str, dict[str, frozenset[str]]] = {
+    "forge-policy": {"explain": frozenset({"-f*", "--file*", "--session"})},
+}
+
+
+def _subcommand_reads(argv: list[str], table: dict[str, frozenset[str]]) -> list[str]:
+    """The files a subcommand reads, its options parsed as argparse does: ``-f X``, ``-fX``,
+    ``-f=X``, ``--file X``, ``--file=X`` and an unambiguous prefix (``--fi X``).
+
+    >>> _subcommand_reads(["forge-policy", "explain", "--json", "--fil=a"], _SUBCOMMAND_READERS[
+    ...     "forge-policy"]), reader_operands(["forge-policy", "explain", "-f~/.ssh/id_rsa"])
+    (['a'], ['~/.ssh/id_rsa'])
+    >>> reader_operands(["forge-policy", "status", "-f", "x"])
+    []
+    """
+    opts = table.get(argv[1]) if len(argv) > 1 else None
+    if opts is None:
+        return []
+    longs = [o.rstrip("*") for o in opts if o.startswith("--")]
+    files: list[str] = []
+    i = 2
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            break
+        if not arg.startswith("-") or arg == "-":
+            continue
+        if arg.startswith("--"):
+            flag, eq, attached = arg.partition("=")
+            named = [o for o in longs if o.startswith(flag)]
+            flag = flag if flag in longs else named[0] if len(named) == 1 else flag
+            value = attached if eq else None
+        else:
+            flag, value = arg[:2], arg[2:].removeprefix("=") or None
+        if flag not in opts and f"{flag}*" not in opts:
+            continue
+        if value is None:
+            if i >= len(argv):
+                break
+            value, i = argv[i], i + 1
+        if f"{flag}*" in opts:
+            files.append(value)
+    return files
 
 
 def _python_reads(argv: list[str]) -> list[str]:

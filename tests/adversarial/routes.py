@@ -130,7 +130,7 @@ OPEN_ON_MAIN: dict[str, tuple[str, ...]] = {
     ),
     GOVPATHS: (),
     SETTINGS: (),
-    TRUST: ("explain-file:aws", "explain-file:ssh"),
+    TRUST: (),
     ADAPTERS: (),
 }
 
