@@ -452,6 +452,10 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
             cmd = run.command or Command(list(run.words))
             for change in _command_changes(run.words, cmd, run.cwd or places.cwd, places):
                 found.setdefault(change)
+            for k in _lock_holders(cmd.words, run.words):  # `flock LOCK CMD` runs CMD: the
+                # model reads CMD, and the lock it holds meanwhile is checked here
+                for change in _command_changes(cmd.words[k:], cmd, run.cwd or places.cwd, places):
+                    found.setdefault(change)
             if names_engine and (not run.complete or (run.words and _opaque(run.words[0]))):
                 # a reading the command model could not complete, of a text naming the engine
                 found.setdefault("forge-policy (in a command that could not be read in full)")
@@ -974,6 +978,14 @@ def _forge_policy_command(
     if sub in GOVERNANCE_SUBCOMMANDS and len(words) > 1 and words[1] in GOVERNANCE_SUBCOMMANDS[sub]:
         return f"forge-policy {sub} {words[1]}"
     return ""
+
+
+def _lock_holders(words: list[str], run: list[str]) -> list[int]:
+    """Where ``flock`` stands among a command's words when the command model read past it to
+    the program it launches (so ``run``, what runs, is not the ``flock`` itself)."""
+    if "flock" not in " ".join(words) or (run and basename(run[0]) == "flock"):
+        return []
+    return [k for k, word in enumerate(words) if basename(word) == "flock"]
 
 
 # --- the harness settings ---------------------------------------------------------------------
