@@ -102,15 +102,20 @@ def test_two_hosts_count_every_violation_and_grant_each_override_once(
     )
     assert softy.counter == blocks  # every refused call counted, on whichever host
 
-    # an explicit override granted on the VPS lets the laptop's next blocked call through, once.
-    # That call is the blocked one's retry: while a blocked call waits, a grant is its retry's
-    # (one block, one pass), and when none waits the grant passes the next call that blocks.
+    # an explicit override granted on the VPS lets the laptop's next blocked call through, once
+    # (SPEC §4): a retry of a call still waiting in its window passes by retry and keeps the
+    # grant, so the grant goes to the retry when no call waits, else to the next call that blocks
     granted = vps.run_cli(
         "override", "softy", "--session", vps.session, "--reason", "user approved"
     )
     assert "softy" in granted.stdout
     assert not _denied(laptop.call({**retry, "tool_use_id": "toolu_after_grant"}).stdout)
-    assert _denied(laptop.call(laptop.bash("echo soft-me much later")).stdout)
+    laptop.call(laptop.bash("echo soft-me much later"))
+    assert _denied(laptop.call(laptop.bash("echo soft-me later still")).stdout)
+    explicit = [
+        r for r in sink.records() if r["kind"] == "override" and r["mechanism"] == "explicit"
+    ]
+    assert len(explicit) == 1  # the grant is spent once, on whichever host
     report = sink.verify()
     assert report.ok, report.problems
     sink.close()
