@@ -299,6 +299,8 @@ class _Walker:
         split = env_split(words) if argv is not words else None
         if split is not None:
             words, argv = split, strip_wrappers(split)
+        while words and words[0] in _RESERVED_LEADS:  # `{ D=/; …`, `then D=/`: still an assignment
+            words = words[1:]
         prefix = _prefix_assignments(words)
         if not argv:  # D=/ on its own: later words read it
             for k, v in prefix.items():
@@ -405,7 +407,9 @@ class _Walker:
             yield from self.nested(fed, "" if name == "ssh" else cwd, via, depth)
         elif name in SHELLS and shell_c_script(argv) is None:
             path = next((a for a in argv[1:] if not a.startswith(("-", "+"))), None)
-            if path is not None:
+            if path is not None and path.startswith(("/dev/fd/", "/proc/", "/dev/stdin")):
+                truncated(f"{name} runs a script computed when the command runs ({path})")
+            elif path is not None:
                 script = state.script_of(path, cwd, name)
                 if script is not None:
                     yield from self.nested(script, cwd, via, depth)
@@ -544,10 +548,18 @@ class _Walker:
     ) -> Iterator[Run]:
         """The shell lines interpreter code amounts to (:mod:`forge_policy.commands.interpreters`);
         code piped in that the command line does not show is unread (``curl x | python3``)."""
-        from forge_policy.commands.interpreters import analyse, interpreter_program
+        from forge_policy.commands.interpreters import analyse, interpreter_program, language_of
 
         stdin = stdin_text(cmd, cwd) if cmd else None
         found = interpreter_program(argv, stdin)
+        language = language_of(argv[0]) if found is None else None
+        if language is not None and "-m" not in argv[1:]:
+            # a script file: read when this call wrote it (`cat > r.py <<E … E; python3 r.py`)
+            operand = next((a for a in argv[1:] if not a.startswith("-")), None)
+            if operand is not None:
+                script = self.state.script_of(operand, cwd, basename(argv[0]))
+                if script is not None:
+                    found = (language, script)
         if found is None:
             fed = stdin is None and cmd is not None and _fed(cmd)
             if fed and interpreter_program(argv, _UNSEEN) is not None:
@@ -585,6 +597,10 @@ def _wrapper_cwd(argv: list[str], cwd: str) -> str:
 
 def _joined(via: str, by: str) -> str:
     return f"{via}, {by}" if via else by
+
+
+#: reserved words a simple command can follow (``strip_wrappers`` drops them from argv)
+_RESERVED_LEADS = frozenset({"!", "{", "if", "then", "else", "elif", "do", "while", "until"})
 
 
 def _prefix_assignments(words: list[str]) -> dict[str, str]:

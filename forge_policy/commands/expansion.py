@@ -27,6 +27,10 @@ from fnmatch import fnmatchcase
 
 from forge_policy._budget import truncated
 
+#: the word a process substitution (``<(CMD)``) leaves among its command's words, as bash
+#: names the file it reads from
+PROCESS_SUBSTITUTION = "/dev/fd/63"
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 
+from forge_policy.commands.expansion import PROCESS_SUBSTITUTION
 from forge_policy.commands.git_argv import code_key
 
 TYPE_CHECKING = False
@@ -525,6 +526,9 @@ def code_environment(words: list[str]) -> Iterator[tuple[str, str, bool]]:
         if not assigning:
             return
         key, value = m.group(1), m.group(2)
+        if not value and i < len(words) and words[i] == PROCESS_SUBSTITUTION:
+            value = words[i]  # `BASH_ENV=<(…)`: the value is the substitution's file
+            i += 1
         if key in COMMAND_VARIABLES:
             if value.strip():
                 yield key, value, True

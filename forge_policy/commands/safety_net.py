@@ -39,6 +39,7 @@ import re
 # megabyte of ordinary text is scanned at C speed)
 _MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("IFS", re.compile(r"\$\{?IFS\b")),
+    ("$", re.compile(r"(?<=\w)\$\{?[0-9@*]\}?|\$\{?[0-9@*]\}?(?=[\w-])")),
     ("\\", re.compile(r"\\(?:x[0-9A-Fa-f]{2}|[0-7]{3})|(?<=[A-Za-z])\\[A-Za-z]")),
     ("$'", re.compile(r"\$'[^']*\\")),
     (",", re.compile(r"(?<![\w$])\{[^\s{}'\"]*,[^\s{}'\"]*\}")),
@@ -57,6 +58,9 @@ def _marked(text: str) -> bool:
 
 
 _IFS = re.compile(r"\$\{IFS(?:[:#%][^}]*)?\}|\$IFS\b")
+# a positional parameter glued to a word (`git$IFS$9push`): empty in the agent's shell, it is
+# there to cut a word for a reader
+_GLUED_POSITIONAL = re.compile(r"(?<=\w)\$\{?[0-9@*]\}?|\$\{?[0-9@*]\}?(?=[\w-])")
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.S)
 _ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{3})")
 _BRACES = re.compile(r"(?<![\w$])\{([^\s{}'\"]*,[^\s{}'\"]*)\}")
@@ -77,7 +81,7 @@ def deobfuscated(text: str) -> str | None:
     doc), or None when it holds none of them (or undoing them changes nothing)."""
     if not _marked(text):
         return None
-    out = _IFS.sub(" ", text)
+    out = _GLUED_POSITIONAL.sub("", _IFS.sub(" ", text))
     out = _ANSI_C.sub(lambda m: "'" + _unescape(m.group(1)).replace("'", "") + "'", out)
     out = _ESCAPE.sub(lambda m: _unescape("\\" + m.group(1)), out)
     out = _BRACES.sub(lambda m: " ".join(m.group(1).split(",")), out)

@@ -29,7 +29,7 @@ import re
 import attrs
 
 from forge_policy._budget import check_deadline, read_bounded, truncated
-from forge_policy.commands.expansion import braces
+from forge_policy.commands.expansion import PROCESS_SUBSTITUTION, braces
 from forge_policy.commands.launchers import LAUNCHERS, launch
 
 TYPE_CHECKING = False
@@ -177,6 +177,9 @@ class _Scope:
         redirected = self.want is not None  # ``<(``: a process substitution, not ``f()``
         self.want = None
         cmd = self.cmd
+        if redirected and op == "(" and cmd.words:
+            # the command reads the substitution's output as a file: bash names it so
+            cmd.words.append(PROCESS_SUBSTITUTION)
         if cmd.words or cmd.redirects:
             self.sink.append(cmd)
             self.done.append(cmd)

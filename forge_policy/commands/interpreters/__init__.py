@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import attrs
 
-from forge_policy.commands.interpreters._argv import interpreter_program
+from forge_policy.commands.interpreters._argv import interpreter_program, language_of
 
-__all__ = ["LANGUAGES", "Effects", "analyse", "interpreter_program"]
+__all__ = ["LANGUAGES", "Effects", "analyse", "interpreter_program", "language_of"]
 
 #: The languages :func:`analyse` reads.
 LANGUAGES = frozenset({"python", "node", "perl", "ruby", "php"})
