@@ -38,16 +38,26 @@ def _set_all(instance: object, **values: object) -> None:
 
 
 def undetermined_note(reasons: list[str]) -> str:
-    """The line a violation decided on an undetermined fact carries (fail closed).
+    """The line a violation decided on an undetermined fact carries (fail closed): a fact out
+    of time, or a reading the command model could not complete (SPEC §6), each said as such.
 
     >>> note = undetermined_note(["fact 'shell_commands' timed out: used 300 ms of CPU"])
     >>> note.startswith("forge-policy could not inspect this call within its budget (fact")
     True
+    >>> undetermined_note(["fact 'executed_commands' is incomplete: ${!X}"]).split(" (")[0]
+    'forge-policy could not read this call in full'
     """
+    if any("timed out" in reason or "budget" in reason for reason in reasons):
+        return (
+            f"forge-policy could not inspect this call within its budget ({'; '.join(reasons)}), "
+            "so the rule decided as if it matched. Split the work into smaller calls, or ask "
+            "the user to run it from their own shell."
+        )
     return (
-        f"forge-policy could not inspect this call within its budget ({'; '.join(reasons)}), "
-        "so the rule decided as if it matched. Split the work into smaller calls, or ask the "
-        "user to run it from their own shell."
+        f"forge-policy could not read this call in full ({'; '.join(reasons)}), so the rule "
+        "decided as if it matched. Write the command so that what it runs is visible in it (no "
+        "program or script computed when it runs), or ask the user to run it from their own "
+        "shell."
     )
 
 

@@ -556,7 +556,7 @@ class _Walker:
         if language is not None and "-m" not in argv[1:]:
             # a script file: read when this call wrote it (`cat > r.py <<E … E; python3 r.py`)
             operand = next((a for a in argv[1:] if not a.startswith("-")), None)
-            if operand is not None:
+            if operand is not None and self.state.wrote(operand, cwd):
                 script = self.state.script_of(operand, cwd, basename(argv[0]))
                 if script is not None:
                     found = (language, script)

@@ -308,6 +308,10 @@ class ShellState:
             truncated(f"{how} {path}: this call may change it before running it")
         return None
 
+    def wrote(self, path: str, cwd: str) -> bool:
+        """Whether the call wrote ``path`` before this point (with text shown or not)."""
+        return "$" not in path and _path(path, cwd) in self.written
+
     def _mentioned(self) -> set[str]:
         """The paths the commands so far name as operands (which they may write), resolved
         once each."""

@@ -366,6 +366,7 @@ ROUTES: list[Route] = [
         "block",
     ),
     twin("script-in-call", "python", "cat > t.py <<'E'\nprint(1)\nE\npython3 t.py"),
+    twin("script-in-call", "node", "node app.js"),  # a script the call did not write
     bash("resolved-facts", "issue", "h=--hard; git reset $h", expect=RESET),
     bash("resolved-facts", "force", "f=--force; git push origin $f", expect=PUSH),
     bash("resolved-facts", "home", "d=~; rm -rf $d", expect=RM),

@@ -50,7 +50,8 @@ def test_padded_hard_blocks_stay_blocked_and_audited(
     records = blocks_of(project)
     assert len(records) == 1 and records[0]["session_id"] == project.session
     behavior = records[0]["behavior_id"]
-    if "could not inspect" in reason:  # refused as undetermined: the record says why
+    if "could not inspect" in reason or "could not read this call" in reason:
+        # refused as undetermined (out of time, or a reading not complete): the record says why
         assert records[0]["undetermined"]
     else:  # read in full: refused by the rule itself
         assert behavior == ATTACKS[attack] and "undetermined" not in records[0]
