@@ -60,6 +60,8 @@ _WORD = re.compile(r"\w+")
 #: a long option as the command model spells a short one out (``git push -f`` read as
 #: ``--force``): not a word the event must show
 _LONG_OPTION = re.compile(r"(?<!\S)--[a-z][a-z0-9-]*(?=[=\s]|$)")
+#: the words the command model adds to a reading (``rm -r -f / reached through xargs``)
+_ROUTE = re.compile(r"(?<=\S) reached through (?=\S)")
 #: facts whose values are engine-made labels, numbers, paths or the call as sent, never text
 #: read from a file: shown redacted (every other ``facts.*`` field goes through the check)
 _LABEL_FACTS = frozenset(
@@ -121,15 +123,18 @@ class EventText:
 
     def shows(self, text: str) -> bool:
         """Whether every word of ``text`` is in the event's input (whole, or within a word:
-        ``rm -r -f`` read from ``rm -rf``); the redaction marker and long options do not count.
+        ``rm -r -f`` read from ``rm -rf``); the redaction marker, long options and the route
+        a reading names (``reached through``) do not count.
 
         >>> EventText("sudo git push -f origin").shows("git push --force origin")
+        True
+        >>> EventText("echo / | xargs rm -rf").shows("rm -r -f / reached through xargs")
         True
         """
         from forge_policy.secrets import REDACTED
 
         marker = REDACTED.strip("[]").lower()
-        words = _WORD.findall(_LONG_OPTION.sub(" ", text.lower()))
+        words = _WORD.findall(_ROUTE.sub(" ", _LONG_OPTION.sub(" ", text.lower())))
         missing = {w for w in words if w not in self.words} - {marker}
         if len(missing) > _MAX_LOOKUPS:
             return False

@@ -55,7 +55,11 @@ def test_a_file_fed_to_a_shell_is_refused_without_its_text(project: Project, com
 
 @pytest.mark.parametrize(
     ("command", "read_as"),
-    [("rm -rf /", "Read as: rm -r -f /"), ("D=/; rm -rf $D", "rm -r -f /")],
+    [
+        ("rm -rf /", "Read as: rm -r -f /"),
+        ("D=/; rm -rf $D", "Read as: rm -r -f /"),
+        ("echo / | xargs rm -rf", "rm -r -f / reached through xargs"),
+    ],
 )
 def test_an_ordinary_call_keeps_its_readable_message(
     project: Project, command: str, read_as: str
