@@ -60,8 +60,9 @@ _WORD = re.compile(r"\w+")
 #: a long option as the command model spells a short one out (``git push -f`` read as
 #: ``--force``): not a word the event must show
 _LONG_OPTION = re.compile(r"(?<!\S)--[a-z][a-z0-9-]*(?=[=\s]|$)")
-#: the words the command model adds to a reading (``rm -r -f / reached through xargs``)
-_ROUTE = re.compile(r"(?<=\S) reached through (?=\S)")
+#: the route the command model adds to a reading (``rm -r -f / reached through xargs``, ``…
+#: through awk code``, ``… through the de-obfuscated text``): its own labels of the programs
+_ROUTE = re.compile(r"(?<=\S) reached through \S[^\n]*$", re.MULTILINE)
 #: facts whose values are engine-made labels, numbers, paths or the call as sent, never text
 #: read from a file: shown redacted (every other ``facts.*`` field goes through the check)
 _LABEL_FACTS = frozenset(
@@ -130,6 +131,8 @@ class EventText:
         True
         >>> EventText("echo / | xargs rm -rf").shows("rm -r -f / reached through xargs")
         True
+        >>> EventText("sh < x").shows("SECRET reached through the de-obfuscated text")
+        False
         """
         from forge_policy.secrets import REDACTED
 

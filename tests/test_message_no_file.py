@@ -59,6 +59,7 @@ def test_a_file_fed_to_a_shell_is_refused_without_its_text(project: Project, com
         ("rm -rf /", "Read as: rm -r -f /"),
         ("D=/; rm -rf $D", "Read as: rm -r -f /"),
         ("echo / | xargs rm -rf", "rm -r -f / reached through xargs"),
+        ("awk 'BEGIN{system(\"rm -rf ~\")}'", "reached through awk code"),
     ],
 )
 def test_an_ordinary_call_keeps_its_readable_message(
