@@ -60,6 +60,7 @@ def message(
         },
         facts,
         totals,
+        event,
     )
     t = behavior.templates
     if level <= Level.NUDGE:

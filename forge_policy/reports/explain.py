@@ -8,136 +8,28 @@ agent may run, so an event whose facts read a file (``git commit -F ~/.aws/crede
 ``bash < .env``) must not make it a way around the secret-file check. A condition's ``actual``
 is shown redacted; a fact that may hold text read from a file (``commit_message``, the command
 facts, which read a script fed on stdin, any fact not known here) is shown only as far as the
-event's own input shows it, the rest replaced by :data:`NOT_SHOWN` (:func:`shown`).
+event's own input shows it, the rest replaced by ``[not shown: read from a file]``. The rule
+lives in :mod:`forge_policy.templates` (:func:`~forge_policy.templates.fact_shown`), where a
+message's ``{facts.NAME}`` is filled by it too: an explain and a block reason cannot drift.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import attrs
 
 from forge_policy.model import Decision
+from forge_policy.templates import EventText, fact_shown
+
+#: what a condition on a field read, as an explain may show it (the rule messages use too)
+shown = fact_shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.model import Event
-
-#: what an explain shows in place of text a fact read from a file
-NOT_SHOWN = "[not shown: read from a file]"
-_WORD = re.compile(r"\w+")
-#: a long option as the command model spells a short one out (``git push -f`` read as
-#: ``--force``): not a word the event must show
-_LONG_OPTION = re.compile(r"(?<!\S)--[a-z][a-z0-9-]*(?=[=\s]|$)")
-#: facts whose values are engine-made labels, numbers, paths or the call as sent, never text
-#: read from a file: shown redacted (every other ``facts.*`` field goes through the check)
-_LABEL_FACTS = frozenset(
-    {
-        "facts.paths",
-        "facts.path_basenames",
-        "facts.sensitive_file",
-        "facts.file_bytes",
-        "facts.estimated_tokens",
-        "facts.secret_in_files",
-        "facts.staged_files",
-        "facts.commands",
-        "facts.recursive_deletes",
-        "facts.unignored_secret_files",
-        "facts.tdd_untested_files",
-        "facts.governance_changes",
-        "facts.search_credits",
-        "facts.write_credits",
-    }
-)
-#: more distinct words than this not found whole in the event's input: not shown either (keeps
-#: the substring look-ups few on a large event)
-_MAX_LOOKUPS = 256
-
-
-class EventText:
-    """The words of an event's own input (tool input, prompt, payload), to tell a fact value
-    the event shows from one a fact read from a file.
-
-    >>> seen = EventText.of_values([{"command": "git commit -m 'fix: a typo'"}])
-    >>> seen.shows("fix: a typo"), seen.shows("TOP SECRET plan")
-    (True, False)
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text.lower()
-        self.words = frozenset(_WORD.findall(self.text))
-
-    @classmethod
-    def of_event(cls, event: Event) -> EventText:
-        """The input of ``event``."""
-        return cls.of_values([event.tool_input, event.prompt, event.cwd, event.payload])
-
-    @classmethod
-    def of_values(cls, values: Sequence[object]) -> EventText:
-        """The strings held by ``values`` (mappings and lists walked; keys too)."""
-        parts: list[str] = []
-        stack: list[object] = list(values)
-        while stack:
-            value = stack.pop()
-            if isinstance(value, str):
-                parts.append(value)
-            elif isinstance(value, dict):
-                stack.extend(str(k) for k in value)
-                stack.extend(value.values())
-            elif isinstance(value, list | tuple):
-                stack.extend(value)
-        return cls("\n".join(parts))
-
-    def shows(self, text: str) -> bool:
-        """Whether every word of ``text`` is in the event's input (whole, or within a word:
-        ``rm -r -f`` read from ``rm -rf``); the redaction marker and long options do not count.
-
-        >>> EventText("sudo git push -f origin").shows("git push --force origin")
-        True
-        """
-        from forge_policy.secrets import REDACTED
-
-        marker = REDACTED.strip("[]").lower()
-        words = _WORD.findall(_LONG_OPTION.sub(" ", text.lower()))
-        missing = {w for w in words if w not in self.words} - {marker}
-        if len(missing) > _MAX_LOOKUPS:
-            return False
-        return all(word in self.text for word in missing)
-
-
-def shown(field: str, actual: Any, seen: EventText) -> Any:
-    """What a condition on ``field`` read, as an explain may show it: strings redacted; for a
-    fact that may hold text read from a file, any string the event's input does not show
-    replaced by :data:`NOT_SHOWN`.
-
-    >>> seen = EventText.of_values(["git commit -F msg.txt", "cat .env"])
-    >>> shown("facts.executed_commands", ["cat .env", "RAWLINE from msg.txt"], seen)
-    ['cat .env', '[not shown: read from a file]']
-    >>> shown("facts.sensitive_file", "env_file", seen), shown("command", "a token=x", seen)
-    ('env_file', 'a token=x')
-    """
-    checked = field.startswith("facts.") and field not in _LABEL_FACTS
-    return _shown(actual, seen if checked else None)
-
-
-def _shown(actual: Any, seen: EventText | None) -> Any:
-    from forge_policy.secrets import redact
-
-    if isinstance(actual, str):
-        text = redact(actual)
-        return text if seen is None or seen.shows(text) else NOT_SHOWN
-    if isinstance(actual, dict):
-        return {_shown(str(k), seen): _shown(v, seen) for k, v in actual.items()}
-    if isinstance(actual, list | tuple):
-        return [_shown(v, seen) for v in actual]
-    if actual is None or isinstance(actual, bool | int | float):
-        return actual
-    return _shown(str(actual), seen)
-
 
 # -- explain -----------------------------------------------------------------------------------
 
