@@ -92,10 +92,8 @@ FAMILIES: dict[str, str] = {
 #: ``test_routes`` marks these ``xfail(strict=True)`` in every harness the route reaches: when
 #: the lead merges a branch, its routes XPASS and fail, and their ids are removed here.
 OPEN_ON_MAIN: dict[str, tuple[str, ...]] = {
-    EXPAND: (
-    ),
-    LAUNCH: (
-    ),
+    EXPAND: (),
+    LAUNCH: (),
     GOVPATHS: (),
     SETTINGS: (),
     TRUST: (),

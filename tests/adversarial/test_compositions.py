@@ -10,9 +10,8 @@ wrappers launch it (``sudo``, ``env``, ``nice``, ``timeout``, ``nohup``, ``setsi
 still runs the guarded command when bash runs it.
 
 In process through the evaluator for speed, and a handful of fixed compositions through the
-real hook process. The forms main reads today are one property that must hold now; the full
-set is a second property, ``xfail(strict=True)`` until the branches that read every form are
-merged (see ``routes.OPEN_ON_MAIN``).
+real hook process. Two properties: the forms main read before issue 23 (quotes, ``$'…'``), and
+every form (braces, ``$IFS``, variables, launchers such as ``setsid`` included).
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import forge_policy as fp
-from tests.adversarial.routes import EXPAND, LAUNCH, Route
+from tests.adversarial.routes import Route
 from tests.adversarial.test_routes import World
 
 CATALOG = fp.builtin_catalog()
