@@ -63,24 +63,18 @@ _LONG_OPTION = re.compile(r"(?<!\S)--[a-z][a-z0-9-]*(?=[=\s]|$)")
 #: the route the command model adds to a reading (``rm -r -f / reached through xargs``, ``…
 #: through awk code``, ``… through the de-obfuscated text``): its own labels of the programs
 _ROUTE = re.compile(r"(?<=\S) reached through \S[^\n]*$", re.MULTILINE)
-#: facts whose values are engine-made labels, numbers, paths or the call as sent, never text
-#: read from a file: shown redacted (every other ``facts.*`` field goes through the check)
-_LABEL_FACTS = frozenset(
+#: the built-in facts whose values can hold text read from a file (``git commit -F FILE``,
+#: ``sh < FILE``, ``cat FILE | sh``): shown only as far as the event's own input shows it. The
+#: other built-in facts are engine-made labels, numbers and paths, and an orchestrator's own
+#: facts are what its provider chose to return: shown redacted
+_FILE_TEXT_FACTS = frozenset(
     {
-        "facts.paths",
-        "facts.path_basenames",
-        "facts.sensitive_file",
-        "facts.file_bytes",
-        "facts.estimated_tokens",
-        "facts.secret_in_files",
-        "facts.staged_files",
-        "facts.commands",
-        "facts.recursive_deletes",
-        "facts.unignored_secret_files",
-        "facts.tdd_untested_files",
-        "facts.governance_changes",
-        "facts.search_credits",
-        "facts.write_credits",
+        "facts.commit_message",
+        "facts.shell_commands",
+        "facts.git_commands",
+        "facts.executed_commands",
+        "facts.command_readings",
+        "facts.shell_data",
     }
 )
 #: more distinct words than this not found whole in the event's input: not shown either (keeps
@@ -157,7 +151,7 @@ def fact_shown(field: str, actual: Any, seen: EventText | None) -> Any:
     >>> fact_shown("facts.commit_message", "fix: a typo", None)
     '[not shown: read from a file]'
     """
-    if not field.startswith("facts.") or field in _LABEL_FACTS:
+    if field not in _FILE_TEXT_FACTS:
         return _shown(actual, None)
     return _shown(actual, seen if seen is not None else EventText(""))
 
