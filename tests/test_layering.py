@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness",),  # harness adapters: a hook payload in, the harness's answer out
     ("config",),  # FORGE_* configuration: builds stores, sinks, catalogs and evaluators
     ("engine",),  # the decision and its transaction
+    ("floor",),  # the enforcement floor: derived from the catalog, enforced by the OS
     ("render", "stores"),  # what a decision says; where session state is kept
     ("audit",),  # the audit log: sinks, verification, insights, record shapes
     ("catalog", "reports"),  # behaviors and their condition language; typed results

@@ -109,6 +109,7 @@ def test_the_top_level_holds_only_the_rooms_the_readme_names() -> None:
     assert top == {
         *("__init__", "_lazy", "_limits", "_time", "errors", "events", "hook", "levels", "model"),
         *("secrets", "state", "templates", "values", "_budget"),
-        *("_infra", "audit", "catalog", "cli", "commands", "config", "engine", "facts", "harness"),
+        *("_infra", "audit", "catalog", "cli", "commands", "config", "engine", "facts", "floor"),
+        "harness",
         *("integrations", "ops", "render", "reports", "serve", "stores", "testing", "worker"),
     }
