@@ -1,0 +1,109 @@
+"""Which floor holds for one harness in one project (SPEC §13): the harness's sandbox,
+forge_policy's own, or none — and what the project asked for.
+
+The project chooses with ``floor:`` in ``<FORGE_ROOT>/config.yaml``: ``harness`` (the default: the
+harness's own sandbox where ``init`` configured it and it is on, else forge_policy's own),
+``own`` (always forge_policy's own launcher) or ``off`` (no floor; the hook keeps deciding).
+Only the project's files choose, never the agent: ``.forge/`` and the harness settings files are
+governance (SPEC §7).
+
+This module is on the hook's path: the config file is parsed only when it mentions ``floor``
+(most do not), so a warm hook loads no YAML parser for it.
+
+>>> import tempfile
+>>> project = tempfile.mkdtemp()
+>>> configured_mode(project + "/.forge")
+'harness'
+>>> harness_sandbox_on("claude-code", project, project)
+False
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+MODES = ("harness", "own", "off")
+DEFAULT_MODE = "harness"
+_CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+_MAX_BYTES = 1 << 20
+
+
+class FloorConfigError(ValueError):
+    """``floor:`` in the project config is not one of :data:`MODES` (message names file:line)."""
+
+
+def configured_mode(forge_root: str) -> str:
+    """``floor:`` of ``<forge_root>/config.yaml`` (:data:`DEFAULT_MODE` when absent);
+    :class:`FloorConfigError` naming the file and line when it is something else."""
+    path = os.path.join(forge_root, "config.yaml")
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return DEFAULT_MODE
+    except OSError as exc:
+        raise FloorConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    if b"floor" not in raw:
+        return DEFAULT_MODE
+    from forge_policy.catalog.yaml_io import key_line, parse_yaml
+
+    document, issues = parse_yaml(raw.decode("utf-8", "replace"), path)
+    if issues:
+        raise FloorConfigError(str(issues[0]))
+    if not isinstance(document, dict) or "floor" not in document:
+        return DEFAULT_MODE
+    value = document["floor"]
+    if value is False:  # YAML reads a bare `off` as false
+        return "off"
+    if value not in MODES:
+        line = key_line(document, "floor")
+        wanted = ", ".join(MODES)
+        raise FloorConfigError(f"{path}:{line}: floor: expected one of {wanted}, got {value!r}")
+    return str(value)
+
+
+def _json(path: str) -> object:
+    try:
+        with open(path, "rb") as handle:
+            return json.loads(handle.read(_MAX_BYTES))
+    except (OSError, ValueError):
+        return None
+
+
+def harness_sandbox_on(harness: str, project: str, home: str) -> bool:
+    """Whether ``harness``'s own sandbox holds every shell call in ``project``: for Claude Code,
+    the settings the CLI merges (user, project, local) say ``sandbox.enabled: true``,
+    ``sandbox.failIfUnavailable: true`` and ``sandbox.allowUnsandboxedCommands: false`` (so a
+    command cannot ask to leave it and a missing dependency stops the CLI instead of running
+    unsandboxed). Other harnesses: ``False`` until their sandbox is configured by ``init``."""
+    if harness != "claude-code":
+        return False
+    merged: dict[str, object] = {}
+    files = [os.path.join(home, ".claude", "settings.json")]
+    files += [os.path.join(project, name) for name in _CLAUDE_SETTINGS]
+    for path in files:
+        settings = _json(path)
+        if isinstance(settings, dict) and isinstance(settings.get("sandbox"), dict):
+            merged.update(settings["sandbox"])
+    return (
+        merged.get("enabled") is True
+        and merged.get("failIfUnavailable") is True
+        and merged.get("allowUnsandboxedCommands") is False
+    )
+
+
+def active_floor(harness: str, project: str, forge_root: str, environ: Mapping[str, str]) -> str:
+    """``harness`` (the harness's sandbox holds), ``own`` (forge_policy rewrites shell calls)
+    or ``off`` (the project turned the floor off) for one harness in one project."""
+    mode = configured_mode(forge_root)
+    if mode == "off":
+        return "off"
+    home = environ.get("HOME", "") or os.path.expanduser("~")
+    if mode == "harness" and harness_sandbox_on(harness, project, home):
+        return "harness"
+    return "own"
