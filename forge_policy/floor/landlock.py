@@ -248,7 +248,7 @@ def main(argv: list[str]) -> int:
         message = str(exc)
     except OSError as exc:
         message = f"landlock: {exc.strerror or exc}"
-    except Exception as exc:  # noqa: BLE001  # whatever it is, the command must not run
+    except Exception as exc:  # whatever it is, the command must not run
         message = f"landlock: {type(exc).__name__}: {exc}"
     sys.stderr.write(f"forge-policy floor: {message}; the command was not run\n")
     return EXIT_SETUP

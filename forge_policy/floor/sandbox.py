@@ -245,11 +245,13 @@ def _refuse_writable(floor: Floor, program: str, landlock: bool = False) -> None
             raise ValueError(f"floor: {path} is writable inside the sandbox; refusing to run it")
 
 
-def command_for(floor: Floor, command: str, method: str) -> str:
+def command_for(floor: Floor, command: str, method: str, *, python: str | None = None) -> str:
     """The shell text that runs ``command`` under ``floor`` with ``method`` (one of
     :data:`METHODS`). :class:`ValueError` for any other method, for a command holding a NUL
     (no argument can carry one) and when the program that would apply the floor (bubblewrap,
-    the launcher's interpreter) lies where the sandboxed command could rewrite it."""
+    the launcher's interpreter) lies where the sandboxed command could rewrite it.
+    ``python``: the interpreter that runs the Landlock launcher (default: this one; any
+    CPython 3.11+ does, the launcher needs only the standard library)."""
     _check_method(method)
     if "\0" in command:
         raise ValueError("floor: a command cannot hold a NUL character")
@@ -258,9 +260,10 @@ def command_for(floor: Floor, command: str, method: str) -> str:
         _refuse_writable(floor, argv[0])
         return shlex.join([*argv, "--", SHELL, "-c", command])
     if method == "landlock":
-        for program in (sys.executable, LAUNCHER):
+        interpreter = python or sys.executable
+        for program in (interpreter, LAUNCHER):
             _refuse_writable(floor, program, landlock=True)
-        return shlex.join([sys.executable, "-I", "-S", LAUNCHER, floor.to_json(), command])
+        return shlex.join([interpreter, "-I", "-S", LAUNCHER, floor.to_json(), command])
     return shlex.join([SANDBOX_EXEC, "-p", seatbelt_profile(floor), SHELL, "-c", command])
 
 
