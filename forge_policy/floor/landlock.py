@@ -7,11 +7,13 @@ from this module's cached bytecode. ``FLOOR`` is the floor's JSON
 path of a file holding it (refused when the floor itself would leave that file writable).
 Like the hook client (:mod:`forge_policy.worker.client`) it imports nothing from the package
 and nothing outside the standard library: ``posix``, ``sys``, ``_json`` (the C scanner
-``json`` uses, without ``json``'s ``re``/``enum`` imports) and ``ctypes`` (the only way to
-make a system call from the standard library; Python has no Landlock binding, and the PyPI
-packages looked at, ``landlock`` 1.0.0.dev5, ``landlockpy`` 0.2.0 and ``py-landlock`` 0.1.1, are
-young ctypes/C wrappers of the same three system calls: none is clearly better than these
-~40 lines, and a dependency would have to be importable under ``-I -S``).
+``json`` uses, without ``json``'s ``re``/``enum`` imports) and ``_ctypes`` (the only way to
+make a system call from the standard library, used without the ``ctypes`` package and its
+``os``/``struct`` imports). Python has no Landlock binding. The PyPI packages looked at
+(``landlock`` 1.0.0.dev5, ``landlockpy`` 0.2.0, ``py-landlock`` 0.1.1) are pure-Python
+``ctypes`` bindings of the same three system calls, in ``.dev``/0.x releases; they import the
+``ctypes`` package (and ``enum``), which the launcher's start would pay on every shell call, and
+would have to be importable under ``-I -S``: none is clearly better than these ~60 lines.
 
 **What it holds** (Landlock allow-lists hierarchies; rights granted on a folder cover
 everything beneath it, and nothing can be subtracted): writes (create, write, truncate,
@@ -63,28 +65,47 @@ class SetupError(Exception):
     """The floor cannot be applied; the message is the one line the launcher prints."""
 
 
-def _libc() -> "tuple[Any, Any]":
-    import ctypes
-
-    return ctypes, ctypes.CDLL(None, use_errno=True)
+_LIBC: "dict[str, Any]" = {}
 
 
-def _syscall(number: int, *args: object) -> int:
-    ctypes, libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    result = int(libc.syscall(ctypes.c_long(number), *args))
+def _function(name: str) -> "Any":
+    """``name`` of the C library as a callable returning a C ``long`` (errno kept), built on
+    ``_ctypes`` directly: the ``ctypes`` package would import ``os``, ``struct`` and more."""
+    if not _LIBC:
+        import _ctypes
+
+        class Long(_ctypes._SimpleCData):  # type: ignore[type-arg]  # ctypes.c_long
+            _type_ = "l"
+
+        class Function(_ctypes.CFuncPtr):
+            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+            _restype_ = Long
+
+        class Library:
+            _handle = _ctypes.dlopen(None, 2)  # type: ignore[arg-type]  # this process, RTLD_NOW
+
+        _LIBC.update(long=Long, function=Function, library=Library(), errno=_ctypes.get_errno)
+    if name not in _LIBC:
+        _LIBC[name] = _LIBC["function"]((name, _LIBC["library"]))
+    return _LIBC[name]
+
+
+def _call(name: str, *args: int | bytes | None) -> int:
+    """``name(*args)`` with integers passed as C ``long``; :class:`SetupError` when it fails."""
+    function = _function(name)
+    long = _LIBC["long"]
+    result = int(function(*(long(a) if isinstance(a, int) else a for a in args)))
     if result < 0:
-        errno = ctypes.get_errno()
-        raise SetupError(f"system call {number} failed: {posix.strerror(errno)}")
+        errno = _LIBC["errno"]()
+        raise SetupError(f"{name}{args[:1]} failed: {posix.strerror(errno)}")
     return result
 
 
 def abi() -> int:
     """The Landlock ABI this kernel offers (0: none, or disabled at boot)."""
     try:
-        ctypes, _ = _libc()
-        return _syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
-    except (ImportError, OSError, SetupError):
+        return _call("syscall", _CREATE_RULESET, None, 0, _CREATE_RULESET_VERSION)
+    except (ImportError, OSError, AttributeError, SetupError):
         return 0
 
 
@@ -186,14 +207,13 @@ def _read_floor(argument: str) -> dict[str, object]:
 
 
 def _add_rule(ruleset: int, path: str, access: int) -> None:
-    ctypes, _ = _libc()
     try:
         fd = posix.open(path, posix.O_PATH | posix.O_CLOEXEC)
     except OSError:
         return  # nothing there: nothing to allow
     try:
         attr = access.to_bytes(8, sys.byteorder) + fd.to_bytes(4, sys.byteorder, signed=True)
-        _syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), attr, 0)
+        _call("syscall", _ADD_RULE, ruleset, _RULE_PATH_BENEATH, attr, 0)
     finally:
         posix.close(fd)
 
@@ -203,12 +223,11 @@ def apply(floor: dict[str, object]) -> None:
     version = abi()
     if version < ABI_MIN:
         raise SetupError(f"landlock: this kernel offers ABI {version}, the floor needs {ABI_MIN}")
-    ctypes, libc = _libc()
     make = MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO | MAKE_SYM
     writes = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | make | REFER | TRUNCATE
     handled = writes | MAKE_CHAR | MAKE_BLOCK
     attr = handled.to_bytes(8, sys.byteorder)
-    ruleset = _syscall(_CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
+    ruleset = _call("syscall", _CREATE_RULESET, attr, len(attr), 0)
     try:
         for root in floor["writable"]:  # type: ignore[attr-defined]
             _add_rule(ruleset, _real(root), writes)
@@ -216,23 +235,24 @@ def apply(floor: dict[str, object]) -> None:
             _add_rule(ruleset, device, WRITE_FILE | TRUNCATE)
         for folder in _DEVICE_DIRS:
             _add_rule(ruleset, folder, writes)
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise SetupError("landlock: prctl(PR_SET_NO_NEW_PRIVS) failed")
+        _call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         if posix.geteuid() == 0:
-            _drop_capabilities(libc)
-        _syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
+            _drop_capabilities()
+        _call("syscall", _RESTRICT_SELF, ruleset, 0)
     finally:
         posix.close(ruleset)
 
 
-def _drop_capabilities(libc: "Any") -> None:
+def _drop_capabilities() -> None:
     """Empty the bounding set, so the ``exec``ed command starts without capabilities."""
     for cap in range(64):
-        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+        try:
+            _call("prctl", _PR_CAPBSET_DROP, cap, 0, 0, 0)
+        except SetupError:
             if cap < 32:  # past the last capability the kernel knows: EINVAL
-                raise SetupError("landlock: cannot drop root's capabilities")
+                raise SetupError("landlock: cannot drop root's capabilities") from None
             break
-    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    _call("prctl", _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 
 
 def main(argv: list[str]) -> int:
