@@ -28,13 +28,15 @@ onto itself, which keeps its content writable and makes its name immovable.
 creatable (``.forge/`` before ``init``, ``.cursor/`` of a harness not used yet). Rule: find the
 nearest existing ancestor. If it is not writable under the floor (the read-only root, or
 another never-written or never-read path such as ``.claude/`` for a missing
-``.claude/settings.local.json``), nothing is needed. Otherwise an empty read-only tmpfs is
-mounted at the first missing component: nothing can be created at or under it, and it cannot
-be removed. bubblewrap creates that mount point on the host, so **an empty folder of that name
-stays behind** (``.cursor/`` in a project without Cursor; for a missing *file* a folder of its
-name). That trace is the price of the guarantee: removing it after the command would let a
-concurrent sandbox lose its mount (Linux detaches mounts of a removed directory in every
-namespace). The same holds for missing never-read paths in a writable place.
+``.claude/settings.local.json``), or this user cannot create entries in it anyway, nothing is
+needed. Otherwise an empty read-only tmpfs is mounted at the first missing component: nothing
+can be created at or under it, and it cannot be removed. bubblewrap creates that mount point
+on the host, so **an empty folder of that name stays behind** (``.cursor/`` in a project
+without Cursor, which harness detection by marker folders will then see; for a missing *file*
+a folder of its name). That trace is the price of the guarantee: removing it after the command
+would let a concurrent sandbox lose its mount (Linux detaches the mounts of a removed
+directory in every namespace). The same holds for missing never-read paths in a writable
+place.
 
 **landlock** (:mod:`forge_policy.floor.landlock`, run by ``floor/launch.py``) can only
 allow-list hierarchies: it holds *writes only under the writable roots* (so the installation,
@@ -141,7 +143,7 @@ def bwrap_argv(floor: Floor) -> list[str]:
                 ro.append(path)
         else:
             parent, first = _missing(path)
-            if plan.writable_at(parent):
+            if plan.writable_at(parent) and os.access(parent, os.W_OK):
                 placeholders.add(first)
     for path in _outermost(plan.hidden):
         if os.path.isdir(path):
@@ -150,7 +152,7 @@ def bwrap_argv(floor: Floor) -> list[str]:
             hide.append((path, "file"))
         else:
             parent, first = _missing(path)
-            if plan.writable_at(parent):
+            if plan.writable_at(parent) and os.access(parent, os.W_OK):
                 placeholders.add(first)
     hide += [(p, "placeholder") for p in _outermost(placeholders) if not _under(p, plan.hidden)]
     mounts = set(plan.writable) | set(ro) | {p for p, _ in hide}
@@ -257,6 +259,8 @@ def command_for(floor: Floor, command: str, method: str, *, python: str | None =
         raise ValueError("floor: a command cannot hold a NUL character")
     if method == "bwrap":
         argv = bwrap_argv(floor)
+        if not argv[0].startswith("/"):
+            raise ValueError("floor: bubblewrap (bwrap) is not installed")
         _refuse_writable(floor, argv[0])
         return shlex.join([*argv, "--", SHELL, "-c", command])
     if method == "landlock":

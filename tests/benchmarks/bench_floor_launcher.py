@@ -100,7 +100,7 @@ def main() -> None:
     for name in texts:
         line = f"| {name} | {figures[f'{name}_p50_ms']:.2f} | {figures[f'{name}_p95_ms']:.2f} |"
         if name == "plain":
-            print(line + " – | – | – |")
+            print(line + " - | - | - |")
             continue
         added = figures[f"{name}_added_p50_ms"]
         verdict = "met" if added <= TARGET_MS else "missed"

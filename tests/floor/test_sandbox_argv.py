@@ -123,8 +123,14 @@ def test_paths_outside_every_writable_root_need_no_mount(tree: Path) -> None:
     assert ("--ro-bind", "/usr/lib") not in mounts(bwrap_argv(floor))
 
 
-def test_command_for_rejects_what_it_cannot_run(tree: Path) -> None:
+def test_command_for_rejects_what_it_cannot_run(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     floor = floor_of(tree)
+    with monkeypatch.context() as patch:
+        patch.setenv("PATH", str(tree / "empty"))
+        with pytest.raises(ValueError, match="not installed"):
+            command_for(floor, "ls", "bwrap")
     with pytest.raises(ValueError, match="unknown floor method"):
         command_for(floor, "ls", "chroot")
     with pytest.raises(ValueError, match="NUL"):
