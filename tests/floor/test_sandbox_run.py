@@ -15,6 +15,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 from pathlib import Path
@@ -189,8 +190,7 @@ def test_ordinary_work_succeeds(world: World) -> None:
 def test_pytest_runs_in_the_sandbox(world: World) -> None:
     if world.user != "root":
         pytest.skip("the test interpreter lives under /root, which nobody cannot reach")
-    python = shutil.which("python", path=os.path.dirname(os.path.realpath(SITE) + "/../../.."))
-    interpreter = python or str(Path(SITE).parents[2] / "bin" / "python")
+    interpreter = sys.executable
     result = world.run(f"{interpreter} -m pytest -q -p no:randomly test_tiny.py")
     assert result.returncode == 0 and "1 passed" in result.stdout, result
 
@@ -199,7 +199,7 @@ def test_the_launcher_fails_closed_on_a_bad_floor(world: World) -> None:
     if world.method != "landlock":
         pytest.skip("bubblewrap runs inline: there is no floor document to read")
     marker = world.base / "ran"
-    python = world.python or os.path.realpath(Path(SITE).parents[2] / "bin" / "python")
+    python = world.python or sys.executable
     launcher = Path(command_for(world.floor, "true", "landlock").split(" ")[3])
     floor_file = world.project / "floor.json"  # inside a writable root: refused
     floor_file.write_text(world.floor.to_json())
