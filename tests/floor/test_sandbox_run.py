@@ -25,7 +25,7 @@ import pytest
 from forge_policy.floor.derive import floor_for
 from forge_policy.floor.landlock import EXIT_SETUP
 from forge_policy.floor.model import Floor, FloorPath
-from forge_policy.floor.sandbox import command_for, methods_available
+from forge_policy.floor.sandbox import LAUNCHER, command_for, methods_available
 from tests.optional import need_binary
 
 SITE = sysconfig.get_paths()["purelib"]
@@ -111,14 +111,18 @@ CASES = [(m, u) for m in ("bwrap", "landlock") for u in ("root", "nobody")]
 @pytest.fixture(params=CASES, ids=[f"{m}-{u}" for m, u in CASES], scope="module")
 def world(request: pytest.FixtureRequest) -> object:
     method, user = request.param
+    need_binary("git")
     if method == "bwrap":
         need_binary("bwrap")
     if os.geteuid() != 0:
         pytest.skip("the floor's run tests create worlds for root and nobody: run them as root")
     if method not in methods_available(os.environ):
         pytest.skip(f"{method} cannot hold a floor on this machine (methods_available)")
-    if user != "root" and not os.access("/usr/bin/python3", os.X_OK) and method == "landlock":
-        pytest.skip("no /usr/bin/python3 for nobody to run the Landlock launcher with")
+    if user != "root" and method == "landlock":
+        for path in ("/usr/bin/python3", LAUNCHER):
+            reach = subprocess.run([RUNUSER, "-u", user, "--", "test", "-r", path], check=False)
+            if reach.returncode != 0:
+                pytest.skip(f"{user} cannot read {path} (a private folder above it?)")
     made = World(user, method)
     yield made
     made.close()
@@ -174,6 +178,7 @@ def test_moving_an_ancestor_cannot_carry_a_protected_path_away(world: World) -> 
 
 
 def test_ordinary_work_succeeds(world: World) -> None:
+    need_binary("npm")
     for command in (
         "mkdir -p build && echo built > build/out.txt && cat build/out.txt",
         "echo scratch > /tmp/floor-scratch-$$ && rm /tmp/floor-scratch-$$",
