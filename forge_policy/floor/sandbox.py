@@ -55,9 +55,12 @@ no read denial at all (:func:`unheld` lists what a method leaves to the hook).
 without traces. It is generated and unit-tested here, **never run**: this is Linux.
 
 >>> from forge_policy.floor.model import Floor, FloorPath
->>> floor = Floor("/p", (FloorPath("/p", "project"),))
->>> command_for(floor, "echo hi", "bwrap").endswith("-- /bin/bash -c 'echo hi'")
-True
+>>> kept = (FloorPath("/p/.forge", "protect-governance"),)
+>>> floor = Floor("/p", (FloorPath("/p", "project"),), kept)
+>>> shlex.split(command_for(floor, "echo 'hi'", "sandbox-exec"))[-3:]
+['/bin/bash', '-c', "echo 'hi'"]
+>>> unheld(floor, "bwrap"), unheld(floor, "landlock")
+((), (FloorPath('/p/.forge', 'protect-governance'),))
 """
 
 from __future__ import annotations
