@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.catalog import Catalog
 
+    Signature = tuple[tuple[str, tuple[int, ...]], ...]
+
 #: The project scan's bound: folders listed, entries looked at (breadth first, so the shallow
 #: folders where ``.env`` files live come first).
 SCAN_DIRS = 512
@@ -69,7 +71,7 @@ _GIT_CLASS = "git_config"
 #: operators of a literal path condition (docs/reference/floor.md, "Behaviors")
 _LITERAL_OPERATORS = frozenset({"equals", "in", "starts_with", "glob"})
 _GLOB = frozenset("*?[")
-_MEMO: dict[tuple[object, ...], tuple[object, tuple[tuple[str, int], ...], Floor]] = {}
+_MEMO: dict[tuple[object, ...], tuple[object, Signature, Floor]] = {}
 _MEMO_LIMIT = 32
 
 
@@ -104,30 +106,46 @@ def floor_for(
     signature = _signature([*loaded, *sources])
     if len(_MEMO) >= _MEMO_LIMIT:
         _MEMO.clear()
-    _MEMO[key] = (catalog, signature, floor)  # holds the catalog: its id is not reused
+    if _settled(signature):
+        _MEMO[key] = (catalog, signature, floor)  # holds the catalog: its id is not reused
+    else:
+        _MEMO.pop(key, None)  # a source changed just now: derive again next time
     return floor
 
 
 # --- the memo's sources -----------------------------------------------------------------------
 
 
-def _stat(path: str) -> int:
+def _stat(path: str) -> tuple[int, ...]:
+    """What a source's change moves: mtime, size, inode, device and ctime (which no one can
+    set back, so a change that restores the mtime is still seen); ``()`` when it is absent."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
-        return -1
-    return st.st_mtime_ns ^ (st.st_ino << 1) ^ (st.st_size << 17)
+        return ()
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_ctime_ns)
 
 
-def _signature(paths: Iterable[str]) -> tuple[tuple[str, int], ...]:
+def _signature(paths: Iterable[str]) -> Signature:
     return tuple((path, _stat(path)) for path in dict.fromkeys(paths))
 
 
-def _still(signature: tuple[tuple[str, int], ...]) -> bool:
+def _still(signature: Signature) -> bool:
     return all(_stat(path) == stamp for path, stamp in signature)
 
 
-_CATALOGS: dict[str, tuple[tuple[tuple[str, int], ...], Catalog]] = {}
+def _settled(signature: Signature) -> bool:
+    """Whether every source last changed long enough ago for its stat to prove it unchanged
+    later (a change in the same timestamp tick keeps the stat: the catalog cache's rule)."""
+    import time
+
+    from forge_policy.catalog.cache import RACY_NS
+
+    now = time.time_ns()
+    return all(not stamp or now - max(stamp[0], stamp[4]) >= RACY_NS for _p, stamp in signature)
+
+
+_CATALOGS: dict[str, tuple[Signature, Catalog]] = {}
 
 
 def _default_catalog(project: str, environ: Mapping[str, str]) -> tuple[Catalog, list[str]]:
@@ -158,7 +176,8 @@ def _default_catalog(project: str, environ: Mapping[str, str]) -> tuple[Catalog,
     signature = before + _signature(
         [*catalog.sources, os.path.join(folder, "index.yaml")] if os.path.isdir(folder) else []
     )
-    _CATALOGS[folder] = (signature, catalog)
+    if _settled(signature):
+        _CATALOGS[folder] = (signature, catalog)
     return catalog, [path for path, _stamp in signature]
 
 
