@@ -437,5 +437,8 @@ def _literal_paths(operator: str, value: object, project: str, home: str) -> lis
             text = home + text[5:]
         elif text.startswith("~"):
             continue  # another user's home: not this floor's
-        out.append(os.path.normpath(os.path.join(project, text)))
+        path = os.path.normpath(os.path.join(project, text))
+        if path in (project, home) or (project + "/").startswith(path.rstrip("/") + "/"):
+            continue  # the whole project, the home folder or above: no path rule means that
+        out.append(path)
     return out

@@ -179,6 +179,8 @@ def test_a_custom_behavior_adds_its_literal_paths(
     _rule(catalog, "two-conditions", "Write", [path % ("equals", "/opt/both"), content])
     _rule(catalog, "bash-too", "Write|Bash", [path % ("equals", "/opt/bash")])
     _rule(catalog, "wild-glob", "Write", [path % ("glob", "/opt/*.txt")])
+    _rule(catalog, "dot-prefix", "Read", [path % ("starts_with", "'.'")])  # a prefix, not a folder
+    _rule(catalog, "root-prefix", "Write", [path % ("starts_with", "/")])
     floor = floor_for(str(project), env, catalog=load_catalog(catalog))
     written, hidden = _reasons(floor.never_written), _reasons(floor.never_read)
     assert written[f"{project}/vendor"] == "no-vendor-edits"
@@ -189,6 +191,8 @@ def test_a_custom_behavior_adds_its_literal_paths(
     assert not floor.writes_allowed(f"{project}/vendor/lib.js")
     assert floor.writes_allowed(f"{project}/vendored.js")
     assert not any(p.path.startswith("/opt") for p in (*floor.never_written, *floor.never_read))
+    assert floor.reads_allowed(f"{project}/src/main.py")
+    assert floor.writes_allowed(f"{project}/src/main.py")
 
 
 def _settle(*paths: Path) -> None:
