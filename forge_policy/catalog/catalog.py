@@ -14,6 +14,23 @@ from forge_policy.events import MATCHER_SUBJECT
 INDEX_FILE = "index.yaml"
 BEHAVIOR_FILE = "behavior.yaml"
 
+
+def catalog_folder(root: str, behaviors_dir: str | None) -> str | None:
+    """The catalog folder in use for the state folder ``root``: ``behaviors_dir`` when given
+    (``FORGE_BEHAVIORS_DIR``), else ``<root>/behaviors`` when it exists, else None (the
+    built-in catalog). The one rule the configuration and the floor both follow (SPEC §10).
+
+    >>> catalog_folder("/nowhere/.forge", None), catalog_folder("/p/.forge", "/p/rules")
+    (None, '/p/rules')
+    """
+    import os
+
+    if behaviors_dir is not None:
+        return behaviors_dir
+    default = os.path.join(root, "behaviors")
+    return default if os.path.isdir(default) else None
+
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator

@@ -194,10 +194,9 @@ class Config:
     @property
     def catalog_dir(self) -> str | None:
         """The catalog folder in use, or None for the built-in catalog."""
-        if self.behaviors_dir is not None:
-            return self.behaviors_dir
-        default = os.path.join(self.root, "behaviors")
-        return default if os.path.isdir(default) else None
+        from forge_policy.catalog.catalog import catalog_folder
+
+        return catalog_folder(self.root, self.behaviors_dir)
 
     def cache_paths(self) -> list[str]:
         """Where the compiled catalog cache may live (see :mod:`forge_policy.catalog.cache`).

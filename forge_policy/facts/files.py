@@ -100,7 +100,7 @@ def collect(event: Event) -> Collected:
                 inodes.add((info.st_dev, info.st_ino))
                 found.files.append((candidate, info.st_size))
 
-    reading = event.tool_name in _READ_TOOLS
+    reading = event.tool_name in READ_TOOLS
     exclude = event.tool_input.get("exclude")
     excluded = [x for x in exclude if isinstance(x, str)] if isinstance(exclude, list) else []
     defaults = event.tool_input.get("useDefaultExcludes") is not False
@@ -147,7 +147,7 @@ def collect(event: Event) -> Collected:
 
 #: tools that read the files they name (the catalog's names: Gemini's read_file and
 #: read_many_files are Read), and the keys whose values may be globs or folders read whole
-_READ_TOOLS = frozenset({"Read", "NotebookRead"})
+READ_TOOLS = frozenset({"Read", "NotebookRead"})
 _READ_GLOB_KEYS = frozenset({"paths", "include", "glob"})
 #: the tools whose ``exclude``/``ignore`` arguments name what they leave out
 _FILTERING_TOOLS = frozenset({"Read", "LS", "Glob", "Grep"})
@@ -315,6 +315,17 @@ SECRET_FILE_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("private keys, certificates and keystores", "key_file",
      r"\.(?:pem|key|p12|pfx|jks|keystore|bks|ppk|p8)$|/\.ssh/[^/.][^/]*$"
      r"|/\.gnupg/(?:private-keys-v1\.d/|secring\.gpg$)"),
+)  # fmt: skip
+#: The secret files and folders of the home folder, by name (relative to ``$HOME``): the
+#: families above made concrete, for the enforcement floor (:mod:`forge_policy.floor.derive`),
+#: which hides them whether they exist yet or not. A folder (``.ssh``) is hidden whole: the
+#: families claim every file in it but its public keys and host lists. Each entry belongs to a
+#: family (``tests/floor/test_derive.py`` checks it against :func:`classify`).
+SECRET_HOME_PLACES: tuple[str, ...] = (
+    ".ssh", ".aws", ".gnupg/private-keys-v1.d", ".gnupg/secring.gpg", ".kube/config",
+    ".docker/config.json", ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".netrc", "_netrc",
+    ".git-credentials", ".config/gh/hosts.yml", ".composer/auth.json", ".terraformrc",
+    ".dockercfg", ".pgpass", ".my.cnf", ".mylogin.cnf", ".vault-token", ".s3cfg", ".boto",
 )  # fmt: skip
 #: Names in the families' folders that hold no secret: public keys and host lists.
 _PUBLIC = re.compile(

@@ -94,7 +94,8 @@ GOVERNANCE_COMMANDS = frozenset(
 )
 GOVERNANCE_SUBCOMMANDS = {"worker": frozenset({"stop"}), "git": frozenset({"install"})}
 SETTINGS_FILES = ("settings.json", "settings.local.json")
-_PATH_TOOLS = {
+#: the tools that write the file one argument names, and that argument (the floor reads it too)
+PATH_TOOLS = {
     "Write": "file_path",
     "Edit": "file_path",
     "MultiEdit": "file_path",
@@ -140,6 +141,39 @@ _NOT_HELD = frozenset({"managed", "git-config"})
 _GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 
 
+def governance_roots(project: str, home: str, environ: Mapping[str, str]) -> list[str]:
+    """The folders (and files) that are governance whole, for ``project``: ``$FORGE_ROOT``
+    (``.forge``), ``$FORGE_BEHAVIORS_DIR``, a ``sqlite:`` ``$FORGE_STORE``, the user cache and
+    configuration folders of forge-policy and ``$FORGE_MANAGED_DIR`` (relative values against
+    ``project``). The governance fact and the enforcement floor both read this list.
+
+    >>> governance_roots("/p", "/h", {"FORGE_STORE": "sqlite:s.db"})
+    ['/p/.forge', '/p/s.db', '/h/.cache/forge-policy', '/h/.config/forge-policy']
+    """
+
+    def place(value: str) -> str:
+        if value == "~" or value.startswith("~/"):
+            value = home + value[1:]
+        return os.path.normpath(os.path.join(project, os.path.expanduser(value)))
+
+    roots = [place(environ.get("FORGE_ROOT", "").strip() or ".forge")]
+    behaviors = environ.get("FORGE_BEHAVIORS_DIR", "").strip()
+    if behaviors:
+        roots.append(place(behaviors))
+    store = environ.get("FORGE_STORE", "").strip()
+    if store.startswith("sqlite:") and len(store) > 7:
+        roots.append(place(store[7:]))
+    xdg = environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(home, ".cache")
+    roots.append(os.path.join(os.path.normpath(xdg), "forge-policy"))
+    # forge-policy's own configuration layers (SPEC §10) and the harnesses' managed settings
+    config_home = environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(home, ".config")
+    roots.append(os.path.join(os.path.normpath(config_home), "forge-policy"))
+    managed = environ.get("FORGE_MANAGED_DIR", "").strip()
+    if managed:
+        roots.append(place(managed))
+    return list(dict.fromkeys(roots))
+
+
 class _Places:
     """The governance locations for one event, and the questions asked about a path."""
 
@@ -154,31 +188,13 @@ class _Places:
             "PWD": cwd,
             "HOME": home,
         }
-
-        def place(value: str) -> str:
-            return os.path.normpath(os.path.join(project, os.path.expanduser(value)))
-
-        roots = [place(environ.get("FORGE_ROOT", "").strip() or ".forge")]
-        behaviors = environ.get("FORGE_BEHAVIORS_DIR", "").strip()
-        if behaviors:
-            roots.append(place(behaviors))
-        store = environ.get("FORGE_STORE", "").strip()
-        if store.startswith("sqlite:") and len(store) > 7:
-            roots.append(place(store[7:]))
-        xdg = environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(home, ".cache")
-        roots.append(os.path.join(os.path.normpath(xdg), "forge-policy"))
-        # forge-policy's own configuration layers (SPEC §10) and the harnesses' managed settings
-        config_home = environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(home, ".config")
-        roots.append(os.path.join(os.path.normpath(config_home), "forge-policy"))
-        managed = environ.get("FORGE_MANAGED_DIR", "").strip()
-        if managed:
-            roots.append(place(managed))
         self.project = os.path.normpath(project)
         self._home = home
         settings = _settings_files(self.project, home)
         #: (location, what it is), for "inside" and, for deletions, "holds"; the git places
         #: are added on first use (:attr:`locations`): most calls check no path
-        self._locations = [(root, "governance") for root in dict.fromkeys(roots)]
+        roots = governance_roots(project, home, environ)
+        self._locations = [(root, "governance") for root in roots]
         self._locations += settings
         # managed settings: the folders and what is inside them; `rm -rf /etc` is another
         # behavior's refusal, in its own words (as `rm -rf /` and `~` are)
@@ -412,7 +428,7 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
     places = _Places(event, environ)
     found: dict[str, None] = {}
     tool = event.tool_name
-    key = _PATH_TOOLS.get(tool)
+    key = PATH_TOOLS.get(tool)
     writer = key is None and any(word in tool.lower() for word in _WRITER_WORDS)
     keys = (key,) if key is not None else _PATH_KEYS if writer else ()
     for name in keys:
