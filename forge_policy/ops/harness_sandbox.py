@@ -113,13 +113,14 @@ def spelled(path: str, project: str, home: str) -> tuple[str, bool]:
     (('./.forge', True), ('~/.ssh', True))
     >>> spelled("/p", "/p", "/h"), spelled("/opt/tmp", "/p", "/h")
     (('.', True), ('//opt/tmp', False))
+    >>> spelled("/p/home/.ssh", "/p", "/p/home")  # the nearer root names it
+    ('~/.ssh', True)
     """
-    inside = _under(path, project)
+    inside, below_home = _under(path, project), _under(path, home)
+    if below_home is not None and (inside is None or len(home) > len(project)):
+        return ("~/" + below_home if below_home else "~"), True  # the nearer root names it
     if inside is not None:
         return ("./" + inside if inside else "."), True
-    below_home = _under(path, home)
-    if below_home is not None:
-        return ("~/" + below_home if below_home else "~"), True
     return "/" + path, path in PORTABLE
 
 
@@ -297,7 +298,8 @@ _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 _HEADER = re.compile(r"^\s*\[")
 
 
-def _toml(text: str, shown: str) -> dict[str, Any]:
+def read_toml(text: str, shown: str) -> dict[str, Any]:
+    """``text`` parsed as TOML; :class:`SetupError` naming ``shown:line:col`` when it is not."""
     import tomllib
 
     try:
@@ -339,7 +341,7 @@ def merge_codex(text: str, roots: list[str], shown: str) -> str:
     writable_roots = ["/var/tmp"]
     <BLANKLINE>
     """
-    document = _toml(text, shown)
+    document = read_toml(text, shown)
     expected = dict(document)
     lines = text.splitlines(keepends=True)
     mode = document.get("sandbox_mode")
@@ -361,7 +363,7 @@ def merge_codex(text: str, roots: list[str], shown: str) -> str:
             lines, [*current, *missing], "sandbox_workspace_write" in document, shown
         )
     new = "".join(lines)
-    if new != text and _toml(new, shown) != expected:  # fail closed: nothing else may move
+    if new != text and read_toml(new, shown) != expected:  # fail closed: nothing else may move
         raise SetupError(f"{shown}: cannot be merged without losing anything; nothing was changed")
     return new
 
