@@ -329,7 +329,8 @@ def test_a_broken_codex_config_is_refused_with_its_position(project: Project) ->
     path.write_text('model = "x"\nsandbox_mode = = 1\n')
     result = project.run("init", "--harness", "codex", check=None)
     assert result.returncode != 0
-    assert ".codex/config.toml:2:" in result.stderr and "nothing was changed" in result.stderr
+    assert ".codex/config.toml: not valid TOML (" in result.stderr
+    assert "line 2, column 16" in result.stderr and "nothing was changed" in result.stderr
     assert path.read_text() == 'model = "x"\nsandbox_mode = = 1\n'
     assert not (project.path / ".codex" / "hooks.json").exists()
 

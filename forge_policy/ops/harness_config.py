@@ -387,12 +387,20 @@ def double_hooks(project: Path, harnesses: Sequence[str]) -> list[str]:
 
 def codex_toml(project: Path) -> dict[str, Any]:
     """``.codex/config.toml`` (``{}`` when absent); a broken one is refused with its line."""
-    from forge_policy.ops import harness_sandbox, settings_file
+    import tomllib
+
+    from forge_policy.ops import settings_file
 
     path = project / CODEX_TOML
     if not path.exists():
         return {}
-    return harness_sandbox.read_toml(path.read_text(encoding="utf-8"), settings_file.shown(path))
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SetupError(
+            f"{settings_file.shown(path)}: not valid TOML ({exc}); fix it first, nothing was "
+            "changed"
+        ) from None
 
 
 def codex_toml_hooks(project: Path) -> set[str]:
