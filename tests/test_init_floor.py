@@ -233,11 +233,21 @@ def test_own_and_off_write_no_sandbox(project: Project, mode: str) -> None:
     assert not (project.path / ".codex" / "config.toml").exists()
     assert (project.root / "config.yaml").read_text() == f"floor: {mode}\n"
     assert configured_mode(str(project.root)) == mode
+    log = project.root / "audit" / "overrides.log"
     if mode == "off":
         assert "note: floor: off: no sandbox holds the floor; the hook alone decides" in out.stdout
         assert active_floor("claude-code", str(project.path), str(project.root), {}) == "off"
+        [entry] = [json.loads(line) for line in log.read_text().splitlines()]
+        assert (entry["kind"], entry["code"]) == ("diagnostic", "floor_mode")
+        assert entry["message"] == (
+            "init --floor off: the enforcement floor is off for this project (was none)"
+        )
+        project.run("init", "--floor", "harness")  # on again: audited too
+        last = json.loads(log.read_text().splitlines()[-1])
+        assert last["message"].endswith("is harness for this project (was off)")
     else:
         assert "note: floor: own: no harness sandbox is configured" in out.stdout
+        assert not log.exists() or log.read_text() == ""  # only turning it off (or on) is
         env = project.env
         assert active_floor("claude-code", str(project.path), str(project.root), env) == "own"
 

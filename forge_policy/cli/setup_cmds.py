@@ -248,6 +248,10 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         floor=args.floor,
         sandbox_settings=args.sandbox_settings,
     )
+    if report.floor_change is not None and "off" in report.floor_change:  # audited
+        from forge_policy.ops.floor_setup import record
+
+        record(config.open_audit(), *report.floor_change)
     for action in report.actions:
         ctx.print(str(action))
     if not report.changed:

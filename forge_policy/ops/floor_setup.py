@@ -30,6 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from forge_policy.audit.base import AuditSink
     from forge_policy.floor.model import Floor
 
 MODES = ("harness", "own", "off")
@@ -57,13 +58,41 @@ def merged_mode(text: str, mode: str, shown: str) -> str:
 
 
 class Plan:
-    """What ``init`` writes for the floor: the file changes and the lines it tells the user."""
+    """What ``init`` writes for the floor: the file changes, the lines it tells the user, and
+    ``(before, after)`` when the recorded mode changes (audited: :func:`record`)."""
 
-    __slots__ = ("changes", "notes")
+    __slots__ = ("changes", "mode_change", "notes")
 
     def __init__(self) -> None:
         self.changes: list[harness_sandbox.Change] = []
         self.notes: list[str] = []
+        self.mode_change: tuple[str, str] | None = None
+
+
+def record(sink: AuditSink, before: str, after: str, *, now: float | None = None) -> None:
+    """Write the project's change of floor to the audit log (a ``diagnostic`` record,
+    ``code: "floor_mode"``): turning the floor off is the project's choice, and it is seen.
+
+    >>> from forge_policy.audit.memory import MemoryAuditSink
+    >>> sink = MemoryAuditSink()
+    >>> record(sink, "harness", "off", now=0)
+    >>> next(sink.records())["message"]
+    'init --floor off: the enforcement floor is off for this project (was harness)'
+    """
+    import time
+
+    from forge_policy._time import iso
+    from forge_policy.audit import records
+    from forge_policy.audit.base import write
+
+    entry = records.Diagnostic(
+        code="floor_mode",
+        timestamp=iso(time.time() if now is None else now),
+        session_id="",
+        message=f"init --floor {after}: the enforcement floor is {after} for this project "
+        f"(was {before})",
+    )
+    write(sink, [records.to_dict(entry)])
 
 
 def plan(
@@ -86,6 +115,7 @@ def plan(
     new = merged_mode(text, mode, settings_file.shown(config))
     if new != text:
         out.changes.append(harness_sandbox.Change(config, text=new))
+        out.mode_change = (_previous(root, text), mode)
     if mode != "harness":
         if new == text:  # told when it was chosen
             pass
@@ -124,6 +154,18 @@ def plan(
                 ]
             )
     return out
+
+
+def _previous(root: Path, text: str) -> str:
+    """The mode recorded before (``none`` when the file did not name one)."""
+    from forge_policy.floor.status import FloorConfigError, configured_mode
+
+    if _FLOOR_LINE.search(text) is None:
+        return "none"
+    try:
+        return configured_mode(str(root))
+    except FloorConfigError:
+        return "invalid"
 
 
 def _claude_notes(project: Path, floor: Floor, home: str, where: str) -> list[str]:

@@ -50,7 +50,9 @@ the workspace, ``/tmp`` and ``$TMPDIR`` only (``.git`` and ``.codex`` stay read-
 sandbox has no deny list: ``.forge``, ``.claude`` and secret files are not held by it, so it is not
 a hook-free floor (:func:`forge_policy.floor.status.harness_sandbox_on` stays false for Codex and
 forge-policy's own floor keeps rewriting shell calls). TOML is edited as text (comments and order
-kept) and the result is checked by parsing it again: anything else changed refuses the run.
+kept, except inside a ``writable_roots`` array that gains an entry: it is rewritten on one line)
+and the result is checked by parsing it again: anything else changed refuses the run, and so
+does a table spelled inline or with dotted keys.
 
 >>> from forge_policy.floor.model import Floor, FloorPath
 >>> floor = Floor("/p", (FloorPath("/p", "project"), FloorPath("/tmp", "temp")),

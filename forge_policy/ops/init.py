@@ -88,6 +88,8 @@ class Report:
     actions: list[Action] = attrs.Factory(list)
     #: What the user still has to do in a harness (trust a hook, …), one line each.
     notes: list[str] = attrs.Factory(list)
+    #: ``(before, after)`` when the project's floor mode changed (the CLI audits it).
+    floor_change: tuple[str, str] | None = None
 
     def add(self, verb: str, path: Path | str, detail: str = "") -> None:
         """Record one action; ``path`` is shown relative to the working directory when inside it."""
@@ -336,6 +338,7 @@ def _apply_floor(project: Path, plan: floor_setup.Plan, report: Report) -> None:
         what = "floor" if change.path.name == floor_setup.CONFIG else "sandbox from the floor"
         report.add("updated" if existed else "created", change.path, what)
     report.notes.extend(plan.notes)
+    report.floor_change = plan.mode_change
 
 
 def _check(project: Path, harness: str) -> None:
