@@ -6,6 +6,7 @@ line, comment and key order kept). With ``harness`` (the default: a governance t
 the safe ones) each harness that has a sandbox gets it configured from the floor
 (:mod:`forge_policy.ops.harness_sandbox`); with ``own`` or ``off`` nothing is written into a
 harness's settings (a block written earlier is left as it is: init never loosens a sandbox).
+Turning the floor off, or on again from off, is written to the audit log (:func:`record`).
 :func:`plan` reads and checks every file first, so a broken one stops ``init`` before anything is
 written.
 

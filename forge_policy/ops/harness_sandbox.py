@@ -95,7 +95,6 @@ CODEX_MODE = "workspace-write"
 CODEX_STRICT = frozenset({"read-only", "workspace-write"})
 #: Debian/Ubuntu packages Claude Code's Linux sandbox needs (sandboxing docs, "Set up Linux").
 LINUX_PACKAGES = ("bubblewrap", "socat")
-HARNESSES = ("claude-code", "codex")
 
 
 def _under(path: str, root: str) -> str | None:
@@ -120,7 +119,7 @@ def spelled(path: str, project: str, home: str) -> tuple[str, bool]:
     """
     inside, below_home = _under(path, project), _under(path, home)
     if below_home is not None and (inside is None or len(home) > len(project)):
-        return ("~/" + below_home if below_home else "~"), True  # the nearer root names it
+        return "~/" + below_home, True  # the nearer root names it ("~/": home itself)
     if inside is not None:
         return ("./" + inside if inside else "."), True
     return "/" + path, path in PORTABLE
