@@ -47,24 +47,29 @@ def entry(path: str, project: Path, home: str) -> str:
 
 
 def expected_lists(project: Project) -> dict[str, list[str]]:
-    """``floor_for``'s paths (whatever derive makes of it) as the committed file holds them: the
-    installation is left to the default write boundary (it lies outside every writable root)."""
+    """``floor_for``'s paths (whatever derive makes of it) as the committed file holds them: a
+    never-written path outside the writable roots is left to the default write boundary."""
     env = project.env
     floor = floor_for(str(project.path), env)
     home = env["HOME"]
 
-    def spell(paths: Any, *, skip_installation: bool = True) -> list[str]:
+    roots = [p.path for p in floor.writable]
+
+    def writable(path: str) -> bool:
+        return any(path == r or path.startswith(r + "/") for r in roots)
+
+    def spell(paths: Any, *, write: bool = False) -> list[str]:
         out: list[str] = []
         for p in paths:
-            if skip_installation and p.reason == "installation":
-                continue
+            if p.reason == "installation" or (write and not writable(p.path)):
+                continue  # held by the default write boundary, or one machine's (local file)
             e = entry(p.path, project.path, home)
             if e not in out:
                 out.append(e)
         return out
 
     return {
-        "denyWrite": spell(floor.never_written),
+        "denyWrite": spell(floor.never_written, write=True),
         "denyRead": spell(floor.never_read),
         "allowWrite": spell(floor.writable),
     }

@@ -31,14 +31,15 @@ Paths follow the docs' "Sandbox path prefixes": ``./`` is relative to the projec
 (and local) settings, ``~/`` to the home folder, and an absolute path is written ``//path`` — the
 docs of 2026-08 read a single ``/`` as absolute, but the schema's description (2026-08-03) and
 older releases read it as relative to the settings file; ``//`` is absolute in both. No trailing
-slash and no wildcard (the Linux sandbox skips a write entry with ``*``). The lists merge across
-every settings file, so the committed file holds only portable entries (below the project, below
-the home folder, ``/tmp``, ``/var/tmp``); a path of one machine (a ``TMPDIR`` elsewhere) goes to
-``.claude/settings.local.json`` (SPEC §10: a committed file names no machine's path). The engine's
-installation is left to the sandbox's default write boundary (writes go only to the project and
-temp) and to the hook: a site-packages path is one machine's, and one below the project (a
-project venv) is spelled with its Python version; only an installation below a writable root is
-written, to the local file.
+slash added (the Linux sandbox skips a write entry with ``*``, so a wildcard only holds in
+``denyRead``). The lists merge across every settings file, so the committed file holds only
+portable entries (below the project, below the home folder, ``/tmp``, ``/var/tmp``, ``/etc``,
+``/proc``); a path of one machine (a ``TMPDIR`` elsewhere) goes to ``.claude/settings.local.json``
+(SPEC §10: a committed file names no machine's path). A never-written path outside every writable
+root is not written at all: the sandbox's default write boundary (the project and temp only)
+already holds it. That is where the engine's installation usually is, and the hook guards it too;
+an installation below a writable root (a project venv) is written to the local file, since its
+path names one machine's interpreter.
 
 **Codex** (``.codex/config.toml``, read for trusted projects only: developers.openai.com/codex/
 config-basic). Keys from openai/codex ``codex-rs/core/config.schema.json`` (``sandbox_mode``:
@@ -87,8 +88,10 @@ CLAUDE_FLAGS: dict[str, bool] = {
 }
 #: ``sandbox.filesystem`` lists, and the floor field each comes from.
 CLAUDE_LISTS = ("denyWrite", "denyRead", "allowWrite")
-#: Absolute paths that are the same on every machine (may go to a committed file).
+#: Absolute paths that are the same on every machine (may go to a committed file), and the
+#: system folders whose paths are (``/proc/self/environ``, ``/etc/…``).
 PORTABLE = frozenset({"/tmp", "/var/tmp"})
+SYSTEM = ("/etc", "/proc")
 CODEX_FILE = Path(".codex/config.toml")
 CODEX_MODE = "workspace-write"
 #: Codex sandbox modes at least as strict as ``workspace-write`` (kept when the user set them).
@@ -122,7 +125,8 @@ def spelled(path: str, project: str, home: str) -> tuple[str, bool]:
         return "~/" + below_home, True  # the nearer root names it ("~/": home itself)
     if inside is not None:
         return ("./" + inside if inside else "."), True
-    return "/" + path, path in PORTABLE
+    system = any(path.startswith(prefix + "/") for prefix in SYSTEM)
+    return "/" + path, path in PORTABLE or system
 
 
 def claude_lists(floor: Floor, home: str) -> dict[str, dict[str, list[str]]]:
@@ -137,13 +141,11 @@ def claude_lists(floor: Floor, home: str) -> dict[str, dict[str, list[str]]]:
     }
     for key in CLAUDE_LISTS:
         for item in sources[key]:
+            if key == "denyWrite" and not any(_under(item.path, r) is not None for r in roots):
+                continue  # outside every writable root: the default write boundary holds it
+            entry, portable = spelled(item.path, floor.project, home)
             if item.reason == "installation":
-                if not any(_under(item.path, root) is not None for root in roots):
-                    continue  # outside every writable root: the default boundary holds it
-                entry, portable = spelled(item.path, floor.project, home)
                 portable = False  # one machine's interpreter and layout
-            else:
-                entry, portable = spelled(item.path, floor.project, home)
             target = out["project" if portable else "local"].setdefault(key, [])
             if entry not in target:
                 target.append(entry)
