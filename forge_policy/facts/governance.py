@@ -96,10 +96,6 @@ GOVERNANCE_COMMANDS = frozenset(
 )
 GOVERNANCE_SUBCOMMANDS = {"worker": frozenset({"stop"}), "git": frozenset({"install"})}
 SETTINGS_FILES = ("settings.json", "settings.local.json")
-#: Claude Code's Bash input that asks to run one command outside its sandbox (honoured unless
-#: ``sandbox.allowUnsandboxedCommands`` is false; the Agent SDK's ``BashInput``, 2026-08): leaving
-#: the floor is the project's choice (SPEC §13), never the agent's.
-LEAVE_SANDBOX = "dangerouslyDisableSandbox"
 _PATH_TOOLS = {
     "Write": "file_path",
     "Edit": "file_path",
@@ -116,6 +112,10 @@ _MAX_PATHS = 4096
 _MAX_SETTINGS_BYTES = 1 << 20
 _GLOB = frozenset("*?[")
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+#: Claude Code's Bash input that asks to run one command outside its sandbox (honoured unless
+#: ``sandbox.allowUnsandboxedCommands`` is false; the Agent SDK's ``BashInput``, 2026-08): leaving
+#: the floor is the project's choice (SPEC §13), never the agent's.
+LEAVE_SANDBOX = "dangerouslyDisableSandbox"
 
 # commands by what they do to their operands
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put"})
