@@ -23,6 +23,8 @@ pytestmark = pytest.mark.skipif(BWRAP is None, reason="bwrap not found on PATH")
 HOOK_ONLY = ["governance-unwritten", "secrets-unread", "writes-confined", "installation-untouched"]
 SANDBOX_ON = {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False}
 #: A bubblewrap that holds nothing: it skips its options up to ``--`` and runs the rest.
+NO_REWRITE = "cannot rewrite a call, so no sandbox can be put under its shell calls"
+GOVERNANCE = "governance files (.forge/, harness settings, git hooks) unwritten"
 BROKEN_BWRAP = '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n'
 
 
@@ -49,14 +51,15 @@ def floor_of(report: dict[str, Any], harness: str) -> dict[str, Any]:
     return floor
 
 
-def probe_files(report: dict[str, Any]) -> list[Path]:
+def probe_files(project: Project, report: dict[str, Any]) -> list[Path]:
     """Every path a probe run tried to write (to check none is left behind)."""
     out = []
     for run in report["probe"]["runs"]:
         for check in run["checks"]:
             tried = check["tried"]
             if tried.startswith("writing "):
-                out.append(Path(tried.removeprefix("writing ")))
+                out.append(project.path / tried.removeprefix("writing "))  # absolute: kept
+    assert len(out) == 4
     return out
 
 
@@ -73,9 +76,9 @@ def test_without_configuration_the_own_floor_holds_with_bubblewrap(project: Proj
     assert covered["never_read"]["count"] == len(floor.never_read)
     assert covered["writable"]["reasons"] == {"project": 1, "temp": len(floor.writable) - 1}
     assert covered["never_written"]["reasons"]["protect-governance"] >= 1
-    assert {"path": str(project.root), "reason": "protect-governance"} in covered[
-        "never_written"
-    ]["paths"]
+    assert {"path": str(project.root), "reason": "protect-governance"} in covered["never_written"][
+        "paths"
+    ]
 
     out = project.run("doctor").stdout.splitlines()
     assert out[2].startswith("  floor: own sandbox (bubblewrap): each shell call rewritten")
@@ -181,12 +184,13 @@ def test_without_bubblewrap_only_the_hook_holds(project: Project, tmp_path: Path
 
 def test_a_harness_that_cannot_rewrite_a_call_has_no_floor(project: Project) -> None:
     report = project.json("doctor", "--harness", "copilot", "--harness", "antigravity")
-    for harness, title in (("copilot", "GitHub Copilot CLI"), ("antigravity", "Google Antigravity")):
+    for harness, title in (
+        ("copilot", "GitHub Copilot CLI"),
+        ("antigravity", "Google Antigravity CLI"),
+    ):
         floor = floor_of(report, harness)
         assert floor["state"] == "none" and floor["method"] is None
-        assert floor["detail"].startswith(f"{title}")
-        assert floor["detail"].endswith("cannot rewrite a call, so no sandbox can be put under "
-                                        "its shell calls")  # fmt: skip
+        assert floor["detail"] == f"{title} {NO_REWRITE}"
         assert [g["code"] for g in floor["hook_only"]] == HOOK_ONLY
     # nothing bubblewrap could fix: the report claims nothing beyond the hook, the probe passes
     result = project.run("doctor", "--harness", "copilot", "--probe")
@@ -210,7 +214,7 @@ def test_the_probe_holds_here_and_leaves_nothing_behind(project: Project) -> Non
     assert checks["governance-unwritten"]["detail"] in ("refused (EROFS)", "refused (EACCES)")
     assert checks["secrets-unread"]["detail"] != "the secret was read"
     assert checks["project-writable"]["detail"] == "written"
-    assert not any(p.exists() for p in probe_files(report) if p.is_absolute())
+    assert not any(p.exists() for p in probe_files(project, report))
     assert sorted(p.name for p in project.path.iterdir()) == before
 
     text = project.run("doctor", "--probe").stdout.splitlines()
@@ -243,18 +247,17 @@ def test_the_probe_says_plainly_when_the_sandbox_does_not_hold(
         "project-writable": (True, "written"),
     }
     # every file the broken sandbox let the probe write is gone again
-    assert not any(p.exists() for p in probe_files(report) if p.is_absolute())
+    assert not any(p.exists() for p in probe_files(broken, report))
     assert sorted(p.name for p in broken.root.iterdir()) == before
 
     text = broken.run("doctor", "--probe", check=1).stdout.splitlines()
     assert any(
-        s.startswith("  NOT held: governance files (.forge/, harness settings, git hooks) "
-                     "unwritten: writing .forge/.forge-probe-")  # fmt: skip
+        s.startswith(f"  NOT held: {GOVERNANCE}: writing .forge/.forge-probe-")
         and s.endswith(": written")
         for s in text
     )
-    assert "  NOT held: secret files (~/.ssh, ~/.aws, …) unread: reading a secret planted for " \
-        "the probe: the secret was read" in text  # fmt: skip
+    secret = "reading a secret planted for the probe: the secret was read"
+    assert f"  NOT held: secret files (~/.ssh, ~/.aws, …) unread: {secret}" in text
     assert text[-1] == "probe: NOT every guarantee the report claims holds (see above)"
 
 

@@ -363,9 +363,7 @@ def _probe_ok(held: list[HarnessFloor], probes: list[tuple[list[str], ProbeRepor
     from forge_policy.ops.floor_report import REWRITES
 
     missing = [
-        f
-        for f in held
-        if f.state == "none" and (f.harness in REWRITES or f.warning is not None)
+        f for f in held if f.state == "none" and (f.harness in REWRITES or f.warning is not None)
     ]
     return not missing and all(p.ok for _, p in probes)
 

@@ -15,6 +15,7 @@ check its configuration, and says so.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -175,12 +176,12 @@ def _attempts(
     else:
         why = "no folder of the installation is in the floor"
         skipped.append(
-            ProbeCheck("installation-untouched", _guarantee("installation-untouched"), "", None, why)
+            ProbeCheck(
+                "installation-untouched", _guarantee("installation-untouched"), "", None, why
+            )
         )
     inside = os.path.join(project, name)
-    attempts.append(
-        _Attempt(PROJECT_WRITABLE[0], "write", inside, f"writing {name}", allowed=True)
-    )
+    attempts.append(_Attempt(PROJECT_WRITABLE[0], "write", inside, f"writing {name}", allowed=True))
     return attempts, skipped
 
 
@@ -224,9 +225,7 @@ def probe_own(
             (*floor.never_read, FloorPath(secret, "probe")),
         )
         attempts, skipped = _attempts(probed, forge_root, secret, environ, tag)
-        plan = [
-            {"id": a.code, "kind": a.kind, "path": a.path, "mkdir": a.mkdir} for a in attempts
-        ]
+        plan = [{"id": a.code, "kind": a.kind, "path": a.path, "mkdir": a.mkdir} for a in attempts]
         inner = [sys.executable, "-I", "-S", "-c", PROBE, json.dumps(plan)]
         import shlex
 
@@ -243,9 +242,13 @@ def probe_own(
                 check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
-            return ProbeReport("own", method, False, tuple(skipped), f"the probe did not run: {exc}")
+            return ProbeReport(
+                "own", method, False, tuple(skipped), f"the probe did not run: {exc}"
+            )
         try:
-            answers = json.loads(run.stdout.strip().splitlines()[-1]) if run.stdout.strip() else None
+            answers = (
+                json.loads(run.stdout.strip().splitlines()[-1]) if run.stdout.strip() else None
+            )
         except ValueError:
             answers = None
         if run.returncode != 0 or not isinstance(answers, dict):
@@ -262,10 +265,8 @@ def probe_own(
             if attempt.kind == "write" and os.path.lexists(attempt.path):
                 os.unlink(attempt.path)
         if not root_existed and os.path.isdir(forge_root):
-            try:
-                os.rmdir(forge_root)  # made by the probe (it was not there): empty again
-            except OSError:
-                pass
+            with contextlib.suppress(OSError):  # made by the probe (it was not there)
+                os.rmdir(forge_root)
         shutil.rmtree(planted_dir, ignore_errors=True)
 
 
