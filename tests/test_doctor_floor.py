@@ -207,6 +207,7 @@ def test_the_probe_holds_here_and_leaves_nothing_behind(project: Project) -> Non
     assert report["probe"]["ok"] is True
     [run] = report["probe"]["runs"]
     assert (run["kind"], run["method"], run["ran"], run["ok"]) == ("own", "bwrap", True, True)
+    assert run["harnesses"] == ["claude-code"]
     checks = {c["code"]: c for c in run["checks"]}
     assert list(checks) == [*HOOK_ONLY, "project-writable"]
     assert all(c["held"] is True for c in checks.values()), checks

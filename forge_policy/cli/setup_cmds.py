@@ -291,7 +291,8 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             "floor": covered,
         }
         if args.probe:
-            result["probe"] = {"ok": not failed, "runs": [p.to_dict() for _, p in probes]}
+            runs = [{"harnesses": names, **p.to_dict()} for names, p in probes]
+            result["probe"] = {"ok": not failed, "runs": runs}
         ctx.print_json(result)
         return REFUSED if failed else OK
     for h, f in zip(report, held, strict=True):
