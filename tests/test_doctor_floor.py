@@ -177,8 +177,8 @@ def test_without_bubblewrap_only_the_hook_holds(project: Project, tmp_path: Path
     probed = bare.run("doctor", "--probe", "--json", check=1)
     assert json.loads(probed.stdout)["probe"] == {"ok": False, "runs": []}
     assert bare.run("status").stdout.splitlines()[-1] == (
-        f"floor (claude-code): none: {floor['detail']}; only the hook holds governance, "
-        "secrets, writes and the installation"
+        f"floor (claude-code): none: {floor['detail']}; only the hook holds: "
+        "governance-unwritten, secrets-unread, writes-confined, installation-untouched"
     )
 
 

@@ -118,7 +118,7 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
         elif floor.state == "none":
             line += f": {floor.detail}"
         if floor.hook_only:
-            line += "; only the hook holds governance, secrets, writes and the installation"
+            line += f"; only the hook holds: {', '.join(code for code, _ in floor.hook_only)}"
         ctx.print(line)
     return OK
 

@@ -279,7 +279,7 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
         report = coverage(project, behaviors, ["claude-code"])
     environ = os.environ
     floor = floor_for(os.path.abspath(config.project_dir), environ)
-    held = floors(str(floor.project), config.root, environ, [h.name for h in report])
+    held = floors(str(floor.project), config.root, environ, [h.name for h in report], floor)
     covered = coverage_of(floor)
     probes = _probes(held, floor, config.root, environ) if args.probe else []
     failed = args.probe and not _probe_ok(held, probes)
@@ -349,7 +349,7 @@ def _probes(
     out: list[tuple[list[str], ProbeReport]] = []
     own = [f for f in held if f.state == "own" and f.method is not None]
     if own and own[0].method is not None:
-        report = probe_own(floor, forge_root, own[0].method, environ)
+        report = probe_own(floor, forge_root, own[0].method, environ, own[0].unheld)
         out.append(([f.harness for f in own], report))
     for f in held:
         if f.state == "harness":

@@ -33,7 +33,7 @@ from forge_policy.ops.floor_report import GUARANTEES, METHOD_TITLES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
 #: What the probe runs inside the sandbox: ``argv[1]`` is a JSON list of ``{id, kind, path,
 #: mkdir}``; it prints ``{id: {done, errno | sha256}}``. Built-ins only, nothing of ours.
@@ -70,6 +70,9 @@ class ProbeCheck:
     tried: str
     held: bool | None
     detail: str
+    #: whether doctor reports the floor as holding it (``False``: the method leaves it to the
+    #: hook, so the check informs and does not fail the probe)
+    claimed: bool = True
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form."""
@@ -78,12 +81,15 @@ class ProbeCheck:
             "guarantee": self.guarantee,
             "tried": self.tried,
             "held": self.held,
+            "claimed": self.claimed,
             "detail": self.detail,
         }
 
     def line(self) -> str:
         """``held: governance …: writing … refused (EROFS)``."""
         mark = {True: "held", False: "NOT held", None: "not checked"}[self.held]
+        if not self.claimed:
+            mark += " (left to the hook, as reported)"
         return f"{mark}: {self.guarantee}: {self.tried}: {self.detail}"
 
 
@@ -100,10 +106,10 @@ class ProbeReport:
 
     @property
     def ok(self) -> bool:
-        """Every guarantee checked held (an own probe that did not run is not ok)."""
+        """Every guarantee the report claims held (an own probe that did not run is not ok)."""
         if self.kind == "own" and not self.ran:
             return False
-        return all(c.held is not False for c in self.checks)
+        return all(c.held is not False for c in self.checks if c.claimed)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form."""
@@ -204,10 +210,15 @@ def _judge(attempt: _Attempt, result: object, planted: str) -> ProbeCheck:
 
 
 def probe_own(
-    floor: Floor, forge_root: str, method: str, environ: Mapping[str, str]
+    floor: Floor,
+    forge_root: str,
+    method: str,
+    environ: Mapping[str, str],
+    unclaimed: Collection[str] = (),
 ) -> ProbeReport:
     """Run the probe under ``floor`` with ``method`` (see the module doc); nothing it made
-    is left behind."""
+    is left behind. ``unclaimed``: codes of the guarantees the report leaves to the hook under
+    ``method`` (tried and shown all the same, without failing the probe)."""
     tag = secrets.token_hex(6)
     planted_dir = tempfile.mkdtemp(prefix="forge-probe-")
     secret = os.path.join(planted_dir, "secret")
@@ -229,7 +240,11 @@ def probe_own(
         inner = [sys.executable, "-I", "-S", "-c", PROBE, json.dumps(plan)]
         import shlex
 
-        text = command_for(probed, shlex.join(inner), method)
+        try:
+            text = command_for(probed, shlex.join(inner), method)
+        except ValueError as exc:  # e.g. a sandbox program the sandboxed call could rewrite
+            note = f"the sandbox cannot be built: {exc}"
+            return ProbeReport("own", method, False, tuple(skipped), note)
         shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
         try:
             run = subprocess.run(
@@ -257,6 +272,7 @@ def probe_own(
             return ProbeReport("own", method, False, tuple(skipped), note)
         planted = hashlib.sha256(value).hexdigest()
         checks = [_judge(a, answers.get(a.code), planted) for a in attempts]
+        checks = [attrs.evolve(c, claimed=c.code not in unclaimed) for c in checks]
         order = [c for c, _ in GUARANTEES] + [PROJECT_WRITABLE[0]]
         every = sorted([*checks, *skipped], key=lambda c: order.index(c.code))
         return ProbeReport("own", method, True, tuple(every))

@@ -37,7 +37,7 @@ from forge_policy.ops import harness_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from forge_policy.floor.model import Floor, FloorPath
 
@@ -71,11 +71,16 @@ class HarnessFloor:
     detail: str
     #: ``floor: off`` (file:line) or an unreadable floor setting
     warning: str | None = None
+    #: codes of the :data:`GUARANTEES` the method leaves to the hook (Landlock: no read denial,
+    #: no read-only folder inside a writable one)
+    unheld: tuple[str, ...] = ()
 
     @property
     def hook_only(self) -> tuple[tuple[str, str], ...]:
         """The guarantees only the hook holds (all of :data:`GUARANTEES` without a floor)."""
-        return GUARANTEES if self.state in ("none", "off") else ()
+        if self.state in ("none", "off"):
+            return GUARANTEES
+        return tuple(g for g in GUARANTEES if g[0] in self.unheld)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form."""
@@ -117,6 +122,26 @@ def _methods(environ: Mapping[str, str]) -> list[str]:
     return ["bwrap"] if shutil.which("bwrap", path=environ.get("PATH", os.defpath)) else []
 
 
+def _unheld(floor: Floor, method: str) -> tuple[FloorPath, ...]:
+    """The floor's paths ``method`` leaves to the hook (bubblewrap: none)."""
+    return ()
+
+
+def unheld_guarantees(floor: Floor, method: str) -> tuple[str, ...]:
+    """Codes of the :data:`GUARANTEES` that ``method`` does not hold in full under ``floor``: a
+    never-read path it cannot hide leaves ``secrets-unread`` to the hook; a never-written one
+    it cannot keep, ``installation-untouched`` or ``governance-unwritten`` by its reason."""
+    codes = set()
+    for path in _unheld(floor, method):
+        if path in floor.never_read:
+            codes.add("secrets-unread")
+        elif path.reason == "installation":
+            codes.add("installation-untouched")
+        else:
+            codes.add("governance-unwritten")
+    return tuple(code for code, _ in GUARANTEES if code in codes)
+
+
 def method_for(environ: Mapping[str, str]) -> str | None:
     """The method forge_policy's own floor uses on this machine (``None``: none can run)."""
     methods = _methods(environ)
@@ -139,9 +164,24 @@ def floor_line(forge_root: str) -> str:
 
 
 def floor_of(
-    harness: str, project: str, forge_root: str, environ: Mapping[str, str]
+    harness: str,
+    project: str,
+    forge_root: str,
+    environ: Mapping[str, str],
+    floor: Floor | None = None,
 ) -> HarnessFloor:
-    """The floor ``harness``'s shell calls run under in ``project`` (see the module doc)."""
+    """The floor ``harness``'s shell calls run under in ``project`` (see the module doc);
+    ``floor``: the project's (derived when needed and not given)."""
+    return floors(project, forge_root, environ, [harness], floor)[0]
+
+
+def _floor_of(
+    harness: str,
+    project: str,
+    forge_root: str,
+    environ: Mapping[str, str],
+    floor: Callable[[], Floor],
+) -> HarnessFloor:
     title = registry.get(harness).title
     try:
         active = active_floor(harness, project, forge_root, environ)
@@ -168,15 +208,30 @@ def floor_of(
         detail += " (the project asks for its own floor: floor: own)"
     elif harness == "claude-code":
         detail += f" ({title}'s sandbox is not on as init configures it)"
-    return HarnessFloor(harness, title, "own", method, detail)
+    unheld = unheld_guarantees(floor(), method)
+    return HarnessFloor(harness, title, "own", method, detail, unheld=unheld)
 
 
 def floors(
-    project: str, forge_root: str, environ: Mapping[str, str], names: Sequence[str] | None = None
+    project: str,
+    forge_root: str,
+    environ: Mapping[str, str],
+    names: Sequence[str] | None = None,
+    floor: Floor | None = None,
 ) -> list[HarnessFloor]:
-    """:func:`floor_of` for each of ``names`` (default: :func:`harnesses`)."""
-    chosen = list(names or harnesses(Path(project)))
-    return [floor_of(name, project, forge_root, environ) for name in chosen]
+    """:func:`floor_of` for each of ``names`` (default: :func:`harnesses`); the project's
+    ``floor`` is derived once, and only if a harness runs under the own floor."""
+    derived = [floor] if floor is not None else []
+
+    def once() -> Floor:
+        if not derived:
+            from forge_policy.floor.derive import floor_for
+
+            derived.append(floor_for(project, environ))
+        return derived[0]
+
+    chosen = names or harnesses(Path(project))
+    return [_floor_of(name, project, forge_root, environ, once) for name in chosen]
 
 
 def _shown(path: str, project: str) -> str:
