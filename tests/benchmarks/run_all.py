@@ -74,6 +74,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str], bool]] = {
     ),
     "serve_latency": (["--requests", "2000", "--rounds", "3"], ["--requests", "500"], False),
     "bench_worker_rss": (["--events", "100000"], ["--events", "10000"], True),
+    "bench_floor_launcher": (["--runs", "200"], ["--runs", "40"], False),
 }
 
 
