@@ -1,7 +1,8 @@
 """``forge-policy doctor`` and ``status`` say which enforcement floor holds each harness's shell
 calls and what it covers (SPEC §13), and ``doctor --probe`` tries it for real: through the
-``forge-policy`` process, bubblewrap from Debian, no mock of our own code. "No sandbox on this
-machine" is a ``PATH`` without bubblewrap; "a sandbox that does not hold" is a ``bwrap`` on
+``forge-policy`` process, bubblewrap from Debian and the kernel's Landlock, no mock of our own
+code. "No bubblewrap on this machine" is a ``PATH`` without it (Landlock then holds what it can;
+without Landlock either, nothing does); "a sandbox that does not hold" is a ``bwrap`` first on
 ``PATH`` that drops every option it is given and runs the command as it is."""
 
 from __future__ import annotations
@@ -9,11 +10,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from forge_policy.floor import landlock
 from forge_policy.floor.derive import floor_for
 from tests.cli_support import Project
 
@@ -22,9 +26,9 @@ pytestmark = pytest.mark.skipif(BWRAP is None, reason="bwrap not found on PATH")
 
 HOOK_ONLY = ["governance-unwritten", "secrets-unread", "writes-confined", "installation-untouched"]
 SANDBOX_ON = {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False}
-#: A bubblewrap that holds nothing: it skips its options up to ``--`` and runs the rest.
 NO_REWRITE = "cannot rewrite a call, so no sandbox can be put under its shell calls"
 GOVERNANCE = "governance files (.forge/, harness settings, git hooks) unwritten"
+#: A bubblewrap that holds nothing: it skips its options up to ``--`` and runs the rest.
 BROKEN_BWRAP = '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n'
 
 
@@ -49,6 +53,39 @@ def floor_of(report: dict[str, Any], harness: str) -> dict[str, Any]:
     [entry] = [h for h in report["harnesses"] if h["harness"] == harness]
     floor: dict[str, Any] = entry["floor"]
     return floor
+
+
+@pytest.fixture
+def outside_bin() -> Iterator[Path]:
+    """A folder for programs outside the project and temp (the floor refuses to run a sandbox
+    program the sandboxed call could rewrite): under the home folder, removed afterwards."""
+    home = Path.home()
+    if any(home.is_relative_to(t) for t in ("/tmp", "/var/tmp", tempfile.gettempdir())):
+        pytest.skip("the home folder lies in a temp folder: no place outside the floor")
+    folder = home / ".cache" / f"forge-probe-test-{os.urandom(4).hex()}"
+    folder.mkdir(parents=True)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+def bwrap_in(folder: Path, text: str) -> str:
+    """``PATH`` with ``folder/bwrap`` (``text``) first."""
+    (folder / "bwrap").write_text(text)
+    (folder / "bwrap").chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ['PATH']}"
+
+
+def leftovers(project: Project, before: set[str]) -> set[str]:
+    """What appeared in the project: nothing of the probe's own, only the empty placeholder
+    folders bubblewrap mounts over the floor's missing protected paths (as under any
+    sandboxed call: see forge_policy.floor.sandbox)."""
+    new = {p.name for p in project.path.iterdir()} - before
+    for name in new:
+        assert (project.path / name).is_dir() and not any((project.path / name).iterdir()), name
+    assert not list(project.path.rglob(".forge-probe-*"))
+    return new
 
 
 def probe_files(project: Project, report: dict[str, Any]) -> list[Path]:
@@ -154,31 +191,51 @@ def test_a_bad_floor_setting_is_no_floor_and_fails_the_probe(project: Project) -
     )
 
 
-def test_without_bubblewrap_only_the_hook_holds(project: Project, tmp_path: Path) -> None:
+def test_without_bubblewrap_landlock_holds_what_it_can(project: Project, tmp_path: Path) -> None:
     bare = Project(project.path, PATH=tools_without_bwrap(tmp_path / "bin"))
     report = bare.json("doctor", "--harness", "claude-code", "--harness", "cursor")
+    if landlock.abi() < landlock.ABI_MIN:  # a kernel without Landlock: no floor at all
+        for harness in ("claude-code", "cursor"):
+            floor = floor_of(report, harness)
+            assert (floor["state"], floor["method"]) == ("none", None)
+            assert floor["detail"].startswith("this machine has no sandbox forge_policy can")
+            assert [g["code"] for g in floor["hook_only"]] == HOOK_ONLY
+        bare.run("doctor", "--probe", check=1)  # the machine could hold one, and does not
+        return
+    # Landlock allow-lists hierarchies: writes stay in the project and temp, but it cannot keep
+    # .forge/ read-only inside the project nor hide a file, and doctor says so
     for harness in ("claude-code", "cursor"):
         floor = floor_of(report, harness)
-        assert (floor["state"], floor["method"], floor["warning"]) == ("none", None, None)
-        assert floor["detail"] == (
-            "this machine has no sandbox forge_policy can start (bubblewrap not on PATH)"
-        )
-        assert [g["code"] for g in floor["hook_only"]] == HOOK_ONLY
+        assert (floor["state"], floor["method"], floor["warning"]) == ("own", "landlock", None)
+        assert [g["code"] for g in floor["hook_only"]] == ["governance-unwritten", "secrets-unread"]
     out = bare.run("doctor").stdout.splitlines()
-    assert out[2] == f"  floor: none: {floor['detail']}"
-    assert out[3:8] == [
+    assert out[2].startswith("  floor: own sandbox (Landlock): each shell call rewritten")
+    assert out[4:7] == [
         "  only the hook holds (nothing beneath it stops a spelling its reading missed):",
-        "    governance files (.forge/, harness settings, git hooks) unwritten",
+        f"    {GOVERNANCE}",
         "    secret files (~/.ssh, ~/.aws, …) unread",
-        "    no writes outside the project and temp",
-        "    the engine's installation untouched",
     ]
-    # the machine could hold a floor with bubblewrap installed: the probe fails
-    probed = bare.run("doctor", "--probe", "--json", check=1)
-    assert json.loads(probed.stdout)["probe"] == {"ok": False, "runs": []}
+    # the probe tries all of it, and fails only on what the report claims
+    before = {p.name for p in project.path.iterdir()}
+    probed = json.loads(bare.run("doctor", "--probe", "--json").stdout)
+    [run] = probed["probe"]["runs"]
+    assert (run["method"], run["ran"], run["ok"]) == ("landlock", True, True)
+    checks = {c["code"]: (c["held"], c["claimed"]) for c in run["checks"]}
+    assert checks == {
+        "governance-unwritten": (False, False),
+        "secrets-unread": (False, False),
+        "writes-confined": (True, True),
+        "installation-untouched": (True, True),
+        "project-writable": (True, True),
+    }
+    assert leftovers(project, before) == set()  # Landlock mounts nothing
+    text = bare.run("doctor", "--probe").stdout.splitlines()
+    assert any(
+        s.startswith(f"  NOT held (left to the hook, as reported): {GOVERNANCE}") for s in text
+    )
     assert bare.run("status").stdout.splitlines()[-1] == (
-        f"floor (claude-code): none: {floor['detail']}; only the hook holds: "
-        "governance-unwritten, secrets-unread, writes-confined, installation-untouched"
+        "floor (claude-code): own sandbox (Landlock); only the hook holds: governance-unwritten, "
+        "secrets-unread"
     )
 
 
@@ -201,7 +258,7 @@ def test_a_harness_that_cannot_rewrite_a_call_has_no_floor(project: Project) -> 
 
 def test_the_probe_holds_here_and_leaves_nothing_behind(project: Project) -> None:
     project.root.mkdir()
-    before = sorted(p.name for p in project.path.iterdir())
+    before = {p.name for p in project.path.iterdir()}
     result = project.run("doctor", "--probe", "--json")
     report = json.loads(result.stdout)
     assert report["probe"]["ok"] is True
@@ -210,35 +267,35 @@ def test_the_probe_holds_here_and_leaves_nothing_behind(project: Project) -> Non
     assert run["harnesses"] == ["claude-code"]
     checks = {c["code"]: c for c in run["checks"]}
     assert list(checks) == [*HOOK_ONLY, "project-writable"]
-    assert all(c["held"] is True for c in checks.values()), checks
+    assert all(c["held"] is True and c["claimed"] is True for c in checks.values()), checks
     assert checks["governance-unwritten"]["tried"].startswith("writing .forge/.forge-probe-")
     assert checks["governance-unwritten"]["detail"] in ("refused (EROFS)", "refused (EACCES)")
     assert checks["secrets-unread"]["detail"] != "the secret was read"
     assert checks["project-writable"]["detail"] == "written"
     assert not any(p.exists() for p in probe_files(project, report))
-    assert sorted(p.name for p in project.path.iterdir()) == before
+    floor = floor_for(str(project.path), project.env)
+    protected = {Path(p.path).relative_to(project.path).parts[0] for p in floor.never_written
+                 if Path(p.path).is_relative_to(project.path)}  # fmt: skip
+    assert leftovers(project, before) <= protected
 
     text = project.run("doctor", "--probe").stdout.splitlines()
-    assert "probe of the own sandbox (bubblewrap) for claude-code:" in text
-    assert any(s.startswith("  held: governance files (.forge/") for s in text)
+    # bubblewrap's empty placeholders (.codex/, .cursor/, …) now read as signs of those CLIs
+    assert any(s.startswith("probe of the own sandbox (bubblewrap) for claude-code") for s in text)
+    assert any(s.startswith(f"  held: {GOVERNANCE}: writing .forge/") for s in text)
     assert text[-1] == "probe: every guarantee the report claims held"
 
 
 def test_the_probe_says_plainly_when_the_sandbox_does_not_hold(
-    project: Project, tmp_path: Path
+    project: Project, outside_bin: Path
 ) -> None:
-    bin_dir = tmp_path / "broken"
-    bin_dir.mkdir()
-    (bin_dir / "bwrap").write_text(BROKEN_BWRAP)
-    (bin_dir / "bwrap").chmod(0o755)
-    broken = Project(project.path, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    broken = Project(project.path, PATH=bwrap_in(outside_bin, BROKEN_BWRAP))
     broken.run("doctor")  # the catalog cache it writes under .forge/runtime is not the probe's
-    before = sorted(p.name for p in broken.root.iterdir())
+    before = {p.name for p in broken.root.iterdir()}
     result = broken.run("doctor", "--probe", "--json", check=1)
     report = json.loads(result.stdout)
     assert report["probe"]["ok"] is False
     [run] = report["probe"]["runs"]
-    assert run["ran"] is True and run["ok"] is False
+    assert (run["method"], run["ran"], run["ok"]) == ("bwrap", True, False)
     held = {c["code"]: (c["held"], c["detail"]) for c in run["checks"]}
     assert held == {
         "governance-unwritten": (False, "written"),
@@ -249,7 +306,7 @@ def test_the_probe_says_plainly_when_the_sandbox_does_not_hold(
     }
     # every file the broken sandbox let the probe write is gone again
     assert not any(p.exists() for p in probe_files(broken, report))
-    assert sorted(p.name for p in broken.root.iterdir()) == before
+    assert {p.name for p in broken.root.iterdir()} == before
 
     text = broken.run("doctor", "--probe", check=1).stdout.splitlines()
     assert any(
@@ -262,15 +319,19 @@ def test_the_probe_says_plainly_when_the_sandbox_does_not_hold(
     assert text[-1] == "probe: NOT every guarantee the report claims holds (see above)"
 
 
-def test_the_probe_fails_closed_when_the_sandbox_cannot_start(
+def test_the_probe_fails_closed_when_the_sandbox_cannot_be_built(
     project: Project, tmp_path: Path
 ) -> None:
-    bin_dir = tmp_path / "failing"
+    # a bwrap the sandboxed call could rewrite (it lies in temp) would hold the next call's
+    # sandbox: the floor refuses to run it, and the probe reports that as not held
+    bin_dir = tmp_path / "writable-bin"
     bin_dir.mkdir()
-    (bin_dir / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions' >&2\nexit 1\n")
-    (bin_dir / "bwrap").chmod(0o755)
-    failing = Project(project.path, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    report = json.loads(failing.run("doctor", "--probe", "--json", check=1).stdout)
+    writable = Project(project.path, PATH=bwrap_in(bin_dir, BROKEN_BWRAP))
+    report = json.loads(writable.run("doctor", "--probe", "--json", check=1).stdout)
     [run] = report["probe"]["runs"]
-    assert (run["ran"], run["ok"]) == (False, False)
-    assert run["note"] == "the sandbox did not run the probe (exit 1): bwrap: No permissions"
+    assert (run["method"], run["ran"], run["ok"]) == ("bwrap", False, False)
+    assert run["note"] == (
+        f"the sandbox cannot be built: floor: {bin_dir / 'bwrap'} is writable inside the "
+        "sandbox; refusing to run it"
+    )
+    assert [c["held"] for c in run["checks"]] == []  # nothing was tried

@@ -7,7 +7,10 @@ write into the governance folder (``<FORGE_ROOT>``, created if absent), into the
 (outside the project and temp) and into the engine's installation, and to read a secret it
 plants for the occasion (a temp file added to a copy of the floor's never-read list). It also
 writes into the project, which the floor must let through. Each result is *held* or *NOT
-held*; every file the probe made is removed afterwards, whatever happened.
+held*; every file the probe made is removed afterwards, whatever happened (the empty placeholder
+folders bubblewrap mounts over missing protected paths stay, as after any sandboxed call:
+:mod:`forge_policy.floor.sandbox`). A guarantee the method leaves to the hook (Landlock hides
+no file) is tried and shown too, but does not fail the probe: the report does not claim it.
 
 A harness's own sandbox (Claude Code's) runs inside the harness: :func:`probe_harness` can only
 check its configuration, and says so.

@@ -26,11 +26,13 @@ frozenset({'claude-code', 'codex', 'cursor', 'gemini'})
 from __future__ import annotations
 
 import os
+import sys
 from collections import Counter
 from pathlib import Path
 
 import attrs
 
+from forge_policy.floor.sandbox import methods_available, unheld
 from forge_policy.floor.status import FloorConfigError, active_floor, configured_mode
 from forge_policy.harness import registry
 from forge_policy.ops import harness_config
@@ -115,24 +117,12 @@ def harnesses(project: Path) -> list[str]:
     return chosen or ["claude-code"]
 
 
-def _methods(environ: Mapping[str, str]) -> list[str]:
-    """The own-floor methods this machine offers, best first (bubblewrap on ``PATH``)."""
-    import shutil
-
-    return ["bwrap"] if shutil.which("bwrap", path=environ.get("PATH", os.defpath)) else []
-
-
-def _unheld(floor: Floor, method: str) -> tuple[FloorPath, ...]:
-    """The floor's paths ``method`` leaves to the hook (bubblewrap: none)."""
-    return ()
-
-
 def unheld_guarantees(floor: Floor, method: str) -> tuple[str, ...]:
     """Codes of the :data:`GUARANTEES` that ``method`` does not hold in full under ``floor``: a
     never-read path it cannot hide leaves ``secrets-unread`` to the hook; a never-written one
     it cannot keep, ``installation-untouched`` or ``governance-unwritten`` by its reason."""
     codes = set()
-    for path in _unheld(floor, method):
+    for path in unheld(floor, method):
         if path in floor.never_read:
             codes.add("secrets-unread")
         elif path.reason == "installation":
@@ -144,7 +134,7 @@ def unheld_guarantees(floor: Floor, method: str) -> tuple[str, ...]:
 
 def method_for(environ: Mapping[str, str]) -> str | None:
     """The method forge_policy's own floor uses on this machine (``None``: none can run)."""
-    methods = _methods(environ)
+    methods = methods_available(environ)
     return methods[0] if methods else None
 
 
@@ -201,7 +191,12 @@ def _floor_of(
         return HarnessFloor(harness, title, "none", None, detail)
     method = method_for(environ)
     if method is None:
-        detail = "this machine has no sandbox forge_policy can start (bubblewrap not on PATH)"
+        lacks = (
+            "no sandbox-exec"
+            if sys.platform == "darwin"
+            else "no working bubblewrap on PATH, no Landlock in the kernel"
+        )
+        detail = f"this machine has no sandbox forge_policy can start ({lacks})"
         return HarnessFloor(harness, title, "none", None, detail)
     detail = f"each shell call rewritten to run under {METHOD_TITLES.get(method, method)}"
     if configured_mode(forge_root) == "own":
