@@ -138,23 +138,50 @@ def test_claude_codes_sandbox_on_is_the_harness_floor(project: Project) -> None:
     # a sandbox a command may ask to leave is no floor: forge-policy's own stays under it
     assert floor_of(project.json("doctor"), "claude-code")["state"] == "own"
 
-    settings.write_text(json.dumps({"sandbox": SANDBOX_ON}))
+    # on, with the floor in its lists (absolute "//" entries, as Claude Code's docs spell them)
+    floor = floor_for(str(project.path), project.env)
+    lists = {
+        "denyWrite": ["//" + p.path.lstrip("/") for p in floor.never_written],
+        "denyRead": ["//" + p.path.lstrip("/") for p in floor.never_read],
+        "allowWrite": [".", "//tmp"],
+    }
+    settings.write_text(json.dumps({"sandbox": {**SANDBOX_ON, "filesystem": lists}}))
     (project.path / ".codex").mkdir()  # Codex shows signs of use: it gets its own floor
     report = project.json("doctor")
     claude, codex = floor_of(report, "claude-code"), floor_of(report, "codex")
     assert (claude["state"], claude["method"], claude["hook_only"]) == ("harness", None, [])
     assert (codex["state"], codex["method"]) == ("own", "bwrap")
     out = project.run("doctor").stdout
-    assert "  floor: Claude Code's sandbox: Claude Code's sandbox is on" in out
+    assert "  floor: Claude Code's sandbox: Claude Code's sandbox is on (enabled, " in out
 
     probed = project.run("doctor", "--probe")  # the harness's sandbox: its configuration only
-    assert "probe of the harness sandbox (configuration only) for claude-code:" in probed.stdout
+    text = probed.stdout.splitlines()
+    assert "probe of the harness sandbox (configuration only) for claude-code:" in text
     assert "doctor cannot run a call inside Claude Code's sandbox" in probed.stdout
-    assert "probe of the own sandbox (bubblewrap) for codex:" in probed.stdout
-    assert probed.stdout.splitlines()[-1] == "probe: every guarantee the report claims held"
+    assert f"  configured: {GOVERNANCE}" in text
+    assert "probe of the own sandbox (bubblewrap) for codex:" in text
+    assert text[-1] == "probe: every guarantee the report claims held"
     status = project.run("status").stdout.splitlines()
     assert "floor (claude-code): Claude Code's sandbox" in status
     assert "floor (codex): own sandbox (bubblewrap)" in status
+
+    # on, but its lists miss the secrets and .forge/, and let writes go to the home folder:
+    # Claude Code's default sandbox reads ~/.ssh, so doctor leaves those to the hook
+    partial = {"denyWrite": ["./.git"], "allowWrite": [".", "~/.kube"]}
+    settings.write_text(json.dumps({"sandbox": {**SANDBOX_ON, "filesystem": partial}}))
+    claude = floor_of(project.json("doctor", "--harness", "claude-code"), "claude-code")
+    assert claude["state"] == "harness"
+    assert claude["detail"].endswith("; its filesystem lists leave some of the floor out")
+    assert [g["code"] for g in claude["hook_only"]] == [
+        "governance-unwritten",
+        "secrets-unread",
+        "writes-confined",
+    ]
+    probed = project.run("doctor", "--harness", "claude-code", "--probe").stdout.splitlines()
+    assert f"  not configured (left to the hook, as reported): {GOVERNANCE}" in probed
+    assert probed[-1] == (
+        "probe: every guarantee the report claims is configured (configuration only)"
+    )
 
 
 def test_floor_off_is_a_warning_naming_the_file_and_line(project: Project) -> None:

@@ -320,6 +320,8 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             ctx.print(f"  {check.line()}")
     if failed:
         ctx.print("probe: NOT every guarantee the report claims holds (see above)")
+    elif probes and all(p.kind == "harness" for _, p in probes):
+        ctx.print("probe: every guarantee the report claims is configured (configuration only)")
     elif probes:
         ctx.print("probe: every guarantee the report claims held")
     elif args.probe:
@@ -353,7 +355,7 @@ def _probes(
         out.append(([f.harness for f in own], report))
     for f in held:
         if f.state == "harness":
-            out.append(([f.harness], probe_harness(f.title, environ)))
+            out.append(([f.harness], probe_harness(f.title, environ, f.unheld)))
     return out
 
 

@@ -90,10 +90,13 @@ class ProbeCheck:
 
     def line(self) -> str:
         """``held: governance …: writing … refused (EROFS)``."""
+        left = "" if self.claimed else " (left to the hook, as reported)"
+        if self.held is None and self.tried:  # read from a harness's settings, not tried
+            return f"{self.detail}{left}: {self.guarantee}"
         mark = {True: "held", False: "NOT held", None: "not checked"}[self.held]
-        if not self.claimed:
-            mark += " (left to the hook, as reported)"
-        return f"{mark}: {self.guarantee}: {self.tried}: {self.detail}"
+        return f"{mark}{left}: {self.guarantee}: {self.tried or self.detail}" + (
+            f": {self.detail}" if self.tried else ""
+        )
 
 
 @attrs.frozen
@@ -289,9 +292,13 @@ def probe_own(
         shutil.rmtree(planted_dir, ignore_errors=True)
 
 
-def probe_harness(title: str, environ: Mapping[str, str]) -> ProbeReport:
-    """A harness's own sandbox, which runs inside the harness: only its configuration (already
-    read by :func:`forge_policy.floor.status.harness_sandbox_on`) can be checked from here."""
+def probe_harness(
+    title: str, environ: Mapping[str, str], unheld: Collection[str] = ()
+) -> ProbeReport:
+    """A harness's own sandbox, which runs inside the harness: only its configuration (read by
+    :func:`forge_policy.floor.status.harness_sandbox_on` and
+    :func:`forge_policy.ops.floor_report.sandbox_unheld`) can be checked from here; ``unheld``:
+    the guarantees its settings leave to the hook."""
     path = environ.get("PATH", os.defpath)
     missing = [tool for tool in ("bwrap", "socat") if shutil.which(tool, path=path) is None]
     needs = (
@@ -305,4 +312,15 @@ def probe_harness(title: str, environ: Mapping[str, str]) -> ProbeReport:
         f"allowUnsandboxedCommands: false); doctor cannot run a call inside {title}'s sandbox, "
         f"so it does not try one{needs}"
     )
-    return ProbeReport("harness", None, False, (), note)
+    checks = tuple(
+        ProbeCheck(
+            code,
+            text,
+            f"{title}'s sandbox settings",
+            None,
+            "not configured" if code in unheld else "configured",
+            claimed=code not in unheld,
+        )
+        for code, text in GUARANTEES
+    )
+    return ProbeReport("harness", None, False, checks, note)

@@ -153,6 +153,88 @@ def floor_line(forge_root: str) -> str:
     return f"{path}:{line}" if line else path
 
 
+#: The settings files whose ``sandbox.filesystem`` lists Claude Code merges (docs: the lists
+#: merge across every settings file): the user's, the project's, the local and managed ones.
+_CLAUDE_FILES = (
+    "~/.claude/settings.json",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    "/etc/claude-code/managed-settings.json",
+)
+
+
+def _claude_lists(project: str, home: str) -> dict[str, list[str]]:
+    """``sandbox.filesystem``'s ``denyWrite``, ``denyRead`` and ``allowWrite`` as Claude Code
+    merges them (an unreadable file adds nothing)."""
+    import json
+
+    lists: dict[str, list[str]] = {"denyWrite": [], "denyRead": [], "allowWrite": []}
+    for name in _CLAUDE_FILES:
+        path = name.replace("~", home, 1) if name.startswith("~") else os.path.join(project, name)
+        try:
+            with open(path, "rb") as handle:
+                settings = json.loads(handle.read(1 << 20))
+        except (OSError, ValueError):
+            continue
+        box = settings.get("sandbox") if isinstance(settings, dict) else None
+        found = box.get("filesystem") if isinstance(box, dict) else None
+        for key, entries in lists.items():
+            value = found.get(key) if isinstance(found, dict) else None
+            if isinstance(value, list):
+                entries.extend(v for v in value if isinstance(v, str))
+    return lists
+
+
+def _claude_path(entry: str, project: str, home: str) -> str | None:
+    """The absolute path a sandbox path entry names (Claude Code's "Sandbox path prefixes":
+    ``//`` absolute, ``~/`` home, ``./`` and ``.`` the project); None when it is ambiguous
+    between releases (a single leading ``/``, a bare relative name) or a wildcard, which this
+    report then counts as naming nothing (it claims less, never more)."""
+    if "*" in entry:
+        return None
+    if entry.startswith("//"):
+        return os.path.normpath("/" + entry.lstrip("/"))
+    if entry == "~" or entry.startswith("~/"):
+        return os.path.normpath(os.path.join(home, entry[2:]))
+    if entry == "." or entry.startswith("./"):
+        return os.path.normpath(os.path.join(project, entry[2:]))
+    return None
+
+
+def _covered(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def sandbox_unheld(floor: Floor, project: str, home: str) -> tuple[str, ...]:
+    """Codes of the :data:`GUARANTEES` that Claude Code's sandbox, as its settings configure
+    it, does not hold for ``floor``: a never-read path no ``denyRead`` entry covers; a
+    never-written one that is writable under the sandbox (the project, temp, ``allowWrite``)
+    and that no ``denyWrite`` or ``denyRead`` entry covers; an ``allowWrite`` entry outside the
+    project and temp (or one this report cannot read) breaks ``writes-confined``."""
+    lists = {
+        key: [_claude_path(e, project, home) for e in entries]
+        for key, entries in _claude_lists(project, home).items()
+    }
+    deny_read = [p for p in lists["denyRead"] if p is not None]
+    deny_write = [p for p in lists["denyWrite"] if p is not None] + deny_read
+    roots = [p.path for p in floor.writable]
+    allowed = [p for p in lists["allowWrite"] if p is not None]
+    codes = set()
+    if len(allowed) < len(lists["allowWrite"]) or not all(_covered(p, roots) for p in allowed):
+        codes.add("writes-confined")
+    writable = [*roots, *allowed]
+    for kept in floor.never_read:
+        if not _covered(kept.path, deny_read):
+            codes.add("secrets-unread")
+    for kept in floor.never_written:
+        if _covered(kept.path, deny_write) or not _covered(kept.path, writable):
+            continue
+        codes.add(
+            "installation-untouched" if kept.reason == "installation" else "governance-unwritten"
+        )
+    return tuple(code for code, _ in GUARANTEES if code in codes)
+
+
 def floor_of(
     harness: str,
     project: str,
@@ -185,7 +267,11 @@ def _floor_of(
         return HarnessFloor(harness, title, "off", None, "turned off by the project", warning)
     if active == "harness":
         detail = f"{title}'s sandbox is on (enabled, failIfUnavailable, no unsandboxed commands)"
-        return HarnessFloor(harness, title, "harness", None, detail)
+        home = environ.get("HOME", "") or os.path.expanduser("~")
+        unheld = sandbox_unheld(floor(), project, home)
+        if unheld:
+            detail += "; its filesystem lists leave some of the floor out"
+        return HarnessFloor(harness, title, "harness", None, detail, unheld=unheld)
     if harness not in REWRITES:
         detail = f"{title} cannot rewrite a call, so no sandbox can be put under its shell calls"
         return HarnessFloor(harness, title, "none", None, detail)
