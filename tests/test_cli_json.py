@@ -59,7 +59,7 @@ def _api(project: Project) -> Any:
 
 def test_status_json(soft: Project) -> None:
     report = soft.json("status")
-    assert list(report) == ["sessions", "serve", "audit"]
+    assert list(report) == ["sessions", "serve", "audit", "floor"]
     assert report["audit"] == {"checked": True, "ok": True, "problems": []}
     [session] = report["sessions"]
     assert list(session) == SESSION_KEYS

@@ -32,7 +32,7 @@ OVERVIEW = """\
     forge-policy audit [--verify] [--json]             governance summary; hash-chain check
     forge-policy purge                                 delete expired sessions
     forge-policy init [--harness NAME]... [--serve]    set up .forge/ and each harness's hook file
-    forge-policy doctor [--json]                       what each harness can enforce, and why not
+    forge-policy doctor [--probe] [--json]             what each harness enforces; its floor
     forge-policy floor [--json]                        what the OS holds: never written, never read
     forge-policy git commit-msg|pre-commit|install     git-side checks and their git hooks
 

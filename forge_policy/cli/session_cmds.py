@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from forge_policy.cli.context import Context
     from forge_policy.engine.inputs import Settings
+    from forge_policy.ops.floor_report import HarnessFloor
     from forge_policy.reports.status import OverrideGrant, Status
 
 
@@ -72,8 +73,16 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
     sessions = status(ctx.evaluator, args.session)
     serve = probe(ctx.config.root)
     audit = _audit_health(ctx)
+    floors = _floors(ctx)
     if args.json:
-        ctx.print_json({"sessions": to_json(sessions), "serve": serve, "audit": audit})
+        ctx.print_json(
+            {
+                "sessions": to_json(sessions),
+                "serve": serve,
+                "audit": audit,
+                "floor": [f.to_dict() for f in floors],
+            }
+        )
         return OK
     if not sessions:
         ctx.print("no live sessions")
@@ -102,7 +111,26 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
         )
     elif serve["configured"]:
         ctx.print(f"serve: {serve['detail']} at {serve['url']} ({serve['mode']})")
+    for floor in floors:
+        line = f"floor ({floor.harness}): {floor.headline()}"
+        if floor.warning:
+            line += f"; warning: {floor.warning}"
+        elif floor.state == "none":
+            line += f": {floor.detail}"
+        if floor.hook_only:
+            line += f"; only the hook holds: {', '.join(code for code, _ in floor.hook_only)}"
+        ctx.print(line)
     return OK
+
+
+def _floors(ctx: Context) -> list[HarnessFloor]:
+    """Which floor holds each harness's shell calls (``doctor`` says what it covers)."""
+    import os
+
+    from forge_policy.ops.floor_report import floors
+
+    config = ctx.config
+    return floors(os.path.abspath(config.project_dir), config.root, os.environ)
 
 
 def _audit_health(ctx: Context) -> dict[str, object]:

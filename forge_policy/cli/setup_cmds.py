@@ -4,17 +4,20 @@ documented here but dispatched in :func:`forge_policy.cli.main` before argparse)
 from __future__ import annotations
 
 from forge_policy.cli._format import table, to_json
-from forge_policy.cli.context import INTEGRITY_FAILURE, OK
+from forge_policy.cli.context import INTEGRITY_FAILURE, OK, REFUSED
 from forge_policy.serve import DEFAULT_PORT, MAX_BODY
 from forge_policy.worker.protocol import OPTIONS, HookOptions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from argparse import Namespace
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from forge_policy.cli.context import Context
+    from forge_policy.floor.model import Floor
+    from forge_policy.ops.floor_probe import ProbeReport
+    from forge_policy.ops.floor_report import HarnessFloor
 
 HTTP_ONLY_WARNING = """\
 WARNING: http hooks fail OPEN before Claude Code 2.1.295. It treats an http hook that cannot
@@ -166,7 +169,8 @@ def register_doctor(command: Callable[..., Any]) -> None:
         "doctor",
         cmd_doctor,
         "Per harness set up or detected in the project: which active behaviors it enforces, "
-        "which it enforces differently and which it cannot, and why.",
+        "which it enforces differently and which it cannot, and why; which enforcement floor "
+        "holds its shell calls (its own sandbox, forge-policy's, none or off) and what it covers.",
     )
     p.add_argument(
         "--harness",
@@ -174,6 +178,13 @@ def register_doctor(command: Callable[..., Any]) -> None:
         choices=registry_names(),
         metavar="NAME",
         help="assess this harness (repeatable; default: those set up or detected)",
+    )
+    p.add_argument(
+        "--probe",
+        action="store_true",
+        help="run a probe under forge-policy's own floor that tries to write .forge/ and read a "
+        "planted secret (a harness's own sandbox: its configuration only); exit 1 when a "
+        "guarantee the report claims does not hold",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -272,11 +283,14 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
 
 
 def cmd_doctor(args: Namespace, ctx: Context) -> int:
-    """``forge-policy doctor [--harness NAME]… [--json]``."""
+    """``forge-policy doctor [--harness NAME]… [--probe] [--json]``."""
+    import os
     from pathlib import Path
 
     from forge_policy.engine.bypass import Bypass
+    from forge_policy.floor.derive import floor_for
     from forge_policy.ops.doctor import active, coverage
+    from forge_policy.ops.floor_report import coverage_line, coverage_of, floors
 
     config = ctx.config
     catalog = Bypass(config.load_catalog(), config.disable).catalog
@@ -285,13 +299,29 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
     report = coverage(project, behaviors, args.harness)
     if not report:  # nothing set up or detected: what init would set up
         report = coverage(project, behaviors, ["claude-code"])
+    environ = os.environ
+    floor = floor_for(os.path.abspath(config.project_dir), environ)
+    held = floors(str(floor.project), config.root, environ, [h.name for h in report], floor)
+    covered = coverage_of(floor)
+    probes = _probes(held, floor, config.root, environ) if args.probe else []
+    failed = args.probe and not _probe_ok(held, probes)
     if args.json:
-        ctx.print_json({"behaviors": len(behaviors), "harnesses": [h.to_dict() for h in report]})
-        return OK
-    for h in report:
+        entries = [{**h.to_dict(), "floor": f.to_dict()} for h, f in zip(report, held, strict=True)]
+        result: dict[str, object] = {
+            "behaviors": len(behaviors),
+            "harnesses": entries,
+            "floor": covered,
+        }
+        if args.probe:
+            runs = [{"harnesses": names, **p.to_dict()} for names, p in probes]
+            result["probe"] = {"ok": not failed, "runs": runs}
+        ctx.print_json(result)
+        return REFUSED if failed else OK
+    for h, f in zip(report, held, strict=True):
         where = f"{h.config}, hooked on {', '.join(h.installed)}" if h.installed else h.config
         ctx.print(f"{h.title} ({h.name}): {where}")
         ctx.print(f"  enforces {len(h.enforced)} of {len(behaviors)} active behaviors")
+        _print_floor(ctx, f, coverage_line(covered))
         for heading, findings in (("limited", h.limited), ("not enforced", h.not_enforced)):
             if findings:
                 ctx.print(f"  {heading}:")
@@ -301,7 +331,66 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             ctx.print(f"  {finding.code}: {finding.reason}")
         for note in h.notes:
             ctx.print(f"  note: {note}")
-    return OK
+    for f in held if args.probe else ():
+        if f.state in ("none", "off"):
+            ctx.print(f"probe: no floor to probe for {f.harness}: {f.warning or f.detail}")
+    for names, probe in probes:
+        ctx.print(f"probe of the {probe.title()} for {', '.join(names)}:")
+        if probe.note:
+            ctx.print(f"  {probe.note}")
+        for check in probe.checks:
+            ctx.print(f"  {check.line()}")
+    if failed:
+        ctx.print("probe: NOT every guarantee the report claims holds (see above)")
+    elif probes and all(p.kind == "harness" for _, p in probes):
+        ctx.print("probe: every guarantee the report claims is configured (configuration only)")
+    elif probes:
+        ctx.print("probe: every guarantee the report claims held")
+    elif args.probe:
+        ctx.print("probe: no floor to probe: the report claims nothing beyond the hook")
+    return REFUSED if failed else OK
+
+
+def _print_floor(ctx: Context, floor: HarnessFloor, covers: str) -> None:
+    """A harness's floor lines in ``doctor``'s text report."""
+    ctx.print(f"  floor: {floor.headline()}: {floor.detail}")
+    if floor.warning:
+        ctx.print(f"  warning: {floor.warning}")
+    if floor.state in ("own", "harness"):
+        ctx.print(f"  floor covers: {covers}")
+    if floor.hook_only:
+        ctx.print("  only the hook holds (nothing beneath it stops a spelling its reading missed):")
+        for _, text in floor.hook_only:
+            ctx.print(f"    {text}")
+
+
+def _probes(
+    held: list[HarnessFloor], floor: Floor, forge_root: str, environ: Mapping[str, str]
+) -> list[tuple[list[str], ProbeReport]]:
+    """One probe per floor in use: the own floor run once, each harness sandbox checked."""
+    from forge_policy.ops.floor_probe import probe_harness, probe_own
+
+    out: list[tuple[list[str], ProbeReport]] = []
+    own = [f for f in held if f.state == "own" and f.method is not None]
+    if own and own[0].method is not None:
+        report = probe_own(floor, forge_root, own[0].method, environ, own[0].unheld)
+        out.append(([f.harness for f in own], report))
+    for f in held:
+        if f.state == "harness":
+            out.append(([f.harness], probe_harness(f.title, environ, f.unheld)))
+    return out
+
+
+def _probe_ok(held: list[HarnessFloor], probes: list[tuple[list[str], ProbeReport]]) -> bool:
+    """Every floor doctor reports holds: each probe passed, and no harness that could run
+    under forge-policy's floor is left without one for want of a sandbox or a readable
+    setting (a harness that cannot rewrite a call, or ``floor: off``, claims none)."""
+    from forge_policy.ops.floor_report import REWRITES
+
+    missing = [
+        f for f in held if f.state == "none" and (f.harness in REWRITES or f.warning is not None)
+    ]
+    return not missing and all(p.ok for _, p in probes)
 
 
 def cmd_serve(args: Namespace, ctx: Context) -> int:
