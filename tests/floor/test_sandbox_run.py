@@ -156,6 +156,8 @@ def test_governance_writes_fail_under_bubblewrap_and_pass_under_landlock(world: 
             assert (path.read_text() if path.exists() else None) == before
         else:  # Landlock cannot hold a never-written path inside a writable root (unheld)
             assert result.returncode == 0, (name, result)
+    if world.method == "bwrap":  # the placeholder's mount point stays behind, empty
+        assert [p.name for p in (world.project / ".cursor").iterdir()] == []
 
 
 def test_secrets_are_unreadable_under_bubblewrap(world: World) -> None:
