@@ -169,13 +169,26 @@ def _previous(root: Path, text: str) -> str:
         return "invalid"
 
 
+def _some(entries: list[str], shown: int = 6) -> str:
+    """The first ``shown`` of ``entries`` and how many more.
+
+    >>> _some(["a", "b", "c"], 2), _some(["a"]), _some([])
+    ('a, b and 1 more', 'a', 'none')
+    """
+    entries = list(dict.fromkeys(entries))
+    if not entries:
+        return "none"
+    more = len(entries) - shown
+    return ", ".join(entries[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
 def _claude_notes(project: Path, floor: Floor, home: str, where: str) -> list[str]:
     """What changes for the user of Claude Code (the sandboxing docs, 2026-08-22)."""
     file = harness_sandbox.CLAUDE_FILES[where]
-    kept = ", ".join(harness_sandbox.spelled(p.path, floor.project, home)[0]
-                     for p in floor.never_written if p.reason != "installation")  # fmt: skip
-    hidden = ", ".join(harness_sandbox.spelled(p.path, floor.project, home)[0]
-                       for p in floor.never_read)  # fmt: skip
+    kept = _some([harness_sandbox.spelled(p.path, floor.project, home)[0]
+                  for p in floor.never_written if p.reason != "installation"])  # fmt: skip
+    hidden = _some([harness_sandbox.spelled(p.path, floor.project, home)[0]
+                    for p in floor.never_read])  # fmt: skip
     packages = " ".join(harness_sandbox.LINUX_PACKAGES)
     notes = [
         f"Claude Code: sandbox on ({file}): Bash commands run sandboxed, writing only to the "

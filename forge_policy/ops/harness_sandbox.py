@@ -247,12 +247,13 @@ def plan_claude(project: Path, floor: Floor, home: str, where: str) -> list[Chan
     from forge_policy.ops import settings_file
 
     lists = claude_lists(floor, home)
-    if where == "local":  # everything in the local file
-        for key, entries in lists.pop("project").items():
-            for entry in entries:
-                target = lists["local"].setdefault(key, [])
-                if entry not in target:
-                    target.append(entry)
+    if where == "local":  # everything in the local file, the portable entries first
+        shared, own = lists["project"], lists["local"]
+        lists["local"] = {
+            key: list(dict.fromkeys([*shared.get(key, []), *own.get(key, [])]))
+            for key in CLAUDE_LISTS
+            if shared.get(key) or own.get(key)
+        }
         lists["project"] = {}
     changes = []
     for name in ("project", "local"):
