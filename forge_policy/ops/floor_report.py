@@ -19,8 +19,8 @@ hook still decides every call, but nothing beneath it stops a spelling its readi
 
 >>> [code for code, _ in GUARANTEES]
 ['governance-unwritten', 'secrets-unread', 'writes-confined', 'installation-untouched']
->>> REWRITES
-frozenset({'claude-code', 'codex', 'cursor', 'gemini'})
+>>> sorted(REWRITES)
+['claude-code', 'codex', 'cursor', 'gemini']
 """
 
 from __future__ import annotations
@@ -189,7 +189,11 @@ def _claude_path(entry: str, project: str, home: str) -> str | None:
     """The absolute path a sandbox path entry names (Claude Code's "Sandbox path prefixes":
     ``//`` absolute, ``~/`` home, ``./`` and ``.`` the project); None when it is ambiguous
     between releases (a single leading ``/``, a bare relative name) or a wildcard, which this
-    report then counts as naming nothing (it claims less, never more)."""
+    report then counts as naming nothing (it claims less, never more).
+
+    >>> [_claude_path(e, "/p", "/h") for e in ("//etc/x", "~/.ssh", "./.forge", ".", "/x", "*")]
+    ['/etc/x', '/h/.ssh', '/p/.forge', '/p', None, None]
+    """
     if "*" in entry:
         return None
     if entry.startswith("//"):
