@@ -88,9 +88,7 @@ class CodexAdapter(CommandHookAdapter):
 
         return _context(name, refuse(name, said.reason, said.summary))
 
-    def rewrite(
-        self, name: str, said: Outcome | None, new_input: dict[str, Any]
-    ) -> dict[str, Any]:
+    def rewrite(self, name: str, said: Outcome | None, new_input: dict[str, Any]) -> dict[str, Any]:
         """``permissionDecision: "allow"`` with ``updatedInput``: the one form Codex takes a
         rewrite in (``updatedInput`` without the allow fails the hook, and a failed hook lets
         the original call run; ``"ask"`` is unsupported); a nudge or warning stays as

@@ -208,9 +208,10 @@ class CommandHookAdapter:
     worded once by :func:`~forge_policy.render.outcome.outcome`, then :meth:`silence` (nothing
     to say), :meth:`advice` (a nudge or a warning) or :meth:`refusal` (a block) shape the JSON
     for the event, and :meth:`rewrite` a call let through with new arguments (the decision's
-    ``updated_input``, at the harness's ``rewrite_events``); ``None`` writes nothing. :meth:`failure` asks :meth:`error_refusal` (under
-    ``FORGE_ON_ERROR=deny``) and then :meth:`error_notice`. Every answer exits 0: each harness so
-    far reads its decision from JSON on exit 0.
+    ``updated_input``, at the harness's ``rewrite_events``); ``None`` writes nothing.
+    :meth:`failure` asks :meth:`error_refusal` (under ``FORGE_ON_ERROR=deny``) and then
+    :meth:`error_notice`. Every answer exits 0: each harness so far reads its decision from
+    JSON on exit 0.
     """
 
     __slots__ = ("_harness",)

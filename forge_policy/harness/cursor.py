@@ -100,9 +100,7 @@ class CursorAdapter(CommandHookAdapter):
             return {"additional_context": reason}
         return _advice(name, said.reason)
 
-    def rewrite(
-        self, name: str, said: Outcome | None, new_input: dict[str, Any]
-    ) -> dict[str, Any]:
+    def rewrite(self, name: str, said: Outcome | None, new_input: dict[str, Any]) -> dict[str, Any]:
         """``permission: "allow"`` with ``updated_input`` (``preToolUse``'s output), the nudge
         or warning kept as ``user_message``/``agent_message``."""
         out = _advice(name, said.advice) if said is not None and said.advice else None

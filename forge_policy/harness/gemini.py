@@ -82,9 +82,7 @@ class GeminiAdapter(CommandHookAdapter):
             reason = f"The tool call already ran, but it broke a policy.\n{reason}"
         return {"decision": "deny", "reason": reason, "systemMessage": said.summary}
 
-    def rewrite(
-        self, name: str, said: Outcome | None, new_input: dict[str, Any]
-    ) -> dict[str, Any]:
+    def rewrite(self, name: str, said: Outcome | None, new_input: dict[str, Any]) -> dict[str, Any]:
         """``hookSpecificOutput.tool_input`` (merged over the call's arguments; no
         ``decision``, so Gemini CLI's own confirmation flow is unchanged), with the nudge or
         warning as ``systemMessage``."""
