@@ -353,6 +353,7 @@ def _floor(
         return decision
     from forge_policy.config.env import Config
     from forge_policy.floor.rewrite import apply
+    from forge_policy.harness.common import native_event
 
     config = Config.from_env(env)
     decision, records = apply(
@@ -362,6 +363,7 @@ def _floor(
         forge_root=config.root,
         environ=env,
         tool_input=payload.get("tool_input") if isinstance(payload, dict) else None,
+        native_event=native_event(decision.event),
     )
     if records:
         try:

@@ -220,9 +220,14 @@ class ClientProject(Project):
     """A :class:`Project` whose hook is the warm-worker client (``python -I -S client.py``)."""
 
     def __init__(
-        self, base: Path, catalog: dict[str, str] | None = None, client: Path = CLIENT_PY
+        self,
+        base: Path,
+        catalog: dict[str, str] | None = None,
+        client: Path = CLIENT_PY,
+        *,
+        floor: str | None = "off",
     ) -> None:
-        super().__init__(base, catalog)
+        super().__init__(base, catalog, floor=floor)
         self.client = client
         self.folder = self.root / "runtime" / "worker"
 

@@ -86,11 +86,14 @@ def apply(
     forge_root: str,
     environ: Mapping[str, str],
     tool_input: object,
+    native_event: str = "",
 ) -> tuple[Decision, list[dict[str, Any]]]:
     """``(decision, audit records)``: the decision rewritten where the own floor holds the call
     (see the module's table). ``tool_input`` is the tool's arguments as the harness sent them
     (its own names: the rewrite hands them back with only the command replaced); a payload's
-    JSON text (Cursor) is read as an object. :class:`~forge_policy.floor.status.FloorConfigError`
+    JSON text (Cursor) is read as an object. ``native_event``: the event as the harness named
+    it (default: the catalog's name), which says whether the harness takes new arguments
+    there. :class:`~forge_policy.floor.status.FloorConfigError`
     when ``floor:`` in the project config is broken (the hook then fails closed)."""
     if not applies(decision):
         return decision, []
@@ -101,9 +104,10 @@ def apply(
         return decision, []
     if mode == "off":
         return decision, [_record(decision, harness, "off")]
-    rewritten = _rewritten(decision, harness, project, environ, tool_input)
+    native = native_event or decision.event.event_name
+    rewritten = _rewritten(native, harness, project, environ, tool_input)
     if rewritten is None:
-        notice = _notice(decision, harness, forge_root)
+        notice = _notice(decision, harness, forge_root, native)
         if notice:
             import attrs
 
@@ -118,7 +122,7 @@ def apply(
 
 
 def _rewritten(
-    decision: Decision,
+    native: str,
     harness: str,
     project: str,
     environ: Mapping[str, str],
@@ -126,11 +130,9 @@ def _rewritten(
 ) -> tuple[dict[str, Any], str] | None:
     """``(the harness's arguments with the command run in the sandbox, the method)``, or None
     when this call cannot be rewritten."""
-    from forge_policy.harness.common import HARNESS_EVENT
     from forge_policy.harness.registry import get
 
     entry = get(harness)
-    native = decision.event.payload.get(HARNESS_EVENT) or decision.event.event_name
     if native not in entry.rewrite_events:
         return None
     if isinstance(tool_input, str):
@@ -178,7 +180,7 @@ def _record(decision: Decision, harness: str, floor: str) -> dict[str, Any]:
     )
 
 
-def _notice(decision: Decision, harness: str, forge_root: str) -> str:
+def _notice(decision: Decision, harness: str, forge_root: str, native: str) -> str:
     """The notice that the floor is not held, the first time a session meets it (``""``
     afterwards: the file below ``forge_root`` keeps the last session told)."""
     from forge_policy.harness.registry import get
@@ -203,12 +205,8 @@ def _notice(decision: Decision, harness: str, forge_root: str) -> str:
         if not entry.can_rewrite
         else "no sandbox (bubblewrap) works on this machine"
     )
-    if entry.can_rewrite:
-        from forge_policy.harness.common import HARNESS_EVENT
-
-        native = decision.event.payload.get(HARNESS_EVENT) or decision.event.event_name
-        if native not in entry.rewrite_events:
-            why = f"{entry.title} cannot rewrite a command at {native}"
+    if entry.can_rewrite and native not in entry.rewrite_events:
+        why = f"{entry.title} cannot rewrite a command at {native}"
     return (
         f"forge-policy: the enforcement floor is not held for shell commands ({why}): "
         "forge-policy still decides every call, but nothing at the operating-system level "
