@@ -127,10 +127,7 @@ def test_an_allowed_shell_call_runs_rewritten_and_cannot_write_governance(
     assert (project.dir / "build.txt").read_text() == "built\n"  # the harmless part ran
     assert not (project.dir / ".forge" / "pwned").exists()
     assert "Read-only file system" in result.stderr, result
-    [record] = project.audit(floor=True)
-    assert record["kind"] == "floor" and record["floor"] == "own/bwrap"
-    assert record["harness"] == harness and record["input_summary"] == f"Bash: {COMMAND}"
-    assert "--ro-bind" not in json.dumps(record)  # the original is what the log keeps
+    assert project.audit(floor=True) == []  # a plain pass under the own floor: no record
 
 
 def test_the_same_command_unrewritten_would_have_written(project: Project) -> None:
@@ -148,13 +145,22 @@ def test_a_blocked_call_is_not_rewritten(project: Project, harness: str, command
     assert not [r for r in project.audit(floor=True) if r["kind"] == "floor"]
 
 
-def test_a_nudge_keeps_its_message_beside_the_rewrite(project: Project) -> None:
-    out = hook(project, "claude-code", "echo nudge-me")
-    assert out["systemMessage"] == "nudger: Bash (1)"
-    specific = out["hookSpecificOutput"]
-    assert specific["additionalContext"] == "nudger: Bash (1)"
-    assert specific["permissionDecision"] == "ask"
-    assert specific["updatedInput"]["command"] == rewritten(project, "echo nudge-me")
+@pytest.mark.parametrize("harness", list(SHAPES))
+def test_a_nudge_keeps_its_message_and_the_log_its_original(project: Project, harness: str) -> None:
+    out = hook(project, harness, "echo nudge-me")
+    assert new_command(out) == rewritten(project, "echo nudge-me")
+    assert "nudger: Bash (1)" in json.dumps(out)
+    if harness == "claude-code":
+        assert out["systemMessage"] == "nudger: Bash (1)"
+        specific = out["hookSpecificOutput"]
+        assert specific["additionalContext"] == "nudger: Bash (1)"
+        assert specific["permissionDecision"] == "ask"
+    violation, floor = project.audit(floor=True)
+    assert violation["kind"] == "violation" and violation["input_summary"] == "Bash: echo nudge-me"
+    assert floor["kind"] == "floor" and floor["floor"] == "own/bwrap"
+    assert floor["harness"] == harness and floor["input_summary"] == "Bash: echo nudge-me"
+    assert floor["tool_use_id"] == violation["tool_use_id"]
+    assert "--ro-bind" not in json.dumps(floor)  # the original is what the log keeps
 
 
 def test_bypass_permissions_is_allowed_rewritten(project: Project) -> None:

@@ -188,9 +188,12 @@ class Integrity(_Record):
 class FloorRun(_Record):
     """A shell call let through to run under the floor it ran under (SPEC §13): ``floor`` is
     ``own/<method>`` (rewritten to run in forge_policy's sandbox; ``input_summary`` is the
-    original command, as the rules read it), ``own/none`` (wanted, but no sandbox method works
-    on this machine: the hook's decision is the only guard) or ``off`` (the project turned the
-    floor off). Calls the harness's own sandbox holds are not recorded one by one."""
+    original command, as the rules read it), ``none`` (the own floor is wanted but cannot be
+    held: no sandbox method works here, or the harness cannot rewrite the call; the hook's
+    decision is the only guard) or ``off`` (the project turned the floor off). ``own/<method>``
+    is recorded beside the records of a call the evaluator recorded (a nudge, a warning), not
+    for a plain pass; calls the harness's own sandbox holds are not recorded one by one
+    (:mod:`forge_policy.floor.rewrite`)."""
 
     kind: ClassVar[str] = "floor"
     timestamp: str

@@ -9,15 +9,22 @@ beside a decision. :func:`apply` takes the evaluator's :class:`~forge_policy.Dec
 command replaced by :func:`~forge_policy.floor.sandbox.command_for`) plus the audit records to
 write (:class:`~forge_policy.audit.records.FloorRun`, ``input_summary`` the original command):
 
-=========================  ========================================================  ==========
+=========================  ========================================================  ===========
 active floor               answer                                                    audited as
-=========================  ========================================================  ==========
+=========================  ========================================================  ===========
 ``harness``                as decided (the harness's sandbox holds the call)         —
-``own``, a method works    rewritten to run in the sandbox                           ``own/M``
+``own``, a method works    rewritten to run in the sandbox                           ``own/M`` (*)
 ``own``, none works        as decided, and once per session a notice that the        ``none``
                            floor is not held (the hook keeps deciding)
 ``off``                    as decided                                                ``off``
-=========================  ========================================================  ==========
+=========================  ========================================================  ===========
+
+(*) beside the violation records of a call the evaluator recorded (a nudge, a warning); a plain
+pass under the own floor adds no record: the rewrite is visible in the answer, the floor in
+``doctor`` and ``status``, and a record per allowed shell call would turn the log into a command
+history and cost the warm path an fsync per call (``tests/benchmarks/floor_rewrite.py``
+measured it at about twice the answer's time). The weaker states, ``off`` and ``none``, are
+recorded on every call they apply to.
 
 "None works" covers a machine without a sandbox method and a harness (or an event) that cannot
 take new arguments (:attr:`~forge_policy.harness.registry.Harness.rewrite_events`: Copilot CLI,
@@ -116,9 +123,8 @@ def apply(
     import attrs
 
     new_input, used = rewritten
-    return attrs.evolve(decision, updated_input=new_input), [
-        _record(decision, harness, f"own/{used}")
-    ]
+    records = [_record(decision, harness, f"own/{used}")] if decision.violations else []
+    return attrs.evolve(decision, updated_input=new_input), records
 
 
 def _rewritten(
