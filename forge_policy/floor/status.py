@@ -91,7 +91,7 @@ def _plain_floor(raw: bytes) -> str | None:
             if line.startswith(("---", "...", "%")) and found is not None:
                 return None
             continue
-        if found is not None or not line.startswith(("floor: ", "floor:\t")):
+        if found is not None or not line.startswith("floor: "):
             return None
         value = line[len("floor:") :].split(" #", 1)[0].strip()
         if value.startswith(("'", '"')) and len(value) >= 2 and value[-1] == value[0]:
