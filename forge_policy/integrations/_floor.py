@@ -26,7 +26,10 @@ import shutil
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
+
+    #: A command in, the command to run out (the same one when nothing is rewritten).
+    Rewrite = Callable[[str], str]
 
 #: What an adapter's ``floor=`` keyword takes (``None``: what the project config says).
 CHOICES = ("own", "off")
@@ -122,7 +125,7 @@ class ShellFloor:
         return configured_mode(self._places(project)[1])
 
 
-def rewrite_argument(value: object, rewrite: ShellFloorRewrite) -> object:
+def rewrite_argument(value: object, rewrite: Rewrite) -> object:
     """A shell tool's command argument with every command rewritten: a string, or a list of
     strings (LangChain's ``ShellTool`` takes either); anything else is returned as it is."""
     if isinstance(value, str):
@@ -130,10 +133,3 @@ def rewrite_argument(value: object, rewrite: ShellFloorRewrite) -> object:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return [rewrite(item) for item in value]
     return value
-
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    #: A command in, the command to run out (the same one when nothing is rewritten).
-    ShellFloorRewrite = Callable[[str], str]
