@@ -5,7 +5,6 @@ call (on by default: ``floor: harness`` means forge_policy's own for an SDK) has
 
 from __future__ import annotations
 
-
 import pytest
 
 
