@@ -215,9 +215,11 @@ def _floored(
         updated = _rewritten_input(shell, given, None)
     except Exception as exc:  # fail closed: a floor that cannot be applied refuses the call
         return PermissionResultDeny(message=_could_not_decide(exc, refused=True))
-    if updated is not None:
-        result.updated_input = updated
-    return result
+    if updated is None:
+        return result
+    import dataclasses
+
+    return dataclasses.replace(result, updated_input=updated)  # the caller's answer kept as it is
 
 
 def _hook_callback(

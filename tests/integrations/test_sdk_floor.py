@@ -27,7 +27,7 @@ if shutil.which("bwrap") is None:  # .ci/run installs it: in CI this skip fails 
 import anyio
 from agents import Agent, Runner, ShellTool, function_tool
 from agents.tool import ShellCommandRequest
-from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow
 from langchain.agents import create_agent
 from langchain.agents.middleware import ShellToolMiddleware
 from langchain_core.messages import AIMessage, ToolMessage
@@ -61,6 +61,21 @@ KEEP_FORGE = behavior_yaml(
     ),
     default_level="soft_block",
     name="Keep .forge",
+)
+#: Asks the user about any ``deploy`` (an ``override: user`` soft block).
+ASK_DEPLOY = behavior_yaml(
+    "ask-deploy",
+    triggers=(
+        "    - event: PreToolUse\n"
+        "      matcher: Bash\n"
+        "      conditions:\n"
+        "        - field: tool_input.command\n"
+        "          operator: starts_with\n"
+        "          value: deploy\n"
+    ),
+    default_level="soft_block",
+    escalation="    override: user\n",
+    name="Ask before deploying",
 )
 
 
@@ -102,7 +117,9 @@ CATALOG: list[fp.Catalog] = []
 
 @pytest.fixture(scope="module", autouse=True)
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> None:
-    folder = write_catalog(tmp_path_factory.mktemp("catalog"), {"keep-forge": KEEP_FORGE})
+    folder = write_catalog(
+        tmp_path_factory.mktemp("catalog"), {"keep-forge": KEEP_FORGE, "ask-deploy": ASK_DEPLOY}
+    )
     CATALOG[:] = [fp.load_catalog(folder)]
 
 
@@ -196,6 +213,15 @@ def test_claude_a_blocked_call_stays_blocked_and_is_not_rewritten(project: Path)
     assert "updatedInput" not in answer["hookSpecificOutput"]
 
 
+def test_claude_a_call_put_to_the_user_carries_the_rewrite(project: Path) -> None:
+    """What the user approves runs under the floor (the CLI applies ``updatedInput`` with
+    ``ask``)."""
+    [answer] = hook_answers([pre_tool(project, "deploy; " + SNEAKY)])
+    specific = answer["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "ask"
+    assert specific["updatedInput"]["command"].startswith("bwrap ")
+
+
 @pytest.mark.parametrize("how", ["config", "keyword"])
 def test_claude_floor_off_leaves_the_command(project: Path, how: str) -> None:
     if how == "config":
@@ -231,8 +257,11 @@ def test_claude_the_sdks_sandbox_counts_under_floor_harness(
 
 
 def test_claude_can_use_tool_allows_with_the_rewritten_input(project: Path) -> None:
+    async def user(name: str, tool_input: dict[str, Any], context: Any, reason: str) -> Any:
+        return PermissionResultAllow()  # the user approves the call as the model asked it
+
     async def main(cli_input: dict[str, Any]) -> dict[str, Any]:
-        decide = claude.can_use_tool(evaluator(), session_id="s1", project=str(project))
+        decide = claude.can_use_tool(evaluator(), session_id="s1", project=str(project), ask=user)
         sdk, cli = client(ClaudeAgentOptions(can_use_tool=decide))
         await sdk.connect()
         try:
@@ -243,8 +272,12 @@ def test_claude_can_use_tool_allows_with_the_rewritten_input(project: Path) -> N
     allowed = anyio.run(main, {"command": SNEAKY})
     assert allowed["behavior"] == "allow"
     assert_floor_held(execute(allowed["updatedInput"]["command"], project), project)
+    approved = anyio.run(main, {"command": "deploy now"})
+    assert approved["updatedInput"]["command"].startswith("bwrap ")
     refused = anyio.run(main, {"command": DIRECT})
     assert refused["behavior"] == "deny" and "updatedInput" not in refused
+    other = anyio.run(main, {"command": SNEAKY, "note": 1})  # the whole input, kept
+    assert other["updatedInput"]["note"] == 1
 
 
 # --- LangChain ----------------------------------------------------------------------------------
