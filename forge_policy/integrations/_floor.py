@@ -48,9 +48,9 @@ class ShellFloor:
     project root the commands run in (None: given per call, else the working directory);
     ``forge_root``: the project's ``.forge`` (``FORGE_ROOT`` resolved as the hook does);
     ``harness``: the harness whose sandbox may hold (``claude-code`` for the Claude Agent SDK);
-    ``sandbox_holds``: the adapter's own knowledge that the harness sandbox holds (the SDK's
-    ``sandbox`` option); ``environ``: ``HOME``, ``TMPDIR``, ``FORGE_ROOT`` (default
-    :data:`os.environ`).
+    ``sandbox_holds``: whether the harness sandbox holds, when the adapter knows (the SDK's
+    ``sandbox`` option; None: its settings files say); ``environ``: ``HOME``, ``TMPDIR``,
+    ``FORGE_ROOT`` (default :data:`os.environ`).
     """
 
     def __init__(
@@ -60,7 +60,7 @@ class ShellFloor:
         project: str | None = None,
         forge_root: str | None = None,
         harness: str = "",
-        sandbox_holds: bool = False,
+        sandbox_holds: bool | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         if floor is not None and floor not in CHOICES:
@@ -89,16 +89,18 @@ class ShellFloor:
 
     def mode(self, project: str | None = None) -> str:
         """``own`` (commands are rewritten), ``harness`` (the harness's sandbox holds) or
-        ``off``; :class:`~forge_policy.floor.status.FloorConfigError` for a bad ``floor:``."""
+        ``off``; :class:`~forge_policy.floor.status.FloorConfigError` for a bad ``floor:``.
+        Under ``floor: harness`` the adapter's ``sandbox_holds`` decides when it is known (the
+        SDK's ``sandbox`` option is the CLI's highest settings layer), else the harness's
+        settings files do (:func:`~forge_policy.floor.status.active_floor`)."""
         if self.floor is not None:
             return self.floor
         from forge_policy.floor.status import active_floor, configured_mode
 
         project, forge_root = self._places(project)
-        active = active_floor(self.harness or "sdk", project, forge_root, self._environ())
-        if active == "own" and self.sandbox_holds and configured_mode(forge_root) == "harness":
-            return "harness"
-        return active
+        if self.sandbox_holds is not None and configured_mode(forge_root) == "harness":
+            return "harness" if self.sandbox_holds else "own"
+        return active_floor(self.harness or "sdk", project, forge_root, self._environ())
 
     def command(self, command: str, project: str | None = None) -> str | None:
         """``command`` rewritten to run under the floor, or None to run it as it is (the floor

@@ -21,9 +21,10 @@ is :func:`forge_policy.render.claude_code.answer`: the one mapping, as a dict. T
 Under ``floor: harness`` the Claude Code sandbox counts when it holds: in the settings files the
 CLI reads (:func:`forge_policy.floor.status.harness_sandbox_on`; the SDK loads them unless
 ``setting_sources`` leaves them out, so pass ``floor="own"`` then), or in the
-``ClaudeAgentOptions(sandbox=…)`` you pass here as ``sandbox=`` too (``enabled: True``,
-``failIfUnavailable: True``, ``allowUnsandboxedCommands: False``; the SDK's ``SandboxSettings``
-(0.2.189) has no filesystem rules, so the floor's paths are the settings files' to set).
+``ClaudeAgentOptions(sandbox=…)`` you pass here as ``sandbox=`` too, which then decides alone
+(it is the CLI's highest settings layer): ``enabled: True``, ``failIfUnavailable: True``,
+``allowUnsandboxedCommands: False``. The SDK's ``SandboxSettings`` (0.2.189) has no filesystem
+rules, so the floor's paths are the settings files' to set.
 ``shell_tools`` names the tools whose ``command`` is rewritten (default ``("Bash",)``).
 An ``override: user`` ask carries the rewrite too, so what the user approves runs under it.
 
@@ -177,11 +178,13 @@ def _shell_floor(
     terms :func:`~forge_policy.floor.status.harness_sandbox_on` sets for the settings files."""
     from forge_policy.integrations._floor import ShellFloor
 
-    holds = isinstance(sandbox, Mapping) and (
-        sandbox.get("enabled") is True
-        and sandbox.get("failIfUnavailable") is True
-        and sandbox.get("allowUnsandboxedCommands") is False
-    )
+    holds = None  # the settings files say
+    if isinstance(sandbox, Mapping):  # the CLI's highest settings layer: it says
+        holds = (
+            sandbox.get("enabled") is True
+            and sandbox.get("failIfUnavailable") is True
+            and sandbox.get("allowUnsandboxedCommands") is False
+        )
     return ShellFloor(floor, project=project, harness="claude-code", sandbox_holds=holds)
 
 

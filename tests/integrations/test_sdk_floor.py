@@ -256,6 +256,19 @@ def test_claude_the_sdks_sandbox_counts_under_floor_harness(
     assert "updatedInput" in leaky["hookSpecificOutput"]
 
 
+def test_claude_the_settings_files_sandbox_counts_unless_the_sdks_option_says_otherwise(
+    project: Path,
+) -> None:
+    sandbox = {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False}
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"sandbox": sandbox}))
+    [answer] = hook_answers([pre_tool(project, SNEAKY)])
+    assert answer == {}  # Claude Code's sandbox holds: nothing to add
+    # the SDK's option is the CLI's highest settings layer: turned off there, it is off
+    [answer] = hook_answers([pre_tool(project, SNEAKY)], sandbox={**sandbox, "enabled": False})
+    assert answer["hookSpecificOutput"]["updatedInput"]["command"].startswith("bwrap ")
+
+
 def test_claude_can_use_tool_allows_with_the_rewritten_input(project: Path) -> None:
     async def user(name: str, tool_input: dict[str, Any], context: Any, reason: str) -> Any:
         return PermissionResultAllow()  # the user approves the call as the model asked it
