@@ -31,6 +31,7 @@ from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow
 from langchain.agents import create_agent
 from langchain.agents.middleware import ShellToolMiddleware
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 import forge_policy as fp
@@ -339,6 +340,29 @@ def test_langchain_floor_off_leaves_the_command(project: Path) -> None:
     configure(project, "off")
     langchain_run(project, SNEAKY, project=str(project))
     assert (project / ".forge" / "x.txt").exists()  # only the hook decided: it allowed this
+
+
+def test_langchain_async_agents_get_the_floor_too(project: Path) -> None:
+    @tool
+    async def run(cmd: str) -> str:
+        """Run a shell command in the project."""
+        return execute(cmd, project).stderr
+
+    call = {"name": "run", "args": {"cmd": SNEAKY}, "id": "c1"}
+    policy = ForgePolicyMiddleware(
+        evaluator(), tools={"run": ("Bash", {"cmd": "command"})}, project=str(project)
+    )
+    graph = create_agent(
+        ScriptedModel(messages=iter([AIMessage("", tool_calls=[call]), AIMessage("done")])),
+        [run],
+        middleware=[policy],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    result = asyncio.run(graph.ainvoke({"messages": [("user", "build")]}, config))
+    [message] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert "Read-only file system" in str(message.content)
+    assert (project / "build.txt").exists() and not (project / ".forge" / "x.txt").exists()
 
 
 def test_langchain_shell_tools_default_to_the_tools_mapped_onto_bash() -> None:
