@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,14 @@ def test_openai_agents_example_refuses_escalates_overrides_and_asks() -> None:
     assert "    | (the text of /repo/.env)" in out  # approved, so it ran
     assert "STOPPED THE RUN: [no-destructive-git] Refused" in out  # hard block ends the run
     assert "Audited overrides: ['retry', 'user']" in out
+
+
+def test_floor_sdk_example_runs_each_adapters_shell_call_under_the_floor() -> None:
+    for extra in ("claude_agent_sdk", "langchain", "agents"):
+        pytest.importorskip(extra)
+    if shutil.which("bwrap") is None:  # .ci/run installs it: in CI this skip fails the run
+        pytest.skip("bwrap not found on PATH")
+    out = run(str(EXAMPLES / "floor_sdk.py"))
+    assert out.count("build.txt written: True; .forge/x.txt written: False") == 3, out
+    assert out.count("cannot create .forge/x.txt: Read-only file system") == 3, out
+    assert "updatedInput.command: bwrap " in out

@@ -6,6 +6,12 @@ import hooks, can_use_tool`` keeps working.
 
 from __future__ import annotations
 
-from forge_policy.integrations.claude_agent_sdk import HARNESS, HOOK_EVENTS, can_use_tool, hooks
+from forge_policy.integrations.claude_agent_sdk import (
+    HARNESS,
+    HOOK_EVENTS,
+    SHELL_TOOLS,
+    can_use_tool,
+    hooks,
+)
 
-__all__ = ["HARNESS", "HOOK_EVENTS", "can_use_tool", "hooks"]
+__all__ = ["HARNESS", "HOOK_EVENTS", "SHELL_TOOLS", "can_use_tool", "hooks"]

@@ -13,6 +13,21 @@ is :func:`forge_policy.render.claude_code.answer`: the one mapping, as a dict. T
   permission callback, for a harness that gates tools there instead. Use it with
   ``hooks(evaluator, tools=False)``, or each call is decided (and counted) twice.
 
+**The floor** (SPEC §13): an allowed ``Bash`` call comes back with ``updatedInput`` (the SDK's
+``PreToolUseHookSpecificOutput.updatedInput``; ``PermissionResultAllow.updated_input`` from
+:func:`can_use_tool`), its ``command`` rewritten to run under forge_policy's own sandbox
+(:mod:`forge_policy.floor.sandbox`); the engine decided the original. ``floor=`` chooses
+(``"own"``, ``"off"``; default: the project's ``floor:``, as for the hook).
+Under ``floor: harness`` the Claude Code sandbox counts when it holds: in the settings files the
+CLI reads (:func:`forge_policy.floor.status.harness_sandbox_on`; the SDK loads them unless
+``setting_sources`` leaves them out, so pass ``floor="own"`` then), or in the
+``ClaudeAgentOptions(sandbox=…)`` you pass here as ``sandbox=`` too, which then decides alone
+(it is the CLI's highest settings layer): ``enabled: True``, ``failIfUnavailable: True``,
+``allowUnsandboxedCommands: False``. The SDK's ``SandboxSettings`` (0.2.189) has no filesystem
+rules, so the floor's paths are the settings files' to set.
+``shell_tools`` names the tools whose ``command`` is rewritten (default ``("Bash",)``).
+An ``override: user`` ask carries the rewrite too, so what the user approves runs under it.
+
 The evaluator runs in a worker thread (:func:`anyio.to_thread.run_sync`, the SDK's own async
 library, so it works under asyncio and trio alike): store I/O and lock waits never block the
 event loop. Calls on one evaluator are serialized, since an evaluator is not thread-safe.
@@ -23,6 +38,7 @@ called, never by ``import forge_policy`` or ``forge_policy.integrations``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import cast
 
 from forge_policy.integrations._embedding import could_not_decide as _could_not_decide
@@ -44,6 +60,7 @@ if TYPE_CHECKING:
 
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.integrations._embedding import SessionId
+    from forge_policy.integrations._floor import ShellFloor
     from forge_policy.model import Decision, Event
 
     #: The caller's prompt for an ``override: user`` soft block: the SDK's own
@@ -55,26 +72,46 @@ HARNESS = "claude-agent-sdk"
 #: The events :func:`hooks` registers. ``SessionStart`` is not in the SDK's ``HookEvent``
 #: typing (0.2.189) but the CLI accepts it: the SDK passes the hook names through.
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop")
+#: The tools whose ``command`` runs under the floor unless ``shell_tools=`` says otherwise.
+SHELL_TOOLS = ("Bash",)
 
 
 def hooks(
-    evaluator: Evaluator, *, session_id: SessionId = None, tools: bool = True
+    evaluator: Evaluator,
+    *,
+    session_id: SessionId = None,
+    tools: bool = True,
+    floor: str | None = None,
+    shell_tools: tuple[str, ...] = SHELL_TOOLS,
+    project: str | None = None,
+    sandbox: Mapping[str, Any] | None = None,
 ) -> dict[HookEvent, list[HookMatcher]]:
     """The hook matchers for ``ClaudeAgentOptions(hooks=…)``.
 
     ``session_id`` replaces the SDK's session id (a string, or a function of the hook input);
-    ``tools=False`` leaves PreToolUse to :func:`can_use_tool`.
+    ``tools=False`` leaves PreToolUse to :func:`can_use_tool`. The floor (see the module):
+    ``floor`` (``"own"``, ``"off"``, None for the project's ``floor:``), ``shell_tools``,
+    ``project`` (default: the hook input's ``cwd``, the CLI's working directory) and
+    ``sandbox`` (the ``ClaudeAgentOptions.sandbox`` you pass the SDK).
     """
     from claude_agent_sdk import HookMatcher
 
-    callback = _hook_callback(evaluator, session_id)
+    shell = _shell_floor(floor, project, sandbox)
+    callback = _hook_callback(evaluator, session_id, shell, tuple(shell_tools))
     names = [name for name in HOOK_EVENTS if tools or name != "PreToolUse"]
     matchers = {name: [HookMatcher(matcher=None, hooks=[callback])] for name in names}
     return cast("dict[HookEvent, list[HookMatcher]]", matchers)  # SessionStart: see HOOK_EVENTS
 
 
 def can_use_tool(
-    evaluator: Evaluator, *, session_id: SessionId = None, ask: Ask | None = None
+    evaluator: Evaluator,
+    *,
+    session_id: SessionId = None,
+    ask: Ask | None = None,
+    floor: str | None = None,
+    shell_tools: tuple[str, ...] = SHELL_TOOLS,
+    project: str | None = None,
+    sandbox: Mapping[str, Any] | None = None,
 ) -> CanUseTool:
     """The permission callback for ``ClaudeAgentOptions(can_use_tool=…)``.
 
@@ -82,7 +119,10 @@ def can_use_tool(
     a hard block → the same with ``interrupt=True`` (the turn stops); an ``override: user``
     soft block → ``ask(tool_name, input, context, reason)``, by default a deny with the reason.
     The SDK gives this callback no session id: pass the one :func:`hooks` uses (by default
-    every callback made here is one session of its own).
+    every callback made here is one session of its own). An allowed (or user-approved) shell
+    call's ``updated_input`` carries the floor's rewrite (``floor``, ``shell_tools``, ``sandbox``
+    as for :func:`hooks`; ``project`` defaults to the working directory: the SDK gives this
+    callback no ``cwd``).
     """
     from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
@@ -91,6 +131,8 @@ def can_use_tool(
     from forge_policy.render.claude_code import refusal_reason
 
     fixed = f"{HARNESS}-{random_id()}"
+    shell = _shell_floor(floor, project, sandbox)
+    shells = tuple(shell_tools)
 
     async def decide(
         tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
@@ -112,15 +154,16 @@ def can_use_tool(
             return PermissionResultDeny(message=_could_not_decide(exc, refused=True))
         blocking = decision.blocking
         if blocking is None:
-            return PermissionResultAllow()
+            return _floored(PermissionResultAllow(), tool_name, tool_input, shell, shells)
         reason = refusal_reason(decision)
         if blocking.override_mode == OVERRIDE_BY_USER:
             if ask is None:
                 return PermissionResultDeny(message=reason)
             try:
-                return await ask(tool_name, tool_input, context, reason)
+                answer = await ask(tool_name, tool_input, context, reason)
             except Exception as exc:  # a prompt that broke approved nothing
                 return PermissionResultDeny(message=f"{reason}\n{_could_not_decide(exc)}")
+            return _floored(answer, tool_name, tool_input, shell, shells)
         return PermissionResultDeny(
             message=reason, interrupt=blocking.override_mode == OVERRIDE_NEVER
         )
@@ -128,7 +171,63 @@ def can_use_tool(
     return decide
 
 
-def _hook_callback(evaluator: Evaluator, session_id: SessionId) -> HookCallback:
+def _shell_floor(
+    floor: str | None, project: str | None, sandbox: Mapping[str, Any] | None
+) -> ShellFloor:
+    """The floor of one adapter; ``sandbox`` (``ClaudeAgentOptions.sandbox``) holds on the
+    terms :func:`~forge_policy.floor.status.harness_sandbox_on` sets for the settings files."""
+    from forge_policy.integrations._floor import ShellFloor
+
+    holds = None  # the settings files say
+    if isinstance(sandbox, Mapping):  # the CLI's highest settings layer: it says
+        holds = (
+            sandbox.get("enabled") is True
+            and sandbox.get("failIfUnavailable") is True
+            and sandbox.get("allowUnsandboxedCommands") is False
+        )
+    return ShellFloor(floor, project=project, harness="claude-code", sandbox_holds=holds)
+
+
+def _rewritten_input(
+    shell: ShellFloor, tool_input: Mapping[str, Any], cwd: object
+) -> dict[str, Any] | None:
+    """The whole tool input (``updatedInput`` replaces it) with its ``command`` under the
+    floor, or None to leave the call as it is; :class:`FloorUnavailable` passes through."""
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return None
+    rewritten = shell.command(command, cwd if isinstance(cwd, str) and cwd else None)
+    return None if rewritten is None else {**tool_input, "command": rewritten}
+
+
+def _floored(
+    result: PermissionResult,
+    tool_name: str,
+    tool_input: dict[str, Any],
+    shell: ShellFloor,
+    shells: tuple[str, ...],
+) -> PermissionResult:
+    """An allow for a shell tool with its command (or the user's edit of it) under the floor;
+    a deny when the floor was asked for and cannot hold."""
+    from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+
+    if tool_name not in shells or not isinstance(result, PermissionResultAllow):
+        return result
+    given = result.updated_input if result.updated_input is not None else tool_input
+    try:
+        updated = _rewritten_input(shell, given, None)
+    except Exception as exc:  # fail closed: a floor that cannot be applied refuses the call
+        return PermissionResultDeny(message=_could_not_decide(exc, refused=True))
+    if updated is None:
+        return result
+    import dataclasses
+
+    return dataclasses.replace(result, updated_input=updated)  # the caller's answer kept as it is
+
+
+def _hook_callback(
+    evaluator: Evaluator, session_id: SessionId, shell: ShellFloor, shells: tuple[str, ...]
+) -> HookCallback:
     from forge_policy.events import BLOCKABLE_TOOL_EVENTS
     from forge_policy.harness.payload import derive_session
     from forge_policy.model import Event
@@ -152,6 +251,8 @@ def _hook_callback(evaluator: Evaluator, session_id: SessionId) -> HookCallback:
             event = Event.from_claude_code(payload, harness=HARNESS)
             decision = await _evaluate(evaluator, event, notes)
             out = answer(decision, event) or {}
+            if name == "PreToolUse" and payload.get("tool_name") in shells:
+                _with_floor(out, decision, payload, shell)
         except Exception as exc:  # fail closed where a tool call can still be refused
             if name in BLOCKABLE_TOOL_EVENTS:
                 reason = _could_not_decide(exc, refused=True)
@@ -161,6 +262,25 @@ def _hook_callback(evaluator: Evaluator, session_id: SessionId) -> HookCallback:
         return cast("HookJSONOutput", out)  # the CLI's schema, which the TypedDicts mirror
 
     return callback
+
+
+def _with_floor(
+    out: dict[str, Any], decision: Decision, payload: dict[str, Any], shell: ShellFloor
+) -> None:
+    """Add ``updatedInput`` to a PreToolUse answer that lets the shell call run (allowed, or
+    put to the user): the command under the floor. A denied call is left as it is."""
+    from forge_policy.model import OVERRIDE_BY_USER
+
+    blocking = decision.blocking
+    if blocking is not None and blocking.override_mode != OVERRIDE_BY_USER:
+        return
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return
+    updated = _rewritten_input(shell, tool_input, payload.get("cwd"))
+    if updated is not None:
+        specific = out.setdefault("hookSpecificOutput", {"hookEventName": "PreToolUse"})
+        specific["updatedInput"] = updated
 
 
 async def _evaluate(

@@ -30,6 +30,19 @@ Tool names: the built-in catalog speaks Claude Code's vocabulary (``Bash`` with 
 keeps the arguments as they are, ``{"run": ("Bash", {"cmd": "command"})}`` renames ``cmd`` to
 ``command`` too. Unmapped tools keep their LangChain name (a catalog of your own can match it).
 
+**The floor** (SPEC §13): an allowed (or user-approved) call of a shell tool runs with its
+command rewritten (``request.override(tool_call=…)``) to run under forge_policy's own sandbox
+(:mod:`forge_policy.floor.sandbox`); the engine decided, and PostToolUse records, the original.
+``floor=`` chooses (``"own"``, ``"off"``; default: the project's ``floor:`` in
+``<FORGE_ROOT>/config.yaml``, where ``harness`` means ``own``: LangChain has no sandbox of its
+own). ``shell_tools=`` maps shell tool names onto the argument holding the command (a string,
+or a list of strings, each rewritten); by default LangChain's ``ShellToolMiddleware`` tool
+(``shell``: ``command``), ``langchain_community``'s ``ShellTool`` (``terminal``: ``commands``)
+and every tool ``tools=`` maps onto ``Bash``. ``project=`` is where the commands run (default:
+the working directory). A ``ShellToolMiddleware`` session keeps its shell between calls; under
+the floor each command runs in a fresh sandboxed ``bash``, so ``cd`` and variables do not carry
+over from one call to the next.
+
 The session is ``session_id=`` when given (a string, or a function of the ``ToolCallRequest``,
 the ``ModelRequest`` for a prompt), else the LangGraph thread
 (``config["configurable"]["thread_id"]``); with neither, one middleware object is one session.
@@ -98,6 +111,9 @@ else:
 HARNESS = "langchain"
 #: Decisions of calls waiting for the user, kept per middleware for the node's re-run.
 _MAX_ASKED = 1024
+#: Shell tools and the argument holding their command, besides those ``tools=`` maps onto Bash:
+#: ``ShellToolMiddleware``'s ``shell`` and ``langchain_community``'s ``ShellTool``.
+SHELL_TOOLS = {"shell": "command", "terminal": "commands"}
 
 
 class ForgePolicyMiddleware(_Base):
@@ -105,7 +121,8 @@ class ForgePolicyMiddleware(_Base):
 
     ``tools`` maps LangChain tool names onto the catalog's (``{"shell": "Bash"}``, or
     ``{"run": ("Bash", {"cmd": "command"})}`` to rename arguments too); ``session_id`` replaces
-    the LangGraph thread id. For example::
+    the LangGraph thread id; ``floor``, ``shell_tools`` and ``project`` set the floor of shell
+    tools (see the module). For example::
 
         policy = ForgePolicyMiddleware(fp.Evaluator(fp.builtin_catalog()), tools={"sh": "Bash"})
         agent = create_agent(model, [sh], middleware=[policy], checkpointer=InMemorySaver())
@@ -118,11 +135,18 @@ class ForgePolicyMiddleware(_Base):
         *,
         session_id: SessionId = None,
         tools: Mapping[str, ToolTarget] | None = None,
+        floor: str | None = None,
+        shell_tools: Mapping[str, str] | None = None,
+        project: str | None = None,
     ) -> None:
+        from forge_policy.integrations._floor import ShellFloor
+
         super().__init__()
         self.evaluator = evaluator
         self.session_id = session_id
         self.tool_names = _check_tools(tools or {})
+        self.floor = ShellFloor(floor, project=project, harness=HARNESS)
+        self.shell_tools = _shell_tools(self.tool_names, shell_tools)
         self._fallback_session = f"{HARNESS}-{secrets.token_hex(8)}"
         # the sync tool node runs a turn's tool calls in parallel threads
         self._asked: OrderedDict[tuple[str, str], Decision] = OrderedDict()
@@ -193,8 +217,11 @@ class ForgePolicyMiddleware(_Base):
         refused = self._gate(request, event, decision)
         if refused is not None:
             return refused
+        floored, refused = self._floored(request)
+        if refused is not None:
+            return refused
         try:
-            result = handler(request)
+            result = handler(floored)
         except Exception as exc:
             self._after(event, "PostToolUseFailure", f"{type(exc).__name__}: {exc}")
             raise
@@ -219,8 +246,11 @@ class ForgePolicyMiddleware(_Base):
         refused = self._gate(request, event, decision)
         if refused is not None:
             return refused
+        floored, refused = await asyncio.to_thread(self._floored, request)
+        if refused is not None:
+            return refused
         try:
-            result = await handler(request)
+            result = await handler(floored)
         except Exception as exc:
             failure = f"{type(exc).__name__}: {exc}"
             await asyncio.to_thread(self._after, event, "PostToolUseFailure", failure)
@@ -265,6 +295,27 @@ class ForgePolicyMiddleware(_Base):
         said = answer.get("message")
         refusal = f"{reason}\n\nThe user refused this call" + (f": {said}" if said else ".")
         return _refusal(request, refusal)
+
+    def _floored(self, request: ToolCallRequest) -> tuple[ToolCallRequest, ToolMessage | None]:
+        """The request a shell tool runs: its command under the floor (or as it is, when the
+        floor is off or the tool no shell); a refusal when the floor cannot be applied."""
+        call = request.tool_call
+        argument = self.shell_tools.get(call.get("name") or "")
+        args = call.get("args")
+        if argument is None or not isinstance(args, dict) or argument not in args:
+            return request, None
+        from forge_policy.integrations._floor import rewrite_argument
+
+        def rewrite(command: str) -> str:
+            return self.floor.command(command) or command
+
+        try:
+            value = rewrite_argument(args[argument], rewrite)
+        except Exception as exc:  # fail closed: a floor that cannot be applied refuses the call
+            return request, _refusal(request, _could_not_decide(exc, refused=True))
+        if value == args[argument]:
+            return request, None
+        return request.override(tool_call={**call, "args": {**args, argument: value}}), None
 
     def _asked_decision(self, event: Event) -> Decision | None:
         """The decision taken before the interrupt this call is waiting on: LangGraph re-runs
@@ -375,6 +426,27 @@ def _check_tools(tools: Mapping[str, ToolTarget]) -> dict[str, tuple[str, dict[s
             )
         checked[name] = (target, dict(renames))
     return checked
+
+
+def _shell_tools(
+    tool_names: Mapping[str, tuple[str, dict[str, str]]], shell_tools: Mapping[str, str] | None
+) -> dict[str, str]:
+    """``{tool name: argument holding its command}``: ``shell_tools`` when given, else
+    :data:`SHELL_TOOLS` and every tool ``tools=`` maps onto ``Bash`` (the argument that becomes
+    ``command``); a :class:`TypeError` naming a bad entry."""
+    if shell_tools is not None:
+        for name, argument in shell_tools.items():
+            if not isinstance(name, str) or not isinstance(argument, str) or not argument:
+                raise TypeError(
+                    f"shell_tools[{name!r}]: expected the name of the argument holding the "
+                    f"command, such as 'command', got {argument!r}"
+                )
+        return dict(shell_tools)
+    found = dict(SHELL_TOOLS)
+    for name, (target, renames) in tool_names.items():
+        if target == "Bash":
+            found[name] = next((k for k, v in renames.items() if v == "command"), "command")
+    return found
 
 
 def _key(event: Event) -> tuple[str, str]:

@@ -32,6 +32,21 @@ catalog name (``{"run_shell": "Bash"}``, arguments as they are) or a name and th
 arguments (``{"run_shell": ("Bash", {"cmd": "command"})}``, others kept). A tool not named there
 reaches the engine under its own name and arguments, so behaviors matching it (or ``*``) apply.
 
+**The floor** (SPEC §13). A function tool named as a shell (``shell_tools``: ``{tool name:
+argument holding the command}``; by default every tool ``tools`` maps onto ``Bash``, with the
+argument that becomes ``command``) runs an allowed or user-approved call with that command
+rewritten to run under forge_policy's own sandbox (:mod:`forge_policy.floor.sandbox`):
+:meth:`Guard.protect` wraps the tool's ``on_invoke_tool`` (a tool input guardrail can only
+allow or refuse, not rewrite), so the guardrails and the engine read the model's command and the
+tool runs the rewritten one. :meth:`Guard.protect_shell` gives the SDK's local ``ShellTool`` the
+floor by wrapping its executor (each command of a call rewritten); the SDK gives ``ShellTool``
+no guardrails, so those calls get the floor but are not decided by the engine. Not covered: the
+deprecated ``LocalShellTool`` (its executor receives the model's argv, which it runs itself) and
+a hosted ``ShellTool`` (it runs in OpenAI's container, not on this machine). ``floor`` chooses
+(``"own"``, ``"off"``; default: the project's ``floor:`` in ``<FORGE_ROOT>/config.yaml``, where
+``harness`` means ``own``: the SDK has no sandbox of its own on this machine); the project is
+``cwd`` (default: the working directory).
+
 **Session id.** ``session_id`` (a string, or a function of the SDK's ``RunContextWrapper``); else
 the run context's ``session_id`` (``Runner.run(…, context=…)``: an attribute or a mapping key
 holding a non-empty string); else one session per :class:`Guard`.
@@ -61,13 +76,16 @@ if TYPE_CHECKING:
     from agents import (
         FunctionTool,
         RunContextWrapper,
+        ShellTool,
         ToolApprovalItem,
+        ToolContext,
         ToolGuardrailFunctionOutput,
         ToolInputGuardrail,
         ToolInputGuardrailData,
         ToolOutputGuardrail,
         ToolOutputGuardrailData,
     )
+    from agents.tool import ShellCommandRequest, ShellResult
 
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.integrations._embedding import SessionId
@@ -91,7 +109,8 @@ class Guard:
 
     ``tools`` maps function tools onto catalog tools; ``session_id`` is a string or a function
     of the ``RunContextWrapper``; ``cwd`` is where the tools run (relative paths and git facts
-    are read there; by default the process's working directory).
+    are read there, and it is the floor's project; by default the process's working
+    directory); ``floor`` and ``shell_tools`` set the floor of shell tools (see the module).
     """
 
     def __init__(
@@ -101,14 +120,19 @@ class Guard:
         session_id: SessionId = None,
         tools: Mapping[str, ToolSpec] | None = None,
         cwd: str = "",
+        floor: str | None = None,
+        shell_tools: Mapping[str, str] | None = None,
     ) -> None:
         from forge_policy.engine.evaluator import random_id
+        from forge_policy.integrations._floor import ShellFloor
 
         _require_sdk()
         self.evaluator = evaluator
         self.session_id = session_id
         self.tools = _check_tools(tools or {})
         self.cwd = cwd
+        self.floor = ShellFloor(floor, project=cwd or None, harness=HARNESS)
+        self.shell_tools = _shell_tools(self.tools, shell_tools)
         self._fallback_session = f"{HARNESS}-{random_id()}"
         # (session, tool, call id) -> the PreToolUse decision (or what stopped it) and
         # whether the approval check asked the user about it
@@ -183,7 +207,92 @@ class Guard:
             return bool(await answer) if inspect.isawaitable(answer) else bool(answer)
 
         tool.needs_approval = needs
+        argument = self.shell_tools.get(tool.name)
+        if argument is not None:
+            self._floor_invocation(tool, argument)
         return tool
+
+    def protect_shell(self, tool: ShellTool) -> ShellTool:
+        """Give the SDK's local ``ShellTool`` the floor, in place: its executor runs each command
+        rewritten (see the module: these calls are not decided by the engine). A
+        :class:`ValueError` for a hosted ``ShellTool``, which does not run on this machine."""
+        environment: Mapping[str, Any] = tool.environment or {}
+        if environment.get("type", "local") != "local" or tool.executor is None:
+            raise ValueError(
+                f"protect_shell: {tool.name!r} runs in a hosted container, not on this machine: "
+                "forge_policy's floor cannot hold there"
+            )
+        if getattr(tool.executor, "__forge_policy_floor__", False):
+            return tool
+        executor = tool.executor
+
+        async def execute(request: ShellCommandRequest) -> str | ShellResult:
+            import asyncio
+            import dataclasses
+
+            try:
+                commands = await asyncio.to_thread(self._rewritten, request.data.action.commands)
+            except Exception as exc:  # fail closed: a floor that cannot be applied runs nothing
+                return _could_not_decide(exc, refused=True)
+            action = dataclasses.replace(request.data.action, commands=commands)
+            data = dataclasses.replace(request.data, action=action)
+            answer = executor(dataclasses.replace(request, data=data))
+            return await answer if inspect.isawaitable(answer) else answer
+
+        execute.__forge_policy_floor__ = True  # type: ignore[attr-defined]
+        tool.executor = execute
+        return tool
+
+    def _rewritten(self, commands: list[str]) -> list[str]:
+        """``commands``, each under the floor (as it is when the floor leaves it)."""
+        return [self.floor.command(command) or command for command in commands]
+
+    def _floor_invocation(self, tool: FunctionTool, argument: str) -> None:
+        """Run ``tool``'s calls with the command argument under the floor (the guardrails ran
+        before, on the model's arguments; a refused call never gets here).
+
+        A ``function_tool`` keeps the SDK's own invoker (its approval checks compare the
+        arguments they validated with those of the call, openai-agents 0.24.0): the floor wraps
+        the implementation it calls, and drops the arguments prepared from the model's text
+        when the text is rewritten, so they are read again. Any other ``on_invoke_tool`` is
+        wrapped as it is."""
+        import asyncio
+        import functools
+
+        from forge_policy.integrations._floor import rewrite_argument
+
+        def floored(arguments: str) -> str:
+            parsed = json.loads(arguments) if arguments.strip() else {}
+            if not isinstance(parsed, dict) or argument not in parsed:
+                return arguments
+            value = rewrite_argument(parsed[argument], lambda c: self.floor.command(c) or c)
+            if value == parsed[argument]:
+                return arguments
+            return json.dumps({**parsed, argument: value})
+
+        def wrap(
+            invoke: Callable[[ToolContext[Any], str], Awaitable[Any]],
+        ) -> Callable[[ToolContext[Any], str], Awaitable[Any]]:
+            @functools.wraps(invoke)  # keeps the SDK's markers (prepared arguments, wrapped fn)
+            async def invoke_floored(ctx: ToolContext[Any], arguments: str) -> Any:
+                try:
+                    rewritten = await asyncio.to_thread(floored, arguments)
+                except Exception as exc:  # fail closed: the model reads why nothing ran
+                    return _could_not_decide(exc, refused=True)
+                if rewritten != arguments and hasattr(ctx, "_function_tool_arguments"):
+                    ctx._function_tool_arguments = None  # prepared from the model's text
+                return await invoke(ctx, rewritten)
+
+            invoke_floored.__forge_policy_floor__ = True  # type: ignore[attr-defined]
+            return invoke_floored
+
+        invoker = tool.on_invoke_tool
+        inner = getattr(invoker, "_invoke_tool_impl", None)
+        if callable(inner):
+            if not getattr(inner, "__forge_policy_floor__", False):
+                invoker._invoke_tool_impl = wrap(inner)  # type: ignore[attr-defined]
+        elif not getattr(invoker, "__forge_policy_floor__", False):
+            tool.on_invoke_tool = wrap(invoker)
 
     def reason(self, item: ToolApprovalItem) -> str | None:
         """Why the engine asks about an interrupted call (``result.interruptions``): the text to
@@ -364,9 +473,18 @@ def guard(
     session_id: SessionId = None,
     tools: Mapping[str, ToolSpec] | None = None,
     cwd: str = "",
+    floor: str | None = None,
+    shell_tools: Mapping[str, str] | None = None,
 ) -> Guard:
     """A :class:`Guard`: ``guard(ev, tools={"sh": ("Bash", {"cmd": "command"})}).protect(tool)``."""
-    return Guard(evaluator, session_id=session_id, tools=tools, cwd=cwd)
+    return Guard(
+        evaluator,
+        session_id=session_id,
+        tools=tools,
+        cwd=cwd,
+        floor=floor,
+        shell_tools=shell_tools,
+    )
 
 
 def tool_input_guardrail(
@@ -429,6 +547,30 @@ def _check_tools(tools: Mapping[str, ToolSpec]) -> dict[str, ToolSpec]:
             f"got {spec!r}"
         )
     return checked
+
+
+def _shell_tools(
+    tools: Mapping[str, ToolSpec], shell_tools: Mapping[str, str] | None
+) -> dict[str, str]:
+    """``{function tool: argument holding its command}``: ``shell_tools`` when given, else
+    every tool ``tools`` maps onto ``Bash``; a :class:`~forge_policy.ConfigError` names a bad
+    entry."""
+    from forge_policy.errors import ConfigError
+
+    if shell_tools is not None:
+        for name, argument in shell_tools.items():
+            if not isinstance(argument, str) or not argument:
+                raise ConfigError(
+                    f"shell_tools[{name!r}]: expected the name of the argument holding the "
+                    f"command, such as 'command', got {argument!r}"
+                )
+        return dict(shell_tools)
+    found: dict[str, str] = {}
+    for name, spec in tools.items():
+        target, renames = (spec, {}) if isinstance(spec, str) else spec
+        if target == "Bash":
+            found[name] = next((k for k, v in renames.items() if v == "command"), "command")
+    return found
 
 
 def _asks_user(decision: Decision) -> bool:
