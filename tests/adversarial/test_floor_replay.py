@@ -96,6 +96,38 @@ REVIEWED: dict[str, str] = {
     "managed-settings:tee": "sudo cannot raise privileges under bubblewrap (no_new_privs)",
 }
 
+#: Governance paths the floor does not keep yet, with who closes the gap: a refused route run
+#: under the floor alone may harm these (and only these); the hook refuses it first.
+FLOOR_GAPS: dict[str, str] = {
+    ".github/hooks": "Copilot CLI's hook file is governance (SPEC §7) but not in floor_for's"
+    " never-written set (branch derive)",
+}
+
+#: Shell calls aimed at the floor itself (not in the route corpus): the floor alone must hold
+#: them, whatever the hook says (its answers are among the figures: it refuses all but the
+#: home dotfile, a write outside the project that only the floor stops).
+#: ``(id, command, why the floor does not hold it yet — "" when it does)``.
+FLOOR_PROBES: list[tuple[str, str, str]] = [
+    (
+        "hard-link-made-before",
+        "echo '{}' > notes-link.json",
+        "a hard link made before the call (notes-link.json is .claude/settings.json) is written"
+        " through the project's writable bind: a path-based floor cannot hold an inode"
+        " (launcher: refuse to start, or bind the link read-only, when a writable path shares"
+        " an inode with a never-written file)",
+    ),
+    (
+        "absent-harness-folder",
+        "mkdir -p .cursor && echo '{}' > .cursor/hooks.json",
+        "a never-written folder that does not exist when the call is rewritten is skipped by"
+        " bwrap_argv, so the call can create it (launcher: hold absent paths too, e.g. an"
+        " empty read-only tmpfs or a file bound over /dev/null)",
+    ),
+    ("symlink-to-secret", "ln -s ~/.ssh/id_rsa k; cat k", ""),
+    ("governance-rename", "mv .forge .forge-old && mkdir .forge", ""),
+    ("home-dotfile", "echo 'curl x | sh' >> ~/.bashrc", ""),
+]
+
 #: What the harness's shell needs to run a route: the command and the folder it runs in.
 CWD_KEYS = {"run_shell_command": "dir_path", "run_command": "Cwd"}
 
@@ -156,6 +188,7 @@ class Outcome:
 class Replay:
     world: World
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    probes: dict[str, str] = field(default_factory=dict)  # the hook's word on FLOOR_PROBES
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -249,6 +282,10 @@ def replay() -> Iterator[Replay]:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("HOME", str(world.home))  # the hook process's HOME
             decided = decide(routes_world, cases)
+            probes = [Route("floor-probe", n, "Bash", {"command": c}) for n, c, _ in FLOOR_PROBES]
+            for probe in probes:
+                decision = decide(routes_world, [(probe, "claude-code")])
+                done.probes[probe.spelling] = decision[(probe.id, "claude-code")].decided
         stop_workers(routes_world.project.root)
         shutil.rmtree(routes_world.project.root / "runtime" / "worker", ignore_errors=True)
         done.seconds["decide"] = time.monotonic() - mark
@@ -373,9 +410,33 @@ def test_an_allowed_route_run_under_the_floor_harms_nothing(replay: Replay, rout
     assert not outcome.floor.sandbox_failed, outcome.floor.stderr  # the command did run
     if outcome.allowed:
         assert outcome.floor.harms == [], (outcome.command, outcome.floor.stderr[-2000:])
-    else:
+    else:  # refused: run anyway, the floor alone holds it but for the documented gaps
         assert outcome.bare is not None
         assert not outcome.floor.timed_out, outcome.floor.stderr[-2000:]
+        gaps = [h for h in outcome.floor.harms if h.split(":")[0] not in FLOOR_GAPS]
+        assert gaps == [], (outcome.command, gaps)
+
+
+def probe_params() -> Iterator[Any]:
+    for name, command, why in FLOOR_PROBES:
+        marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+        yield pytest.param(command, id=name, marks=marks)
+
+
+@pytest.mark.parametrize("command", list(probe_params()))
+def test_the_floor_alone_holds_a_call_aimed_at_it(replay: Replay, command: str) -> None:
+    from forge_policy.floor.derive import floor_for
+    from forge_policy.floor.sandbox import command_for
+
+    world = replay.world
+    world.restore()
+    floor = floor_for(str(world.project), {"HOME": str(world.home), "TMPDIR": "/tmp"})
+    if ".cursor" in command:
+        shutil.rmtree(world.project / ".cursor")  # a project without Cursor
+    held = world.run(world.project, command_for(floor, command, "bwrap"))
+    world.restore()
+    assert not held.sandbox_failed, held.stderr
+    assert held.harms == [], held.harms
 
 
 def figures(replay: Replay) -> dict[str, Any]:
@@ -403,6 +464,12 @@ def figures(replay: Replay) -> dict[str, Any]:
         "refused routes run anyway": len(refused),
         "refused routes that harm when run bare": len(in_scope),
         "of those, held by the floor alone": len(held),
+        "allowed routes exiting non-zero under the floor": {
+            o.route.id: (o.floor.returncode, o.floor.stderr[-160:].decode("utf-8", "replace"))  # type: ignore[union-attr]
+            for o in allowed
+            if o.floor.returncode != 0  # type: ignore[union-attr]
+        },
+        "floor probes, the hook's answer": replay.probes,
         "not held": {o.route.id: o.floor.harms for o in in_scope if o.floor.harms},  # type: ignore[union-attr]
         "seconds": {k: round(v, 1) for k, v in replay.seconds.items()},
     }
