@@ -15,13 +15,17 @@ for a representative subset: the first harmful spelling and the first harmless t
 family; for those the in-process answer must be the process's. Answers are read by
 :func:`forge_policy.testing.answers.verdict`.
 
-**What runs.** Where the hook allows the call, the command runs rewritten as the harness would
-run the rewrite: Claude Code's ``updatedInput.command`` when the hook's answer carries one, else
-:func:`forge_policy.floor.sandbox.command_for` of :func:`forge_policy.floor.derive.floor_for`
-with ``"bwrap"`` — both by the harness's shell, in the call's folder. Where the hook refuses,
-the command runs twice anyway, as if a spelling had slipped through: as written (*bare*) and
-rewritten (*floor*); a route whose bare run harms and whose floor run does not is one the floor
-alone would have held. Each run starts from a pristine copy of the world.
+**What runs.** The project asks for forge_policy's own floor (``floor: own``). Where the hook
+lets the call through, the command runs rewritten as the harness would run the rewrite: the
+command of the hook's own rewrite when its answer carries one (Claude Code's ``ask`` with
+``updatedInput``, the user approving the rewritten command; Codex's, Gemini's, Cursor's
+equivalents: :data:`REWRITE_PATHS`), else :func:`forge_policy.floor.sandbox.command_for` of
+:func:`forge_policy.floor.derive.floor_for` with ``"bwrap"`` — by the harness's shell, in the
+call's folder. Where the hook refuses, the command runs twice anyway, as if a spelling had
+slipped through: as written (*bare*) and rewritten (*floor*); a route whose bare run harms and
+whose floor run does not is one the floor alone would have held. Each run starts from a
+pristine copy of the world, and the rewrite is computed after the copy (bubblewrap binds only
+paths that exist).
 
 **Safety.** Every run is inside the safety net of :mod:`tests.adversarial.floorrun`
 (``nobody``, process/size/CPU limits, a timeout, an outer bubblewrap with the file system
@@ -181,7 +185,9 @@ class Outcome:
 
     @property
     def allowed(self) -> bool:
-        return any(c.decided == "allow" for c in self.cases)
+        """Allowed in some harness: as decided, or rewritten (Claude Code asks the user to
+        approve the rewritten command: that is the call running, in rewritten form)."""
+        return any(c.decided == "allow" or updated_command(c.answer) for c in self.cases)
 
 
 @dataclass
@@ -192,11 +198,27 @@ class Replay:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
+#: Where each harness's answer carries a rewritten call (hookSpecificOutput.updatedInput for
+#: Claude Code and Codex, hookSpecificOutput.tool_input for Gemini, updated_input for Cursor).
+REWRITE_PATHS = (
+    ("hookSpecificOutput", "updatedInput"),
+    ("hookSpecificOutput", "tool_input"),
+    ("updated_input",),
+)
+
+
 def updated_command(answer: str) -> str:
-    """Claude Code's ``hookSpecificOutput.updatedInput.command`` in the hook's answer, if any."""
-    with contextlib.suppress(ValueError, LookupError, AttributeError, TypeError):
-        found = json.loads(answer)["hookSpecificOutput"]["updatedInput"]["command"]
-        return found if isinstance(found, str) else ""
+    """The shell command of a rewritten call in the hook's ``answer`` ("" when none)."""
+    with contextlib.suppress(ValueError):
+        found: Any = json.loads(answer) if answer.strip() else None
+        for path in REWRITE_PATHS:
+            value = found
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, dict):
+                for key in ("command", "CommandLine"):
+                    if isinstance(value.get(key), str):
+                        return str(value[key])
     return ""
 
 
@@ -273,6 +295,8 @@ def replay() -> Iterator[Replay]:
     base.chmod(0o755)
     try:
         routes_world = RoutesWorld(base / "world")
+        # the floor under test is forge_policy's own, whatever init wrote for the harnesses
+        (routes_world.project.root / "config.yaml").write_text("floor: own\n")
         world = World(base, routes_world.dir, routes_world.home)
         world.plant()
         done = Replay(world)
@@ -314,7 +338,9 @@ def replay() -> Iterator[Replay]:
                 outcome.skipped = f"its folder {outcome.cwd} does not exist: no harness runs it"
                 continue
             world.restore()
-            hooked = updated_command(mine[0].answer)
+            hooked = next(
+                (updated_command(c.answer) for c in mine if updated_command(c.answer)), ""
+            )
             outcome.source = "hook" if hooked else "command_for"
             rewritten = hooked or command_for(floor, outcome.command, "bwrap")
             outcome.floor = world.run(Path(outcome.cwd), rewritten)
