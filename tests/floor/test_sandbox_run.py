@@ -224,3 +224,10 @@ def test_the_launcher_fails_closed_on_a_bad_floor(world: World) -> None:
         assert result.returncode == EXIT_SETUP, (document, result)
         assert result.stderr.count("\n") == 1 and "the command was not run" in result.stderr
         assert not marker.exists()
+    kept = world.home_base / "floor.json"  # outside every writable root: accepted
+    kept.write_text(world.floor.to_json())
+    kept.chmod(0o644)
+    prefix = [] if world.user == "root" else [RUNUSER, "-u", world.user, "--"]
+    command = [*prefix, python, "-I", "-S", str(launcher), str(kept), f"touch {marker}"]
+    done = subprocess.run(command, cwd=world.project, env=world.env, timeout=60, check=False)
+    assert done.returncode == 0 and marker.exists()
