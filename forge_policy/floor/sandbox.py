@@ -38,6 +38,13 @@ would let a concurrent sandbox lose its mount (Linux detaches the mounts of a re
 directory in every namespace). The same holds for missing never-read paths in a writable
 place.
 
+A floor path reached through a **symbolic link that lies in a writable folder** cannot be held
+(no mount pins a link: it could be replaced by a real folder of that name):
+:func:`bwrap_argv` and :func:`command_for` raise :class:`ValueError` for it (fail closed). When
+the nearest existing ancestor of a missing path is a *file* (a git worktree's ``.git`` pointer
+file for ``.git/hooks``), that file is kept read-only: nothing can be created under it, and it
+cannot be replaced by a folder.
+
 **landlock** (:mod:`forge_policy.floor.landlock`, run by ``floor/launch.py``) can only
 allow-list hierarchies: it holds *writes only under the writable roots* (so the installation,
 ``$HOME`` and the system stay unwritten when they lie outside them), but not the never-written
@@ -48,9 +55,12 @@ no read denial at all (:func:`unheld` lists what a method leaves to the hook).
 without traces. It is generated and unit-tested here, **never run**: this is Linux.
 
 >>> from forge_policy.floor.model import Floor, FloorPath
->>> floor = Floor("/p", (FloorPath("/p", "project"),))
->>> command_for(floor, "echo hi", "bwrap").endswith("-- /bin/bash -c 'echo hi'")
-True
+>>> kept = (FloorPath("/p/.forge", "protect-governance"),)
+>>> floor = Floor("/p", (FloorPath("/p", "project"),), kept)
+>>> shlex.split(command_for(floor, "echo 'hi'", "sandbox-exec"))[-3:]
+['/bin/bash', '-c', "echo 'hi'"]
+>>> unheld(floor, "bwrap"), unheld(floor, "landlock")
+((), (FloorPath('/p/.forge', 'protect-governance'),))
 """
 
 from __future__ import annotations
@@ -116,8 +126,36 @@ class _Plan:
             if os.path.isdir(p.path) and not _under(real(p.path), closed)
         }
 
+        for held in (*floor.never_written, *floor.never_read):
+            self._check_links(held.path)
+
     def writable_at(self, path: str) -> bool:
         return _under(path, self.writable) and not _under(path, self.kept | self.hidden)
+
+    def _check_links(self, path: str) -> None:
+        """A symbolic link on the way to a held path, in a folder the sandbox may write, could
+        be replaced by a real folder of the same name: no mount can pin a link. Refuse."""
+        prefix = ""
+        for part in os.path.normpath(path).split("/")[1:]:
+            prefix += "/" + part
+            if os.path.islink(prefix) and self.writable_at(
+                os.path.realpath(os.path.dirname(prefix))
+            ):
+                raise ValueError(
+                    f"floor: {prefix} is a symbolic link in a folder the sandbox may write: "
+                    f"it could be replaced, so {path} cannot be held"
+                )
+
+    def guard_missing(self, path: str) -> tuple[str, str] | None:
+        """How to keep the missing ``path`` uncreatable: ``("placeholder", first missing
+        component)``, ``("file", ancestor)`` when the nearest existing ancestor is a file (it
+        is kept, so no folder can replace it), or ``None`` when nothing is needed."""
+        parent, first = _missing(path)
+        if not self.writable_at(parent) or not os.access(parent, os.W_OK):
+            return None
+        if not os.path.isdir(parent):
+            return ("file", parent)  # e.g. a git worktree's `.git` pointer file
+        return ("placeholder", first)
 
 
 def _missing(path: str) -> tuple[str, str]:
@@ -132,28 +170,31 @@ def _missing(path: str) -> tuple[str, str]:
 
 def bwrap_argv(floor: Floor) -> list[str]:
     """bubblewrap's command line (program first, up to the ``--`` before the command) that
-    applies ``floor``; see the module docstring for the order and the rules."""
+    applies ``floor``; see the module docstring for the order and the rules.
+    :class:`ValueError` when a held path is reached through a link the sandbox could replace."""
     plan = _Plan(floor)
     ro: list[str] = []
     hide: list[tuple[str, str]] = []  # (path, "dir" | "file" | "placeholder")
     placeholders: set[str] = set()
+    missing: list[str] = []
     for path in _outermost(plan.kept - {h for h in plan.kept if _under(h, plan.hidden)}):
-        if os.path.lexists(path):
-            if _under(path, plan.writable):
-                ro.append(path)
-        else:
-            parent, first = _missing(path)
-            if plan.writable_at(parent) and os.access(parent, os.W_OK):
-                placeholders.add(first)
+        if not os.path.lexists(path):
+            missing.append(path)
+        elif _under(path, plan.writable):
+            ro.append(path)
     for path in _outermost(plan.hidden):
         if os.path.isdir(path):
             hide.append((path, "dir"))
         elif os.path.lexists(path):
             hide.append((path, "file"))
         else:
-            parent, first = _missing(path)
-            if plan.writable_at(parent) and os.access(parent, os.W_OK):
-                placeholders.add(first)
+            missing.append(path)
+    for path in missing:
+        guard = plan.guard_missing(path)
+        if guard and guard[0] == "file" and guard[1] not in ro:
+            ro.append(guard[1])
+        elif guard:
+            placeholders.add(guard[1])
     hide += [(p, "placeholder") for p in _outermost(placeholders) if not _under(p, plan.hidden)]
     mounts = set(plan.writable) | set(ro) | {p for p, _ in hide}
     pins: set[str] = set()
@@ -250,8 +291,10 @@ def _refuse_writable(floor: Floor, program: str, landlock: bool = False) -> None
 def command_for(floor: Floor, command: str, method: str, *, python: str | None = None) -> str:
     """The shell text that runs ``command`` under ``floor`` with ``method`` (one of
     :data:`METHODS`). :class:`ValueError` for any other method, for a command holding a NUL
-    (no argument can carry one) and when the program that would apply the floor (bubblewrap,
-    the launcher's interpreter) lies where the sandboxed command could rewrite it.
+    (no argument can carry one), when the program that would apply the floor (bubblewrap,
+    the launcher's interpreter) lies where the sandboxed command could rewrite it, and when
+    bubblewrap cannot hold the floor (:func:`bwrap_argv`): the caller must not run the command
+    unsandboxed then.
     ``python``: the interpreter that runs the Landlock launcher (default: this one; any
     CPython 3.11+ does, the launcher needs only the standard library)."""
     _check_method(method)

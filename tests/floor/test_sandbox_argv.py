@@ -98,12 +98,48 @@ def test_never_read_folders_get_an_empty_read_only_tmpfs_and_files_dev_null(tree
 
 
 def test_a_symlinked_floor_path_is_held_where_it_points(tree: Path) -> None:
+    (tree / "dotfiles" / "ssh").mkdir(parents=True)
+    (tree / "dotfiles" / "ssh" / "id_rsa").write_text("SECRET\n")
+    (tree / "home" / ".ssh").rmdir()
+    (tree / "home" / ".ssh").symlink_to(tree / "dotfiles" / "ssh")
+    project = str(tree / "p")
+    floor = Floor(
+        project,
+        (FloorPath(project, "project"),),  # home and dotfiles are not writable
+        (),
+        (FloorPath(str(tree / "home" / ".ssh"), "agent-shield"),),
+    )
+    argv = bwrap_argv(floor)
+    assert ("--tmpfs", str(tree / "dotfiles" / "ssh")) in mounts(argv)
+    if os.path.exists("/usr/bin/bwrap") and "bwrap" in methods_available({"PATH": "/usr/bin"}):
+        for path in (tree / "home" / ".ssh" / "id_rsa", tree / "dotfiles" / "ssh" / "id_rsa"):
+            text = command_for(floor, f"cat {shlex.quote(str(path))}", "bwrap")
+            done = subprocess.run(["/bin/bash", "-c", text], capture_output=True, text=True)
+            assert done.returncode != 0 and "SECRET" not in done.stdout, done
+
+
+def test_a_symlink_a_sandbox_could_replace_is_refused(tree: Path) -> None:
     (tree / "real-claude").mkdir()
     (tree / "p" / ".claude").rmdir()
     (tree / "p" / ".claude").symlink_to(tree / "real-claude")
-    seen = mounts(bwrap_argv(floor_of(tree, kept=(".claude",))))
-    assert ("--ro-bind", str(tree / "real-claude")) in seen
-    assert all(d != str(tree / "p" / ".claude") for _, d in seen)
+    floor = floor_of(tree, kept=(".claude",))
+    with pytest.raises(ValueError, match="symbolic link in a folder the sandbox may write"):
+        bwrap_argv(floor)
+    with pytest.raises(ValueError, match="cannot be held"):
+        command_for(floor, "ls", "bwrap")
+    (tree / "p" / "link").symlink_to(tree / "p" / ".git")  # a link above the held path
+    with pytest.raises(ValueError, match="link is a symbolic link"):
+        bwrap_argv(floor_of(tree, kept=("link/hooks",)))
+
+
+def test_a_missing_path_under_a_pointer_file_keeps_the_file(tree: Path) -> None:
+    (tree / "p" / ".git" / "config").unlink()
+    (tree / "p" / ".git" / "hooks").rmdir()
+    (tree / "p" / ".git").rmdir()
+    (tree / "p" / ".git").write_text("gitdir: /elsewhere/.git/worktrees/p\n")  # a worktree
+    seen = mounts(bwrap_argv(floor_of(tree, kept=(".git/hooks", ".git/config"))))
+    assert ("--ro-bind", str(tree / "p" / ".git")) in seen
+    assert not any(d.startswith(str(tree / "p" / ".git") + "/") for _, d in seen)
 
 
 def test_a_missing_path_is_covered_by_a_kept_ancestor_or_gets_a_placeholder(tree: Path) -> None:

@@ -15,6 +15,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 from pathlib import Path
@@ -24,7 +25,7 @@ import pytest
 from forge_policy.floor.derive import floor_for
 from forge_policy.floor.landlock import EXIT_SETUP
 from forge_policy.floor.model import Floor, FloorPath
-from forge_policy.floor.sandbox import command_for, methods_available
+from forge_policy.floor.sandbox import LAUNCHER, command_for, methods_available
 from tests.optional import need_binary
 
 SITE = sysconfig.get_paths()["purelib"]
@@ -110,14 +111,18 @@ CASES = [(m, u) for m in ("bwrap", "landlock") for u in ("root", "nobody")]
 @pytest.fixture(params=CASES, ids=[f"{m}-{u}" for m, u in CASES], scope="module")
 def world(request: pytest.FixtureRequest) -> object:
     method, user = request.param
+    need_binary("git")
     if method == "bwrap":
         need_binary("bwrap")
     if os.geteuid() != 0:
         pytest.skip("the floor's run tests create worlds for root and nobody: run them as root")
     if method not in methods_available(os.environ):
         pytest.skip(f"{method} cannot hold a floor on this machine (methods_available)")
-    if user != "root" and not os.access("/usr/bin/python3", os.X_OK) and method == "landlock":
-        pytest.skip("no /usr/bin/python3 for nobody to run the Landlock launcher with")
+    if user != "root" and method == "landlock":
+        for path in ("/usr/bin/python3", LAUNCHER):
+            reach = subprocess.run([RUNUSER, "-u", user, "--", "test", "-r", path], check=False)
+            if reach.returncode != 0:
+                pytest.skip(f"{user} cannot read {path} (a private folder above it?)")
     made = World(user, method)
     yield made
     made.close()
@@ -151,6 +156,8 @@ def test_governance_writes_fail_under_bubblewrap_and_pass_under_landlock(world: 
             assert (path.read_text() if path.exists() else None) == before
         else:  # Landlock cannot hold a never-written path inside a writable root (unheld)
             assert result.returncode == 0, (name, result)
+    if world.method == "bwrap":  # the placeholder's mount point stays behind, empty
+        assert [p.name for p in (world.project / ".cursor").iterdir()] == []
 
 
 def test_secrets_are_unreadable_under_bubblewrap(world: World) -> None:
@@ -173,6 +180,7 @@ def test_moving_an_ancestor_cannot_carry_a_protected_path_away(world: World) -> 
 
 
 def test_ordinary_work_succeeds(world: World) -> None:
+    need_binary("npm")
     for command in (
         "mkdir -p build && echo built > build/out.txt && cat build/out.txt",
         "echo scratch > /tmp/floor-scratch-$$ && rm /tmp/floor-scratch-$$",
@@ -189,8 +197,7 @@ def test_ordinary_work_succeeds(world: World) -> None:
 def test_pytest_runs_in_the_sandbox(world: World) -> None:
     if world.user != "root":
         pytest.skip("the test interpreter lives under /root, which nobody cannot reach")
-    python = shutil.which("python", path=os.path.dirname(os.path.realpath(SITE) + "/../../.."))
-    interpreter = python or str(Path(SITE).parents[2] / "bin" / "python")
+    interpreter = sys.executable
     result = world.run(f"{interpreter} -m pytest -q -p no:randomly test_tiny.py")
     assert result.returncode == 0 and "1 passed" in result.stdout, result
 
@@ -199,7 +206,7 @@ def test_the_launcher_fails_closed_on_a_bad_floor(world: World) -> None:
     if world.method != "landlock":
         pytest.skip("bubblewrap runs inline: there is no floor document to read")
     marker = world.base / "ran"
-    python = world.python or os.path.realpath(Path(SITE).parents[2] / "bin" / "python")
+    python = world.python or sys.executable
     launcher = Path(command_for(world.floor, "true", "landlock").split(" ")[3])
     floor_file = world.project / "floor.json"  # inside a writable root: refused
     floor_file.write_text(world.floor.to_json())
@@ -217,3 +224,10 @@ def test_the_launcher_fails_closed_on_a_bad_floor(world: World) -> None:
         assert result.returncode == EXIT_SETUP, (document, result)
         assert result.stderr.count("\n") == 1 and "the command was not run" in result.stderr
         assert not marker.exists()
+    kept = world.home_base / "floor.json"  # outside every writable root: accepted
+    kept.write_text(world.floor.to_json())
+    kept.chmod(0o644)
+    prefix = [] if world.user == "root" else [RUNUSER, "-u", world.user, "--"]
+    command = [*prefix, python, "-I", "-S", str(launcher), str(kept), f"touch {marker}"]
+    done = subprocess.run(command, cwd=world.project, env=world.env, timeout=60, check=False)
+    assert done.returncode == 0 and marker.exists()
