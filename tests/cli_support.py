@@ -37,7 +37,7 @@ class Project:
         self.env = clean_env(self.root, **env)
         self.floor = floor
 
-    def _set_floor(self) -> None:
+    def set_floor(self) -> None:
         """Write ``floor:`` before the first hook call (not before: ``init`` and others expect
         no ``.forge`` until they make it)."""
         config = self.root / "config.yaml"
@@ -50,7 +50,7 @@ class Project:
     ) -> subprocess.CompletedProcess[str]:
         """``forge-policy ARGS`` in the project; asserts the exit code unless ``check`` is None."""
         if args[:1] == ("hook",):
-            self._set_floor()
+            self.set_floor()
         data = input.decode() if isinstance(input, bytes) else input
         result = subprocess.run(
             [str(FORGE), *args],
