@@ -273,3 +273,17 @@ def test_the_warm_worker_gives_the_same_rewrite(client: ClientProject) -> None:
         assert (warm.stdout, warm.stderr) == (cold.stdout, cold.stderr), command
     answer = json.loads(client.call(client.bash("ls")).stdout)
     assert answer["hookSpecificOutput"]["updatedInput"]["command"] == rewritten(client, "ls")
+
+
+def test_no_sandbox_on_the_machine_keeps_deciding_and_says_so(project: Project) -> None:
+    """Fail closed without blocking everything: with no method (no bubblewrap on ``PATH``) the
+    call is decided as before, the session told once, and every call audited ``none``."""
+    first, _ = project.run(project.bash("ls"), PATH="/nonexistent")
+    assert first is not None and "updatedInput" not in json.dumps(first)
+    assert "floor is not held" in first["systemMessage"]
+    assert "no sandbox (bubblewrap) works on this machine" in first["systemMessage"]
+    assert project.run(project.bash("ls"), PATH="/nonexistent")[0] is None
+    hard, _ = project.run(project.bash("echo hard-me"), PATH="/nonexistent")
+    assert hard is not None and hard["hookSpecificOutput"]["permissionDecision"] == "deny"
+    records = project.audit(floor=True)
+    assert [r.get("floor") for r in records] == ["none", "none", None]  # the block: its own

@@ -91,6 +91,7 @@ def test_via_serve_uses_the_server_and_falls_back_without_it(
 def test_catalog_is_reloaded_when_a_file_changes(tmp_path: Path) -> None:
     project = Project(tmp_path)
     project.run("init", "--serve", "--port", str(free_port()))
+    project.set_floor()  # served straight, not through `hook`: an allowed call stays unrewritten
     rule = soft_catalog(project.root / "behaviors") / "no-rm" / "behavior.yaml"
     server = Server(project, "--port", "0")
 

@@ -4,9 +4,13 @@ project-local ``.ci/node_modules/.bin`` that ``.ci/run`` installs them into."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from forge_policy.testing.plugin import open_real_client
 
 NODE_BIN = Path(__file__).resolve().parents[2] / ".ci" / "node_modules" / ".bin"
 
@@ -14,3 +18,27 @@ NODE_BIN = Path(__file__).resolve().parents[2] / ".ci" / "node_modules" / ".bin"
 @pytest.fixture
 def forge_real_client_search() -> list[Path]:
     return [NODE_BIN]
+
+
+@pytest.fixture
+def forge_real_client(
+    tmp_path: Path, forge_real_client_search: list[Path]
+) -> Iterator[Callable[..., Any]]:
+    """The plugin's factory (:func:`forge_policy.testing.plugin.forge_real_client`), with the
+    project's ``floor:`` (SPEC §13) set to ``floor`` (``off`` by default: these tests are about
+    decisions, not the floor; None leaves it unset), written after ``init``."""
+    made: list[Any] = []
+
+    def make(client: str = "claude-code", *, floor: str | None = "off", **options: Any) -> Any:
+        options.setdefault("search", forge_real_client_search)
+        made.append(open_real_client(client, tmp_path / f"real-client-{len(made)}", **options))
+        if floor is not None:
+            config = made[-1].project / ".forge" / "config.yaml"
+            config.parent.mkdir(parents=True, exist_ok=True)
+            kept = config.read_text() if config.exists() else ""
+            config.write_text(f"{kept}floor: {floor}\n")
+        return made[-1]
+
+    yield make
+    for project in made:
+        project.close()

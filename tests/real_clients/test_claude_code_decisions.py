@@ -24,6 +24,7 @@ def claude(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     )
     project.add_behavior(SOFT)
     project.add_behavior(ASK)
+    project.write(".forge/config.yaml", "floor: off\n")  # decisions, not the floor, here
     yield project
     project.close()
 
