@@ -65,7 +65,8 @@ def run(
     **options: Any,
 ) -> Any:
     """Connect an SDK client with the adapter's hooks (and ``options``), run ``script``."""
-    options.setdefault("hooks", adapter.hooks(evaluator))
+    # the engine's answers are under test; the floor's rewrite: test_sdk_floor
+    options.setdefault("hooks", adapter.hooks(evaluator, floor="off"))
 
     async def main() -> Any:
         sdk, cli = client(ClaudeAgentOptions(**options))
@@ -163,7 +164,9 @@ def test_an_allowed_call_passes_both_entry_points() -> None:
         return hook, permission
 
     hook, permission = run(
-        evaluator, script, can_use_tool=adapter.can_use_tool(evaluator, session_id=SESSION)
+        evaluator,
+        script,
+        can_use_tool=adapter.can_use_tool(evaluator, session_id=SESSION, floor="off"),
     )
     assert hook == {}
     assert permission == {"behavior": "allow", "updatedInput": {"command": "ls -la"}}
@@ -226,7 +229,7 @@ def test_a_user_mode_soft_block_asks_through_the_callers_prompt(tmp_path: Path) 
         evaluator,
         script,
         hooks=adapter.hooks(evaluator, tools=False),
-        can_use_tool=adapter.can_use_tool(evaluator, session_id=SESSION, ask=ask),
+        can_use_tool=adapter.can_use_tool(evaluator, session_id=SESSION, ask=ask, floor="off"),
     )
     assert permission == {"behavior": "allow", "updatedInput": {"command": "deploy api"}}
     assert len(asked) == 1 and asked[0][:3] == ("Bash", {"command": "deploy api"}, "toolu_1")

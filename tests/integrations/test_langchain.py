@@ -147,7 +147,9 @@ def test_a_destructive_call_is_refused_with_the_engines_message_and_never_runs()
     evaluator = builtin_evaluator()
     shell = Shell()
     graph = agent(
-        ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}), calls("rm -rf /"), shell
+        ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}, floor="off"),
+        calls("rm -rf /"),
+        shell,
     )
     result = graph.invoke({"messages": [("user", "clean up")]}, CONFIG)
     (refused,) = tool_messages(result)
@@ -163,7 +165,9 @@ def test_async_agents_are_refused_the_same_way() -> None:
     evaluator = builtin_evaluator()
     shell = Shell()
     graph = agent(
-        ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}), calls("rm -rf /", "ls"), shell
+        ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}, floor="off"),
+        calls("rm -rf /", "ls"),
+        shell,
     )
     result = asyncio.run(graph.ainvoke({"messages": [("user", "clean up")]}, CONFIG))
     refused, allowed = tool_messages(result)
@@ -206,7 +210,7 @@ def test_a_bad_tool_mapping_is_a_clear_type_error(tools: Any) -> None:
 def test_a_repeated_violation_escalates_to_a_hard_block(tmp_path: Path) -> None:
     evaluator = fp.Evaluator(deploy_catalog(tmp_path), audit=fp.MemoryAuditSink(), clock=Clock())
     shell = Shell()
-    middleware = ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"})
+    middleware = ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}, floor="off")
     graph = agent(middleware, calls("deploy api", "deploy web", "deploy db"), shell)
     first, second, third = tool_messages(graph.invoke({"messages": [("user", "ship")]}, CONFIG))
     assert all(m.status == "error" for m in (first, second, third))
@@ -240,7 +244,7 @@ def test_a_retry_within_the_window_passes_as_an_override_and_is_audited(tmp_path
     graph = create_agent(
         ScriptedModel(messages=script),
         [*shell.tools, wait],
-        middleware=[ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"})],
+        middleware=[ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}, floor="off")],
         checkpointer=InMemorySaver(),
     )
     blocked, waited, retried = tool_messages(graph.invoke({"messages": [("user", "ship")]}, CONFIG))
@@ -263,7 +267,7 @@ def user_mode(tmp_path: Path) -> tuple[fp.Evaluator, Shell, Any]:
         deploy_catalog(tmp_path, override="user"), audit=fp.MemoryAuditSink(), clock=Clock()
     )
     shell = Shell()
-    middleware = ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"})
+    middleware = ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}, floor="off")
     return evaluator, shell, agent(middleware, calls("deploy api"), shell)
 
 
@@ -331,7 +335,7 @@ class BrokenStore(MemoryStore):
 def test_an_evaluation_that_fails_refuses_the_call(mode: str) -> None:
     shell = Shell()
     middleware = ForgePolicyMiddleware(
-        builtin_evaluator(store=BrokenStore()), tools={"shell": "Bash"}
+        builtin_evaluator(store=BrokenStore()), tools={"shell": "Bash"}, floor="off"
     )
     graph = agent(middleware, calls("ls"), shell)
     state = {"messages": [("user", "look")]}
@@ -362,7 +366,9 @@ def test_the_session_is_the_callers_when_given() -> None:
         seen.append(request)
         return "mine"
 
-    middleware = ForgePolicyMiddleware(evaluator, session_id=session_of, tools={"shell": "Bash"})
+    middleware = ForgePolicyMiddleware(
+        evaluator, session_id=session_of, tools={"shell": "Bash"}, floor="off"
+    )
     agent(middleware, calls("rm -rf /"), Shell()).invoke({"messages": [("user", "x")]}, CONFIG)
     assert [r["session_id"] for r in evaluator.audit.records()] == ["mine"]
     # the prompt's ModelRequest, then the tool call's ToolCallRequest
@@ -371,7 +377,7 @@ def test_the_session_is_the_callers_when_given() -> None:
 
 def test_without_a_thread_id_one_middleware_is_one_session(tmp_path: Path) -> None:
     evaluator = fp.Evaluator(deploy_catalog(tmp_path), audit=fp.MemoryAuditSink(), clock=Clock())
-    middleware = ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"})
+    middleware = ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}, floor="off")
     for command in ("deploy a", "deploy b"):
         graph = create_agent(
             ScriptedModel(messages=calls(command)), Shell().tools, middleware=[middleware]
@@ -396,7 +402,9 @@ class SlowStore(MemoryStore):
 
 def test_the_async_evaluation_runs_off_the_event_loop() -> None:
     store = SlowStore()
-    middleware = ForgePolicyMiddleware(builtin_evaluator(store=store), tools={"shell": "Bash"})
+    middleware = ForgePolicyMiddleware(
+        builtin_evaluator(store=store), tools={"shell": "Bash"}, floor="off"
+    )
     request = ToolCallRequest(
         tool_call=_call("shell", {"command": "rm -rf /"}, "c1"), tool=None, state={}, runtime=None
     )
@@ -492,7 +500,7 @@ def prompt_catalog(tmp_path: Path, level: str) -> fp.Catalog:
 
 def prompt_agent(evaluator: fp.Evaluator, **kwargs: Any) -> tuple[ScriptedModel, Any]:
     model = ScriptedModel(messages=calls("ls"), seen=[])
-    middleware = ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}, **kwargs)
+    middleware = ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}, floor="off", **kwargs)
     graph = create_agent(
         model, Shell().tools, system_prompt="You are careful.", middleware=[middleware]
     )
@@ -545,7 +553,7 @@ def test_two_asks_in_one_turn_are_answered_each_by_its_interrupt_id(tmp_path: Pa
         ],
     )
     graph = agent(
-        ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}),
+        ForgePolicyMiddleware(evaluator, tools={"shell": "Bash"}, floor="off"),
         iter([turn, AIMessage(content="done")]),
         shell,
     )
@@ -576,7 +584,9 @@ def test_a_bad_answer_is_refused_by_langgraph_and_can_be_answered_again(tmp_path
 
 def test_a_user_mode_block_outside_a_graph_run_is_refused(tmp_path: Path) -> None:
     evaluator = fp.Evaluator(deploy_catalog(tmp_path, override="user"), clock=Clock())
-    middleware = ForgePolicyMiddleware(evaluator, session_id="s", tools={"shell": "Bash"})
+    middleware = ForgePolicyMiddleware(
+        evaluator, session_id="s", tools={"shell": "Bash"}, floor="off"
+    )
     request = ToolCallRequest(
         tool_call=_call("shell", {"command": "deploy api"}, "c1"), tool=None, state={}, runtime=None
     )

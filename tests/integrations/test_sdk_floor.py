@@ -4,7 +4,8 @@ protocol (``sdk_wire``), a LangChain ``create_agent`` graph with LangChain's own
 ``ShellToolMiddleware``, and an OpenAI Agents ``Runner.run`` with a function tool and a local
 ``ShellTool``. The rewritten commands are executed under bubblewrap: the harmless part works,
 ``.forge/`` stays unwritten. Blocked calls stay blocked and unrewritten; ``floor: off`` leaves
-commands as they are; other tools are never rewritten."""
+commands as they are; other tools are never rewritten. (The decision tests beside this file
+pass ``floor="off"``: they check the engine's words, not the rewrite.)"""
 
 from __future__ import annotations
 
@@ -78,12 +79,6 @@ ASK_DEPLOY = behavior_yaml(
     escalation="    override: user\n",
     name="Ask before deploying",
 )
-
-
-@pytest.fixture(autouse=True)
-def project_floor(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Overrides the decision tests' ``floor: off``: each test here sets up its own project."""
-    monkeypatch.delenv("FORGE_ROOT", raising=False)
 
 
 @pytest.fixture
