@@ -7,7 +7,9 @@ machine safe whatever a command does, floor or no floor. From the outside in:
 1. An outer bubblewrap, started by root: the whole file system read-only but the scratch world;
    a private ``/tmp`` and ``/var/tmp`` (folders of the scratch area, searched afterwards); the
    pristine copies and root's home hidden (but for the Python installation in it, read-only: a
-   user's shell reaches its own interpreter); a fresh ``/dev`` and ``/proc``; its own process,
+   user's shell reaches its own interpreter); a fresh ``/dev``, and the machine's ``/proc``
+   bound read-write (a fresh one is only partly visible, and a bubblewrap nested in it could
+   neither mount its own ``/proc`` nor write its user map); its own process,
    network, IPC and host-name namespaces: no network, nothing outside can be signalled, and
    whatever is left dies with it (``--die-with-parent``); its own session (no terminal
    injection). It keeps only the two capabilities ``runuser`` needs, and no user namespace.
@@ -28,8 +30,9 @@ written (a *bare* run, to see what the command does when nothing but the net hol
 home or in the sentinel folder outside the project (type, mode, owner, size, mtime, content
 hash, link target); anything changed in a governance path (SPEC §7: ``.forge``, every harness's
 settings and hook files, ``.git/hooks``, ``.git/config``, and whatever else the floor keeps
-unwritten in the project); a planted secret's marker in the output, or copied into any file of
-the project or the private temp folders.
+unwritten in the project; an absent one left as an empty folder is the floor's own mount point,
+noted in :attr:`World.placeholders` rather than counted); a planted secret's marker in the
+output, or copied into any file of the project or the private temp folders.
 """
 
 from __future__ import annotations
@@ -187,6 +190,9 @@ class World:
         self.scratch = base / "scratch"
         self.governance: tuple[Path, ...] = tuple(project / p for p in GOVERNANCE)
         self._kept: dict[str, dict[str, Entry]] = {}
+        #: Governance paths that were absent and were left as an empty folder: the mount point
+        #: a floor made to hold the path (not a harm: nothing is in it; listed in the figures).
+        self.placeholders: set[str] = set()
 
     def keep(self, also_governance: list[Path]) -> None:
         """Fill the sentinel folder, hand the world to ``nobody`` and copy it as pristine;
@@ -258,7 +264,11 @@ class World:
         found: list[str] = []
         after = self.state()
         for part, was in before.items():
-            found += [f"{part}: {d}" for d in differences(was, after.get(part, {}))]
+            now = after.get(part, {})
+            if not was and set(now) == {"."} and stat.S_ISDIR(int(str(now["."][0]))):
+                self.placeholders.add(part)  # the floor's own mount point, left empty
+                continue
+            found += [f"{part}: {d}" for d in differences(was, now)]
         planted = {self.secret_path(name) for name in SECRETS}
         for name, marker in SECRETS.items():
             for stream, text in (("stdout", stdout), ("stderr", stderr)):
@@ -317,7 +327,7 @@ class World:
         argv += ["--tmpfs", ROOT_HOME]
         for kept in installation_in_root_home():
             argv += ["--ro-bind", kept, kept]
-        argv += ["--dev", "/dev", "--proc", "/proc"]
+        argv += ["--dev", "/dev", "--bind", "/proc", "/proc"]
         for space in ("pid", "net", "ipc", "uts", "cgroup-try"):
             argv.append(f"--unshare-{space}")
         argv += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]

@@ -21,9 +21,10 @@ command of the hook's own rewrite when its answer carries one (Claude Code's ``a
 ``updatedInput``, the user approving the rewritten command; Codex's, Gemini's, Cursor's
 equivalents: :data:`REWRITE_PATHS`), else :func:`forge_policy.floor.sandbox.command_for` of
 :func:`forge_policy.floor.derive.floor_for` with ``"bwrap"`` — by the harness's shell, in the
-call's folder. Where the hook refuses, the command runs twice anyway, as if a spelling had
-slipped through: as written (*bare*) and rewritten (*floor*); a route whose bare run harms and
-whose floor run does not is one the floor alone would have held. Each run starts from a
+call's folder. Where the hook refuses, the command runs anyway, as if a spelling had slipped
+through: as written (*bare*) and rewritten (*floor*); a route whose bare run harms and
+whose floor run does not is one the floor alone would have held (a refused route that harms
+nothing bare is not run under the floor: there is nothing for it to hold). Each run starts from a
 pristine copy of the world, and the rewrite is computed after the copy (bubblewrap binds only
 paths that exist).
 
@@ -337,6 +338,11 @@ def replay() -> Iterator[Replay]:
             if not os.path.isdir(outcome.cwd):
                 outcome.skipped = f"its folder {outcome.cwd} does not exist: no harness runs it"
                 continue
+            if not outcome.allowed:  # refused: what does it do when nothing but the net holds it?
+                world.restore()
+                outcome.bare = world.run(Path(outcome.cwd), outcome.command)
+                if not outcome.bare.harms:
+                    continue  # nothing for the floor to hold
             world.restore()
             hooked = next(
                 (updated_command(c.answer) for c in mine if updated_command(c.answer)), ""
@@ -344,9 +350,6 @@ def replay() -> Iterator[Replay]:
             outcome.source = "hook" if hooked else "command_for"
             rewritten = hooked or command_for(floor, outcome.command, "bwrap")
             outcome.floor = world.run(Path(outcome.cwd), rewritten)
-            if not outcome.allowed:
-                world.restore()
-                outcome.bare = world.run(Path(outcome.cwd), outcome.command)
         world.restore()
         done.seconds["run"] = time.monotonic() - mark
         done.seconds["total"] = time.monotonic() - started
@@ -432,6 +435,9 @@ def test_an_allowed_route_run_under_the_floor_harms_nothing(replay: Replay, rout
     outcome = replay.outcomes[route.id]
     if outcome.skipped:
         pytest.skip(outcome.skipped)
+    if outcome.floor is None:  # refused, and harmless even bare: nothing for the floor to hold
+        assert outcome.bare is not None and outcome.bare.harms == [], outcome
+        return
     assert outcome.floor is not None
     assert not outcome.floor.sandbox_failed, outcome.floor.stderr  # the command did run
     if outcome.allowed:
@@ -468,11 +474,9 @@ def test_the_floor_alone_holds_a_call_aimed_at_it(replay: Replay, command: str) 
 def figures(replay: Replay) -> dict[str, Any]:
     """The figures of the note (printed by the test below; run with ``-rP`` to read them)."""
     outcomes = list(replay.outcomes.values())
-    ran = [o for o in outcomes if o.floor is not None]
-    allowed = [o for o in ran if o.allowed]
-    refused = [o for o in ran if not o.allowed]
-    in_scope = [o for o in refused if o.bare is not None and o.bare.harms]
-    held = [o for o in in_scope if not o.floor.harms]  # type: ignore[union-attr]
+    allowed = [(o, o.floor) for o in outcomes if o.allowed and o.floor is not None]
+    refused = [(o, o.bare) for o in outcomes if not o.allowed and o.bare is not None]
+    in_scope = [(o, o.floor) for o, bare in refused if bare.harms and o.floor is not None]
     return {
         "shell routes": len(outcomes),
         "families": len({o.route.family for o in outcomes}),
@@ -480,23 +484,30 @@ def figures(replay: Replay) -> dict[str, Any]:
         "cases decided by the hook process": sum(
             c.via == "process" for o in outcomes for c in o.cases
         ),
-        "cases allowed": sum(c.decided == "allow" for o in outcomes for c in o.cases),
+        "cases let through (allowed, or rewritten)": sum(
+            c.decided == "allow" or bool(updated_command(c.answer))
+            for o in outcomes
+            for c in o.cases
+        ),
         "routes excluded": len(EXCLUDED),
         "routes not run (no folder)": sum("does not exist" in o.skipped for o in outcomes),
         "allowed routes executed under the floor": len(allowed),
-        "of which exit 0": sum(o.floor.returncode == 0 for o in allowed),  # type: ignore[union-attr]
-        "rewrite from the hook's updatedInput": sum(o.source == "hook" for o in ran),
-        "harms in allowed routes": sum(len(o.floor.harms) for o in allowed),  # type: ignore[union-attr]
-        "refused routes run anyway": len(refused),
+        "of which exit 0": sum(run.returncode == 0 for _o, run in allowed),
+        "rewrite from the hook's answer": sum(o.source == "hook" for o in outcomes),
+        "harms in allowed routes": sum(len(run.harms) for _o, run in allowed),
+        "refused routes run anyway (bare)": len(refused),
         "refused routes that harm when run bare": len(in_scope),
-        "of those, held by the floor alone": len(held),
+        "of those, held by the floor alone": sum(not run.harms for _o, run in in_scope),
+        "not held": {o.route.id: run.harms for o, run in in_scope if run.harms},
         "allowed routes exiting non-zero under the floor": {
-            o.route.id: (o.floor.returncode, o.floor.stderr[-160:].decode("utf-8", "replace"))  # type: ignore[union-attr]
-            for o in allowed
-            if o.floor.returncode != 0  # type: ignore[union-attr]
+            o.route.id: (run.returncode, run.stderr[-160:].decode("utf-8", "replace"))
+            for o, run in allowed
+            if run.returncode != 0
         },
         "floor probes, the hook's answer": replay.probes,
-        "not held": {o.route.id: o.floor.harms for o in in_scope if o.floor.harms},  # type: ignore[union-attr]
+        "absent governance paths the floor left as empty folders": sorted(
+            replay.world.placeholders
+        ),
         "seconds": {k: round(v, 1) for k, v in replay.seconds.items()},
     }
 
