@@ -24,10 +24,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from forge_policy.catalog.loader import BUILTIN_DIR
 from forge_policy.floor.derive import floor_for
 from forge_policy.harness.settings_check import load_schema
 from forge_policy.testing.models import Turn
+from tests.real_clients.policy import allowing_catalog
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="Claude Code's bubblewrap sandbox: Linux only"
@@ -47,22 +47,6 @@ def _sandbox_dependencies() -> None:
                 f"{program} not found on PATH (Debian packages bubblewrap and socat;"
                 " .ci/run installs them)"
             )
-
-
-def allowing_catalog(folder: Path) -> Path:
-    """A catalog folder of ``no-destructive-git`` alone: the hook allows writes to ``.forge/``
-    and reads of ``~/.ssh`` (protect-governance and agent-shield are not in it)."""
-    catalog = folder / "allowing-catalog"
-    (catalog / "no-destructive-git").mkdir(parents=True, exist_ok=True)
-    shutil.copy(
-        Path(BUILTIN_DIR) / "no-destructive-git" / "behavior.yaml",
-        catalog / "no-destructive-git" / "behavior.yaml",
-    )
-    (catalog / "index.yaml").write_text(
-        'schema_version: "1"\nbehaviors:\n  - id: no-destructive-git\n    enabled: true\n',
-        encoding="utf-8",
-    )
-    return catalog
 
 
 def sandbox_block(claude: Any, *, fail_if_unavailable: bool = True) -> dict[str, Any]:
