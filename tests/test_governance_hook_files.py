@@ -27,7 +27,8 @@ FILES = {
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     project = Project(tmp_path_factory.mktemp("governed"))
-    project.run("init", *[a for h in FILES for a in ("--harness", h)])
+    # the hook files alone: the sandbox init also writes is test_governance_sandbox's
+    project.run("init", "--floor", "own", *[a for h in FILES for a in ("--harness", h)])
     return project
 
 

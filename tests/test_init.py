@@ -89,7 +89,7 @@ def test_init_merges_into_existing_settings_and_is_idempotent(project: Project) 
     settings_path.parent.mkdir()
     settings_path.write_text(json.dumps(THEIRS, indent=4))
     (project.path / ".gitignore").write_text("node_modules/\n*.log")
-    project.run("init")
+    project.run("init", "--floor", "own")  # the hook entries alone (the sandbox: test_init_floor)
     merged = _settings(project)
     assert list(merged) == list(THEIRS)
     assert {k: v for k, v in merged.items() if k != "hooks"} == {
@@ -105,7 +105,7 @@ def test_init_merges_into_existing_settings_and_is_idempotent(project: Project) 
         "node_modules/\n*.log\n# forge-policy: per-machine session state\n.forge/runtime/\n"
     )
     before = {p: p.read_bytes() for p in (settings_path, project.path / ".gitignore")}
-    second = project.run("init").stdout
+    second = project.run("init", "--floor", "own").stdout
     assert second.endswith("nothing to do: the project was already set up\n")
     assert {p: p.read_bytes() for p in before} == before
 

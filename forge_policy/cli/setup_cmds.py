@@ -142,6 +142,21 @@ def register(command: Callable[..., Any]) -> None:
         action="store_true",
         help="copy the built-in catalog to <FORGE_ROOT>/behaviors to edit it",
     )
+    p.add_argument(
+        "--floor",
+        choices=("harness", "own", "off"),
+        default="harness",
+        help="the enforcement floor (recorded in <FORGE_ROOT>/config.yaml): harness (default: "
+        "configure each harness's own sandbox from it, where the harness has one), own "
+        "(forge-policy's sandbox around each shell call) or off (the hook alone; audited)",
+    )
+    p.add_argument(
+        "--sandbox-settings",
+        choices=("project", "local"),
+        default="project",
+        help="with --floor harness: write Claude Code's sandbox block into .claude/settings.json "
+        "(project, default) or .claude/settings.local.json (local)",
+    )
     register_doctor(command)
 
 
@@ -207,7 +222,8 @@ def _serve_mode(args: Namespace, root: str) -> tuple[bool, bool, int] | str:
 
 def cmd_init(args: Namespace, ctx: Context) -> int:
     """``forge-policy init [--harness NAME]… [--serve [--http-only] [--port N] | --no-serve]
-    [--no-worker] [--copy-catalog]``."""
+    [--no-worker] [--copy-catalog] [--floor harness|own|off] [--sandbox-settings project|local]``.
+    """
     from pathlib import Path
 
     from forge_policy.cli.context import USAGE
@@ -229,7 +245,13 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         copy_catalog=args.copy_catalog,
         worker=not args.no_worker,
         harnesses=args.harness,
+        floor=args.floor,
+        sandbox_settings=args.sandbox_settings,
     )
+    if report.floor_change is not None and "off" in report.floor_change:  # audited
+        from forge_policy.ops.floor_setup import record
+
+        record(config.open_audit(), *report.floor_change)
     for action in report.actions:
         ctx.print(str(action))
     if not report.changed:

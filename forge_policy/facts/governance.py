@@ -26,6 +26,8 @@ to what governs it:
   ``reset --hard``, ``worktree remove --force``: git is asked what it would remove), the
   engine's processes (``kill``, ``pkill``, ``fuser -k``) and locks (``flock``); links the call
   makes are followed in command order, and a hard link to a guarded file is that file;
+- a shell call that asks to leave the harness's sandbox (Claude Code's ``dangerouslyDisableSandbox:
+  true``): the floor (SPEC §13) is turned off by the project, never by the agent;
 - ``forge-policy`` commands that change governance: ``off``, ``on``, ``strict``, ``relaxed``,
   ``override``, ``purge``, ``init``, ``hook`` and ``serve`` (they would record events the agent
   wrote), ``worker stop`` and ``git install``, by any spelling: also as ``python -m
@@ -110,6 +112,10 @@ _MAX_PATHS = 4096
 _MAX_SETTINGS_BYTES = 1 << 20
 _GLOB = frozenset("*?[")
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+#: Claude Code's Bash input that asks to run one command outside its sandbox (honoured unless
+#: ``sandbox.allowUnsandboxedCommands`` is false; the Agent SDK's ``BashInput``, 2026-08): leaving
+#: the floor is the project's choice (SPEC §13), never the agent's.
+LEAVE_SANDBOX = "dangerouslyDisableSandbox"
 
 # commands by what they do to their operands
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put"})
@@ -415,6 +421,8 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
     key = _PATH_TOOLS.get(tool)
     writer = key is None and any(word in tool.lower() for word in _WRITER_WORDS)
     keys = (key,) if key is not None else _PATH_KEYS if writer else ()
+    if event.tool_input.get(LEAVE_SANDBOX) is True:  # the floor is the project's to turn off
+        found[f"{tool} {LEAVE_SANDBOX}: runs outside the harness's sandbox"] = None
     for name in keys:
         raw = event.tool_input.get(name)
         for value in raw if isinstance(raw, list) else [raw]:

@@ -48,7 +48,9 @@ the old one. Three questions, in order:
                                            that answers ``allow`` may pre-approve calls
    ``disableAllHooks``,                    switch hooks off or keep only others
    ``allowManagedHooksOnly``
-   ``sandbox``                             the floor under the hook (SPEC §9)
+   ``sandbox`` (``enabled``,               the floor under the hook (SPEC §13) that ``init``
+   ``failIfUnavailable``, ``allow…``,      writes: any change to it, stricter or weaker, is
+   ``excludedCommands``, ``filesystem``)   governance (``sandbox.enabled``, ``sandbox.filesystem``)
    ``statusLine``, ``subagentStatusLine``, commands the harness runs outside any hook
    ``fileSuggestion``, ``apiKeyHelper``,
    ``awsAuthRefresh``, ``otelHeadersHelper``…

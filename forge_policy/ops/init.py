@@ -32,7 +32,7 @@ import attrs
 
 from forge_policy.errors import SetupError
 from forge_policy.harness import registry
-from forge_policy.ops import harness_config, settings_file
+from forge_policy.ops import floor_setup, harness_config, settings_file
 from forge_policy.serve import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -46,7 +46,7 @@ from forge_policy.serve import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 #: The events ``init`` registers in Claude Code (see :data:`harness_config.SPECS`).
@@ -88,6 +88,8 @@ class Report:
     actions: list[Action] = attrs.Factory(list)
     #: What the user still has to do in a harness (trust a hook, …), one line each.
     notes: list[str] = attrs.Factory(list)
+    #: ``(before, after)`` when the project's floor mode changed (the CLI audits it).
+    floor_change: tuple[str, str] | None = None
 
     def add(self, verb: str, path: Path | str, detail: str = "") -> None:
         """Record one action; ``path`` is shown relative to the working directory when inside it."""
@@ -255,6 +257,9 @@ def init(
     copy_catalog: bool = False,
     worker: bool = True,
     harnesses: Sequence[str] | None = None,
+    floor: str = "harness",
+    sandbox_settings: str = "project",
+    environ: Mapping[str, str] | None = None,
 ) -> Report:
     """Set a project up for forge-policy (see the module docstring); returns what was done.
 
@@ -264,12 +269,16 @@ def init(
     the command hook; the ``PreToolUse`` entry says ``onFailure: "block"`` too, which Claude
     Code honours from v2.1.295 on). Otherwise the hook is the warm-worker client (``worker``,
     on Linux: it authenticates the worker with ``SO_PEERCRED``), else plain ``forge-policy hook``.
-    ``harnesses``: :func:`chosen_harnesses`. Every config file is checked before anything is
-    written: a broken one stops the run with nothing changed.
+    ``harnesses``: :func:`chosen_harnesses`. ``floor`` (``harness``, ``own`` or ``off``) and
+    ``sandbox_settings`` (``project`` or ``local``): :mod:`forge_policy.ops.floor_setup`, with
+    ``environ``'s ``HOME`` and ``TMPDIR`` (default: this process's). Every config file is
+    checked before anything is written: a broken one stops the run with nothing changed.
     """
     chosen = chosen_harnesses(project, harnesses)
     for name in chosen:  # refuse a broken file before touching anything
         _check(project, name)
+    env = os.environ if environ is None else environ
+    floor_setup.plan(project, root, chosen, floor, env, where=sandbox_settings)  # checks only
     report = Report()
     for folder in (root, root / "runtime", root / "audit"):
         if folder.is_dir():
@@ -313,8 +322,23 @@ def init(
             hook_file = harness_config.spec(name)
             handlers = {e: hook_file.handler(command, e) for e in hook_file.events}
         _install(project, name, handlers, report)
+    # planned again: the hook entries just written are in the documents it merges into
+    _apply_floor(
+        project, floor_setup.plan(project, root, chosen, floor, env, where=sandbox_settings), report
+    )
     _warn_doubles(project, chosen, report)
     return report
+
+
+def _apply_floor(project: Path, plan: floor_setup.Plan, report: Report) -> None:
+    """Write the floor's files (checked before anything was written) and say what changed."""
+    for change in plan.changes:
+        existed = change.path.exists()
+        change.apply()
+        what = "floor" if change.path.name == floor_setup.CONFIG else "sandbox from the floor"
+        report.add("updated" if existed else "created", change.path, what)
+    report.notes.extend(plan.notes)
+    report.floor_change = plan.mode_change
 
 
 def _check(project: Path, harness: str) -> None:
