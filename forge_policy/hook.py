@@ -3,8 +3,10 @@
 The straight line (:func:`respond`): read stdin (at most :data:`MAX_INPUT` bytes) → parse the
 JSON object → the harness adapter's :meth:`~forge_policy.harness.base.HookAdapter.to_event` →
 :meth:`~forge_policy.Evaluator.evaluate` (the :class:`~forge_policy.config.env.Config` from
-``FORGE_*``, the catalog through the compiled cache) → the adapter's
-:meth:`~forge_policy.harness.base.HookAdapter.render`. :func:`answer` is that line for one
+``FORGE_*``, the catalog through the compiled cache; the store and the audit log written) →
+the floor (:mod:`forge_policy.floor.rewrite`: an allowed shell call rewritten to run under
+forge_policy's own sandbox where the harness's does not hold it, the floor audited) → the
+adapter's :meth:`~forge_policy.harness.base.HookAdapter.render`. :func:`answer` is that line for one
 Claude Code payload.
 
 ``--harness NAME`` (:mod:`forge_policy.harness.registry`, default ``claude-code``) chooses the
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import IO, Any
 
+    from forge_policy.audit.base import AuditSink
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.harness.base import HookAdapter
     from forge_policy.model import Decision, Event
@@ -224,7 +227,8 @@ def _respond(
         event_name = event or _own_event_name(payload)  # parsed: only an object's own counts
         notes: list[dict[str, Any]] = []
         hook_event = adapter.to_event(_object(payload), event, notes=notes)
-        decision = _evaluate(hook_event, notes, env, err, evaluator)
+        decision, audit = _evaluate(hook_event, notes, env, err, evaluator)
+        decision = _floor(decision, harness, payload, env, err, audit)
         return adapter.render(decision, hook_event)
     except Exception as exc:  # the hook never crashes: it fails closed, with one line
         return _failure(harness, event_name, on_error, _describe(exc), err)
@@ -302,9 +306,9 @@ def _evaluate(
     env: Mapping[str, str],
     stderr: IO[str],
     warm: Evaluator | None,
-) -> Decision:
-    """The decision on ``event``; ``notes`` (the derived session id's record, then the
-    bypass's) are audited beside it."""
+) -> tuple[Decision, AuditSink]:
+    """The decision on ``event`` and the audit sink it was recorded in; ``notes`` (the derived
+    session id's record, then the bypass's) are audited beside it."""
     from forge_policy.config.env import Config
 
     for note in notes:
@@ -328,6 +332,46 @@ def _evaluate(
 
         for line in decision.diagnostics:
             print(f"forge-policy: {redact(line)}", file=stderr)
+    return decision, evaluator.audit
+
+
+def _floor(
+    decision: Decision,
+    harness: str,
+    payload: Any,
+    env: Mapping[str, str],
+    stderr: IO[str],
+    audit: AuditSink,
+) -> Decision:
+    """The decision with its floor applied (SPEC §13, :mod:`forge_policy.floor.rewrite`): an
+    allowed shell call rewritten to run under forge_policy's own sandbox where the harness's
+    does not hold it, and the floor it runs under audited beside the decision (the original
+    command). Only a shell call before it runs is concerned; anything else passes untouched."""
+    from forge_policy.floor.rewrite import applies
+
+    if not applies(decision):
+        return decision
+    from forge_policy.config.env import Config
+    from forge_policy.floor.rewrite import apply
+    from forge_policy.harness.common import native_event
+
+    config = Config.from_env(env)
+    decision, records = apply(
+        decision,
+        harness=harness,
+        project=config.project_dir,
+        forge_root=config.root,
+        environ=env,
+        tool_input=payload.get("tool_input") if isinstance(payload, dict) else None,
+        native_event=native_event(decision.event),
+    )
+    if records:
+        try:
+            from forge_policy.audit.base import write
+
+            write(audit, records)
+        except Exception as exc:  # the decision stands; the record is reported, not lost
+            print(f"forge-policy: audit record not written: {_describe(exc)}", file=stderr)
     return decision
 
 

@@ -368,6 +368,11 @@ class Decision:
     bypasses: tuple[Mapping[str, Any], ...] = attrs.field(
         default=(), converter=_records, kw_only=True
     )
+    #: The tool's new input when the call is to run rewritten (SPEC §13: a shell command run
+    #: under forge_policy's own floor), in the harness's own argument names; None: run as sent.
+    #: An effect the hook computes after the decision (:mod:`forge_policy.floor.rewrite`);
+    #: rules and the audit log read the original.
+    updated_input: Mapping[str, Any] | None = attrs.field(default=None, kw_only=True)
 
     @property
     def blocked(self) -> bool:

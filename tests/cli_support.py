@@ -26,17 +26,31 @@ def clean_env(root: Path, **extra: str) -> dict[str, str]:
 
 
 class Project:
-    """A temporary project folder with ``.forge`` as FORGE_ROOT; runs commands in it."""
+    """A temporary project folder with ``.forge`` as FORGE_ROOT; runs commands in it.
 
-    def __init__(self, path: Path, **env: str) -> None:
+    ``floor``: the project's ``floor:`` setting (SPEC §13), ``off`` unless a test is about the
+    floor, so that an allowed shell call is answered as decided, not rewritten (None: unset)."""
+
+    def __init__(self, path: Path, *, floor: str | None = "off", **env: str) -> None:
         self.path = path
         self.root = path / ".forge"
         self.env = clean_env(self.root, **env)
+        self.floor = floor
+
+    def _set_floor(self) -> None:
+        """Write ``floor:`` before the first hook call (not before: ``init`` and others expect
+        no ``.forge`` until they make it)."""
+        config = self.root / "config.yaml"
+        if self.floor is not None and not config.exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            config.write_text(f"floor: {self.floor}\n")
 
     def run(
         self, *args: str, input: str | bytes | None = None, check: int | None = 0
     ) -> subprocess.CompletedProcess[str]:
         """``forge-policy ARGS`` in the project; asserts the exit code unless ``check`` is None."""
+        if args[:1] == ("hook",):
+            self._set_floor()
         data = input.decode() if isinstance(input, bytes) else input
         result = subprocess.run(
             [str(FORGE), *args],

@@ -65,9 +65,15 @@ CATALOG = {
 
 
 class Project:
-    """A temporary project: ``FORGE_ROOT`` with the test catalog, and one Claude Code session."""
+    """A temporary project: ``FORGE_ROOT`` with the test catalog, and one Claude Code session.
 
-    def __init__(self, base: Path, catalog: dict[str, str] | None = None) -> None:
+    ``floor``: the project's ``floor:`` setting (SPEC §13), ``off`` unless a test is about the
+    floor, so that an allowed shell call is answered as decided, not rewritten (None: unset,
+    the default floor)."""
+
+    def __init__(
+        self, base: Path, catalog: dict[str, str] | None = None, *, floor: str | None = "off"
+    ) -> None:
         self.dir = base / "project"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.root = self.dir / ".forge"
@@ -75,6 +81,9 @@ class Project:
             catalog = CATALOG
         if catalog:
             write_catalog(self.root / "behaviors", catalog)
+        if floor is not None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            (self.root / "config.yaml").write_text(f"floor: {floor}\n")
         self.session = f"sess-{uuid.uuid4()}"
         #: The call ids the hook's soft blocks named, oldest first (see :data:`CALL`).
         self.call_ids: list[str] = []
@@ -134,11 +143,14 @@ class Project:
         parsed: dict[str, Any] = json.loads(out)
         return parsed, stderr
 
-    def audit(self) -> list[dict[str, Any]]:
+    def audit(self, *, floor: bool = False) -> list[dict[str, Any]]:
+        """The audit log's records; those of kind ``floor`` (the floor each allowed shell call
+        ran under, SPEC §13) only with ``floor=True``."""
         log = self.root / "audit" / "overrides.log"
         if not log.exists():
             return []
-        return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        return [r for r in records if floor or r.get("kind") != "floor"]
 
     def status(self) -> Status:
         from forge_policy.config.env import Config
@@ -208,9 +220,14 @@ class ClientProject(Project):
     """A :class:`Project` whose hook is the warm-worker client (``python -I -S client.py``)."""
 
     def __init__(
-        self, base: Path, catalog: dict[str, str] | None = None, client: Path = CLIENT_PY
+        self,
+        base: Path,
+        catalog: dict[str, str] | None = None,
+        client: Path = CLIENT_PY,
+        *,
+        floor: str | None = "off",
     ) -> None:
-        super().__init__(base, catalog)
+        super().__init__(base, catalog, floor=floor)
         self.client = client
         self.folder = self.root / "runtime" / "worker"
 

@@ -185,6 +185,28 @@ class Integrity(_Record):
 
 
 @attrs.frozen(kw_only=True, repr=False)
+class FloorRun(_Record):
+    """A shell call let through to run under the floor it ran under (SPEC §13): ``floor`` is
+    ``own/<method>`` (rewritten to run in forge_policy's sandbox; ``input_summary`` is the
+    original command, as the rules read it), ``none`` (the own floor is wanted but cannot be
+    held: no sandbox method works here, or the harness cannot rewrite the call; the hook's
+    decision is the only guard) or ``off`` (the project turned the floor off). ``own/<method>``
+    is recorded beside the records of a call the evaluator recorded (a nudge, a warning), not
+    for a plain pass; calls the harness's own sandbox holds are not recorded one by one
+    (:mod:`forge_policy.floor.rewrite`)."""
+
+    kind: ClassVar[str] = "floor"
+    timestamp: str
+    session_id: str
+    harness: str
+    floor: str
+    tool_name: str
+    event: str
+    input_summary: str
+    tool_use_id: str
+
+
+@attrs.frozen(kw_only=True, repr=False)
 class Diagnostic(_Record):
     """Something the operator should know that decided nothing (``code`` names it), such as
     a session id derived from the payload (``derived_from``)."""
@@ -200,7 +222,16 @@ class Diagnostic(_Record):
 
 #: Any record of the audit log.
 AuditRecord = (
-    Violation | Block | Override | Grant | Bypass | BypassSwitch | Recovery | Integrity | Diagnostic
+    Violation
+    | Block
+    | Override
+    | Grant
+    | Bypass
+    | BypassSwitch
+    | Recovery
+    | Integrity
+    | FloorRun
+    | Diagnostic
 )
 
 

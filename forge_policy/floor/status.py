@@ -50,6 +50,9 @@ def configured_mode(forge_root: str) -> str:
         raise FloorConfigError(f"{path}: cannot be read: {exc.strerror}") from None
     if b"floor" not in raw:
         return DEFAULT_MODE
+    plain = _plain_floor(raw)
+    if plain is not None:
+        return plain
     from forge_policy.catalog.yaml_io import key_line, parse_yaml
 
     document, issues = parse_yaml(raw.decode("utf-8", "replace"), path)
@@ -65,6 +68,38 @@ def configured_mode(forge_root: str) -> str:
         wanted = ", ".join(MODES)
         raise FloorConfigError(f"{path}:{line}: floor: expected one of {wanted}, got {value!r}")
     return str(value)
+
+
+def _plain_floor(raw: bytes) -> str | None:
+    """``floor:`` read without a YAML parser when the file is simple enough to be sure of it:
+    one unindented ``floor: <mode>`` line (an optional trailing comment), no other line that
+    mentions ``floor``, no flow mapping, anchors or tags and no second document. None: the
+    YAML parser decides (and names the line of a bad value).
+
+    >>> _plain_floor(b"profile: minimal\\nfloor: off  # audited\\n"), _plain_floor(b"floor: x")
+    ('off', None)
+    >>> _plain_floor(b"floor: &a own\\n") is None, _plain_floor(b"a: {floor: off}\\n") is None
+    (True, True)
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    found: str | None = None
+    for line in text.splitlines():
+        if "floor" not in line:
+            if line.startswith(("---", "...", "%")) and found is not None:
+                return None
+            continue
+        if found is not None or not line.startswith("floor: "):
+            return None
+        value = line[len("floor:") :].split(" #", 1)[0].strip()
+        if value.startswith(("'", '"')) and len(value) >= 2 and value[-1] == value[0]:
+            value = value[1:-1]
+        if value not in MODES:
+            return None
+        found = value
+    return found
 
 
 def _json(path: str) -> object:

@@ -25,6 +25,11 @@ schema fields are written (no ``override_allowed``). ``permissionDecision: "ask"
 unsupported (the hook fails, the call runs): a block the user would approve is a deny whose
 reason says how the user lets it through.
 
+A shell call forge_policy's own floor holds (SPEC §13) is let through rewritten with
+``permissionDecision: "allow"`` and ``updatedInput`` (the docs: "rewrite with
+``permissionDecision: "allow"`` + ``updatedInput``", ``Bash`` needs a string ``command``; Codex
+v0.153 refuses ``updatedInput`` without the allow, awslabs/aidlc-workflows#1024, 2026-09-04).
+
 >>> from forge_policy.harness.registry import get
 >>> to_event = get("codex").adapter.to_event
 >>> ev = to_event({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
@@ -82,6 +87,24 @@ class CodexAdapter(CommandHookAdapter):
         from forge_policy.render.claude_code import refuse
 
         return _context(name, refuse(name, said.reason, said.summary))
+
+    def rewrite(self, name: str, said: Outcome | None, new_input: dict[str, Any]) -> dict[str, Any]:
+        """``permissionDecision: "allow"`` with ``updatedInput``: the one form Codex takes a
+        rewrite in (``updatedInput`` without the allow fails the hook, and a failed hook lets
+        the original call run; ``"ask"`` is unsupported); a nudge or warning stays as
+        ``systemMessage`` and ``additionalContext``."""
+        specific: dict[str, Any] = {
+            "hookEventName": name,
+            "permissionDecision": "allow",
+            "updatedInput": new_input,
+        }
+        out: dict[str, Any] = {}
+        if said is not None and said.advice:
+            out["systemMessage"] = said.advice
+            if name in CONTEXT_EVENTS:
+                specific["additionalContext"] = said.advice
+        out["hookSpecificOutput"] = specific
+        return out
 
     def failure(self, event_name: str, on_error: str, problem: str) -> tuple[str, int]:
         """The ``FORGE_ON_ERROR`` answer: the same as Claude Code's, whose shapes Codex shares."""

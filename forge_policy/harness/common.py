@@ -207,9 +207,11 @@ class CommandHookAdapter:
     and :func:`claude_payload` lays them over it. Answering (:meth:`render`): the decision is
     worded once by :func:`~forge_policy.render.outcome.outcome`, then :meth:`silence` (nothing
     to say), :meth:`advice` (a nudge or a warning) or :meth:`refusal` (a block) shape the JSON
-    for the event; ``None`` writes nothing. :meth:`failure` asks :meth:`error_refusal` (under
-    ``FORGE_ON_ERROR=deny``) and then :meth:`error_notice`. Every answer exits 0: each harness so
-    far reads its decision from JSON on exit 0.
+    for the event, and :meth:`rewrite` a call let through with new arguments (the decision's
+    ``updated_input``, at the harness's ``rewrite_events``); ``None`` writes nothing.
+    :meth:`failure` asks :meth:`error_refusal` (under ``FORGE_ON_ERROR=deny``) and then
+    :meth:`error_notice`. Every answer exits 0: each harness so far reads its decision from
+    JSON on exit 0.
     """
 
     __slots__ = ("_harness",)
@@ -270,10 +272,13 @@ class CommandHookAdapter:
         name = native_event(event)
         harness = self._harness
         said = outcome(decision, can_ask=name in harness.ask_events, title=harness.title)
+        if said is not None and said.blocked:
+            return _written(self.refusal(name, said)), 0
+        new_input = decision.updated_input
+        if new_input is not None and name in harness.rewrite_events:
+            return _written(self.rewrite(name, said, dict(new_input))), 0
         if said is None:
             return _written(self.silence(name)), 0
-        if said.blocked:
-            return _written(self.refusal(name, said)), 0
         return _written(self.advice(name, said)), 0
 
     def silence(self, name: str) -> dict[str, Any] | None:
@@ -287,6 +292,14 @@ class CommandHookAdapter:
     def refusal(self, name: str, said: Outcome) -> dict[str, Any] | None:
         """The answer that blocks at event ``name``."""
         return None
+
+    def rewrite(
+        self, name: str, said: Outcome | None, new_input: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The answer that lets the call run with ``new_input`` (SPEC §13: the shell command
+        under forge_policy's floor) at one of the harness's ``rewrite_events``, keeping the
+        nudge or warning ``said`` (None: nothing to say) as :meth:`advice` words it."""
+        return self.advice(name, said) if said is not None else self.silence(name)
 
     def failure(self, event_name: str, on_error: str, problem: str) -> tuple[str, int]:
         """See :meth:`forge_policy.harness.base.HookAdapter.failure`."""

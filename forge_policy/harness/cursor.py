@@ -23,6 +23,11 @@ the agent going after ``stop``; ``additional_context`` informs the model after a
 ``permission``, so Cursor's own approval flow is unchanged. Cursor fails open when a hook
 crashes or times out unless the entry says ``"failClosed": true``.
 
+A shell call forge_policy's own floor holds (SPEC §13) is let through rewritten at
+``preToolUse`` only, the one event whose output has ``updated_input`` (with ``permission``);
+``beforeShellExecution`` answers a permission and messages, so there the call is only decided.
+Cursor may still ask for a command outside the user's allow-list after a hook's ``allow``.
+
 >>> from forge_policy.harness.registry import get
 >>> to_event = get("cursor").adapter.to_event
 >>> ev = to_event({"conversation_id": "c1", "hook_event_name": "beforeShellExecution",
@@ -94,6 +99,14 @@ class CursorAdapter(CommandHookAdapter):
             reason = f"The tool call already ran, but it broke a policy.\n{said.reason}"
             return {"additional_context": reason}
         return _advice(name, said.reason)
+
+    def rewrite(self, name: str, said: Outcome | None, new_input: dict[str, Any]) -> dict[str, Any]:
+        """``permission: "allow"`` with ``updated_input`` (``preToolUse``'s output), the nudge
+        or warning kept as ``user_message``/``agent_message``."""
+        out = _advice(name, said.advice) if said is not None and said.advice else None
+        out = dict(out or {})
+        out.update({"permission": "allow", "updated_input": new_input})
+        return out
 
     def error_refusal(self, name: str, reason: str) -> dict[str, Any] | None:
         """``FORGE_ON_ERROR=deny`` refuses a call before it runs."""

@@ -22,6 +22,10 @@ plus ``systemMessage`` for the user. Advice is ``systemMessage``, and
 the user would approve is a deny naming the override command. Exit 1 is only a warning in
 Gemini CLI (fail-open); this hook never exits 1.
 
+A shell call forge_policy's own floor holds (SPEC §13) is let through rewritten:
+``hookSpecificOutput: {hookEventName: "BeforeTool", tool_input}`` "merges with and overrides"
+the arguments (``docs/hooks/reference.md`` at 06c0d810, read 2026-12-01).
+
 >>> from forge_policy.harness.registry import get
 >>> to_event = get("gemini").adapter.to_event
 >>> ev = to_event({"session_id": "s", "hook_event_name": "BeforeTool",
@@ -77,6 +81,14 @@ class GeminiAdapter(CommandHookAdapter):
         if name == "AfterTool":
             reason = f"The tool call already ran, but it broke a policy.\n{reason}"
         return {"decision": "deny", "reason": reason, "systemMessage": said.summary}
+
+    def rewrite(self, name: str, said: Outcome | None, new_input: dict[str, Any]) -> dict[str, Any]:
+        """``hookSpecificOutput.tool_input`` (merged over the call's arguments; no
+        ``decision``, so Gemini CLI's own confirmation flow is unchanged), with the nudge or
+        warning as ``systemMessage``."""
+        out = _advice(name, said.advice) if said is not None and said.advice else {}
+        out["hookSpecificOutput"] = {"hookEventName": name, "tool_input": new_input}
+        return out
 
     def error_refusal(self, name: str, reason: str) -> dict[str, Any] | None:
         """``FORGE_ON_ERROR=deny`` refuses a ``BeforeTool`` call."""

@@ -44,7 +44,10 @@ class Harness:
     ``forge-policy init --harness NAME`` writes; ``markers``: project paths that show the
     harness is in use; ``install_events``: the harness events ``init`` registers the hook
     for (one per kind of call: Cursor sends a shell command to both ``preToolUse`` and
-    ``beforeShellExecution``, and registering both would count it twice). ``adapter`` (the
+    ``beforeShellExecution``, and registering both would count it twice).
+    ``rewrite_events``: the harness events at which its answer can replace a tool call's
+    arguments (SPEC §13: a shell call rewritten to run under forge_policy's own floor), and
+    ``command_key``: the argument of its shell tool that holds the command. ``adapter`` (the
     argument): a function returning the adapter class, which imports its module, so that the
     table loads no adapter; the :attr:`adapter` property builds it once, on first use.
     """
@@ -57,6 +60,7 @@ class Harness:
         "can_add_context",
         "can_block_prompt",
         "can_block_stop",
+        "command_key",
         "config",
         "event_from_argv",
         "events",
@@ -64,6 +68,7 @@ class Harness:
         "install_events",
         "markers",
         "name",
+        "rewrite_events",
         "title",
         "tools",
     )
@@ -86,6 +91,8 @@ class Harness:
         install_events: tuple[str, ...],
         event_from_argv: bool = False,
         auto_approve: frozenset[str] = frozenset(),
+        rewrite_events: frozenset[str] = frozenset(),
+        command_key: str = "command",
     ) -> None:
         self.name = name
         self.title = title
@@ -103,6 +110,8 @@ class Harness:
         self.install_events = install_events
         self.event_from_argv = event_from_argv
         self.auto_approve = auto_approve
+        self.rewrite_events = rewrite_events
+        self.command_key = command_key
 
     @property
     def adapter(self) -> HookAdapter:
@@ -116,6 +125,12 @@ class Harness:
         """Whether the harness can ask the user at some event (``False``: a soft block that
         the user would approve becomes a deny naming the reason)."""
         return bool(self.ask_events)
+
+    @property
+    def can_rewrite(self) -> bool:
+        """Whether the harness runs a tool call with the arguments a hook hands back at some
+        event (``False``: forge_policy's own floor cannot be applied; the hook only decides)."""
+        return bool(self.rewrite_events)
 
     def catalog_tools(self) -> frozenset[str]:
         """The catalog tool names a behavior can match under this harness."""
@@ -222,6 +237,7 @@ CLAUDE_CODE = Harness(
     markers=(".claude",),
     install_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop"),
     auto_approve=frozenset({"bypassPermissions"}),
+    rewrite_events=frozenset({"PreToolUse"}),  # hookSpecificOutput.updatedInput
 )
 
 CODEX = Harness(
@@ -252,6 +268,7 @@ CODEX = Harness(
     can_block_stop=True,
     can_add_context=True,
     fails_open=True,
+    rewrite_events=frozenset({"PreToolUse"}),  # updatedInput with permissionDecision "allow"
     config=".codex/hooks.json",
     markers=(".codex",),
     install_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop"),
@@ -292,6 +309,7 @@ GEMINI = Harness(
     can_block_stop=True,  # AfterAgent deny retries with the reason as a new prompt
     can_add_context=True,
     fails_open=True,  # exit 1 is a warning and the CLI continues
+    rewrite_events=frozenset({"BeforeTool"}),  # hookSpecificOutput.tool_input (merged)
     config=".gemini/settings.json",
     markers=(".gemini",),
     install_events=("BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "SessionStart"),
@@ -336,6 +354,8 @@ CURSOR = Harness(
     can_block_stop=True,  # a followup_message keeps the agent going
     can_add_context=True,  # postToolUse and sessionStart only
     fails_open=True,  # unless the hook entry says failClosed: true (init writes it)
+    # updated_input is read at preToolUse only; beforeShellExecution answers permission only
+    rewrite_events=frozenset({"preToolUse"}),
     config=".cursor/hooks.json",
     markers=(".cursor",),
     install_events=("preToolUse", "postToolUse", "beforeSubmitPrompt", "stop", "sessionStart"),
@@ -395,7 +415,7 @@ COPILOT = Harness(
         "agentStop",
         "sessionStart",
     ),
-    event_from_argv=True,
+    event_from_argv=True,  # no documented way to change a call's arguments: no rewrite
 )
 
 ANTIGRAVITY = Harness(
@@ -430,7 +450,8 @@ ANTIGRAVITY = Harness(
     config=".agents/hooks.json",
     markers=(".agents", ".antigravitycli"),
     install_events=("PreToolUse", "PostToolUse"),
-    event_from_argv=True,
+    event_from_argv=True,  # no documented way to change a call's arguments: no rewrite
+    command_key="CommandLine",
 )
 
 #: Every supported harness by ``--harness`` name, Claude Code first.

@@ -17,6 +17,9 @@ hard_block                            ``"deny"``, the reason says it cannot be o
                                       top-level ``"override_allowed": false``
 a block on a ``decision`` event       ``{"decision": "block", "reason": …}`` (UserPromptSubmit,
                                       Stop, PostToolUse — where the tool already ran — …)
+a shell call rewritten (SPEC §13)     ``permissionDecision: "ask"`` (``"allow"`` under
+                                      ``bypassPermissions``) + ``updatedInput``, and the advice
+                                      of a nudge / warning (:func:`rewritten`)
 ====================================  ========================================================
 
 ``override_allowed`` is not in Claude Code's output schema: its parser drops unknown top-level
@@ -43,7 +46,7 @@ if TYPE_CHECKING:
 
     from forge_policy.model import Decision, Event
 
-__all__ = ["advice", "answer", "dumps", "refusal_reason", "refuse", "render"]
+__all__ = ["advice", "answer", "dumps", "refusal_reason", "refuse", "render", "rewritten"]
 
 #: Events whose ``hookSpecificOutput`` takes ``permissionDecision`` (CLI 2.1.332).
 PERMISSION_EVENTS = frozenset({"PreToolUse", "PreSkillShellCommand", "PreModelSwitch"})
@@ -135,6 +138,45 @@ def refuse(event_name: str, reason: str, summary: str, *, ask: bool = False) -> 
     return advice(event_name, reason)  # this event cannot block: say it
 
 
+#: Shown in the permission prompt of a rewritten call (``permissionDecisionReason`` of an ask).
+REWRITE_REASON = (
+    "forge-policy runs this command inside its sandbox (the enforcement floor): it cannot write "
+    "governance files, git hooks or the installation, nor read credential folders"
+)
+
+
+def rewritten(event: Event, new_input: dict[str, Any], text: str = "") -> dict[str, Any]:
+    """A ``PreToolUse`` call let through with ``new_input`` (SPEC §13: the shell command under
+    forge_policy's floor), the nudge or warning ``text`` kept as advice.
+
+    ``updatedInput`` takes effect only with a ``permissionDecision`` (anthropics/claude-code
+    #32060, closed unimplemented 2026): ``"allow"`` would also skip the user's permission
+    prompt, and the user's allow/deny rules are matched against the rewritten command (#65393),
+    so the answer is ``"ask"``: the user sees and approves the rewritten command ("combine
+    with ``ask`` to modify the input and show it to the user for confirmation", hooks
+    reference, 2026-01-12). Under ``bypassPermissions`` the user chose not to be asked: there
+    it is ``"allow"``, which grants nothing that mode does not.
+
+    >>> from forge_policy import Event
+    >>> out = rewritten(Event("PreToolUse", "s", tool_name="Bash"), {"command": "bwrap …"})
+    >>> out["hookSpecificOutput"]["permissionDecision"], out["hookSpecificOutput"]["updatedInput"]
+    ('ask', {'command': 'bwrap …'})
+    """
+    auto = event.permission_mode == "bypassPermissions"
+    specific: dict[str, Any] = {
+        "hookEventName": event.event_name,
+        "permissionDecision": "allow" if auto else "ask",
+        "permissionDecisionReason": REWRITE_REASON,
+        "updatedInput": new_input,
+    }
+    out: dict[str, Any] = {}
+    if text:
+        out["systemMessage"] = text
+        specific["additionalContext"] = text
+    out["hookSpecificOutput"] = specific
+    return out
+
+
 def render(decision: Decision, event: Event | None = None) -> tuple[str, int]:
     """``(stdout_text, exit_code)`` for one decision; the exit code is always 0.
 
@@ -154,6 +196,8 @@ def answer(decision: Decision, event: Event | None = None) -> dict[str, Any] | N
     blocking = decision.blocking
     if blocking is None:
         text = "\n\n".join([*decision.messages, *notes])
+        if decision.updated_input is not None and name == "PreToolUse":
+            return rewritten(event, dict(decision.updated_input), text)
         return advice(name, text) if text else None
     summary = blocking.message.split("\n", 1)[0]
     # under bypassPermissions the engine already turned such a block into allow + advisory

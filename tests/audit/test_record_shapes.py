@@ -26,6 +26,7 @@ KINDS = {
     records.BypassSwitch: "bypass",
     records.Recovery: "recovery",
     records.Integrity: "integrity",
+    records.FloorRun: "floor",
     records.Diagnostic: "diagnostic",
 }
 
