@@ -1,13 +1,14 @@
-"""Claude Code's own sandbox, configured as forge_policy configures it (SPEC §13), holds on Bash:
-a command that writes ``.forge/`` or reads a planted ``~/.ssh/id_rsa`` fails inside the sandbox
-Claude Code starts (bubblewrap and socat from Debian), a harmless one runs; with
-``failIfUnavailable`` a missing dependency stops Claude Code before it runs anything.
+"""Claude Code's own sandbox, as ``forge-policy init`` writes it (SPEC §13: ``--floor harness``,
+the default), holds on Bash: a command that writes ``.forge/`` or reads a planted
+``~/.ssh/id_rsa`` fails inside the sandbox Claude Code starts (bubblewrap and socat from
+Debian), a harmless one runs; with ``failIfUnavailable`` a missing dependency stops Claude Code
+before it runs anything.
 
 The hook is made to allow everything these tests ask for: the client runs with
 ``FORGE_BEHAVIORS_DIR`` naming a catalog of ``no-destructive-git`` alone (so no
 protect-governance, no agent-shield), so what refuses is the operating system, not the hook. The
-control runs prove it: without the sandbox (and with the project's floor ``off``, so the hook
-rewrites nothing either) the same calls write ``.forge/x`` and print the secret.
+control runs prove it: after ``init --floor off`` (no sandbox block, and the hook rewrites nothing
+either) the same calls write ``.forge/x`` and print the secret.
 
 No ``enableWeakerNestedSandbox``: Claude Code 2.1.332's bubblewrap sandbox starts as root in this
 container (and in CI's) without it.
@@ -24,8 +25,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from forge_policy.floor.derive import floor_for
 from forge_policy.harness.settings_check import load_schema
+from forge_policy.ops.harness_sandbox import CLAUDE_FLAGS
 from forge_policy.testing.models import Turn
 from tests.real_clients.policy import allowing_catalog
 
@@ -49,49 +50,51 @@ def _sandbox_dependencies() -> None:
             )
 
 
-def sandbox_block(claude: Any, *, fail_if_unavailable: bool = True) -> dict[str, Any]:
-    """The ``sandbox`` block for the project's floor (:func:`floor_for`): every key from
-    SchemaStore's ``claude-code-settings.json`` (vendored), paths absolute (``//``, "Path
-    prefixes" of https://code.claude.com/docs/en/sandboxing, read 2026-12-02)."""
-    floor = floor_for(str(claude.project), claude.base_environ())
-    return {
-        "enabled": True,
-        "failIfUnavailable": fail_if_unavailable,
-        "allowUnsandboxedCommands": False,
-        "filesystem": {
-            "denyWrite": ["/" + p.path for p in floor.never_written],
-            "denyRead": ["/" + p.path for p in floor.never_read],
-            "allowWrite": ["/" + p.path for p in floor.writable],
-        },
-    }
-
-
-def with_sandbox(claude: Any, **options: Any) -> dict[str, Any]:
-    """Add the sandbox block to the settings ``init`` wrote; the settings, schema-checked."""
+def sandbox_of(claude: Any) -> dict[str, Any]:
+    """The ``sandbox`` block ``init`` wrote into the project settings, checked: the flags that
+    make it hold every Bash call, the floor's lists, and the whole file on Claude Code's schema
+    (SchemaStore's ``claude-code-settings.json``, vendored)."""
     settings = claude.settings()
-    settings["sandbox"] = sandbox_block(claude, **options)
     schema = load_schema("claude-code")
     assert schema is not None
     jsonschema.Draft7Validator(schema).validate(settings)
+    sandbox: dict[str, Any] = settings["sandbox"]
+    assert {k: sandbox.get(k) for k in CLAUDE_FLAGS} == CLAUDE_FLAGS, sandbox
+    assert any(e.endswith(".forge") for e in sandbox["filesystem"]["denyWrite"]), sandbox
+    assert any(e.endswith(".ssh") for e in sandbox["filesystem"]["denyRead"]), sandbox
+    return sandbox
+
+
+def with_sandbox(claude: Any, **changes: Any) -> None:
+    """The project settings with ``changes`` made to ``init``'s sandbox block."""
+    settings = claude.settings()
+    settings["sandbox"] = {**sandbox_of(claude), **changes}
     claude.write_settings(settings)
-    return settings
 
 
 def floor_off(claude: Any) -> None:
-    """The project's floor ``off`` (SPEC §13): the hook rewrites no command, so a control run
-    shows the client's own behaviour."""
-    claude.write(".forge/config.yaml", "floor: off\n")
+    """The project's floor ``off`` as ``init --floor off`` records it (SPEC §13): the hook
+    rewrites no command, so a control run shows the client's own behaviour."""
+    claude.forge("init", "--harness", "claude-code", "--no-worker", "--floor", "off")
+    assert "floor: off" in (claude.project / ".forge" / "config.yaml").read_text("utf-8")
 
 
-@pytest.fixture
-def claude(forge_real_client: Any) -> Any:
+def open_project(forge_real_client: Any, *init_args: str) -> Any:
     """A project set up by ``init --no-worker`` (the hook in-process, reading the client's
-    environment), a planted secret in its ``HOME``."""
-    project = forge_real_client("claude-code", init_args=("--no-worker",))
+    environment) and ``init_args``, a planted secret in its ``HOME``."""
+    project = forge_real_client("claude-code", init_args=("--no-worker", *init_args))
     secret = project.home / ".ssh" / "id_rsa"
     secret.parent.mkdir(parents=True, exist_ok=True)
     secret.write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRET}\n", encoding="utf-8")
     project.allowing = {"FORGE_BEHAVIORS_DIR": str(allowing_catalog(project.folder))}
+    return project
+
+
+@pytest.fixture
+def claude(forge_real_client: Any) -> Any:
+    """A project ``init`` set up with its default floor: Claude Code's sandbox."""
+    project = open_project(forge_real_client)
+    sandbox_of(project)
     return project
 
 
@@ -107,7 +110,6 @@ def three_calls(claude: Any) -> list[Turn]:
 
 
 def test_the_sandbox_refuses_what_the_hook_allowed(claude: Any) -> None:
-    with_sandbox(claude)
     run = claude.run(three_calls(claude), environ=claude.allowing)
     assert len(run.ran) == 3 and not run.denied, run.describe()
     write, read, harmless = (run.result(i).text for i in range(3))
@@ -119,9 +121,9 @@ def test_the_sandbox_refuses_what_the_hook_allowed(claude: Any) -> None:
     assert "harmless.txt" in run.files_written
 
 
-def test_control_without_the_sandbox_the_same_calls_go_through(claude: Any) -> None:
+def test_control_without_the_sandbox_the_same_calls_go_through(forge_real_client: Any) -> None:
     """The hook does allow the three calls: with no sandbox and no floor, all of them work."""
-    floor_off(claude)
+    claude = open_project(forge_real_client, "--floor", "off")
     assert "sandbox" not in claude.settings()
     run = claude.run(three_calls(claude), environ=claude.allowing)
     assert len(run.ran) == 3 and not run.denied, run.describe()
@@ -152,7 +154,6 @@ def path_without(program: str, folder: Path) -> str:
 def test_fail_if_unavailable_stops_claude_code_when_a_dependency_is_missing(
     claude: Any, missing: str
 ) -> None:
-    with_sandbox(claude)
     path = path_without(missing, claude.folder / "bin")
     run = claude.run(three_calls(claude), environ={**claude.allowing, "PATH": path})
     assert run.returncode != 0, run.describe()
@@ -167,8 +168,8 @@ def test_hazard_without_fail_if_unavailable_a_missing_dependency_runs_unsandboxe
 ) -> None:
     """Why ``init`` writes ``failIfUnavailable: true``: without it Claude Code warns on stderr
     and runs every command outside the sandbox (observed with 2.1.332)."""
-    with_sandbox(claude, fail_if_unavailable=False)
     floor_off(claude)  # the hook rewrites nothing: Claude Code's own behaviour alone
+    with_sandbox(claude, failIfUnavailable=False)
     run = claude.run(
         three_calls(claude),
         environ={**claude.allowing, "PATH": path_without("socat", claude.folder / "bin")},
