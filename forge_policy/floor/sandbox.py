@@ -24,19 +24,20 @@ or renamed (``EBUSY``), but a folder *above* one can, and the mount moves with i
 So every folder between a writable root and a mount inside it is *pinned*: bound read-write
 onto itself, which keeps its content writable and makes its name immovable.
 
-**Paths that do not exist** cannot be bound, and a missing never-written path must not become
-creatable (``.forge/`` before ``init``, ``.cursor/`` of a harness not used yet). Rule: find the
-nearest existing ancestor. If it is not writable under the floor (the read-only root, or
-another never-written or never-read path such as ``.claude/`` for a missing
-``.claude/settings.local.json``), or this user cannot create entries in it anyway, nothing is
-needed. Otherwise an empty read-only tmpfs is mounted at the first missing component: nothing
-can be created at or under it, and it cannot be removed. bubblewrap creates that mount point
-on the host, so **an empty folder of that name stays behind** (``.cursor/`` in a project
-without Cursor, which harness detection by marker folders will then see; for a missing *file*
-a folder of its name). That trace is the price of the guarantee: removing it after the command
-would let a concurrent sandbox lose its mount (Linux detaches the mounts of a removed
-directory in every namespace). The same holds for missing never-read paths in a writable
-place.
+**Paths that do not exist** cannot be bound. Find the nearest existing ancestor: if it is not
+writable under the floor (the read-only root, or another never-written or never-read path such
+as ``.claude/`` for a missing ``.claude/settings.local.json``), or this user cannot create
+entries in it anyway, the path is held as it is. When that ancestor is a *file* (a git
+worktree's ``.git`` pointer file for ``.git/hooks``), the file is kept read-only, so nothing can
+be created under it and no folder can replace it. Otherwise — a missing folder in a writable
+place, such as ``.cursor/`` of a harness the project does not use, ``.git/`` outside a
+repository — the path is **not held by the OS** and :func:`unheld` names it: the hook alone
+decides on it. A placeholder mount would hold it, but bubblewrap creates its mount point on the
+host and it could never be removed safely (Linux detaches the mounts of a removed directory in
+every namespace), so each call would leave empty ``.cursor/``, ``.gemini/``, ``.agents/`` …
+folders behind, which harness detection reads as harnesses in use, and a ``.git/`` folder that
+stops ``git init``. A harness folder that does not exist configures nothing yet; ``init``
+creates the folders of the harnesses a project uses, and from then on they are held.
 
 A floor path reached through a **symbolic link that lies in a writable folder** cannot be held
 (no mount pins a link: it could be replaced by a real folder of that name):
@@ -147,15 +148,16 @@ class _Plan:
                 )
 
     def guard_missing(self, path: str) -> tuple[str, str] | None:
-        """How to keep the missing ``path`` uncreatable: ``("placeholder", first missing
-        component)``, ``("file", ancestor)`` when the nearest existing ancestor is a file (it
-        is kept, so no folder can replace it), or ``None`` when nothing is needed."""
+        """How to keep the missing ``path`` uncreatable: ``("file", ancestor)`` when the nearest
+        existing ancestor is a file (it is kept, so no folder can replace it), ``None`` when
+        nothing is needed, ``("unheld", first missing component)`` when only the hook holds it
+        (a missing folder in a writable place: see the module docstring)."""
         parent, first = _missing(path)
         if not self.writable_at(parent) or not os.access(parent, os.W_OK):
             return None
         if not os.path.isdir(parent):
             return ("file", parent)  # e.g. a git worktree's `.git` pointer file
-        return ("placeholder", first)
+        return ("unheld", first)
 
 
 def _missing(path: str) -> tuple[str, str]:
@@ -174,8 +176,7 @@ def bwrap_argv(floor: Floor) -> list[str]:
     :class:`ValueError` when a held path is reached through a link the sandbox could replace."""
     plan = _Plan(floor)
     ro: list[str] = []
-    hide: list[tuple[str, str]] = []  # (path, "dir" | "file" | "placeholder")
-    placeholders: set[str] = set()
+    hide: list[tuple[str, str]] = []  # (path, "dir" | "file")
     missing: list[str] = []
     for path in _outermost(plan.kept - {h for h in plan.kept if _under(h, plan.hidden)}):
         if not os.path.lexists(path):
@@ -193,9 +194,6 @@ def bwrap_argv(floor: Floor) -> list[str]:
         guard = plan.guard_missing(path)
         if guard and guard[0] == "file" and guard[1] not in ro:
             ro.append(guard[1])
-        elif guard:
-            placeholders.add(guard[1])
-    hide += [(p, "placeholder") for p in _outermost(placeholders) if not _under(p, plan.hidden)]
     mounts = set(plan.writable) | set(ro) | {p for p, _ in hide}
     pins: set[str] = set()
     for mount in mounts:
@@ -263,10 +261,20 @@ def seatbelt_profile(floor: Floor) -> str:
 
 
 def unheld(floor: Floor, method: str) -> tuple[FloorPath, ...]:
-    """The floor's paths that ``method`` does not hold (the hook alone decides on them):
-    none for ``bwrap`` and ``sandbox-exec``; for ``landlock`` every never-read path and the
-    never-written paths inside a writable root."""
+    """The floor's paths that ``method`` does not hold (the hook alone decides on them): for
+    ``bwrap`` the missing ones that could be created in a writable place (module docstring);
+    none for ``sandbox-exec``; for ``landlock`` every never-read path and the never-written
+    paths inside a writable root."""
     _check_method(method)
+    if method == "bwrap":
+        plan = _Plan(floor)
+        held = (*floor.never_written, *floor.never_read)
+        return tuple(
+            p
+            for p in held
+            if not os.path.lexists(os.path.realpath(p.path))
+            and (plan.guard_missing(os.path.realpath(p.path)) or ("",))[0] == "unheld"
+        )
     if method != "landlock":
         return ()
     roots = [os.path.realpath(p.path) for p in floor.writable]

@@ -124,9 +124,9 @@ FLOOR_PROBES: list[tuple[str, str, str]] = [
     (
         "absent-harness-folder",
         "mkdir -p .cursor && echo '{}' > .cursor/hooks.json",
-        "a never-written folder that does not exist when the call is rewritten is skipped by"
-        " bwrap_argv, so the call can create it (launcher: hold absent paths too, e.g. an"
-        " empty read-only tmpfs or a file bound over /dev/null)",
+        "by design the OS does not hold a never-written folder that does not exist when the"
+        " call is rewritten (a placeholder mount would leave an empty folder in the project"
+        " for good: floor.sandbox); floor.sandbox.unheld names it and the hook refuses it",
     ),
     ("symlink-to-secret", "ln -s ~/.ssh/id_rsa k; cat k", ""),
     ("governance-rename", "mv .forge .forge-old && mkdir .forge", ""),

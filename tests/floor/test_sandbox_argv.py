@@ -142,15 +142,18 @@ def test_a_missing_path_under_a_pointer_file_keeps_the_file(tree: Path) -> None:
     assert not any(d.startswith(str(tree / "p" / ".git") + "/") for _, d in seen)
 
 
-def test_a_missing_path_is_covered_by_a_kept_ancestor_or_gets_a_placeholder(tree: Path) -> None:
+def test_a_missing_path_is_covered_by_a_kept_ancestor_or_left_to_the_hook(tree: Path) -> None:
     floor = floor_of(tree, kept=(".claude", ".claude/settings.local.json", ".cursor", ".x/y/z"))
     seen = mounts(bwrap_argv(floor))
     destinations = [d for _, d in seen]
     assert str(tree / "p" / ".claude" / "settings.local.json") not in destinations
-    assert ("--tmpfs", str(tree / "p" / ".cursor")) in seen
-    assert ("--remount-ro", str(tree / "p" / ".cursor")) in seen
-    assert ("--tmpfs", str(tree / "p" / ".x")) in seen  # the first missing component only
-    assert not any(d.startswith(str(tree / "p" / ".x") + "/") for d in destinations)
+    # no placeholder mount: it would leave an empty folder behind in the project for good
+    assert not any(
+        d.startswith((str(tree / "p" / ".cursor"), str(tree / "p" / ".x"))) for d in destinations
+    )
+    assert not (tree / "p" / ".cursor").exists()
+    left = {p.path for p in unheld(floor, "bwrap")}
+    assert left == {str(tree / "p" / ".cursor"), str(tree / "p" / ".x" / "y" / "z")}
 
 
 def test_paths_outside_every_writable_root_need_no_mount(tree: Path) -> None:

@@ -145,7 +145,6 @@ def test_governance_writes_fail_under_bubblewrap_and_pass_under_landlock(world: 
         ".claude/settings.json": '{"sandbox": {}}\n',
         ".git/hooks/pre-commit": "#!/bin/sh\n",
         ".git/config": "[core]\n",
-        ".cursor/hooks.json": "{}\n",  # missing: a placeholder keeps it uncreatable
     }
     for name, text in targets.items():
         path = world.project / name
@@ -156,8 +155,10 @@ def test_governance_writes_fail_under_bubblewrap_and_pass_under_landlock(world: 
             assert (path.read_text() if path.exists() else None) == before
         else:  # Landlock cannot hold a never-written path inside a writable root (unheld)
             assert result.returncode == 0, (name, result)
-    if world.method == "bwrap":  # the placeholder's mount point stays behind, empty
-        assert [p.name for p in (world.project / ".cursor").iterdir()] == []
+    # a missing harness folder is the hook's alone (no placeholder mount: see floor.sandbox)
+    result = world.run("mkdir -p .cursor && printf %s '{}' > .cursor/hooks.json")
+    assert result.returncode == 0, result
+    assert [p.name for p in (world.project / ".cursor").iterdir()] == ["hooks.json"]
 
 
 def test_secrets_are_unreadable_under_bubblewrap(world: World) -> None:
