@@ -308,9 +308,12 @@ def test_codex_gets_workspace_write_and_the_floor_s_other_temp(project: Project)
         'writable_roots = ["/var/tmp"]\n'
     )
     assert 'note: Codex: sandbox_mode = "workspace-write" in .codex/config.toml' in out
-    # Codex's sandbox keeps neither .forge nor secrets: forge-policy's own floor still applies
+    # Codex's sandbox is on and the own floor cannot nest inside it: nothing is rewritten
     home = project.env["HOME"]
-    assert not harness_sandbox_on("codex", str(project.path), home)
+    assert harness_sandbox_on("codex", str(project.path), home)
+    assert active_floor("codex", str(project.path), str(project.root), project.env) == "harness"
+    config = project.path / ".codex" / "config.toml"
+    config.write_text('sandbox_mode = "danger-full-access"\n')
     assert active_floor("codex", str(project.path), str(project.root), project.env) == "own"
 
 

@@ -72,17 +72,12 @@ def applies(decision: Decision) -> bool:
 
 
 def method(environ: Mapping[str, str]) -> str:
-    """The first sandbox method that works here (``""``: none). The launcher's probe
-    (``sandbox.methods_available``) when it exists, else bubblewrap when it is on ``PATH``."""
-    from forge_policy.floor import sandbox
+    """The first sandbox method that works here, best first (``""``: none), as the launcher's
+    probe (:func:`forge_policy.floor.sandbox.methods_available`) finds them."""
+    from forge_policy.floor.sandbox import methods_available
 
-    probe = getattr(sandbox, "methods_available", None)
-    if probe is not None:
-        methods = list(probe(environ))
-        return str(methods[0]) if methods else ""
-    import shutil
-
-    return "bwrap" if shutil.which("bwrap", path=environ.get("PATH") or None) else ""
+    methods = methods_available(environ)
+    return methods[0] if methods else ""
 
 
 def apply(
@@ -209,7 +204,7 @@ def _notice(decision: Decision, harness: str, forge_root: str, native: str) -> s
     why = (
         f"{entry.title} cannot run a hook's rewritten command"
         if not entry.can_rewrite
-        else "no sandbox (bubblewrap) works on this machine"
+        else "no sandbox (bubblewrap, Landlock) works on this machine"
     )
     if entry.can_rewrite and native not in entry.rewrite_events:
         why = f"{entry.title} cannot rewrite a command at {native}"

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 MODES = ("harness", "own", "off")
 DEFAULT_MODE = "harness"
+#: SPEC §10's example spells the default ``floor: on``; YAML 1.1 readers make it ``true``.
+_ALIASES = {"on": "harness", True: "harness", False: "off"}
 _CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 _MAX_BYTES = 1 << 20
 
@@ -61,8 +63,7 @@ def configured_mode(forge_root: str) -> str:
     if not isinstance(document, dict) or "floor" not in document:
         return DEFAULT_MODE
     value = document["floor"]
-    if value is False:  # YAML reads a bare `off` as false
-        return "off"
+    value = _ALIASES.get(value, value) if isinstance(value, (str, bool)) else value
     if value not in MODES:
         line = key_line(document, "floor")
         wanted = ", ".join(MODES)
@@ -78,6 +79,8 @@ def _plain_floor(raw: bytes) -> str | None:
 
     >>> _plain_floor(b"profile: minimal\\nfloor: off  # audited\\n"), _plain_floor(b"floor: x")
     ('off', None)
+    >>> _plain_floor(b"floor: on\\n")
+    'harness'
     >>> _plain_floor(b"floor: &a own\\n") is None, _plain_floor(b"a: {floor: off}\\n") is None
     (True, True)
     """
@@ -96,6 +99,7 @@ def _plain_floor(raw: bytes) -> str | None:
         value = line[len("floor:") :].split(" #", 1)[0].strip()
         if value.startswith(("'", '"')) and len(value) >= 2 and value[-1] == value[0]:
             value = value[1:-1]
+        value = _ALIASES.get(value, value)
         if value not in MODES:
             return None
         found = value
@@ -115,7 +119,11 @@ def harness_sandbox_on(harness: str, project: str, home: str) -> bool:
     the settings the CLI merges (user, project, local) say ``sandbox.enabled: true``,
     ``sandbox.failIfUnavailable: true`` and ``sandbox.allowUnsandboxedCommands: false`` (so a
     command cannot ask to leave it and a missing dependency stops the CLI instead of running
-    unsandboxed). Other harnesses: ``False`` until their sandbox is configured by ``init``."""
+    unsandboxed). Codex: its sandbox is on unless the config it reads says
+    ``sandbox_mode = "danger-full-access"`` (:func:`_codex_sandbox_on`). Other harnesses have
+    none: ``False``."""
+    if harness == "codex":
+        return _codex_sandbox_on(project, home)
     if harness != "claude-code":
         return False
     merged: dict[str, object] = {}
@@ -142,3 +150,27 @@ def active_floor(harness: str, project: str, forge_root: str, environ: Mapping[s
     if mode == "harness" and harness_sandbox_on(harness, project, home):
         return "harness"
     return "own"
+
+
+def _codex_sandbox_on(project: str, home: str) -> bool:
+    """Whether Codex runs shell calls in its own sandbox: its default is one (``read-only``, or
+    ``workspace-write`` as ``init`` writes it), so only ``sandbox_mode = "danger-full-access"``
+    in the project's ``.codex/config.toml`` (read first) or the user's
+    ``~/.codex/config.toml`` turns it off. Sandboxes do not nest (Codex's seccomp refuses the
+    namespaces bubblewrap needs), so while Codex's is on forge_policy rewrites nothing: Codex's
+    sandbox holds writes outside the workspace and its ``.git`` and ``.codex``, the hook the
+    rest (``doctor`` says which). A mode given on Codex's command line (``--sandbox``,
+    ``--dangerously-bypass-approvals-and-sandbox``) is not visible to the hook: the user's
+    choice, not the agent's. An unreadable file counts as no setting."""
+    import tomllib
+
+    for path in (os.path.join(project, ".codex", "config.toml"),
+                 os.path.join(home, ".codex", "config.toml")):  # fmt: skip
+        try:
+            with open(path, "rb") as handle:
+                mode = tomllib.loads(handle.read(_MAX_BYTES).decode("utf-8")).get("sandbox_mode")
+        except (OSError, ValueError):
+            continue
+        if isinstance(mode, str):
+            return mode != "danger-full-access"
+    return True

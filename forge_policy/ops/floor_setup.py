@@ -150,8 +150,10 @@ def plan(
                     f'Codex: sandbox_mode = "{harness_sandbox.CODEX_MODE}" in '
                     f"{harness_sandbox.CODEX_FILE} (read once the project is trusted): commands "
                     "write only to the workspace and temp, .git and .codex stay read-only, no "
-                    "network; it keeps neither .forge nor secret files, so forge-policy's own "
-                    "sandbox still wraps each shell call"
+                    "network; it keeps neither .forge nor secret files, and sandboxes do not "
+                    "nest, so those stay the hook's alone (`forge-policy floor --json` lists "
+                    "them; `floor: own` with sandbox_mode = \"danger-full-access\" has "
+                    "forge-policy's own sandbox hold them instead)"
                 ]
             )
     return out

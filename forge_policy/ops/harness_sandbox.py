@@ -48,9 +48,10 @@ config-basic). Keys from openai/codex ``codex-rs/core/config.schema.json`` (``sa
 ``exclude_slash_tmp``), seen 2026-12-02. ``sandbox_mode = "workspace-write"`` lets commands write
 the workspace, ``/tmp`` and ``$TMPDIR`` only (``.git`` and ``.codex`` stay read-only, network off);
 ``writable_roots`` adds the floor's other temp folders. ``read-only`` is stricter and kept. The
-sandbox has no deny list: ``.forge``, ``.claude`` and secret files are not held by it, so it is not
-a hook-free floor (:func:`forge_policy.floor.status.harness_sandbox_on` stays false for Codex and
-forge-policy's own floor keeps rewriting shell calls). TOML is edited as text (comments and order
+sandbox has no deny list: ``.forge``, ``.claude`` and secret files are not held by it. Sandboxes
+do not nest (inside Codex's, bubblewrap cannot make its namespaces), so while Codex's sandbox is on
+forge-policy rewrites nothing (:func:`forge_policy.floor.status.harness_sandbox_on`) and those
+paths are the hook's alone; ``doctor`` says so. TOML is edited as text (comments and order
 kept, except inside a ``writable_roots`` array that gains an entry: it is rewritten on one line)
 and the result is checked by parsing it again: anything else changed refuses the run, and so
 does a table spelled inline or with dotted keys.
