@@ -82,7 +82,7 @@ def floor_off(claude: Any) -> None:
 def open_project(forge_real_client: Any, *init_args: str) -> Any:
     """A project set up by ``init --no-worker`` (the hook in-process, reading the client's
     environment) and ``init_args``, a planted secret in its ``HOME``."""
-    project = forge_real_client("claude-code", init_args=("--no-worker", *init_args))
+    project = forge_real_client("claude-code", floor=None, init_args=("--no-worker", *init_args))
     secret = project.home / ".ssh" / "id_rsa"
     secret.parent.mkdir(parents=True, exist_ok=True)
     secret.write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRET}\n", encoding="utf-8")

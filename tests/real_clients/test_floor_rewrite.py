@@ -102,26 +102,20 @@ def test_claude_code_print_mode_has_no_user_to_approve_a_rewritten_call(
     assert "harmless.txt" not in run.files_written
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="init's default floor writes Codex's own sandbox (sandbox_mode = workspace-write) and"
-    " the hook still rewrites each shell call to run under bubblewrap, which cannot create its"
-    " namespaces inside Codex's sandbox ('bwrap: Creating new namespace failed: Operation not"
-    " permitted', Codex 0.171.0): every shell call fails",
-)
-def test_codex_with_the_default_floor_still_runs_a_harmless_command(
+def test_codex_with_the_default_floor_runs_in_its_own_sandbox_unrewritten(
     forge_real_client: Any,
 ) -> None:
-    """Codex as ``init`` sets it up by default: its own sandbox on, forge_policy's floor
-    rewriting shell calls (Codex's sandbox has no deny list, so it is not a hook-free floor). A
-    harmless command must still run, and ``.forge/x`` stay unwritten.
+    """Codex as ``init`` sets it up by default: its own sandbox on (``workspace-write``), and
+    forge_policy rewrites nothing, since bubblewrap cannot make its namespaces inside Codex's
+    sandbox (every rewritten call failed so: "bwrap: Creating new namespace failed", Codex
+    0.171.0). A harmless command runs. Codex's sandbox has no deny list, so a ``.forge/x``
+    write that the hook lets through (this test's catalog allows it) is written: under Codex's
+    sandbox, governance inside the project is the hook's alone — what ``doctor`` says.
 
     Codex refuses to create its sandbox helper below the temp folder when ``CODEX_HOME`` lies
     there ("Refusing to create helper binaries under temporary dir"), as the test's temporary
     ``HOME`` does: the run gets a ``TMPDIR`` of its own outside ``/tmp``."""
-    if shutil.which("bwrap") is None:
-        pytest.skip("bwrap not found on PATH (Debian package bubblewrap; .ci/run installs it)")
-    codex = forge_real_client("codex")
+    codex = forge_real_client("codex", floor=None)
     config = (codex.project / ".codex" / "config.toml").read_text(encoding="utf-8")
     assert 'sandbox_mode = "workspace-write"' in config
     temp = tempfile.mkdtemp(prefix="forge-codex-", dir="/var/tmp")
@@ -133,4 +127,4 @@ def test_codex_with_the_default_floor_still_runs_a_harmless_command(
     finally:
         shutil.rmtree(temp, ignore_errors=True)
     assert (codex.project / "harmless.txt").is_file(), run.describe()
-    assert not (codex.project / ".forge" / "x").exists(), run.describe()
+    assert (codex.project / ".forge" / "x").exists(), run.describe()

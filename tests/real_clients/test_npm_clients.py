@@ -33,9 +33,14 @@ def client(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
     """One project per client for the module (each run is a new session), with the warm-worker
-    hook ``init`` writes by default."""
+    hook ``init`` writes by default, and the floor off: these tests are about decisions (Codex's
+    own sandbox, which init's default floor turns on, cannot start below a temporary
+    ``CODEX_HOME``: tests/real_clients/test_floor_rewrite.py runs it with one outside)."""
     project = open_real_client(
-        request.param, tmp_path_factory.mktemp(request.param), search=[NODE_BIN]
+        request.param,
+        tmp_path_factory.mktemp(request.param),
+        search=[NODE_BIN],
+        init_args=("--floor", "off"),
     )
     project.add_behavior(SOFT)
     project.add_behavior(ASK)
