@@ -162,10 +162,14 @@ def test_claude_codes_sandbox_on_is_the_harness_floor(project: Project) -> None:
         "allowWrite": [".", "//tmp"],
     }
     settings.write_text(json.dumps({"sandbox": {**SANDBOX_ON, "filesystem": lists}}))
-    (project.path / ".codex").mkdir()  # Codex shows signs of use: it gets its own floor
+    (project.path / ".codex").mkdir()  # Codex shows signs of use: its own sandbox, by default
     report = project.json("doctor")
     claude, codex = floor_of(report, "claude-code"), floor_of(report, "codex")
     assert (claude["state"], claude["method"], claude["hook_only"]) == ("harness", None, [])
+    assert (codex["state"], codex["method"]) == ("harness", None)
+    assert [g["code"] for g in codex["hook_only"]] == ["governance-unwritten", "secrets-unread"]
+    (project.path / ".codex" / "config.toml").write_text('sandbox_mode = "danger-full-access"\n')
+    codex = floor_of(project.json("doctor"), "codex")  # Codex's sandbox off: the own floor
     assert (codex["state"], codex["method"]) == ("own", "bwrap")
     out = project.run("doctor").stdout
     assert "  floor: Claude Code's sandbox: Claude Code's sandbox is on (enabled, " in out

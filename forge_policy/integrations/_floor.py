@@ -22,7 +22,6 @@ True
 from __future__ import annotations
 
 import os
-import shutil
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,8 +32,6 @@ if TYPE_CHECKING:
 
 #: What an adapter's ``floor=`` keyword takes (``None``: what the project config says).
 CHOICES = ("own", "off")
-#: The sandbox method the rewrite uses, and the program it needs.
-METHOD = "bwrap"
 
 
 class FloorUnavailable(RuntimeError):
@@ -107,19 +104,21 @@ class ShellFloor:
         is off, the harness's sandbox holds, or the machine has none and nobody asked for it
         by name); :class:`FloorUnavailable` when ``own`` was asked for and cannot hold."""
         from forge_policy.floor.derive import floor_for
+        from forge_policy.floor.rewrite import method as best_method
         from forge_policy.floor.sandbox import command_for
 
         if self.mode(project) != "own":
             return None
-        if shutil.which(METHOD) is None:
+        method = best_method(self._environ())
+        if not method:
             if self.floor == "own" or self._configured(project) == "own":
                 raise FloorUnavailable(
-                    f"the floor is 'own' but {METHOD} is not installed, so this shell call "
-                    "cannot be sandboxed and is refused"
+                    "the floor is 'own' but no sandbox (bubblewrap, Landlock) works on this "
+                    "machine, so this shell call cannot be sandboxed and is refused"
                 )
             return None
         project, _ = self._places(project)
-        return command_for(floor_for(project, self._environ()), command, METHOD)
+        return command_for(floor_for(project, self._environ()), command, method)
 
     def _configured(self, project: str | None) -> str:
         from forge_policy.floor.status import configured_mode

@@ -120,9 +120,13 @@ def harnesses(project: Path) -> list[str]:
 def unheld_guarantees(floor: Floor, method: str) -> tuple[str, ...]:
     """Codes of the :data:`GUARANTEES` that ``method`` does not hold in full under ``floor``: a
     never-read path it cannot hide leaves ``secrets-unread`` to the hook; a never-written one
-    it cannot keep, ``installation-untouched`` or ``governance-unwritten`` by its reason."""
+    it cannot keep, ``installation-untouched`` or ``governance-unwritten`` by its reason. A path
+    bubblewrap leaves alone because it does not exist yet (the folder of a harness the project
+    does not use) configures nothing yet and is not counted: the hook refuses its creation."""
     codes = set()
     for path in unheld(floor, method):
+        if method == "bwrap" and not os.path.lexists(path.path):
+            continue  # a folder not made yet (.cursor/ of an unused harness): see floor.sandbox
         if path in floor.never_read:
             codes.add("secrets-unread")
         elif path.reason == "installation":
@@ -269,6 +273,14 @@ def _floor_of(
         where = _shown(floor_line(forge_root), project)
         warning = f"floor: off in {where}: no sandbox under {title}'s shell calls"
         return HarnessFloor(harness, title, "off", None, "turned off by the project", warning)
+    if active == "harness" and harness == "codex":
+        detail = (
+            "Codex's sandbox is on (sandbox_mode is not danger-full-access): writes only to the "
+            "workspace and temp, .git and .codex read-only; it has no deny list and sandboxes do "
+            "not nest, so nothing is rewritten"
+        )
+        codes = ("governance-unwritten", "secrets-unread")
+        return HarnessFloor(harness, title, "harness", None, detail, unheld=codes)
     if active == "harness":
         detail = f"{title}'s sandbox is on (enabled, failIfUnavailable, no unsandboxed commands)"
         home = environ.get("HOME", "") or os.path.expanduser("~")

@@ -152,7 +152,7 @@ def plan(
                     "write only to the workspace and temp, .git and .codex stay read-only, no "
                     "network; it keeps neither .forge nor secret files, and sandboxes do not "
                     "nest, so those stay the hook's alone (`forge-policy floor --json` lists "
-                    "them; `floor: own` with sandbox_mode = \"danger-full-access\" has "
+                    'them; `floor: own` with sandbox_mode = "danger-full-access" has '
                     "forge-policy's own sandbox hold them instead)"
                 ]
             )
