@@ -329,3 +329,22 @@ def test_the_launcher_imports_only_the_standard_library(tmp_path: Path) -> None:
     assert "landlock" in imported and "_json" in imported and "json" not in imported
     outside = {m for m in imported - {"landlock"} if m.split(".")[0] not in sys.stdlib_module_names}
     assert outside == set()
+
+
+def test_the_memoised_command_line_follows_the_file_system(tree: Path) -> None:
+    """``bwrap_argv`` is memoised per floor; any path of the floor (or an ancestor) that
+    appears, disappears or is replaced by a link makes it compute the command line again."""
+    floor = floor_of(tree, kept=(".cursor", ".forge"), hidden=("home/.aws",))
+    before = mounts(bwrap_argv(floor))
+    assert ("--ro-bind", str(tree / "p" / ".cursor")) not in before  # missing: the hook's
+    assert mounts(bwrap_argv(floor)) == before
+    (tree / "p" / ".cursor").mkdir()
+    (tree / "home" / ".aws").mkdir()
+    after = mounts(bwrap_argv(floor))
+    assert ("--ro-bind", str(tree / "p" / ".cursor")) in after
+    assert ("--tmpfs", str(tree / "home" / ".aws")) in after
+    # the governance folder swapped for a link to a folder elsewhere: refused, not served stale
+    (tree / "p" / ".forge").rename(tree / "elsewhere")
+    (tree / "p" / ".forge").symlink_to(tree / "elsewhere")
+    with pytest.raises(ValueError, match="symbolic link"):
+        bwrap_argv(floor)
