@@ -90,4 +90,4 @@ def test_floor_sdk_example_runs_each_adapters_shell_call_under_the_floor() -> No
     out = run(str(EXAMPLES / "floor_sdk.py"))
     assert out.count("build.txt written: True; .forge/x.txt written: False") == 3, out
     assert out.count("cannot create .forge/x.txt: Read-only file system") == 3, out
-    assert "updatedInput.command: bwrap " in out
+    assert f"updatedInput.command: {shutil.which('bwrap')} " in out

@@ -103,14 +103,17 @@ def decision(answer: dict) -> str:
 
 
 def spooled(project: Project) -> list[dict]:
+    """The decision records waiting in the spool (the floor's own `floor` notes left out:
+    these projects run with `floor: off`, which is noted on every shell call)."""
     folder = project.root / "audit" / "overrides.log.spool"
     if not folder.is_dir():
         return []
-    return [
+    records = [
         json.loads(line)
         for name in sorted(folder.iterdir())
         for line in name.read_text().splitlines()
     ]
+    return [r for r in records if r.get("kind") != "floor"]
 
 
 @pytest.fixture
@@ -211,7 +214,8 @@ def test_the_spool_keeps_order_across_calls(project: Project) -> None:
     with agent_holds(*locks(project)):
         for command in ("rm -rf ~", "git push --force", "rm -rf /"):
             assert decision(call(project, command, HOOK)[0]) == "deny"
-    project.run(project.bash("echo nothing to record"))  # an allow appends nothing
+    # an allow appends nothing (a file read: a shell call would note the floor's state)
+    project.run(project.payload(tool_name="Read", tool_input={"file_path": "README.md"}))
     assert len(spooled(project)) == 3
     verify = subprocess.run(
         [*HOOK[:-1], "audit", "--verify", "--json"],
@@ -262,14 +266,16 @@ def test_init_gives_every_harness_a_timeout_beyond_the_largest_deadline(harness:
 @pytest.mark.parametrize("linked", ["runtime", "forge"])
 def test_a_symlinked_runtime_or_forge_folder_receives_nothing(tmp_path: Path, linked: str) -> None:
     """The Harness Home contract: no cache, key, state or audit written through a link."""
-    project = Project(tmp_path, catalog={})
+    project = Project(tmp_path, catalog={}, floor=None)  # nothing written into .forge first
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     if linked == "runtime":
         project.root.mkdir(parents=True, exist_ok=True)
+        (project.root / "config.yaml").write_text("floor: off\n")
         (project.root / "runtime").symlink_to(elsewhere, target_is_directory=True)
     else:
         (elsewhere / "runtime").mkdir()
+        (elsewhere / "config.yaml").write_text("floor: off\n")  # read through the link
         project.root.symlink_to(elsewhere, target_is_directory=True)
     for command in ("rm -rf ~", "git push --force", "ls"):
         answer, err = call(project, command, HOOK)

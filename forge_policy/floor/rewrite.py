@@ -16,15 +16,17 @@ active floor               answer                                               
 ``own``, a method works    rewritten to run in the sandbox                           ``own/M`` (*)
 ``own``, none works        as decided, and once per session a notice that the        ``none``
                            floor is not held (the hook keeps deciding)
-``off``                    as decided                                                ``off``
+``off``                    as decided                                                ``off`` (†)
 =========================  ========================================================  ===========
 
 (*) beside the violation records of a call the evaluator recorded (a nudge, a warning); a plain
 pass under the own floor adds no record: the rewrite is visible in the answer, the floor in
 ``doctor`` and ``status``, and a record per allowed shell call would turn the log into a command
 history and cost the warm path an fsync per call (``tests/benchmarks/floor_rewrite.py``
-measured it at about twice the answer's time). The weaker states, ``off`` and ``none``, are
-recorded on every call they apply to.
+measured it at about twice the answer's time). (†) The weaker states, ``off`` and ``none``,
+are recorded on the first shell call of each session they apply to (a state change starts
+again: ``<FORGE_ROOT>/runtime/floor-recorded`` keeps the last ``state session`` recorded) and
+beside every violation record; ``init`` records turning the floor off or back on.
 
 "None works" covers a machine without a sandbox method and a harness (or an event) that cannot
 take new arguments (:attr:`~forge_policy.harness.registry.Harness.rewrite_events`: Copilot CLI,
@@ -59,6 +61,8 @@ SHELL_TOOL = "Bash"
 UNHELD = "none"
 #: Where the last session told that the floor is not held is kept (below ``FORGE_ROOT``).
 NOTICE_FILE = os.path.join("runtime", "floor-notice")
+#: The last ``state session`` whose weak floor (``off``, ``none``) was recorded.
+RECORDED_FILE = os.path.join("runtime", "floor-recorded")
 
 
 def applies(decision: Decision) -> bool:
@@ -105,7 +109,7 @@ def apply(
     if mode == "harness":
         return decision, []
     if mode == "off":
-        return decision, [_record(decision, harness, "off")]
+        return decision, _weak_records(decision, harness, forge_root, "off")
     native = native_event or decision.event.event_name
     rewritten = _rewritten(native, harness, project, environ, tool_input)
     if rewritten is None:
@@ -114,7 +118,7 @@ def apply(
             import attrs
 
             decision = attrs.evolve(decision, messages=(*decision.messages, notice))
-        return decision, [_record(decision, harness, UNHELD)]
+        return decision, _weak_records(decision, harness, forge_root, UNHELD)
     import attrs
 
     new_input, used = rewritten
@@ -179,6 +183,33 @@ def _record(decision: Decision, harness: str, floor: str) -> dict[str, Any]:
             tool_use_id=event.tool_use_id,
         )
     )
+
+
+def _weak_records(
+    decision: Decision, harness: str, forge_root: str, state: str
+) -> list[dict[str, Any]]:
+    """The ``floor`` record of an ``off`` or ``none`` call: beside a violation always, else on
+    the first shell call of the session in that state (a plain pass then writes nothing: no
+    lock, no fsync on the warm path)."""
+    if decision.violations:
+        return [_record(decision, harness, state)]
+    mark = f"{state} {decision.event.session_id}"
+    path = os.path.join(forge_root, RECORDED_FILE)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read(4096) == mark:
+                return []
+    except OSError:
+        pass
+    try:
+        folder = os.path.dirname(path)
+        if os.path.realpath(folder) == os.path.abspath(folder):  # nothing through a link
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(mark)
+    except OSError:
+        pass  # recorded again next time: better than never
+    return [_record(decision, harness, state)]
 
 
 def _notice(decision: Decision, harness: str, forge_root: str, native: str) -> str:

@@ -90,7 +90,7 @@ def test_copilot_loads_no_project_hooks_in_a_folder_it_does_not_trust(
     (copilot.home / ".copilot" / "config.json").write_text('{"trusted_folders": []}')
     run = copilot.run([SHELL["copilot"]("git push --force origin main"), Turn.say("done")])
     assert run.ran and not run.denied, run.describe()
-    assert copilot.audit_records() == []
+    assert [r for r in copilot.audit_records() if r.get("code") != "floor_mode"] == []
 
 
 def test_codex_skips_a_hook_nobody_reviewed(forge_real_client: Any) -> None:
@@ -101,4 +101,4 @@ def test_codex_skips_a_hook_nobody_reviewed(forge_real_client: Any) -> None:
     codex.driver.command = lambda program, prompt: [program, "exec", "--json", prompt]
     run = codex.run([SHELL["codex"]("git push --force origin main"), Turn.say("done")])
     assert run.ran and not run.denied, run.describe()
-    assert codex.audit_records() == []
+    assert [r for r in codex.audit_records() if r.get("code") != "floor_mode"] == []
