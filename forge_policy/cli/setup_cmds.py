@@ -385,10 +385,12 @@ def _probe_ok(held: list[HarnessFloor], probes: list[tuple[list[str], ProbeRepor
     """Every floor doctor reports holds: each probe passed, and no harness that could run
     under forge-policy's floor is left without one for want of a sandbox or a readable
     setting (a harness that cannot rewrite a call, or ``floor: off``, claims none)."""
-    from forge_policy.ops.floor_report import REWRITES
+    from forge_policy.harness.registry import get
 
     missing = [
-        f for f in held if f.state == "none" and (f.harness in REWRITES or f.warning is not None)
+        f
+        for f in held
+        if f.state == "none" and (get(f.harness).can_rewrite or f.warning is not None)
     ]
     return not missing and all(p.ok for _, p in probes)
 

@@ -19,8 +19,6 @@ hook still decides every call, but nothing beneath it stops a spelling its readi
 
 >>> [code for code, _ in GUARANTEES]
 ['governance-unwritten', 'secrets-unread', 'writes-confined', 'installation-untouched']
->>> sorted(REWRITES)
-['claude-code', 'codex', 'cursor', 'gemini']
 """
 
 from __future__ import annotations
@@ -32,7 +30,8 @@ from pathlib import Path
 
 import attrs
 
-from forge_policy.floor.sandbox import methods_available, unheld
+from forge_policy.floor.rewrite import method as rewrite_method
+from forge_policy.floor.sandbox import unheld
 from forge_policy.floor.status import FloorConfigError, active_floor, configured_mode
 from forge_policy.harness import registry
 from forge_policy.ops import harness_config
@@ -50,10 +49,6 @@ GUARANTEES = (
     ("writes-confined", "no writes outside the project and temp"),
     ("installation-untouched", "the engine's installation untouched"),
 )
-#: The harnesses whose hook answer can replace a shell call's command (Claude Code and Codex
-#: ``updatedInput``, Gemini CLI ``hookSpecificOutput.tool_input``, Cursor ``updated_input``;
-#: ../shared/reference/harness-protocols.md): only under these can forge_policy's own floor run.
-REWRITES = frozenset({"claude-code", "codex", "gemini", "cursor"})
 #: How each own-floor method is named in reports.
 METHOD_TITLES = {"bwrap": "bubblewrap", "landlock": "Landlock", "sandbox-exec": "sandbox-exec"}
 STATES = ("harness", "own", "none", "off")
@@ -134,12 +129,6 @@ def unheld_guarantees(floor: Floor, method: str) -> tuple[str, ...]:
         else:
             codes.add("governance-unwritten")
     return tuple(code for code, _ in GUARANTEES if code in codes)
-
-
-def method_for(environ: Mapping[str, str]) -> str | None:
-    """The method forge_policy's own floor uses on this machine (``None``: none can run)."""
-    methods = methods_available(environ)
-    return methods[0] if methods else None
 
 
 def floor_line(forge_root: str) -> str:
@@ -288,11 +277,11 @@ def _floor_of(
         if unheld:
             detail += "; its filesystem lists leave some of the floor out"
         return HarnessFloor(harness, title, "harness", None, detail, unheld=unheld)
-    if harness not in REWRITES:
+    if not registry.get(harness).can_rewrite:
         detail = f"{title} cannot rewrite a call, so no sandbox can be put under its shell calls"
         return HarnessFloor(harness, title, "none", None, detail)
-    method = method_for(environ)
-    if method is None:
+    method = rewrite_method(environ)  # the method the hook's rewrite uses
+    if not method:
         lacks = (
             "no sandbox-exec"
             if sys.platform == "darwin"
