@@ -1060,6 +1060,10 @@ def join_specs(held: Mapping[str, Any], wanted: Mapping[str, Any]) -> dict[str, 
     joined.pop("level_cap", None)
     if held.get("bypass") == "never":
         joined["bypass"] = "never"
+    if wanted.get("tuning") == "relaxed" and held.get("tuning") != "relaxed":
+        joined.pop("tuning")  # refused: what holds is the join, not a relaxed ladder
+        if held.get("tuning"):
+            joined["tuning"] = held["tuning"]
     return joined
 
 

@@ -31,7 +31,9 @@ def test_a_locked_behavior_stays_enabled(layers: Layers) -> None:
 
 
 def test_a_locked_level_cannot_be_lowered_but_can_be_raised(layers: Layers) -> None:
-    layers.write(layers.managed, "behaviors:\n  risky-commands: {level: soft_block, locked: true}\n")
+    layers.write(
+        layers.managed, "behaviors:\n  risky-commands: {level: soft_block, locked: true}\n"
+    )
     layers.write(layers.project_file, "behaviors:\n  risky-commands: {level: nudge}\n")
     assert layers.evaluator().catalog["risky-commands"].spec["default_level"] == "soft_block"
     layers.write(layers.project_file, "behaviors:\n  risky-commands: {level: hard_block}\n")
@@ -247,9 +249,7 @@ def test_a_managed_lock_is_never_loosened(
     names = ["user", "project", "local"][: len(lower)]
     stack = [as_layer(name, values, []) for name, values in zip(names, lower, strict=True)]
     locks = ["profile", *(f"behaviors.{i}" for i in managed)]
-    stack.append(
-        as_layer("managed", {"profile": managed_profile, "behaviors": managed}, locks)
-    )
+    stack.append(as_layer("managed", {"profile": managed_profile, "behaviors": managed}, locks))
     environ = {"FORGE_PROFILE": env_profile, "FORGE_DISABLE": ",".join(env_disable)}
     s = merge(stack, environ)
     try:
@@ -263,9 +263,9 @@ def test_a_managed_lock_is_never_loosened(
         assert behavior_id not in s.disable
         if held.get("enabled", True):
             assert got.enabled
-            assert not got.excluded_by(s.profile or "standard") or CATALOG[
-                behavior_id
-            ].excluded_by(managed_profile)
+            assert not got.excluded_by(s.profile or "standard") or CATALOG[behavior_id].excluded_by(
+                managed_profile
+            )
         for n in range(0, 8):
             assert LEVELS.index(got.level_at(None, n).label) >= reference_level(held, n), n
         assert got.mode == "enforce"
