@@ -217,7 +217,7 @@ def test_the_least_recently_used_worker_stops_beyond_the_bound(project: ClientPr
     assert status.startswith("worker: 2 answering, one per environment (at most 4;")
     assert status.count(" pid ") == 2 and "differs in GIT_DIR" in status
     assert "GIT_DIR=" not in status  # values other than paths are never shown, only a digest
-    assert "3× no worker for this environment: started one" in status, status
+    assert "      3  no worker for this environment: started one\n" in status, status
     shown = json.loads(project.run_cli("worker", "status", "--json").stdout)
     assert len(shown["workers"]) == 2 and shown["refusals"]["reasons"] == {
         "no worker for this environment: started one": 3

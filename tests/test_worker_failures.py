@@ -145,7 +145,7 @@ def test_a_broken_worker_is_answered_in_process(
     assert refusals(str(project.root))["reasons"] == {reason: 1}  # counted for worker status
     status = project.run_cli("worker", "status", check=1).stdout
     assert "evaluated in-process although the worker is on: 1 call since " in status
-    assert f"      1× {reason}\n" in status
+    assert f"      1  {reason}\n" in status
 
 
 def test_a_stale_socket_is_replaced(project: ClientProject) -> None:

@@ -204,9 +204,11 @@ def cmd_worker_status(args: Namespace, ctx: Context) -> int:
         since = time.strftime("%Y-%m-%d %H:%M", time.localtime(counted["since"]))
         total = sum(counted["reasons"].values())
         calls = "1 call" if total == 1 else f"{total} calls"
-        ctx.print(f"evaluated in-process although the worker is on: {calls} since {since}")
+        ctx.print(
+            f"evaluated in-process although the worker is on: {calls} since {since} (count, reason)"
+        )
         for reason, n in counted["reasons"].items():
-            ctx.print(f"  {n:>5}× {reason}")
+            ctx.print(f"  {n:>5}  {reason}")
     return OK if live else REFUSED
 
 

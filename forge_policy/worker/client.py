@@ -9,7 +9,9 @@ package. The line:
 
 1. read the raw event from stdin (at most the hook's limit plus one byte);
 2. unless ``FORGE_WORKER=off`` (or ``FORGE_STORE=memory``, whose state a hook process never
-   keeps, and a worker would): find ``<FORGE_ROOT>/runtime/worker/`` (owned by this user, no
+   keeps, and a worker would): find ``<FORGE_ROOT>/runtime/worker/<fingerprint>/``, the folder of
+   the worker for this working directory and these variables
+   (:func:`~forge_policy.worker.protocol.fingerprint`; it and its parent owned by this user, no
    access for group or others), connect to ``worker.sock`` in it, check with ``SO_PEERCRED`` that
    the peer runs as this user, send the request
    (:func:`~forge_policy.worker.protocol.encode_request`) and read the answer before the
@@ -19,10 +21,11 @@ package. The line:
 3. a complete answer: write its stdout and stderr bytes, exit with its exit code (the harness
    adapter's: 0 for every harness so far);
 4. anything else (no worker, stale socket, impostor, refusal, short, malformed or late answer):
-   start a worker when none answers (detached, one per root: a ``worker.starting`` marker
-   created with ``O_EXCL`` keeps parallel clients from starting several), then evaluate this
-   event in-process with the full engine (:func:`forge_policy.hook.main`). A failure of the
-   worker never becomes an allow.
+   start a worker when none answers (detached, one per root and environment: a
+   ``worker.starting`` marker created with ``O_EXCL`` keeps parallel clients from starting
+   several), count the reason (:func:`~forge_policy.worker.protocol.record`: one appended line,
+   shown by ``forge-policy worker status``), then evaluate this event in-process with the full
+   engine (:func:`forge_policy.hook.main`). A failure of the worker never becomes an allow.
 
 The worker answers only when it would answer exactly as this process would: the client sends
 its working directory, the identity of this file (a reinstall changes it: the worker then exits

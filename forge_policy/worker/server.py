@@ -375,9 +375,7 @@ def _serve(worker: Worker) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(worker.folder, os.fsdecode(protocol.STARTING)))
         log(f"listening on {worker.path} (catalog {worker.warm.health()['catalog']})")
-        threading.Thread(
-            target=make_room, args=(worker.folder, worker_max()), daemon=True
-        ).start()
+        threading.Thread(target=make_room, args=(worker.folder, worker_max()), daemon=True).start()
         worker.serve()
     finally:
         worker.close()
@@ -392,8 +390,10 @@ def worker_max() -> int:
     if not text:
         return protocol.MAX_WORKERS
     if not text.isdigit() or int(text) < 1:
-        log(f"FORGE_WORKER_MAX: expected a whole number from 1, got {text!r}; using "
-            f"{protocol.MAX_WORKERS}")
+        log(
+            f"FORGE_WORKER_MAX: expected a whole number from 1, got {text!r}; using "
+            f"{protocol.MAX_WORKERS}"
+        )
         return protocol.MAX_WORKERS
     return int(text)
 
