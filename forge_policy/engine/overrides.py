@@ -109,7 +109,7 @@ def harness_auto_approval(event: Event, violation: Violation) -> AutoApproval | 
     >>> ev = fp.Event("PreToolUse", "s", tool_name="Bash", permission_mode="bypassPermissions")
     >>> harness_auto_approval(ev, v).reason
     'permission_mode bypassPermissions'
-    >>> harness_auto_approval(fp.Event("BeforeTool", "s", harness="gemini"), v) is None
+    >>> harness_auto_approval(fp.Event("PreToolUse", "s", harness="gemini"), v) is None
     True
     """
     if not _REGISTRY_RULE:
