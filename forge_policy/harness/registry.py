@@ -466,17 +466,20 @@ def names() -> tuple[str, ...]:
 
 
 def get(name: str) -> Harness:
-    """The harness called ``name``; ``KeyError`` naming the supported ones otherwise.
+    """The harness called ``name``; :class:`~forge_policy.errors.UnknownName` (a ``KeyError``
+    too) naming the supported ones otherwise.
 
     >>> get("vim")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    KeyError: "unknown harness 'vim' (supported: claude-code, codex, gemini, cursor, ...)"
+    forge_policy.errors.UnknownName: unknown harness 'vim' (supported: claude-code, codex, ...)
     """
     try:
         return HARNESSES[name]
     except KeyError:
-        raise KeyError(f"unknown harness {name!r} (supported: {', '.join(HARNESSES)})") from None
+        from forge_policy.errors import UnknownName
+
+        raise UnknownName(f"unknown harness {name!r} (supported: {', '.join(HARNESSES)})") from None
 
 
 #: Project files besides a harness's ``config`` whose contents decide whether it runs hooks:
