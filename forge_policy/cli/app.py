@@ -77,6 +77,7 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
         CatalogError,
         ConfigError,
         EventError,
+        ProjectConfigError,
         Refused,
         SetupError,
         StoreError,
@@ -100,7 +101,7 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
     except CatalogError as exc:
         ctx.note(str(exc))
         return REFUSED
-    except (Refused, EventError, SetupError) as exc:
+    except (Refused, EventError, SetupError, ProjectConfigError) as exc:
         ctx.note(str(exc))
         return REFUSED
     except (StoreError, AuditError) as exc:
