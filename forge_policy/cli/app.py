@@ -95,7 +95,7 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
     except AuditIntegrityError as exc:
         ctx.note(f"integrity failure: {exc}")
         return INTEGRITY_FAILURE
-    except ConfigError as exc:
+    except (ConfigError, ProjectConfigError) as exc:  # FORGE_* or a configuration layer
         ctx.note(str(exc))
         return USAGE
     except CatalogError as exc:
