@@ -10,6 +10,7 @@ import sys
 from forge_policy.cli import (
     authoring_cmds,
     catalog_cmds,
+    config_cmds,
     floor_cmds,
     git_cmds,
     guard,
@@ -64,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     groups = (setup_cmds, session_cmds, catalog_cmds, authoring_cmds, replay_cmds, git_cmds)
-    for module in (*groups, floor_cmds, worker_cmds):
+    for module in (*groups, config_cmds, floor_cmds, worker_cmds):
         module.register(command)
     return parser
 
