@@ -61,14 +61,18 @@ class Context:
         self.err = err
         self._config: Config | None = None
         self._evaluator: Evaluator | None = None
+        #: the working directory is the project, unsearched (``init --here``); set before the
+        #: first use of :attr:`config`
+        self.here = False
 
     @property
     def config(self) -> Config:
-        """``Config.from_env()``."""
+        """``Config.from_env()``: the project found as git finds a work tree
+        (:func:`~forge_policy.config.env.project_folder`), whatever folder the command runs in."""
         if self._config is None:
             from forge_policy.config.env import Config
 
-            self._config = Config.from_env()
+            self._config = Config.from_env(here=self.here)
         return self._config
 
     @property

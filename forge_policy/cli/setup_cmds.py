@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.cli.context import Context
+    from forge_policy.config.env import Config
     from forge_policy.floor.model import Floor
     from forge_policy.ops.floor_probe import ProbeReport
     from forge_policy.ops.floor_report import HarnessFloor
@@ -146,6 +147,13 @@ def register(command: Callable[..., Any]) -> None:
         help="copy the built-in catalog to <FORGE_ROOT>/behaviors to edit it",
     )
     p.add_argument(
+        "--here",
+        action="store_true",
+        help="set up the working directory as a project of its own, even below a repository's "
+        "top level or a folder holding .forge (without it, init run there refuses and names "
+        "the project it belongs to)",
+    )
+    p.add_argument(
         "--floor",
         choices=("harness", "own", "off"),
         default="harness",
@@ -241,7 +249,12 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
     from forge_policy.ops.init import init
     from forge_policy.serve import DEFAULT_HOST, TOKEN_ENV, token_path
 
+    ctx.here = args.here
     config = ctx.config
+    below = _below_project(config)
+    if below:
+        ctx.note(below)
+        return USAGE
     mode = _serve_mode(args, config.root)
     if isinstance(mode, str):
         ctx.note(mode)
@@ -280,6 +293,25 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
     elif not args.no_worker and report.changed:
         ctx.print(WORKER_NOTE.format(idle=config.worker_idle).rstrip())
     return OK
+
+
+def _below_project(config: Config) -> str:
+    """Why ``init`` (without ``--here``) must not set the project up from here: the working
+    directory is below the project it belongs to (a folder holding ``.forge``, or the
+    repository's top level); "" when it is the project itself."""
+    import os
+
+    from forge_policy.config.env import project_folder
+
+    here = project_folder(config.environ or os.environ, here=True)
+    if os.path.normcase(here) == os.path.normcase(config.project_dir):
+        return ""
+    what = "the project" if os.path.isdir(config.root) else "the top level of the repository"
+    return (
+        f"{here} is inside {what} at {config.project_dir}: run `forge-policy init` there to "
+        f"set up that project, or `forge-policy init --here` to set up {here} as a project "
+        "of its own"
+    )
 
 
 def cmd_doctor(args: Namespace, ctx: Context) -> int:
