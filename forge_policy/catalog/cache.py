@@ -593,8 +593,6 @@ def _write_sealed(path: str, body: bytes) -> bool:
         return False
     try:
         if not os.path.isdir(folder):
-            if os.path.basename(folder) == "runtime" and not os.path.isdir(os.path.dirname(folder)):
-                return False  # no project here (no FORGE_ROOT): a read creates none (SPEC §10)
             os.makedirs(folder, exist_ok=True)
             _ignore_in_git(folder)
     except OSError:

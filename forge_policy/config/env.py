@@ -218,18 +218,27 @@ class Config:
         other) holds nothing one project could use to change another's catalog. A project's
         own catalog is never cached outside the project.
 
-        >>> config = Config(root="/p/.forge", environ={"XDG_CACHE_HOME": "/c"})
-        >>> [path.split("/catalog-cache-")[0] for path in config.cache_paths()]
-        ['/p/.forge/runtime', '/c/forge-policy']
-        >>> len(Config(root="/p/.forge", behaviors_dir="/p/rules").cache_paths())
+        No project cache where ``root`` does not exist yet: reading the catalog does not create
+        the project's folder.
+
+        >>> import tempfile
+        >>> root = os.path.join(tempfile.mkdtemp(), ".forge"); os.mkdir(root)
+        >>> config = Config(root=root, environ={"XDG_CACHE_HOME": "/c"})
+        >>> [path.split("/catalog-cache-")[0][-14:] for path in config.cache_paths()]
+        ['.forge/runtime', 'c/forge-policy']
+        >>> len(Config(root=root, behaviors_dir="/p/rules").cache_paths())
         1
+        >>> elsewhere = Config(root="/p/.forge", environ={"XDG_CACHE_HOME": "/c"})
+        >>> [path[:16] for path in elsewhere.cache_paths()]
+        ['/c/forge-policy/']
         """
         from forge_policy.catalog.cache import BUILTIN_DIR
         from forge_policy.model import sha256_hex  # not hashlib: it loads OpenSSL
 
         catalog = os.path.abspath(self.catalog_dir or BUILTIN_DIR)
         name = f"catalog-cache-{sha256_hex(catalog.encode('utf-8'))[:16]}.json"
-        paths = [os.path.join(self.root, "runtime", name)]
+        # no project folder (FORGE_ROOT) yet: a command that only reads makes none (SPEC §10)
+        paths = [os.path.join(self.root, "runtime", name)] if os.path.isdir(self.root) else []
         if self.catalog_dir is None:
             home = os.path.join(os.path.expanduser("~"), ".cache")
             paths.append(
