@@ -160,6 +160,27 @@ def register(command: Callable[..., Any]) -> None:
         help="with --floor harness: write Claude Code's sandbox block into .claude/settings.json "
         "(project, default) or .claude/settings.local.json (local)",
     )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--shared",
+        dest="where",
+        action="store_const",
+        const="shared",
+        help="write a portable hook command into each harness's committed settings file: the "
+        "project's launcher <FORGE_ROOT>/bin/forge-policy-hook, which runs the forge-policy of "
+        "whichever machine it is on (default for a new project)",
+    )
+    where.add_argument(
+        "--local",
+        dest="where",
+        action="store_const",
+        const="local",
+        help="write this machine's hook command into the harness's per-machine settings file "
+        "(Claude Code: .claude/settings.local.json, git-ignored) and take it out of the shared "
+        "one; harnesses without such a file keep the portable launcher (default: the choice the "
+        "project already shows)",
+    )
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
     register_doctor(command)
 
 
@@ -233,7 +254,8 @@ def _serve_mode(args: Namespace, root: str) -> tuple[bool, bool, int] | str:
 
 def cmd_init(args: Namespace, ctx: Context) -> int:
     """``forge-policy init [--harness NAME]… [--serve [--http-only] [--port N] | --no-serve]
-    [--no-worker] [--copy-catalog] [--floor harness|own|off] [--sandbox-settings project|local]``.
+    [--no-worker] [--copy-catalog] [--floor harness|own|off] [--sandbox-settings project|local]
+    [--shared | --local] [--json]``.
     """
     from pathlib import Path
 
@@ -258,11 +280,17 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         harnesses=args.harness,
         floor=args.floor,
         sandbox_settings=args.sandbox_settings,
+        where=args.where,
     )
     if report.floor_change is not None and "off" in report.floor_change:  # audited
         from forge_policy.ops.floor_setup import record
 
         record(config.open_audit(), *report.floor_change)
+    if args.json:
+        ctx.print_json({**report.to_dict(), "serve": serve, "http_only": http_only})
+        if http_only:
+            ctx.err.write(HTTP_ONLY_WARNING.format(env=TOKEN_ENV, token=token_path(config.root)))
+        return OK
     for action in report.actions:
         ctx.print(str(action))
     if not report.changed:
