@@ -324,10 +324,11 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
     catalog = Bypass(config.load_catalog(), config.disable).catalog
     behaviors = active(catalog.behaviors, config.profile)
     project = Path(config.project_dir)
-    report = coverage(project, behaviors, args.harness)
-    if not report:  # nothing set up or detected: what init would set up
-        report = coverage(project, behaviors, ["claude-code"])
     environ = os.environ
+    report = coverage(project, behaviors, args.harness, run=True, environ=environ)
+    if not report:  # nothing set up or detected: what init would set up
+        report = coverage(project, behaviors, ["claude-code"], run=True, environ=environ)
+    broken = [r for h in report for r in h.hook_runs if not r.ok]
     floor = floor_for(os.path.abspath(config.project_dir), environ)
     held = floors(str(floor.project), config.root, environ, [h.name for h in report], floor)
     covered = coverage_of(floor)
@@ -344,13 +345,23 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             runs = [{"harnesses": names, **p.to_dict()} for names, p in probes]
             result["probe"] = {"ok": not failed, "runs": runs}
         ctx.print_json(result)
-        return REFUSED if failed else OK
+        return REFUSED if failed or broken else OK
     for h, f in zip(report, held, strict=True):
         where = f"{h.config}, hooked on {', '.join(h.installed)}" if h.installed else h.config
         ctx.print(f"{h.title} ({h.name}): {where}")
-        ctx.print(f"  enforces {len(h.enforced)} of {len(behaviors)} active behaviors")
+        if h.runs:
+            ctx.print(f"  enforces {len(h.enforced)} of {len(behaviors)} active behaviors")
+        else:
+            ctx.print(
+                f"  NOT ENFORCED: 0 of {len(behaviors)} active behaviors: its hook command does "
+                "not answer on this machine"
+            )
+        for run in h.hook_runs:
+            ctx.print(f"  {run.line()}")
         _print_floor(ctx, f, coverage_line(covered))
         for heading, findings in (("limited", h.limited), ("not enforced", h.not_enforced)):
+            if findings and not h.runs:
+                continue  # said once above
             if findings:
                 ctx.print(f"  {heading}:")
             for behavior_id, found in findings.items():
@@ -368,6 +379,8 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             ctx.print(f"  {probe.note}")
         for check in probe.checks:
             ctx.print(f"  {check.line()}")
+    for run in broken:
+        ctx.note(f"{run.harness}: the hook is NOT enforced: {run.detail}; fix: {run.fix}")
     if failed:
         ctx.print("probe: NOT every guarantee the report claims holds (see above)")
     elif probes and all(p.kind == "harness" for _, p in probes):
@@ -376,7 +389,7 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
         ctx.print("probe: every guarantee the report claims held")
     elif args.probe:
         ctx.print("probe: no floor to probe: the report claims nothing beyond the hook")
-    return REFUSED if failed else OK
+    return REFUSED if failed or broken else OK
 
 
 def _print_floor(ctx: Context, floor: HarnessFloor, covers: str) -> None:
