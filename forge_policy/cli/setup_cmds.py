@@ -181,6 +181,20 @@ def register(command: Callable[..., Any]) -> None:
         "project already shows)",
     )
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
+    p = command(
+        "uninstall",
+        cmd_uninstall,
+        "Take forge-policy out of the project, the inverse of init: its hook entries from every "
+        "harness file (every other hook and key kept), its git hooks' block, the warm worker, "
+        "the launcher; <FORGE_ROOT> stays unless --purge.",
+    )
+    p.add_argument(
+        "--purge",
+        action="store_true",
+        help="also delete <FORGE_ROOT> (configuration, catalog, session state, audit log) and "
+        "the .gitignore lines init added",
+    )
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
     register_doctor(command)
 
 
@@ -307,6 +321,26 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         ctx.print(VIA_SERVE_NOTE.format(host=DEFAULT_HOST, port=port).rstrip())
     elif not args.no_worker and report.changed:
         ctx.print(WORKER_NOTE.format(idle=config.worker_idle).rstrip())
+    return OK
+
+
+def cmd_uninstall(args: Namespace, ctx: Context) -> int:
+    """``forge-policy uninstall [--purge] [--json]``."""
+    from pathlib import Path
+
+    from forge_policy.ops.uninstall import uninstall
+
+    config = ctx.config
+    report = uninstall(Path(config.project_dir), Path(config.root), purge=args.purge)
+    if args.json:
+        ctx.print_json(report.to_dict())
+        return OK
+    for action in report.actions:
+        ctx.print(str(action))
+    if not report.changed:
+        ctx.print("nothing to do: forge-policy was not set up here")
+    for note in report.notes:
+        ctx.print(f"note: {note}")
     return OK
 
 

@@ -189,7 +189,7 @@ def http_handler(
 
 #: The comment above the lines ``init`` adds to ``.gitignore``.
 GITIGNORE_HEADER = "# forge-policy: per-machine files (state, locks, audit log, local config)"
-_OLD_HEADER = "# forge-policy: per-machine session state"
+OLD_GITIGNORE_HEADER = "# forge-policy: per-machine session state"
 
 
 def per_machine(project: Path, root: Path) -> list[Path]:
@@ -222,7 +222,11 @@ def ensure_gitignored(project: Path, target: Path, *, folder: bool = True) -> st
         return None
     entry = relative + "/" if folder else relative
     prefix = "" if not text or text.endswith("\n") else "\n"
-    header = "" if GITIGNORE_HEADER in lines or _OLD_HEADER in lines else GITIGNORE_HEADER + "\n"
+    header = (
+        ""
+        if GITIGNORE_HEADER in lines or OLD_GITIGNORE_HEADER in lines
+        else GITIGNORE_HEADER + "\n"
+    )
     with path.open("a", encoding="utf-8") as file:
         file.write(f"{prefix}{header}{entry}\n")
     return entry
