@@ -30,8 +30,9 @@ OVERVIEW = """\
     forge-policy on|off ID [--session SID|--project]   switch a behavior on or off
     forge-policy strict|relaxed ID [--reset]           project tuning of a behavior's levels
     forge-policy audit [--verify] [--json]             governance summary; hash-chain check
-    forge-policy purge                                 delete expired sessions
+    forge-policy purge [--json]                        delete expired sessions
     forge-policy init [--harness NAME]... [--serve]    set up .forge/ and each harness's hook file
+    forge-policy uninstall [--purge]                   take the hooks out (--purge: .forge/ too)
     forge-policy doctor [--probe] [--json]             what each harness enforces; its floor
     forge-policy floor [--json]                        what the OS holds: never written, never read
     forge-policy git commit-msg|pre-commit|install     git-side checks and their git hooks
