@@ -60,6 +60,8 @@ import attrs
 
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from forge_policy.catalog.behavior import DEFAULT_PROFILE, PROFILES
+from forge_policy.config.layers import LEGACY_DISABLE as LEGACY_DISABLE  # its old home
+from forge_policy.config.layers import disabled_switches as _disabled
 from forge_policy.errors import ConfigError
 
 TYPE_CHECKING = False
@@ -69,6 +71,7 @@ if TYPE_CHECKING:
 
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.config.layers import ExceptionRule, Settings
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.stores.base import RuntimeStore
@@ -81,14 +84,6 @@ DEFAULT_HOOK_DEADLINE = 10.0
 MIN_HOOK_DEADLINE = 2.0
 MAX_HOOK_DEADLINE = 20.0
 WORKER = ("on", "off")
-#: The seeds' environment bypasses (SPEC §7), as aliases of ``FORGE_DISABLE`` entries.
-LEGACY_DISABLE: dict[str, tuple[str, ...]] = {
-    "DISABLE_AGENT_SHIELD": ("agent-shield", "agent-shield-ask", "agent-shield-startup"),
-    "DISABLE_TOKEN_ADVISOR": ("token-budget",),
-    "DISABLE_OSPEC_PRECOMMIT": ("strict-tdd",),
-    "DISABLE_OSPEC_ATTRIBUTION_CHECK": ("no-model-attribution",),
-}
-_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 def _absolute(path: str) -> str:
@@ -138,6 +133,9 @@ class Config:
     worker_idle: float = 900.0
     worker_timeout: float = 10.0
     hook_deadline: float = DEFAULT_HOOK_DEADLINE
+    #: the layered settings (SPEC §10, :mod:`forge_policy.config.layers`) as :meth:`from_env`
+    #: read them; None: no layers (a Config built directly, as embedders may)
+    settings: Settings | None = attrs.field(default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not self.project_dir:
@@ -174,6 +172,11 @@ class Config:
 
         root = place(get("FORGE_ROOT") or ".forge")
         behaviors = get("FORGE_BEHAVIORS_DIR")
+        _choice("FORGE_PROFILE", get("FORGE_PROFILE") or DEFAULT_PROFILE, PROFILES)
+        _disabled(get)  # FORGE_DISABLE's own errors first, as before the layers
+        from forge_policy.config.layers import load_settings
+
+        settings = load_settings(project, root, env)
         return cls(
             root=root,
             behaviors_dir=place(behaviors) if behaviors else None,
@@ -187,8 +190,8 @@ class Config:
             override_window=_seconds("FORGE_OVERRIDE_WINDOW_SECONDS", get, 60.0),
             grant_seconds=_seconds("FORGE_GRANT_SECONDS", get, 600.0, positive=True),
             lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, DEFAULT_LOCK_TIMEOUT),
-            profile=_choice("FORGE_PROFILE", get("FORGE_PROFILE") or DEFAULT_PROFILE, PROFILES),
-            disable=_disabled(get),
+            profile=settings.profile or DEFAULT_PROFILE,
+            disable=dict(settings.disable),
             on_error=on_error_from(env),
             project_dir=project,
             environ=env,
@@ -196,6 +199,7 @@ class Config:
             worker_idle=_seconds("FORGE_WORKER_IDLE_SECONDS", get, 900.0, positive=True),
             worker_timeout=_seconds("FORGE_WORKER_TIMEOUT", get, 10.0, positive=True),
             hook_deadline=hook_deadline_from(env),
+            settings=settings,
         )
 
     # -- the pieces -----------------------------------------------------------------------
@@ -247,13 +251,32 @@ class Config:
         return paths
 
     def load_catalog(self) -> Catalog:
-        """The configured catalog through the compiled cache (``FORGE_DISABLE`` not applied).
+        """The configured catalog through the compiled cache, with the layered settings
+        applied (:func:`~forge_policy.config.layers.overlay_catalog`: ``enabled``, ``level``,
+        ``escalation``, ``tuning``, ``shadow`` and the managed locks; ``FORGE_DISABLE`` not
+        applied: it is the evaluator's bypass).
 
-        Raises :class:`~forge_policy.CatalogError` with every issue when the YAML does not load.
+        Raises :class:`~forge_policy.CatalogError` with every issue when the YAML does not
+        load, :class:`~forge_policy.errors.ProjectConfigError` when a setting cannot apply.
         """
         from forge_policy.catalog.cache import BUILTIN_DIR, CatalogCache
 
-        return CatalogCache(self.cache_paths()).load(self.catalog_dir or BUILTIN_DIR)
+        catalog = CatalogCache(self.cache_paths()).load(self.catalog_dir or BUILTIN_DIR)
+        settings = self.current_settings()
+        if settings is None:
+            return catalog
+        from forge_policy.config.layers import overlay_catalog
+
+        return overlay_catalog(catalog, settings)[0]
+
+    def current_settings(self) -> Settings | None:
+        """The layered settings as the files say now (a long-lived process, the warm worker,
+        sees an edit without being restarted); None for a Config without layers."""
+        if self.settings is None:
+            return None
+        from forge_policy.config.layers import load_settings
+
+        return load_settings(self.project_dir, self.root, self.environ)
 
     def open_audit(self) -> AuditSink:
         """The configured audit sink (``FORGE_AUDIT``), opened on first use: by default the
@@ -355,8 +378,19 @@ class Config:
         from forge_policy.engine.evaluator import Evaluator
         from forge_policy.engine.overrides import PermissionModes
 
+        settings = self.current_settings()
+        profile = self.profile
+        exceptions: tuple[ExceptionRule, ...] = ()
+        if settings is not None:
+            from forge_policy.config.layers import usable_exceptions
+
+            profile = settings.profile or DEFAULT_PROFILE
+            if disable is None:
+                disable = settings.disable
         if catalog is None:
             catalog = self.load_catalog()
+        if settings is not None:
+            exceptions = usable_exceptions(catalog, settings)[0]
         if reuse is not None:
             audit, store = reuse.audit, reuse.store
         else:
@@ -367,12 +401,13 @@ class Config:
             store=store,
             audit=audit,
             clock=clock,
-            profile=self.profile,
+            profile=profile,
             ttl=self.ttl,
             override_window=self.override_window,
             grant_seconds=self.grant_seconds,
             auto_approve=auto_approve or PermissionModes.from_registry(),
             disable=self.disable if disable is None else disable,
+            exceptions=exceptions,
         )
 
     def __repr__(self) -> str:
@@ -474,27 +509,6 @@ def _seconds(
         what = "greater than 0" if positive else "0 or more"
         raise ConfigError(f"{name}: must be {what}, got {text!r}")
     return value
-
-
-def _disabled(get: Callable[[str], str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for variable, behavior_ids in LEGACY_DISABLE.items():
-        if get(variable).lower() in ("true", "1"):
-            for behavior_id in behavior_ids:
-                found.setdefault(behavior_id, variable)
-    for item in get("FORGE_DISABLE").split(","):
-        behavior_id = item.strip()
-        if not behavior_id:
-            continue
-        if (
-            len(behavior_id) < 2
-            or not set(behavior_id) <= _ID_CHARS
-            or not behavior_id[0].isalpha()
-            or behavior_id.endswith("-")
-        ):
-            raise ConfigError(f"FORGE_DISABLE: invalid behavior id {behavior_id!r}")
-        found[behavior_id] = "FORGE_DISABLE"
-    return found
 
 
 def _backend_spec(

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -110,6 +110,7 @@ class Evaluator:
         auto_approve: AutoApprove | None = harness_auto_approval,
         random_id: Callable[[], str] = random_id,
         disable: Mapping[str, str] | None = None,
+        exceptions: Sequence[Any] = (),
     ) -> None:
         """``grant_seconds``: how long an explicit grant lives (``FORGE_GRANT_SECONDS``).
         ``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
@@ -118,7 +119,10 @@ class Evaluator:
         None: always ask). ``disable`` (behavior id -> the variable naming it, as
         ``FORGE_DISABLE`` gives) switches behaviors off for this evaluator: each event where a
         switched-off behavior would have fired is recorded as a ``bypass``
-        (:mod:`forge_policy.engine.bypass`)."""
+        (:mod:`forge_policy.engine.bypass`). ``exceptions`` (the configuration's
+        :class:`~forge_policy.config.layers.ExceptionRule` values): an event one matches is
+        allowed for that behavior, and each use is recorded as an ``exception``
+        (:mod:`forge_policy.engine.exceptions`)."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -145,6 +149,7 @@ class Evaluator:
             grant_seconds=grant_seconds,
             profile=profile,
             record_violations=record_violations,
+            exceptions=tuple(exceptions),
         )
         from forge_policy.facts import FactRegistry
 
@@ -170,8 +175,36 @@ class Evaluator:
         except (StoreError, OSError):
             view = _UNREADABLE
         bypassed = self._bypassed(event, view, now, facts)
+        if self.settings.exceptions:
+            bypassed += self._excepted(event, view, now, facts)
         decision = self._evaluate(event, view, now, facts)
         return _with_bypasses(self.audit, decision, bypassed) if bypassed else decision
+
+    def _excepted(
+        self, event: Event, view: SessionState | None, now: float, facts: FactCache
+    ) -> list[dict[str, Any]]:
+        """The ``exception`` records of ``event``: one per behavior an exception lets through
+        (the behavior dry-run without it on the state before the event gives a violation)."""
+        from forge_policy.engine.exceptions import excepted, records
+
+        used = excepted(self.settings.exceptions, event, now)
+        if not used:
+            return []
+        from forge_policy.catalog.catalog import Catalog
+
+        stored = None if view is _UNREADABLE else view
+        settings = attrs.evolve(self.settings, exceptions=())
+        before = Base(self.audit, event.session_id, stored, now, settings).state
+        found: list[dict[str, Any]] = []
+        for behavior_id in used:
+            behavior = self.catalog.get(behavior_id)
+            if behavior is None or not behavior.enabled:
+                continue
+            dry = Catalog([behavior])
+            rule = self.auto_approve
+            outcome = decide(dry, event, before, now, settings, facts, auto_approve=rule)
+            found += records(used, outcome.decision.violations, event, now)
+        return found
 
     def _bypassed(
         self, event: Event, view: SessionState | None, now: float, facts: FactCache
