@@ -9,6 +9,8 @@ module on first use, so ``import forge_policy`` stays cheap for hook processes.
 >>> getattr_("nope")
 Traceback (most recent call last):
 AttributeError: module 'demo' has no attribute 'nope'
+>>> dir_()
+['Level']
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def lazy_exports(
         return value
 
     def __dir__() -> list[str]:
-        return sorted([*namespace, *public])
+        # each name once (a public name is in the namespace too once it was loaded), and only
+        # names that resolve: the namespace's own, and the public names the exports can load
+        return sorted({*namespace, *(name for name in public if name in exports)})
 
     return __getattr__, __dir__

@@ -8,6 +8,7 @@
     ├── ConfigError (ValueError)        a FORGE_* environment variable has an unusable value
     ├── ProjectConfigError (ValueError) .forge/config.yaml cannot be used (file and line named)
     ├── EventError (ValueError)         a harness payload is not a usable event
+    │   ├── UnknownEventError           an event name the engine does not know (close names)
     │   └── HookInputError              the hook's stdin is not a usable event (one line)
     ├── FactTimeout                     a fact provider ran past its time budget
     ├── StoreError                      the runtime store failed (backend errors are chained)
@@ -15,6 +16,9 @@
     ├── AuditError                      the audit sink failed
     │   └── AuditIntegrityError         the audit log was edited, truncated or reordered
     ├── Refused (ValueError)            understood but not allowed (unknown id, no override, …)
+    │   └── UnknownBehavior (KeyError)  no behavior of that id in the catalog
+    ├── InvalidArgument (ValueError)    an argument of a public call has an unusable value
+    │   └── UnknownName (KeyError)      a name (harness, …) that is not known
     ├── SetupError (ValueError)         a project file init cannot merge into without loss
     ├── GitHookError                    git hooks cannot be installed here
     └── ServeUnavailable                the serve endpoint did not answer usefully
@@ -103,6 +107,37 @@ class EventError(ForgePolicyError, ValueError):
     code = "event_invalid"
 
 
+class UnknownEventError(EventError):
+    """An event name that is not one the engine knows: evaluating it would match no behavior
+    and allow anything, so it is refused. ``close`` holds the known names it resembles.
+
+    >>> print(UnknownEventError("pretooluse"))
+    event: hook_event_name: unknown event 'pretooluse' (did you mean 'PreToolUse'?)
+    """
+
+    code = "event_unknown"
+
+    def __init__(self, name: str) -> None:
+        from forge_policy.events import EVENTS, GIT_HOOK_EVENTS
+
+        known = sorted(EVENTS | GIT_HOOK_EVENTS)
+        folded = {each.lower().replace("_", "").replace("-", ""): each for each in known}
+        key = name.strip().lower().replace("_", "").replace("-", "")
+        close = [folded[key]] if key in folded else []
+        if not close:
+            import difflib
+
+            close = [folded[k] for k in difflib.get_close_matches(key, list(folded), n=3)]
+        self.name = name
+        self.close = tuple(close)
+        hint = (
+            f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+            if close
+            else f" (known: {', '.join(known)})"
+        )
+        super().__init__(f"event: hook_event_name: unknown event {name!r}{hint}")
+
+
 class StoreError(ForgePolicyError):
     """The runtime store could not read or write session state."""
 
@@ -161,6 +196,32 @@ class Refused(ForgePolicyError, ValueError):
     """The request is understood but not allowed (unknown id, no override, bypass: never …)."""
 
     code = "refused"
+
+
+class UnknownBehavior(Refused, KeyError):
+    """No behavior of that id in the catalog (a ``KeyError`` too, as it used to be)."""
+
+    code = "behavior_unknown"
+
+    def __str__(self) -> str:  # KeyError's own quotes the message
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidArgument(ForgePolicyError, ValueError):
+    """An argument of a public call (a constructor's option, a level's name, …) has a value
+    that cannot be used; the message names the argument."""
+
+    code = "invalid_argument"
+
+
+class UnknownName(InvalidArgument, KeyError):
+    """A name looked up in a registry (a harness, …) that is not there; the message lists the
+    known ones (a ``KeyError`` too, as it used to be)."""
+
+    code = "unknown_name"
+
+    def __str__(self) -> str:  # KeyError's own quotes the message
+        return str(self.args[0]) if self.args else ""
 
 
 class SetupError(ForgePolicyError, ValueError):

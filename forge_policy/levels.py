@@ -43,10 +43,13 @@ class Level(IntEnum):
 
     @classmethod
     def parse(cls, text: str) -> Level:
-        """Parse the YAML spelling; raise ``ValueError`` for anything else."""
+        """Parse the YAML spelling; raise :class:`~forge_policy.errors.InvalidArgument` (a
+        ``ValueError``) for anything else."""
         level = _BY_LABEL.get(text) if isinstance(text, str) else None
         if level is None:
-            raise ValueError(f"unknown level {text!r}")
+            from forge_policy.errors import InvalidArgument
+
+            raise InvalidArgument(f"unknown level {text!r}: expected {', '.join(_BY_LABEL)}")
         return level
 
     def __str__(self) -> str:

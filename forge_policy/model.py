@@ -10,8 +10,8 @@ import json
 
 import attrs
 
-from forge_policy.errors import EventError
-from forge_policy.events import TOOL_EVENTS
+from forge_policy.errors import EventError, InvalidArgument, UnknownEventError
+from forge_policy.events import EVENTS, GIT_HOOK_EVENTS, TOOL_EVENTS
 from forge_policy.levels import Level
 
 TYPE_CHECKING = False
@@ -90,11 +90,19 @@ def _records(values: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ..
 class Event:
     """One harness event, in Claude Code's vocabulary (other harnesses' adapters translate).
 
-    ``agent`` defaults to the harness name when the harness reports no subagent type.
+    ``agent`` defaults to the harness name when the harness reports no subagent type. An
+    ``event_name`` the engine does not know raises :class:`~forge_policy.errors.UnknownEventError`
+    (an :class:`~forge_policy.EventError`): a misspelled name would match no behavior and allow
+    anything.
 
     >>> ev = Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": "ls"})
     >>> ev.tool_name, ev.agent
     ('Bash', 'claude-code')
+    >>> try:
+    ...     Event("PreTooluse", "s1")
+    ... except EventError as exc:
+    ...     print(exc)
+    event: hook_event_name: unknown event 'PreTooluse' (did you mean 'PreToolUse'?)
     """
 
     event_name: str
@@ -110,6 +118,8 @@ class Event:
     payload: Mapping[str, Any] = attrs.field(default=None, converter=_mapping, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
+        if self.event_name not in EVENTS and self.event_name not in GIT_HOOK_EVENTS:
+            raise UnknownEventError(self.event_name)
         if not self.agent:
             object.__setattr__(self, "agent", self.harness)
 
@@ -263,9 +273,9 @@ def _default_override_mode(violation: Violation) -> str:
 
 def _check_override_mode(violation: Violation, attribute: object, value: str) -> None:
     if value not in OVERRIDE_MODES:
-        raise ValueError(f"override_mode: expected one of {OVERRIDE_MODES}, got {value!r}")
+        raise InvalidArgument(f"override_mode: expected one of {OVERRIDE_MODES}, got {value!r}")
     if violation.level is Level.HARD_BLOCK and value != OVERRIDE_NEVER:
-        raise ValueError(f"override_mode: a hard_block is never overridden, got {value!r}")
+        raise InvalidArgument(f"override_mode: a hard_block is never overridden, got {value!r}")
 
 
 @attrs.frozen(repr=False)

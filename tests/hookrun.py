@@ -231,6 +231,15 @@ class ClientProject(Project):
         self.client = client
         self.folder = self.root / "runtime" / "worker"
 
+    def slot(self, cwd: Path | None = None, **env: str) -> Path:
+        """The folder of the worker that serves :meth:`call` with ``cwd`` and ``env``."""
+        from forge_policy.worker import protocol
+
+        environ = {os.fsencode(k): os.fsencode(v) for k, v in {**self.env, **env}.items()}
+        here = os.fsencode(os.path.realpath(cwd or self.dir))
+        print_ = protocol.fingerprint(here, protocol.relevant(environ))
+        return self.folder / os.fsdecode(print_)
+
     def call(self, stdin: bytes | dict[str, Any], cwd: Path | None = None, **env: str) -> Answer:
         """Run the client once; exit code 0 and no traceback are asserted."""
         data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
@@ -255,24 +264,31 @@ class ClientProject(Project):
         assert result.returncode == check, result
         return result
 
-    def wait_worker(self, timeout: float = 10.0) -> int:
-        """The pid of the worker once it answers ``status``."""
+    def wait_worker(self, timeout: float = 10.0, slot: Path | None = None) -> int:
+        """The pid of the worker once it answers ``status`` (the one in ``slot``, else the most
+        recently used)."""
         import time
 
-        from forge_policy.cli.worker_cmds import ask
+        from forge_policy.cli.worker_cmds import ask, ask_slot
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            found = ask(str(self.root), b"status")
+            if slot is None:
+                found = ask(str(self.root), b"status")
+            else:
+                found = ask_slot(os.fsencode(slot), b"status")
             if isinstance(found, dict):
                 return int(found["pid"])
             time.sleep(0.02)
         raise AssertionError(f"no worker answered: {found}; log: {self.log()}")
 
-    def requests(self) -> int:
-        from forge_policy.cli.worker_cmds import ask
+    def requests(self, slot: Path | None = None) -> int:
+        from forge_policy.cli.worker_cmds import ask, ask_slot
 
-        found = ask(str(self.root), b"status")
+        if slot is None:
+            found = ask(str(self.root), b"status")
+        else:
+            found = ask_slot(os.fsencode(slot), b"status")
         assert isinstance(found, dict), found
         return int(found["requests"])
 

@@ -78,7 +78,8 @@ def test_the_first_call_starts_a_worker_and_later_calls_use_it(project: ClientPr
     first = project.call(project.bash("echo hard-me"))
     assert b'"permissionDecision":"deny"' in first.stdout and first.stderr == ""
     pid = project.wait_worker()
-    folder = project.folder
+    folder = project.slot()
+    assert (project.folder.stat().st_mode & 0o777) == 0o700
     assert (folder.stat().st_mode & 0o777) == 0o700
     assert ((folder / "worker.sock").stat().st_mode & 0o777) == 0o600
     assert not (folder / "worker.starting").exists()
@@ -140,31 +141,88 @@ def test_parallel_clients_start_one_worker(project: ClientProject) -> None:
     assert project.counter("hardy") == 16  # no increment lost, whichever path answered
 
 
-def test_a_different_environment_or_folder_is_answered_in_process(
+def test_each_environment_and_folder_gets_its_own_warm_worker(
     twins: tuple[ClientProject, ClientProject],
 ) -> None:
+    """Issue 25 item 3: another PATH, another CLAUDE_PROJECT_DIR (Codex, Cursor) or another
+    folder used to be refused by the one worker ("refused: other values of PATH") and evaluated
+    in-process on every call; each now gets a worker of its own, answering warm."""
     warm, cold = twins
+    warm.env["FORGE_WORKER_MAX"] = "8"  # a client-only knob: the LRU bound has its own test
     warm.call(warm.bash("ls"))
-    warm.wait_worker()
-    before = warm.requests()
-    for env in ({"FORGE_DISABLE": "nudger"}, {"FORGE_PROFILE": "strict"}, {"GIT_DIR": "/x"}):
-        got, want = (
-            warm.call(warm.bash("echo nudge-me"), **env),
-            cold.call(warm.bash("echo nudge-me"), **env),
-        )
-        assert got.stdout == want.stdout
-        name = next(iter(env))
-        assert f"worker: refused: other values of {name}; evaluating in-process" in got.stderr
+    first = warm.wait_worker(slot=warm.slot())
     sub = warm.dir / "sub"
     sub.mkdir()
-    got = warm.call(warm.bash("echo hard-me"), cwd=sub, CLAUDE_PROJECT_DIR=str(warm.dir))
-    assert b'"deny"' in got.stdout and "another working directory" in got.stderr
-    assert warm.requests() == before  # refused, not answered
+    others: list[tuple[dict[str, str], Path | None]] = [
+        ({"PATH": warm.env.get("PATH", "/usr/bin") + ":/opt/forge-test/bin"}, None),
+        ({"FORGE_DISABLE": "nudger"}, None),
+        ({"GIT_DIR": "/x"}, None),
+        ({"CLAUDE_PROJECT_DIR": str(warm.dir)}, sub),
+    ]
+    for env, cwd in others:
+        slot = warm.slot(cwd, **env)
+        assert slot != warm.slot()
+        got, want = (
+            warm.call(warm.bash("echo nudge-me"), cwd=cwd, **env),
+            cold.call(warm.bash("echo nudge-me"), cwd=cwd, **env),
+        )
+        assert got.stdout == want.stdout and got.stderr == ""  # cold: starts its worker
+        pid = warm.wait_worker(slot=slot)
+        assert pid != first
+        before = warm.requests(slot)
+        got, want = (
+            warm.call(warm.bash("echo hard-me"), cwd=cwd, **env),
+            cold.call(warm.bash("echo hard-me"), cwd=cwd, **env),
+        )
+        assert got.stdout == want.stdout and b'"deny"' in got.stdout
+        assert got.stderr == "" and warm.requests(slot) == before + 1  # answered warm
+    # a harness that sets no CLAUDE_PROJECT_DIR (Codex, Cursor): its own worker too
+    claude_env = dict(warm.env)
+    del warm.env["CLAUDE_PROJECT_DIR"]
+    try:
+        slot = warm.slot()
+        assert warm.call(warm.bash("ls")).stderr == ""
+        warm.wait_worker(slot=slot)
+        before = warm.requests(slot)
+        got = warm.call(warm.bash("echo hard-me"))
+        assert got.stderr == "" and b'"deny"' in got.stdout and warm.requests(slot) == before + 1
+    finally:
+        warm.env = claude_env
+    assert len(worker_pids(warm.root)) == 6  # one per environment (FORGE_WORKER_MAX=8)
     assert warm.call(warm.bash("ls"), FORGE_WORKER_TIMEOUT="5").stderr == ""  # client-only knob
     for name in ("FORGE_WORKER_TIMEOUT", "FORGE_WORKER_IDLE_SECONDS"):  # unusable: as in-process
         got, want = (p.call(warm.bash("echo hard-me"), **{name: "soon"}) for p in twins)
         assert got.stdout == want.stdout and f"{name}: expected a number".encode() in got.stdout
-    assert warm.requests() == before + 1
+
+
+def test_the_least_recently_used_worker_stops_beyond_the_bound(project: ClientProject) -> None:
+    bound = {"FORGE_WORKER_MAX": "2"}  # a client-only knob: the same environment for the worker
+    envs = [{"GIT_DIR": f"/git/{n}"} for n in range(3)]
+    slots = [project.slot(**env) for env in envs]
+    pids = []
+    for env, slot in zip(envs[:2], slots[:2], strict=True):
+        project.call(project.bash("ls"), **env, **bound)
+        pids.append(project.wait_worker(slot=slot))
+    assert project.call(project.bash("ls"), **envs[0], **bound).stderr == ""  # 1 used after 0
+    project.call(project.bash("ls"), **envs[2], **bound)  # a third environment
+    project.wait_worker(slot=slots[2])
+    deadline = time.monotonic() + 10
+    while pids[1] in worker_pids(project.root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    live = worker_pids(project.root)
+    assert len(live) == 2 and pids[0] in live and pids[1] not in live, project.log()
+    assert "more than 2 environments" in project.log()
+    assert project.call(project.bash("ls"), **envs[0], **bound).stderr == ""  # still warm
+    status = project.run_cli("worker", "status").stdout
+    assert status.startswith("worker: 2 answering, one per environment (at most 4;")
+    assert status.count(" pid ") == 2 and "differs in GIT_DIR" in status
+    assert "GIT_DIR=" not in status  # values other than paths are never shown, only a digest
+    assert "      3  no worker for this environment: started one\n" in status, status
+    shown = json.loads(project.run_cli("worker", "status", "--json").stdout)
+    assert len(shown["workers"]) == 2 and shown["refusals"]["reasons"] == {
+        "no worker for this environment: started one": 3
+    }
+    assert not slots[1].exists() or not (slots[1] / "worker.sock").exists()
 
 
 def test_forge_worker_off_never_starts_one(project: ClientProject) -> None:
@@ -186,10 +244,11 @@ def test_worker_status_stop_and_idle_exit(project: ClientProject) -> None:
     project.call(project.bash("ls"))
     pid = project.wait_worker()
     status = project.run_cli("worker", "status")
-    assert status.stdout.startswith(f"worker: answering (pid {pid}, version ")
+    assert status.stdout.startswith("worker: 1 answering, one per environment")
+    assert f"  {project.slot().name}  pid {pid}, version " in status.stdout
     assert json.loads(project.run_cli("worker", "status", "--json").stdout)["running"] is True
     assert project.run_cli("worker", "stop").stdout == f"worker: stopped (pid {pid})\n"
-    assert worker_pids(project.root) == [] and not (project.folder / "worker.sock").exists()
+    assert worker_pids(project.root) == [] and not (project.slot() / "worker.sock").exists()
     assert "stopped after" in project.log() and "asked to stop" in project.log()
 
     project.call(project.bash("ls"), FORGE_WORKER_IDLE_SECONDS="0.5")

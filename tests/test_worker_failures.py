@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from hookrun import CLIENT_PY, ClientProject, stop_workers, worker_pids
 
+from forge_policy.cli.worker_cmds import refusals
+from forge_policy.worker import protocol
 from forge_policy.worker.protocol import encode_answer
 
 NOBODY = 65534
@@ -26,9 +28,10 @@ import os, signal, socket, sys, time
 behaviour, path = sys.argv[1], sys.argv[2]
 if path.isdigit():
     server = socket.socket(fileno=int(path))
-else:
+else:  # by its name in its folder: a deep path is longer than a socket address may be
     server = socket.socket(socket.AF_UNIX)
-    server.bind(path)
+    os.chdir(os.path.dirname(path))
+    server.bind(os.path.basename(path))
 server.listen(8)
 print("ready", flush=True)
 while True:
@@ -78,8 +81,21 @@ def _expected(project: ClientProject, command: str = HARD) -> bytes:
 
 
 def _private_folder(project: ClientProject) -> Path:
-    project.folder.mkdir(parents=True, mode=0o700)
-    return project.folder / "worker.sock"
+    project.slot().mkdir(parents=True, mode=0o700)
+    project.folder.chmod(0o700)
+    return project.slot() / "worker.sock"
+
+
+def _bound(path: Path) -> socket.socket:
+    """A Unix socket bound at ``path`` (through ``/proc/self/fd`` when the path is long)."""
+    address, fd = protocol.address(os.fsencode(path.parent), os.fsencode(path.name))
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(address)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return sock
 
 
 class StandIn:
@@ -126,12 +142,15 @@ def test_a_broken_worker_is_answered_in_process(
     assert got.stdout == _expected(project) and b'"deny"' in got.stdout
     assert f"forge-policy: worker: {reason}; evaluating in-process" in got.stderr
     assert worker_pids(project.root) == []  # a live (if broken) socket is not replaced
+    assert refusals(str(project.root))["reasons"] == {reason: 1}  # counted for worker status
+    status = project.run_cli("worker", "status", check=1).stdout
+    assert "evaluated in-process although the worker is on: 1 call since " in status
+    assert f"      1  {reason}\n" in status
 
 
 def test_a_stale_socket_is_replaced(project: ClientProject) -> None:
     path = _private_folder(project)
-    dead = socket.socket(socket.AF_UNIX)
-    dead.bind(str(path))
+    dead = _bound(path)
     dead.close()  # the file stays, nobody listens: what a crashed worker leaves
     got = project.call(project.bash(HARD))
     assert got.stdout == _expected(project) and got.stderr == ""
@@ -147,7 +166,7 @@ def test_a_worker_killed_with_sigkill_is_replaced(project: ClientProject) -> Non
     deadline = time.monotonic() + 5
     while worker_pids(project.root) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert (project.folder / "worker.sock").exists()  # stale socket and pid file left behind
+    assert (project.slot() / "worker.sock").exists()  # stale socket and pid file left behind
     got = project.call(project.bash(HARD))
     assert got.stdout == _expected(project) and b'"deny"' in got.stdout
     new = project.wait_worker()
@@ -179,8 +198,7 @@ def _other_user_python() -> str:
 def test_an_impostor_socket_of_another_user_is_refused(project: ClientProject) -> None:
     python = _other_user_python()
     path = _private_folder(project)
-    sock = socket.socket(socket.AF_UNIX)
-    sock.bind(str(path))  # bound here, listened on by the other user: SO_PEERCRED names it
+    sock = _bound(path)  # bound here, listened on by the other user: SO_PEERCRED names it
     os.chown(path, NOBODY, NOBODY)
     try:
         stand_in = StandIn(
@@ -202,9 +220,10 @@ def test_the_worker_does_not_answer_another_user(project: ClientProject) -> None
     python = _other_user_python()
     project.call(project.bash("ls"))
     project.wait_worker()
-    folder_fd = os.open(project.folder, os.O_RDONLY)
+    folder_fd = os.open(project.slot(), os.O_RDONLY)
     project.folder.chmod(0o711)  # let the other user reach the socket at all
-    (project.folder / "worker.sock").chmod(0o666)
+    project.slot().chmod(0o711)
+    (project.slot() / "worker.sock").chmod(0o666)
     probe = (
         "import socket, sys\n"
         "s = socket.socket(socket.AF_UNIX)\n"
@@ -221,6 +240,7 @@ def test_the_worker_does_not_answer_another_user(project: ClientProject) -> None
         )
     finally:
         project.folder.chmod(0o700)
+        project.slot().chmod(0o700)
         os.close(folder_fd)
     assert result.stdout == b"b''\n", result  # connected, then closed unanswered
     assert project.requests() == 0
@@ -284,10 +304,11 @@ def test_a_symlinked_worker_lock_stops_the_worker_from_starting(
 ) -> None:
     """The worker's lock is the project's file lock: a symlinked lock file is refused (and
     said so in the log), never followed; the call is answered in-process."""
-    project.folder.mkdir(parents=True, mode=0o700)
+    project.slot().mkdir(parents=True, mode=0o700)
+    project.folder.chmod(0o700)
     elsewhere = tmp_path / "elsewhere.lock"
     elsewhere.write_bytes(b"")
-    (project.folder / "worker.lock").symlink_to(elsewhere)
+    (project.slot() / "worker.lock").symlink_to(elsewhere)
     got = project.call(project.bash(HARD))  # no worker answers: this call starts one
     assert got.stdout == _expected(project) and b'"deny"' in got.stdout
     deadline = time.monotonic() + 20

@@ -107,7 +107,12 @@ class Catalog:
     def __attrs_post_init__(self) -> None:
         by_id = {b.id: b for b in self.behaviors}
         if len(by_id) != len(self.behaviors):
-            raise ValueError("duplicate behavior ids in catalog")
+            from forge_policy.errors import InvalidArgument
+
+            twice = sorted(
+                {b.id for b in self.behaviors if sum(c.id == b.id for c in self.behaviors) > 1}
+            )
+            raise InvalidArgument(f"duplicate behavior ids in catalog: {', '.join(twice)}")
         object.__setattr__(self, "_by_id", by_id)
         object.__setattr__(self, "_positions", {b.id: i for i, b in enumerate(self.behaviors)})
         object.__setattr__(self, "_by_event", _index_by_event(self.behaviors))

@@ -1,4 +1,10 @@
-"""``forge-policy worker status|stop``: the project's warm worker (:mod:`forge_policy.worker`)."""
+"""``forge-policy worker status|stop``: the project's warm workers (:mod:`forge_policy.worker`).
+
+One worker runs per environment that called the hook (:mod:`forge_policy.worker.server`), so
+``status`` lists each with what tells their environments apart, and then the calls the hook
+clients evaluated in-process although the worker was on, counted by reason (the client records
+them in ``refusals.log``: a worker that silently goes unused shows there).
+"""
 
 from __future__ import annotations
 
@@ -20,32 +26,32 @@ def register(command: Callable[..., Any]) -> None:
     p = command(
         "worker",
         cmd_worker_status,
-        "The warm worker that answers this project's hook clients (FORGE_WORKER=off disables "
-        "it): status shows it, stop stops it (the next hook call starts a new one).",
+        "The warm workers that answer this project's hook clients, one per environment "
+        "(FORGE_WORKER=off disables them, FORGE_WORKER_MAX bounds them): status shows them and "
+        "why calls were evaluated in-process, stop stops them (the next hook call starts one).",
     )
     sub = p.add_subparsers(dest="worker_command", metavar="SUBCOMMAND", required=True)
-    q = sub.add_parser("status", help="whether the worker answers: pid, uptime, requests")
+    q = sub.add_parser(
+        "status",
+        help="each worker (environment, pid, age, requests) and the calls evaluated in-process "
+        "with their reason and count",
+    )
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(handler=cmd_worker_status)
-    q = sub.add_parser("stop", help="stop the worker after the requests in flight")
+    q = sub.add_parser("stop", help="stop every worker after the requests in flight")
     q.set_defaults(handler=cmd_worker_stop)
 
 
-def ask(root: str, kind: bytes, timeout: float = 2.0) -> dict[str, Any] | str:
-    """The worker's answer to a ``status`` or ``stop`` request, or why there is none.
-
-    >>> import tempfile
-    >>> ask(tempfile.mkdtemp(), b"status")
-    'not running (no worker folder)'
-    """
+def ask_slot(slot: bytes, kind: bytes, timeout: float = 2.0) -> dict[str, Any] | str:
+    """The answer of the worker in ``slot`` (its folder) to a ``status`` or ``stop`` request, or
+    why there is none."""
     import json
-    import os
 
     from forge_policy.worker.client import Unavailable, exchange
-    from forge_policy.worker.protocol import encode_request, folder_of
+    from forge_policy.worker.protocol import encode_request
 
     try:
-        status, out, _, _ = exchange(folder_of(os.fsencode(root)), encode_request([kind]), timeout)
+        status, out, _, _ = exchange(slot, encode_request([kind]), timeout)
     except Unavailable as exc:
         return f"not running ({exc.reason})" if exc.start else f"not answering: {exc.reason}"
     if status != b"A":
@@ -59,43 +65,178 @@ def ask(root: str, kind: bytes, timeout: float = 2.0) -> dict[str, Any] | str:
     return answer
 
 
+def census(root: str, kind: bytes = b"status") -> list[tuple[str, dict[str, Any] | str]]:
+    """``(fingerprint, answer)`` of every worker folder of ``root``, most recently used first
+    (:func:`ask_slot` with ``kind``)."""
+    import os
+
+    from forge_policy.worker.protocol import folder_of, is_fingerprint
+
+    folder = folder_of(os.fsencode(root))
+    try:
+        names = sorted(name for name in os.listdir(folder) if is_fingerprint(name))
+    except OSError:
+        return []
+    found = [(os.fsdecode(n), ask_slot(folder + b"/" + n, kind)) for n in names]
+    return sorted(found, key=lambda item: _idle(item[1]))
+
+
+def _idle(answer: dict[str, Any] | str) -> float:
+    if isinstance(answer, dict):
+        try:
+            return float(answer.get("idle", 0.0))
+        except (TypeError, ValueError):
+            return 0.0
+    return float("inf")
+
+
+def ask(root: str, kind: bytes, timeout: float = 2.0) -> dict[str, Any] | str:
+    """The most recently used worker's answer to ``status`` (``stop`` stops every worker), or
+    why none answers.
+
+    >>> import tempfile
+    >>> ask(tempfile.mkdtemp(), b"status")
+    'not running (no worker folder)'
+    """
+    import os
+
+    from forge_policy.worker.protocol import folder_of, private_folder
+
+    if not private_folder(folder_of(os.fsencode(root))):
+        return ask_slot(folder_of(os.fsencode(root)) + b"/0", kind, timeout)  # says why
+    found = census(root, kind)
+    answers = [answer for _, answer in found if isinstance(answer, dict)]
+    if answers:
+        return answers[0] if kind == b"status" else {"answer": "stopping", "stopped": len(answers)}
+    return found[0][1] if found else "not running (no worker)"
+
+
+def refusals(root: str) -> dict[str, Any]:
+    """The calls evaluated in-process although the worker was on: ``since`` (unix time of the
+    first recorded) and ``reasons`` (reason → count, most frequent first)."""
+    import os
+
+    from forge_policy.worker.protocol import REFUSALS, folder_of
+
+    path = os.path.join(os.fsdecode(folder_of(os.fsencode(root))), os.fsdecode(REFUSALS))
+    counts: dict[str, int] = {}
+    since: float | None = None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            lines = file.read(1 << 22).splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        stamp, _, reason = line.partition(" ")
+        if not stamp.isdigit() or not reason:
+            continue
+        since = float(stamp) if since is None else since
+        counts[reason] = counts.get(reason, 0) + 1
+    ordered = dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+    return {"since": since, "reasons": ordered}
+
+
+def _summary(answer: dict[str, Any], others: list[dict[str, Any]], mine: dict[str, str]) -> str:
+    """What tells this worker's environment apart: its working directory, the shown variables
+    and the names whose value differs from another worker's."""
+    env: dict[str, str] = answer.get("environment") or {}
+    parts = [f"cwd {answer.get('cwd', '?')}"]
+    for name in ("CLAUDE_PROJECT_DIR", "FORGE_ROOT", "FORGE_PROFILE"):
+        if name in env:
+            parts.append(f"{name}={env[name]}")
+    if "CLAUDE_PROJECT_DIR" not in env:
+        parts.append("no CLAUDE_PROJECT_DIR")
+    differing: set[str] = set()
+    for other in others:
+        theirs = other.get("environment") or {}
+        differing |= {n for n in set(env) | set(theirs) if env.get(n) != theirs.get(n)}
+    if differing:
+        parts.append("differs in " + ", ".join(sorted(differing)))
+    if env == mine:
+        parts.append("this shell's environment")
+    return "; ".join(parts)
+
+
 def cmd_worker_status(args: Namespace, ctx: Context) -> int:
-    """``forge-policy worker status [--json]``: exit 0 when it answers, 1 otherwise."""
-    found = ask(ctx.config.root, b"status")
+    """``forge-policy worker status [--json]``: exit 0 when a worker answers, 1 otherwise."""
+    import os
+    import time
+
+    from forge_policy.worker.protocol import MAX_WORKERS, relevant
+    from forge_policy.worker.server import environment
+
+    root = ctx.config.root
+    found = census(root)
+    live = [(fp, answer) for fp, answer in found if isinstance(answer, dict)]
+    counted = refusals(root)
     if getattr(args, "json", False):
-        ctx.print_json({"running": isinstance(found, dict), "detail": found})
-    elif isinstance(found, str):
-        ctx.print(f"worker: {found}")
+        first = live[0][1] if live else (found[0][1] if found else ask(root, b"status"))
+        ctx.print_json(
+            {
+                "running": bool(live),
+                "detail": first,
+                "workers": [{"fingerprint": fp, **answer} for fp, answer in live],
+                "refusals": counted,
+            }
+        )
+        return OK if live else REFUSED
+    bound = os.environ.get("FORGE_WORKER_MAX", "").strip() or str(MAX_WORKERS)
+    if not live:
+        ctx.print(f"worker: {ask(root, b'status')}")
     else:
         ctx.print(
-            f"worker: answering (pid {found['pid']}, version {found['version']}, up "
-            f"{found['uptime']:.0f} s, {found['requests']} requests, catalog {found['catalog']}, "
-            f"idle exit after {found['idle_exit']:g} s)"
+            f"worker: {len(live)} answering, one per environment (at most {bound}; the least "
+            "recently used stops), most recently used first"
         )
-        if found.get("catalog_error"):
-            ctx.print(f"catalog error: {found['catalog_error']}")
-    return OK if isinstance(found, dict) else REFUSED
+        mine = environment(relevant(os.environb))
+        for fp, answer in live:
+            others = [other for key, other in live if key != fp]
+            ctx.print(
+                f"  {fp}  pid {answer['pid']}, version {answer['version']}, up "
+                f"{answer['uptime']:.0f} s, {answer['requests']} requests, idle "
+                f"{answer.get('idle', 0):.0f} s (exits after {answer['idle_exit']:g} s), "
+                f"catalog {answer['catalog']}"
+            )
+            ctx.print(f"    {_summary(answer, others, mine)}")
+            if answer.get("catalog_error"):
+                ctx.print(f"    catalog error: {answer['catalog_error']}")
+    if counted["reasons"]:
+        since = time.strftime("%Y-%m-%d %H:%M", time.localtime(counted["since"]))
+        total = sum(counted["reasons"].values())
+        calls = "1 call" if total == 1 else f"{total} calls"
+        ctx.print(
+            f"evaluated in-process although the worker is on: {calls} since {since} (count, reason)"
+        )
+        for reason, n in counted["reasons"].items():
+            ctx.print(f"  {n:>5}  {reason}")
+    return OK if live else REFUSED
 
 
 def cmd_worker_stop(args: Namespace, ctx: Context) -> int:
-    """``forge-policy worker stop``: waits until the worker is gone."""
+    """``forge-policy worker stop``: stops every worker and waits until they are gone."""
     import os
     import time
 
     root = ctx.config.root
-    found = ask(root, b"status")
-    if isinstance(found, str):
-        ctx.print(f"worker: {found}; nothing to stop")
+    live = [(fp, a) for fp, a in census(root) if isinstance(a, dict)]
+    if not live:
+        ctx.print(f"worker: {ask(root, b'status')}; nothing to stop")
         return OK
-    pid = int(found["pid"])
-    ask(root, b"stop")
+    from forge_policy.worker.protocol import folder_of
+
+    for fp, _ in live:
+        ask_slot(folder_of(os.fsencode(root)) + b"/" + os.fsencode(fp), b"stop")
     deadline = time.monotonic() + STOP_WAIT
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            ctx.print(f"worker: stopped (pid {pid})")
-            return OK
-        time.sleep(0.02)
-    ctx.note(f"worker pid {pid} did not stop within {STOP_WAIT:g} s")
-    return REFUSED
+    pending = {int(answer["pid"]) for _, answer in live}
+    while pending and time.monotonic() < deadline:
+        for pid in sorted(pending):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                pending.discard(pid)
+                ctx.print(f"worker: stopped (pid {pid})")
+        if pending:
+            time.sleep(0.02)
+    for pid in sorted(pending):
+        ctx.note(f"worker pid {pid} did not stop within {STOP_WAIT:g} s")
+    return REFUSED if pending else OK

@@ -30,6 +30,8 @@ variable                            meaning (default)
 ``FORGE_WORKER_IDLE_SECONDS``       the worker exits after this long without a request (900)
 ``FORGE_WORKER_TIMEOUT``            seconds a hook client waits for the worker's answer before
                                     evaluating in-process (10)
+``FORGE_WORKER_MAX``                workers per project, one per environment; starting one
+                                    more stops the least recently used (4)
 ==================================  ===========================================================
 
 The project directory is found as git finds a work tree (:func:`project_folder`): from

@@ -396,7 +396,9 @@ class Evaluator:
         (``ValueError``) for a behavior that can never be overridden (it hard-blocks by
         default, has reached hard_block in this session, or never reaches soft_block) and for
         a ``call`` that is not one of the behavior's recent soft-blocked calls (the message
-        names those).
+        names those). Every refusal is a :class:`~forge_policy.errors.Refused` (a ``ValueError``
+        too); an unknown behavior an :class:`~forge_policy.errors.UnknownBehavior` (a
+        ``KeyError`` too): both are :class:`~forge_policy.ForgePolicyError`.
 
         >>> import forge_policy as fp
         >>> ev = fp.Evaluator(fp.builtin_catalog(), clock=lambda: 0.0)
@@ -409,7 +411,8 @@ class Evaluator:
         return override(self, session_id, behavior_id, reason, call)
 
     def check_overridable(self, behavior_id: str) -> None:
-        """Raise ``KeyError`` for an unknown behavior, ``ValueError`` for one that can never be
+        """Raise :class:`~forge_policy.errors.UnknownBehavior` (a ``KeyError``) for an unknown
+        behavior, :class:`~forge_policy.errors.Refused` (a ``ValueError``) for one that can never be
         overridden in any session (hard_block by default, or never blocking)."""
         from forge_policy.engine.queries import check_overridable
 

@@ -15,6 +15,7 @@ False
 
 from __future__ import annotations
 
+from forge_policy.errors import Refused, UnknownBehavior
 from forge_policy.levels import Level
 
 TYPE_CHECKING = False
@@ -111,7 +112,7 @@ def override(
         state = live_state(evaluator, current, now)
         bstate = state.find(behavior_id)
         if bstate is not None and bstate.effective_level is Level.HARD_BLOCK:
-            raise ValueError(
+            raise Refused(
                 f"{behavior_id} has reached hard_block in session {session_id}: it has no override"
             )
         bound.clear()
@@ -164,7 +165,7 @@ def blocked_call(
     >>> blocked_call(None, "b", "s1", "0123abcd")
     Traceback (most recent call last):
     ...
-    ValueError: no soft-blocked call 0123abcd of b in session s1 (none of b lately)
+    forge_policy.errors.Refused: no soft-blocked call 0123abcd of b in session s1 (none of b lately)
     """
     calls = bstate.blocked_calls if bstate is not None else []
     for entry in reversed(calls):
@@ -184,29 +185,39 @@ def blocked_call(
         if known
         else f"none of {behavior_id} lately"
     )
-    raise ValueError(
+    raise Refused(
         f"no soft-blocked call {call} of {behavior_id} in session {session_id} ({listed})"
     )
 
 
 def check_overridable(catalog: Catalog, behavior_id: str) -> None:
-    """Raise ``KeyError`` for an unknown behavior, ``ValueError`` for one that can never be
-    overridden in any session (hard_block by default, or never blocking).
+    """Raise :class:`~forge_policy.errors.UnknownBehavior` (a ``KeyError`` too) for an unknown
+    behavior, :class:`~forge_policy.errors.Refused` (a ``ValueError`` too) for one that can
+    never be overridden in any session (hard_block by default, or never blocking).
 
     >>> import forge_policy as fp
     >>> check_overridable(fp.builtin_catalog(), "no-destructive-git")
     Traceback (most recent call last):
     ...
-    ValueError: no-destructive-git is a hard_block behavior: it has no override
+    forge_policy.errors.Refused: no-destructive-git is a hard_block behavior: it has no override
+    >>> try:
+    ...     check_overridable(fp.builtin_catalog(), "search-frist")
+    ... except KeyError as exc:
+    ...     print(exc)
+    unknown behavior 'search-frist' (did you mean 'search-first'?)
     """
     behavior = catalog.get(behavior_id)
     if behavior is None:
-        raise KeyError(f"unknown behavior {behavior_id!r}")
+        import difflib
+
+        close = difflib.get_close_matches(behavior_id, [b.id for b in catalog.behaviors], n=3)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        raise UnknownBehavior(f"unknown behavior {behavior_id!r}{hint}")
     if behavior.default_level is Level.HARD_BLOCK:
-        raise ValueError(f"{behavior_id} is a hard_block behavior: it has no override")
+        raise Refused(f"{behavior_id} is a hard_block behavior: it has no override")
     reachable = max([behavior.default_level, *(s.level for s in behavior.escalation)])
     if reachable < Level.SOFT_BLOCK:
-        raise ValueError(
+        raise Refused(
             f"{behavior_id} never blocks (it reaches {reachable.label} at most): "
             "there is nothing to override"
         )

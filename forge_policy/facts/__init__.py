@@ -51,6 +51,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from forge_policy.errors import InvalidArgument
+
 # The budget machinery lives in a leaf module that every provider imports; it is re-exported here,
 # where callers have always imported it. No provider module imports this package, so the
 # registry may import them (lazily, by name) without a cycle.
@@ -133,7 +135,7 @@ class FactRegistry(Mapping[str, "BudgetedProvider"]):
         (e.g. from another registry) keeps its own budget and isolation unless they are given.
         """
         if not name or name.startswith(".") or name.endswith(".") or not callable(provider):
-            raise ValueError(f"invalid fact name or provider: {name!r}")
+            raise InvalidArgument(f"invalid fact name or provider: {name!r}")
         func: FactProvider = provider
         if isinstance(provider, BudgetedProvider):
             func = provider.func
@@ -141,7 +143,7 @@ class FactRegistry(Mapping[str, "BudgetedProvider"]):
             isolate = provider.isolate if isolate is None else isolate
         budget = DEFAULT_BUDGET_MS if budget_ms is None else budget_ms
         if not budget > 0:
-            raise ValueError(f"fact {name!r}: budget_ms must be positive, got {budget!r}")
+            raise InvalidArgument(f"fact {name!r}: budget_ms must be positive, got {budget!r}")
         self._providers[name] = BudgetedProvider(name, func, budget, bool(isolate))
 
     def budget_ms(self, name: str) -> float:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from forge_policy.events import BLOCKABLE_TOOL_EVENTS
+from forge_policy.events import BLOCKABLE_TOOL_EVENTS, EVENTS
 from forge_policy.harness.common import CommandHookAdapter
 
 TYPE_CHECKING = False
@@ -51,9 +51,14 @@ class ClaudeCodeAdapter(CommandHookAdapter):
 
 def claude_failure(event_name: str, on_error: str, problem: str) -> tuple[str, int]:
     """Claude Code's ``FORGE_ON_ERROR`` answer (Codex, whose shapes are Claude Code's, gives it
-    too)."""
+    too). An event name the engine does not know (a misspelling, a newer CLI's event) is
+    answered with exit code 2 under ``deny``: both CLIs treat it as a blocking error wherever
+    the event can block (the tool call it may carry is not run; the problem, on stderr, is
+    shown), and as a notice elsewhere, whatever JSON shape the event would have needed."""
     from forge_policy.render.outcome import error_notice, error_refusal
 
+    if on_error == "deny" and event_name and event_name not in EVENTS:
+        return "", 2
     if on_error == "deny" and event_name in BLOCKABLE_TOOL_EVENTS:
         from forge_policy.render.claude_code import dumps, refuse
 

@@ -476,7 +476,9 @@ def get(name: str) -> Harness:
     try:
         return HARNESSES[name]
     except KeyError:
-        raise KeyError(f"unknown harness {name!r} (supported: {', '.join(HARNESSES)})") from None
+        from forge_policy.errors import UnknownName
+
+        raise UnknownName(f"unknown harness {name!r} (supported: {', '.join(HARNESSES)})") from None
 
 
 #: Project files besides a harness's ``config`` whose contents decide whether it runs hooks:

@@ -35,7 +35,7 @@ import time
 
 from forge_policy._infra import pg as _pg
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT
-from forge_policy.errors import ConfigError, StoreError
+from forge_policy.errors import ConfigError, InvalidArgument, StoreError
 from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, is_expired
 from forge_policy.stores._recovery import quarantine, report, report_quarantine
@@ -106,9 +106,9 @@ class PostgresStore:
         environ: Mapping[str, str] | None = None,
     ) -> None:
         if locking not in LOCKING:
-            raise ValueError(f"locking must be one of {', '.join(LOCKING)}, got {locking!r}")
+            raise InvalidArgument(f"locking must be one of {', '.join(LOCKING)}, got {locking!r}")
         if pool_size < 1:
-            raise ValueError(f"pool_size must be 1 or more, got {pool_size}")
+            raise InvalidArgument(f"pool_size must be 1 or more, got {pool_size}")
         self.dsn = dsn
         self.where = _pg.mask(dsn)
         self.lock_timeout = lock_timeout

@@ -23,7 +23,7 @@ import time
 
 from forge_policy._budget import lock_wait
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT
-from forge_policy.errors import LockTimeout, StoreError
+from forge_policy.errors import InvalidArgument, LockTimeout, StoreError
 from forge_policy.secrets import redact_json
 from forge_policy.state import SessionState, is_expired
 from forge_policy.stores._recovery import quarantine, report, report_quarantine
@@ -105,7 +105,7 @@ class SQLiteStore:
         clock: Callable[[], float] = time.time,
     ) -> None:
         if synchronous.upper() not in _SYNCHRONOUS:
-            raise ValueError(f"synchronous must be one of {', '.join(_SYNCHRONOUS)}")
+            raise InvalidArgument(f"synchronous must be one of {', '.join(_SYNCHRONOUS)}")
         self.path = os.fspath(path)
         self.busy_timeout = busy_timeout
         self.synchronous = synchronous.upper()

@@ -9,7 +9,9 @@ package. The line:
 
 1. read the raw event from stdin (at most the hook's limit plus one byte);
 2. unless ``FORGE_WORKER=off`` (or ``FORGE_STORE=memory``, whose state a hook process never
-   keeps, and a worker would): find ``<FORGE_ROOT>/runtime/worker/`` (owned by this user, no
+   keeps, and a worker would): find ``<FORGE_ROOT>/runtime/worker/<fingerprint>/``, the folder of
+   the worker for this working directory and these variables
+   (:func:`~forge_policy.worker.protocol.fingerprint`; it and its parent owned by this user, no
    access for group or others), connect to ``worker.sock`` in it, check with ``SO_PEERCRED`` that
    the peer runs as this user, send the request
    (:func:`~forge_policy.worker.protocol.encode_request`) and read the answer before the
@@ -19,10 +21,11 @@ package. The line:
 3. a complete answer: write its stdout and stderr bytes, exit with its exit code (the harness
    adapter's: 0 for every harness so far);
 4. anything else (no worker, stale socket, impostor, refusal, short, malformed or late answer):
-   start a worker when none answers (detached, one per root: a ``worker.starting`` marker
-   created with ``O_EXCL`` keeps parallel clients from starting several), then evaluate this
-   event in-process with the full engine (:func:`forge_policy.hook.main`). A failure of the
-   worker never becomes an allow.
+   start a worker when none answers (detached, one per root and environment: a
+   ``worker.starting`` marker created with ``O_EXCL`` keeps parallel clients from starting
+   several), count the reason (:func:`~forge_policy.worker.protocol.record`: one appended line,
+   shown by ``forge-policy worker status``), then evaluate this event in-process with the full
+   engine (:func:`forge_policy.hook.main`). A failure of the worker never becomes an allow.
 
 The worker answers only when it would answer exactly as this process would: the client sends
 its working directory, the identity of this file (a reinstall changes it: the worker then exits
@@ -75,14 +78,17 @@ class Unavailable(Exception):
 
 
 def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, bytes, bytes, int]:
-    """Send ``request`` to the worker in ``folder``; return its decoded answer or raise
-    :class:`Unavailable`. Checks the folder and the peer before sending anything."""
-    if not protocol.private_folder(folder):
-        try:
-            posix.stat(folder)
-        except OSError:
-            raise Unavailable("no worker folder", start=True) from None
-        raise Unavailable("worker folder is not private to this user")
+    """Send ``request`` to the worker in ``folder`` (a :func:`~forge_policy.worker.protocol.slot_of`
+    the private worker folder); return its decoded answer or raise :class:`Unavailable`. Checks
+    both folders and the peer before sending anything."""
+    for each in (folder.rpartition(b"/")[0], folder):
+        if not protocol.private_folder(each):
+            try:
+                posix.stat(each)
+            except OSError:
+                what = "no worker folder" if each != folder else "no worker for this environment"
+                raise Unavailable(what, start=True) from None
+            raise Unavailable("worker folder is not private to this user")
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         _connect(sock, folder)
@@ -130,16 +136,19 @@ def _mkdir(path: bytes, mode: int) -> None:
         pass
 
 
-def start_worker(root: bytes, here: bytes) -> bool:
-    """Start a detached worker for ``root`` unless another client is starting one; never raises
-    (a worker that does not start only means this event is evaluated in-process)."""
+def start_worker(root: bytes, here: bytes, slot: bytes) -> bool:
+    """Start a detached worker for ``root`` and this environment (its folder ``slot``) unless
+    another client is starting one; never raises (a worker that does not start only means this
+    event is evaluated in-process)."""
     try:
         for path, mode in ((root, 0o777), (root + b"/runtime", 0o777)):
             _mkdir(path, mode)
-        folder = protocol.folder_of(root)
-        _mkdir(folder, 0o700)
-        if not protocol.private_folder(folder):
+        parent = protocol.folder_of(root)
+        _mkdir(parent, 0o700)
+        _mkdir(slot, 0o700)
+        if not (protocol.private_folder(parent) and protocol.private_folder(slot)):
             return False
+        folder = slot
         marker = folder + b"/" + protocol.STARTING
         for _ in range(2):
             try:
@@ -153,14 +162,15 @@ def start_worker(root: bytes, here: bytes) -> bool:
             break
         else:
             return False
-        _spawn(root, here, folder)
+        _spawn(root, here, parent)
         return True
     except OSError:
         return False
 
 
 def _spawn(root: bytes, here: bytes, folder: bytes) -> None:
-    """Double fork: the worker is reparented to init and never holds the hook's pipes."""
+    """Double fork: the worker is reparented to init and never holds the hook's pipes. It
+    inherits this process's environment and working directory: the ones it serves."""
     pid = posix.fork()
     if pid:
         posix.waitpid(pid, 0)
@@ -376,13 +386,23 @@ def main(argv: list[str] | None = None) -> int:
     return ask(here, raw, args, options)
 
 
+def count(root: bytes, reason: str) -> None:
+    """Record why this call is evaluated in-process (:func:`~forge_policy.worker.protocol.record`),
+    where ``forge-policy worker status`` counts it; only into a private worker folder."""
+    folder = protocol.folder_of(root)
+    if root and protocol.private_folder(folder):
+        protocol.record(folder, reason)
+
+
 def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions) -> int:
     """Ask the worker (starting one when none answers); evaluate in-process on any failure."""
     environ = posix.environ
-    root = b""
+    root = slot = b""
     try:
         cwd = posix.getcwdb()
         root = protocol.root_of(environ, cwd)
+        relevant = protocol.relevant(environ)
+        slot = protocol.slot_of(root, protocol.fingerprint(cwd, relevant))
         timeout = min(
             seconds(environ, b"FORGE_WORKER_TIMEOUT", protocol.ANSWER_TIMEOUT),
             seconds(environ, b"FORGE_HOOK_DEADLINE", protocol.HOOK_DEADLINE)
@@ -395,13 +415,16 @@ def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions)
             cwd,
             options.argv(),
             raw,
-            protocol.relevant(environ),
+            relevant,
         )
-        status, out, err, code = exchange(protocol.folder_of(root), request.encode(), timeout)
+        status, out, err, code = exchange(slot, request.encode(), timeout)
     except Unavailable as exc:
         if exc.start:
-            start_worker(root, here)
+            started = start_worker(root, here, slot)
+            what = "started one" if started else "one is starting"
+            count(root, f"no worker for this environment: {what}")
             return in_process(here, raw, args)
+        count(root, exc.reason)
         return in_process(here, raw, args, exc.reason)
     except OSError as exc:
         return in_process(here, raw, args, f"{exc.strerror or exc}")
@@ -409,9 +432,10 @@ def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions)
         return in_process(here, raw, args, f"internal error: {exc!r}")
     if status != b"A":
         if out.startswith(protocol.CHANGED):  # that worker is exiting: start one of this version
-            start_worker(root, here)
-        reason = out.decode("utf-8", "replace")
-        return in_process(here, raw, args, f"refused: {reason}")
+            start_worker(root, here, slot)
+        reason = f"refused: {out.decode('utf-8', 'replace')}"
+        count(root, reason)
+        return in_process(here, raw, args, reason)
     try:
         _write_all(2, err)
         _write_all(1, out)

@@ -6,7 +6,9 @@ hook's options with it. It imports interpreter built-ins only (``posix``, ``sys`
 ``_socket`` and ``pwd`` inside the functions that need them), so the client can load it from
 its own folder without the package or ``site``. What it owns:
 
-- the files of ``<FORGE_ROOT>/runtime/worker/`` and the socket's address (:func:`address`: a
+- the files of ``<FORGE_ROOT>/runtime/worker/``: one folder per environment fingerprint
+  (:func:`fingerprint`, :func:`slot_of`), the log and the refusal counts (:func:`record`) beside
+  them; the socket's address (:func:`address`: a
   deep folder is reached through ``/proc/self/fd``), who may be at the other end
   (:func:`peer_uid`, :func:`private_folder`) and the limits (:data:`MAX_INPUT`,
   :data:`MAX_REQUEST`, :data:`MAX_ANSWER`, the timeouts);
@@ -58,13 +60,23 @@ if TYPE_CHECKING:
 
 
 MAGIC = b"FPW1"
-#: ``<FORGE_ROOT>/runtime/<FOLDER>`` holds the worker's files.
+#: ``<FORGE_ROOT>/runtime/<FOLDER>`` holds the workers' files: a folder per environment
+#: fingerprint (:func:`slot_of`) with the socket, lock, pid file and start marker of the worker
+#: that serves it, and, shared, :data:`LOG` and :data:`REFUSALS`.
 FOLDER = b"worker"
 SOCKET = b"worker.sock"
 STARTING = b"worker.starting"
 LOCK = b"worker.lock"
 PID = b"worker.pid"
 LOG = b"worker.log"
+#: One line per hook call the client evaluated in-process although the worker was on
+#: (``<unix time> <reason>``); ``forge-policy worker status`` counts them by reason.
+REFUSALS = b"refusals.log"
+#: The refusal file is started afresh past this size (the counts then cover less time).
+REFUSALS_MAX = 256 * 1024
+#: Workers per ``FORGE_ROOT`` (``FORGE_WORKER_MAX``): a worker that starts stops the least
+#: recently used ones beyond it.
+MAX_WORKERS = 4
 #: Seconds after which a ``worker.starting`` marker is stale (its client died before the worker
 #: came up).
 STARTING_STALE = 10.0
@@ -89,7 +101,14 @@ CHANGED = b"the package changed"
 PREFIXES = (b"FORGE_", b"DISABLE_", b"GIT_")
 NAMES = (b"CLAUDE_PROJECT_DIR", b"XDG_CACHE_HOME", b"HOME", b"PATH")
 #: Client-side knobs: they do not change an answer.
-CLIENT_ONLY = (b"FORGE_WORKER", b"FORGE_WORKER_TIMEOUT", b"FORGE_WORKER_IDLE_SECONDS")
+CLIENT_ONLY = (
+    b"FORGE_WORKER",
+    b"FORGE_WORKER_TIMEOUT",
+    b"FORGE_WORKER_IDLE_SECONDS",
+    b"FORGE_WORKER_MAX",
+)
+#: A Mersenne prime: :func:`fingerprint` is the request's bytes as a number modulo it.
+_MODULUS = (1 << 61) - 1
 
 
 # -- what a request carries -------------------------------------------------------------------
@@ -109,6 +128,52 @@ def relevant(environ: "Mapping[bytes, bytes]") -> list[bytes]:
             found.append(name + b"=" + value)
     found.sort()
     return found
+
+
+def fingerprint(cwd: bytes, entries: "Sequence[bytes]") -> bytes:
+    """16 hex digits naming a working directory and :func:`relevant` variables: the folder of
+    the worker that serves exactly them (:func:`slot_of`). Computed in C (the bytes as one
+    number modulo a 61-bit prime: no hash module is a built-in); two environments that share a
+    fingerprint only meet a worker that refuses the other one (it compares them in full).
+
+    >>> fingerprint(b"/p", [b"PATH=/bin"]) == fingerprint(b"/p", [b"PATH=/bin"])
+    True
+    >>> fingerprint(b"/p", [b"PATH=/bin"]) != fingerprint(b"/p", [b"PATH=/usr/bin"])
+    True
+    >>> len(fingerprint(b"/p", []))
+    16
+    """
+    data = b"\1" + cwd + b"\0" + b"\0".join(entries)
+    number = int.from_bytes(data, "big") % _MODULUS
+    number = (number * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF  # spread: both steps are
+    return b"%016x" % (number ^ (number >> 29))  # one-to-one on 64 bits
+
+
+def is_fingerprint(name: bytes | str) -> bool:
+    """Whether a folder name under ``runtime/worker`` is a :func:`fingerprint`."""
+    text = name.encode() if isinstance(name, str) else name
+    return len(text) == 16 and not text.strip(b"0123456789abcdef")
+
+
+def record(folder: bytes, reason: str) -> None:
+    """Count one in-process evaluation the worker could have answered, with its reason
+    (:data:`REFUSALS` in ``folder``, the private worker folder). One appended line, written
+    only on this slow path; never raises."""
+    line = b"%d %s\n" % (int(time.time()), reason.replace("\n", " ").encode("utf-8", "replace"))
+    try:
+        fd = posix.open(
+            folder + b"/" + REFUSALS, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600
+        )
+    except OSError:
+        return
+    try:
+        if posix.fstat(fd).st_size > REFUSALS_MAX:
+            posix.ftruncate(fd, 0)
+        posix.write(fd, line)
+    except OSError:
+        pass
+    finally:
+        posix.close(fd)
 
 
 def own_identity(path: bytes) -> bytes:
@@ -258,8 +323,13 @@ class HookRequest:
 
 
 def folder_of(root: bytes) -> bytes:
-    """``<root>/runtime/worker``: the worker's files."""
+    """``<root>/runtime/worker``: the workers' files."""
     return root + b"/runtime/" + FOLDER
+
+
+def slot_of(root: bytes, print_: bytes) -> bytes:
+    """``<root>/runtime/worker/<fingerprint>``: the files of the worker for one environment."""
+    return folder_of(root) + b"/" + print_
 
 
 def address(folder: bytes, name: bytes) -> tuple[bytes, int]:

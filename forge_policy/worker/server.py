@@ -1,16 +1,37 @@
-"""The warm worker: one process per ``FORGE_ROOT`` answering hook clients over a Unix socket.
+"""The warm workers: one process per ``FORGE_ROOT`` and environment answering hook clients over a
+Unix socket.
 
 Started detached by :mod:`forge_policy.worker.client` when no worker answers (``python -I -S
-client.py --worker ROOT`` runs this module as ``__main__``, from the client's own tree). Its
-files live in ``<FORGE_ROOT>/runtime/worker/`` (mode 0700, owned by this user; a folder that is
-not is refused)::
+client.py --worker ROOT`` runs this module as ``__main__``, from the client's own tree), with
+the client's environment and working directory. A worker answers only clients whose working
+directory and answer-relevant variables are exactly its own, so each distinct set gets its own
+worker: Claude Code's calls (``CLAUDE_PROJECT_DIR`` set), Codex's or Cursor's (another
+environment), a shell with another ``PATH``. Their files live in ``<FORGE_ROOT>/runtime/worker/``
+(mode 0700, owned by this user; a folder that is not is refused), one folder per environment
+named by its :func:`~forge_policy.worker.protocol.fingerprint`::
 
-    worker.lock      the file lock (the project's one) held for the worker's whole life: one
-                     worker per root
-    worker.sock      the socket (mode 0600); a stale one (no lock holder) is replaced
-    worker.pid       the pid, for ``forge-policy worker status|stop``
-    worker.starting  created by the client that starts a worker, removed once it listens
-    worker.log       the worker's stderr: start, stop and why
+    <fingerprint>/worker.lock      the file lock (the project's one) held for the worker's
+                                   whole life: one worker per environment
+    <fingerprint>/worker.sock      the socket (mode 0600); a stale one (no lock holder) is
+                                   replaced
+    <fingerprint>/worker.pid       the pid, for ``forge-policy worker status|stop``
+    <fingerprint>/worker.starting  created by the client that starts a worker, removed once it
+                                   listens
+    worker.log                     the workers' stderr: start, stop and why
+    refusals.log                   the calls clients evaluated in-process, and why
+
+At most ``FORGE_WORKER_MAX`` (:data:`~forge_policy.worker.protocol.MAX_WORKERS`) workers run per
+root: one that starts asks the others how long they have been idle and stops the least recently
+used beyond the bound (:func:`make_room`), and removes the folders of workers that are gone.
+
+Why a worker per environment, not the environment sent with each request and applied by one
+worker: what an answer depends on is read from ``os.environ`` in many places (``PATH`` when a
+command is resolved, ``HOME`` and ``GIT_*`` by git and the facts, ``FORGE_*`` by the
+configuration), and ``os.environ`` is one per process while requests run on threads: one
+request's ``PATH`` would leak into another's evaluation, or the requests would have to be
+serialised and every cache keyed by the environment. A process per environment keeps each
+evaluation exactly the in-process one, at the price of one more interpreter per distinct
+environment (bounded).
 
 Every connection's peer must run as this user (``SO_PEERCRED``), else it is closed unanswered;
 the client checks the same of the worker. There is no MAC on this protocol (unlike ``serve``'s,
@@ -53,6 +74,12 @@ def folder_of(root: str) -> str:
     return os.fsdecode(protocol.folder_of(os.fsencode(root)))
 
 
+def slot_here(root: str) -> str:
+    """The folder of the worker for this process's environment and working directory."""
+    print_ = protocol.fingerprint(os.getcwdb(), protocol.relevant(os.environb))
+    return os.fsdecode(protocol.slot_of(os.fsencode(root), print_))
+
+
 def log(message: str) -> None:
     """One line on the worker's stderr (``worker.log``), redacted."""
     from forge_policy.secrets import redact
@@ -74,6 +101,7 @@ class Worker:
         self.idle = idle
         self.cwd = os.getcwdb()
         self.environ = protocol.relevant(os.environb)
+        self.fingerprint = protocol.fingerprint(self.cwd, self.environ).decode()
         self.started = time.time()
         self.warm = Warm(config)
         self.stopping = threading.Event()
@@ -220,10 +248,39 @@ class Worker:
             "version": __version__,
             "started": self.started,
             "uptime": round(time.time() - self.started, 3),
+            "idle": round(time.monotonic() - self.last, 3),
             "idle_exit": self.idle,
             "cwd": os.fsdecode(self.cwd),
             "in_flight": self.busy,
+            "fingerprint": self.fingerprint,
+            "environment": environment(self.environ),
         }
+
+
+#: Variables whose value ``worker status`` shows (paths, no secrets); the others only by name and
+#: a digest of the value, so that two workers' environments can be told apart.
+SHOWN = ("CLAUDE_PROJECT_DIR", "FORGE_ROOT", "FORGE_PROFILE", "FORGE_DISABLE")
+
+
+def environment(entries: list[bytes]) -> dict[str, str]:
+    """``NAME`` → what ``worker status`` may show of its value: the value for :data:`SHOWN`,
+    else a digest (``#`` and 8 hex digits) and, for ``PATH``, the number of entries.
+
+    >>> environment([b"CLAUDE_PROJECT_DIR=/p", b"PATH=/a:/b"])["PATH"][-11:]
+    '(2 entries)'
+    """
+    shown: dict[str, str] = {}
+    for entry in entries:
+        name, _, value = entry.partition(b"=")
+        key = os.fsdecode(name)
+        if key in SHOWN:
+            shown[key] = os.fsdecode(value)
+            continue
+        digest = "#" + protocol.fingerprint(b"", [value]).decode()[-8:]
+        if key == "PATH":
+            digest += f" ({len(value.split(b':'))} entries)"
+        shown[key] = digest
+    return shown
 
 
 def _differing(theirs: list[bytes], ours: list[bytes]) -> list[bytes]:
@@ -263,7 +320,7 @@ def run(args: list[str], here: bytes | None = None) -> int:
     config = _config(args[0])
     if config is None:
         return 1
-    folder = folder_of(config.root)
+    folder = slot_here(config.root)
     with contextlib.ExitStack() as held:
         try:
             lock = os.path.join(folder, os.fsdecode(protocol.LOCK))
@@ -299,10 +356,10 @@ def _config(root: str) -> Config | None:
     if config.store == "memory":
         log("not started: FORGE_STORE=memory: a hook process keeps no state, a worker would")
         return None
-    folder = folder_of(config.root)
-    if not protocol.private_folder(os.fsencode(folder)):
-        log(f"not started: {folder} is not a folder private to this user")
-        return None
+    for folder in (folder_of(config.root), slot_here(config.root)):
+        if not protocol.private_folder(os.fsencode(folder)):
+            log(f"not started: {folder} is not a folder private to this user")
+            return None
     return config
 
 
@@ -318,11 +375,89 @@ def _serve(worker: Worker) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(worker.folder, os.fsdecode(protocol.STARTING)))
         log(f"listening on {worker.path} (catalog {worker.warm.health()['catalog']})")
+        threading.Thread(target=make_room, args=(worker.folder, worker_max()), daemon=True).start()
         worker.serve()
     finally:
         worker.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(pid_path)
+
+
+def worker_max() -> int:
+    """``FORGE_WORKER_MAX``: workers per root (:data:`~forge_policy.worker.protocol.MAX_WORKERS`
+    when unset or not a whole number from 1)."""
+    text = os.environ.get("FORGE_WORKER_MAX", "").strip()
+    if not text:
+        return protocol.MAX_WORKERS
+    if not text.isdigit() or int(text) < 1:
+        log(
+            f"FORGE_WORKER_MAX: expected a whole number from 1, got {text!r}; using "
+            f"{protocol.MAX_WORKERS}"
+        )
+        return protocol.MAX_WORKERS
+    return int(text)
+
+
+def make_room(own: str, bound: int) -> list[str]:
+    """Keep at most ``bound`` workers for the root whose worker folder holds ``own`` (this
+    worker's slot): ask every other one how long it has been idle, stop the least recently used
+    beyond the bound, and remove the folders of workers that are gone. Returns the fingerprints
+    stopped. Never raises (logged): a worker too many only costs memory until it idles out."""
+    from forge_policy.worker.client import Unavailable, exchange
+
+    parent = os.path.dirname(own)
+    live: list[tuple[float, str]] = []
+    stopped: list[str] = []
+    try:
+        names = sorted(os.listdir(parent))
+    except OSError as exc:
+        log(f"cannot list the other workers: {exc}")
+        return stopped
+    for name in names:
+        slot = os.path.join(parent, name)
+        if slot == own or not protocol.is_fingerprint(name) or not os.path.isdir(slot):
+            continue
+        try:
+            status, out, _, _ = exchange(
+                os.fsencode(slot), protocol.encode_request([b"status"]), 2.0
+            )
+            idle = float(json.loads(out)["idle"]) if status == b"A" else 0.0
+        except Unavailable:
+            _remove_if_gone(slot)
+            continue
+        except (ValueError, KeyError, TypeError):
+            idle = 0.0  # a worker of another version: counted, stopped only as idle 0
+        live.append((idle, name))
+    live.sort(reverse=True)  # the longest idle first
+    while len(live) + 1 > bound and live:
+        idle, name = live.pop(0)
+        try:
+            exchange(
+                os.fsencode(os.path.join(parent, name)), protocol.encode_request([b"stop"]), 2.0
+            )
+        except Unavailable as exc:
+            log(f"could not stop worker {name}: {exc.reason}")
+            continue
+        log(f"stopped worker {name} (idle {idle:g} s): more than {bound} environments")
+        stopped.append(name)
+    return stopped
+
+
+def _remove_if_gone(slot: str) -> None:
+    """Remove a worker folder whose worker is gone: no socket, no start under way."""
+    starting = os.path.join(slot, os.fsdecode(protocol.STARTING))
+    if os.path.exists(os.path.join(slot, os.fsdecode(protocol.SOCKET))):
+        return
+    try:
+        if time.time() - os.stat(starting).st_mtime < protocol.STARTING_STALE:
+            return
+    except OSError:
+        pass
+    for name in (protocol.LOCK, protocol.PID, protocol.STARTING):
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(slot, os.fsdecode(name)))
+    with contextlib.suppress(OSError):
+        os.rmdir(slot)
 
 
 if __name__ == "__main__":

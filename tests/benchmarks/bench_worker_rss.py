@@ -123,16 +123,17 @@ def over_socket(python: str, events: int, say: Any) -> dict[str, Any]:
                 capture_output=True,
             )  # no worker answers: this call starts one, and decides itself
             deadline = time.monotonic() + 30
-            pid_file = folder / "worker.pid"
-            while not (pid_file.exists() and (folder / "worker.sock").exists()):
+            identity = protocol.own_identity(str(launch.with_name("client.py")).encode())
+            variables = protocol.relevant({k.encode(): v.encode() for k, v in env.items()})
+            cwd = os.path.realpath(project).encode()
+            slot = folder / protocol.fingerprint(cwd, variables).decode()
+            pid_file = slot / "worker.pid"
+            while not (pid_file.exists() and (slot / "worker.sock").exists()):
                 if time.monotonic() > deadline:
                     raise SystemExit("bench_worker_rss: the worker did not start")
                 time.sleep(0.05)
             pid = int(pid_file.read_text())
-            identity = protocol.own_identity(str(launch.with_name("client.py")).encode())
-            variables = protocol.relevant({k.encode(): v.encode() for k, v in env.items()})
-            cwd = str(project).encode()
-            sock_folder = str(folder).encode()
+            sock_folder = str(slot).encode()
             marks = checkpoints(events)
             rss: dict[int, dict[str, int]] = {0: status_of(pid)}
             started = time.perf_counter()

@@ -79,8 +79,7 @@ def client(env: dict[str, str]) -> tuple[float, bytes]:
 
 
 def stop_worker(root: str) -> None:
-    pid_file = Path(root) / "runtime" / "worker" / "worker.pid"
-    if pid_file.exists():
+    for pid_file in (Path(root) / "runtime" / "worker").glob("*/worker.pid"):
         os.kill(int(pid_file.read_text()), 15)
 
 

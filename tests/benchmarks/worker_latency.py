@@ -101,8 +101,7 @@ def written_command(python: str, project: Path, env: dict[str, str]) -> list[str
 
 
 def stop_worker(root: Path) -> None:
-    pid_file = root / "runtime" / "worker" / "worker.pid"
-    if pid_file.exists():
+    for pid_file in (root / "runtime" / "worker").glob("*/worker.pid"):
         pid = int(pid_file.read_text())
         os.kill(pid, 15)
         deadline = time.monotonic() + 10
@@ -110,7 +109,7 @@ def stop_worker(root: Path) -> None:
             try:
                 os.kill(pid, 0)
             except ProcessLookupError:
-                return
+                break
             time.sleep(0.02)
 
 
