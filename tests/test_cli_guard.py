@@ -117,8 +117,8 @@ def test_the_user_at_a_terminal_runs_it_even_inside_the_harness(project: Path, n
 def test_off_from_a_terminal_switches_the_behavior_off(project: Path) -> None:
     result = with_terminal(project, ["off", "search-first"], CLAUDECODE="1")
     assert result.returncode == 0, result.stderr
-    index = (project / ".forge" / "behaviors" / "index.yaml").read_text()
-    assert "- id: search-first\n    enabled: false" in index
+    layer = (project / ".forge" / "config.yaml").read_text()
+    assert "  search-first: {enabled: false}\n" in layer
 
 
 @pytest.mark.parametrize("name", sorted(ALLOWED))

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.cli.context import Context
+    from forge_policy.ops.toggles import Toggle
 
 
 def register(command: Callable[..., Any]) -> None:
@@ -46,26 +47,32 @@ def register(command: Callable[..., Any]) -> None:
         p = command(
             name,
             cmd_toggle,
-            f"Switch a behavior {name} for the project (edits index.yaml, keeping its comments; "
-            "the built-in catalog is copied to <FORGE_ROOT>/behaviors first when the project "
-            f"has none) or for one session (--session).",
+            f"Switch a behavior {name} for the project or for one session (--session). The "
+            "project's switch is written to <FORGE_ROOT>/config.yaml (behaviors: {ID: {enabled: "
+            "false}}, comments and other keys kept; the built-in catalog is never copied); a "
+            "project with its own catalog (<FORGE_ROOT>/behaviors or FORGE_BEHAVIORS_DIR) has "
+            "its index.yaml edited instead.",
         )
         p.set_defaults(enabled=enabled)
         p.add_argument("behavior_id", metavar="ID")
         scope = p.add_mutually_exclusive_group()
         scope.add_argument("--session", metavar="SID", help="only this session")
         scope.add_argument("--project", action="store_true", help="the whole project (default)")
+        p.add_argument("--json", action="store_true", help="print what changed, and where")
     texts = {
         "strict": "Make a behavior escalate in half as many violations (project setting "
-        "'tuning: strict' in index.yaml).",
+        "'tuning: strict' in <FORGE_ROOT>/config.yaml, or in index.yaml of a project with its "
+        "own catalog).",
         "relaxed": "Cap a behavior at warning: it never blocks (project setting "
-        "'tuning: relaxed' in index.yaml).",
+        "'tuning: relaxed' in <FORGE_ROOT>/config.yaml, or in index.yaml of a project with its "
+        "own catalog).",
     }
     for name, text in texts.items():
         p = command(name, cmd_tuning, text)
         p.set_defaults(tuning=name)
         p.add_argument("behavior_id", metavar="ID")
         p.add_argument("--reset", action="store_true", help="remove the tuning")
+        p.add_argument("--json", action="store_true", help="print what changed, and where")
 
 
 def _catalog(ctx: Context) -> tuple[Catalog, dict[str, str]]:
@@ -238,35 +245,60 @@ def _check_cache(ctx: Context, target: str, catalog: Catalog) -> dict[str, Any] 
     }
 
 
-def _copied_note(ctx: Context, folder: str) -> None:
-    ctx.print(
-        f"copied the built-in catalog to {folder}: the project now uses that copy "
-        "(edit it freely; upgrades of forge-policy no longer change it)"
-    )
-
-
 def cmd_toggle(args: Namespace, ctx: Context) -> int:
-    """``forge-policy on|off ID [--session SID | --project]``."""
+    """``forge-policy on|off ID [--session SID | --project] [--json]``."""
     word = "on" if args.enabled else "off"
     if args.session is not None:
         from forge_policy.ops.admin import set_session_enabled
 
         changed = set_session_enabled(ctx.evaluator, args.session, args.behavior_id, args.enabled)
+        if args.json:
+            ctx.print_json(
+                {
+                    "behavior": args.behavior_id,
+                    "setting": "enabled",
+                    "value": args.enabled,
+                    "scope": "session",
+                    "session": args.session,
+                    "changed": changed,
+                }
+            )
+            return OK
         state = "" if changed else " (it already was)"
         ctx.print(f"{args.behavior_id} is {word} for session {args.session}{state}")
         if args.enabled:
             _inactive_note(ctx, args.behavior_id)
         return OK
-    from forge_policy.ops.admin import set_project_enabled
+    from forge_policy.ops.toggles import set_project_enabled
 
-    folder, changed, copied = set_project_enabled(ctx.config, args.behavior_id, args.enabled)
-    if copied:
-        _copied_note(ctx, folder)
-    state = "" if changed else " (it already was)"
-    index = os.path.join(folder, "index.yaml")
-    ctx.print(f"{args.behavior_id} is {word} for the project in {index}{state}")
-    if args.enabled:
+    toggle = set_project_enabled(ctx.config, args.behavior_id, args.enabled)
+    code = _report_toggle(args, ctx, toggle)
+    if args.enabled and not args.json:
         _inactive_note(ctx, args.behavior_id)
+    return code
+
+
+def _report_toggle(args: Namespace, ctx: Context, toggle: Toggle) -> int:
+    """Print what a project-scoped switch did; REFUSED when a higher layer still decides."""
+    from forge_policy.ops.toggles import describe_value
+
+    if args.json:
+        ctx.print_json({**toggle.to_dict(), "scope": "project"})
+    else:
+        state = "" if toggle.changed else " (it already was)"
+        if toggle.setting == "enabled":
+            what = describe_value("enabled", toggle.value)
+            ctx.print(f"{toggle.behavior} is {what} for the project in {toggle.file}{state}")
+        else:
+            what = describe_value("tuning", toggle.value)
+            ctx.print(f"{toggle.behavior}: {what} in {toggle.file}{state}")
+    if toggle.overridden_by:
+        ctx.note(
+            f"warning: {toggle.behavior} is still "
+            f"{describe_value(toggle.setting, toggle.effective)}: {toggle.overridden_by} "
+            "decides it (a layer above the project's); change it there"
+        )
+        return REFUSED
     return OK
 
 
@@ -281,21 +313,26 @@ def _inactive_note(ctx: Context, behavior_id: str) -> None:
 
 
 def cmd_tuning(args: Namespace, ctx: Context) -> int:
-    """``forge-policy strict|relaxed ID [--reset]``."""
-    from forge_policy.ops.admin import find_behavior, set_project_tuning
+    """``forge-policy strict|relaxed ID [--reset] [--json]``."""
+    from forge_policy.ops.toggles import set_project_tuning
 
     tuning = None if args.reset else args.tuning
-    folder, changed, copied = set_project_tuning(ctx.config, args.behavior_id, tuning)
-    if copied:
-        _copied_note(ctx, folder)
-    behavior = find_behavior(ctx.config.load_catalog(), args.behavior_id)
-    state = "" if changed else " (it already was)"
-    what = f"tuning {tuning}" if tuning else "no tuning"
-    ctx.print(f"{args.behavior_id}: {what} in {os.path.join(folder, 'index.yaml')}{state}")
-    ctx.print(f"  level: {_escalation(behavior)}")
-    if behavior.spec.get("tuning") != tuning:
-        ctx.note(
-            "warning: this forge_policy's catalog loader does not apply 'tuning' yet; "
-            "the setting is stored but has no effect"
-        )
-    return OK
+    toggle = set_project_tuning(ctx.config, args.behavior_id, tuning)
+    code = _report_toggle(args, ctx, toggle)
+    if not args.json:
+        ctx.print(f"  level: {_escalation(_tuned(ctx, toggle))}")
+    return code
+
+
+def _tuned(ctx: Context, toggle: Toggle) -> Behavior:
+    """The behavior with the tuning now in effect (the level line of ``strict|relaxed``)."""
+    from forge_policy.catalog.behavior import Behavior
+    from forge_policy.catalog.tuning import tune
+    from forge_policy.ops.admin import find_behavior
+
+    behavior = find_behavior(ctx.config.load_catalog(), toggle.behavior)
+    if behavior.spec.get("tuning") == toggle.effective:
+        return behavior
+    if toggle.target == "catalog" or behavior.spec.get("tuning"):
+        return behavior
+    return Behavior(tune(behavior.spec, toggle.effective))  # type: ignore[arg-type]

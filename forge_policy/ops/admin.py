@@ -1,6 +1,6 @@
 """Operations on a configured project, one function per ``forge-policy`` command that is not a
 plain :class:`~forge_policy.Evaluator` call: status of every live session, per-session on/off,
-the governance summary, project-scoped on/off and strict/relaxed.
+the governance summary (project-scoped on/off and strict/relaxed: :mod:`forge_policy.ops.toggles`).
 
 Per-session on/off lives in the session document as ``"disabled": [ids]`` (sorted, no
 duplicates); the evaluator skips those behaviors for that session only. Switching a behavior off
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from forge_policy.audit.verify import VerifyReport
     from forge_policy.catalog.behavior import Behavior
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.config.env import Config
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.reports.insights import GovernanceSummary
     from forge_policy.reports.status import Status
@@ -39,11 +38,9 @@ def find_behavior(catalog: Catalog, behavior_id: str) -> Behavior:
     behavior = catalog.get(behavior_id)
     if behavior is not None:
         return behavior
-    import difflib
+    from forge_policy.ops.toggles import suggest
 
-    close = difflib.get_close_matches(behavior_id, catalog.ids, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise Refused(f"unknown behavior {behavior_id!r}{hint}")
+    raise Refused(f"unknown behavior {behavior_id!r}{suggest(behavior_id, catalog.ids)}")
 
 
 def session_disabled(state: SessionState | None) -> list[str]:
@@ -166,81 +163,6 @@ def governance(evaluator: Evaluator) -> GovernanceSummary:
         installed=len(catalog),
         enabled=tuple(b.id for b in catalog.behaviors if b.enabled),
     )
-
-
-def project_catalog(config: Config) -> tuple[str, bool]:
-    """The catalog folder project-scoped commands edit, and whether it was just created.
-
-    ``FORGE_BEHAVIORS_DIR`` or ``<root>/behaviors`` when it exists; otherwise the built-in
-    catalog is copied to ``<root>/behaviors`` first (the package's own files are never edited).
-    """
-    if config.catalog_dir is not None:
-        return config.catalog_dir, False
-    from pathlib import Path
-
-    from forge_policy.ops.init import copy_builtin_catalog
-
-    copied = copy_builtin_catalog(Path(config.root))
-    return str(Path(config.root) / "behaviors"), copied is not None
-
-
-def set_project_enabled(
-    config: Config, behavior_id: str, enabled: bool, *, now: float | None = None
-) -> tuple[str, bool, bool]:
-    """Set ``enabled`` in the project's ``index.yaml`` (comments kept); returns
-    ``(folder, changed, copied)`` where ``copied`` says the built-in catalog was copied first.
-
-    The project's catalog is the project's choice, so a ``bypass: never`` behavior can be
-    switched off here too (a project whose domain names AI vendors turns no-model-attribution
-    off); ``bypass: never`` keeps its meaning against the agent: no ``FORGE_DISABLE``, no
-    session off, no relaxed, and the agent cannot run this command (``protect-governance``,
-    :mod:`forge_policy.cli.guard`). Only the guard of governance itself stays on: with it off,
-    nothing would stop the agent editing the catalog. Every change is recorded in the audit log
-    (``kind: "bypass"``, ``scope: "project"``) before ``index.yaml`` is written.
-    """
-    from forge_policy.catalog.loader import set_enabled
-
-    behavior = find_behavior(config.load_catalog(), behavior_id)
-    if not enabled and behavior.id in GOVERNANCE_GUARDS:
-        raise Refused(
-            f"{behavior_id} guards the governance files and commands: it cannot be switched off "
-            "from the command line"
-        )
-    folder, copied = project_catalog(config)
-    if behavior.enabled != enabled:  # the catalog just loaded is that folder's (or its source)
-        import time
-
-        from forge_policy._time import iso
-
-        switch = records.BypassSwitch(
-            timestamp=iso(time.time() if now is None else now),
-            behavior_id=behavior_id,
-            scope="project",
-            enabled=enabled,
-            variable="forge-policy " + ("on" if enabled else "off"),
-            bypass_never=behavior.bypass == "never",
-        )
-        write(config.open_audit(), [records.to_dict(switch)])
-    return folder, set_enabled(folder, behavior_id, enabled), copied
-
-
-#: behaviors the command line never switches off for the project: they guard the catalog itself
-GOVERNANCE_GUARDS = frozenset({"protect-governance"})
-
-
-def set_project_tuning(
-    config: Config, behavior_id: str, tuning: str | None
-) -> tuple[str, bool, bool]:
-    """Set (or with None remove) ``tuning: strict|relaxed`` in the project's ``index.yaml``;
-    returns ``(folder, changed, copied)`` like :func:`set_project_enabled`."""
-    from forge_policy.catalog.tuning import set_tuning, tuning_problem
-
-    behavior = find_behavior(config.load_catalog(), behavior_id)
-    problem = tuning_problem(behavior.spec, tuning) if tuning is not None else None
-    if problem is not None:
-        raise Refused(problem)
-    folder, copied = project_catalog(config)
-    return folder, set_tuning(folder, behavior_id, tuning), copied
 
 
 def verify_audit(evaluator: Evaluator) -> VerifyReport:
