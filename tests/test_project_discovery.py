@@ -226,6 +226,10 @@ READ_ONLY: list[tuple[str, ...]] = [
     ("validate",),
     ("schema",),
     ("worker", "status"),
+    ("worker", "status", "--json"),
+    ("config",),
+    ("config", "--origin"),
+    ("config", "--json"),
 ]
 
 

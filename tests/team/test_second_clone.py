@@ -269,14 +269,19 @@ def test_without_forge_policy_b_refuses_and_doctor_names_the_fix(
 # -- the warm worker ----------------------------------------------------------------------------
 
 
-def _worker_requests(machine: Machine) -> int:
+def _workers(machine: Machine) -> list[dict[str, Any]]:
     done = machine.forge("worker", "status", "--json", check=None)
     try:
         found = json.loads(done.stdout)
     except ValueError:
-        return -1
-    workers = found.get("workers", [found]) if isinstance(found, dict) else found
-    return sum(int(w.get("requests", 0)) for w in workers if isinstance(w, dict))
+        return []
+    workers = found.get("workers", [found.get("detail", {})]) if isinstance(found, dict) else found
+    return [w for w in workers if isinstance(w, dict) and w.get("pid")]
+
+
+def _worker_requests(machine: Machine) -> int:
+    workers = _workers(machine)
+    return sum(int(w.get("requests", 0)) for w in workers) if workers else -1
 
 
 def test_the_worker_serves_bs_calls_warm(team: tuple[Machine, Machine]) -> None:
@@ -296,6 +301,11 @@ def test_the_worker_serves_bs_calls_warm(team: tuple[Machine, Machine]) -> None:
         assert "evaluating in-process" not in done.stderr, done.stderr
         assert b.decide(command) == want
     assert _worker_requests(b) >= before + 8
+    # B's own interpreter runs B's worker, in B's project
+    for worker in _workers(b):
+        argv = Path(f"/proc/{worker['pid']}/cmdline").read_bytes().split(b"\0")
+        assert argv[0].decode() == str(b.forge_program.parent / "python"), argv
+        assert worker["root"] == str(b.project / ".forge")
 
 
 # -- the managed layer ----------------------------------------------------------------------------
