@@ -467,11 +467,11 @@ def _install(
     for other in harness_config.files(hook_file):  # the harness would run both
         if project / other != path and harness_config.remove(project, hook_file, other):
             gone = "" if (project / other).exists() else " (the file held nothing else)"
-            where = "local" if local else "shared"
+            kind = "local" if local else "shared"
             report.add(
                 "removed" if gone else "updated",
                 project / other,
-                f"forge-policy's hook moved to the {where} file {settings_file.shown(path)}{gone}",
+                f"forge-policy's hook moved to the {kind} file {settings_file.shown(path)}{gone}",
             )
     if harness == "codex" and "hooks" in harness_config.codex_toml(project):
         report.notes.append(
