@@ -371,7 +371,8 @@ def init(
         if local or relative is None:  # this machine's command
             command = hook_command(via_serve=serve, worker=on_linux, harness=name)
         else:
-            command = launcher.command(name, relative) + (" --via-serve" if serve else "")
+            prefix = launcher.git_prefix(project) if name == "codex" else ""
+            command = launcher.command(name, relative, prefix) + (" --via-serve" if serve else "")
         if relative is None and not local:
             report.notes.append(
                 f"{hook_file.path}: the forge root {settings_file.shown(root)} is outside the "

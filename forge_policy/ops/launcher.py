@@ -129,14 +129,40 @@ def relative(project: Path, root: Path) -> str | None:
     return rel.replace(os.sep, "/")
 
 
-def command(harness: str, launcher: str) -> str:
+def command(harness: str, launcher: str, git_prefix: str = "") -> str:
     """The portable command of ``harness`` for the launcher at ``launcher`` (relative to the
     project; a forge root such as ``.forge`` stands for its launcher), with ``--harness``
-    for any harness but Claude Code."""
+    for any harness but Claude Code. ``git_prefix``: the project's folder relative to the git
+    top level (Codex reaches the project from there).
+
+    >>> command("codex", ".forge", "services/api").split(")")[1]
+    '"/services/api/.forge/bin/forge-policy-hook --harness codex'
+    """
     if not launcher.endswith(LAUNCHER.name):
         launcher = f"{launcher.rstrip('/')}/{LAUNCHER.as_posix()}"
+    if harness == "codex" and git_prefix.strip("/") not in ("", "."):
+        launcher = f"{git_prefix.strip('/')}/{launcher}"
     out = PROJECT_REFS.get(harness, "") + shlex.quote(launcher)
     return out + ("" if harness == "claude-code" else f" --harness {harness}")
+
+
+def git_prefix(project: Path) -> str:
+    """``project`` relative to its git top level (``""`` at the top or outside a repository)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-prefix"],
+            cwd=project,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip().strip("/") if done.returncode == 0 else ""
 
 
 def write(root: Path) -> bool:
