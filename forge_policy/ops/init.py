@@ -33,6 +33,7 @@ import attrs
 from forge_policy.errors import SetupError
 from forge_policy.harness import registry
 from forge_policy.ops import floor_setup, harness_config, launcher, settings_file
+from forge_policy.ops.launcher import executable
 from forge_policy.serve import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -107,23 +108,6 @@ class Report:
             "actions": [{"verb": a.verb, "path": a.path, "detail": a.detail} for a in self.actions],
             "notes": list(self.notes),
         }
-
-
-def executable() -> str:
-    """The ``forge-policy`` command this process runs from, as a shell-quoted absolute path.
-
-    It is looked up beside :data:`sys.executable` (the virtual environment's ``bin``), then on
-    ``PATH``; failing both it is ``<python> -m forge_policy.cli``. Never a bare ``python3``.
-    """
-    bindir = Path(sys.executable).parent
-    for name in ("forge-policy", "forge-policy.exe"):
-        candidate = bindir / name
-        if candidate.is_file():
-            return shlex.quote(str(candidate.absolute()))
-    found = shutil.which("forge-policy")
-    if found:
-        return shlex.quote(os.path.abspath(found))
-    return f"{shlex.quote(os.path.abspath(sys.executable))} -m forge_policy.cli"
 
 
 def client_command() -> str:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -181,6 +182,23 @@ def write(root: Path) -> bool:
     return True
 
 
+def executable() -> str:
+    """The ``forge-policy`` command this process runs from, as a shell-quoted absolute path.
+
+    It is looked up beside :data:`sys.executable` (the virtual environment's ``bin``), then on
+    ``PATH``; failing both it is ``<python> -m forge_policy.cli``. Never a bare ``python3``.
+    """
+    bindir = Path(sys.executable).parent
+    for name in ("forge-policy", "forge-policy.exe"):
+        candidate = bindir / name
+        if candidate.is_file():
+            return shlex.quote(str(candidate.absolute()))
+    found = shutil.which("forge-policy")
+    if found:
+        return shlex.quote(os.path.abspath(found))
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -m forge_policy.cli"
+
+
 def record_text(*, worker: bool) -> str:
     """This machine's record: the warm-worker client (interpreter, then ``launch.py``) when
     ``worker``, else this venv's ``forge-policy`` executable (one line)."""
@@ -189,8 +207,6 @@ def record_text(*, worker: bool) -> str:
 
         launch = os.path.join(os.path.dirname(os.path.abspath(client.__file__)), "launch.py")
         return f"{os.path.abspath(sys.executable)}\n{launch}\n"
-    from forge_policy.ops.init import executable
-
     program = shlex.split(executable())
     if len(program) != 1:  # ``python -m forge_policy.cli``: the launcher's PATH lookup instead
         return ""
