@@ -281,3 +281,33 @@ def test_init_and_purge_speak_json(project: Project) -> None:
     assert project.json("init", "--floor", "own")["changed"] is False
     purged = project.json("purge")
     assert purged["purged"] == 0 and purged["ttl_seconds"] > 0
+
+
+@pytest.mark.parametrize(
+    "harness", ["claude-code", "codex", "gemini", "cursor", "copilot", "antigravity"]
+)
+def test_doctor_runs_each_harness_s_command_as_that_harness_would(
+    project: Project, harness: str
+) -> None:
+    """Each harness's committed command, run by doctor with that harness's variables and
+    payload, answers; without this machine's record nor forge-policy on PATH it does not."""
+    project.run("init", "--floor", "own", "--harness", harness)
+    [entry] = project.json("doctor", "--harness", harness)["harnesses"]
+    [run] = entry["hook_runs"]
+    assert run["ok"] is True, run
+    assert entry["enforced"] and "hook-fails" not in json.dumps(entry["not_enforced"])
+    (project.root / "runtime" / "hook-client").unlink()
+    env = {**project.env, "PATH": SYSTEM_PATH}
+    result = subprocess.run(
+        [str(FORGE), "doctor", "--harness", harness, "--json"],
+        cwd=project.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    [entry] = json.loads(result.stdout)["harnesses"]
+    [run] = entry["hook_runs"]
+    assert run["ok"] is False and "finds no forge-policy on this machine" in run["detail"]
+    assert entry["enforced"] == []

@@ -33,6 +33,7 @@ import attrs
 from forge_policy.errors import SetupError
 from forge_policy.harness import registry
 from forge_policy.ops import floor_setup, harness_config, launcher, settings_file
+from forge_policy.ops.launcher import executable
 from forge_policy.serve import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -107,23 +108,6 @@ class Report:
             "actions": [{"verb": a.verb, "path": a.path, "detail": a.detail} for a in self.actions],
             "notes": list(self.notes),
         }
-
-
-def executable() -> str:
-    """The ``forge-policy`` command this process runs from, as a shell-quoted absolute path.
-
-    It is looked up beside :data:`sys.executable` (the virtual environment's ``bin``), then on
-    ``PATH``; failing both it is ``<python> -m forge_policy.cli``. Never a bare ``python3``.
-    """
-    bindir = Path(sys.executable).parent
-    for name in ("forge-policy", "forge-policy.exe"):
-        candidate = bindir / name
-        if candidate.is_file():
-            return shlex.quote(str(candidate.absolute()))
-    found = shutil.which("forge-policy")
-    if found:
-        return shlex.quote(os.path.abspath(found))
-    return f"{shlex.quote(os.path.abspath(sys.executable))} -m forge_policy.cli"
 
 
 def client_command() -> str:
@@ -371,7 +355,8 @@ def init(
         if local or relative is None:  # this machine's command
             command = hook_command(via_serve=serve, worker=on_linux, harness=name)
         else:
-            command = launcher.command(name, relative) + (" --via-serve" if serve else "")
+            prefix = launcher.git_prefix(project) if name == "codex" else ""
+            command = launcher.command(name, relative, prefix) + (" --via-serve" if serve else "")
         if relative is None and not local:
             report.notes.append(
                 f"{hook_file.path}: the forge root {settings_file.shown(root)} is outside the "
@@ -467,11 +452,11 @@ def _install(
     for other in harness_config.files(hook_file):  # the harness would run both
         if project / other != path and harness_config.remove(project, hook_file, other):
             gone = "" if (project / other).exists() else " (the file held nothing else)"
-            where = "local" if local else "shared"
+            kind = "local" if local else "shared"
             report.add(
                 "removed" if gone else "updated",
                 project / other,
-                f"forge-policy's hook moved to the {where} file {settings_file.shown(path)}{gone}",
+                f"forge-policy's hook moved to the {kind} file {settings_file.shown(path)}{gone}",
             )
     if harness == "codex" and "hooks" in harness_config.codex_toml(project):
         report.notes.append(

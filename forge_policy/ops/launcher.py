@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -129,14 +130,40 @@ def relative(project: Path, root: Path) -> str | None:
     return rel.replace(os.sep, "/")
 
 
-def command(harness: str, launcher: str) -> str:
+def command(harness: str, launcher: str, git_prefix: str = "") -> str:
     """The portable command of ``harness`` for the launcher at ``launcher`` (relative to the
     project; a forge root such as ``.forge`` stands for its launcher), with ``--harness``
-    for any harness but Claude Code."""
+    for any harness but Claude Code. ``git_prefix``: the project's folder relative to the git
+    top level (Codex reaches the project from there).
+
+    >>> command("codex", ".forge", "services/api").split(")")[1]
+    '"/services/api/.forge/bin/forge-policy-hook --harness codex'
+    """
     if not launcher.endswith(LAUNCHER.name):
         launcher = f"{launcher.rstrip('/')}/{LAUNCHER.as_posix()}"
+    if harness == "codex" and git_prefix.strip("/") not in ("", "."):
+        launcher = f"{git_prefix.strip('/')}/{launcher}"
     out = PROJECT_REFS.get(harness, "") + shlex.quote(launcher)
     return out + ("" if harness == "claude-code" else f" --harness {harness}")
+
+
+def git_prefix(project: Path) -> str:
+    """``project`` relative to its git top level (``""`` at the top or outside a repository)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-prefix"],
+            cwd=project,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip().strip("/") if done.returncode == 0 else ""
 
 
 def write(root: Path) -> bool:
@@ -155,6 +182,23 @@ def write(root: Path) -> bool:
     return True
 
 
+def executable() -> str:
+    """The ``forge-policy`` command this process runs from, as a shell-quoted absolute path.
+
+    It is looked up beside :data:`sys.executable` (the virtual environment's ``bin``), then on
+    ``PATH``; failing both it is ``<python> -m forge_policy.cli``. Never a bare ``python3``.
+    """
+    bindir = Path(sys.executable).parent
+    for name in ("forge-policy", "forge-policy.exe"):
+        candidate = bindir / name
+        if candidate.is_file():
+            return shlex.quote(str(candidate.absolute()))
+    found = shutil.which("forge-policy")
+    if found:
+        return shlex.quote(os.path.abspath(found))
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -m forge_policy.cli"
+
+
 def record_text(*, worker: bool) -> str:
     """This machine's record: the warm-worker client (interpreter, then ``launch.py``) when
     ``worker``, else this venv's ``forge-policy`` executable (one line)."""
@@ -163,8 +207,6 @@ def record_text(*, worker: bool) -> str:
 
         launch = os.path.join(os.path.dirname(os.path.abspath(client.__file__)), "launch.py")
         return f"{os.path.abspath(sys.executable)}\n{launch}\n"
-    from forge_policy.ops.init import executable
-
     program = shlex.split(executable())
     if len(program) != 1:  # ``python -m forge_policy.cli``: the launcher's PATH lookup instead
         return ""
