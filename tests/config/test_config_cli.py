@@ -100,3 +100,19 @@ def test_the_hook_reads_the_profile_toggles_and_exceptions_of_the_layers(
     kinds = [json.loads(line)["kind"] for line in audit.read_text().splitlines()]
     assert kinds.count("exception") == 1
     assert not (project.root / "behaviors").exists()  # no fork
+
+
+def test_a_warm_hook_parses_no_layer_yaml(project: Project) -> None:
+    """The layers on the hook's path: the second call reads them from the sealed cache."""
+    (project.root / "config.yaml").write_text(
+        "floor: off\nbehaviors:\n  search-first: {enabled: false}\n"
+    )
+    env = {**project.env, "PYTHONPROFILEIMPORTTIME": "1"}
+    project.env = env
+    cold = project.run("hook", input=json.dumps(tool_event("Bash", command="ls"))).stderr
+    assert "ruamel" in cold
+    warm = project.run("hook", input=json.dumps(tool_event("Bash", command="ls"))).stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.splitlines() if "|" in line}
+    assert not {m for m in imported if m.split(".")[0] in ("ruamel", "argparse", "cryptography")}
+    assert "forge_policy.config.layers" in imported  # the measurement saw the layers
+    assert (project.root / "runtime" / "settings-cache.json").exists()
