@@ -111,16 +111,14 @@ class UnknownEventError(EventError):
     """An event name that is not one the engine knows: evaluating it would match no behavior
     and allow anything, so it is refused. ``close`` holds the known names it resembles.
 
-    >>> print(UnknownEventError("pretooluse"))
+    >>> print(UnknownEventError("pretooluse", ["PostToolUse", "PreToolUse", "Stop"]))
     event: hook_event_name: unknown event 'pretooluse' (did you mean 'PreToolUse'?)
     """
 
     code = "event_unknown"
 
-    def __init__(self, name: str) -> None:
-        from forge_policy.events import EVENTS, GIT_HOOK_EVENTS
-
-        known = sorted(EVENTS | GIT_HOOK_EVENTS)
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        known = sorted(known)
         folded = {each.lower().replace("_", "").replace("-", ""): each for each in known}
         key = name.strip().lower().replace("_", "").replace("-", "")
         close = [folded[key]] if key in folded else []

@@ -51,7 +51,7 @@ import os
 import sys
 import time
 
-from forge_policy.errors import HookInputError
+from forge_policy.errors import HookInputError, UnknownEventError
 from forge_policy.harness.payload import MAX_INPUT, check_size, parse, sniff_event
 from forge_policy.worker.protocol import USAGE, HookOptions, OptionsError
 
@@ -226,12 +226,25 @@ def _respond(
         payload = parse(raw)
         event_name = event or _own_event_name(payload)  # parsed: only an object's own counts
         notes: list[dict[str, Any]] = []
-        hook_event = adapter.to_event(_object(payload), event, notes=notes)
+        try:
+            hook_event = adapter.to_event(_object(payload), event, notes=notes)
+        except UnknownEventError:
+            if not _carries_call(payload):
+                return "", 0  # a newer CLI's lifecycle event: nothing to refuse, said nothing
+            raise  # a call under a name no behavior reads: refused (the adapter's failure)
         decision, audit = _evaluate(hook_event, notes, env, err, evaluator)
         decision = _floor(decision, harness, payload, env, err, audit)
         return adapter.render(decision, hook_event)
     except Exception as exc:  # the hook never crashes: it fails closed, with one line
         return _failure(harness, event_name, on_error, _describe(exc), err)
+
+
+def _carries_call(payload: object) -> bool:
+    """Whether a payload names a tool call (``tool_name`` or ``tool_input``): one under an event
+    name the engine does not know is refused, never passed unread."""
+    return isinstance(payload, dict) and any(
+        payload.get(key) not in (None, "", {}) for key in ("tool_name", "tool_input")
+    )
 
 
 def _own_event_name(payload: object) -> str:

@@ -119,7 +119,7 @@ class Event:
 
     def __attrs_post_init__(self) -> None:
         if self.event_name not in EVENTS and self.event_name not in GIT_HOOK_EVENTS:
-            raise UnknownEventError(self.event_name)
+            raise UnknownEventError(self.event_name, [*EVENTS, *GIT_HOOK_EVENTS])
         if not self.agent:
             object.__setattr__(self, "agent", self.harness)
 

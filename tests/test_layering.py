@@ -52,7 +52,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # a harness settings file judged as the harness reads it (facts.governance asks; no imports)
     ("harness.settings_check",),
     # data and value types: the harness table, the worker's wire protocol (built-ins only)
-    ("harness.registry", "worker.protocol", "values", "events", "levels", "errors"),
+    ("harness.registry", "worker.protocol", "values", "events", "levels"),
+    # the error family: the data types above raise its members (it imports nothing of the package)
+    ("errors",),
     ("_time", "_limits", "_lazy"),  # private helpers of the whole package
 )
 

@@ -180,7 +180,8 @@ def cmd_worker_status(args: Namespace, ctx: Context) -> int:
             }
         )
         return OK if live else REFUSED
-    bound = os.environ.get("FORGE_WORKER_MAX", "").strip() or str(MAX_WORKERS)
+    bound = os.environ.get("FORGE_WORKER_MAX", "").strip()
+    bound = bound if bound.isdigit() and int(bound) > 0 else str(MAX_WORKERS)
     if not live:
         ctx.print(f"worker: {ask(root, b'status')}")
     else:

@@ -109,7 +109,7 @@ def harness_auto_approval(event: Event, violation: Violation) -> AutoApproval | 
     >>> ev = fp.Event("PreToolUse", "s", tool_name="Bash", permission_mode="bypassPermissions")
     >>> harness_auto_approval(ev, v).reason
     'permission_mode bypassPermissions'
-    >>> harness_auto_approval(fp.Event("BeforeTool", "s", harness="gemini"), v) is None
+    >>> harness_auto_approval(fp.Event("PreToolUse", "s", harness="gemini"), v) is None
     True
     """
     if not _REGISTRY_RULE:
@@ -161,14 +161,20 @@ def retry_pass(
     """The retry of a pending block within the window passes, once (checked before any flag
     is consumed). It spends a live grant only when the grant is bound to this call, or when
     the block is a ``user`` one (a retry alone never passes those: without a grant it is asked
-    again); an unbound grant stays for the next blocked call. Tentative."""
+    again); an unbound grant stays for the next blocked call. Tentative.
+
+    A grant that this retry may spend keeps the pending block it answers for the grant's whole
+    life (``FORGE_GRANT_SECONDS``), not only the retry window: where the harness cannot ask
+    (Codex, Cursor), the user's approval is such a grant, given in another terminal while the
+    agent waits, and the retry after the window would otherwise be counted as a new violation
+    (escalating, say, to a hard block) and the approval lost after 60 s, where Claude Code's
+    ask is answered at once."""
     pending = bstate.pending_block if bstate is not None else None
     if (
         bstate is None
         or pending is None
         or pending.event != event.event_name
         or pending.call_hash != identity
-        or not pending.is_live(now, window)
         or bstate.effective_level is Level.HARD_BLOCK
     ):
         return None
@@ -177,6 +183,8 @@ def retry_pass(
         grant.call_hash == identity or (pending.mode == "user" and grant.admits(identity))
     ):
         grant = None  # an unbound grant waits for the next blocked call; a bound one for its own
+    if grant is None and not pending.is_live(now, window):
+        return None  # past the window, only the user's grant still answers for the block
     if grant is None and pending.mode == "user":
         # SPEC §4: only the PostToolUse of the asked call proves the user let it run; a retry
         # after a refusal (no PostToolUse) is asked again, never taken as the user's yes

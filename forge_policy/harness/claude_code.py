@@ -51,10 +51,11 @@ class ClaudeCodeAdapter(CommandHookAdapter):
 
 def claude_failure(event_name: str, on_error: str, problem: str) -> tuple[str, int]:
     """Claude Code's ``FORGE_ON_ERROR`` answer (Codex, whose shapes are Claude Code's, gives it
-    too). An event name the engine does not know (a misspelling, a newer CLI's event) is
-    answered with exit code 2 under ``deny``: both CLIs treat it as a blocking error wherever
-    the event can block (the tool call it may carry is not run; the problem, on stderr, is
-    shown), and as a notice elsewhere, whatever JSON shape the event would have needed."""
+    too). A tool call under an event name the engine does not know (a misspelling; the hook
+    passes a newer CLI's lifecycle event without a call silently) is answered with exit code 2
+    under ``deny``: both CLIs treat it as a blocking error wherever the event can block (the
+    call is not run; the problem, on stderr, is shown), and as a notice elsewhere, whatever JSON
+    shape the event would have needed."""
     from forge_policy.render.outcome import error_notice, error_refusal
 
     if on_error == "deny" and event_name and event_name not in EVENTS:

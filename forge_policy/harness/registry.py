@@ -466,12 +466,13 @@ def names() -> tuple[str, ...]:
 
 
 def get(name: str) -> Harness:
-    """The harness called ``name``; ``KeyError`` naming the supported ones otherwise.
+    """The harness called ``name``; :class:`~forge_policy.errors.UnknownName` (a ``KeyError``
+    too) naming the supported ones otherwise.
 
     >>> get("vim")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    KeyError: "unknown harness 'vim' (supported: claude-code, codex, gemini, cursor, ...)"
+    forge_policy.errors.UnknownName: unknown harness 'vim' (supported: claude-code, codex, ...)
     """
     try:
         return HARNESSES[name]
