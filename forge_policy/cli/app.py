@@ -102,7 +102,7 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
     except CatalogError as exc:
         ctx.note(str(exc))
         return REFUSED
-    except (Refused, EventError, SetupError, ProjectConfigError) as exc:
+    except (Refused, EventError, SetupError) as exc:
         ctx.note(str(exc))
         return REFUSED
     except (StoreError, AuditError) as exc:

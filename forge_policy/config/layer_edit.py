@@ -111,7 +111,7 @@ def set_behavior_setting(path: str, behavior_id: str, key: str, value: object) -
     if not document:  # nothing left to say: its comments stay, else the file goes
         comments = [line for line in (text or "").splitlines(True) if line.startswith("#")]
         if comments:
-            _write(path, "".join(comments))
+            write_text(path, "".join(comments))
         elif text is not None:
             os.unlink(path)
         return text is not None
@@ -120,7 +120,7 @@ def set_behavior_setting(path: str, behavior_id: str, key: str, value: object) -
     new = buffer.getvalue()
     if new == (text or ""):
         return False
-    _write(path, new)
+    write_text(path, new)
     return True
 
 
@@ -199,7 +199,8 @@ def _where(path: str, mapping: Any, key: str) -> str:
     return f"{path}:{key_line(mapping, key) or 1}"
 
 
-def _write(path: str, text: str) -> None:
+def write_text(path: str, text: str) -> None:
+    """Replace the file at ``path`` with ``text`` atomically (its mode kept)."""
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}")

@@ -1113,15 +1113,18 @@ def apply_behavior(spec: Mapping[str, Any], bs: BehaviorSettings) -> dict[str, A
     raised to it), ``escalation`` (replaces the catalog's), then ``tuning`` through
     :func:`forge_policy.catalog.tuning.tune` — the one transform the catalog loader applies.
 
-    Raises ``ValueError`` naming the problem (a ``bypass: never`` behavior cannot be relaxed,
-    disabled or lowered).
+    Raises ``ValueError`` naming the problem (a ``bypass: never`` behavior cannot be relaxed or
+    lowered; ``protect-governance`` cannot be disabled).
     """
     from forge_policy.catalog.tuning import tune
 
     result = dict(spec)
     never = spec.get("bypass") == "never"
     if bs.enabled is not None:
-        if never and not bs.enabled:
+        # the project's choice, as index.yaml's enabled was (no-model-attribution in a project
+        # whose domain names AI vendors); bypass: never holds against the agent, and no layer
+        # switches off the guard of governance itself (forge_policy.ops.toggles)
+        if never and not bs.enabled and spec["id"] == "protect-governance":
             raise ValueError(f"{spec['id']} is marked bypass: never: it cannot be disabled")
         result["enabled"] = bs.enabled
     if bs.escalation is not None:

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 #: behaviors the command line never switches off for the project: they guard the catalog itself
 GOVERNANCE_GUARDS = frozenset({"protect-governance"})
 LAYER_FILE = "config.yaml"
-LOCAL_FILE = "config.local.yaml"
 
 
 @attrs.frozen
@@ -164,7 +163,7 @@ def _switch(
     now: float | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Toggle:
-    env = dict(os.environ if environ is None else environ)
+    env = dict(config.environ or os.environ if environ is None else environ)
     if config.catalog_dir is not None:
         return _switch_catalog(config, behavior, key, value, now=now, env=env)
     from forge_policy.catalog.loader import builtin_catalog
@@ -173,6 +172,7 @@ def _switch(
     path = os.path.join(config.root, LAYER_FILE)
     before = _effective(config, behavior, key, env)
     _refuse_locked(before, behavior.id, key, value)
+    _refuse_inapplicable(behavior, key, value)
     builtin = builtin_catalog().get(behavior.id)
     own = _own_value(builtin if builtin is not None else behavior, key)
     previous, _ = read_setting(path, behavior.id, key)
@@ -180,12 +180,14 @@ def _switch(
     wanted = None if value == own else value
     if key == "enabled" and before.value != value:
         _audit_switch(config, behavior, bool(value), now)
+    original = _text(path)
     changed = set_behavior_setting(path, behavior.id, key, wanted)
     after = _effective(config, behavior, key, env)
     if wanted is None and after.value != value and after.origin_file in _lower_files(env):
         # the user's layer says otherwise: the project says it explicitly
         changed = set_behavior_setting(path, behavior.id, key, value) or changed
         after = _effective(config, behavior, key, env)
+    _check_loads(config, path, original)
     if previous == wanted and not changed:
         changed = False
     return Toggle(
@@ -198,6 +200,48 @@ def _switch(
         effective=after.value,
         overridden_by=after.origin if after.value != value and after.origin_file != path else "",
     )
+
+
+def _refuse_inapplicable(behavior: Behavior, key: str, value: object) -> None:
+    """Refuse, before anything is written or audited, a setting the layered loader would not
+    apply (a layer it refuses makes every tool call fail closed)."""
+    from forge_policy.config.layers import BehaviorSettings, apply_behavior
+
+    if value is None:
+        return
+    try:
+        settings = (
+            BehaviorSettings(enabled=bool(value))
+            if key == "enabled"
+            else BehaviorSettings(tuning=str(value))
+        )
+        apply_behavior(behavior.spec, settings)
+    except ValueError as exc:
+        raise Refused(f"{exc}; nothing was changed") from None
+
+
+def _text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def _check_loads(config: Config, path: str, original: str | None) -> None:
+    """The catalog still loads under the edited layer; else the file is put back as it was."""
+    from forge_policy.errors import ProjectConfigError
+
+    try:
+        config.load_catalog()
+    except ProjectConfigError as exc:
+        if original is None:
+            os.unlink(path)
+        else:
+            from forge_policy.config.layer_edit import write_text
+
+            write_text(path, original)
+        raise Refused(f"{exc}; the change was undone, {path} is as it was") from None
 
 
 def _switch_catalog(
@@ -268,21 +312,16 @@ def _effective(config: Config, behavior: Behavior, key: str, env: Mapping[str, s
     """The setting as the layers leave it over the catalog (the catalog's own value when no
     layer sets it), with the ``file:line`` that decides it and the managed lock, if any."""
     from forge_policy.catalog.catalog import catalog_folder
+    from forge_policy.config.layers import load_settings
 
-    try:
-        from forge_policy.config.layers import load_settings  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:  # pragma: no cover - until the layered loader is merged
-        value, origin = _read_layers(config, behavior.id, key, env)
-        locked = ""
-    else:
-        settings = load_settings(config.project_dir, config.root, env)
-        entry = settings.behaviors.get(behavior.id)
-        origins = settings.origins
-        locked = ""
-        if entry is not None and getattr(entry, "locked", False):
-            locked = origins.get(f"behaviors.{behavior.id}.locked", "") or "the managed layer"
-        value = getattr(entry, key, None) if entry is not None else None
-        origin = origins.get(f"behaviors.{behavior.id}.{key}", "")
+    settings = load_settings(config.project_dir, config.root, env)
+    entry = settings.behaviors.get(behavior.id)
+    origins = settings.origins
+    locked = ""
+    if settings.locked(behavior.id):
+        locked = origins.get(f"behaviors.{behavior.id}.locked", "") or "the managed layer"
+    value = getattr(entry, key, None) if entry is not None else None
+    origin = origins.get(f"behaviors.{behavior.id}.{key}", "")
     if value is None:
         folder = catalog_folder(config.root, config.behaviors_dir)
         catalog = config.load_catalog() if folder is not None else None
@@ -293,21 +332,6 @@ def _effective(config: Config, behavior: Behavior, key: str, env: Mapping[str, s
             own = builtin_catalog().get(behavior.id) or behavior
         return _Effective(_own_value(own, key), "", locked)
     return _Effective(value, "" if origin == "built-in" else origin, locked)
-
-
-def _read_layers(
-    config: Config, behavior_id: str, key: str, env: Mapping[str, str]
-) -> tuple[object, str]:  # pragma: no cover - until the layered loader is merged
-    from forge_policy.config.layer_edit import read_setting
-
-    files = (*_lower_files(env), os.path.join(config.root, LAYER_FILE))
-    files += (os.path.join(config.root, LOCAL_FILE),)
-    found: tuple[object, str] = (None, "")
-    for path in files:
-        value, line = read_setting(path, behavior_id, key)
-        if line:
-            found = (value, f"{path}:{line}")
-    return found
 
 
 def _refuse_locked(before: _Effective, behavior_id: str, key: str, value: object) -> None:
@@ -321,9 +345,9 @@ def _refuse_locked(before: _Effective, behavior_id: str, key: str, value: object
 
 def _lower_files(env: Mapping[str, str]) -> tuple[str, ...]:
     """The layer files below the project's: the user's."""
-    home = os.path.expanduser("~")
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or home, ".config")
-    return (os.path.join(base, "forge-policy", LAYER_FILE),)
+    from forge_policy.config.layers import layer_paths
+
+    return tuple(path for name, path in layer_paths("", env) if name == "user")
 
 
 def describe_value(key: str, value: Any) -> str:
