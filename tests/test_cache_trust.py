@@ -169,7 +169,7 @@ def test_the_issue_route_leaves_the_hook_blocking_and_validate_says_why(
 ) -> None:
     xdg = tmp_path / "xdg"
     project = tmp_path / "p"
-    project.mkdir()
+    (project / ".forge").mkdir(parents=True)  # a project: its cache is written there too
     env = {"XDG_CACHE_HOME": str(xdg)}
     assert forge(project, "list", **env).returncode == 0  # the built-in catalog, cached
     config = Config.from_env(

@@ -27,6 +27,7 @@ GUARDED = {
     "override": ["override", "search-first", "--session", "s1", "--reason", "ok"],
     "purge": ["purge"],
     "init": ["init"],
+    "uninstall": ["uninstall"],
     "worker stop": ["worker", "stop"],
     "git install": ["git", "install", "--repo", "repo"],
 }

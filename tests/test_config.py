@@ -220,6 +220,7 @@ def test_a_bypass_is_recorded_only_where_it_mattered_and_changes_nothing(tmp_pat
 def test_cache_paths_are_keyed_by_catalog_and_only_the_builtin_uses_the_user_cache(
     tmp_path: Path,
 ) -> None:
+    (tmp_path / ".forge").mkdir()  # a project (without one, no project cache: SPEC §10)
     config = Config.from_env(env(XDG_CACHE_HOME=str(tmp_path / "xdg")), cwd=str(tmp_path))
     primary, fallback = config.cache_paths()
     name = os.path.basename(primary)

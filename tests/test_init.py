@@ -20,6 +20,9 @@ from tests.cli_support import FORGE, Project
 PYTHON = FORGE.read_text().splitlines()[0].removeprefix("#!")
 CLIENT_PY = f"{fp.__path__[0]}/worker/launch.py"
 CLIENT = {"type": "command", "command": f"{PYTHON} -I -S {CLIENT_PY}", "timeout": 30}
+#: The portable command init writes into the committed settings file: the project's launcher.
+LAUNCHER = '"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook'
+LAUNCHED = {"type": "command", "command": LAUNCHER, "timeout": 30}
 #: What PreToolUse's entry adds: a hook that cannot start or times out refuses the call.
 CLOSED = {"onFailure": "block"}
 
@@ -60,7 +63,7 @@ def _settings(project: Project) -> dict[str, Any]:
 def _ours(settings: dict[str, Any], event: str) -> list[tuple[str | None, dict[str, Any]]]:
     return [
         (group.get("matcher"), handler)
-        for group in settings["hooks"].get(event, [])
+        for group in settings.get("hooks", {}).get(event, [])
         for handler in group["hooks"]
         if is_ours(handler)
     ]
@@ -69,7 +72,9 @@ def _ours(settings: dict[str, Any], event: str) -> list[tuple[str | None, dict[s
 def test_init_sets_up_a_fresh_project(project: Project) -> None:
     out = project.run("init").stdout
     assert "created   .forge/runtime" in out and "created   .forge/audit" in out
-    assert "updated   .gitignore: ignores .forge/runtime/" in out
+    assert (
+        "updated   .gitignore: ignores .forge/runtime/, .forge/audit/, .forge/config.local.yaml"
+    ) in out
     assert (project.root / "runtime").is_dir() and (project.root / "audit").is_dir()
     assert not (project.root / "behaviors").exists()  # the built-in catalog is used as is
     assert ".forge/runtime/\n" in (project.path / ".gitignore").read_text()
@@ -78,7 +83,12 @@ def test_init_sets_up_a_fresh_project(project: Project) -> None:
     for event in EVENTS:
         [(matcher, handler)] = _ours(settings, event)
         assert matcher == ("*" if event in EVENTS[:3] else None)
-        assert handler == closed(CLIENT, event)
+        assert handler == closed(LAUNCHED, event)
+    assert PYTHON not in (project.path / ".claude" / "settings.json").read_text()
+    # this machine's warm-worker client: in the git-ignored record the launcher runs
+    record = project.root / "runtime" / "hook-client"
+    assert record.read_text() == f"{PYTHON}\n{CLIENT_PY}\n"
+    assert os.access(project.root / "bin" / "forge-policy-hook", os.X_OK)
     assert os.path.isabs(PYTHON) and Path(PYTHON).parent == Path(sys.executable).parent
     assert client_command() == f"{sys.executable} -I -S {CLIENT_PY}"
     assert os.path.isabs(FORGE) and FORGE.parent == Path(sys.executable).parent
@@ -102,7 +112,8 @@ def test_init_merges_into_existing_settings_and_is_idempotent(project: Project) 
     assert all(len(_ours(merged, event)) == 1 for event in EVENTS)
     assert settings_path.read_text().startswith('{\n    "model"')  # the file's own indent
     assert (project.path / ".gitignore").read_text() == (
-        "node_modules/\n*.log\n# forge-policy: per-machine session state\n.forge/runtime/\n"
+        "node_modules/\n*.log\n# forge-policy: per-machine files (state, locks, audit log, local "
+        "config)\n.forge/runtime/\n.forge/audit/\n.forge/config.local.yaml\n"
     )
     before = {p: p.read_bytes() for p in (settings_path, project.path / ".gitignore")}
     second = project.run("init", "--floor", "own").stdout
@@ -132,7 +143,7 @@ def test_init_updates_its_own_hook_in_place(project: Project) -> None:
         {
             "matcher": "Bash|Write",
             "hooks": [
-                {**CLIENT, "timeout": 99, **CLOSED},  # the stale entry gains onFailure
+                {**LAUNCHED, "timeout": 99, **CLOSED},  # the stale entry gains onFailure
                 {"command": "x"},
             ],
         }
@@ -167,7 +178,7 @@ def test_init_serve_forms(project: Project) -> None:
     assert "evaluate in-process when it does not answer" in out
     for event in EVENTS:
         [(_, handler)] = _ours(_settings(project), event)
-        assert handler["command"] == f"{FORGE} hook --via-serve"
+        assert handler["command"] == f"{LAUNCHER} --via-serve"
     secret = token.read_text()
 
     result = project.run("init", "--serve", "--http-only", "--port", "8123")
@@ -200,7 +211,7 @@ def test_init_serve_forms(project: Project) -> None:
     assert "removed   .forge/runtime/serve.json: serve mode is off" in out
     for event in EVENTS:
         [(_, handler)] = _ours(_settings(project), event)
-        assert handler == closed(CLIENT, event)
+        assert handler == closed(LAUNCHED, event)
     assert project.json("status")["serve"]["configured"] is False
 
 
@@ -225,16 +236,38 @@ def test_init_refuses_options_that_do_not_go_together(
 
 def test_init_switches_between_the_client_and_the_plain_hook(project: Project) -> None:
     project.run("init")
+    record = project.root / "runtime" / "hook-client"
     out = project.run("init", "--no-worker").stdout
-    assert "updated   .claude/settings.json" in out
+    assert "updated   .forge/runtime/hook-client" in out
+    assert "settings.json" not in out.replace("unchanged .claude/settings.json", "")
+    assert record.read_text() == f"{FORGE}\n"  # the launcher runs `forge-policy hook`
     for event in EVENTS:
-        [(_, handler)] = _ours(_settings(project), event)  # updated in place, not duplicated
-        plain = {"type": "command", "command": f"{FORGE} hook", "timeout": 30}
-        assert handler == closed(plain, event)
+        [(_, handler)] = _ours(_settings(project), event)  # the portable command stays
+        assert handler == closed(LAUNCHED, event)
     assert "FORGE_WORKER=off" in project.run("init").stdout
-    for event in EVENTS:
-        assert [h for _, h in _ours(_settings(project), event)] == [closed(CLIENT, event)]
+    assert record.read_text() == f"{PYTHON}\n{CLIENT_PY}\n"
     assert not project.run("init").stdout.count("updated")
+
+
+def test_init_local_writes_the_machine_command_to_the_local_file(project: Project) -> None:
+    project.run("init")
+    local = project.path / ".claude" / "settings.local.json"
+    out = project.run("init", "--local").stdout
+    assert "created   .claude/settings.local.json" in out
+    assert "ignores .claude/settings.local.json" in out
+    mine = json.loads(local.read_text())
+    for event in EVENTS:
+        [handler] = [h for g in mine["hooks"][event] for h in g["hooks"]]
+        assert handler == closed(CLIENT, event)
+        # taken out of the shared file: Claude Code merges both and would run the hook twice
+        assert _ours(_settings(project), event) == []
+    assert project.run("init").stdout.count("updated") == 0  # the choice is kept
+    out = project.run("init", "--shared").stdout
+    assert "removed   .claude/settings.local.json" in out and not local.exists()
+    assert all(
+        _ours(_settings(project), e) == [(m, closed(LAUNCHED, e))]
+        for e, m in zip(EVENTS, ["*", "*", "*", None, None], strict=True)
+    )
 
 
 def test_init_copy_catalog(project: Project) -> None:

@@ -10,18 +10,27 @@ from typing import Any
 
 import pytest
 
-import forge_policy as fp
 from forge_policy.harness import registry
 from forge_policy.ops.harness_config import SPECS
+from forge_policy.ops.launcher import hook_env
 from tests.cli_support import FORGE, Project
 
-PYTHON = FORGE.read_text().splitlines()[0].removeprefix("#!")
-CLIENT = f"{PYTHON} -I -S {fp.__path__[0]}/worker/launch.py"
 OTHERS = ["codex", "gemini", "cursor", "copilot", "antigravity"]
 
 
+#: How each harness's committed command reaches the project's launcher (no machine path).
+ROOTS = {
+    "codex": '"$(git rev-parse --show-toplevel 2>/dev/null || pwd)"/',
+    "gemini": '"$GEMINI_PROJECT_DIR"/',
+    "cursor": "",
+    "copilot": "",
+    "antigravity": "",
+}
+
+
 def command(harness: str, event: str = "") -> str:
-    return f"{CLIENT} --harness {harness}" + (f" --event {event}" if event else "")
+    launcher = f"{ROOTS[harness]}.forge/bin/forge-policy-hook"
+    return f"{launcher} --harness {harness}" + (f" --event {event}" if event else "")
 
 
 def group(handler: dict[str, Any], matcher: bool = True) -> dict[str, Any]:
@@ -48,7 +57,7 @@ def expected(harness: str) -> tuple[str, dict[str, Any]]:
     if harness == "copilot":
         events = ("preToolUse", "postToolUse", "sessionStart", "userPromptSubmitted", "agentStop")
         hooks = {
-            e: [{"type": "command", "bash": command("copilot", e), "timeoutSec": 30}]
+            e: [{"type": "command", "bash": command("copilot", e), "timeoutSec": 30, "cwd": "."}]
             for e in events
         }
         return ".github/hooks/forge-policy.json", {"version": 1, "hooks": hooks}
@@ -280,12 +289,19 @@ def test_the_plain_and_serve_forms_carry_the_harness(project: Project) -> None:
     [[handler]] = [
         g["hooks"] for g in read(project, ".gemini/settings.json")["hooks"]["BeforeTool"]
     ]
-    assert handler["command"] == f"{FORGE} hook --harness gemini"
+    assert handler["command"] == command("gemini")  # the launcher runs the plain hook
+    record = project.root / "runtime" / "hook-client"
+    assert record.read_text() == f"{FORGE}\n"
     project.run("init", "--harness", "gemini", "--serve", "--http-only")
     [[handler]] = [
         g["hooks"] for g in read(project, ".gemini/settings.json")["hooks"]["BeforeTool"]
     ]
-    assert handler["command"] == f"{FORGE} hook --via-serve --harness gemini"  # never http
+    assert handler["command"] == f"{command('gemini')} --via-serve"  # never http
+    project.run("init", "--harness", "gemini", "--no-serve", "--local", "--no-worker")
+    [[handler]] = [  # no local file: the portable command stays, with a note
+        g["hooks"] for g in read(project, ".gemini/settings.json")["hooks"]["BeforeTool"]
+    ]
+    assert handler["command"] == command("gemini")
 
 
 @pytest.mark.parametrize("harness", [*OTHERS, "claude-code"])
@@ -355,7 +371,8 @@ def test_the_written_command_decides_that_harness_s_payloads(
             capture_output=True,
             text=True,
             cwd=project.path,
-            env={**project.env, "FORGE_WORKER": "off"},  # the client decides in-process
+            # the harness's own variables (GEMINI_PROJECT_DIR …); the client decides in-process
+            env={**project.env, **hook_env(harness, project.path), "FORGE_WORKER": "off"},
             timeout=30,
         )
         assert result.returncode == 0, result.stderr

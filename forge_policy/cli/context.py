@@ -31,8 +31,9 @@ OVERVIEW = """\
     forge-policy strict|relaxed ID [--reset]           project tuning of a behavior's levels
     forge-policy audit [--verify] [--json]             governance summary; hash-chain check
     forge-policy config [show] [--origin] [--json]     effective layered settings, and from where
-    forge-policy purge                                 delete expired sessions
+    forge-policy purge [--json]                        delete expired sessions
     forge-policy init [--harness NAME]... [--serve]    set up .forge/ and each harness's hook file
+    forge-policy uninstall [--purge]                   take the hooks out (--purge: .forge/ too)
     forge-policy doctor [--probe] [--json]             what each harness enforces; its floor
     forge-policy floor [--json]                        what the OS holds: never written, never read
     forge-policy git commit-msg|pre-commit|install     git-side checks and their git hooks
@@ -62,14 +63,18 @@ class Context:
         self.err = err
         self._config: Config | None = None
         self._evaluator: Evaluator | None = None
+        #: the working directory is the project, unsearched (``init --here``); set before the
+        #: first use of :attr:`config`
+        self.here = False
 
     @property
     def config(self) -> Config:
-        """``Config.from_env()``."""
+        """``Config.from_env()``: the project found as git finds a work tree
+        (:func:`~forge_policy.config.env.project_folder`), whatever folder the command runs in."""
         if self._config is None:
             from forge_policy.config.env import Config
 
-            self._config = Config.from_env()
+            self._config = Config.from_env(here=self.here)
         return self._config
 
     @property

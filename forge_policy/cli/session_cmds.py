@@ -62,7 +62,8 @@ def register(command: Callable[..., Any]) -> None:
         help="grant ahead of the session's first event (else an unknown session is refused)",
     )
     p.add_argument("--json", action="store_true", help="print the grant as JSON")
-    command("purge", cmd_purge, "Delete the sessions whose last access is older than the TTL.")
+    p = command("purge", cmd_purge, "Delete the sessions whose last access is older than the TTL.")
+    p.add_argument("--json", action="store_true", help="print JSON")
 
 
 def cmd_status(args: Namespace, ctx: Context) -> int:
@@ -342,9 +343,12 @@ def _duration(seconds: float) -> str:
 
 
 def cmd_purge(args: Namespace, ctx: Context) -> int:
-    """``forge-policy purge``."""
+    """``forge-policy purge [--json]``."""
     evaluator = ctx.evaluator
     ttl = evaluator.settings.ttl
     removed = evaluator.store.purge(evaluator.clock(), ttl)
+    if getattr(args, "json", False):
+        ctx.print_json({"purged": removed, "ttl_seconds": ttl})
+        return OK
     ctx.print(f"purged {removed} expired session{'s' if removed != 1 else ''} (TTL {ttl:g} s)")
     return OK

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.cli.context import Context
+    from forge_policy.config.env import Config
     from forge_policy.floor.model import Floor
     from forge_policy.ops.floor_probe import ProbeReport
     from forge_policy.ops.floor_report import HarnessFloor
@@ -146,6 +147,13 @@ def register(command: Callable[..., Any]) -> None:
         help="copy the built-in catalog to <FORGE_ROOT>/behaviors to edit it",
     )
     p.add_argument(
+        "--here",
+        action="store_true",
+        help="set up the working directory as a project of its own, even below a repository's "
+        "top level or a folder holding .forge (without it, init run there refuses and names "
+        "the project it belongs to)",
+    )
+    p.add_argument(
         "--floor",
         choices=("harness", "own", "off"),
         default="harness",
@@ -160,6 +168,41 @@ def register(command: Callable[..., Any]) -> None:
         help="with --floor harness: write Claude Code's sandbox block into .claude/settings.json "
         "(project, default) or .claude/settings.local.json (local)",
     )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--shared",
+        dest="where",
+        action="store_const",
+        const="shared",
+        help="write a portable hook command into each harness's committed settings file: the "
+        "project's launcher <FORGE_ROOT>/bin/forge-policy-hook, which runs the forge-policy of "
+        "whichever machine it is on (default for a new project)",
+    )
+    where.add_argument(
+        "--local",
+        dest="where",
+        action="store_const",
+        const="local",
+        help="write this machine's hook command into the harness's per-machine settings file "
+        "(Claude Code: .claude/settings.local.json, git-ignored) and take it out of the shared "
+        "one; harnesses without such a file keep the portable launcher (default: the choice the "
+        "project already shows)",
+    )
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
+    p = command(
+        "uninstall",
+        cmd_uninstall,
+        "Take forge-policy out of the project, the inverse of init: its hook entries from every "
+        "harness file (every other hook and key kept), its git hooks' block, the warm worker, "
+        "the launcher; <FORGE_ROOT> stays unless --purge.",
+    )
+    p.add_argument(
+        "--purge",
+        action="store_true",
+        help="also delete <FORGE_ROOT> (configuration, catalog, session state, audit log) and "
+        "the .gitignore lines init added",
+    )
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
     register_doctor(command)
 
 
@@ -233,7 +276,8 @@ def _serve_mode(args: Namespace, root: str) -> tuple[bool, bool, int] | str:
 
 def cmd_init(args: Namespace, ctx: Context) -> int:
     """``forge-policy init [--harness NAME]… [--serve [--http-only] [--port N] | --no-serve]
-    [--no-worker] [--copy-catalog] [--floor harness|own|off] [--sandbox-settings project|local]``.
+    [--no-worker] [--copy-catalog] [--floor harness|own|off] [--sandbox-settings project|local]
+    [--shared | --local] [--json]``.
     """
     from pathlib import Path
 
@@ -241,7 +285,12 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
     from forge_policy.ops.init import init
     from forge_policy.serve import DEFAULT_HOST, TOKEN_ENV, token_path
 
+    ctx.here = args.here
     config = ctx.config
+    below = _below_project(config)
+    if below:
+        ctx.note(below)
+        return USAGE
     mode = _serve_mode(args, config.root)
     if isinstance(mode, str):
         ctx.note(mode)
@@ -258,11 +307,17 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         harnesses=args.harness,
         floor=args.floor,
         sandbox_settings=args.sandbox_settings,
+        where=args.where,
     )
     if report.floor_change is not None and "off" in report.floor_change:  # audited
         from forge_policy.ops.floor_setup import record
 
         record(config.open_audit(), *report.floor_change)
+    if args.json:
+        ctx.print_json({**report.to_dict(), "serve": serve, "http_only": http_only})
+        if http_only:
+            ctx.err.write(HTTP_ONLY_WARNING.format(env=TOKEN_ENV, token=token_path(config.root)))
+        return OK
     for action in report.actions:
         ctx.print(str(action))
     if not report.changed:
@@ -282,6 +337,45 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
     return OK
 
 
+def _below_project(config: Config) -> str:
+    """Why ``init`` (without ``--here``) must not set the project up from here: the working
+    directory is below the project it belongs to (a folder holding ``.forge``, or the
+    repository's top level); "" when it is the project itself."""
+    import os
+
+    from forge_policy.config.env import project_folder
+
+    here = project_folder(config.environ or os.environ, here=True)
+    if os.path.normcase(here) == os.path.normcase(config.project_dir):
+        return ""
+    what = "the project" if os.path.isdir(config.root) else "the top level of the repository"
+    return (
+        f"{here} is inside {what} at {config.project_dir}: run `forge-policy init` there to "
+        f"set up that project, or `forge-policy init --here` to set up {here} as a project "
+        "of its own"
+    )
+
+
+def cmd_uninstall(args: Namespace, ctx: Context) -> int:
+    """``forge-policy uninstall [--purge] [--json]``."""
+    from pathlib import Path
+
+    from forge_policy.ops.uninstall import uninstall
+
+    config = ctx.config
+    report = uninstall(Path(config.project_dir), Path(config.root), purge=args.purge)
+    if args.json:
+        ctx.print_json(report.to_dict())
+        return OK
+    for action in report.actions:
+        ctx.print(str(action))
+    if not report.changed:
+        ctx.print("nothing to do: forge-policy was not set up here")
+    for note in report.notes:
+        ctx.print(f"note: {note}")
+    return OK
+
+
 def cmd_doctor(args: Namespace, ctx: Context) -> int:
     """``forge-policy doctor [--harness NAME]… [--probe] [--json]``."""
     import os
@@ -296,10 +390,11 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
     catalog = Bypass(config.load_catalog(), config.disable).catalog
     behaviors = active(catalog.behaviors, config.profile)
     project = Path(config.project_dir)
-    report = coverage(project, behaviors, args.harness)
-    if not report:  # nothing set up or detected: what init would set up
-        report = coverage(project, behaviors, ["claude-code"])
     environ = os.environ
+    report = coverage(project, behaviors, args.harness, run=True, environ=environ)
+    if not report:  # nothing set up or detected: what init would set up
+        report = coverage(project, behaviors, ["claude-code"], run=True, environ=environ)
+    broken = [r for h in report for r in h.hook_runs if not r.ok]
     floor = floor_for(os.path.abspath(config.project_dir), environ)
     held = floors(str(floor.project), config.root, environ, [h.name for h in report], floor)
     covered = coverage_of(floor)
@@ -316,13 +411,23 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             runs = [{"harnesses": names, **p.to_dict()} for names, p in probes]
             result["probe"] = {"ok": not failed, "runs": runs}
         ctx.print_json(result)
-        return REFUSED if failed else OK
+        return REFUSED if failed or broken else OK
     for h, f in zip(report, held, strict=True):
         where = f"{h.config}, hooked on {', '.join(h.installed)}" if h.installed else h.config
         ctx.print(f"{h.title} ({h.name}): {where}")
-        ctx.print(f"  enforces {len(h.enforced)} of {len(behaviors)} active behaviors")
+        if h.runs:
+            ctx.print(f"  enforces {len(h.enforced)} of {len(behaviors)} active behaviors")
+        else:
+            ctx.print(
+                f"  NOT ENFORCED: 0 of {len(behaviors)} active behaviors: its hook command does "
+                "not answer on this machine"
+            )
+        for run in h.hook_runs:
+            ctx.print(f"  {run.line()}")
         _print_floor(ctx, f, coverage_line(covered))
         for heading, findings in (("limited", h.limited), ("not enforced", h.not_enforced)):
+            if findings and not h.runs:
+                continue  # said once above
             if findings:
                 ctx.print(f"  {heading}:")
             for behavior_id, found in findings.items():
@@ -340,6 +445,8 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             ctx.print(f"  {probe.note}")
         for check in probe.checks:
             ctx.print(f"  {check.line()}")
+    for run in broken:
+        ctx.note(f"{run.harness}: the hook is NOT enforced: {run.detail}; fix: {run.fix}")
     if failed:
         ctx.print("probe: NOT every guarantee the report claims holds (see above)")
     elif probes and all(p.kind == "harness" for _, p in probes):
@@ -348,7 +455,7 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
         ctx.print("probe: every guarantee the report claims held")
     elif args.probe:
         ctx.print("probe: no floor to probe: the report claims nothing beyond the hook")
-    return REFUSED if failed else OK
+    return REFUSED if failed or broken else OK
 
 
 def _print_floor(ctx: Context, floor: HarnessFloor, covers: str) -> None:

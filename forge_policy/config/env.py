@@ -43,8 +43,10 @@ Beside the environment, :meth:`Config.from_env` reads the layered configuration 
 :meth:`Config.load_catalog`) and exceptions (given to the evaluator by
 :meth:`Config.build_evaluator`).
 
-The project directory is ``$CLAUDE_PROJECT_DIR`` when set (Claude Code sets it for hooks), else
-the working directory; relative paths in these variables are resolved against it. An empty
+The project directory is found as git finds a work tree (:func:`project_folder`): from
+``$CLAUDE_PROJECT_DIR`` when set (Claude Code sets it for hooks), else the working directory, the
+nearest folder up holding ``.forge`` (the ``FORGE_ROOT`` name), else the repository's top level,
+else that folder itself; relative paths in these variables are resolved against it. An empty
 variable counts as unset. The seeds' switches set to ``true`` add behaviors to
 ``FORGE_DISABLE``: ``DISABLE_AGENT_SHIELD`` the three ``agent-shield*`` behaviors,
 ``DISABLE_TOKEN_ADVISOR`` ``token-budget``, ``DISABLE_OSPEC_PRECOMMIT`` ``strict-tdd`` and
@@ -152,9 +154,17 @@ class Config:
             object.__setattr__(self, "project_dir", os.path.dirname(self.root))
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, cwd: str | None = None) -> Config:
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        *,
+        here: bool = False,
+    ) -> Config:
         """Read ``FORGE_*`` (default: :data:`os.environ`); raise :class:`ConfigError` naming
-        the first variable with an unusable value."""
+        the first variable with an unusable value. The project is found from ``cwd`` (default:
+        the working directory) as :func:`project_folder` finds it; ``here``: the starting
+        folder itself is the project (``init --here``)."""
         env = os.environ if environ is None else environ
 
         def get(name: str) -> str:
@@ -162,8 +172,7 @@ class Config:
 
         from forge_policy.worker.protocol import place as resolve
 
-        project = get("CLAUDE_PROJECT_DIR") or cwd or os.getcwd()
-        project = os.path.abspath(project)
+        project = project_folder(env, cwd, here=here)
 
         def place(value: str) -> str:
             if os.name != "posix":  # pragma: no cover - the worker's rule is POSIX's
@@ -224,18 +233,27 @@ class Config:
         other) holds nothing one project could use to change another's catalog. A project's
         own catalog is never cached outside the project.
 
-        >>> config = Config(root="/p/.forge", environ={"XDG_CACHE_HOME": "/c"})
-        >>> [path.split("/catalog-cache-")[0] for path in config.cache_paths()]
-        ['/p/.forge/runtime', '/c/forge-policy']
-        >>> len(Config(root="/p/.forge", behaviors_dir="/p/rules").cache_paths())
+        No project cache where ``root`` does not exist yet: reading the catalog does not create
+        the project's folder.
+
+        >>> import tempfile
+        >>> root = os.path.join(tempfile.mkdtemp(), ".forge"); os.mkdir(root)
+        >>> config = Config(root=root, environ={"XDG_CACHE_HOME": "/c"})
+        >>> [path.split("/catalog-cache-")[0][-14:] for path in config.cache_paths()]
+        ['.forge/runtime', 'c/forge-policy']
+        >>> len(Config(root=root, behaviors_dir="/p/rules").cache_paths())
         1
+        >>> elsewhere = Config(root="/p/.forge", environ={"XDG_CACHE_HOME": "/c"})
+        >>> [path[:16] for path in elsewhere.cache_paths()]
+        ['/c/forge-policy/']
         """
         from forge_policy.catalog.cache import BUILTIN_DIR
         from forge_policy.model import sha256_hex  # not hashlib: it loads OpenSSL
 
         catalog = os.path.abspath(self.catalog_dir or BUILTIN_DIR)
         name = f"catalog-cache-{sha256_hex(catalog.encode('utf-8'))[:16]}.json"
-        paths = [os.path.join(self.root, "runtime", name)]
+        # no project folder (FORGE_ROOT) yet: a command that only reads makes none (SPEC §10)
+        paths = [os.path.join(self.root, "runtime", name)] if os.path.isdir(self.root) else []
         if self.catalog_dir is None:
             home = os.path.join(os.path.expanduser("~"), ".cache")
             paths.append(
@@ -405,6 +423,41 @@ class Config:
 
     def __repr__(self) -> str:
         return f"<Config root={self.root!r} store={self.store!r} profile={self.profile!r}>"
+
+
+# -- the project ------------------------------------------------------------------------------
+
+
+def project_folder(
+    environ: Mapping[str, str] | None = None, cwd: str | None = None, *, here: bool = False
+) -> str:
+    """The project folder, found as git finds a work tree (SPEC §10): from
+    ``$CLAUDE_PROJECT_DIR`` when set, else ``cwd`` (default: the working directory), the
+    nearest folder up holding the ``FORGE_ROOT`` folder (``.forge``), else the repository's
+    top level (the nearest folder holding ``.git``), else the starting folder. ``here``: the
+    starting folder, unsearched. The hook client finds it with the same code
+    (:func:`forge_policy.worker.protocol.project_of`), so every command, the hook and the warm
+    worker agree on the project: its state, audit log and worker.
+
+    >>> import tempfile
+    >>> top = os.path.realpath(tempfile.mkdtemp())
+    >>> os.makedirs(os.path.join(top, ".git")); os.makedirs(os.path.join(top, "src", "app"))
+    >>> project_folder({}, os.path.join(top, "src", "app")) == top
+    True
+    >>> project_folder({"CLAUDE_PROJECT_DIR": "src"}, top, here=True) == os.path.join(top, "src")
+    True
+    """
+    env = os.environ if environ is None else environ
+    base = os.path.abspath(cwd or os.getcwd())
+    if os.name != "posix":  # pragma: no cover - the walk is POSIX's, as the worker is
+        return os.path.abspath(os.path.join(base, env.get("CLAUDE_PROJECT_DIR", "").strip()))
+    from forge_policy.worker import protocol
+
+    names = {"CLAUDE_PROJECT_DIR", "FORGE_ROOT"}
+    raw = {os.fsencode(k): os.fsencode(v) for k, v in env.items() if k in names}
+    if here:
+        return os.fsdecode(protocol.start_of(raw, os.fsencode(base)))
+    return os.fsdecode(protocol.project_of(raw, os.fsencode(base)))
 
 
 # -- parsing helpers ------------------------------------------------------------------------

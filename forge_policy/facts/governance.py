@@ -92,7 +92,7 @@ if TYPE_CHECKING:
 
 #: The forge-policy commands that change governance (``worker`` and ``git`` by subcommand).
 GOVERNANCE_COMMANDS = frozenset(
-    {"off", "on", "strict", "relaxed", "override", "purge", "init", "hook", "serve"}
+    {"off", "on", "strict", "relaxed", "override", "purge", "init", "uninstall", "hook", "serve"}
 )
 GOVERNANCE_SUBCOMMANDS = {"worker": frozenset({"stop"}), "git": frozenset({"install"})}
 SETTINGS_FILES = ("settings.json", "settings.local.json")

@@ -15,6 +15,10 @@ outcomes. For every harness the project has set up or shows signs of, each activ
 
 The codes are stable (``--json``); the texts say why.
 
+With ``run`` (``doctor`` always), every configured hook command is run as the harness would
+(:mod:`forge_policy.ops.hook_check`): where one does not start or answers wrongly, *every*
+behavior is ``not enforced`` (``hook-fails``): an entry that cannot run enforces nothing.
+
 Findings about forge-policy's own hook entries (``hook_findings``): ``fails-open``, an entry
 without the key that makes a hook failure block where the harness has one (Claude Code
 ``onFailure: "block"`` on ``PreToolUse``, Cursor ``failClosed: true``): a hook that cannot start
@@ -40,10 +44,11 @@ from forge_policy.events import GIT_HOOK_EVENTS
 from forge_policy.harness import registry
 from forge_policy.levels import Level
 from forge_policy.ops import harness_config
+from forge_policy.ops.hook_check import HookRun
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from forge_policy.catalog.behavior import Behavior
 
@@ -91,6 +96,13 @@ class HarnessCoverage:
     notes: tuple[str, ...]
     #: what is wrong with forge-policy's own entries in the harness's file (``fails-open``)
     hook_findings: tuple[Finding, ...] = ()
+    #: each configured hook command, run as the harness would (:mod:`forge_policy.ops.hook_check`)
+    hook_runs: tuple[HookRun, ...] = ()
+
+    @property
+    def runs(self) -> bool:
+        """Whether every configured hook command that was run answered."""
+        return all(r.ok for r in self.hook_runs)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form."""
@@ -106,6 +118,8 @@ class HarnessCoverage:
             "not_enforced": {k: [f.to_dict() for f in v] for k, v in self.not_enforced.items()},
             "notes": list(self.notes),
             "hook_findings": [f.to_dict() for f in self.hook_findings],
+            "hook_runs": [r.to_dict() for r in self.hook_runs],
+            "hook_answers": self.runs,
         }
 
 
@@ -209,10 +223,21 @@ def assess(behavior: Behavior, harness: str, installed: Sequence[str]) -> list[F
 
 
 def coverage(
-    project: Path, behaviors: Iterable[Behavior], harnesses: Sequence[str] | None = None
+    project: Path,
+    behaviors: Iterable[Behavior],
+    harnesses: Sequence[str] | None = None,
+    *,
+    run: bool = False,
+    environ: Mapping[str, str] | None = None,
 ) -> list[HarnessCoverage]:
     """The coverage of each harness set up in, or detected in, ``project`` (or of
-    ``harnesses``); a harness not set up is assessed as ``init`` would set it up."""
+    ``harnesses``); a harness not set up is assessed as ``init`` would set it up.
+
+    With ``run``, each configured hook command is run as the harness would run it, in
+    ``environ`` (:func:`forge_policy.ops.hook_check.run_hooks`): where one does not answer,
+    no behavior is enforced (``hook-fails``), whatever the file says."""
+    from forge_policy.ops.hook_check import run_hooks
+
     detected = harness_config.detect(project)
     active = list(behaviors)
     chosen = list(harnesses or [])
@@ -230,9 +255,13 @@ def coverage(
         enforced: list[str] = []
         limited: dict[str, tuple[Finding, ...]] = {}
         missing: dict[str, tuple[Finding, ...]] = {}
+        runs = tuple(run_hooks(project, name, environ)) if run and installed else ()
+        broken = [r for r in runs if not r.ok]
         for behavior in active:
             findings = tuple(assess(behavior, name, events))
-            if not findings:
+            if broken:
+                missing[behavior.id] = (Finding("hook-fails", "the hook does not answer"),)
+            elif not findings:
                 enforced.append(behavior.id)
             elif all(f.code in LIMITED for f in findings):
                 limited[behavior.id] = findings
@@ -250,6 +279,7 @@ def coverage(
                 not_enforced=missing,
                 notes=tuple(_notes(project, name, installed)),
                 hook_findings=tuple(hook_findings(project, name)),
+                hook_runs=runs,
             )
         )
     return out

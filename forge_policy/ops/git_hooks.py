@@ -161,7 +161,6 @@ def _decide(
     config: Config, event_name: str, root: str, payload: dict[str, Any], err: IO[str]
 ) -> Decision:
     from forge_policy.catalog.behavior import Behavior
-    from forge_policy.catalog.cache import BUILTIN_DIR, CatalogCache
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.model import Event
@@ -169,10 +168,7 @@ def _decide(
     # no .forge folder: write nothing into the repository (the catalog cache goes to the user's
     # cache folder only, state stays in memory)
     local = config.store == "file" and not os.path.isdir(config.root)
-    if local:
-        catalog = CatalogCache(config.cache_paths()[1:]).load(config.catalog_dir or BUILTIN_DIR)
-    else:
-        catalog = config.load_catalog()
+    catalog = config.load_catalog()  # without the folder, cache_paths() leaves the project out
     disable = dict(config.disable)
     for variable, ids in SEED_ALIASES.items():
         if config.environ.get(variable, "").strip().lower() in ("true", "1"):

@@ -167,3 +167,42 @@ def _is_shell(shebang: str) -> bool:
         names = [w for w in words[1:] if not w.startswith("-")]
         name = os.path.basename(names[0]) if names else ""
     return name in _SHELLS
+
+
+def uninstall_git_hooks(repo_root: str) -> list[HookChange]:
+    """Take forge-policy's marked block out of each hook (the inverse of
+    :func:`install_git_hooks`): every other line stays; a hook left with nothing but its shebang
+    is deleted. A hook without the block is ``unchanged``. Raises :class:`GitHookError` when
+    ``repo_root`` is not in a git work tree."""
+    folder = hooks_dir(repo_root)
+    changes = []
+    for hook in HOOKS:
+        path = os.path.join(folder, hook)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                old = handle.read()
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            changes.append(HookChange(hook, path, "skipped", f"cannot read it: {exc}"))
+            continue
+        if BEGIN not in old or END not in old.split(BEGIN, 1)[1]:
+            changes.append(HookChange(hook, path, "unchanged"))
+            continue
+        head, rest = old.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        text = head + (tail[1:] if tail.startswith("\n") else tail)
+        try:
+            if text.strip() in ("", "#!/bin/sh"):
+                os.unlink(path)
+                changes.append(HookChange(hook, path, "removed"))
+                continue
+            tmp = f"{path}.forge-policy-tmp"
+            with open(tmp, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.chmod(tmp, os.stat(path).st_mode)
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise GitHookError(f"cannot write {path}: {exc.strerror or exc}") from None
+        changes.append(HookChange(hook, path, "updated", "forge-policy's block taken out"))
+    return changes

@@ -78,7 +78,10 @@ class HookFile:
     path of the event map. ``root``: keys a file must have (set when absent). ``note``: what
     the user still has to do in the harness itself. ``fail_closed``: the handler key and value
     that make a hook failure (cannot start, crash, timeout) block, on ``fail_closed_events``
-    (``None``: every event). A plain class (no attrs, TOML or JSON merging imported).
+    (``None``: every event). ``local``: the harness's per-machine, git-ignored settings file
+    beside the shared one (Claude Code's ``.claude/settings.local.json``; ``None``: the harness
+    has none), where ``init --local`` writes a command that names this machine's paths. A
+    plain class (no attrs, TOML or JSON merging imported).
     """
 
     __slots__ = (
@@ -88,6 +91,7 @@ class HookFile:
         "fail_closed",
         "fail_closed_events",
         "harness",
+        "local",
         "matcher",
         "nested",
         "note",
@@ -111,6 +115,7 @@ class HookFile:
         fail_closed: tuple[str, Any] | None = None,
         fail_closed_events: frozenset[str] | None = None,
         note: str = "",
+        local: str | None = None,
     ) -> None:
         self.harness = harness
         self.nested = nested
@@ -124,6 +129,7 @@ class HookFile:
         self.fail_closed = fail_closed
         self.fail_closed_events = fail_closed_events
         self.note = note
+        self.local = None if local is None else Path(local)
 
     def __repr__(self) -> str:
         return f"<HookFile {self.harness} {self.path}>"
@@ -177,6 +183,7 @@ SPECS: dict[str, HookFile] = {
             matcher=frozenset({*_TOOL_EVENTS, "SessionStart"}),
             fail_closed=("onFailure", "block"),
             fail_closed_events=frozenset({"PreToolUse"}),
+            local=".claude/settings.local.json",
         ),
         HookFile(
             "codex",
@@ -211,6 +218,7 @@ SPECS: dict[str, HookFile] = {
             root=(("version", 1),),
             command_key="bash",
             timeout_key="timeoutSec",
+            extra=(("cwd", "."),),  # the repository root: where the launcher's path starts
         ),
         HookFile(
             "antigravity",
@@ -259,13 +267,20 @@ def _events(document: dict[str, Any], hook_file: HookFile, path: Path) -> dict[s
     return value  # type: ignore[no-any-return]
 
 
-def install(project: Path, hook_file: HookFile, handlers: dict[str, dict[str, Any]]) -> bool:
-    """Merge ``{event: handler}`` into ``hook_file`` below ``project``; returns whether the
-    file changed. Refuses (:class:`~forge_policy.errors.SetupError`) a file it cannot rewrite
-    losslessly, naming it with line and column."""
+def install(
+    project: Path,
+    hook_file: HookFile,
+    handlers: dict[str, dict[str, Any]],
+    *,
+    local: bool = False,
+) -> bool:
+    """Merge ``{event: handler}`` into ``hook_file`` below ``project`` (its :attr:`HookFile.local`
+    file with ``local``); returns whether the file changed. Refuses
+    (:class:`~forge_policy.errors.SetupError`) a file it cannot rewrite losslessly, naming it
+    with line and column."""
     from forge_policy.ops import settings_file
 
-    path = project / hook_file.path
+    path = project / (hook_file.local if local and hook_file.local else hook_file.path)
     lists = [(*hook_file.container, event) for event in handlers]
     document, indent = settings_file.read(path, lists)
     changed = False
@@ -286,14 +301,106 @@ def install(project: Path, hook_file: HookFile, handlers: dict[str, dict[str, An
     return changed
 
 
+def files(hook_file: HookFile) -> tuple[Path, ...]:
+    """The files, relative to the project, where ``hook_file``'s harness reads project hooks:
+    the shared one, then the local one where it has one.
+
+    >>> [str(p) for p in files(spec("claude-code"))]
+    ['.claude/settings.json', '.claude/settings.local.json']
+    """
+    return (hook_file.path,) + ((hook_file.local,) if hook_file.local else ())
+
+
+def remove(project: Path, hook_file: HookFile, relative: Path) -> bool:
+    """Take forge-policy's handlers out of ``relative`` (one of :func:`files`), the inverse of
+    :func:`install`: every other hook, key and key order is kept; a matcher group, event list or
+    hook map that only held ours goes with them, and so do the root keys ``install`` adds
+    (``version``) when nothing else is left; a file left empty is deleted. Returns whether
+    anything changed; refuses a file it cannot rewrite losslessly (nothing changed).
+
+    >>> import tempfile, json
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> mine = {"type": "command", "command": "forge-policy hook"}
+    >>> theirs = {"type": "command", "command": "./guard.sh"}
+    >>> (folder / ".claude").mkdir()
+    >>> _ = (folder / ".claude/settings.json").write_text(json.dumps({"model": "x", "hooks": {
+    ...     "PreToolUse": [{"matcher": "Bash", "hooks": [theirs]}, {"hooks": [mine]}],
+    ...     "Stop": [{"hooks": [mine]}]}}))
+    >>> remove(folder, spec("claude-code"), Path(".claude/settings.json"))
+    True
+    >>> left = json.loads((folder / ".claude/settings.json").read_text())
+    >>> left["model"], left["hooks"] == {"PreToolUse": [{"matcher": "Bash", "hooks": [theirs]}]}
+    ('x', True)
+    """
+    from forge_policy.ops import settings_file
+
+    path = project / relative
+    if not path.exists():
+        return False
+    document, indent = settings_file.read(path)
+    value: Any = document
+    parents: list[tuple[dict[str, Any], str]] = []
+    for key in hook_file.container:
+        if not isinstance(value, dict) or not isinstance(value.get(key), dict):
+            return False
+        parents.append((value, key))
+        value = value[key]
+    events: dict[str, Any] = value
+    changed = False
+    for event in list(events):
+        entries = events[event]
+        if not isinstance(entries, list):
+            continue
+        kept: list[Any] = []
+        for entry in entries:
+            inner = entry.get("hooks") if isinstance(entry, dict) else None
+            if isinstance(inner, list):
+                rest = [h for h in inner if not settings_file.is_ours(h)]
+                if len(rest) != len(inner):
+                    changed = True
+                    if not rest:
+                        continue  # the group held only ours
+                    entry["hooks"] = rest
+                kept.append(entry)
+            elif settings_file.is_ours(entry):
+                changed = True
+            else:
+                kept.append(entry)
+        if len(kept) != len(entries):
+            if kept:
+                events[event] = kept
+            else:
+                del events[event]
+    if not changed:
+        return False
+    for parent, key in reversed(parents):  # a hook map left empty goes
+        if parent[key] == {}:
+            del parent[key]
+    if all(document.get(k) == v for k, v in hook_file.root) and set(document) <= {
+        k for k, _ in hook_file.root
+    }:
+        document.clear()
+    if document:
+        settings_file.write(path, document, indent)
+    else:
+        path.unlink()
+    return True
+
+
 def installed(project: Path, harness: str) -> tuple[str, ...]:
     """The events of ``harness`` whose hook list in the project holds forge-policy's handler
     (read only; an unreadable file counts as none)."""
     hook_file = spec(harness)
-    found = [_ours_in(project / hook_file.path, hook_file)]
+    found = [_ours_in(project / path, hook_file) for path in files(hook_file)]
     if harness == "codex":
         found.append(codex_toml_hooks(project))
     return tuple(e for e in hook_file.events if any(e in events for events in found))
+
+
+def ours_in(path: Path, hook_file: HookFile) -> set[str]:
+    """The events whose hook list in the file ``path`` holds forge-policy's handler (read
+    only; an unreadable file counts as none)."""
+    return _ours_in(path, hook_file)
 
 
 def _ours_in(path: Path, hook_file: HookFile) -> set[str]:
@@ -347,27 +454,28 @@ def fails_open(project: Path, harness: str) -> tuple[str, ...]:
     if hook_file.fail_closed is None:
         return ()
     key, value = hook_file.fail_closed
-    try:
-        document, _ = settings_file.read(project / hook_file.path)
-    except (SetupError, OSError):
-        return ()
-    events: Any = document
-    for part in hook_file.container:
-        events = events.get(part) if isinstance(events, dict) else None
-    if not isinstance(events, dict):
-        return ()
-    found = []
-    for event in hook_file.events:
-        if not hook_file.closing(event):
+    found: list[str] = []
+    for relative in files(hook_file):
+        try:
+            document, _ = settings_file.read(project / relative)
+        except (SetupError, OSError):
             continue
-        entries = events.get(event)
-        for entry in entries if isinstance(entries, list) else []:
-            inner = entry.get("hooks") if isinstance(entry, dict) else None
-            handlers = inner if isinstance(inner, list) else [entry]
-            if any(settings_file.is_ours(h) and h.get(key) != value for h in handlers):
-                found.append(event)
-                break
-    return tuple(found)
+        events: Any = document
+        for part in hook_file.container:
+            events = events.get(part) if isinstance(events, dict) else None
+        if not isinstance(events, dict):
+            continue
+        for event in hook_file.events:
+            if not hook_file.closing(event) or event in found:
+                continue
+            entries = events.get(event)
+            for entry in entries if isinstance(entries, list) else []:
+                inner = entry.get("hooks") if isinstance(entry, dict) else None
+                handlers = inner if isinstance(inner, list) else [entry]
+                if any(settings_file.is_ours(h) and h.get(key) != value for h in handlers):
+                    found.append(event)
+                    break
+    return tuple(e for e in hook_file.events if e in found)
 
 
 def double_hooks(project: Path, harnesses: Sequence[str]) -> list[str]:

@@ -32,7 +32,8 @@ import attrs
 
 from forge_policy.errors import SetupError
 from forge_policy.harness import registry
-from forge_policy.ops import floor_setup, harness_config, settings_file
+from forge_policy.ops import floor_setup, harness_config, launcher, settings_file
+from forge_policy.ops.launcher import executable
 from forge_policy.serve import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -100,22 +101,13 @@ class Report:
         """Whether anything on disk changed."""
         return any(a.verb in ("created", "updated", "removed") for a in self.actions)
 
-
-def executable() -> str:
-    """The ``forge-policy`` command this process runs from, as a shell-quoted absolute path.
-
-    It is looked up beside :data:`sys.executable` (the virtual environment's ``bin``), then on
-    ``PATH``; failing both it is ``<python> -m forge_policy.cli``. Never a bare ``python3``.
-    """
-    bindir = Path(sys.executable).parent
-    for name in ("forge-policy", "forge-policy.exe"):
-        candidate = bindir / name
-        if candidate.is_file():
-            return shlex.quote(str(candidate.absolute()))
-    found = shutil.which("forge-policy")
-    if found:
-        return shlex.quote(os.path.abspath(found))
-    return f"{shlex.quote(os.path.abspath(sys.executable))} -m forge_policy.cli"
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (``init --json``, ``uninstall --json``)."""
+        return {
+            "changed": self.changed,
+            "actions": [{"verb": a.verb, "path": a.path, "detail": a.detail} for a in self.actions],
+            "notes": list(self.notes),
+        }
 
 
 def client_command() -> str:
@@ -148,16 +140,18 @@ def hook_command(
 
 
 def command_handler(
-    *, via_serve: bool = False, worker: bool = False, event: str = ""
+    *, via_serve: bool = False, worker: bool = False, event: str = "", command: str | None = None
 ) -> dict[str, Any]:
-    """The Claude Code command hook ``init`` writes on ``event`` (see :func:`hook_command`):
+    """The Claude Code command hook ``init`` writes on ``event`` (``command``, else
+    :func:`hook_command`):
     on ``PreToolUse`` with ``onFailure: "block"``, so a hook that cannot start, crashes or times
     out refuses the call instead of letting it run (:attr:`harness_config.HookFile.fail_closed`).
 
     >>> command_handler(event="PreToolUse")["onFailure"], "onFailure" in command_handler()
     ('block', False)
     """
-    command = hook_command(via_serve=via_serve, worker=worker)
+    if command is None:
+        command = hook_command(via_serve=via_serve, worker=worker)
     handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
     return handler | harness_config.SPECS["claude-code"].closing(event)
 
@@ -177,9 +171,24 @@ def http_handler(
     return handler | harness_config.SPECS["claude-code"].closing(event)
 
 
-def ensure_gitignored(project: Path, target: Path) -> str | None:
-    """Add ``target`` (a folder below ``project``) to ``project/.gitignore`` unless it (or a
-    parent) is listed; returns the entry written, or None when nothing was needed."""
+#: The comment above the lines ``init`` adds to ``.gitignore``.
+GITIGNORE_HEADER = "# forge-policy: per-machine files (state, locks, audit log, local config)"
+OLD_GITIGNORE_HEADER = "# forge-policy: per-machine session state"
+
+
+def per_machine(project: Path, root: Path) -> list[Path]:
+    """What ``init`` git-ignores below ``project``: the runtime folder (session state, locks,
+    worker socket, the machine record of :mod:`forge_policy.ops.launcher`), the audit folder
+    (``overrides.log`` and its lock: a hash-chained log of this machine's decisions, which two
+    clones cannot merge; a team shares an audit store instead, ``FORGE_STORE=postgresql://…``)
+    and ``config.local.yaml`` (this machine's configuration layer)."""
+    return [root / "runtime", root / "audit", root / "config.local.yaml"]
+
+
+def ensure_gitignored(project: Path, target: Path, *, folder: bool = True) -> str | None:
+    """Add ``target`` (a folder below ``project``, else a file with ``folder=False``) to
+    ``project/.gitignore`` unless it (or a parent) is listed; returns the entry written, or None
+    when nothing was needed."""
     relative = os.path.relpath(target.absolute(), project.absolute()).replace(os.sep, "/")
     if relative.startswith(".."):
         return None
@@ -192,12 +201,18 @@ def ensure_gitignored(project: Path, target: Path) -> str | None:
     }
     path = project / ".gitignore"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if any(line.strip() in covered for line in text.splitlines()):
+    lines = [line.strip() for line in text.splitlines()]
+    if any(line in covered for line in lines):
         return None
-    entry = relative + "/"
+    entry = relative + "/" if folder else relative
     prefix = "" if not text or text.endswith("\n") else "\n"
+    header = (
+        ""
+        if GITIGNORE_HEADER in lines or OLD_GITIGNORE_HEADER in lines
+        else GITIGNORE_HEADER + "\n"
+    )
     with path.open("a", encoding="utf-8") as file:
-        file.write(f"{prefix}# forge-policy: per-machine session state\n{entry}\n")
+        file.write(f"{prefix}{header}{entry}\n")
     return entry
 
 
@@ -260,6 +275,7 @@ def init(
     floor: str = "harness",
     sandbox_settings: str = "project",
     environ: Mapping[str, str] | None = None,
+    where: str | None = None,
 ) -> Report:
     """Set a project up for forge-policy (see the module docstring); returns what was done.
 
@@ -273,7 +289,17 @@ def init(
     ``sandbox_settings`` (``project`` or ``local``): :mod:`forge_policy.ops.floor_setup`, with
     ``environ``'s ``HOME`` and ``TMPDIR`` (default: this process's). Every config file is
     checked before anything is written: a broken one stops the run with nothing changed.
+
+    ``where``: ``shared`` writes a portable command into each harness's committed settings
+    file (the project's launcher, :mod:`forge_policy.ops.launcher`), ``local`` writes this
+    machine's command into the harness's per-machine file where it has one (Claude Code's
+    ``.claude/settings.local.json``, git-ignored) and takes forge-policy's entries out of the
+    shared one; ``None`` keeps the choice the project shows (local when only the local file
+    holds forge-policy's hook), else ``shared``. Either way the other file loses forge-policy's
+    entries: a harness merges both files and would run the hook twice.
     """
+    if where not in (None, "shared", "local"):
+        raise SetupError(f"init: where must be shared or local, not {where!r}")
     chosen = chosen_harnesses(project, harnesses)
     for name in chosen:  # refuse a broken file before touching anything
         _check(project, name)
@@ -292,9 +318,14 @@ def init(
             report.add("unchanged", root / "behaviors", "a project catalog is already there")
         else:
             report.add("created", copied, "a copy of the built-in catalog, yours to edit")
-    entry = ensure_gitignored(project, root / "runtime")
-    if entry is not None:
-        report.add("updated", project / ".gitignore", f"ignores {entry}")
+    ignored = [
+        entry
+        for target in per_machine(project, root)
+        for entry in [ensure_gitignored(project, target, folder=target.suffix != ".yaml")]
+        if entry is not None
+    ]
+    if ignored:
+        report.add("updated", project / ".gitignore", f"ignores {', '.join(ignored)}")
     else:
         report.add("unchanged", project / ".gitignore")
     if serve:
@@ -307,27 +338,74 @@ def init(
         (root / "runtime" / SERVE_FILE).unlink()
         report.add("removed", root / "runtime" / SERVE_FILE, "serve mode is off")
     on_linux = worker and sys.platform.startswith("linux")  # SO_PEERCRED
+    place = _placement(project, where)
+    relative = launcher.relative(project, root)
+    if relative is not None:
+        if launcher.write(root):
+            report.add("created", launcher.path(root), "the hook launcher: commit it")
+        else:
+            report.add("unchanged", launcher.path(root))
+        recorded = (root / launcher.RECORD).exists()
+        if launcher.record(root, worker=on_linux):
+            verb = "updated" if recorded else "created"
+            report.add(verb, root / launcher.RECORD, "this machine's forge-policy (git-ignored)")
     for name in chosen:
+        hook_file = harness_config.spec(name)
+        local = place == "local" and hook_file.local is not None
+        if local or relative is None:  # this machine's command
+            command = hook_command(via_serve=serve, worker=on_linux, harness=name)
+        else:
+            prefix = launcher.git_prefix(project) if name == "codex" else ""
+            command = launcher.command(name, relative, prefix) + (" --via-serve" if serve else "")
+        if relative is None and not local:
+            report.notes.append(
+                f"{hook_file.path}: the forge root {settings_file.shown(root)} is outside the "
+                "project, so the committed hook names this machine's forge-policy; keep the "
+                "root inside the project (the default .forge) for a portable one"
+            )
         if name == "claude-code":
             handlers = {
                 event: (
                     http_handler(host, port, event=event)
                     if serve and http_only and event not in COMMAND_ONLY_EVENTS
-                    else command_handler(via_serve=serve, worker=on_linux, event=event)
+                    else command_handler(event=event, command=command)
                 )
                 for event in HOOK_EVENTS
             }
         else:
-            command = hook_command(via_serve=serve, worker=on_linux, harness=name)
-            hook_file = harness_config.spec(name)
             handlers = {e: hook_file.handler(command, e) for e in hook_file.events}
-        _install(project, name, handlers, report)
+        _install(project, name, handlers, report, local=local)
+        if place == "local" and hook_file.local is None:
+            report.notes.append(
+                f"{registry.get(name).title} has no per-machine settings file: its hook stays in "
+                f"{hook_file.path} as the portable launcher, which runs this machine's "
+                "forge-policy"
+            )
+    if place == "local" and "claude-code" in chosen:
+        local_file = harness_config.spec("claude-code").local
+        entry = None
+        if local_file is not None:
+            entry = ensure_gitignored(project, project / local_file, folder=False)
+        if entry is not None:
+            report.add("updated", project / ".gitignore", f"ignores {entry}")
     # planned again: the hook entries just written are in the documents it merges into
     _apply_floor(
         project, floor_setup.plan(project, root, chosen, floor, env, where=sandbox_settings), report
     )
     _warn_doubles(project, chosen, report)
     return report
+
+
+def _placement(project: Path, where: str | None) -> str:
+    """``shared`` or ``local`` (see :func:`init`'s ``where``)."""
+    if where is not None:
+        return where
+    hook_file = harness_config.spec("claude-code")
+    if hook_file.local is None:
+        return "shared"
+    in_shared = harness_config.ours_in(project / hook_file.path, hook_file)
+    in_local = harness_config.ours_in(project / hook_file.local, hook_file)
+    return "local" if in_local and not in_shared else "shared"
 
 
 def _apply_floor(project: Path, plan: floor_setup.Plan, report: Report) -> None:
@@ -350,22 +428,36 @@ def _check(project: Path, harness: str) -> None:
 
 
 def _install(
-    project: Path, harness: str, handlers: dict[str, dict[str, Any]], report: Report
+    project: Path,
+    harness: str,
+    handlers: dict[str, dict[str, Any]],
+    report: Report,
+    *,
+    local: bool = False,
 ) -> None:
     hook_file = harness_config.spec(harness)
-    path = project / hook_file.path
+    path = project / (hook_file.local if local and hook_file.local else hook_file.path)
     if harness == "codex" and harness_config.codex_toml_hooks(project):  # no second copy
         where = harness_config.CODEX_TOML
         report.add("unchanged", project / where, "forge-policy's hook is in its [hooks]")
         return
     existed = path.exists()
-    if harness_config.install(project, hook_file, handlers):
+    if harness_config.install(project, hook_file, handlers, local=local):
         verb = "updated" if existed else "created"
         report.add(verb, path, f"forge-policy hook on {', '.join(handlers)}")
         if hook_file.note:
             report.notes.append(f"{registry.get(harness).title}: {hook_file.note}")
     else:
         report.add("unchanged", path)
+    for other in harness_config.files(hook_file):  # the harness would run both
+        if project / other != path and harness_config.remove(project, hook_file, other):
+            gone = "" if (project / other).exists() else " (the file held nothing else)"
+            kind = "local" if local else "shared"
+            report.add(
+                "removed" if gone else "updated",
+                project / other,
+                f"forge-policy's hook moved to the {kind} file {settings_file.shown(path)}{gone}",
+            )
     if harness == "codex" and "hooks" in harness_config.codex_toml(project):
         report.notes.append(
             f"Codex: {harness_config.CODEX_TOML} has [hooks] too; Codex runs both and warns "

@@ -3,11 +3,12 @@
 Every supported harness keeps its hooks in a JSON object; the lists of hook entries come in two
 shapes: ``nested`` (Claude Code, Codex, Gemini CLI, Antigravity: matcher groups, each with a
 ``hooks`` list of handlers) and ``flat`` (Cursor, Copilot CLI: the handlers themselves).
-forge-policy's own handlers are recognised by their command (``… forge-policy hook`` or the
-worker client's ``…/forge_policy/worker/launch.py``) or serve URL, and are updated in place,
-never duplicated; every other key, hook and key order is kept, and so is the file's indent.
-A file that is not valid JSON, or not of the expected shape, is refused with its line and
-column: it is never overwritten.
+forge-policy's own handlers are recognised by their command (``… forge-policy hook``, the
+worker client's ``…/forge_policy/worker/launch.py`` or the project's launcher
+``…/.forge/bin/forge-policy-hook``: :mod:`forge_policy.ops.launcher`) or serve URL, and are
+updated in place, never duplicated; every other key, hook and key order is kept, and so is the
+file's indent. A file that is not valid JSON, or not of the expected shape, is refused with its
+line and column: it is never overwritten.
 
 >>> groups = [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]
 >>> mine = {"type": "command", "command": "forge-policy hook", "timeout": 30}
@@ -37,6 +38,7 @@ COMMAND_KEYS = ("command", "bash")
 _OURS = re.compile(
     r"forge-policy(?:\.exe)?['\"]?\s+hook\b|forge_policy\.cli['\"]?\s+hook\b"
     r"|forge_policy[/\\]worker[/\\](?:launch|client)\.py\b"
+    r"|(?:^|[/\\])forge-policy-hook['\"]?(?:\s|$)"
 )
 
 
@@ -52,6 +54,8 @@ def is_ours(handler: object) -> bool:
 
     >>> is_ours({"command": "/v/bin/forge-policy hook --harness codex"}), is_ours({"bash": "x"})
     (True, False)
+    >>> is_ours({"command": '"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook'})
+    True
     """
     if not isinstance(handler, dict):
         return False

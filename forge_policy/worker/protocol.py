@@ -19,8 +19,10 @@ its own folder without the package or ``site``. What it owns:
 - what a hook request carries (:class:`HookRequest`): besides the event and the hook's
   arguments, the variables an answer depends on (:func:`relevant`), the client file's identity
   (:func:`own_identity`) and the client's deadline;
-- ``FORGE_ROOT`` resolution (:func:`root_of`, :func:`place`), which
-  :meth:`forge_policy.config.env.Config.from_env` uses too;
+- the project's discovery, as git finds a work tree (:func:`project_of`, :func:`discover`), and
+  ``FORGE_ROOT`` resolution (:func:`root_of`, :func:`place`), which
+  :meth:`forge_policy.config.env.Config.from_env` uses too: the client and the engine find the
+  same project, so the same state, audit log and worker;
 - the hook's options (:class:`HookOptions`: ``--harness``, ``--event``, ``--via-serve``,
   ``--help``), parsed here for ``forge-policy hook``, the client and the worker, and declared
   from :data:`OPTIONS` for the CLI's argparse.
@@ -418,9 +420,75 @@ def place(project: bytes, value: bytes, home: bytes | None) -> bytes:
     return _normpath(_join(project, _expanduser(value, home)))
 
 
-def project_of(environ: "Mapping[bytes, bytes]", cwd: bytes) -> bytes:
-    """The project folder: ``$CLAUDE_PROJECT_DIR`` (against ``cwd``), else ``cwd``."""
+#: What marks a repository's top level, where the walk up for the project stops (git's own
+#: mark: a folder in a clone, a file in a worktree or a submodule).
+REPOSITORY = b".git"
+#: The most folders the walk up looks at (a tree deeper than this is not searched further up).
+MAX_WALK = 128
+
+
+def _kind(path: bytes) -> int:
+    """The file type bits of ``path`` (symbolic links followed), 0 when it does not exist."""
+    try:
+        return posix.stat(path).st_mode & 0o170000
+    except (OSError, ValueError):
+        return 0
+
+
+def start_of(environ: "Mapping[bytes, bytes]", cwd: bytes) -> bytes:
+    """Where the search for the project starts: ``$CLAUDE_PROJECT_DIR`` (against ``cwd``),
+    else ``cwd``; absolute and normalized."""
     return _normpath(_join(cwd, environ.get(b"CLAUDE_PROJECT_DIR", b"").strip() or cwd))
+
+
+def marker_of(value: bytes) -> bytes:
+    """The folder name that marks a project for a ``FORGE_ROOT`` value: the value itself when
+    it is a path below the project (``.forge``, ``state/forge``), else b"" (an absolute path, a
+    ``~`` or a ``..`` names one folder for every project: nothing marks the project then).
+
+    >>> marker_of(b".forge"), marker_of(b"/srv/forge"), marker_of(b"../state"), marker_of(b"~/f")
+    (b'.forge', b'', b'', b'')
+    """
+    if value.startswith((b"/", b"~")) or b".." in value.split(b"/"):
+        return b""
+    return value
+
+
+def discover(start: bytes, marker: bytes) -> bytes:
+    """The project folder of ``start`` (absolute, normalized), found as git finds a work tree:
+    the nearest folder at or above ``start`` holding the folder ``marker`` (the ``FORGE_ROOT``
+    name, b"" for none), else the top level of the repository ``start`` is in (the nearest
+    folder holding ``.git``: the walk stops there, a ``.forge`` above a repository is not
+    its project), else ``start`` itself. Two ``stat`` calls per folder, at most
+    :data:`MAX_WALK` folders: this runs on every hook call.
+
+    >>> import os, tempfile
+    >>> top = os.fsencode(os.path.realpath(tempfile.mkdtemp()))
+    >>> for folder in (b"/repo/.git", b"/repo/src/deep", b"/repo/sub/.forge", b"/plain/a"):
+    ...     os.makedirs(top + folder)
+    >>> [discover(top + f, b".forge")[len(top) :] for f in (b"/repo/src/deep", b"/repo/sub")]
+    [b'/repo', b'/repo/sub']
+    >>> discover(top + b"/plain/a", b".forge") == top + b"/plain/a"  # unless /tmp has a .forge
+    True
+    """
+    folder = start
+    for _ in range(MAX_WALK):
+        if marker and _kind(_join(folder, marker)) == 0o040000:
+            return folder
+        if _kind(_join(folder, REPOSITORY)):
+            return folder
+        parent = folder.rpartition(b"/")[0] or b"/"
+        if parent == folder:
+            break
+        folder = parent
+    return start
+
+
+def project_of(environ: "Mapping[bytes, bytes]", cwd: bytes) -> bytes:
+    """The project folder: :func:`discover` from :func:`start_of` (``$CLAUDE_PROJECT_DIR``,
+    else ``cwd``), with ``FORGE_ROOT``'s name (default ``.forge``) as the mark."""
+    value = environ.get(b"FORGE_ROOT", b"").strip() or b".forge"
+    return discover(start_of(environ, cwd), marker_of(value))
 
 
 def root_of(environ: "Mapping[bytes, bytes]", cwd: bytes) -> bytes:

@@ -1,0 +1,268 @@
+"""Run forge-policy's configured hook commands as each harness would (``forge-policy doctor``).
+
+Reading a settings file says what a harness *would* run, not whether it can: a venv path from
+another machine, a launcher that was never committed or a ``forge-policy`` missing from
+``PATH`` all leave a hook entry that looks right and enforces nothing (most harnesses treat a
+command that cannot start as a non-blocking error). So for each file a harness reads project
+hooks from (:func:`forge_policy.ops.harness_config.files`, and Codex's ``config.toml``),
+:func:`run_hooks` takes forge-policy's handler on the harness's pre-tool event and runs its
+command the way the harness does: through ``sh -c``, in the project folder (Copilot CLI: the
+handler's ``cwd``), with the variables the harness sets (``CLAUDE_PROJECT_DIR``, … :func:`
+forge_policy.ops.launcher.hook_env`), the user's ``PATH``, and a harmless payload in the
+harness's own shape: a shell call of ``true`` in session ``forge-policy-doctor``.
+
+A run passes when the command exits 0 within the handler's timeout and prints nothing or a JSON
+object (a catalog may refuse even ``true``: that is an answer). Anything else is a
+:class:`HookRun` that is not ``ok``, with what happened and the command that fixes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import attrs
+
+from forge_policy.errors import SetupError
+from forge_policy.harness import registry
+from forge_policy.ops import harness_config, launcher
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+#: The session the payloads name (so the state they leave is recognisable).
+SESSION = "forge-policy-doctor"
+#: The harmless call: each harness's shell tool and argument (catalog ``Bash`` ``command``).
+SHELL_TOOL = {
+    "claude-code": ("Bash", "command"),
+    "codex": ("Bash", "command"),
+    "gemini": ("run_shell_command", "command"),
+    "cursor": ("Shell", "command"),
+    "copilot": ("bash", "command"),
+    "antigravity": ("run_command", "CommandLine"),
+}
+_NOT_FOUND = (126, 127)
+_OPEN = (
+    "a harness treats that as a non-blocking error and lets the call through (Claude Code "
+    "refuses a PreToolUse call only where the entry says onFailure: block, from 2.1.295 on)"
+)
+
+
+@attrs.frozen
+class HookRun:
+    """One configured command, run: ``ok``, else ``reason`` and ``fix`` (a command line)."""
+
+    harness: str
+    file: str
+    event: str
+    command: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form."""
+        return {
+            "harness": self.harness,
+            "file": self.file,
+            "event": self.event,
+            "command": self.command,
+            "ok": self.ok,
+            "detail": self.detail,
+            "fix": self.fix,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def line(self) -> str:
+        """``hook runs: …`` or ``NOT ENFORCED: …`` with the fix, for the text report."""
+        if self.ok:
+            return f"hook runs: {self.file} {self.event}: {self.detail}"
+        return f"NOT ENFORCED: {self.file} {self.event}: {self.detail}; fix: {self.fix}"
+
+
+def pre_tool_event(harness: str) -> str:
+    """The harness event that carries the catalog's ``PreToolUse``.
+
+    >>> pre_tool_event("gemini"), pre_tool_event("cursor")
+    ('BeforeTool', 'preToolUse')
+    """
+    h = registry.get(harness)
+    return next(e for e in harness_config.spec(harness).events if h.events[e] == "PreToolUse")
+
+
+def payload(harness: str, project: str) -> dict[str, Any]:
+    """The harmless pre-tool payload of ``harness``: a shell call of ``true`` in ``project``.
+
+    >>> payload("antigravity", "/p")["toolCall"]
+    {'name': 'run_command', 'args': {'CommandLine': 'true'}}
+    """
+    from forge_policy.testing import events, harnesses
+
+    tool, field = SHELL_TOOL[harness]
+    if harness == "claude-code":
+        return events.claude_code_payload(
+            tool, session_id=SESSION, cwd=project, tool_use_id="forge-policy-doctor", command="true"
+        )
+    make = getattr(harnesses, f"{harness.replace('-', '_')}_payload")
+    result: dict[str, Any] = make(tool, session_id=SESSION, cwd=project, **{field: "true"})
+    return result
+
+
+def configured(project: Path, harness: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(file, event, handler)`` of forge-policy's handler on the pre-tool event, per file the
+    harness reads project hooks from (an unreadable file gives none: ``init`` names it)."""
+    from forge_policy.ops import settings_file
+
+    hook_file = harness_config.spec(harness)
+    event = pre_tool_event(harness)
+    documents: list[tuple[str, dict[str, Any], tuple[str, ...]]] = []
+    for relative in harness_config.files(hook_file):
+        try:
+            document, _ = settings_file.read(project / relative)
+        except (SetupError, OSError):
+            continue
+        documents.append((relative.as_posix(), document, hook_file.container))
+    if harness == "codex":
+        with contextlib.suppress(SetupError, OSError):
+            toml = harness_config.codex_toml(project)
+            documents.append((harness_config.CODEX_TOML.as_posix(), toml, ("hooks",)))
+    found = []
+    for name, document, container in documents:
+        value: Any = document
+        for key in container:
+            value = value.get(key) if isinstance(value, dict) else None
+        entries = value.get(event) if isinstance(value, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            inner = entry.get("hooks") if isinstance(entry, dict) else None
+            for handler in inner if isinstance(inner, list) else [entry]:
+                if settings_file.is_ours(handler) and handler.get("type", "command") == "command":
+                    found.append((name, event, handler))
+    return found
+
+
+def _timeout(harness: str, handler: dict[str, Any]) -> float:
+    """The handler's timeout in seconds (Gemini CLI's is in ms), at most a minute."""
+    hook_file = harness_config.spec(harness)
+    value = handler.get(hook_file.timeout_key, hook_file.timeout)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        value = hook_file.timeout
+    return min(float(value) / (1000 if harness == "gemini" else 1), 60.0)
+
+
+def run_hooks(
+    project: Path, harness: str, environ: Mapping[str, str] | None = None
+) -> list[HookRun]:
+    """Run each configured command of ``harness`` in ``project`` (see the module docstring)."""
+    hook_file = harness_config.spec(harness)
+    env = dict(os.environ if environ is None else environ)
+    env.update(launcher.hook_env(harness, project.absolute()))
+    body = json.dumps(payload(harness, str(project.absolute())))
+    runs = []
+    for name, event, handler in configured(project, harness):
+        command = str(handler.get(hook_file.command_key) or handler.get("command") or "")
+        cwd = project
+        if isinstance(handler.get("cwd"), str):
+            cwd = project / handler["cwd"]
+        started = time.monotonic()
+        timeout = _timeout(harness, handler)
+        try:
+            done = subprocess.run(
+                ["/bin/sh", "-c", command],
+                input=body,
+                capture_output=True,
+                text=True,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            detail = f"`{command}` did not answer within {timeout:g} s (the harness gives up)"
+            runs.append(HookRun(harness, name, event, command, False, detail, _fix(harness)))
+            continue
+        except OSError as exc:
+            detail = f"`{command}` could not be run: {exc.strerror or exc}"
+            runs.append(HookRun(harness, name, event, command, False, detail, _fix(harness)))
+            continue
+        seconds = time.monotonic() - started
+        runs.append(_judge(project, harness, name, event, command, done, seconds))
+    return runs
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0][:300] if lines else "no message"
+
+
+def _fix(harness: str) -> str:
+    return "forge-policy init" + ("" if harness == "claude-code" else f" --harness {harness}")
+
+
+def _judge(
+    project: Path,
+    harness: str,
+    name: str,
+    event: str,
+    command: str,
+    done: subprocess.CompletedProcess[str],
+    seconds: float,
+) -> HookRun:
+    def failed(detail: str, fix: str) -> HookRun:
+        return HookRun(harness, name, event, command, False, detail, fix, seconds)
+
+    code, err = done.returncode, _first_line(done.stderr)
+    if code in _NOT_FOUND:
+        where = f".forge/{launcher.LAUNCHER.as_posix()}"
+        if launcher.LAUNCHER.name in command and not (project / where).is_file():
+            return failed(
+                f"`{command}` cannot start: the launcher {where} is missing ({err}); {_OPEN}",
+                f"{_fix(harness)}, then commit {where}",
+            )
+        return failed(
+            f"`{command}` cannot start on this machine ({err}); {_OPEN}",
+            _fix(harness),
+        )
+    if code == launcher.NOT_FOUND and "not installed on this machine" in done.stderr:
+        return failed(
+            f"`{command}` finds no forge-policy on this machine: it refuses every call",
+            f"run {_fix(harness)} with this machine's forge-policy (it records it for the "
+            "launcher and changes no committed file), or install forge-policy on PATH (pipx "
+            "install forge-policy)",
+        )
+    if code != 0:
+        return failed(f"`{command}` exits {code}: {err}", _fix(harness))
+    out = done.stdout.strip()
+    answer: object = {}
+    if out:
+        try:
+            answer = json.loads(out)
+        except ValueError:
+            return failed(
+                f"`{command}` answers with something that is not JSON: {_first_line(out)}",
+                _fix(harness),
+            )
+    if not isinstance(answer, dict):
+        return failed(f"`{command}` answers with JSON that is not an object", _fix(harness))
+    said = ", refuses `true` (as this project's catalog has it)" if _refuses(answer) else ""
+    return HookRun(
+        harness, name, event, command, True, f"answers ({seconds:.2f} s){said}", "", seconds
+    )
+
+
+def _refuses(answer: dict[str, Any]) -> bool:
+    """Whether a harness answer refuses (any harness's spelling of a deny)."""
+    specific = answer.get("hookSpecificOutput")
+    decisions = [
+        answer.get("decision"),
+        answer.get("permission"),
+        answer.get("permissionDecision"),
+        specific.get("permissionDecision") if isinstance(specific, dict) else None,
+    ]
+    return any(d in ("deny", "block") for d in decisions) or answer.get("continue") is False
