@@ -65,8 +65,10 @@ def shown_level(level: Level | str, override: str = "agent") -> str:
     behavior (the user is asked, or under a harness that cannot ask, must approve), the YAML
     spelling otherwise. Display only: JSON keeps the level and adds this word beside it.
 
-    >>> shown_level(Level.SOFT_BLOCK, "user"), shown_level("soft_block"), shown_level("nudge", "user")
-    ('ask', 'soft_block', 'nudge')
+    >>> shown_level(Level.SOFT_BLOCK, "user"), shown_level("soft_block")
+    ('ask', 'soft_block')
+    >>> shown_level("nudge", "user")
+    'nudge'
     """
     label = level.label if isinstance(level, Level) else level
     return ASK if label == "soft_block" and override == "user" else label
