@@ -58,6 +58,33 @@ class Level(IntEnum):
 
 _BY_LABEL = {level.name.lower(): level for level in Level}
 LEVEL_NAMES: tuple[str, ...] = tuple(_BY_LABEL)
+#: the word a person reads for a soft block that the user approves (``override: user``): it is
+#: no level of its own (SPEC §2), only how ``status``, ``list``, ``replay`` and ``audit`` show it
+ASK = "ask"
+
+
+def shown_level(level: Level | str, override: str = "agent") -> str:
+    """The level as a person reads it: ``ask`` for a soft block of an ``override: user``
+    behavior (the user is asked, or under a harness that cannot ask, must approve), the YAML
+    spelling otherwise. Display only: JSON keeps the level and adds this word beside it.
+
+    >>> shown_level(Level.SOFT_BLOCK, "user"), shown_level("soft_block")
+    ('ask', 'soft_block')
+    >>> shown_level("nudge", "user")
+    'nudge'
+    """
+    label = level.label if isinstance(level, Level) else level
+    return ASK if label == "soft_block" and override == "user" else label
+
+
+def first_level(default_level: Level, escalation: Sequence[Step]) -> Level:
+    """The level of a behavior's first violation in a session (what it does by default: a
+    ``silent`` default with an ``after: 1`` step nudges from the first).
+
+    >>> first_level(Level.SILENT, [Step(1, Level.NUDGE), Step(3, Level.WARNING)]).label
+    'nudge'
+    """
+    return resolve(1, default_level, escalation)
 
 
 @attrs.frozen(repr=False)

@@ -56,6 +56,8 @@ TEMPLATE_VARIABLES = (
 
 #: what an explain or a message shows in place of text a fact read from a file
 NOT_SHOWN = "[not shown: read from a file]"
+#: what a message shows for a fact that could not be computed (its reason follows in the note)
+UNDETERMINED = "[not determined]"
 _WORD = re.compile(r"\w+")
 #: a long option as the command model spells a short one out (``git push -f`` read as
 #: ``--force``): not a word the event must show
@@ -217,6 +219,9 @@ class TemplateValues(Mapping[str, object]):
     '2: .env, .npmrc; 151,000; {facts}'
     >>> render("{facts.command_readings}", values)
     '[not shown: read from a file]'
+    >>> from forge_policy.values import Unknown
+    >>> render("({facts.x})", TemplateValues({}, lambda name: Unknown("timed out"), None))
+    '([not determined])'
     """
 
     __slots__ = ("_base", "_event", "_facts", "_seen", "_totals")
@@ -240,7 +245,10 @@ class TemplateValues(Mapping[str, object]):
         if name.startswith("facts.") and len(name) > 6 and self._facts is not None:
             from forge_policy.secrets import redact  # a fact may quote the call's input
 
-            value = fact_shown(name, self._facts(name[6:]), self._event_text())
+            raw = self._facts(name[6:])
+            if type(raw).__name__ == "Unknown":  # not computed: say so, never an empty "()"
+                return UNDETERMINED
+            value = fact_shown(name, raw, self._event_text())
             if isinstance(value, list):
                 value = [
                     v for i, v in enumerate(value) if v != NOT_SHOWN or value[i - 1 : i] != [v]

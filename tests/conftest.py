@@ -22,6 +22,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 MISSING_COMPONENT = ("could not import", "not installed", "not found on PATH")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--update-golden``: rewrite ``tests/golden`` from what the hook prints now."""
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite the golden message files (tests/golden) instead of comparing them",
+    )
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """In CI a test skipped for a missing extra or service fails: ``.ci/run`` installs them all,

@@ -26,7 +26,7 @@ SESSION_KEYS = [
 ]
 BEHAVIOR_STATUS_KEYS = [
     *("enabled", "counter", "level", "next_threshold", "pending_block", "overrides", "blocks"),
-    *("session_disabled", "override_granted", "inactive_under"),
+    *("session_disabled", "override_granted", "inactive_under", "level_shown"),
 ]
 DECISION_KEYS = [
     *("event", "session_id", "tool_name", "outcome", "blocked", "override_allowed"),
@@ -78,6 +78,7 @@ def test_status_json(soft: Project) -> None:
             "session_disabled": False,
             "override_granted": None,
             "inactive_under": None,
+            "level_shown": "soft_block",
         }
     }
     assert to_json(status(_api(soft))) == report["sessions"]
@@ -218,6 +219,7 @@ def test_list_json(soft: Project) -> None:
             "tuning": None,
             "name": "No rm",
             "inactive_under": None,
+            "default_shown": "soft_block",
         }
     ]
     assert to_json(catalog_entries(_api(soft).catalog)) == listing["behaviors"]

@@ -58,7 +58,7 @@ def test_first_block_cuts_the_chain_and_messages_are_ordered(tmp_path: Path) -> 
     assert d.blocked and d.blocking is not None and d.blocking.behavior_id == "cc-block"
     assert [v.behavior_id for v in d.violations] == ["aa-nudge", "bb-warn", "cc-block"]
     assert d.messages[0].startswith("[cc-block] Cc-Block: this call is refused.")
-    assert d.messages[1].startswith("Aa-Nudge (1): do the right thing")
+    assert d.messages[1].startswith("[aa-nudge] Aa-Nudge (1): do the right thing")
     assert d.messages[2].startswith("[bb-warn] Bb-Warn: violation 1")
     status = ev.status("s1").behaviors
     assert status["dd-after"].counter == 0  # never evaluated
@@ -292,7 +292,7 @@ def test_templates_substitute_literally(tmp_path: Path) -> None:
         )
     )
     event = fp.Event("PreToolUse", "s", tool_name="a&b|c\\d{counter}", tool_input={})
-    assert ev.evaluate(event).messages == ("tpl a&b|c\\d{counter} 1 nudge 3 {unknown}",)
+    assert ev.evaluate(event).messages == ("[tpl] tpl a&b|c\\d{counter} 1 nudge 3 {unknown}",)
     ev.evaluate(event)
     ev.evaluate(event)
     assert "max" in ev.evaluate(event).messages[0]

@@ -155,11 +155,11 @@ def test_a_blocked_call_is_not_rewritten(project: Project, harness: str, command
 def test_a_nudge_keeps_its_message_and_the_log_its_original(project: Project, harness: str) -> None:
     out = hook(project, harness, "echo nudge-me")
     assert new_command(out) == rewritten(project, "echo nudge-me")
-    assert "nudger: Bash (1)" in json.dumps(out)
+    assert "[nudger] nudger: Bash (1)" in json.dumps(out)
     if harness == "claude-code":
-        assert out["systemMessage"] == "nudger: Bash (1)"
+        assert out["systemMessage"] == "[nudger] nudger: Bash (1)"
         specific = out["hookSpecificOutput"]
-        assert specific["additionalContext"] == "nudger: Bash (1)"
+        assert specific["additionalContext"] == "[nudger] nudger: Bash (1)"
         assert specific["permissionDecision"] == "ask"
     violation, floor = project.audit(floor=True)
     assert violation["kind"] == "violation" and violation["input_summary"] == "Bash: echo nudge-me"

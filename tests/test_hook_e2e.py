@@ -25,16 +25,16 @@ def test_an_allowed_call_prints_nothing(project: Project) -> None:
 def test_nudge(project: Project) -> None:
     out, _ = project.run(project.bash("echo nudge-me"))
     assert out == {
-        "systemMessage": "nudger: Bash (1)",
+        "systemMessage": "[nudger] nudger: Bash (1)",
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
-            "additionalContext": "nudger: Bash (1)",
+            "additionalContext": "[nudger] nudger: Bash (1)",
         },
     }
 
 
 def test_warning(project: Project) -> None:
-    text = f"warner: warning 1\nDo instead: {HINT}"
+    text = f"[warner] warner: warning 1\nDo instead: {HINT}"
     out, _ = project.run(project.bash("echo warn-me"))
     assert out == {
         "systemMessage": text,
@@ -44,21 +44,21 @@ def test_warning(project: Project) -> None:
 
 def test_soft_block_with_agent_override(project: Project) -> None:
     out, _ = project.run(project.bash("echo soft-me"))
-    reason = f"softy: refused\nDo instead: {HINT}\n{to_override('softy', project.session)}"
+    reason = f"[softy] softy: refused\nDo instead: {HINT}\n{to_override('softy', project.session)}"
     assert out == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
             "permissionDecisionReason": reason,
         },
-        "systemMessage": "softy: refused",
+        "systemMessage": "[softy] softy: refused",
     }
 
 
 def test_soft_block_with_user_override_asks(project: Project) -> None:
     out, _ = project.run(project.bash("echo ask-me"))
     reason = (
-        f"asker: refused\nDo instead: {HINT}\n"
+        f"[asker] asker: refused\nDo instead: {HINT}\n"
         "Overriding needs the user's approval: the user is asked to allow this call."
     )
     assert out == {
@@ -67,7 +67,7 @@ def test_soft_block_with_user_override_asks(project: Project) -> None:
             "permissionDecision": "ask",
             "permissionDecisionReason": reason,
         },
-        "systemMessage": "asker: refused",
+        "systemMessage": "[asker] asker: refused",
     }
 
 
@@ -78,10 +78,10 @@ def test_hard_block(project: Project) -> None:
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
             "permissionDecisionReason": (
-                f"hardy: refused\nDo instead: {HINT}\nThis block cannot be overridden."
+                f"[hardy] hardy: refused\nDo instead: {HINT}\nThis block cannot be overridden."
             ),
         },
-        "systemMessage": "hardy: refused",
+        "systemMessage": "[hardy] hardy: refused",
         "override_allowed": False,
     }
 
@@ -89,8 +89,11 @@ def test_hard_block(project: Project) -> None:
 def test_a_blocked_prompt(project: Project) -> None:
     out, _ = project.run(project.payload("UserPromptSubmit", prompt="do the forbidden thing"))
     assert out is not None
-    assert (out["decision"], out["systemMessage"]) == ("block", "prompt-guard: refused")
-    assert out["reason"].startswith("prompt-guard: refused\n")
+    assert (out["decision"], out["systemMessage"]) == (
+        "block",
+        "[prompt-guard] prompt-guard: refused",
+    )
+    assert out["reason"].startswith("[prompt-guard] prompt-guard: refused\n")
 
 
 def test_a_block_after_the_tool_ran_tells_the_model(project: Project) -> None:
@@ -139,19 +142,19 @@ def test_bypass_permissions_allows_an_ask_but_not_a_deny(project: Project) -> No
 
 def test_the_first_block_cuts_the_chain(project: Project) -> None:
     out, _ = project.run(project.bash("echo soft-me hard-me"))
-    assert out is not None and out["systemMessage"] == "softy: refused"
+    assert out is not None and out["systemMessage"] == "[softy] softy: refused"
     assert (project.counter("softy"), project.counter("hardy")) == (1, 0)
 
 
 def test_messages_are_merged_in_index_order_and_a_block_comes_first(project: Project) -> None:
     out, _ = project.run(project.bash("echo warn-me nudge-me"))
-    merged = f"nudger: Bash (1)\n\nwarner: warning 1\nDo instead: {HINT}"
+    merged = f"[nudger] nudger: Bash (1)\n\nwarner: warning 1\nDo instead: {HINT}"
     assert out is not None and out["systemMessage"] == merged
     assert out["hookSpecificOutput"]["additionalContext"] == merged
     out, _ = project.run(project.bash("echo nudge-me soft-me"))
     assert out is not None
     reason = out["hookSpecificOutput"]["permissionDecisionReason"]
-    assert reason.startswith("softy: refused\n") and reason.endswith("\n\nnudger: Bash (2)")
+    assert reason.startswith("[softy] softy: refused\n") and reason.endswith("\n\nnudger: Bash (2)")
 
 
 def test_parallel_hooks_of_one_session_lose_no_increment(project: Project) -> None:
@@ -181,13 +184,13 @@ def test_a_missing_session_id_is_derived_and_recorded(project: Project) -> None:
     payload = project.bash("echo nudge-me")
     del payload["session_id"]
     out, err = project.run(payload)
-    assert out is not None and out["systemMessage"] == "nudger: Bash (1)"
+    assert out is not None and out["systemMessage"] == "[nudger] nudger: Bash (1)"
     assert err.startswith("forge-policy: session_id missing; using derived-")
     assert "from transcript_path" in err
     [note] = [r for r in project.audit() if r["kind"] == "diagnostic"]
     assert note["code"] == "session_id_derived" and note["session_id"].startswith("derived-")
     out, _ = project.run(payload)  # the same transcript: the same session, counting on
-    assert out is not None and out["systemMessage"] == "nudger: Bash (2)"
+    assert out is not None and out["systemMessage"] == "[nudger] nudger: Bash (2)"
 
 
 def test_harness_flag(project: Project) -> None:
@@ -229,11 +232,11 @@ def test_warm_cache_keeps_ruamel_and_argparse_off_the_hook(project: Project) -> 
 
 def test_cache_follows_edits_even_same_size_ones(project: Project) -> None:
     out, _ = project.run(project.bash("echo nudge-me"))
-    assert out is not None and out["systemMessage"] == "nudger: Bash (1)"
+    assert out is not None and out["systemMessage"] == "[nudger] nudger: Bash (1)"
     path = project.root / "behaviors" / "nudger" / "behavior.yaml"
     text = path.read_text()
     stat = path.stat()
-    path.write_text(text.replace('"nudger: {tool_name}', '"NUDGER: {tool_name}'))
+    path.write_text(text.replace('"[nudger] nudger: {tool_name}', '"NUDGER: {tool_name}'))
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same mtime
     out, _ = project.run(project.bash("echo nudge-me"))
     assert out is not None and out["systemMessage"].startswith("NUDGER: Bash")

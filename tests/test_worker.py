@@ -234,7 +234,9 @@ def test_forge_worker_off_never_starts_one(project: ClientProject) -> None:
     for n in (1, 2):  # the memory store starts empty in every hook process, and no worker
         # keeps one: the count comes from the audit log, the source of truth (SPEC §9)
         memory = project.call(project.bash("echo nudge-me"), FORGE_STORE="memory")
-        assert f"nudger: Bash ({n})".encode() in memory.stdout and not project.folder.exists()
+        assert (
+            f"[nudger] nudger: Bash ({n})".encode() in memory.stdout and not project.folder.exists()
+        )
 
 
 def test_worker_status_stop_and_idle_exit(project: ClientProject) -> None:
@@ -272,8 +274,8 @@ def test_the_shared_handler_evaluates_concurrently_without_losing_increments(
 
     with ThreadPoolExecutor(16) as pool:
         answers = list(pool.map(call, range(16)))
-    assert len(answers) == 16 and all("nudger: Bash (" in a for a in answers)
+    assert len(answers) == 16 and all("[nudger] nudger: Bash (" in a for a in answers)
     assert sorted(json.loads(a)["systemMessage"] for a in answers) == sorted(
-        f"nudger: Bash ({n})" for n in range(1, 17)
+        f"[nudger] nudger: Bash ({n})" for n in range(1, 17)
     )
     assert project.counter("nudger") == 16 and warm.requests == 16

@@ -277,7 +277,7 @@ def test_a_stalled_worker_never_evaluates_after_the_client_gave_up(
     finally:
         os.kill(pid, signal.SIGCONT)
     assert "worker: no answer within 0.3 s; evaluating in-process" in got.stderr
-    assert b"nudger: Bash (1)" in got.stdout
+    assert b"[nudger] nudger: Bash (1)" in got.stdout
     time.sleep(0.5)  # the resumed worker reads the late request, and refuses it
     assert project.requests() == 0 and project.counter("nudger") == 1  # evaluated once
 

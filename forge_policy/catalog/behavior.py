@@ -61,6 +61,16 @@ def undetermined_note(reasons: list[str]) -> str:
     )
 
 
+def _recovery(spec: Mapping[str, str] | None) -> tuple[str, str, str] | None:
+    if not spec:
+        return None
+    return (
+        spec.get("hint", ""),
+        spec.get("suggested_tool", ""),
+        spec.get("suggested_action", ""),
+    )
+
+
 @attrs.frozen(eq=False, repr=False)
 class Trigger:
     """One compiled entry of ``policy.triggers``: ``Trigger(index, spec)``.
@@ -95,6 +105,9 @@ class Trigger:
     keys_field: Condition | None = attrs.field(init=False)
     #: ``preview`` (extension): the accumulated total holds for this event only
     preview: bool = attrs.field(init=False)
+    #: ``recovery`` (extension): ``(hint, suggested_tool, suggested_action)`` shown when this
+    #: trigger is the one that matched, in place of the behavior's; None: the behavior's
+    recovery: tuple[str, str, str] | None = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         spec = self.spec
@@ -124,6 +137,7 @@ class Trigger:
             ),
             keys_field=Condition(spec["keys"], "exists", None) if spec.get("keys") else None,
             preview=bool(spec.get("preview")),
+            recovery=_recovery(spec.get("recovery")),
         )
 
     def __repr__(self) -> str:
@@ -305,6 +319,21 @@ class Behavior:
             applies_agents=frozenset(applies.get("agents", ())),
             applies_profiles=frozenset(applies.get("profiles", ())),
         )
+
+    def recovery_for(self, trigger: Trigger | None) -> tuple[str, str, str]:
+        """``(hint, suggested_tool, suggested_action)`` for a violation found by ``trigger``:
+        the trigger's own ``recovery`` when it has one, else the behavior's.
+
+        >>> rule = Behavior({"id": "r", "name": "R", "default_level": "warning",
+        ...     "hint": "in general", "triggers": [{"event": "Stop"},
+        ...     {"event": "Stop", "recovery": {"hint": "this one", "suggested_tool": "Bash",
+        ...                                    "suggested_action": "ls"}}]})
+        >>> rule.recovery_for(rule.triggers[0]), rule.recovery_for(rule.triggers[1])
+        (('in general', '', ''), ('this one', 'Bash', 'ls'))
+        """
+        if trigger is not None and trigger.recovery is not None:
+            return trigger.recovery
+        return self.hint, self.suggested_tool, self.suggested_action
 
     def applies_to(self, event: Event, profile: str) -> bool:
         """The ``applies_to`` filters; an empty list admits everything.

@@ -101,6 +101,16 @@ class ConditionDoc:
 
 
 @attrs.frozen
+class RecoveryDoc:
+    """``policy.recovery``, and a trigger's own ``recovery`` (extension: what to do instead
+    when that trigger is the one that matched; it replaces the behavior's as a whole)."""
+
+    hint: Text
+    suggested_tool: Text | None = None
+    suggested_action: Text | None = None
+
+
+@attrs.frozen
 class TriggerDoc:
     """One entry of ``policy.triggers``; which of the flag keys are required depends on action."""
 
@@ -118,6 +128,8 @@ class TriggerDoc:
     keys: Text | None = None
     #: extension: an ``accumulate`` that counts for this event only and saves nothing
     preview: bool = False
+    #: extension: the correction shown when this trigger is the one that matched
+    recovery: RecoveryDoc | None = None
 
 
 @attrs.frozen
@@ -137,15 +149,6 @@ class EnforcementDoc:
     override: OverrideMode = OverrideMode("agent")
     mode: Mode = Mode("enforce")
     bypass: Bypass = Bypass("allowed")
-
-
-@attrs.frozen
-class RecoveryDoc:
-    """``policy.recovery``."""
-
-    hint: Text
-    suggested_tool: Text | None = None
-    suggested_action: Text | None = None
 
 
 @attrs.frozen

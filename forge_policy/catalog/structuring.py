@@ -64,6 +64,7 @@ from forge_policy.catalog.schema import (
     Matcher,
     PolicyDoc,
     Profile,
+    RecoveryDoc,
     SchemaVersion,
     ScopeName,
     StepDoc,
@@ -272,6 +273,11 @@ def _trigger_checks(raw: dict[str, Any]) -> Iterator[Exception]:
         yield _at(ValueError("keys is for set_flag and check_flag triggers"), "keys")
     if raw.get("preview") and action != "accumulate":
         yield _at(ValueError("preview is for accumulate triggers"), "preview")
+    if raw.get("recovery") is not None and action not in ("evaluate", "check_flag"):
+        yield _at(
+            ValueError("recovery is for the triggers that can violate (evaluate, check_flag)"),
+            "recovery",
+        )
 
 
 def _enforcement_checks(raw: dict[str, Any]) -> Iterator[Exception]:
@@ -699,7 +705,18 @@ def _trigger_spec(trigger: TriggerDoc) -> dict[str, Any]:
     if trigger.action == "accumulate":
         spec["value"] = trigger.value
         spec["preview"] = trigger.preview or None
+    if trigger.recovery is not None:
+        spec["recovery"] = _recovery_spec(trigger.recovery)
     return {k: v for k, v in spec.items() if v is not None}
+
+
+def _recovery_spec(recovery: RecoveryDoc) -> dict[str, str]:
+    """``hint``, ``suggested_tool`` and ``suggested_action`` as the compiled spec holds them."""
+    return {
+        "hint": recovery.hint.strip(),
+        "suggested_tool": recovery.suggested_tool or "",
+        "suggested_action": (recovery.suggested_action or "").strip(),
+    }
 
 
 def normalise(doc: BehaviorDoc, source: str) -> dict[str, Any]:
@@ -724,9 +741,7 @@ def normalise(doc: BehaviorDoc, source: str) -> dict[str, Any]:
         "override": policy.enforcement.override,
         "mode": policy.enforcement.mode,
         "bypass": policy.enforcement.bypass,
-        "hint": policy.recovery.hint.strip(),
-        "suggested_tool": policy.recovery.suggested_tool or "",
-        "suggested_action": (policy.recovery.suggested_action or "").strip(),
+        **_recovery_spec(policy.recovery),
         "templates": templates,
         "applies_to": {
             "tools": list(doc.applies_to.tools),

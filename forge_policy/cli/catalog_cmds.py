@@ -84,8 +84,11 @@ def _catalog(ctx: Context) -> tuple[Catalog, dict[str, str]]:
 
 
 def _escalation(behavior: Behavior) -> str:
-    steps = ", ".join(f"{s.after}: {s.level.label}" for s in behavior.escalation)
-    return behavior.default_level.label + (f" (then {steps})" if steps else "")
+    from forge_policy.levels import shown_level
+
+    mode = behavior.override
+    steps = ", ".join(f"{s.after}: {shown_level(s.level, mode)}" for s in behavior.escalation)
+    return shown_level(behavior.default_level, mode) + (f" (then {steps})" if steps else "")
 
 
 def cmd_list(args: Namespace, ctx: Context) -> int:
@@ -109,7 +112,7 @@ def cmd_list(args: Namespace, ctx: Context) -> int:
                     else f"inactive (profile {e.inactive_under})"
                     if e.enabled and e.inactive_under
                     else e.enabled,
-                    e.default_level.label,
+                    e.default_shown,
                     e.category,
                     e.tuning,
                     e.name,

@@ -185,7 +185,7 @@ def _rows(steps: list[tuple[str, Step]], paired: bool) -> list[str]:
 
 def _verdict(verdict: Verdict) -> str:
     if verdict.blocking:
-        return f"{verdict.outcome} by {verdict.blocking}"
-    fired = [f"{f.behavior_id} {f.level}" for f in verdict.fired if not f.shadow]
+        return f"{verdict.outcome_shown or verdict.outcome} by {verdict.blocking}"
+    fired = [f"{f.behavior_id} {f.level_shown or f.level}" for f in verdict.fired if not f.shadow]
     fired += [f"{o} override" for o in verdict.overrides]
     return f"{verdict.outcome} ({', '.join(fired)})" if fired else verdict.outcome

@@ -149,6 +149,13 @@ def _audit_health(ctx: Context) -> dict[str, object]:
     return {"checked": True, "ok": report.ok, "problems": list(report.problems)}
 
 
+#: what the columns of a session's table mean (issue 25: "next" had no legend)
+STATUS_LEGEND = (
+    "count: violations this session; level: where it stands (ask: the user approves a block); "
+    "next: the count at which it escalates (max: at the top)"
+)
+
+
 def _print_session(ctx: Context, session: Status) -> None:
     if not session.exists:
         ctx.print(f"session {session.session_id}: no live state")
@@ -174,7 +181,7 @@ def _print_session(ctx: Context, session: Status) -> None:
                 if b.inactive_under
                 else "on",
                 b.counter,
-                b.level.label if b.level is not None else None,
+                b.level_shown,
                 b.next_threshold if b.next_threshold is not None else "max",
                 b.blocks,
                 b.overrides,
@@ -183,6 +190,7 @@ def _print_session(ctx: Context, session: Status) -> None:
         )
     header = ["behavior", "on", "count", "level", "next", "blocks", "overrides", "pending"]
     ctx.print("  " + table(header, rows).replace("\n", "\n  "))
+    ctx.print(f"  {STATUS_LEGEND}")
     if session.flags:
         ctx.print(f"  flags: {', '.join(_flag_summary(session.flags))}")
     if session.totals:

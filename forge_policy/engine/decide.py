@@ -197,11 +197,16 @@ def _fire(
 ) -> tuple[Trigger, list[ConditionResult]] | None:
     """Run a behavior's triggers in order, recording flag and total actions in ``scratch``;
     return the first violating trigger (SPEC §3.1: one violation per behavior per event).
-    ``fail_closed``: an undetermined fact makes a trigger match (the violation would block)."""
+    ``fail_closed``: an undetermined fact makes a trigger match (the violation would block).
+
+    A trigger that matched on known facts is preferred to an earlier one that matched only
+    because a fact was undetermined: the known match decided the outcome, so the violation
+    carries its recovery and no "could not read this call" note (issue 25)."""
     from forge_policy.catalog.dsl import Scope
 
     scope = Scope(event, counter, scratch.flags, scratch.totals, facts, fail_closed)
     fired: tuple[Trigger, list[ConditionResult]] | None = None
+    assumed = False  # whether ``fired`` matched only on undetermined facts
     for trigger in behavior.triggers:
         if not trigger.fires_on(event):
             continue
@@ -209,8 +214,10 @@ def _fire(
         effect = "no match"
         if matched:
             effect, violated = _act(trigger, scope, scratch)
-            if violated:
-                fired = fired or (trigger, results)
+            if violated and (fired is None or assumed):
+                known = not trigger.undetermined(results)
+                if fired is None or known:
+                    fired, assumed = (trigger, results), not known
         if trace is not None:
             trace.append(
                 {
@@ -453,7 +460,9 @@ class _Chain:
         window = self.settings.override_window
         call_id = call_id_of(identity) if soft else ""
         totals = self.scratch.totals
-        text = message(behavior, level, counter, event, window, self.facts, totals, call_id)
+        text = message(
+            behavior, level, counter, event, window, self.facts, totals, call_id, trigger
+        )
         undetermined = trigger.undetermined(results)
         if undetermined:  # decided as matched on a fact that could not be computed
             text = f"{text}\n{undetermined_note(undetermined)}"

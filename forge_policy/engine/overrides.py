@@ -272,6 +272,8 @@ def auto_approved(
         Audit(decision_record(event, passed, now, identity, OVERRIDE_BY_USER)),
         AddOverride(behavior_id, record),
     )
-    return Step(
-        behavior_id, effects, violation=passed, shown=f"{violation.message}\n{approval.note}"
-    )
+    from forge_policy.render.messages import USER_OVERRIDE_LINE
+
+    # the block's text without the line that says the user is asked: the rule's note says why not
+    text = violation.message.replace(f"\n{USER_OVERRIDE_LINE}", "")
+    return Step(behavior_id, effects, violation=passed, shown=f"{text}\n{approval.note}")

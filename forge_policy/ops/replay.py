@@ -50,6 +50,8 @@ class Fired:
     blocks: bool
     shadow: bool = False
     overridden: str = ""
+    #: ``level`` as a person reads it (``ask``: a soft block the user approves)
+    level_shown: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form."""
@@ -65,20 +67,34 @@ class Verdict:
     fired: tuple[Fired, ...] = ()
     overrides: tuple[str, ...] = ()  # "<behavior> <mechanism>": a block let through (SPEC §4)
     error: str = ""
+    #: ``outcome`` as a person reads it: ``ask`` when the block is one the user approves
+    outcome_shown: str = ""
 
     @classmethod
     def of(cls, decision: Decision) -> Verdict:
         """The verdict of an engine decision."""
+        from forge_policy.levels import shown_level
+
         fired = tuple(
-            Fired(v.behavior_id, v.level.label, v.counter, v.blocks, v.shadow, v.overridden)
+            Fired(
+                v.behavior_id,
+                v.level.label,
+                v.counter,
+                v.blocks,
+                v.shadow,
+                v.overridden,
+                shown_level(v.level, v.override_mode),
+            )
             for v in decision.violations
         )
-        blocking = decision.blocking.behavior_id if decision.blocking else None
+        blocker = decision.blocking
+        blocking = blocker.behavior_id if blocker else None
         overrides = tuple(
             f"{o.get('behavior_id', '')} {o.get('mechanism', '')}".strip()
             for o in decision.overrides
         )
-        return cls(decision.outcome, blocking, fired, overrides)
+        shown = shown_level(decision.outcome, blocker.override_mode if blocker else "agent")
+        return cls(decision.outcome, blocking, fired, overrides, outcome_shown=shown)
 
     @property
     def blocked(self) -> bool:
@@ -98,6 +114,7 @@ class Verdict:
             "blocking": self.blocking,
             "fired": [f.to_dict() for f in self.fired],
             "overrides": list(self.overrides),
+            "outcome_shown": self.outcome_shown or self.outcome,
         }
         if self.error:
             out["error"] = self.error

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from forge_policy.catalog.behavior import Behavior
+    from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.model import Event
 
 NUDGE_LIMIT = 120
@@ -42,12 +42,17 @@ def message(
     facts: Callable[[str], object] | None = None,
     totals: Mapping[str, Any] | None = None,
     call_id: str = "",
+    trigger: Trigger | None = None,
 ) -> str:
     """The text of ``behavior``'s violation at ``level`` (the ``counter``-th of the session):
     the nudge (one line, at most :data:`NUDGE_LIMIT` characters), the warning with its
     correction, or the block reason with its correction and how (or that it cannot) be
-    overridden; a soft block names its call by ``call_id`` (``override --call``)."""
+    overridden; a soft block names its call by ``call_id`` (``override --call``).
+
+    The correction ("Do instead", "Suggested") is the matched ``trigger``'s own ``recovery``
+    when it has one, else the behavior's (:meth:`Behavior.recovery_for`)."""
     threshold = next_threshold(counter, behavior.escalation)
+    hint, suggested_tool, suggested_action = behavior.recovery_for(trigger)
     values = TemplateValues(
         {
             "behavior_id": behavior.id,
@@ -56,7 +61,7 @@ def message(
             "tool_name": event.tool_name,
             "level": level.label,
             "threshold": "max" if threshold is None else threshold,
-            "hint": behavior.hint,
+            "hint": hint,
         },
         facts,
         totals,
@@ -64,15 +69,16 @@ def message(
     )
     t = behavior.templates
     if level <= Level.NUDGE:
-        text = " ".join(render(t["nudge_template"], values).split())
+        text = tagged(behavior.id, " ".join(render(t["nudge_template"], values).split()))
         return text if len(text) <= NUDGE_LIMIT else text[: NUDGE_LIMIT - 1] + "…"
-    correction = [f"Do instead: {behavior.hint}"] if behavior.hint else []
-    if behavior.suggested_action or behavior.suggested_tool:
-        tool = f"{behavior.suggested_tool}: " if behavior.suggested_tool else ""
-        correction.append(f"Suggested: {tool}{behavior.suggested_action}".rstrip(": "))
+    correction = [f"Do instead: {hint}"] if hint else []
+    if suggested_action or suggested_tool:
+        tool = f"{suggested_tool}: " if suggested_tool else ""
+        correction.append(f"Suggested: {tool}{suggested_action}".rstrip(": "))
     if level is Level.WARNING:
-        return "\n".join([render(t["warning_template"], values).strip(), *correction])
-    reason = render(t["block_reason"], values).strip()
+        warning = tagged(behavior.id, render(t["warning_template"], values).strip())
+        return "\n".join([warning, *correction])
+    reason = tagged(behavior.id, render(t["block_reason"], values).strip())
     lines = [reason, *correction]
     if level is Level.HARD_BLOCK:
         if "cannot be overridden" not in reason:
@@ -91,3 +97,17 @@ def message(
             '--reason "..."'
         )
     return "\n".join(lines)
+
+
+def tagged(behavior_id: str, text: str) -> str:
+    """``text`` led by ``[behavior_id]``, unless its template already names it there: every
+    message says which behavior spoke (``forge-policy explain``, ``off``, ``override`` take
+    the id).
+
+    >>> tagged("search-first", "Search first (1): read before writing")
+    '[search-first] Search first (1): read before writing'
+    >>> tagged("b", "[b] already tagged")
+    '[b] already tagged'
+    """
+    tag = f"[{behavior_id}]"
+    return text if text.startswith(tag) else f"{tag} {text}"

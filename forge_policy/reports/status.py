@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from forge_policy.levels import Level, next_threshold
+from forge_policy.levels import Level, first_level, next_threshold, shown_level
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ class BehaviorStatus:
     override_granted: str | None = None
     #: the active profile when ``applies_to.profiles`` leaves the behavior out (it never runs)
     inactive_under: str | None = None
+    #: ``level`` as a person reads it (:func:`~forge_policy.levels.shown_level`: ``ask`` for a
+    #: soft block the user approves); None before the first violation
+    level_shown: str | None = None
 
 
 @attrs.frozen
@@ -96,10 +99,11 @@ def status_of(
         counter = bstate.counter if bstate is not None else 0
         grant = bstate.grant if bstate is not None else None
         granted_at = (grant.granted_at or None) if grant is not None else None
+        level = bstate.effective_level if bstate is not None else None
         behaviors[behavior.id] = BehaviorStatus(
             enabled=behavior.enabled and behavior.id not in off,
             counter=counter,
-            level=bstate.effective_level if bstate is not None else None,
+            level=level,
             next_threshold=next_threshold(counter, behavior.escalation),
             pending_block=bool(bstate is not None and bstate.pending_block),
             overrides=bstate.override_count if bstate is not None else 0,
@@ -107,6 +111,7 @@ def status_of(
             session_disabled=behavior.id in off,
             override_granted=granted_at if isinstance(granted_at, str) else None,
             inactive_under=profile if profile and behavior.excluded_by(profile) else None,
+            level_shown=None if level is None else shown_level(level, behavior.override),
         )
     created = state.data.get("created_at")
     accessed = state.data.get("last_accessed_at")
@@ -214,6 +219,9 @@ class CatalogEntry:
     name: str
     #: the active profile when ``applies_to.profiles`` leaves the behavior out (it never runs)
     inactive_under: str | None = None
+    #: what the first violation does, as a person reads it: the level of the first violation
+    #: (``default_level`` or an ``after: 1`` step), ``ask`` for a soft block the user approves
+    default_shown: str = ""
 
 
 def catalog_entries(
@@ -235,6 +243,7 @@ def catalog_entries(
                 tuning=tuning if isinstance(tuning, str) else None,
                 name=b.name,
                 inactive_under=profile if profile and b.excluded_by(profile) else None,
+                default_shown=shown_level(first_level(b.default_level, b.escalation), b.override),
             )
         )
     return tuple(entries)

@@ -66,27 +66,25 @@ class Texts:
 
     def __init__(self, session: str) -> None:
         self.session = session
-        self.nudge = "nudger: Bash (1)"
-        self.warning = f"warner: warning 1\nDo instead: {HINT}"
-        self.soft = f"softy: refused\nDo instead: {HINT}\n{to_override('softy', session)}"
+        self.nudge = "[nudger] nudger: Bash (1)"
+        self.warning = f"[warner] warner: warning 1\nDo instead: {HINT}"
+        self.soft = f"[softy] softy: refused\nDo instead: {HINT}\n{to_override('softy', session)}"
         self.ask = (
-            f"asker: refused\nDo instead: {HINT}\n"
+            f"[asker] asker: refused\nDo instead: {HINT}\n"
             "Overriding needs the user's approval: the user is asked to allow this call."
         )
-        self.hard = f"hardy: refused\nDo instead: {HINT}\nThis block cannot be overridden."
-        self.prompt = (
-            f"prompt-guard: refused\nDo instead: {HINT}\n{to_override('prompt-guard', session)}"
-        )
-        self.stop = f"stop-guard: refused\nDo instead: {HINT}\n{to_override('stop-guard', session)}"
+        self.hard = f"[hardy] hardy: refused\nDo instead: {HINT}\nThis block cannot be overridden."
+        self.prompt = f"[prompt-guard] prompt-guard: refused\nDo instead: {HINT}\n{to_override('prompt-guard', session)}"
+        self.stop = f"[stop-guard] stop-guard: refused\nDo instead: {HINT}\n{to_override('stop-guard', session)}"
         self.post = (
             "The tool call already ran, but it broke a policy.\n"
-            f"post-guard: refused\nDo instead: {HINT}\n{to_override('post-guard', session)}"
+            f"[post-guard] post-guard: refused\nDo instead: {HINT}\n{to_override('post-guard', session)}"
         )
 
     def no_ask(self, title: str) -> str:
         """The user-approval block where the harness cannot ask: a deny naming the command."""
         return (
-            f"asker: refused\nDo instead: {HINT}\n"
+            f"[asker] asker: refused\nDo instead: {HINT}\n"
             f"Overriding needs the user's approval, and {title} cannot ask: the user can run: "
             f"forge-policy override asker --session {self.session} --call {CALL} "
             '--reason "..."'

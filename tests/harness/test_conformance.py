@@ -47,9 +47,9 @@ def codex(t: Texts, outcome: str) -> Any:
         "allow": None,
         "nudge": advise(t.nudge),
         "warning": advise(t.warning),
-        "soft_agent": deny(t.soft, "softy: refused"),
-        "soft_user": deny(t.no_ask("OpenAI Codex CLI"), "asker: refused"),
-        "hard": deny(t.hard, "hardy: refused"),
+        "soft_agent": deny(t.soft, "[softy] softy: refused"),
+        "soft_user": deny(t.no_ask("OpenAI Codex CLI"), "[asker] asker: refused"),
+        "hard": deny(t.hard, "[hardy] hardy: refused"),
     }[outcome]
 
 
@@ -61,9 +61,9 @@ def gemini(t: Texts, outcome: str) -> Any:
         "allow": None,
         "nudge": {"systemMessage": t.nudge},
         "warning": {"systemMessage": t.warning},
-        "soft_agent": deny(t.soft, "softy: refused"),
-        "soft_user": deny(t.no_ask("Gemini CLI"), "asker: refused"),
-        "hard": deny(t.hard, "hardy: refused"),
+        "soft_agent": deny(t.soft, "[softy] softy: refused"),
+        "soft_user": deny(t.no_ask("Gemini CLI"), "[asker] asker: refused"),
+        "hard": deny(t.hard, "[hardy] hardy: refused"),
     }[outcome]
 
 
@@ -75,10 +75,10 @@ def cursor(t: Texts, outcome: str) -> Any:
         "allow": None,
         "nudge": {"user_message": t.nudge, "agent_message": t.nudge},
         "warning": {"user_message": t.warning, "agent_message": t.warning},
-        "soft_agent": deny(t.soft, "softy: refused"),
+        "soft_agent": deny(t.soft, "[softy] softy: refused"),
         # beforeShellExecution enforces "ask"
         "soft_user": {"permission": "ask", "user_message": t.ask, "agent_message": t.ask},
-        "hard": deny(t.hard, "hardy: refused"),
+        "hard": deny(t.hard, "[hardy] hardy: refused"),
     }[outcome]
 
 
@@ -129,7 +129,11 @@ def test_every_outcome_before_a_shell_call(project: Project, harness: str, outco
 def test_cursor_generic_pre_tool_event_cannot_ask_so_it_denies(project: Project) -> None:
     out = run(project, "cursor", "pre_tool_use", command="echo ask-me")
     reason = Texts(project.session).no_ask("Cursor")
-    assert out == {"permission": "deny", "user_message": "asker: refused", "agent_message": reason}
+    assert out == {
+        "permission": "deny",
+        "user_message": "[asker] asker: refused",
+        "agent_message": reason,
+    }
 
 
 def test_copilot_pascal_case_payload(project: Project) -> None:
@@ -154,7 +158,7 @@ def test_a_refused_prompt(project: Project, harness: str) -> None:
     name, event, kind = PROMPTS[harness]
     t = Texts(project.session)
     out = run(project, harness, name, event, prompt=PROMPT)
-    summary = "prompt-guard: refused"
+    summary = "[prompt-guard] prompt-guard: refused"
     assert (
         out
         == {
@@ -181,7 +185,7 @@ def test_a_refused_stop(project: Project, harness: str) -> None:
     name, event, kind = STOPS[harness]
     t = Texts(project.session)
     out = run(project, harness, name, event)
-    summary = "stop-guard: refused"
+    summary = "[stop-guard] stop-guard: refused"
     assert (
         out
         == {
@@ -208,7 +212,7 @@ def test_a_block_after_the_call_ran_informs(project: Project, harness: str) -> N
     name, event, kind = POSTS[harness]
     t = Texts(project.session)
     out = run(project, harness, name, event, command="echo post-me")
-    summary = "post-guard: refused"
+    summary = "[post-guard] post-guard: refused"
     assert (
         out
         == {

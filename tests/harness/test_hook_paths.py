@@ -191,5 +191,5 @@ def test_via_serve_evaluates_other_harnesses_in_process(tmp_path: Path) -> None:
     assert out == {
         "decision": "deny",
         "reason": Texts(project.session).hard,
-        "systemMessage": "hardy: refused",
+        "systemMessage": "[hardy] hardy: refused",
     }

@@ -66,7 +66,7 @@ def test_two_hosts_count_every_violation_and_grant_each_override_once(
     with ThreadPoolExecutor(STREAMS) as pool:
         answers = [a for batch in pool.map(stream, range(STREAMS)) for a in batch]
     assert [a.stderr for a in answers if a.stderr] == []  # nothing decided statelessly
-    assert all(b"nudger: Bash (" in a.stdout for a in answers)
+    assert all(b"[nudger] nudger: Bash (" in a.stdout for a in answers)
     seen = sorted(int(json.loads(a.stdout)["systemMessage"].split("(")[1][:-1]) for a in answers)
     assert seen == list(range(1, STREAMS * EVENTS + 1))  # each count handed out exactly once
     with PostgresStore(pg_dsn) as store:

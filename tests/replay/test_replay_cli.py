@@ -73,6 +73,7 @@ def test_json_output(project: Project) -> None:
             "blocks": False,
             "shadow": False,
             "overridden": "",
+            "level_shown": "nudge",
         }
     ]
     push = next(d for d in data["decisions"] if d["tool"] == "Bash")
