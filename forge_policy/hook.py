@@ -320,6 +320,8 @@ def _evaluate(
         for line in evaluator.bypass.notes if evaluator.bypass is not None else ():
             print(f"forge-policy: {line}", file=stderr)
     decision = evaluator.evaluate(event)  # records its bypasses too
+    for line in decision.notices:  # a last known good catalog enforcing: on every call
+        print(line, file=stderr)
     if notes:
         try:
             from forge_policy.audit.base import write
@@ -388,9 +390,15 @@ def _describe(exc: BaseException) -> str:
     from forge_policy.secrets import redact
 
     if isinstance(exc, CatalogError) and exc.issues:
+        from forge_policy.config.last_good import recovery
+
         more = len(exc.issues) - 1
         extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-        text = f"catalog does not load: {exc.issues[0]}{extra}"
+        # the note says why no last known good catalog enforces instead (SPEC §10)
+        why = "; ".join(getattr(exc, "__notes__", ()))
+        text = f"catalog does not load: {exc.issues[0]}{extra}{f'; {why}' if why else ''}"
+        text = recovery(" ".join(redact(text).split()))
+        return text if len(text) <= 600 else text[:599] + "…"
     elif isinstance(exc, HookInputError | ForgePolicyError):
         text = str(exc)
     else:

@@ -50,7 +50,7 @@ from forge_policy.stores.base import read_only
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from forge_policy.audit.base import AuditSink
@@ -110,6 +110,8 @@ class Evaluator:
         auto_approve: AutoApprove | None = harness_auto_approval,
         random_id: Callable[[], str] = random_id,
         disable: Mapping[str, str] | None = None,
+        notices: Sequence[str] = (),
+        notice_records: Callable[[Event], list[dict[str, Any]]] | None = None,
     ) -> None:
         """``grant_seconds``: how long an explicit grant lives (``FORGE_GRANT_SECONDS``).
         ``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
@@ -118,7 +120,10 @@ class Evaluator:
         None: always ask). ``disable`` (behavior id -> the variable naming it, as
         ``FORGE_DISABLE`` gives) switches behaviors off for this evaluator: each event where a
         switched-off behavior would have fired is recorded as a ``bypass``
-        (:mod:`forge_policy.engine.bypass`)."""
+        (:mod:`forge_policy.engine.bypass`). ``notices``: what every decision tells the user
+        about the engine itself (a last known good catalog enforcing, SPEC §10), and
+        ``notice_records(event)`` the audit records that go with them, written beside the
+        decision (it returns each distinct one once: :mod:`forge_policy.config.last_good`)."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -153,6 +158,8 @@ class Evaluator:
         for name, provider in (facts or {}).items():
             registry.register(name, provider)
         self.facts: Mapping[str, FactProvider] = registry
+        self.notices = tuple(notices)
+        self.notice_records = notice_records
 
     def evaluate(self, event: Event, *, facts: FactCache | None = None) -> Decision:
         """Decide one event and record its effects in one store transaction (and its
@@ -171,7 +178,24 @@ class Evaluator:
             view = _UNREADABLE
         bypassed = self._bypassed(event, view, now, facts)
         decision = self._evaluate(event, view, now, facts)
+        if self.notices:
+            decision = self._noticed(decision, event)
         return _with_bypasses(self.audit, decision, bypassed) if bypassed else decision
+
+    def _noticed(self, decision: Decision, event: Event) -> Decision:
+        """``decision`` with this evaluator's notices, their audit records written (a failure
+        to write them leaves the decision, with a diagnostic)."""
+        notes = decision.diagnostics
+        if self.notice_records is not None:
+            try:
+                records = self.notice_records(event)
+                if records:
+                    from forge_policy.audit.base import write
+
+                    write(self.audit, records)
+            except (AuditError, OSError) as exc:
+                notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
+        return attrs.evolve(decision, notices=self.notices, diagnostics=notes)
 
     def _bypassed(
         self, event: Event, view: SessionState | None, now: float, facts: FactCache
