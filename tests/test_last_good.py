@@ -20,7 +20,6 @@ from helpers import behavior_yaml
 from hookrun import ClientProject, Project, stop_workers, worker_pids
 
 from forge_policy.catalog.cache import BUILTIN_DIR
-from forge_policy.config import last_good
 from forge_policy.config.env import Config
 
 VALIDATE = "`forge-policy validate`"
@@ -165,6 +164,8 @@ def test_events_that_cannot_be_refused_get_a_consistent_text(project: Project) -
 
 def plant(project: Project, body: bytes) -> Path:
     """Write ``body`` where the project's catalog last-good copy lives (an agent's Write)."""
+    from forge_policy.config import last_good
+
     config = Config.from_env(project.env)
     folder, name = config._last_good()
     Path(folder).mkdir(parents=True, exist_ok=True)
@@ -182,6 +183,8 @@ def forged_body(project: Project) -> bytes:
 
 
 def test_a_planted_last_good_copy_is_ignored(project: Project, tmp_path: Path) -> None:
+    from forge_policy.config import last_good
+
     typo(project)
     # unsealed; sealed with a made-up seal; a genuine copy of another project (another key)
     other = forked(tmp_path / "other")
@@ -203,6 +206,8 @@ def test_a_planted_last_good_copy_is_ignored(project: Project, tmp_path: Path) -
 
 
 def test_a_genuine_copy_of_another_document_is_ignored(tmp_path: Path) -> None:
+    from forge_policy.config import last_good
+
     folder = str(tmp_path)
     assert last_good.save(folder, "settings", {"specs": []})
     Path(last_good.path_of(folder, "catalog-x")).write_bytes(
