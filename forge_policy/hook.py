@@ -358,6 +358,7 @@ def _floor(
     from forge_policy.harness.common import native_event
 
     config = Config.from_env(env)
+    mode, fallback = config.floor_mode()  # a broken floor: keeps the last value that loaded
     decision, records = apply(
         decision,
         harness=harness,
@@ -366,7 +367,15 @@ def _floor(
         environ=env,
         tool_input=payload.get("tool_input") if isinstance(payload, dict) else None,
         native_event=native_event(decision.event),
+        mode=mode,
     )
+    if fallback is not None:
+        import attrs
+
+        print(fallback.notice, file=stderr)
+        decision = attrs.evolve(decision, notices=(*decision.notices, fallback.notice))
+        event = decision.event
+        records = [*records, *fallback.records(event.session_id, event.event_name)]
     if records:
         try:
             from forge_policy.audit.base import write
@@ -386,7 +395,7 @@ def _adapter(harness: str) -> HookAdapter:
 
 def _describe(exc: BaseException) -> str:
     """One line naming the problem; a broken catalog gives its first issue's file:line."""
-    from forge_policy.errors import CatalogError, ForgePolicyError
+    from forge_policy.errors import CatalogError, ForgePolicyError, ProjectConfigError
     from forge_policy.secrets import redact
 
     if isinstance(exc, CatalogError) and exc.issues:
@@ -398,6 +407,11 @@ def _describe(exc: BaseException) -> str:
         why = "; ".join(getattr(exc, "__notes__", ()))
         text = f"catalog does not load: {exc.issues[0]}{extra}{f'; {why}' if why else ''}"
         text = recovery(" ".join(redact(text).split()))
+        return text if len(text) <= 600 else text[:599] + "…"
+    elif isinstance(exc, ProjectConfigError):
+        from forge_policy.config.last_good import recovery
+
+        text = recovery(" ".join(redact(str(exc)).split()))
         return text if len(text) <= 600 else text[:599] + "…"
     elif isinstance(exc, HookInputError | ForgePolicyError):
         text = str(exc)

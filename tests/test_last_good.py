@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -274,3 +275,56 @@ def test_the_warm_worker_with_no_last_good_fails_closed_with_the_recovery_step(
     out = json.loads(answer.stdout)
     reason = out["hookSpecificOutput"]["permissionDecisionReason"]
     assert decision(out) == "deny" and where in reason and VALIDATE in reason
+
+
+# -- the project configuration (``floor:`` in <FORGE_ROOT>/config.yaml) ------------------------
+
+
+def test_a_broken_floor_keeps_the_last_floor_that_loaded(tmp_path: Path) -> None:
+    project = Project(tmp_path, floor="off")
+    assert project.run(project.bash("ls")) == (None, "")  # floor: off loads, kept
+    (project.root / "config.yaml").write_text("floor: offf\n")
+    out, err = project.run(project.bash("ls"))
+    assert decision(out) == "allow" and out is not None  # still off: run as sent
+    assert "updatedInput" not in json.dumps(out)
+    notice = out["systemMessage"]
+    assert "config.yaml:1: floor:" in notice and VALIDATE in notice
+    assert "last configuration that loaded" in notice and VALIDATE in err
+    assert [r["code"] for r in project.audit() if r["kind"] == "diagnostic"] == [
+        "configuration_last_good"
+    ]
+
+
+def test_a_broken_floor_with_nothing_saved_refuses_shell_calls_with_the_recovery_step(
+    tmp_path: Path,
+) -> None:
+    project = Project(tmp_path, floor="offf")
+    out, _ = project.run(project.bash("ls"))
+    assert decision(out) == "deny" and out is not None
+    reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "config.yaml:1: floor:" in reason and VALIDATE in reason
+    assert "internal error" not in reason  # it used to call a bad floor: an internal error
+    assert project.run(read(project)) == (None, "")  # no shell, no floor: decided as usual
+
+
+def validate(project: Project) -> subprocess.CompletedProcess[str]:
+    from hookrun import SCRIPT
+
+    return subprocess.run(
+        [str(SCRIPT), "validate"], capture_output=True, text=True, env=project.env, cwd=project.dir
+    )
+
+
+def test_validate_names_every_error_and_what_enforces_meanwhile(project: Project) -> None:
+    where = typo(project)
+    result = validate(project)
+    assert result.returncode == 1 and where in result.stdout
+    assert "meanwhile the hook refuses tool calls" in result.stderr
+    typo(project, "house-rule", "warning")  # fixed: loads, kept
+    project.run(project.bash("ls"))
+    typo(project)
+    (project.root / "config.yaml").write_text("floor: offf\n")
+    result = validate(project)
+    assert result.returncode == 1 and where in result.stdout
+    assert "config.yaml:1: floor:" in result.stdout
+    assert "meanwhile the hook enforces the last catalog that loaded" in result.stderr

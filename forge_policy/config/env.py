@@ -50,6 +50,7 @@ forge_policy.errors.ConfigError: FORGE_LOCK_TIMEOUT: expected a number of second
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import time
@@ -300,7 +301,7 @@ class Config:
                 raise
             from forge_policy.config import last_good
 
-            found, why = self._load_last_good()
+            found, why = self.last_good_catalog()
             if found is None:
                 note = (
                     "no catalog has loaded in this project yet"
@@ -316,8 +317,54 @@ class Config:
                 first += f" (and {more} more problem{'s' if more > 1 else ''})"
             return catalog, last_good.Fallback("catalog", first, saved.saved_at, saved.path)
 
-    def _load_last_good(self) -> tuple[tuple[Catalog, Saved] | None, str]:
-        """The project catalog's last-good copy, verified and compiled, or ``(None, why)``."""
+    def floor_mode(self) -> tuple[str, Fallback | None]:
+        """``floor:`` of ``<root>/config.yaml`` (SPEC §13) and, when the file does not load, the
+        last value that loaded with the :class:`~forge_policy.config.last_good.Fallback` that
+        says so (SPEC §10). Raises :class:`~forge_policy.errors.ProjectConfigError` naming the
+        file and line when there is no trusted last good value (the hook then refuses the
+        shell call, as it always has for a broken ``floor:``)."""
+        from forge_policy.config import last_good
+        from forge_policy.errors import ProjectConfigError
+        from forge_policy.floor.status import MODES, FloorConfigError, configured_mode
+
+        folder, name = os.path.join(self.root, "runtime"), "config-floor"
+        kept = last_good.path_of(folder, name)
+        try:
+            mode = configured_mode(self.root)
+        except FloorConfigError as exc:
+            saved, why = last_good.load(folder, name)
+            value = saved.document.get("floor") if saved is not None else None
+            if saved is None or value not in MODES:
+                why = why or "sealed but malformed"
+                raise ProjectConfigError(
+                    f"configuration does not load: {exc}; "
+                    + (
+                        "no configuration has loaded in this project yet"
+                        if why == "none saved"
+                        else f"the saved last good configuration is not used: {why}"
+                    )
+                ) from None
+            return str(value), last_good.Fallback(
+                "configuration", str(exc), saved.saved_at, saved.path
+            )
+        try:
+            source = os.stat(os.path.join(self.root, "config.yaml")).st_mtime_ns
+        except OSError:  # no file: the defaults loaded, nothing of a file to keep
+            if os.path.exists(kept):
+                with contextlib.suppress(OSError):
+                    os.unlink(kept)
+            return mode, None
+        try:
+            saved_ns = os.stat(kept).st_mtime_ns
+        except OSError:
+            saved_ns = -1
+        if saved_ns <= source and os.path.isdir(folder):
+            last_good.save(folder, name, {"floor": mode})
+        return mode, None
+
+    def last_good_catalog(self) -> tuple[tuple[Catalog, Saved] | None, str]:
+        """``((catalog, saved copy), "")``: the project catalog's last-good copy, verified and
+        compiled; or ``(None, why not)`` (``"none saved"``, or why the copy is not trusted)."""
         from forge_policy.catalog.behavior import Behavior
         from forge_policy.catalog.catalog import Catalog
         from forge_policy.config import last_good

@@ -140,10 +140,18 @@ def harness_sandbox_on(harness: str, project: str, home: str) -> bool:
     )
 
 
-def active_floor(harness: str, project: str, forge_root: str, environ: Mapping[str, str]) -> str:
+def active_floor(
+    harness: str,
+    project: str,
+    forge_root: str,
+    environ: Mapping[str, str],
+    *,
+    mode: str | None = None,
+) -> str:
     """``harness`` (the harness's sandbox holds), ``own`` (forge_policy rewrites shell calls)
-    or ``off`` (the project turned the floor off) for one harness in one project."""
-    mode = configured_mode(forge_root)
+    or ``off`` (the project turned the floor off) for one harness in one project. ``mode``:
+    the project's choice when the caller has it already (default: :func:`configured_mode`)."""
+    mode = configured_mode(forge_root) if mode is None else mode
     if mode == "off":
         return "off"
     home = environ.get("HOME", "") or os.path.expanduser("~")
