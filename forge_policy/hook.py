@@ -15,10 +15,15 @@ vocabulary, words the decision (stdout and exit code), and gives the ``FORGE_ON_
 (its ``failure``). ``--event NAME`` names the event for harnesses whose payload does not
 (Copilot CLI's camelCase entries, Antigravity CLI).
 
-Anything that stops the line — unreadable input, a bad variable, a broken catalog, any unexpected
-exception — gives one diagnostic line on stderr and the ``FORGE_ON_ERROR`` answer: ``deny`` (the
-default) refuses events at which a tool call can still be refused, naming the problem (with
-``file:line`` for a broken catalog); every other event, and ``allow``, lets the event through with a
+A project catalog (or ``floor:`` in ``config.yaml``) that stops loading does not stop the line:
+the last one that loaded keeps enforcing, and every answer carries a notice naming the first
+error's ``file:line`` and ``forge-policy validate`` (SPEC §10,
+:mod:`forge_policy.config.last_good`).
+Anything that stops the line — unreadable input, a bad variable, a broken catalog with no last
+known good one, any unexpected exception — gives one diagnostic line on stderr and the
+``FORGE_ON_ERROR`` answer: ``deny`` (the default) refuses events at which a tool call can still
+be refused, naming the problem (with ``file:line`` and the recovery step for a broken catalog or
+configuration); every other event, and ``allow``, lets the event through with a
 ``systemMessage`` telling the user that forge-policy could not decide. Nothing is written to
 state when the line stops before evaluation, and no traceback is ever printed. The exit code is
 the adapter's (0 for every harness so far: each one reads its decision from JSON on exit 0), and
