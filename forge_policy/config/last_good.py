@@ -151,9 +151,8 @@ class Fallback:
     ...              "/nowhere/last-good-catalog.json")
     >>> print(f.notice)  # doctest: +NORMALIZE_WHITESPACE
     forge-policy: the catalog does not load (b/behavior.yaml:3:5: policy.x: bad). The last
-    catalog that loaded (saved 2026-01-02 03:04:05 UTC) is enforcing instead until it is fixed.
-    Run `forge-policy validate` to see every error, then fix the file or restore it (`git
-    checkout -- FILE`).
+    catalog that loaded is enforcing instead until it is fixed. Run `forge-policy validate` to
+    see every error, then fix the file or restore it (`git checkout -- FILE`).
     """
 
     what: str
@@ -168,10 +167,11 @@ class Fallback:
 
     @property
     def notice(self) -> str:
-        """What the user reads on every call while the copy enforces."""
+        """What the user reads on every call while the copy enforces (the same words in every
+        project and on every call: when it was saved is in the audit record and ``validate``)."""
         return (
             f"forge-policy: the {self.what} does not load ({self.problem}). The last {self.what} "
-            f"that loaded (saved {self.when}) is enforcing instead until it is fixed. Run "
+            "that loaded is enforcing instead until it is fixed. Run "
             f"`{VALIDATE}` to see every error, then fix the file or restore it "
             "(`git checkout -- FILE`)."
         )
