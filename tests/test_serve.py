@@ -109,9 +109,10 @@ def test_catalog_is_reloaded_when_a_file_changes(tmp_path: Path) -> None:
         notice = answer["systemMessage"]
         assert ".forge/behaviors/no-rm/behavior.yaml:16:20" in notice
         assert "forge-policy validate" in notice and "permissionDecision" not in str(answer)
-        assert "behavior.yaml:16:20" in json.loads(server.request("GET", "/health")[1])[
-            "catalog_error"
-        ]
+        assert (
+            "behavior.yaml:16:20"
+            in json.loads(server.request("GET", "/health")[1])["catalog_error"]
+        )
         rule.write_text(SOFT_RULE)
         assert decision_of(json.loads(server.request("POST", "/hook", rm("d"))[1])) == "deny"
     finally:
