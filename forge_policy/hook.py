@@ -363,7 +363,6 @@ def _floor(
     from forge_policy.harness.common import native_event
 
     config = Config.from_env(env)
-    mode, fallback = config.floor_mode()  # a broken floor: keeps the last value that loaded
     decision, records = apply(
         decision,
         harness=harness,
@@ -372,15 +371,7 @@ def _floor(
         environ=env,
         tool_input=payload.get("tool_input") if isinstance(payload, dict) else None,
         native_event=native_event(decision.event),
-        mode=mode,
     )
-    if fallback is not None:
-        import attrs
-
-        print(fallback.notice, file=stderr)
-        decision = attrs.evolve(decision, notices=(*decision.notices, fallback.notice))
-        event = decision.event
-        records = [*records, *fallback.records(event.session_id, event.event_name)]
     if records:
         try:
             from forge_policy.audit.base import write
@@ -416,7 +407,13 @@ def _describe(exc: BaseException) -> str:
     elif isinstance(exc, ProjectConfigError):
         from forge_policy.config.last_good import recovery
 
-        text = recovery(" ".join(redact(str(exc)).split()))
+        problems = str(exc).splitlines() or [""]
+        more = len(problems) - 1
+        extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        # the note says why no last known good configuration enforces instead (SPEC §10)
+        why = "; ".join(getattr(exc, "__notes__", ()))
+        text = f"configuration does not load: {problems[0]}{extra}{f'; {why}' if why else ''}"
+        text = recovery(" ".join(redact(text).split()))
         return text if len(text) <= 600 else text[:599] + "…"
     elif isinstance(exc, HookInputError | ForgePolicyError):
         text = str(exc)

@@ -12,12 +12,21 @@ from pathlib import Path
 import pytest
 
 from forge_policy.catalog.yaml_io import parse_yaml
+from forge_policy.config.layers import plain_document
 from forge_policy.floor.status import (
     FloorConfigError,
-    _plain_floor,
     active_floor,
     configured_mode,
 )
+
+
+def _plain_floor(raw: bytes) -> str | None:
+    """The floor a layer file read without the YAML parser gives (None: the parser decides)."""
+    document = plain_document(raw.decode("utf-8"))
+    if document is None:
+        return None
+    value = document.get("floor", "harness")
+    return {"on": "harness", True: "harness", False: "off"}.get(value, value)
 
 DOCUMENTS = [
     "floor: off\n",
@@ -57,17 +66,24 @@ def test_the_plain_reading_agrees_with_the_yaml_parser(text: str) -> None:
 
 
 def test_plain_settings_are_read_without_the_parser() -> None:
-    assert [_plain_floor(t.encode()) for t in DOCUMENTS[:8]] == [
+    assert [_plain_floor(t.encode()) for t in DOCUMENTS] == [
         "off",
         "own",
         "harness",
         "own",
         "own",
         "off",
-        "off",
+        None,  # indented lines: the parser reads them
         "own",
+        None,
+        None,
+        None,
+        "harness",  # a comment only
+        None,  # a key twice: the parser reports it
+        None,
+        "off",
     ]
-    assert [_plain_floor(t.encode()) for t in [*DOCUMENTS[8:], NOT_YAML]] == [None] * 8
+    assert _plain_floor(NOT_YAML.encode()) is None
 
 
 def test_a_plain_setting_loads_no_yaml_parser(tmp_path: Path) -> None:

@@ -73,6 +73,9 @@ DEBTS: dict[tuple[str, str], str] = {
         )
         for name in ("antigravity", "claude_code", "codex", "copilot", "cursor", "gemini")
     },
+    ("forge_policy.floor.status", "forge_policy.config.layers"): (
+        "floor: is a layered setting (SPEC §10): the layers own its rule, locks included"
+    ),
     ("forge_policy.secrets", "forge_policy.catalog.dsl"): (
         "the RE2 compile helper (compile_regex) lives in the condition language"
     ),

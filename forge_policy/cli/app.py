@@ -10,6 +10,7 @@ import sys
 from forge_policy.cli import (
     authoring_cmds,
     catalog_cmds,
+    config_cmds,
     floor_cmds,
     git_cmds,
     guard,
@@ -64,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     groups = (setup_cmds, session_cmds, catalog_cmds, authoring_cmds, replay_cmds, git_cmds)
-    for module in (*groups, floor_cmds, worker_cmds):
+    for module in (*groups, config_cmds, floor_cmds, worker_cmds):
         module.register(command)
     return parser
 
@@ -77,6 +78,7 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
         CatalogError,
         ConfigError,
         EventError,
+        ProjectConfigError,
         Refused,
         SetupError,
         StoreError,
@@ -94,7 +96,7 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
     except AuditIntegrityError as exc:
         ctx.note(f"integrity failure: {exc}")
         return INTEGRITY_FAILURE
-    except ConfigError as exc:
+    except (ConfigError, ProjectConfigError) as exc:  # FORGE_* or a configuration layer
         ctx.note(str(exc))
         return USAGE
     except CatalogError as exc:

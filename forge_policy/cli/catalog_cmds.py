@@ -31,9 +31,9 @@ def register(command: Callable[..., Any]) -> None:
         cmd_validate,
         "Check a catalog folder (or one behavior file) and print every problem as "
         "file:line:col: field: message. Exit 1 when there is any. For the configured catalog, "
-        "also check the project configuration (<FORGE_ROOT>/config.yaml), say which compiled "
-        "cache files were ignored and why (they are rebuilt), and, while the catalog does not "
-        "load, which last known good catalog the hook enforces instead.",
+        "also check every configuration layer (<FORGE_ROOT>/config.yaml and the others), say "
+        "which compiled cache files were ignored and why (they are rebuilt), and, while the "
+        "catalog does not load, which last known good catalog the hook enforces instead.",
     )
     p.add_argument("directory", metavar="DIR", nargs="?", help="default: the configured catalog")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -244,18 +244,18 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
 
 
 def _config_issues(ctx: Context) -> list[str]:
-    """Every problem of the project configuration the hook and the git hooks read
-    (``<FORGE_ROOT>/config.yaml``: ``floor:`` and ``testing:``), one ``file:line: key:
-    message`` each."""
+    """Every problem of the configuration the hook and the git hooks read (every layer of
+    :mod:`forge_policy.config.layers`, and ``testing:``), one ``file:line: key: message``
+    each."""
+    from forge_policy.config.layers import parse_layers, watched_files
     from forge_policy.config.project import load_project_config
     from forge_policy.errors import ProjectConfigError
-    from forge_policy.floor.status import FloorConfigError, configured_mode
 
     found: list[str] = []
-    try:
-        configured_mode(ctx.config.root)
-    except FloorConfigError as exc:
-        found.append(str(exc))
+    try:  # the files themselves: the hook's last-good fallback is not wanted here
+        parse_layers(watched_files(ctx.config.root, ctx.config.environ or {}))
+    except ProjectConfigError as exc:
+        found += str(exc).splitlines()
     try:
         load_project_config(ctx.config.root)
     except ProjectConfigError as exc:

@@ -30,6 +30,7 @@ OVERVIEW = """\
     forge-policy on|off ID [--session SID|--project]   switch a behavior on or off
     forge-policy strict|relaxed ID [--reset]           project tuning of a behavior's levels
     forge-policy audit [--verify] [--json]             governance summary; hash-chain check
+    forge-policy config [show] [--origin] [--json]     effective layered settings, and from where
     forge-policy purge                                 delete expired sessions
     forge-policy init [--harness NAME]... [--serve]    set up .forge/ and each harness's hook file
     forge-policy doctor [--probe] [--json]             what each harness enforces; its floor

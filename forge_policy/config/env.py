@@ -50,7 +50,6 @@ forge_policy.errors.ConfigError: FORGE_LOCK_TIMEOUT: expected a number of second
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import time
@@ -59,6 +58,8 @@ import attrs
 
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from forge_policy.catalog.behavior import DEFAULT_PROFILE, PROFILES
+from forge_policy.config.layers import LEGACY_DISABLE as LEGACY_DISABLE  # its old home
+from forge_policy.config.layers import disabled_switches as _disabled
 from forge_policy.errors import ConfigError
 
 TYPE_CHECKING = False
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.config.last_good import Fallback, Saved
+    from forge_policy.config.layers import ExceptionRule, Settings
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.stores.base import RuntimeStore
@@ -81,14 +83,6 @@ DEFAULT_HOOK_DEADLINE = 10.0
 MIN_HOOK_DEADLINE = 2.0
 MAX_HOOK_DEADLINE = 20.0
 WORKER = ("on", "off")
-#: The seeds' environment bypasses (SPEC §7), as aliases of ``FORGE_DISABLE`` entries.
-LEGACY_DISABLE: dict[str, tuple[str, ...]] = {
-    "DISABLE_AGENT_SHIELD": ("agent-shield", "agent-shield-ask", "agent-shield-startup"),
-    "DISABLE_TOKEN_ADVISOR": ("token-budget",),
-    "DISABLE_OSPEC_PRECOMMIT": ("strict-tdd",),
-    "DISABLE_OSPEC_ATTRIBUTION_CHECK": ("no-model-attribution",),
-}
-_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 def _absolute(path: str) -> str:
@@ -138,6 +132,9 @@ class Config:
     worker_idle: float = 900.0
     worker_timeout: float = 10.0
     hook_deadline: float = DEFAULT_HOOK_DEADLINE
+    #: the layered settings (SPEC §10, :mod:`forge_policy.config.layers`) as :meth:`from_env`
+    #: read them; None: no layers (a Config built directly, as embedders may)
+    settings: Settings | None = attrs.field(default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not self.project_dir:
@@ -167,6 +164,11 @@ class Config:
 
         root = place(get("FORGE_ROOT") or ".forge")
         behaviors = get("FORGE_BEHAVIORS_DIR")
+        _choice("FORGE_PROFILE", get("FORGE_PROFILE") or DEFAULT_PROFILE, PROFILES)
+        _disabled(get)  # FORGE_DISABLE's own errors first, as before the layers
+        from forge_policy.config.layers import load_settings
+
+        settings = load_settings(project, root, env)
         return cls(
             root=root,
             behaviors_dir=place(behaviors) if behaviors else None,
@@ -180,8 +182,8 @@ class Config:
             override_window=_seconds("FORGE_OVERRIDE_WINDOW_SECONDS", get, 60.0),
             grant_seconds=_seconds("FORGE_GRANT_SECONDS", get, 600.0, positive=True),
             lock_timeout=_seconds("FORGE_LOCK_TIMEOUT", get, DEFAULT_LOCK_TIMEOUT),
-            profile=_choice("FORGE_PROFILE", get("FORGE_PROFILE") or DEFAULT_PROFILE, PROFILES),
-            disable=_disabled(get),
+            profile=settings.profile or DEFAULT_PROFILE,
+            disable=dict(settings.disable),
             on_error=on_error_from(env),
             project_dir=project,
             environ=env,
@@ -189,6 +191,7 @@ class Config:
             worker_idle=_seconds("FORGE_WORKER_IDLE_SECONDS", get, 900.0, positive=True),
             worker_timeout=_seconds("FORGE_WORKER_TIMEOUT", get, 10.0, positive=True),
             hook_deadline=hook_deadline_from(env),
+            settings=settings,
         )
 
     # -- the pieces -----------------------------------------------------------------------
@@ -231,12 +234,21 @@ class Config:
         return paths
 
     def load_catalog(self) -> Catalog:
-        """The configured catalog through the compiled cache (``FORGE_DISABLE`` not applied).
+        """The configured catalog through the compiled cache, with the layered settings
+        applied (:func:`~forge_policy.config.layers.overlay_catalog`: ``enabled``, ``level``,
+        ``escalation``, ``tuning``, ``shadow`` and the managed locks; ``FORGE_DISABLE`` not
+        applied: it is the evaluator's bypass).
 
-        Raises :class:`~forge_policy.CatalogError` with every issue when the YAML does not load.
-        A project catalog that loads is kept as the last known good one
+        Raises :class:`~forge_policy.CatalogError` with every issue when the YAML does not
+        load, :class:`~forge_policy.errors.ProjectConfigError` when a setting cannot apply. A
+        project catalog that loads is kept as the last known good one
         (:mod:`forge_policy.config.last_good`) whenever its files were parsed.
         """
+        return self._overlay(self._raw_catalog())
+
+    def _raw_catalog(self) -> Catalog:
+        """The configured catalog through the compiled cache, no setting applied; kept as the
+        last good one when it is the project's."""
         from forge_policy.catalog.cache import BUILTIN_DIR, CatalogCache
 
         cache = CatalogCache(self.cache_paths())
@@ -244,6 +256,26 @@ class Config:
         if self.catalog_dir is not None:
             self._keep_last_good(catalog, cache.status, cache.used)
         return catalog
+
+    def _overlay(self, catalog: Catalog) -> Catalog:
+        """``catalog`` with the layered settings applied."""
+        settings = self.current_settings()
+        if settings is None:
+            return catalog
+        from forge_policy.config.layers import overlay_catalog
+
+        return overlay_catalog(catalog, settings)[0]
+
+    def current_settings(self) -> Settings | None:
+        """The layered settings as the files say now (a long-lived process, the warm worker,
+        sees an edit without being restarted); None for a Config without layers. While a
+        layer does not load, the last layers that loaded, with their
+        :attr:`~forge_policy.config.layers.Settings.fallback` (SPEC §10)."""
+        if self.settings is None:
+            return None
+        from forge_policy.config.layers import load_settings
+
+        return load_settings(self.project_dir, self.root, self.environ)
 
     def _last_good(self) -> tuple[str, str]:
         """``(folder, name)`` of the project catalog's last-good copy (beside its cache)."""
@@ -295,7 +327,7 @@ class Config:
         from forge_policy.errors import CatalogError
 
         try:
-            return self.load_catalog(), None
+            return self.load_catalog(), None  # the settings' own errors are not the catalog's
         except CatalogError as exc:
             if self.catalog_dir is None:
                 raise
@@ -315,52 +347,8 @@ class Config:
             more = len(exc.issues) - 1
             if more > 0:
                 first += f" (and {more} more problem{'s' if more > 1 else ''})"
-            return catalog, last_good.Fallback("catalog", first, saved.saved_at, saved.path)
-
-    def floor_mode(self) -> tuple[str, Fallback | None]:
-        """``floor:`` of ``<root>/config.yaml`` (SPEC §13) and, when the file does not load, the
-        last value that loaded with the :class:`~forge_policy.config.last_good.Fallback` that
-        says so (SPEC §10). Raises :class:`~forge_policy.errors.ProjectConfigError` naming the
-        file and line when there is no trusted last good value (the hook then refuses the
-        shell call, as it always has for a broken ``floor:``)."""
-        from forge_policy.config import last_good
-        from forge_policy.errors import ProjectConfigError
-        from forge_policy.floor.status import MODES, FloorConfigError, configured_mode
-
-        folder, name = os.path.join(self.root, "runtime"), "config-floor"
-        kept = last_good.path_of(folder, name)
-        try:
-            mode = configured_mode(self.root)
-        except FloorConfigError as exc:
-            saved, why = last_good.load(folder, name)
-            value = saved.document.get("floor") if saved is not None else None
-            if saved is None or value not in MODES:
-                why = why or "sealed but malformed"
-                raise ProjectConfigError(
-                    f"configuration does not load: {exc}; "
-                    + (
-                        "no configuration has loaded in this project yet"
-                        if why == "none saved"
-                        else f"the saved last good configuration is not used: {why}"
-                    )
-                ) from None
-            return str(value), last_good.Fallback(
-                "configuration", str(exc), saved.saved_at, saved.path
-            )
-        try:
-            source = os.stat(os.path.join(self.root, "config.yaml")).st_mtime_ns
-        except OSError:  # no file: the defaults loaded, nothing of a file to keep
-            if os.path.exists(kept):
-                with contextlib.suppress(OSError):
-                    os.unlink(kept)
-            return mode, None
-        try:
-            saved_ns = os.stat(kept).st_mtime_ns
-        except OSError:
-            saved_ns = -1
-        if saved_ns <= source and os.path.isdir(folder):
-            last_good.save(folder, name, {"floor": mode})
-        return mode, None
+            fallback = last_good.Fallback("catalog", first, saved.saved_at, saved.path)
+            return self._overlay(catalog), fallback
 
     def last_good_catalog(self) -> tuple[tuple[Catalog, Saved] | None, str]:
         """``((catalog, saved copy), "")``: the project catalog's last-good copy, verified and
@@ -491,9 +479,24 @@ class Config:
         from forge_policy.engine.evaluator import Evaluator
         from forge_policy.engine.overrides import PermissionModes
 
-        fallback = None
+        settings = self.current_settings()
+        profile = self.profile
+        exceptions: tuple[ExceptionRule, ...] = ()
+        fallbacks: list[Fallback] = []
+        if settings is not None:
+            from forge_policy.config.layers import usable_exceptions
+
+            profile = settings.profile or DEFAULT_PROFILE
+            if disable is None:
+                disable = settings.disable
+            if settings.fallback is not None:
+                fallbacks.append(settings.fallback)
         if catalog is None:
             catalog, fallback = self.enforced_catalog()
+            if fallback is not None:
+                fallbacks.insert(0, fallback)
+        if settings is not None:
+            exceptions = usable_exceptions(catalog, settings)[0]
         if reuse is not None:
             audit, store = reuse.audit, reuse.store
         else:
@@ -504,16 +507,23 @@ class Config:
             store=store,
             audit=audit,
             clock=clock,
-            profile=self.profile,
+            profile=profile,
             ttl=self.ttl,
             override_window=self.override_window,
             grant_seconds=self.grant_seconds,
             auto_approve=auto_approve or PermissionModes.from_registry(),
             disable=self.disable if disable is None else disable,
-            notices=(fallback.notice,) if fallback is not None else (),
+            exceptions=exceptions,
+            notices=tuple(fallback.notice for fallback in fallbacks),
             notice_records=(
-                (lambda event: fallback.records(event.session_id, event.event_name))
-                if fallback is not None
+                (
+                    lambda event: [
+                        record
+                        for fallback in fallbacks
+                        for record in fallback.records(event.session_id, event.event_name)
+                    ]
+                )
+                if fallbacks
                 else None
             ),
         )
@@ -589,27 +599,6 @@ def _seconds(
         what = "greater than 0" if positive else "0 or more"
         raise ConfigError(f"{name}: must be {what}, got {text!r}")
     return value
-
-
-def _disabled(get: Callable[[str], str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for variable, behavior_ids in LEGACY_DISABLE.items():
-        if get(variable).lower() in ("true", "1"):
-            for behavior_id in behavior_ids:
-                found.setdefault(behavior_id, variable)
-    for item in get("FORGE_DISABLE").split(","):
-        behavior_id = item.strip()
-        if not behavior_id:
-            continue
-        if (
-            len(behavior_id) < 2
-            or not set(behavior_id) <= _ID_CHARS
-            or not behavior_id[0].isalpha()
-            or behavior_id.endswith("-")
-        ):
-            raise ConfigError(f"FORGE_DISABLE: invalid behavior id {behavior_id!r}")
-        found[behavior_id] = "FORGE_DISABLE"
-    return found
 
 
 def _backend_spec(

@@ -530,12 +530,19 @@ def decide(
     steps: list[Step] = user_approvals(event, state, now)
     blocking: Violation | None = None
     session_off = state.disabled
+    excepted: dict[str, Any] = {}
+    if settings.exceptions:  # SPEC §10: an audited, expiring allowance of one behavior
+        from forge_policy.engine.exceptions import excepted as matching
+
+        excepted = matching(settings.exceptions, event, now)
     # explain lists every behavior; otherwise only those that can fire on this event, and
     # those whose pending block a retry may release (SPEC §4: whatever the matcher says)
     pending = () if explain else _with_pending(state)
     visited = catalog.behaviors if explain else catalog.candidates(event, pending)
     for behavior in visited:
         skipped = _skipped(behavior, event, session_off, settings.profile)
+        if skipped is None and behavior.id in excepted:
+            skipped = f"exception ({excepted[behavior.id].origin})"
         if skipped is not None:
             if skipped and trace is not None:
                 trace.append({"behavior_id": behavior.id, "skipped": skipped})

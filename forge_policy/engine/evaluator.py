@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -50,7 +50,7 @@ from forge_policy.stores.base import read_only
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
     from typing import Any
 
     from forge_policy.audit.base import AuditSink
@@ -110,6 +110,7 @@ class Evaluator:
         auto_approve: AutoApprove | None = harness_auto_approval,
         random_id: Callable[[], str] = random_id,
         disable: Mapping[str, str] | None = None,
+        exceptions: Sequence[Any] = (),
         notices: Sequence[str] = (),
         notice_records: Callable[[Event], list[dict[str, Any]]] | None = None,
     ) -> None:
@@ -120,10 +121,14 @@ class Evaluator:
         None: always ask). ``disable`` (behavior id -> the variable naming it, as
         ``FORGE_DISABLE`` gives) switches behaviors off for this evaluator: each event where a
         switched-off behavior would have fired is recorded as a ``bypass``
-        (:mod:`forge_policy.engine.bypass`). ``notices``: what every decision tells the user
-        about the engine itself (a last known good catalog enforcing, SPEC §10), and
-        ``notice_records(event)`` the audit records that go with them, written beside the
-        decision (it returns each distinct one once: :mod:`forge_policy.config.last_good`)."""
+        (:mod:`forge_policy.engine.bypass`). ``exceptions`` (the configuration's
+        :class:`~forge_policy.config.layers.ExceptionRule` values): an event one matches is
+        allowed for that behavior, and each use is recorded as an ``exception``
+        (:mod:`forge_policy.engine.exceptions`). ``notices``: what every decision tells the
+        user about the engine itself (a last known good catalog or configuration enforcing,
+        SPEC §10), and ``notice_records(event)`` the audit records that go with them, written
+        beside the decision (it returns each distinct one once:
+        :mod:`forge_policy.config.last_good`)."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -150,6 +155,7 @@ class Evaluator:
             grant_seconds=grant_seconds,
             profile=profile,
             record_violations=record_violations,
+            exceptions=tuple(exceptions),
         )
         from forge_policy.facts import FactRegistry
 
@@ -177,6 +183,8 @@ class Evaluator:
         except (StoreError, OSError):
             view = _UNREADABLE
         bypassed = self._bypassed(event, view, now, facts)
+        if self.settings.exceptions:
+            bypassed += self._excepted(event, view, now, facts)
         decision = self._evaluate(event, view, now, facts)
         if self.notices:
             decision = self._noticed(decision, event)
@@ -196,6 +204,32 @@ class Evaluator:
             except (AuditError, OSError) as exc:
                 notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
         return attrs.evolve(decision, notices=self.notices, diagnostics=notes)
+
+    def _excepted(
+        self, event: Event, view: SessionState | None, now: float, facts: FactCache
+    ) -> list[dict[str, Any]]:
+        """The ``exception`` records of ``event``: one per behavior an exception lets through
+        (the behavior dry-run without it on the state before the event gives a violation)."""
+        from forge_policy.engine.exceptions import excepted, records
+
+        used = excepted(self.settings.exceptions, event, now)
+        if not used:
+            return []
+        from forge_policy.catalog.catalog import Catalog
+
+        stored = None if view is _UNREADABLE else view
+        settings = attrs.evolve(self.settings, exceptions=())
+        before = Base(self.audit, event.session_id, stored, now, settings).state
+        found: list[dict[str, Any]] = []
+        for behavior_id in used:
+            behavior = self.catalog.get(behavior_id)
+            if behavior is None or not behavior.enabled:
+                continue
+            dry = Catalog([behavior])
+            rule = self.auto_approve
+            outcome = decide(dry, event, before, now, settings, facts, auto_approve=rule)
+            found += records(used, outcome.decision.violations, event, now)
+        return found
 
     def _bypassed(
         self, event: Event, view: SessionState | None, now: float, facts: FactCache

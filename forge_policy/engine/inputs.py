@@ -16,6 +16,7 @@ from forge_policy.state import touch_interval
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from typing import Any
 
     FactProvider = Callable[[Event], object]
 
@@ -41,6 +42,8 @@ class Settings:
     grant_seconds: float = DEFAULT_GRANT_SECONDS
     profile: str = DEFAULT_PROFILE
     record_violations: bool = True
+    #: the configuration's exceptions (:mod:`forge_policy.engine.exceptions`)
+    exceptions: tuple[Any, ...] = ()
     touch_interval: float = attrs.field(init=False)
 
     @touch_interval.default

@@ -93,21 +93,19 @@ def apply(
     environ: Mapping[str, str],
     tool_input: object,
     native_event: str = "",
-    mode: str | None = None,
 ) -> tuple[Decision, list[dict[str, Any]]]:
     """``(decision, audit records)``: the decision rewritten where the own floor holds the call
     (see the module's table). ``tool_input`` is the tool's arguments as the harness sent them
     (its own names: the rewrite hands them back with only the command replaced); a payload's
     JSON text (Cursor) is read as an object. ``native_event``: the event as the harness named
     it (default: the catalog's name), which says whether the harness takes new arguments
-    there. ``mode``: the project's ``floor:`` when the caller read it already (the hook
-    does, to keep its last known good value); by default it is read here, and
-    :class:`~forge_policy.floor.status.FloorConfigError` raised when it is broken."""
+    there. :class:`~forge_policy.floor.status.FloorConfigError`
+    when ``floor:`` in the project config is broken (the hook then fails closed)."""
     if not applies(decision):
         return decision, []
     from forge_policy.floor.status import active_floor
 
-    mode = active_floor(harness, project, forge_root, environ, mode=mode)
+    mode = active_floor(harness, project, forge_root, environ)
     if mode == "harness":
         return decision, []
     if mode == "off":

@@ -7,8 +7,8 @@ harness's own sandbox where ``init`` configured it and it is on, else forge_poli
 Only the project's files choose, never the agent: ``.forge/`` and the harness settings files are
 governance (SPEC §7).
 
-This module is on the hook's path: the config file is parsed only when it mentions ``floor``
-(most do not), so a warm hook loads no YAML parser for it.
+This module is on the hook's path: the layered settings are memoised and cached
+(:mod:`forge_policy.config.layers`), so a warm hook loads no YAML parser for them.
 
 >>> import tempfile
 >>> project = tempfile.mkdtemp()
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 
 MODES = ("harness", "own", "off")
 DEFAULT_MODE = "harness"
-#: SPEC §10's example spells the default ``floor: on``; YAML 1.1 readers make it ``true``.
-_ALIASES = {"on": "harness", True: "harness", False: "off"}
 _CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 _MAX_BYTES = 1 << 20
 
@@ -39,71 +37,21 @@ class FloorConfigError(ValueError):
     """``floor:`` in the project config is not one of :data:`MODES` (message names file:line)."""
 
 
-def configured_mode(forge_root: str) -> str:
-    """``floor:`` of ``<forge_root>/config.yaml`` (:data:`DEFAULT_MODE` when absent);
-    :class:`FloorConfigError` naming the file and line when it is something else."""
-    path = os.path.join(forge_root, "config.yaml")
+def configured_mode(forge_root: str, environ: Mapping[str, str] | None = None) -> str:
+    """``floor:`` as the layered configuration sets it (SPEC §10: user, project
+    ``<forge_root>/config.yaml``, local, managed — a managed ``locked`` floor only tightens;
+    :mod:`forge_policy.config.layers` owns the rule), :data:`DEFAULT_MODE` when no layer does;
+    :class:`FloorConfigError` naming the file and line when a layer does not load.
+    ``environ``: where the user and managed layers are (default: :data:`os.environ`)."""
+    from forge_policy.config.layers import load_settings
+    from forge_policy.errors import ProjectConfigError
+
+    env = os.environ if environ is None else environ
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_MAX_BYTES + 1)
-    except FileNotFoundError:
-        return DEFAULT_MODE
-    except OSError as exc:
-        raise FloorConfigError(f"{path}: cannot be read: {exc.strerror}") from None
-    if b"floor" not in raw:
-        return DEFAULT_MODE
-    plain = _plain_floor(raw)
-    if plain is not None:
-        return plain
-    from forge_policy.catalog.yaml_io import key_line, parse_yaml
-
-    document, issues = parse_yaml(raw.decode("utf-8", "replace"), path)
-    if issues:
-        raise FloorConfigError(str(issues[0]))
-    if not isinstance(document, dict) or "floor" not in document:
-        return DEFAULT_MODE
-    value = document["floor"]
-    value = _ALIASES.get(value, value) if isinstance(value, (str, bool)) else value
-    if value not in MODES:
-        line = key_line(document, "floor")
-        wanted = ", ".join(MODES)
-        raise FloorConfigError(f"{path}:{line}: floor: expected one of {wanted}, got {value!r}")
-    return str(value)
-
-
-def _plain_floor(raw: bytes) -> str | None:
-    """``floor:`` read without a YAML parser when the file is simple enough to be sure of it:
-    one unindented ``floor: <mode>`` line (an optional trailing comment), no other line that
-    mentions ``floor``, no flow mapping, anchors or tags and no second document. None: the
-    YAML parser decides (and names the line of a bad value).
-
-    >>> _plain_floor(b"profile: minimal\\nfloor: off  # audited\\n"), _plain_floor(b"floor: x")
-    ('off', None)
-    >>> _plain_floor(b"floor: on\\n")
-    'harness'
-    >>> _plain_floor(b"floor: &a own\\n") is None, _plain_floor(b"a: {floor: off}\\n") is None
-    (True, True)
-    """
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    found: str | None = None
-    for line in text.splitlines():
-        if "floor" not in line:
-            if line.startswith(("---", "...", "%")) and found is not None:
-                return None
-            continue
-        if found is not None or not line.startswith("floor: "):
-            return None
-        value = line[len("floor:") :].split(" #", 1)[0].strip()
-        if value.startswith(("'", '"')) and len(value) >= 2 and value[-1] == value[0]:
-            value = value[1:-1]
-        value = _ALIASES.get(value, value)
-        if value not in MODES:
-            return None
-        found = value
-    return found
+        mode = load_settings(os.path.dirname(forge_root), forge_root, env).floor
+    except ProjectConfigError as exc:
+        raise FloorConfigError(str(exc)) from None
+    return mode or DEFAULT_MODE
 
 
 def _json(path: str) -> object:
@@ -140,18 +88,10 @@ def harness_sandbox_on(harness: str, project: str, home: str) -> bool:
     )
 
 
-def active_floor(
-    harness: str,
-    project: str,
-    forge_root: str,
-    environ: Mapping[str, str],
-    *,
-    mode: str | None = None,
-) -> str:
+def active_floor(harness: str, project: str, forge_root: str, environ: Mapping[str, str]) -> str:
     """``harness`` (the harness's sandbox holds), ``own`` (forge_policy rewrites shell calls)
-    or ``off`` (the project turned the floor off) for one harness in one project. ``mode``:
-    the project's choice when the caller has it already (default: :func:`configured_mode`)."""
-    mode = configured_mode(forge_root) if mode is None else mode
+    or ``off`` (the project turned the floor off) for one harness in one project."""
+    mode = configured_mode(forge_root, environ)
     if mode == "off":
         return "off"
     home = environ.get("HOME", "") or os.path.expanduser("~")

@@ -77,7 +77,16 @@ class Warm:
 
     def _catalog_files(self) -> list[str]:
         """The files whose change reloads the catalog: the configured folder's index and every
-        ``*/behavior.yaml`` in it (a superset of what a load reads), or the single file."""
+        ``*/behavior.yaml`` in it (a superset of what a load reads), or the single file; and
+        every layer of the configuration (:func:`~forge_policy.config.layers.watched_files`)."""
+        layers: list[str] = []
+        if self.config.settings is not None:
+            from forge_policy.config.layers import watched_files
+
+            layers = watched_files(self.config.root, self.config.environ)
+        return [*self._catalog_sources(), *layers]
+
+    def _catalog_sources(self) -> list[str]:
         folder = self.config.catalog_dir
         if folder is None:  # the built-in catalog: a project catalog appearing is the change
             return []
