@@ -295,16 +295,16 @@ def test_a_broken_floor_keeps_the_last_floor_that_loaded(tmp_path: Path) -> None
     ]
 
 
-def test_a_broken_floor_with_nothing_saved_refuses_shell_calls_with_the_recovery_step(
+def test_a_broken_floor_with_nothing_saved_refuses_tool_calls_with_the_recovery_step(
     tmp_path: Path,
 ) -> None:
     project = Project(tmp_path, floor="offf")
-    out, _ = project.run(project.bash("ls"))
-    assert decision(out) == "deny" and out is not None
-    reason = out["hookSpecificOutput"]["permissionDecisionReason"]
-    assert "config.yaml:1: floor:" in reason and VALIDATE in reason
-    assert "internal error" not in reason  # it used to call a bad floor: an internal error
-    assert project.run(read(project)) == (None, "")  # no shell, no floor: decided as usual
+    for payload in (project.bash("ls"), read(project)):  # the configuration, not just the floor
+        out, _ = project.run(payload)
+        assert decision(out) == "deny" and out is not None
+        reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+        assert "config.yaml:1: floor:" in reason and VALIDATE in reason
+        assert "internal error" not in reason  # it used to call a bad floor an internal error
 
 
 def validate(project: Project) -> subprocess.CompletedProcess[str]:
@@ -328,3 +328,34 @@ def test_validate_names_every_error_and_what_enforces_meanwhile(project: Project
     assert result.returncode == 1 and where in result.stdout
     assert "config.yaml:1: floor:" in result.stdout
     assert "meanwhile the hook enforces the last catalog that loaded" in result.stderr
+
+
+def test_a_broken_configuration_layer_keeps_the_last_settings_that_loaded(tmp_path: Path) -> None:
+    project = Project(tmp_path, floor=None)
+    config = project.root / "config.yaml"
+    config.write_text("floor: off\nbehaviors:\n  hardy: {enabled: false}\n")
+    assert project.run(project.bash("echo hard-me")) == (None, "")  # switched off: kept
+    project.run(project.bash("echo hard-me"))  # a second process: the copy is written by now
+    config.write_text("floor: off\nbehaviors:\n  hardy: {enabeld: false}\n")  # a typo
+    out, _ = project.run(project.bash("echo hard-me again"))
+    assert decision(out) == "allow" and out is not None  # the last settings: still off
+    notice = out["systemMessage"]
+    assert "config.yaml:3" in notice and "enabeld" in notice and VALIDATE in notice
+    assert "last configuration that loaded" in notice
+    assert decision(project.run(project.bash("echo soft-me"))[0]) == "deny"  # the rest holds
+
+
+def test_a_configuration_that_never_loaded_fails_closed_with_the_recovery_step(
+    tmp_path: Path,
+) -> None:
+    project = Project(tmp_path, floor=None)
+    (project.root / "config.yaml").write_text("behaviors:\n  hardy: {enabeld: false}\n")
+    for payload in (project.bash("ls"), read(project)):
+        out, _ = project.run(payload)
+        assert decision(out) == "deny" and out is not None
+        reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+        assert "config.yaml:2" in reason and VALIDATE in reason
+        assert "no configuration has loaded in this project yet" in reason
+    out, _ = project.run(project.payload("UserPromptSubmit", prompt="hi"))
+    assert out is not None and "FORGE_ON_ERROR=deny" not in out["systemMessage"]
+    assert "goes through unchecked" in out["systemMessage"]

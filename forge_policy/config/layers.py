@@ -320,6 +320,9 @@ def watched_files(forge_root: str, environ: Mapping[str, str]) -> list[str]:
 _MEMO: dict[tuple[Any, ...], tuple[list[dict[str, Any]], Fallback | None]] = {}
 #: the name of the layers' last-good copy (:mod:`forge_policy.config.last_good`)
 LAST_GOOD = "settings"
+#: fingerprints whose layers loaded but are not kept as the last good ones yet (the value:
+#: whether they were parsed now, so that the copy is rewritten)
+_UNKEPT: dict[tuple[Any, ...], bool] = {}
 
 
 def _identity(path: str) -> tuple[int, ...] | None:
@@ -351,40 +354,50 @@ def load_settings(project_dir: str, forge_root: str, environ: Mapping[str, str])
     memo = _MEMO.get(fingerprint)
     if memo is None:
         try:
-            layers = _layers(forge_root, watched, fingerprint)
+            layers, parsed = _layers(forge_root, watched, fingerprint)
         except ProjectConfigError as exc:
             memo = _last_good_layers(forge_root, exc)
         else:
             memo = (layers, None)
+            _UNKEPT[fingerprint] = parsed
         if len(_MEMO) > 16:
             _MEMO.clear()
+            _UNKEPT.clear()
         _MEMO[fingerprint] = memo
     layers, fallback = memo
+    if fingerprint in _UNKEPT and _keep(forge_root, layers, _UNKEPT[fingerprint]):
+        del _UNKEPT[fingerprint]
     settings = merge(layers, environ, project_dir)
     return settings if fallback is None else attrs.evolve(settings, fallback=fallback)
 
 
 def _layers(
     forge_root: str, watched: list[str], fingerprint: tuple[Any, ...]
-) -> list[dict[str, Any]]:
-    """The parsed layers (:class:`ProjectConfigError` when one does not load), kept as the
-    last good ones."""
-    from forge_policy.config import last_good
-
-    folder = os.path.join(forge_root, "runtime")
+) -> tuple[list[dict[str, Any]], bool]:
+    """The parsed layers (:class:`ProjectConfigError` when one does not load) and whether
+    their files were parsed now (not read from the sealed cache)."""
     if all(identity is None for _, identity in fingerprint[:4]):
         if fingerprint[5][1] is not None:  # a key and no managed config: fail closed
             raise ProjectConfigError(
                 f"{watched[5]}: a signing key is installed but {watched[3]} is missing: "
                 "the managed configuration cannot be verified"
             )
-        if os.path.isdir(folder) and not last_good.exists(folder, LAST_GOOD):
-            last_good.save(folder, LAST_GOOD, {"layers": []})  # the defaults loaded
-        return []
-    layers, parsed = _cached_layers(forge_root, watched, fingerprint)
-    if os.path.isdir(folder) and (parsed or not last_good.exists(folder, LAST_GOOD)):
+        return [], False  # the defaults
+    return _cached_layers(forge_root, watched, fingerprint)
+
+
+def _keep(forge_root: str, layers: list[dict[str, Any]], parsed: bool) -> bool:
+    """Keep ``layers`` as the last good ones (when parsed now, or when no copy exists);
+    False while ``<forge_root>/runtime`` does not exist yet (a later load keeps them: the
+    folder is never made here)."""
+    from forge_policy.config import last_good
+
+    folder = os.path.join(forge_root, "runtime")
+    if not os.path.isdir(folder):
+        return False
+    if parsed or not last_good.exists(folder, LAST_GOOD):
         last_good.save(folder, LAST_GOOD, {"layers": layers})
-    return layers
+    return True
 
 
 def _last_good_layers(
