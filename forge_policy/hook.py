@@ -15,10 +15,15 @@ vocabulary, words the decision (stdout and exit code), and gives the ``FORGE_ON_
 (its ``failure``). ``--event NAME`` names the event for harnesses whose payload does not
 (Copilot CLI's camelCase entries, Antigravity CLI).
 
-Anything that stops the line — unreadable input, a bad variable, a broken catalog, any unexpected
-exception — gives one diagnostic line on stderr and the ``FORGE_ON_ERROR`` answer: ``deny`` (the
-default) refuses events at which a tool call can still be refused, naming the problem (with
-``file:line`` for a broken catalog); every other event, and ``allow``, lets the event through with a
+A project catalog (or ``floor:`` in ``config.yaml``) that stops loading does not stop the line:
+the last one that loaded keeps enforcing, and every answer carries a notice naming the first
+error's ``file:line`` and ``forge-policy validate`` (SPEC §10,
+:mod:`forge_policy.config.last_good`).
+Anything that stops the line — unreadable input, a bad variable, a broken catalog with no last
+known good one, any unexpected exception — gives one diagnostic line on stderr and the
+``FORGE_ON_ERROR`` answer: ``deny`` (the default) refuses events at which a tool call can still
+be refused, naming the problem (with ``file:line`` and the recovery step for a broken catalog or
+configuration); every other event, and ``allow``, lets the event through with a
 ``systemMessage`` telling the user that forge-policy could not decide. Nothing is written to
 state when the line stops before evaluation, and no traceback is ever printed. The exit code is
 the adapter's (0 for every harness so far: each one reads its decision from JSON on exit 0), and
@@ -333,6 +338,8 @@ def _evaluate(
         for line in evaluator.bypass.notes if evaluator.bypass is not None else ():
             print(f"forge-policy: {line}", file=stderr)
     decision = evaluator.evaluate(event)  # records its bypasses too
+    for line in decision.notices:  # a last known good catalog enforcing: on every call
+        print(line, file=stderr)
     if notes:
         try:
             from forge_policy.audit.base import write
@@ -397,13 +404,30 @@ def _adapter(harness: str) -> HookAdapter:
 
 def _describe(exc: BaseException) -> str:
     """One line naming the problem; a broken catalog gives its first issue's file:line."""
-    from forge_policy.errors import CatalogError, ForgePolicyError
+    from forge_policy.errors import CatalogError, ForgePolicyError, ProjectConfigError
     from forge_policy.secrets import redact
 
     if isinstance(exc, CatalogError) and exc.issues:
+        from forge_policy.config.last_good import recovery
+
         more = len(exc.issues) - 1
         extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-        text = f"catalog does not load: {exc.issues[0]}{extra}"
+        # the note says why no last known good catalog enforces instead (SPEC §10)
+        why = "; ".join(getattr(exc, "__notes__", ()))
+        text = f"catalog does not load: {exc.issues[0]}{extra}{f'; {why}' if why else ''}"
+        text = recovery(" ".join(redact(text).split()))
+        return text if len(text) <= 600 else text[:599] + "…"
+    elif isinstance(exc, ProjectConfigError):
+        from forge_policy.config.last_good import recovery
+
+        problems = str(exc).splitlines() or [""]
+        more = len(problems) - 1
+        extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        # the note says why no last known good configuration enforces instead (SPEC §10)
+        why = "; ".join(getattr(exc, "__notes__", ()))
+        text = f"configuration does not load: {problems[0]}{extra}{f'; {why}' if why else ''}"
+        text = recovery(" ".join(redact(text).split()))
+        return text if len(text) <= 600 else text[:599] + "…"
     elif isinstance(exc, HookInputError | ForgePolicyError):
         text = str(exc)
     else:

@@ -383,6 +383,10 @@ class Decision:
     #: An effect the hook computes after the decision (:mod:`forge_policy.floor.rewrite`);
     #: rules and the audit log read the original.
     updated_input: Mapping[str, Any] | None = attrs.field(default=None, kw_only=True)
+    #: What the user is told beside this decision about the engine itself, whatever it
+    #: decided: a last known good catalog enforcing because the project's own does not load
+    #: (SPEC §10, :mod:`forge_policy.config.last_good`). Every renderer shows them to the user.
+    notices: tuple[str, ...] = attrs.field(default=(), converter=_strings, kw_only=True)
 
     @property
     def blocked(self) -> bool:
@@ -427,6 +431,7 @@ class Decision:
             "violations": [v.to_dict() for v in self.violations],
             "overrides": [dict(o) for o in self.overrides],
             "diagnostics": list(self.diagnostics),
+            **({"notices": list(self.notices)} if self.notices else {}),
         }
 
     def __repr__(self) -> str:

@@ -103,10 +103,16 @@ def test_catalog_is_reloaded_when_a_file_changes(tmp_path: Path) -> None:
         rule.write_text(SOFT_RULE.replace('value: "rm "', 'value: "delete "'))
         assert server.request("POST", "/hook", rm("b")) == (200, b"")
         rule.write_text(SOFT_RULE.replace("default_level: soft_block", "default_level: loud"))
+        # broken: the last catalog that loaded (its rule matches "delete ") keeps enforcing,
+        # and the answer says so, naming the file and line (SPEC §10, last known good)
         answer = json.loads(server.request("POST", "/hook", rm("c"))[1])
-        reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
-        assert ".forge/behaviors/no-rm/behavior.yaml:16:20" in reason
-        assert json.loads(server.request("GET", "/health")[1])["catalog_error"]
+        notice = answer["systemMessage"]
+        assert ".forge/behaviors/no-rm/behavior.yaml:16:20" in notice
+        assert "forge-policy validate" in notice and "permissionDecision" not in str(answer)
+        assert (
+            "behavior.yaml:16:20"
+            in json.loads(server.request("GET", "/health")[1])["catalog_error"]
+        )
         rule.write_text(SOFT_RULE)
         assert decision_of(json.loads(server.request("POST", "/hook", rm("d"))[1])) == "deny"
     finally:

@@ -117,13 +117,16 @@ def test_worker_answers_are_the_in_process_answers(
         assert warm.requests() == before + 1
     for behavior_id in ("nudger", "warner", "softy", "asker", "hardy"):
         assert warm.counter(behavior_id) == cold.counter(behavior_id) > 0
-    for project in twins:  # a broken catalog: fail closed with file:line, through the worker too
+    # a broken catalog: the last one that loaded keeps enforcing (softy still blocks), with the
+    # notice naming file:line, through the worker too
+    for project in twins:
         rule = project.root / "behaviors" / "softy" / "behavior.yaml"
         rule.write_text(rule.read_text().replace("soft_block", "loud"))
-    event = warm.bash("echo soft-me")
+    event = warm.bash("echo soft-me again")  # not a retry of the earlier call: no override
     got, want = warm.call(event), cold.call(event)
     assert (got.stdout, got.stderr) == (want.stdout, want.stderr)
     assert b".forge/behaviors/softy/behavior.yaml:" in got.stdout and b'"deny"' in got.stdout
+    assert b"forge-policy validate" in got.stdout
 
 
 def test_parallel_clients_start_one_worker(project: ClientProject) -> None:

@@ -452,34 +452,41 @@ def _use(path: str, root: str) -> tuple[Catalog, CacheDocument, tuple[SourceReco
 def _open(path: str) -> CacheDocument:
     """The sealed document at ``path``; :class:`Ignored` unless its seal verifies under the key
     beside it, ``FileNotFoundError`` when there is no such file."""
+    doc = _structure(_open_sealed(path, MAGIC, FORMAT, MAX_CACHE_BYTES))
+    if doc is None:
+        raise Ignored("sealed but malformed")
+    return doc
+
+
+def _open_sealed(path: str, magic: bytes, fmt: int, limit: int) -> object:
+    """The JSON body of the file at ``path`` sealed with ``magic`` and format ``fmt`` (at most
+    ``limit`` bytes) under the key of its folder; :class:`Ignored` says why not,
+    ``FileNotFoundError`` when there is no such file. Shared with the last-good copies
+    (:mod:`forge_policy.config.last_good`)."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read(MAX_CACHE_BYTES + 1)
+            data = handle.read(limit + 1)
     except FileNotFoundError:
         raise
     except OSError as exc:
         raise Ignored(f"unreadable: {exc.strerror or exc}") from None
-    if len(data) > MAX_CACHE_BYTES:
-        raise Ignored(f"larger than {MAX_CACHE_BYTES} bytes")
+    if len(data) > limit:
+        raise Ignored(f"larger than {limit} bytes")
     header, newline, body = data.partition(b"\n")
     words = header.split(b" ")
-    if not newline or len(words) != 3 or words[0] != MAGIC:
+    if not newline or len(words) != 3 or words[0] != magic:
         raise Ignored("not sealed by forge-policy (no header line)")
-    if words[1] != str(FORMAT).encode():
-        raise Ignored(f"format {words[1].decode('ascii', 'replace')}, not {FORMAT}")
+    if words[1] != str(fmt).encode():
+        raise Ignored(f"format {words[1].decode('ascii', 'replace')}, not {fmt}")
     key = _read_key(os.path.dirname(path))
     if key is None:
         raise Ignored(f"no key to check its seal ({KEY_FILE} is missing or damaged)")
     if not _same(words[2].decode("ascii", "replace"), seal(key, body)):
         raise Ignored("its seal does not match: it was not written by forge-policy with this key")
     try:
-        raw = json.loads(body)
+        return json.loads(body)
     except (ValueError, RecursionError):
         raise Ignored("sealed but not JSON") from None
-    doc = _structure(raw)
-    if doc is None:
-        raise Ignored("sealed but malformed")
-    return doc
 
 
 def _cover(doc: CacheDocument) -> None:
@@ -582,6 +589,13 @@ def _linked_project_folder(path: str) -> str:
 
 
 def _write_sealed(path: str, body: bytes) -> bool:
+    return _write_sealed_as(path, body, MAGIC, FORMAT)
+
+
+def _write_sealed_as(path: str, body: bytes, magic: bytes, fmt: int) -> bool:
+    """Write ``body`` to ``path`` atomically, under a header line of ``magic``, ``fmt`` and its
+    seal with the folder's key (made when missing); False when it cannot be written. Shared
+    with the last-good copies (:mod:`forge_policy.config.last_good`)."""
     folder = os.path.dirname(path)
     linked = _linked_project_folder(path)
     if linked:  # never written through a link (the catalog is parsed from its YAML instead)
@@ -600,7 +614,7 @@ def _write_sealed(path: str, body: bytes) -> bool:
     key = _make_key(folder)
     if key is None:
         return False
-    header = b"%s %d %s\n" % (MAGIC, FORMAT, seal(key, body).encode("ascii"))
+    header = b"%s %d %s\n" % (magic, fmt, seal(key, body).encode("ascii"))
     return _write_atomic(path, header + body)
 
 

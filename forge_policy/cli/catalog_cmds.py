@@ -32,7 +32,9 @@ def register(command: Callable[..., Any]) -> None:
         cmd_validate,
         "Check a catalog folder (or one behavior file) and print every problem as "
         "file:line:col: field: message. Exit 1 when there is any. For the configured catalog, "
-        "also say which compiled cache files were ignored and why (they are rebuilt).",
+        "also check every configuration layer (<FORGE_ROOT>/config.yaml and the others), say "
+        "which compiled cache files were ignored and why (they are rebuilt), and, while the "
+        "catalog does not load, which last known good catalog the hook enforces instead.",
     )
     p.add_argument("directory", metavar="DIR", nargs="?", help="default: the configured catalog")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -182,16 +184,36 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
     from forge_policy.errors import CatalogError
 
     target = args.directory or ctx.config.catalog_dir or str(BUILTIN_DIR)
+    configured = not args.directory
+    config_issues = _config_issues(ctx) if configured else []
     try:
         catalog = load_catalog(target)
     except CatalogError as exc:
+        enforcing = _last_good_note(ctx) if configured else ""
         if args.json:
-            ctx.print_json({"ok": False, "issues": [i.to_dict() for i in exc.issues]})
+            broken: dict[str, Any] = {"ok": False, "issues": [i.to_dict() for i in exc.issues]}
+            if configured:
+                broken["config_issues"] = config_issues
+                broken["enforcing"] = enforcing or None
+            ctx.print_json(broken)
         else:
             for issue in exc.issues:
                 ctx.print(str(issue))
-            count = len(exc.issues)
+            for line in config_issues:
+                ctx.print(line)
+            count = len(exc.issues) + len(config_issues)
             ctx.note(f"{target}: {count} problem{'s' if count != 1 else ''}")
+            if enforcing:
+                ctx.note(enforcing)
+        return REFUSED
+    if config_issues:
+        if args.json:
+            ctx.print_json({"ok": False, "issues": [], "config_issues": config_issues})
+        else:
+            for line in config_issues:
+                ctx.print(line)
+            count = len(config_issues)
+            ctx.note(f"{ctx.config.root}: {count} problem{'s' if count != 1 else ''}")
         return REFUSED
     from forge_policy.catalog.lints import lint_behavior_file, lint_catalog
 
@@ -229,6 +251,47 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
         }
         ctx.print(outcome.get(cache["status"], f"cache: using {cache['used']}"))
     return OK
+
+
+def _config_issues(ctx: Context) -> list[str]:
+    """Every problem of the configuration the hook and the git hooks read (every layer of
+    :mod:`forge_policy.config.layers`, and ``testing:``), one ``file:line: key: message``
+    each."""
+    from forge_policy.config.layers import parse_layers, watched_files
+    from forge_policy.config.project import load_project_config
+    from forge_policy.errors import ProjectConfigError
+
+    found: list[str] = []
+    try:  # the files themselves: the hook's last-good fallback is not wanted here
+        parse_layers(watched_files(ctx.config.root, ctx.config.environ or {}))
+    except ProjectConfigError as exc:
+        found += str(exc).splitlines()
+    try:
+        load_project_config(ctx.config.root)
+    except ProjectConfigError as exc:
+        found += [line for line in str(exc).splitlines() if line not in found]
+    return found
+
+
+def _last_good_note(ctx: Context) -> str:
+    """While the configured catalog does not load: which catalog the hook enforces instead
+    (SPEC §10: the last one that loaded), or that tool calls are refused."""
+    config = ctx.config
+    if config.catalog_dir is None:
+        return ""
+    found, why = config.last_good_catalog()
+    if found is None:
+        return (
+            "meanwhile the hook refuses tool calls: no last good catalog to enforce instead "
+            f"({why})"
+        )
+    from forge_policy.config.last_good import Fallback
+
+    when = Fallback("catalog", "", found[1].saved_at, found[1].path).when
+    return (
+        f"meanwhile the hook enforces the last catalog that loaded (saved {when}, "
+        f"{len(found[0])} behaviors)"
+    )
 
 
 def _check_cache(ctx: Context, target: str, catalog: Catalog) -> dict[str, Any] | None:

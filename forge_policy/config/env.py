@@ -82,6 +82,7 @@ if TYPE_CHECKING:
 
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.config.last_good import Fallback, Saved
     from forge_policy.config.layers import ExceptionRule, Settings
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.engine.overrides import AutoApprove
@@ -268,11 +269,25 @@ class Config:
         applied: it is the evaluator's bypass).
 
         Raises :class:`~forge_policy.CatalogError` with every issue when the YAML does not
-        load, :class:`~forge_policy.errors.ProjectConfigError` when a setting cannot apply.
+        load, :class:`~forge_policy.errors.ProjectConfigError` when a setting cannot apply. A
+        project catalog that loads is kept as the last known good one
+        (:mod:`forge_policy.config.last_good`) whenever its files were parsed.
         """
+        return self._overlay(self._raw_catalog())
+
+    def _raw_catalog(self) -> Catalog:
+        """The configured catalog through the compiled cache, no setting applied; kept as the
+        last good one when it is the project's."""
         from forge_policy.catalog.cache import BUILTIN_DIR, CatalogCache
 
-        catalog = CatalogCache(self.cache_paths()).load(self.catalog_dir or BUILTIN_DIR)
+        cache = CatalogCache(self.cache_paths())
+        catalog = cache.load(self.catalog_dir or BUILTIN_DIR)
+        if self.catalog_dir is not None:
+            self._keep_last_good(catalog, cache.status, cache.used)
+        return catalog
+
+    def _overlay(self, catalog: Catalog) -> Catalog:
+        """``catalog`` with the layered settings applied."""
         settings = self.current_settings()
         if settings is None:
             return catalog
@@ -282,12 +297,114 @@ class Config:
 
     def current_settings(self) -> Settings | None:
         """The layered settings as the files say now (a long-lived process, the warm worker,
-        sees an edit without being restarted); None for a Config without layers."""
+        sees an edit without being restarted); None for a Config without layers. While a
+        layer does not load, the last layers that loaded, with their
+        :attr:`~forge_policy.config.layers.Settings.fallback` (SPEC §10)."""
         if self.settings is None:
             return None
         from forge_policy.config.layers import load_settings
 
         return load_settings(self.project_dir, self.root, self.environ)
+
+    def _last_good(self) -> tuple[str, str]:
+        """``(folder, name)`` of the project catalog's last-good copy (beside its cache)."""
+        from forge_policy.model import sha256_hex
+
+        catalog = os.path.abspath(self.catalog_dir or "")
+        name = f"catalog-{sha256_hex(catalog.encode('utf-8'))[:16]}"
+        return os.path.join(self.root, "runtime"), name
+
+    def _keep_last_good(self, catalog: Catalog, status: str, used: str) -> None:
+        """Save ``catalog`` as the last good one when its files were just parsed, or when the
+        copy is missing or older than the cache file ``used``; only where the runtime folder
+        already exists (a read-only command whose cache writes nothing creates nothing here
+        either). A cache hit costs two stats."""
+        from forge_policy.config import last_good
+
+        folder, name = self._last_good()
+        if status == "hit" or status == "uncached":
+            path = last_good.path_of(folder, name)
+            try:
+                saved = os.stat(path).st_mtime_ns
+            except OSError:
+                saved = -1
+            if status == "hit" and saved >= 0 and (not used or _mtime(used) <= saved):
+                return
+            if (
+                status == "uncached"
+                and saved >= 0
+                and all(_mtime(source) < saved for source in catalog.sources)
+            ):
+                return
+        if not os.path.isdir(folder):
+            return
+        document = {
+            "root": os.path.abspath(self.catalog_dir or ""),
+            "sources": list(catalog.sources),
+            "specs": [behavior.spec for behavior in catalog.behaviors],
+        }
+        last_good.save(folder, name, document)
+
+    def enforced_catalog(self) -> tuple[Catalog, Fallback | None]:
+        """The catalog that enforces: the configured one (:meth:`load_catalog`), or, when its
+        files do not load, the last one that loaded in this project, with the
+        :class:`~forge_policy.config.last_good.Fallback` that says so (SPEC §10).
+
+        Raises the :class:`~forge_policy.CatalogError` when there is no trusted last-good copy
+        (a note on it says why: none saved, or the reason the saved one is not trusted).
+        """
+        from forge_policy.errors import CatalogError
+
+        try:
+            return self.load_catalog(), None  # the settings' own errors are not the catalog's
+        except CatalogError as exc:
+            if self.catalog_dir is None:
+                raise
+            from forge_policy.config import last_good
+
+            found, why = self.last_good_catalog()
+            if found is None:
+                note = (
+                    "no catalog has loaded in this project yet"
+                    if why == "none saved"
+                    else f"the saved last good catalog is not used: {why}"
+                )
+                exc.add_note(note)
+                raise
+            catalog, saved = found
+            first = str(exc.issues[0]) if exc.issues else str(exc)
+            more = len(exc.issues) - 1
+            if more > 0:
+                first += f" (and {more} more problem{'s' if more > 1 else ''})"
+            fallback = last_good.Fallback("catalog", first, saved.saved_at, saved.path)
+            return self._overlay(catalog), fallback
+
+    def last_good_catalog(self) -> tuple[tuple[Catalog, Saved] | None, str]:
+        """``((catalog, saved copy), "")``: the project catalog's last-good copy, verified and
+        compiled; or ``(None, why not)`` (``"none saved"``, or why the copy is not trusted)."""
+        from forge_policy.catalog.behavior import Behavior
+        from forge_policy.catalog.catalog import Catalog
+        from forge_policy.config import last_good
+
+        folder, name = self._last_good()
+        saved, why = last_good.load(folder, name)
+        if saved is None:
+            return None, why
+        document = saved.document
+        specs, sources = document.get("specs"), document.get("sources")
+        if document.get("root") != os.path.abspath(self.catalog_dir or ""):
+            return None, "saved for another catalog folder"
+        if not isinstance(specs, list) or not isinstance(sources, list) or not specs:
+            return None, "sealed but malformed"
+        try:
+            catalog = Catalog(
+                [Behavior(spec) for spec in specs],
+                root=os.path.abspath(self.catalog_dir or ""),
+                sources=[str(source) for source in sources],
+            )
+        except Exception:  # specs that do not compile: no catalog to fall back on
+            return None, "its specs do not compile"
+        return (catalog, saved), ""
 
     def open_audit(self) -> AuditSink:
         """The configured audit sink (``FORGE_AUDIT``), opened on first use: by default the
@@ -372,10 +489,12 @@ class Config:
         auto_approve: AutoApprove | None = None,
     ) -> Evaluator:
         """An evaluator wired per this configuration: catalog (cached, unless ``catalog`` is
-        given), ``FORGE_DISABLE`` (or ``disable``: behavior id -> the variable naming it) as its
-        bypass, store, audit log, profile, TTL, window, and each harness's ``auto_approve``
-        capability (:meth:`~forge_policy.engine.overrides.PermissionModes.from_registry`;
-        ``auto_approve`` replaces it). The one place the hook, the warm worker, ``serve``, the
+        given; the last known good one, with a notice on every decision, while the project's
+        does not load: :meth:`enforced_catalog`), ``FORGE_DISABLE`` (or ``disable``: behavior
+        id -> the variable naming it) as its bypass, store, audit log, profile, TTL, window,
+        and each harness's ``auto_approve`` capability
+        (:meth:`~forge_policy.engine.overrides.PermissionModes.from_registry`; ``auto_approve``
+        replaces it). The one place the hook, the warm worker, ``serve``, the
         CLI and the git hooks build their evaluator; embedders call it as
         :func:`forge_policy.build_evaluator`. ``reuse``: an evaluator whose store and audit
         sink to keep (a long-lived process reloading its catalog keeps its connections);
@@ -392,14 +511,19 @@ class Config:
         settings = self.current_settings()
         profile = self.profile
         exceptions: tuple[ExceptionRule, ...] = ()
+        fallbacks: list[Fallback] = []
         if settings is not None:
             from forge_policy.config.layers import usable_exceptions
 
             profile = settings.profile or DEFAULT_PROFILE
             if disable is None:
                 disable = settings.disable
+            if settings.fallback is not None:
+                fallbacks.append(settings.fallback)
         if catalog is None:
-            catalog = self.load_catalog()
+            catalog, fallback = self.enforced_catalog()
+            if fallback is not None:
+                fallbacks.insert(0, fallback)
         if settings is not None:
             exceptions = usable_exceptions(catalog, settings)[0]
         if reuse is not None:
@@ -419,6 +543,18 @@ class Config:
             auto_approve=auto_approve or PermissionModes.from_registry(),
             disable=self.disable if disable is None else disable,
             exceptions=exceptions,
+            notices=tuple(fallback.notice for fallback in fallbacks),
+            notice_records=(
+                (
+                    lambda event: [
+                        record
+                        for fallback in fallbacks
+                        for record in fallback.records(event.session_id, event.event_name)
+                    ]
+                )
+                if fallbacks
+                else None
+            ),
         )
 
     def __repr__(self) -> str:
@@ -461,6 +597,13 @@ def project_folder(
 
 
 # -- parsing helpers ------------------------------------------------------------------------
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 1 << 62  # gone: newer than any copy
 
 
 def hook_deadline_from(environ: Mapping[str, str]) -> float:

@@ -90,6 +90,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.config.last_good import Fallback
 
 #: the layers, lowest precedence first
 LAYER_NAMES = ("user", "project", "local", "managed")
@@ -202,6 +203,9 @@ class Settings:
     notes: tuple[str, ...] = ()
     #: the profile the managed layer holds locked behaviors to (their reference)
     managed_profile: str | None = None
+    #: while a layer does not load: the last layers that loaded are these settings, and this
+    #: says so (:mod:`forge_policy.config.last_good`, SPEC §10); None when every layer loads
+    fallback: Fallback | None = attrs.field(default=None, eq=False, repr=False)
 
     def locked(self, behavior_id: str) -> bool:
         return behavior_id in self.managed
@@ -311,8 +315,14 @@ def watched_files(forge_root: str, environ: Mapping[str, str]) -> list[str]:
 
 # -- loading -----------------------------------------------------------------------------------
 
-#: what the files gave, per fingerprint of every watched file (the process's memo)
-_MEMO: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+#: what the files gave, per fingerprint of every watched file (the process's memo), and the
+#: last-good fallback when they did not load
+_MEMO: dict[tuple[Any, ...], tuple[list[dict[str, Any]], Fallback | None]] = {}
+#: the name of the layers' last-good copy (:mod:`forge_policy.config.last_good`)
+LAST_GOOD = "settings"
+#: fingerprints whose layers loaded but are not kept as the last good ones yet (the value:
+#: whether they were parsed now, so that the copy is rewritten)
+_UNKEPT: dict[tuple[Any, ...], bool] = {}
 
 
 def _identity(path: str) -> tuple[int, ...] | None:
@@ -331,45 +341,112 @@ def load_settings(project_dir: str, forge_root: str, environ: Mapping[str, str])
     """The effective settings: every layer merged, the environment (``FORGE_PROFILE``,
     ``FORGE_DISABLE``, ``DISABLE_*``) applied below the managed locks.
 
-    Raises :class:`~forge_policy.errors.ProjectConfigError` listing every problem of every
-    layer (``file:line: key: message``), and for a managed bundle whose signature does not
-    verify.
+    When a layer does not load, the layers that last loaded in this project (a sealed copy
+    under ``<forge_root>/runtime/``, :mod:`forge_policy.config.last_good`) are merged instead
+    and :attr:`Settings.fallback` says so (SPEC §10: the last configuration that loaded keeps
+    enforcing). Raises :class:`~forge_policy.errors.ProjectConfigError` listing every problem
+    of every layer (``file:line: key: message``), and for a managed bundle whose signature
+    does not verify, only when there is no trusted copy (a note on it says why).
     """
-    watched = watched_files(os.path.abspath(forge_root), environ)
+    forge_root = os.path.abspath(forge_root)
+    watched = watched_files(forge_root, environ)
     fingerprint = tuple((path, _identity(path)) for path in watched)
-    layers = _MEMO.get(fingerprint)
-    if layers is None:
-        if all(identity is None for _, identity in fingerprint[:4]):
-            layers = []
-            if fingerprint[5][1] is not None:  # a key and no managed config: fail closed
-                raise ProjectConfigError(
-                    f"{watched[5]}: a signing key is installed but {watched[3]} is missing: "
-                    "the managed configuration cannot be verified"
-                )
+    memo = _MEMO.get(fingerprint)
+    if memo is None:
+        try:
+            layers, parsed = _layers(forge_root, watched, fingerprint)
+        except ProjectConfigError as exc:
+            memo = _last_good_layers(forge_root, exc)
         else:
-            layers = _cached_layers(os.path.abspath(forge_root), watched, fingerprint)
+            memo = (layers, None)
+            _UNKEPT[fingerprint] = parsed
         if len(_MEMO) > 16:
             _MEMO.clear()
-        _MEMO[fingerprint] = layers
-    return merge(layers, environ, project_dir)
+            _UNKEPT.clear()
+        _MEMO[fingerprint] = memo
+    layers, fallback = memo
+    if fingerprint in _UNKEPT and _keep(forge_root, layers, _UNKEPT[fingerprint]):
+        del _UNKEPT[fingerprint]
+    settings = merge(layers, environ, project_dir)
+    return settings if fallback is None else attrs.evolve(settings, fallback=fallback)
+
+
+def _layers(
+    forge_root: str, watched: list[str], fingerprint: tuple[Any, ...]
+) -> tuple[list[dict[str, Any]], bool]:
+    """The parsed layers (:class:`ProjectConfigError` when one does not load) and whether
+    their files were parsed now (not read from the sealed cache)."""
+    if all(identity is None for _, identity in fingerprint[:4]):
+        if fingerprint[5][1] is not None:  # a key and no managed config: fail closed
+            raise ProjectConfigError(
+                f"{watched[5]}: a signing key is installed but {watched[3]} is missing: "
+                "the managed configuration cannot be verified"
+            )
+        return [], False  # the defaults
+    return _cached_layers(forge_root, watched, fingerprint)
+
+
+def _keep(forge_root: str, layers: list[dict[str, Any]], parsed: bool) -> bool:
+    """Keep ``layers`` as the last good ones (when parsed now, or when no copy exists);
+    False while ``<forge_root>/runtime`` does not exist yet (a later load keeps them: the
+    folder is never made here)."""
+    from forge_policy.config import last_good
+
+    folder = os.path.join(forge_root, "runtime")
+    if not os.path.isdir(folder):
+        return False
+    if parsed or not last_good.exists(folder, LAST_GOOD):
+        last_good.save(folder, LAST_GOOD, {"layers": layers})
+    return True
+
+
+def _last_good_layers(
+    forge_root: str, exc: ProjectConfigError
+) -> tuple[list[dict[str, Any]], Fallback]:
+    """The layers of the last good copy and the :class:`~forge_policy.config.last_good.
+    Fallback` that says they enforce in place of the files (naming the first problem of
+    ``exc``); ``exc``, with a note saying why, when there is no copy to trust."""
+    from forge_policy.config import last_good
+
+    folder = os.path.join(forge_root, "runtime")
+    saved, why = last_good.load(folder, LAST_GOOD)
+    layers = saved.document.get("layers") if saved is not None else None
+    if (
+        saved is None
+        or not isinstance(layers, list)
+        or not all(isinstance(layer, dict) for layer in layers)
+    ):
+        why = why or "sealed but malformed"
+        exc.add_note(
+            "no configuration has loaded in this project yet"
+            if why == "none saved"
+            else f"the saved last good configuration is not used: {why}"
+        )
+        raise exc
+    problems = str(exc).splitlines() or [""]
+    first = problems[0]
+    if len(problems) > 1:
+        more = len(problems) - 1
+        first += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return layers, last_good.Fallback("configuration", first, saved.saved_at, saved.path)
 
 
 def _cached_layers(
     forge_root: str, watched: list[str], fingerprint: tuple[Any, ...]
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], bool]:
     """The parsed layers from the sealed cache when every watched file is unchanged, else
-    parsed (and the cache rewritten)."""
+    parsed (and the cache rewritten); and whether they were parsed."""
     cache = os.path.join(forge_root, "runtime", CACHE_FILE)
     found = _read_cache(cache, fingerprint)
     if found is not None:
-        return found
+        return found, False
     from forge_policy.catalog.cache import _sha256
 
     hashes = {path: _sha256(path) for path, identity in fingerprint if identity is not None}
     layers = parse_layers(watched)
     if os.path.isdir(forge_root):  # never makes the project's .forge, only its runtime/
         _write_cache(cache, fingerprint, hashes, layers)
-    return layers
+    return layers, True
 
 
 def parse_layers(watched: list[str]) -> list[dict[str, Any]]:

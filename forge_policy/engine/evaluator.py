@@ -111,6 +111,8 @@ class Evaluator:
         random_id: Callable[[], str] = random_id,
         disable: Mapping[str, str] | None = None,
         exceptions: Sequence[Any] = (),
+        notices: Sequence[str] = (),
+        notice_records: Callable[[Event], list[dict[str, Any]]] | None = None,
     ) -> None:
         """``grant_seconds``: how long an explicit grant lives (``FORGE_GRANT_SECONDS``).
         ``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
@@ -122,7 +124,11 @@ class Evaluator:
         (:mod:`forge_policy.engine.bypass`). ``exceptions`` (the configuration's
         :class:`~forge_policy.config.layers.ExceptionRule` values): an event one matches is
         allowed for that behavior, and each use is recorded as an ``exception``
-        (:mod:`forge_policy.engine.exceptions`)."""
+        (:mod:`forge_policy.engine.exceptions`). ``notices``: what every decision tells the
+        user about the engine itself (a last known good catalog or configuration enforcing,
+        SPEC §10), and ``notice_records(event)`` the audit records that go with them, written
+        beside the decision (it returns each distinct one once:
+        :mod:`forge_policy.config.last_good`)."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -158,6 +164,8 @@ class Evaluator:
         for name, provider in (facts or {}).items():
             registry.register(name, provider)
         self.facts: Mapping[str, FactProvider] = registry
+        self.notices = tuple(notices)
+        self.notice_records = notice_records
 
     def evaluate(self, event: Event, *, facts: FactCache | None = None) -> Decision:
         """Decide one event and record its effects in one store transaction (and its
@@ -178,7 +186,24 @@ class Evaluator:
         if self.settings.exceptions:
             bypassed += self._excepted(event, view, now, facts)
         decision = self._evaluate(event, view, now, facts)
+        if self.notices:
+            decision = self._noticed(decision, event)
         return _with_bypasses(self.audit, decision, bypassed) if bypassed else decision
+
+    def _noticed(self, decision: Decision, event: Event) -> Decision:
+        """``decision`` with this evaluator's notices, their audit records written (a failure
+        to write them leaves the decision, with a diagnostic)."""
+        notes = decision.diagnostics
+        if self.notice_records is not None:
+            try:
+                records = self.notice_records(event)
+                if records:
+                    from forge_policy.audit.base import write
+
+                    write(self.audit, records)
+            except (AuditError, OSError) as exc:
+                notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
+        return attrs.evolve(decision, notices=self.notices, diagnostics=notes)
 
     def _excepted(
         self, event: Event, view: SessionState | None, now: float, facts: FactCache

@@ -197,7 +197,7 @@ class ForgePolicyMiddleware(_Base):
             decision = _evaluate(self.evaluator, event)
         except Exception as exc:
             return None, [_could_not_decide(exc, refused=False)]
-        return decision, list(decision.messages) if decision.blocking is None else []
+        return decision, _shown(decision)
 
     # -- the tool call -------------------------------------------------------------------
 
@@ -534,7 +534,9 @@ def _with_system_notes(request: ModelRequest[Any], notes: list[str]) -> ModelReq
 
 
 def _shown(decision: Decision) -> list[str]:
-    return list(decision.messages) if decision.blocking is None else []
+    """What the model is shown beside an event that goes on: its messages, and the notices (a
+    last known good catalog enforcing: LangChain has no channel to the user of its own)."""
+    return [*decision.messages, *decision.notices] if decision.blocking is None else []
 
 
 def _outcome(result: ToolResult) -> tuple[str, object]:

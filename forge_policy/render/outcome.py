@@ -95,12 +95,16 @@ def refusal_reason(decision: Decision) -> str:
 
 
 def override_notes(decision: Decision) -> list[str]:
-    """One line for the user per override by retry or explicit grant (audited)."""
+    """One line for the user per override by retry or explicit grant (audited), then the
+    decision's :attr:`~forge_policy.Decision.notices` (a last known good catalog enforcing)."""
     return [
-        f"forge-policy: override of {o.get('behavior_id')} ({o.get('mechanism')}) recorded "
-        "in the audit log."
-        for o in decision.overrides
-        if o.get("mechanism") in ("retry", "explicit")
+        *(
+            f"forge-policy: override of {o.get('behavior_id')} ({o.get('mechanism')}) recorded "
+            "in the audit log."
+            for o in decision.overrides
+            if o.get("mechanism") in ("retry", "explicit")
+        ),
+        *decision.notices,
     ]
 
 
@@ -113,7 +117,22 @@ def error_refusal(problem: str) -> str:
 
 
 def error_notice(on_error: str, problem: str) -> str:
-    """What the user reads when an event that could not be evaluated goes through."""
+    """What the user reads when an event that could not be evaluated goes through: under
+    ``FORGE_ON_ERROR=allow`` because the user said so; under ``deny`` because the event is not
+    a tool call that can be refused (a prompt, a session start: never held hostage), which is
+    said as such, not as ``deny`` letting it through.
+
+    >>> print(error_notice("deny", "x"))  # doctest: +NORMALIZE_WHITESPACE
+    forge-policy could not evaluate this event; only tool calls are refused when it cannot
+    decide, so this one goes through unchecked: x
+    >>> error_notice("allow", "x")
+    'forge-policy could not evaluate this event and let it through (FORGE_ON_ERROR=allow): x'
+    """
+    if on_error == "deny":
+        return (
+            "forge-policy could not evaluate this event; only tool calls are refused when it "
+            f"cannot decide, so this one goes through unchecked: {problem}"
+        )
     return (
         f"forge-policy could not evaluate this event and let it through "
         f"(FORGE_ON_ERROR={on_error}): {problem}"

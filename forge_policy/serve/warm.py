@@ -111,7 +111,9 @@ class Warm:
         return tuple(parts)
 
     def _load(self) -> _Snapshot:
-        """Build the evaluator; a catalog that does not load leaves none, and requests are then
+        """Build the evaluator; a catalog that does not load is replaced by the last one that
+        loaded (:meth:`~forge_policy.config.env.Config.enforced_catalog`, whose notice is then
+        the snapshot's error too), and with none the snapshot has no evaluator: requests are
         answered as the command hook would (``FORGE_ON_ERROR``, naming file:line)."""
         from forge_policy.errors import ForgePolicyError
 
@@ -125,7 +127,8 @@ class Warm:
             self._last = evaluator
         except ForgePolicyError as exc:
             return _Snapshot(files, signature, None, " ".join(str(exc).split()))
-        return _Snapshot(files, signature, evaluator, "")
+        # a last known good catalog enforcing (SPEC §10): answered with, and reported
+        return _Snapshot(files, signature, evaluator, " ".join(evaluator.notices))
 
     def current(self) -> _Snapshot:
         """The snapshot to answer with, reloaded first when a catalog file changed."""
