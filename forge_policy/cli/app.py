@@ -25,14 +25,37 @@ from forge_policy.cli.context import (
     STORE_FAILURE,
     USAGE,
     Context,
+    OutputClosed,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import TextIO
+    from typing import Any, TextIO
 
     Handler = Callable[[argparse.Namespace, Context], int]
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose "invalid choice" error names the closest valid one (a
+    mistyped command: ``did you mean 'status'?``), as git does."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is None or value in choices or not isinstance(value, str):
+            super()._check_value(action, value)
+            return
+        import difflib
+
+        names = [str(c) for c in choices]
+        close = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
+        if not close:  # a prefix of exactly one name ("stat" for status) is a clear intent
+            close = [n for n in names if n.startswith(value)][:2]
+            close = close if len(close) == 1 else []
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r}{hint}; choose from {', '.join(names)}"
+        )
 
 
 def _formatter(prog: str) -> argparse.HelpFormatter:
@@ -47,7 +70,7 @@ def _epilog(doc: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line (every command has ``--help``)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="forge-policy",
         description="Policy engine for AI coding agents.",
         epilog=_epilog(OVERVIEW),
@@ -106,6 +129,8 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
     except (StoreError, AuditError) as exc:
         ctx.note(f"{type(exc).__name__}: {exc}")
         return STORE_FAILURE
+    except OutputClosed:
+        raise  # stdout's reader is gone: forge_policy.cli.main stops quietly
     except OSError as exc:
         where = f" {exc.filename!r}" if exc.filename else ""
         ctx.note(f"cannot access{where}: {exc.strerror or exc}")

@@ -51,6 +51,14 @@ Exit codes (every command)::
 """
 
 OK, REFUSED, USAGE, STORE_FAILURE, INTEGRITY_FAILURE = 0, 1, 2, 3, 4
+#: Stdout's reader went away (``| head``): 128 + SIGPIPE, as a shell reports a process that
+#: signal stopped; nothing is printed about it.
+STDOUT_CLOSED = 141
+
+
+class OutputClosed(BrokenPipeError):
+    """Stdout's reader is gone: raised by :meth:`Context.write` so that a broken pipe of
+    stdout is told apart from one of a socket or a child process (a real failure)."""
 
 
 class Context:
@@ -78,17 +86,24 @@ class Context:
             self._evaluator = self.config.build_evaluator()
         return self._evaluator
 
+    def write(self, text: str) -> None:
+        """``text`` on stdout as it is; :class:`OutputClosed` when stdout's reader is gone."""
+        try:
+            self.out.write(text)
+        except BrokenPipeError as exc:
+            raise OutputClosed(*exc.args) from None
+
     def print(self, text: str = "") -> None:
         """One line (or block) on stdout, redacted (:func:`forge_policy.secrets.redact`)."""
         from forge_policy.secrets import redact
 
-        self.out.write(redact(text) + "\n")
+        self.write(redact(text) + "\n")
 
     def print_json(self, value: object) -> None:
         """``value`` as indented JSON on stdout (``--json``), every string in it redacted."""
         from forge_policy.cli._format import dumps
 
-        self.out.write(dumps(value) + "\n")
+        self.write(dumps(value) + "\n")
 
     def note(self, text: str) -> None:
         """A message for the user on stderr, redacted."""

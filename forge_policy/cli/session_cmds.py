@@ -28,6 +28,14 @@ def register(command: Callable[..., Any]) -> None:
         "blocks (or one session's with --session), and whether serve mode answers.",
     )
     p.add_argument("--session", metavar="SID", help="only this session")
+    p.add_argument(
+        "--limit",
+        metavar="N",
+        type=_count,
+        default=None,
+        help=f"show the N most recently active sessions (default {STATUS_LIMIT}; --json: all; "
+        "0: all)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command(
         "explain",
@@ -65,29 +73,112 @@ def register(command: Callable[..., Any]) -> None:
     command("purge", cmd_purge, "Delete the sessions whose last access is older than the TTL.")
 
 
+#: Sessions ``status`` shows on a terminal unless ``--limit`` says otherwise.
+STATUS_LIMIT = 10
+
+
+def _count(text: str) -> int:
+    """An argparse type for ``--limit``: a whole number, 0 or more (a bad one: exit 2)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative (0 shows every one)")
+    return value
+
+
+def by_recency(sessions: Iterable[Status]) -> list[Status]:
+    """Sessions newest first: by last activity, then start, then id (a session without a
+    readable stamp last).
+
+    >>> from forge_policy.reports.status import Status
+    >>> old = Status("a", True, last_accessed_at="2026-01-01T00:00:00.000000+00:00")
+    >>> new = Status("b", True, last_accessed_at="2026-01-02T00:00:00.000000+00:00")
+    >>> [s.session_id for s in by_recency([old, Status("c", True), new])]
+    ['b', 'a', 'c']
+    """
+    from forge_policy._time import parse_iso
+
+    def key(session: Status) -> tuple[float, float, str]:
+        last = parse_iso(session.last_accessed_at, default=-1.0)
+        return (-last, -parse_iso(session.created_at, default=-1.0), session.session_id)
+
+    return sorted(sessions, key=key)
+
+
+def status_summary(sessions: Iterable[Status]) -> dict[str, int]:
+    """The first line of ``status``: live sessions, and their violations, blocks and
+    overrides summed over behaviors.
+
+    >>> status_summary([])
+    {'sessions': 0, 'violations': 0, 'blocks': 0, 'overrides': 0}
+    """
+    out = {"sessions": 0, "violations": 0, "blocks": 0, "overrides": 0}
+    for session in sessions:
+        if not session.exists:
+            continue
+        out["sessions"] += 1
+        for b in session.behaviors.values():
+            out["violations"] += b.counter
+            out["blocks"] += b.blocks
+            out["overrides"] += b.overrides
+    return out
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def cmd_status(args: Namespace, ctx: Context) -> int:
-    """``forge-policy status [--session SID] [--json]``."""
+    """``forge-policy status [--session SID] [--limit N] [--json]``."""
     from forge_policy.ops.admin import status
     from forge_policy.serve import probe
 
-    sessions = status(ctx.evaluator, args.session)
+    sessions = by_recency(status(ctx.evaluator, args.session))
+    summary = status_summary(sessions)
+    limit = args.limit if args.limit is not None else (0 if args.json else STATUS_LIMIT)
+    shown = sessions[:limit] if limit else sessions
     serve = probe(ctx.config.root)
     audit = _audit_health(ctx)
     floors = _floors(ctx)
     if args.json:
         ctx.print_json(
             {
-                "sessions": to_json(sessions),
+                "summary": summary,
+                "sessions": to_json(shown),
+                "more": len(sessions) - len(shown),
                 "serve": serve,
                 "audit": audit,
                 "floor": [f.to_dict() for f in floors],
             }
         )
         return OK
+    from forge_policy.cli._color import colors
+
+    paint = colors(ctx.out)
+    live = [s for s in sessions if s.exists]
+    if args.session is None or live:
+        ctx.print(
+            paint.bold(_plural(summary["sessions"], "live session"))
+            + ": "
+            + ", ".join(
+                paint.count(summary[key], _plural(summary[key], key.rstrip("s")), key)
+                for key in ("violations", "blocks", "overrides")
+            )
+        )
     if not sessions:
         ctx.print("no live sessions")
-    for session in sessions:
-        _print_session(ctx, session)
+    now = ctx.evaluator.clock()
+    for session in shown:
+        _print_session(ctx, session, now)
+    if len(shown) < len(sessions):
+        ctx.print(
+            f"… {len(sessions) - len(shown)} more (older) session"
+            f"{'s' if len(sessions) - len(shown) != 1 else ''}: --limit 0 shows all"
+        )
     for name, backend in (("store", ctx.evaluator.store), ("audit", ctx.evaluator.audit)):
         where = getattr(backend, "where", None)  # a shared database's DSN, password masked
         if isinstance(where, str):
@@ -148,13 +239,15 @@ def _audit_health(ctx: Context) -> dict[str, object]:
     return {"checked": True, "ok": report.ok, "problems": list(report.problems)}
 
 
-def _print_session(ctx: Context, session: Status) -> None:
+def _print_session(ctx: Context, session: Status, now: float) -> None:
+    from forge_policy.cli._format import ago, local_time
+
     if not session.exists:
         ctx.print(f"session {session.session_id}: no live state")
         return
     ctx.print(
-        f"session {session.session_id} (started {session.created_at}, "
-        f"last active {session.last_accessed_at})"
+        f"session {session.session_id} (last active {local_time(session.last_accessed_at)}, "
+        f"{ago(session.last_accessed_at, now)}; started {local_time(session.created_at)})"
     )
     rows: list[list[object]] = []
     for behavior_id, b in session.behaviors.items():
