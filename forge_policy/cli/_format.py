@@ -6,22 +6,37 @@ import json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Left-aligned columns, two spaces apart; ``None`` shows as ``-``.
+def table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    tone: Callable[[int, str], str] | None = None,
+) -> str:
+    """Left-aligned columns, two spaces apart; ``None`` shows as ``-``. ``tone(column, text)``
+    may colour a body cell (:mod:`forge_policy.cli._color`): widths count the text alone.
 
     >>> print(table(["id", "n"], [["a", 1], ["bcd", None]]))
     id   n
     a    1
     bcd  -
+    >>> table(["k"], [["x"]], tone=lambda i, t: f"<{t}>").splitlines()[1]
+    '<x>'
     """
     cells = [[_cell(v) for v in row] for row in [header, *rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+
+    def shown(line: int, i: int, text: str, width: int) -> str:
+        pad = " " * (width - len(text))
+        return (tone(i, text) if tone and line and text else text) + pad
+
     return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+        "  ".join(
+            shown(n, i, c, w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for n, row in enumerate(cells)
     )
 
 
@@ -131,10 +146,10 @@ def parse_since(text: str, now: float) -> float:
     (2800.0, 40800.0)
     >>> parse_since("2027-01-15T08:00:00+00:00", 0.0)
     1800000000.0
-    >>> parse_since("yesterday", 0.0)
+    >>> parse_since("yesterday", 0.0)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: --since 'yesterday': give a duration (30m, 2h, 3d, 1w) or an ISO date (2026-01-31, 2026-01-31T09:00)
+    ValueError: --since 'yesterday': give a duration (30m, 2h, 3d, 1w) or an ISO date ...
     """
     import re
 

@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from forge_policy.cli import (
+    audit_cmds,
     authoring_cmds,
     catalog_cmds,
     floor_cmds,
@@ -86,7 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    groups = (setup_cmds, session_cmds, catalog_cmds, authoring_cmds, replay_cmds, git_cmds)
+    groups = (
+        setup_cmds,
+        audit_cmds,
+        session_cmds,
+        catalog_cmds,
+        authoring_cmds,
+        replay_cmds,
+        git_cmds,
+    )
     for module in (*groups, floor_cmds, worker_cmds):
         module.register(command)
     return parser

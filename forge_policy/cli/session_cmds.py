@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from forge_policy.cli.context import Context
     from forge_policy.engine.inputs import Settings
     from forge_policy.ops.floor_report import HarnessFloor
-    from forge_policy.reports.status import OverrideGrant, Status
+    from forge_policy.reports.status import BehaviorStatus, OverrideGrant, Status
 
 
 def register(command: Callable[..., Any]) -> None:
@@ -147,12 +147,12 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
     if args.json:
         ctx.print_json(
             {
-                "summary": summary,
                 "sessions": to_json(shown),
-                "more": len(sessions) - len(shown),
                 "serve": serve,
                 "audit": audit,
                 "floor": [f.to_dict() for f in floors],
+                "summary": summary,
+                "more": len(sessions) - len(shown),
             }
         )
         return OK
@@ -173,7 +173,7 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
         ctx.print("no live sessions")
     now = ctx.evaluator.clock()
     for session in shown:
-        _print_session(ctx, session, now)
+        _print_session(ctx, session, now, every=args.session is not None)
     if len(shown) < len(sessions):
         ctx.print(
             f"… {len(sessions) - len(shown)} more (older) session"
@@ -239,7 +239,22 @@ def _audit_health(ctx: Context) -> dict[str, object]:
     return {"checked": True, "ok": report.ok, "problems": list(report.problems)}
 
 
-def _print_session(ctx: Context, session: Status, now: float) -> None:
+def _quiet(b: BehaviorStatus) -> bool:
+    """A behavior with nothing to tell in a session: on (or off for the whole project, which
+    ``list`` shows), never fired, nothing pending or granted."""
+    return not (
+        b.counter
+        or b.blocks
+        or b.overrides
+        or b.pending_block
+        or b.override_granted
+        or b.session_disabled
+    )
+
+
+def _print_session(ctx: Context, session: Status, now: float, *, every: bool = True) -> None:
+    """One session: its times and a row per behavior (``every``: false leaves out the quiet
+    ones, :func:`_quiet`, and says how many; ``status --session SID`` shows every one)."""
     from forge_policy.cli._format import ago, local_time
 
     if not session.exists:
@@ -250,7 +265,11 @@ def _print_session(ctx: Context, session: Status, now: float) -> None:
         f"{ago(session.last_accessed_at, now)}; started {local_time(session.created_at)})"
     )
     rows: list[list[object]] = []
+    quiet = 0
     for behavior_id, b in session.behaviors.items():
+        if not every and _quiet(b):
+            quiet += 1
+            continue
         if not b.enabled and not b.counter:
             rows.append([behavior_id, "off", 0, None, None, 0, 0, None])
             continue
@@ -274,7 +293,13 @@ def _print_session(ctx: Context, session: Status, now: float) -> None:
             ]
         )
     header = ["behavior", "on", "count", "level", "next", "blocks", "overrides", "pending"]
-    ctx.print("  " + table(header, rows).replace("\n", "\n  "))
+    if rows:
+        ctx.print("  " + table(header, rows).replace("\n", "\n  "))
+    if quiet:
+        ctx.print(
+            f"  {'no behavior fired' if not rows else f'{quiet} more behaviors quiet'}: "
+            f"forge-policy status --session {session.session_id} shows every one"
+        )
     if session.flags:
         ctx.print(f"  flags: {', '.join(_flag_summary(session.flags))}")
     if session.totals:
