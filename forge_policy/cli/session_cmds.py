@@ -10,12 +10,14 @@ from forge_policy.cli.context import OK, USAGE
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from argparse import Namespace
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
     from forge_policy.cli.context import Context
     from forge_policy.engine.inputs import Settings
+    from forge_policy.model import Event
     from forge_policy.ops.floor_report import HarnessFloor
+    from forge_policy.reports.explain import ExplainReport
     from forge_policy.reports.status import BehaviorStatus, OverrideGrant, Status
 
 
@@ -45,6 +47,14 @@ def register(command: Callable[..., Any]) -> None:
         "the level it would reach. Changes nothing.",
     )
     p.add_argument("--file", "-f", metavar="FILE", help="read the event from FILE")
+    p.add_argument(
+        "--record",
+        metavar="N",
+        type=int,
+        help="re-explain audit record N (the number forge-policy audit log shows): its call "
+        "decided again with today's catalog, in a fresh session (or --session's), beside "
+        "what was recorded",
+    )
     p.add_argument("--session", metavar="SID", help="use this session id instead of the event's")
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command(
@@ -328,6 +338,8 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
     from forge_policy.errors import EventError
     from forge_policy.model import Event
 
+    if args.record is not None:
+        return _explain_record(args, ctx)
     if args.file:
         with open(args.file, encoding="utf-8") as file:
             text = file.read()
@@ -361,6 +373,13 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
         f"{event.event_name}{subject} in session {event.session_id}: "
         f"{decision.outcome}{blocker} (dry run: nothing was recorded)"
     )
+    _print_trace(ctx, report)
+    return OK
+
+
+def _print_trace(ctx: Context, report: ExplainReport) -> None:
+    """Every behavior, trigger and condition of a dry run, then the messages it would show."""
+    decision = report.decision
     for entry in report.behaviors:
         ctx.print(f"  {entry.behavior_id}: {entry.result}")
         for trigger in entry.triggers:
@@ -375,6 +394,120 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
         ctx.print("\n" + message)
     for diagnostic in decision.diagnostics:
         ctx.note(diagnostic)
+
+
+def recorded_event(number: int, record: Mapping[str, Any], session_id: str) -> Event:
+    """The event an audit ``block``/``violation`` record was decided on, rebuilt from its
+    ``event_input`` (:func:`forge_policy.engine.records.recorded_input`) for ``session_id``;
+    :class:`~forge_policy.errors.Refused` saying why when the record holds no call.
+
+    >>> record = {"kind": "block", "event": "PreToolUse", "tool_name": "Bash",
+    ...           "event_input": {"tool_input": {"command": "git push -f"}}}
+    >>> recorded_event(7, record, "s").tool_input["command"]
+    'git push -f'
+    >>> recorded_event(8, {"kind": "block", "input_summary": "Bash: make"}, "s")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    forge_policy.errors.Refused: audit record 8 was written before records kept the call ...
+    """
+    from forge_policy.errors import Refused
+    from forge_policy.model import Event
+
+    kind = record.get("kind")
+    if kind not in ("block", "violation"):
+        raise Refused(
+            f"audit record {number} is a {kind or 'kindless'} record: only block and violation "
+            "records hold a decided call (forge-policy audit log --kind block lists them)"
+        )
+    kept = record.get("event_input")
+    if not isinstance(kept, dict):
+        summary = record.get("input_summary") or "no summary"
+        raise Refused(
+            f"audit record {number} was written before records kept the call's input (it holds "
+            f"only the summary {summary!r}, redacted and cut to 100 characters): give the event "
+            "yourself, as JSON on stdin or with --file"
+        )
+    tool_input = kept.get("tool_input")
+    return Event(
+        str(record.get("event") or "PreToolUse"),
+        session_id,
+        tool_name=str(record.get("tool_name") or ""),
+        tool_input=tool_input if isinstance(tool_input, dict) else {},
+        prompt=str(kept.get("prompt") or ""),
+        agent=str(kept.get("agent") or ""),
+        cwd=str(kept.get("cwd") or ""),
+        tool_use_id=str(record.get("tool_use_id") or ""),
+        permission_mode=str(kept.get("permission_mode") or ""),
+        harness=str(kept.get("harness") or "claude-code"),
+    )
+
+
+def _explain_record(args: Namespace, ctx: Context) -> int:
+    """``forge-policy explain --record N [--session SID] [--json]``: the recorded decision
+    beside today's dry run of the same call."""
+    from forge_policy.cli._color import colors
+    from forge_policy.cli._format import local_time
+    from forge_policy.errors import Refused
+    from forge_policy.ops.audit_log import brief, find_record
+
+    record = find_record(ctx.evaluator.audit, args.record)
+    if record is None:
+        raise Refused(
+            f"no audit record {args.record}: forge-policy audit log shows the records and "
+            "their numbers"
+        )
+    session_id = args.session or f"explain-record-{args.record}"
+    event = recorded_event(args.record, record, session_id)
+    report = ctx.evaluator.explain(event)
+    decision = report.decision
+    behavior_id = str(record.get("behavior_id") or "")
+    today = next((v for v in decision.violations if v.behavior_id == behavior_id), None)
+    recorded_level = str(record.get("level") or "")
+    today_level = today.level.label if today is not None else None
+    if args.json:
+        ctx.print_json(
+            {
+                "record": brief(args.record, record),
+                "recorded": {"behavior_id": behavior_id, "level": recorded_level},
+                "today": {
+                    "session_id": session_id,
+                    "behavior_level": today_level,
+                    "same": today_level == recorded_level,
+                    "input_cut": bool(record["event_input"].get("cut")),
+                    "explain": to_json(report),
+                },
+            }
+        )
+        return OK
+    paint = colors(ctx.out)
+    what = record.get("input_summary") or event.tool_name or "-"
+    ctx.print(
+        f"audit record {args.record} ({local_time(record.get('timestamp'))}, session "
+        f"{record.get('session_id')}): {event.event_name} {what}"
+    )
+    counter = record.get("counter")
+    ctx.print(
+        f"  recorded: {behavior_id} {paint.tone(recorded_level)}"
+        + (f" (violation {counter} of the session)" if counter else "")
+    )
+    blocker = f" by {decision.blocking.behavior_id}" if decision.blocking else ""
+    fresh = "a fresh session" if not args.session else f"session {session_id}'s current state"
+    now = paint.tone(today_level) if today_level else "does not fire"
+    ctx.print(
+        f"  today:    {behavior_id} {now}; outcome {paint.tone(decision.outcome)}{blocker} "
+        f"(today's catalog, dry run in {fresh}: nothing was recorded)"
+    )
+    if today_level != recorded_level:
+        ctx.print(
+            "  differs: today's catalog, its configuration or the session's counters decide "
+            "otherwise (escalation counts violations per session: --session SID uses a live one)"
+        )
+    if record["event_input"].get("cut"):
+        ctx.print(
+            "  note: a long value of the call was cut when recorded; rules reading it may differ"
+        )
+    _print_trace(ctx, report)
     return OK
 
 
