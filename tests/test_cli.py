@@ -291,10 +291,7 @@ def test_override_of_an_unknown_session_is_refused_unless_new(project: Project) 
 
 def test_status_reports_real_counters(project: Project) -> None:
     # no session yet; the floor line (SPEC §13) follows: tests/test_doctor_floor.py
-    assert project.run("status").stdout.splitlines()[:2] == [
-        "0 live sessions: 0 violations, 0 blocks, 0 overrides",
-        "no live sessions",
-    ]
+    assert project.run("status").stdout.splitlines()[0] == "no live sessions"
     for _ in range(3):
         project.hook(tool_event("Edit", file_path="/p/a.py", old_string="a", new_string="b"))
     assert decision_of(project.hook(tool_event("Bash", "s2", command="git push -f"))) == "deny"

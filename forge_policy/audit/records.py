@@ -70,7 +70,7 @@ class Violation(_Record):
     overridden: str | None = _omitted()
     undetermined: tuple[str, ...] | None = _omitted()
     call_id: str | None = _omitted()
-    event_input: dict[str, Any] | None = _omitted()
+    event_input: dict[str, Any] | None = _omitted()  # noqa: RUF009 (an attrs field, not a value)
 
 
 @attrs.frozen(kw_only=True, repr=False)

@@ -11,6 +11,7 @@ from forge_policy.cli import (
     audit_cmds,
     authoring_cmds,
     catalog_cmds,
+    completion,
     floor_cmds,
     git_cmds,
     guard,
@@ -96,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         replay_cmds,
         git_cmds,
     )
-    for module in (*groups, floor_cmds, worker_cmds):
+    for module in (*groups, floor_cmds, worker_cmds, completion):
         module.register(command)
     return parser
 
@@ -115,7 +116,8 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
     )
 
     ctx = Context(out or sys.stdout, err or sys.stderr)
-    args = build_parser().parse_args(argv)  # exits 2 on bad usage, 0 on --help
+    ctx.parser = build_parser()
+    args = ctx.parser.parse_args(argv)  # exits 2 on bad usage, 0 on --help
     refused = guard.check(args)
     if refused:
         ctx.note(refused)

@@ -169,8 +169,7 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
     from forge_policy.cli._color import colors
 
     paint = colors(ctx.out)
-    live = [s for s in sessions if s.exists]
-    if args.session is None or live:
+    if any(s.exists for s in sessions):
         ctx.print(
             paint.bold(_plural(summary["sessions"], "live session"))
             + ": "
