@@ -296,16 +296,16 @@ def test_status_reports_real_counters(project: Project) -> None:
         project.hook(tool_event("Edit", file_path="/p/a.py", old_string="a", new_string="b"))
     assert decision_of(project.hook(tool_event("Bash", "s2", command="git push -f"))) == "deny"
     report = project.json("status")
-    assert [s["session_id"] for s in report["sessions"]] == ["s1", "s2"]
-    s1 = report["sessions"][0]["behaviors"]["search-first"]
+    assert [s["session_id"] for s in report["sessions"]] == ["s2", "s1"]  # newest first
+    s1 = report["sessions"][1]["behaviors"]["search-first"]
     assert (s1["counter"], s1["level"], s1["next_threshold"], s1["blocks"]) == (3, "warning", 5, 0)
-    s2 = report["sessions"][1]["behaviors"]["no-destructive-git"]
+    s2 = report["sessions"][0]["behaviors"]["no-destructive-git"]
     assert (s2["counter"], s2["level"], s2["blocks"]) == (1, "hard_block", 1)
     assert s2["pending_block"] is False
     assert report["serve"]["configured"] is False
     text = project.run("status", "--session", "s1").stdout
-    assert text.startswith("session s1 (started ")
-    rows = {line.split()[0]: line.split()[1:] for line in text.splitlines()[2:]}
+    assert text.splitlines()[1].startswith("session s1 (last active ")
+    rows = {line.split()[0]: line.split()[1:] for line in text.splitlines()[3:]}
     assert rows["search-first"] == ["on", "3", "warning", "5", "0", "0", "-"]
     assert rows["plan-before-code"] == ["off", "0", "-", "-", "0", "0", "-"]
 

@@ -40,6 +40,8 @@ INSIGHT_KEYS = [
     *("installed", "enabled", "category"),
 ]
 TOTALS_KEYS = ["violations", "blocks", "overrides", "override_rate", "band"]
+#: what audit --json adds to the counts (issue 25: "audit --json holds only counts")
+ACTIVITY_KEYS = ["first_record", "last_record", "recent"]
 
 
 @pytest.fixture
@@ -59,7 +61,9 @@ def _api(project: Project) -> Any:
 
 def test_status_json(soft: Project) -> None:
     report = soft.json("status")
-    assert list(report) == ["sessions", "serve", "audit", "floor"]
+    assert list(report) == ["sessions", "serve", "audit", "floor", "summary", "more"]
+    assert report["summary"] == {"sessions": 1, "violations": 2, "blocks": 2, "overrides": 1}
+    assert report["more"] == 0
     assert report["audit"] == {"checked": True, "ok": True, "problems": []}
     [session] = report["sessions"]
     assert list(session) == SESSION_KEYS
@@ -155,7 +159,11 @@ def test_explain_json_trace_of_skipped_and_released_behaviors(soft: Project) -> 
 
 def test_audit_json(soft: Project) -> None:
     summary = soft.json("audit")
-    assert list(summary) == SUMMARY_KEYS
+    assert list(summary) == [*SUMMARY_KEYS, *ACTIVITY_KEYS]
+    activity = {k: summary.pop(k) for k in ACTIVITY_KEYS}  # tests/test_cli_audit_log.py
+    assert [r["kind"] for r in activity["recent"]] == ["block", "floor", "override", "block"]
+    seen = summary["behaviors"]["no-rm"]
+    assert (seen.pop("sessions_seen"), seen.pop("first_seen") <= seen.pop("last_seen")) == (1, True)
     assert summary["behaviors"] == {
         "no-rm": {
             "violations": 2,
@@ -185,7 +193,7 @@ def test_audit_json(soft: Project) -> None:
     assert (summary["installed"], summary["enabled"]) == (1, ["no-rm"])
     assert to_json(governance(_api(soft))) == summary
     verified = soft.json("audit", "--verify")
-    assert list(verified) == [*SUMMARY_KEYS, "verify"]
+    assert list(verified) == [*SUMMARY_KEYS, *ACTIVITY_KEYS, "verify"]
 
 
 def test_override_json(soft: Project) -> None:

@@ -3,8 +3,8 @@
 Names are loaded on first use (PEP 562): importing this package (which the evaluator does for
 the memory sink) does not import :mod:`sqlite3` or portalocker. The optional capabilities a
 sink may have beyond :class:`~forge_policy.AuditSink` are the protocols :class:`SessionRecords`,
-:class:`RecordsSince`, :class:`SessionRecordsSince`, :class:`Verifiable` and
-:class:`Checkpointed` (:mod:`forge_policy.audit.base`).
+:class:`RecordsSince`, :class:`SessionRecordsSince`, :class:`NewestFirst`, :class:`Verifiable`
+and :class:`Checkpointed` (:mod:`forge_policy.audit.base`).
 
 >>> from forge_policy.audit import JsonlAuditSink
 >>> JsonlAuditSink("/nonexistent/audit/overrides.log")  # nothing is created before an append
@@ -19,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from forge_policy.audit.base import (
         Checkpointed,
+        NewestFirst,
         RecordsSince,
         SessionRecords,
         SessionRecordsSince,
@@ -35,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "Checkpointed": "forge_policy.audit.base",
     "JsonlAuditSink": "forge_policy.audit.jsonl",
     "MemoryAuditSink": "forge_policy.audit.memory",
+    "NewestFirst": "forge_policy.audit.base",
     "PostgresAuditSink": "forge_policy.audit.postgres",
     "RecordsSince": "forge_policy.audit.base",
     "SQLiteAuditSink": "forge_policy.audit.sqlite",
@@ -50,6 +52,7 @@ __all__ = [
     "Checkpointed",
     "JsonlAuditSink",
     "MemoryAuditSink",
+    "NewestFirst",
     "PostgresAuditSink",
     "RecordsSince",
     "SQLiteAuditSink",

@@ -1,6 +1,6 @@
 """The audit sink interface (SPEC §4, §9): append-only records, written before state.
 
-One required interface, :class:`AuditSink`, and five optional capabilities, each a small
+One required interface, :class:`AuditSink`, and six optional capabilities, each a small
 protocol a sink may also satisfy (OPA's storage interfaces are the model):
 
 ============================  ================================  ===================================
@@ -9,12 +9,14 @@ capability                    method                            used by
 :class:`SessionRecords`       ``records_for_session(id)``       reconciling one session's state
 :class:`RecordsSince`         ``records_since(epoch)``          reconciling after an override
 :class:`SessionRecordsSince`  ``session_records_since(id, t)``  the same for one session, cheaper
+:class:`NewestFirst`          ``records_newest_first()``        ``forge-policy audit log``
 :class:`Verifiable`           ``verify()``                      ``forge-policy audit --verify``
 :class:`Checkpointed`         ``last_append``, checkpoints      the state's checkpoint of the log
 ============================  ================================  ===================================
 
 Callers never probe for a method by name: they call the helpers below
-(:func:`session_records`, :func:`recent_records`, :func:`verifier`, :func:`checkpointed`),
+(:func:`session_records`, :func:`recent_records`, :func:`newest_first`, :func:`verifier`,
+:func:`checkpointed`),
 written only against these protocols, which fall back to :meth:`AuditSink.records` where a
 capability is missing.
 
@@ -140,6 +142,25 @@ class SessionRecordsSince(Protocol):
 
 
 @runtime_checkable
+class NewestFirst(Protocol):
+    """An audit sink that reads its records from the newest back, without reading the whole
+    log first: ``forge-policy audit log`` shows a page of the latest records of a long log.
+
+    ``records_newest_first()`` must yield exactly the records of :meth:`AuditSink.records`, in
+    the reverse order (``seq`` included), lazily: a caller that stops after N records has paid
+    for about N (a backward read of a JSONL log, a descending query of a table).
+
+    >>> from forge_policy.audit.lazy import LazyJsonlSink
+    >>> isinstance(LazyJsonlSink("overrides.log"), NewestFirst)
+    True
+    """
+
+    def records_newest_first(self) -> Iterator[dict[str, Any]]:
+        """Every record, newest first."""
+        ...
+
+
+@runtime_checkable
 class Verifiable(Protocol):
     """An audit sink whose records form a hash chain that can be checked (SPEC §9).
 
@@ -246,6 +267,22 @@ def recent_records(sink: AuditSink, session_id: str, since: float) -> Iterator[d
     for record in sink.records_since(since):
         if record.get("session_id") == session_id:
             yield record
+
+
+def newest_first(sink: AuditSink) -> Iterator[dict[str, Any]]:
+    """Every record, newest first: the sink's :class:`NewestFirst` read when it has one (a page
+    of a long log costs a page), else :meth:`AuditSink.records` read whole and reversed.
+
+    >>> from forge_policy.audit.memory import MemoryAuditSink
+    >>> sink = MemoryAuditSink()
+    >>> sink.append_many([{"kind": "block", "i": 1}, {"kind": "override", "i": 2}])
+    >>> [r["i"] for r in newest_first(sink)]
+    [2, 1]
+    """
+    if isinstance(sink, NewestFirst):
+        yield from sink.records_newest_first()
+        return
+    yield from reversed(list(sink.records()))
 
 
 def newest_since(newest_first: Iterable[dict[str, Any]], since: float) -> list[dict[str, Any]]:

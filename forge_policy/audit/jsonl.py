@@ -314,6 +314,30 @@ class JsonlAuditSink:
             record.pop("prev", None)
             yield record
 
+    def records_newest_first(self) -> Iterator[dict[str, Any]]:
+        """Every record of :meth:`records`, newest first, read backwards from the log's end
+        in 64 KiB blocks (:class:`~forge_policy.audit.base.NewestFirst`): a page of the latest
+        records costs a page. A torn tail is skipped; an unreadable line elsewhere raises
+        :class:`~forge_policy.AuditIntegrityError`, as :meth:`records` does."""
+        try:
+            handle = open(self._open(self.path, os.O_RDONLY), "rb")  # noqa: SIM115 (generator)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
+        with handle:
+            last = True
+            for raw in _lines_newest_first(handle):
+                record = _parse(raw)
+                if record is None:
+                    if last:  # a torn tail: repaired by the next append, never a record
+                        last = False
+                        continue
+                    raise AuditIntegrityError(f"{self.path}: unreadable audit record: {raw[:60]!r}")
+                last = False
+                record.pop("prev", None)
+                yield record
+
     def records_since(self, since: float) -> list[dict[str, Any]]:
         """The records stamped at or after ``since`` (epoch seconds), oldest first.
 

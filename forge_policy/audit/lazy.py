@@ -81,6 +81,10 @@ class LazyJsonlSink:
         """One session's recent records (see :meth:`JsonlAuditSink.session_records_since`)."""
         return self.sink().session_records_since(session_id, since)
 
+    def records_newest_first(self) -> Iterator[dict[str, Any]]:
+        """Every record, newest first (see :meth:`JsonlAuditSink.records_newest_first`)."""
+        return self.sink().records_newest_first()
+
     def records_for_session(self, session_id: str) -> Iterator[dict[str, Any]]:
         """The records of one session, oldest first."""
         for record in self.records():

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 class MemoryAuditSink:
     """Audit records in a list: the reference :class:`~forge_policy.AuditSink` (records
     carry no ``seq``; its optional capabilities are the reads ``records_since``,
-    ``records_for_session`` and ``session_records_since``).
+    ``records_for_session``, ``session_records_since`` and ``records_newest_first``).
 
     >>> sink = MemoryAuditSink()
     >>> sink.append_many([{"kind": "override"}])
@@ -56,6 +56,12 @@ class MemoryAuditSink:
         with self._lock:
             # deep copies: a caller changing a nested value must not rewrite the record
             return iter([copy_json(r) for r in self._records])
+
+    def records_newest_first(self) -> Iterator[dict[str, Any]]:
+        """Every record, newest first (:class:`~forge_policy.audit.base.NewestFirst`)."""
+        with self._lock:
+            snapshot = list(self._records)
+        return (copy_json(record) for record in reversed(snapshot))
 
     def records_since(self, since: float) -> list[dict[str, Any]]:
         """The records stamped at or after ``since``, oldest first: read from the newest back

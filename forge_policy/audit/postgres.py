@@ -236,6 +236,11 @@ class PostgresAuditSink:
             )
         )
 
+    def records_newest_first(self) -> Iterator[dict[str, Any]]:
+        """Every record, newest first (:class:`~forge_policy.audit.base.NewestFirst`), a batch
+        of rows at a time."""
+        return self._newest_first(None)
+
     def records_since(self, since: float) -> list[dict[str, Any]]:
         """The records stamped at or after ``since`` (epoch seconds), oldest first: rows are read
         newest first, a batch at a time, to the first one older than ``since``."""

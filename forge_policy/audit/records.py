@@ -47,7 +47,11 @@ class Violation(_Record):
     behavior's ``override`` setting (``agent`` or ``user``); ``overridden`` names the mechanism
     that let it through, ``undetermined`` why a fact the decision assumed to match could
     not be computed, and ``call_id`` the short id a soft block names its call by (``override
-    --call``; all three omitted when empty).
+    --call``; all three omitted when empty). ``event_input`` is what ``explain --record``
+    rebuilds the event from: the call's ``tool_input`` (or ``prompt``), ``cwd``, ``agent``,
+    ``permission_mode`` and ``harness``, redacted and bounded
+    (:func:`forge_policy.engine.records.recorded_input`; ``cut`` true when a long value was
+    shortened); records written before it have none.
     """
 
     kind: ClassVar[str] = "violation"
@@ -66,6 +70,7 @@ class Violation(_Record):
     overridden: str | None = _omitted()
     undetermined: tuple[str, ...] | None = _omitted()
     call_id: str | None = _omitted()
+    event_input: dict[str, Any] | None = _omitted()  # noqa: RUF009 (an attrs field, not a value)
 
 
 @attrs.frozen(kw_only=True, repr=False)

@@ -58,6 +58,8 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS audit_session ON audit (session_id, seq)",
 )
 _SCHEMA_VERSION = 1
+#: Rows one descending read fetches (``records_newest_first``).
+_BATCH = 256
 
 
 class SQLiteAuditSink:
@@ -168,6 +170,17 @@ class SQLiteAuditSink:
         capability :func:`forge_policy.audit.base.session_records` uses)."""
         return iter(self._query("WHERE session_id = ?", (session_id,)))
 
+    def records_newest_first(self) -> Iterator[dict[str, Any]]:
+        """Every record, newest first (:class:`~forge_policy.audit.base.NewestFirst`): rows
+        by descending ``seq``, :data:`_BATCH` at a time, so a page of the latest costs a page."""
+        below = 2**62
+        while True:
+            rows = self._query("WHERE seq < ? ORDER BY seq DESC LIMIT ?", (below, _BATCH), "")
+            yield from rows
+            if len(rows) < _BATCH:
+                return
+            below = rows[-1]["seq"]
+
     def records_since(self, since: float) -> list[dict[str, Any]]:
         """The records stamped at or after ``since`` (epoch seconds), oldest first (the
         optional capability :func:`forge_policy.audit.base.recent_records` uses): rows are read
@@ -202,14 +215,16 @@ class SQLiteAuditSink:
             finally:
                 cursor.close()
 
-    def _query(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-        # ``where`` is one of this module's literals, never caller text
+    def _query(
+        self, where: str, params: tuple[Any, ...], order: str = "ORDER BY seq"
+    ) -> list[dict[str, Any]]:
+        # ``where`` and ``order`` are this module's literals, never caller text
         if not self._exists():
             return []
         with self._lock, _mapped(self.path, "read"):
             rows = (
                 self._connect()
-                .execute(f"SELECT seq, record FROM audit {where} ORDER BY seq", params)
+                .execute(f"SELECT seq, record FROM audit {where} {order}", params)
                 .fetchall()
             )
         return [self._record(seq, text) for seq, text in rows]

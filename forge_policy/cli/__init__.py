@@ -11,12 +11,21 @@ from forge_policy.cli.context import (
     OK,
     OVERVIEW,
     REFUSED,
+    STDOUT_CLOSED,
     STORE_FAILURE,
     USAGE,
 )
 
 __doc__ = f"{__doc__}\n\n{OVERVIEW}"
-__all__ = ["INTEGRITY_FAILURE", "OK", "REFUSED", "STORE_FAILURE", "USAGE", "main"]
+__all__ = [
+    "INTEGRITY_FAILURE",
+    "OK",
+    "REFUSED",
+    "STDOUT_CLOSED",
+    "STORE_FAILURE",
+    "USAGE",
+    "main",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,4 +37,22 @@ def main(argv: list[str] | None = None) -> int:
         return hook_main(sys.stdin, sys.stdout, sys.stderr, os.environ, args[1:])
     from forge_policy.cli.app import run
 
-    return run(args)
+    try:
+        code = run(args)
+        sys.stdout.flush()  # a reader gone (``| head``) shows here when the output was buffered
+    except BrokenPipeError:
+        return _stdout_closed()
+    return code
+
+
+def _stdout_closed() -> int:
+    """Stdout's reader went away (``forge-policy status | head -1``): stop quietly, as a
+    process killed by SIGPIPE would, and keep Python from complaining when it flushes stdout
+    at exit (point it at ``/dev/null``)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return STDOUT_CLOSED

@@ -8,9 +8,11 @@ import argparse
 import sys
 
 from forge_policy.cli import (
+    audit_cmds,
     authoring_cmds,
     catalog_cmds,
     config_cmds,
+    completion,
     floor_cmds,
     git_cmds,
     guard,
@@ -26,14 +28,37 @@ from forge_policy.cli.context import (
     STORE_FAILURE,
     USAGE,
     Context,
+    OutputClosed,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import TextIO
+    from typing import Any, TextIO
 
     Handler = Callable[[argparse.Namespace, Context], int]
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose "invalid choice" error names the closest valid one (a
+    mistyped command: ``did you mean 'status'?``), as git does."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is None or value in choices or not isinstance(value, str):
+            super()._check_value(action, value)
+            return
+        import difflib
+
+        names = [str(c) for c in choices]
+        close = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
+        if not close:  # a prefix of exactly one name ("stat" for status) is a clear intent
+            close = [n for n in names if n.startswith(value)][:2]
+            close = close if len(close) == 1 else []
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r}{hint}; choose from {', '.join(names)}"
+        )
 
 
 def _formatter(prog: str) -> argparse.HelpFormatter:
@@ -48,7 +73,7 @@ def _epilog(doc: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line (every command has ``--help``)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="forge-policy",
         description="Policy engine for AI coding agents.",
         epilog=_epilog(OVERVIEW),
@@ -64,8 +89,16 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    groups = (setup_cmds, session_cmds, catalog_cmds, authoring_cmds, replay_cmds, git_cmds)
-    for module in (*groups, config_cmds, floor_cmds, worker_cmds):
+    groups = (
+        setup_cmds,
+        audit_cmds,
+        session_cmds,
+        catalog_cmds,
+        authoring_cmds,
+        replay_cmds,
+        git_cmds,
+    )
+    for module in (*groups, config_cmds, floor_cmds, worker_cmds, completion):
         module.register(command)
     return parser
 
@@ -85,7 +118,8 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
     )
 
     ctx = Context(out or sys.stdout, err or sys.stderr)
-    args = build_parser().parse_args(argv)  # exits 2 on bad usage, 0 on --help
+    ctx.parser = build_parser()
+    args = ctx.parser.parse_args(argv)  # exits 2 on bad usage, 0 on --help
     refused = guard.check(args)
     if refused:
         ctx.note(refused)
@@ -108,6 +142,8 @@ def run(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -
     except (StoreError, AuditError) as exc:
         ctx.note(f"{type(exc).__name__}: {exc}")
         return STORE_FAILURE
+    except OutputClosed:
+        raise  # stdout's reader is gone: forge_policy.cli.main stops quietly
     except OSError as exc:
         where = f" {exc.filename!r}" if exc.filename else ""
         ctx.note(f"cannot access{where}: {exc.strerror or exc}")

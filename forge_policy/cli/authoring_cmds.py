@@ -121,5 +121,5 @@ def cmd_schema(args: Namespace, ctx: Context) -> int:
     """``forge-policy schema``: the file shipped in the package, as is."""
     from forge_policy.catalog.json_schema import schema_text
 
-    ctx.out.write(schema_text())
+    ctx.write(schema_text())
     return OK

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 PROGRESS_MIN = 1000
 #: Rows of the block and difference lists the terminal shows (``--json``/``--html``: all).
 LIST_LIMIT = 200
+#: The two sides of ``--against``, as a diff names them: the baseline, then the change.
+OLD = "old (--against)"
+NEW = "new (--catalog)"
 
 
 def register(command: Callable[..., Any]) -> None:
@@ -131,11 +134,15 @@ def _text(result: Replay, read: TranscriptRead) -> str:
         )
     if bad:
         lines.append(f"bad lines: {bad} (listed on stderr)")
-    lines.append(f"catalog: {result.catalog}")
-    if result.against is not None:
-        lines.append(f"against: {result.against}")
+    if result.against is None:
+        lines.append(f"catalog: {result.catalog}")
+    else:  # a diff reads old -> new: the --against catalog is the baseline, --catalog the change
+        lines.append(f"{OLD}: {result.against}")
+        lines.append(f"{NEW}: {result.catalog}")
     lines.append("")
     lines.append(_sessions_table(result))
+    if result.against is not None:
+        lines.append(f"a cell that differs reads old → new ({OLD} → {NEW})")
     blocks = result.blocks()
     lines.append("")
     lines.append(f"would block: {len(blocks)}")
@@ -159,7 +166,7 @@ def _sessions_table(result: Replay) -> str:
         for outcome in OUTCOMES:
             cell = str(mine[outcome])
             if theirs is not None and theirs[outcome] != mine[outcome]:
-                cell += f" -> {theirs[outcome]}"
+                cell = f"{theirs[outcome]} → {mine[outcome]}"  # old (--against) → new
             cells.append(cell)
         rows.append(cells)
     return table(["session", "events", *OUTCOMES], rows)
@@ -172,7 +179,7 @@ def _rows(steps: list[tuple[str, Step]], paired: bool) -> list[str]:
     for sid, step in steps[:LIST_LIMIT]:
         verdict = _verdict(step.decision)
         if paired and step.against is not None:
-            verdict += f" -> {_verdict(step.against)}"
+            verdict = f"old: {_verdict(step.against)} → new: {verdict}"
         what = f"{step.event} {step.tool}".strip()
         shown.append(
             f"  {iso(step.timestamp)[:19]}  {sid}#{step.index}  {what}: {step.subject}\n"

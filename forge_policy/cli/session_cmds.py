@@ -10,13 +10,15 @@ from forge_policy.cli.context import OK, USAGE
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from argparse import Namespace
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
     from forge_policy.cli.context import Context
     from forge_policy.engine.inputs import Settings
+    from forge_policy.model import Event
     from forge_policy.ops.floor_report import HarnessFloor
-    from forge_policy.reports.status import OverrideGrant, Status
+    from forge_policy.reports.explain import ExplainReport
+    from forge_policy.reports.status import BehaviorStatus, OverrideGrant, Status
 
 
 def register(command: Callable[..., Any]) -> None:
@@ -28,6 +30,14 @@ def register(command: Callable[..., Any]) -> None:
         "blocks (or one session's with --session), and whether serve mode answers.",
     )
     p.add_argument("--session", metavar="SID", help="only this session")
+    p.add_argument(
+        "--limit",
+        metavar="N",
+        type=_count,
+        default=None,
+        help=f"show the N most recently active sessions (default {STATUS_LIMIT}; --json: all; "
+        "0: all)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command(
         "explain",
@@ -37,6 +47,14 @@ def register(command: Callable[..., Any]) -> None:
         "the level it would reach. Changes nothing.",
     )
     p.add_argument("--file", "-f", metavar="FILE", help="read the event from FILE")
+    p.add_argument(
+        "--record",
+        metavar="N",
+        type=int,
+        help="re-explain audit record N (the number forge-policy audit log shows): its call "
+        "decided again with today's catalog, in a fresh session (or --session's), beside "
+        "what was recorded",
+    )
     p.add_argument("--session", metavar="SID", help="use this session id instead of the event's")
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command(
@@ -66,29 +84,111 @@ def register(command: Callable[..., Any]) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
+#: Sessions ``status`` shows on a terminal unless ``--limit`` says otherwise.
+STATUS_LIMIT = 10
+
+
+def _count(text: str) -> int:
+    """An argparse type for ``--limit``: a whole number, 0 or more (a bad one: exit 2)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative (0 shows every one)")
+    return value
+
+
+def by_recency(sessions: Iterable[Status]) -> list[Status]:
+    """Sessions newest first: by last activity, then start, then id (a session without a
+    readable stamp last).
+
+    >>> from forge_policy.reports.status import Status
+    >>> old = Status("a", True, last_accessed_at="2026-01-01T00:00:00.000000+00:00")
+    >>> new = Status("b", True, last_accessed_at="2026-01-02T00:00:00.000000+00:00")
+    >>> [s.session_id for s in by_recency([old, Status("c", True), new])]
+    ['b', 'a', 'c']
+    """
+    from forge_policy._time import parse_iso
+
+    def key(session: Status) -> tuple[float, float, str]:
+        last = parse_iso(session.last_accessed_at, default=-1.0)
+        return (-last, -parse_iso(session.created_at, default=-1.0), session.session_id)
+
+    return sorted(sessions, key=key)
+
+
+def status_summary(sessions: Iterable[Status]) -> dict[str, int]:
+    """The first line of ``status``: live sessions, and their violations, blocks and
+    overrides summed over behaviors.
+
+    >>> status_summary([])
+    {'sessions': 0, 'violations': 0, 'blocks': 0, 'overrides': 0}
+    """
+    out = {"sessions": 0, "violations": 0, "blocks": 0, "overrides": 0}
+    for session in sessions:
+        if not session.exists:
+            continue
+        out["sessions"] += 1
+        for b in session.behaviors.values():
+            out["violations"] += b.counter
+            out["blocks"] += b.blocks
+            out["overrides"] += b.overrides
+    return out
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def cmd_status(args: Namespace, ctx: Context) -> int:
-    """``forge-policy status [--session SID] [--json]``."""
+    """``forge-policy status [--session SID] [--limit N] [--json]``."""
     from forge_policy.ops.admin import status
     from forge_policy.serve import probe
 
-    sessions = status(ctx.evaluator, args.session)
+    sessions = by_recency(status(ctx.evaluator, args.session))
+    summary = status_summary(sessions)
+    limit = args.limit if args.limit is not None else (0 if args.json else STATUS_LIMIT)
+    shown = sessions[:limit] if limit else sessions
     serve = probe(ctx.config.root)
     audit = _audit_health(ctx)
     floors = _floors(ctx)
     if args.json:
         ctx.print_json(
             {
-                "sessions": to_json(sessions),
+                "sessions": to_json(shown),
                 "serve": serve,
                 "audit": audit,
                 "floor": [f.to_dict() for f in floors],
+                "summary": summary,
+                "more": len(sessions) - len(shown),
             }
         )
         return OK
+    from forge_policy.cli._color import colors
+
+    paint = colors(ctx.out)
+    if any(s.exists for s in sessions):
+        ctx.print(
+            paint.bold(_plural(summary["sessions"], "live session"))
+            + ": "
+            + ", ".join(
+                paint.count(summary[key], _plural(summary[key], key.rstrip("s")), key)
+                for key in ("violations", "blocks", "overrides")
+            )
+        )
     if not sessions:
         ctx.print("no live sessions")
-    for session in sessions:
-        _print_session(ctx, session)
+    now = ctx.evaluator.clock()
+    for session in shown:
+        _print_session(ctx, session, now, every=args.session is not None)
+    if len(shown) < len(sessions):
+        ctx.print(
+            f"… {len(sessions) - len(shown)} more (older) session"
+            f"{'s' if len(sessions) - len(shown) != 1 else ''}: --limit 0 shows all"
+        )
     for name, backend in (("store", ctx.evaluator.store), ("audit", ctx.evaluator.audit)):
         where = getattr(backend, "where", None)  # a shared database's DSN, password masked
         if isinstance(where, str):
@@ -156,16 +256,37 @@ STATUS_LEGEND = (
 )
 
 
-def _print_session(ctx: Context, session: Status) -> None:
+def _quiet(b: BehaviorStatus) -> bool:
+    """A behavior with nothing to tell in a session: on (or off for the whole project, which
+    ``list`` shows), never fired, nothing pending or granted."""
+    return not (
+        b.counter
+        or b.blocks
+        or b.overrides
+        or b.pending_block
+        or b.override_granted
+        or b.session_disabled
+    )
+
+
+def _print_session(ctx: Context, session: Status, now: float, *, every: bool = True) -> None:
+    """One session: its times and a row per behavior (``every``: false leaves out the quiet
+    ones, :func:`_quiet`, and says how many; ``status --session SID`` shows every one)."""
+    from forge_policy.cli._format import ago, local_time
+
     if not session.exists:
         ctx.print(f"session {session.session_id}: no live state")
         return
     ctx.print(
-        f"session {session.session_id} (started {session.created_at}, "
-        f"last active {session.last_accessed_at})"
+        f"session {session.session_id} (last active {local_time(session.last_accessed_at)}, "
+        f"{ago(session.last_accessed_at, now)}; started {local_time(session.created_at)})"
     )
     rows: list[list[object]] = []
+    quiet = 0
     for behavior_id, b in session.behaviors.items():
+        if not every and _quiet(b):
+            quiet += 1
+            continue
         if not b.enabled and not b.counter:
             rows.append([behavior_id, "off", 0, None, None, 0, 0, None])
             continue
@@ -189,8 +310,14 @@ def _print_session(ctx: Context, session: Status) -> None:
             ]
         )
     header = ["behavior", "on", "count", "level", "next", "blocks", "overrides", "pending"]
-    ctx.print("  " + table(header, rows).replace("\n", "\n  "))
-    ctx.print(f"  {STATUS_LEGEND}")
+    if rows:
+        ctx.print("  " + table(header, rows).replace("\n", "\n  "))
+        ctx.print(f"  {STATUS_LEGEND}")
+    if quiet:
+        ctx.print(
+            f"  {'no behavior fired' if not rows else f'{quiet} more behaviors quiet'}: "
+            f"forge-policy status --session {session.session_id} shows every one"
+        )
     if session.flags:
         ctx.print(f"  flags: {', '.join(_flag_summary(session.flags))}")
     if session.totals:
@@ -219,6 +346,8 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
     from forge_policy.errors import EventError
     from forge_policy.model import Event
 
+    if args.record is not None:
+        return _explain_record(args, ctx)
     if args.file:
         with open(args.file, encoding="utf-8") as file:
             text = file.read()
@@ -252,6 +381,13 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
         f"{event.event_name}{subject} in session {event.session_id}: "
         f"{decision.outcome}{blocker} (dry run: nothing was recorded)"
     )
+    _print_trace(ctx, report)
+    return OK
+
+
+def _print_trace(ctx: Context, report: ExplainReport) -> None:
+    """Every behavior, trigger and condition of a dry run, then the messages it would show."""
+    decision = report.decision
     for entry in report.behaviors:
         ctx.print(f"  {entry.behavior_id}: {entry.result}")
         for trigger in entry.triggers:
@@ -266,6 +402,120 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
         ctx.print("\n" + message)
     for diagnostic in decision.diagnostics:
         ctx.note(diagnostic)
+
+
+def recorded_event(number: int, record: Mapping[str, Any], session_id: str) -> Event:
+    """The event an audit ``block``/``violation`` record was decided on, rebuilt from its
+    ``event_input`` (:func:`forge_policy.engine.records.recorded_input`) for ``session_id``;
+    :class:`~forge_policy.errors.Refused` saying why when the record holds no call.
+
+    >>> record = {"kind": "block", "event": "PreToolUse", "tool_name": "Bash",
+    ...           "event_input": {"tool_input": {"command": "git push -f"}}}
+    >>> recorded_event(7, record, "s").tool_input["command"]
+    'git push -f'
+    >>> recorded_event(8, {"kind": "block", "input_summary": "Bash: make"}, "s")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    forge_policy.errors.Refused: audit record 8 was written before records kept the call ...
+    """
+    from forge_policy.errors import Refused
+    from forge_policy.model import Event
+
+    kind = record.get("kind")
+    if kind not in ("block", "violation"):
+        raise Refused(
+            f"audit record {number} is a {kind or 'kindless'} record: only block and violation "
+            "records hold a decided call (forge-policy audit log --kind block lists them)"
+        )
+    kept = record.get("event_input")
+    if not isinstance(kept, dict):
+        summary = record.get("input_summary") or "no summary"
+        raise Refused(
+            f"audit record {number} was written before records kept the call's input (it holds "
+            f"only the summary {summary!r}, redacted and cut to 100 characters): give the event "
+            "yourself, as JSON on stdin or with --file"
+        )
+    tool_input = kept.get("tool_input")
+    return Event(
+        str(record.get("event") or "PreToolUse"),
+        session_id,
+        tool_name=str(record.get("tool_name") or ""),
+        tool_input=tool_input if isinstance(tool_input, dict) else {},
+        prompt=str(kept.get("prompt") or ""),
+        agent=str(kept.get("agent") or ""),
+        cwd=str(kept.get("cwd") or ""),
+        tool_use_id=str(record.get("tool_use_id") or ""),
+        permission_mode=str(kept.get("permission_mode") or ""),
+        harness=str(kept.get("harness") or "claude-code"),
+    )
+
+
+def _explain_record(args: Namespace, ctx: Context) -> int:
+    """``forge-policy explain --record N [--session SID] [--json]``: the recorded decision
+    beside today's dry run of the same call."""
+    from forge_policy.cli._color import colors
+    from forge_policy.cli._format import local_time
+    from forge_policy.errors import Refused
+    from forge_policy.ops.audit_log import brief, find_record
+
+    record = find_record(ctx.evaluator.audit, args.record)
+    if record is None:
+        raise Refused(
+            f"no audit record {args.record}: forge-policy audit log shows the records and "
+            "their numbers"
+        )
+    session_id = args.session or f"explain-record-{args.record}"
+    event = recorded_event(args.record, record, session_id)
+    report = ctx.evaluator.explain(event)
+    decision = report.decision
+    behavior_id = str(record.get("behavior_id") or "")
+    today = next((v for v in decision.violations if v.behavior_id == behavior_id), None)
+    recorded_level = str(record.get("level") or "")
+    today_level = today.level.label if today is not None else None
+    if args.json:
+        ctx.print_json(
+            {
+                "record": brief(args.record, record),
+                "recorded": {"behavior_id": behavior_id, "level": recorded_level},
+                "today": {
+                    "session_id": session_id,
+                    "behavior_level": today_level,
+                    "same": today_level == recorded_level,
+                    "input_cut": bool(record["event_input"].get("cut")),
+                    "explain": to_json(report),
+                },
+            }
+        )
+        return OK
+    paint = colors(ctx.out)
+    what = record.get("input_summary") or event.tool_name or "-"
+    ctx.print(
+        f"audit record {args.record} ({local_time(record.get('timestamp'))}, session "
+        f"{record.get('session_id')}): {event.event_name} {what}"
+    )
+    counter = record.get("counter")
+    ctx.print(
+        f"  recorded: {behavior_id} {paint.tone(recorded_level)}"
+        + (f" (violation {counter} of the session)" if counter else "")
+    )
+    blocker = f" by {decision.blocking.behavior_id}" if decision.blocking else ""
+    fresh = "a fresh session" if not args.session else f"session {session_id}'s current state"
+    now = paint.tone(today_level) if today_level else "does not fire"
+    ctx.print(
+        f"  today:    {behavior_id} {now}; outcome {paint.tone(decision.outcome)}{blocker} "
+        f"(today's catalog, dry run in {fresh}: nothing was recorded)"
+    )
+    if today_level != recorded_level:
+        ctx.print(
+            "  differs: today's catalog, its configuration or the session's counters decide "
+            "otherwise (escalation counts violations per session: --session SID uses a live one)"
+        )
+    if record["event_input"].get("cut"):
+        ctx.print(
+            "  note: a long value of the call was cut when recorded; rules reading it may differ"
+        )
+    _print_trace(ctx, report)
     return OK
 
 

@@ -1,10 +1,10 @@
-"""Setup and governance commands: ``init``, ``doctor``, ``serve``, ``audit`` (``hook`` is
-documented here but dispatched in :func:`forge_policy.cli.main` before argparse)."""
+"""Setup commands: ``init``, ``doctor``, ``serve`` (``hook`` is documented here but
+dispatched in :func:`forge_policy.cli.main` before argparse; ``audit`` is
+:mod:`forge_policy.cli.audit_cmds`)."""
 
 from __future__ import annotations
 
-from forge_policy.cli._format import table, to_json
-from forge_policy.cli.context import INTEGRITY_FAILURE, OK, REFUSED
+from forge_policy.cli.context import OK, REFUSED
 from forge_policy.serve import DEFAULT_PORT, MAX_BODY
 from forge_policy.worker.protocol import OPTIONS, HookOptions
 
@@ -88,16 +88,6 @@ def register(command: Callable[..., Any]) -> None:
         "--max-body", type=int, default=MAX_BODY, metavar="BYTES", help="largest request body"
     )
     p.add_argument("--verbose", action="store_true", help="log every request on stderr")
-    p = command(
-        "audit",
-        cmd_audit,
-        "Governance summary: behaviors installed and enabled; per behavior violations, blocks, "
-        "overrides and override rate (healthy < 0.3 <= review <= 0.7 < ineffective).",
-    )
-    p.add_argument(
-        "--verify", action="store_true", help="check the audit log's hash chain (exit 4 if broken)"
-    )
-    p.add_argument("--json", action="store_true", help="print JSON")
     p = command(
         "init",
         cmd_init,
@@ -509,47 +499,3 @@ def cmd_serve(args: Namespace, ctx: Context) -> int:
     return serve_forever(
         ctx.config, port=args.port, max_body=args.max_body, verbose=args.verbose, err=ctx.err
     )
-
-
-def cmd_audit(args: Namespace, ctx: Context) -> int:
-    """``forge-policy audit [--verify] [--json]``."""
-    from forge_policy.ops.admin import governance, verify_audit
-
-    evaluator = ctx.evaluator
-    verified = verify_audit(evaluator) if args.verify else None
-    if verified is not None and not verified.ok:
-        if args.json:
-            ctx.print_json({"verify": verified.to_dict()})
-        for problem in verified.problems:
-            ctx.note(f"audit log: {problem}")
-        ctx.note(f"integrity failure: the audit log ({verified.records} records) is broken")
-        return INTEGRITY_FAILURE
-    summary = governance(evaluator)
-    if args.json:
-        result = to_json(summary)
-        if verified is not None:
-            result["verify"] = verified.to_dict()
-        ctx.print_json(result)
-        return OK
-    enabled = summary.enabled or ()
-    ctx.print(
-        f"{summary.installed} behaviors installed, {len(enabled)} enabled; "
-        f"{summary.records} audit record{'s' if summary.records != 1 else ''}"
-    )
-    rows: list[list[object]] = [
-        [behavior_id, e.enabled, e.violations, e.blocks, e.overrides, e.override_rate, e.band]
-        for behavior_id, e in summary.behaviors.items()
-    ]
-    t = summary.totals
-    rows.append(["total", None, t.violations, t.blocks, t.overrides, t.override_rate, t.band])
-    header = ["behavior", "on", "violations", "blocks", "overrides", "rate", "band"]
-    ctx.print(table(header, rows))
-    ctx.print("override rate = overrides / blocks: healthy < 0.3 <= review <= 0.7 < ineffective")
-    if verified is not None:
-        ctx.print(f"audit log intact: {verified.records} records, hash chain verified")
-        if verified.spooled:
-            ctx.print(
-                f"audit spool: {verified.spooled} record(s) written while the audit lock was "
-                "held, folded into the chain by the next append"
-            )
-    return OK

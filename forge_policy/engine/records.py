@@ -98,6 +98,62 @@ def override_record(
     )
 
 
+#: ``event_input`` bounds: a string is cut to this many characters, a list or mapping to
+#: :data:`INPUT_ITEMS` entries, nesting to :data:`INPUT_DEPTH` levels.
+INPUT_CHARS = 2048
+INPUT_ITEMS = 64
+INPUT_DEPTH = 8
+
+
+def recorded_input(event: Event) -> dict[str, Any]:
+    """What a ``block``/``violation`` record keeps of its event so that ``explain --record``
+    can decide it again: redacted first (a cut must not leave a secret its pattern no longer
+    recognizes), then bounded; ``cut`` says a value was shortened.
+
+    >>> import forge_policy as fp
+    >>> ev = fp.Event("PreToolUse", "s", tool_name="Write", cwd="/p",
+    ...               tool_input={"file_path": "a.py", "content": "x" * 5000})
+    >>> kept = recorded_input(ev)
+    >>> len(kept["tool_input"]["content"]), kept["cut"], kept["cwd"]
+    (2049, True, '/p')
+    """
+    from forge_policy.audit.verify import clean
+
+    cut = [False]
+
+    def bound(value: Any, depth: int) -> Any:
+        if isinstance(value, str):
+            if len(value) > INPUT_CHARS:
+                cut[0] = True
+                return value[:INPUT_CHARS] + "…"
+            return value
+        if isinstance(value, dict | list):
+            if depth >= INPUT_DEPTH:
+                cut[0] = True
+                return "…"
+            items = list(value.items() if isinstance(value, dict) else enumerate(value))
+            if len(items) > INPUT_ITEMS:
+                cut[0] = True
+                items = items[:INPUT_ITEMS]
+            if isinstance(value, dict):
+                return {k: bound(v, depth + 1) for k, v in items}
+            return [bound(v, depth + 1) for _, v in items]
+        return value
+
+    fields = {
+        "tool_input": dict(event.tool_input) if event.tool_input else None,
+        "prompt": event.prompt,
+        "cwd": event.cwd,
+        "agent": event.agent if event.agent != event.harness else "",  # a subagent's type
+        "permission_mode": event.permission_mode,
+        "harness": event.harness,
+    }
+    kept = {k: bound(clean(v), 0) for k, v in fields.items() if v}
+    if cut[0]:
+        kept["cut"] = True
+    return kept
+
+
 def decision_record(
     event: Event,
     violation: Violation,
@@ -134,5 +190,6 @@ def decision_record(
             overridden=violation.overridden or None,
             undetermined=tuple(undetermined) or None,
             call_id=call_id or None,
+            event_input=recorded_input(event),
         )
     )

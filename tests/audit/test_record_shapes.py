@@ -69,6 +69,8 @@ def test_a_block_record_has_the_fields_it_always_had() -> None:
         "call_hash": "h",
         "override_mode": "agent",
         "tool_use_id": "",
+        # what explain --record rebuilds the event from (redacted, bounded)
+        "event_input": {"tool_input": {"command": "make"}, "harness": "claude-code"},
     }
 
 

@@ -107,11 +107,14 @@ def test_against_lists_every_decision_that_differs(project: Project, tmp_path: P
     assert data["against_blocks"] == 6 and data["blocks"] == 3
     out = project.run(*args).stdout
     assert "differences: 3" in out
-    assert "warning (search-first warning) -> soft_block by search-first" in out
+    # issue 25: both sides labelled, and a diff reads old (--against) → new (--catalog)
+    assert f"old (--against): {strict}\nnew (--catalog): " in out
+    assert "old: soft_block by search-first → new: warning (search-first warning)" in out
     session_row = next(line for line in out.splitlines() if line.startswith(UPLOAD_SESSION))
     assert session_row.split() == [
-        *(UPLOAD_SESSION, "16", "9", "2", "->", "1", "2", "->", "0", "2", "->", "5", "1")
+        *(UPLOAD_SESSION, "16", "9", "1", "→", "2", "0", "→", "2", "5", "→", "2", "1")
     ]
+    assert "a cell that differs reads old → new (old (--against) → new (--catalog))" in out
 
 
 def test_the_same_catalog_twice_differs_nowhere(project: Project) -> None:

@@ -30,9 +30,11 @@ import pytest
 from forge_policy.audit.base import (
     AuditSink,
     Checkpointed,
+    NewestFirst,
     RecordsSince,
     SessionRecordsSince,
     Verifiable,
+    newest_first,
     recent_records,
     session_records,
     write,
@@ -116,6 +118,10 @@ class AuditSinkSuite:
     - :class:`~forge_policy.audit.base.RecordsSince` /
       :class:`~forge_policy.audit.base.SessionRecordsSince`
       (``test_recent_records_are_those_stamped_since``).
+    - :class:`~forge_policy.audit.base.NewestFirst`
+      (``test_newest_first_is_every_record_in_reverse``): ``records_newest_first`` is
+      ``records`` reversed, ``seq`` included, and a reader that stops early leaves the sink
+      usable; :func:`~forge_policy.audit.base.newest_first` agrees for every sink.
 
     Requirements the suite cannot check without knowing the backend, which a sink's own tests
     must cover: durable before return (a crash loses nothing acknowledged); ``verify()``
@@ -313,3 +319,24 @@ class AuditSinkSuite:
                     assert list(sink.session_records_since(session, since)) == expected
                 if _claims(sink, RecordsSince):
                     assert list(recent_records(sink, session, since)) == expected
+
+    def test_newest_first_is_every_record_in_reverse(self, sink: Any) -> None:
+        """What ``forge-policy audit log`` reads: newest first, exactly the records."""
+        assert list(newest_first(sink)) == []
+        sink.append_many([block(i) for i in range(5)])
+        sink.append_many([override("o1"), block(5, session="s2")])
+        expected = list(reversed(list(sink.records())))
+        assert plain(expected)[0] == block(5, session="s2")
+        assert list(newest_first(sink)) == expected
+        if not _claims(sink, NewestFirst):
+            return
+        assert list(sink.records_newest_first()) == expected
+        reader = iter(sink.records_newest_first())
+        assert next(reader) == expected[0]  # a page of one: stopped early
+        del reader
+        sink.append_many([block(6)])  # the sink is still usable, and the new record leads
+        assert plain([next(iter(sink.records_newest_first()))]) == [block(6)]
+        many = [block(i, session="s3") for i in range(600)]  # more than a read batch
+        sink.append_many(many)
+        assert plain(sink.records_newest_first())[:600] == list(reversed(many))
+        assert list(sink.records_newest_first()) == list(reversed(list(sink.records())))
