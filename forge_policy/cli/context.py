@@ -43,16 +43,16 @@ OVERVIEW = """\
 
 Exit codes (every command)::
 
-  0    success
-  1    validation failed or request refused: the catalog does not load, unknown behavior,
+    0  success
+    1  validation failed or request refused: the catalog does not load, unknown behavior,
        no override for a hard block, a settings file init cannot merge into, a bad event
-  2    usage: bad arguments or FORGE_* variables; a governance-changing command inside an
+    2  usage: bad arguments or FORGE_* variables; a governance-changing command inside an
        agent's tool call, or an override that is the user's, without a terminal on stdin
-  3    store, audit or file-system failure: state, audit log or a project file unreadable
+    3  store, audit or file-system failure: state, audit log or a project file unreadable
        or unwritable, lock timeout
-  4    integrity failure: the audit log was edited, truncated or reordered
-  141  stdout closed before the output ended (``| head``): nothing more is printed, as for
-       a process SIGPIPE stops
+    4  integrity failure: the audit log was edited, truncated or reordered
+  141  stdout closed before the output ended (``| head``): nothing more is printed, as for a
+       process SIGPIPE stops
 
 ``hook`` is dispatched before :mod:`argparse` is imported: it runs on every agent tool call.
 """
