@@ -203,7 +203,7 @@ def test_on_list_and_status_say_when_the_profile_leaves_a_behavior_out(tmp_path:
     project.hook(tool_event("Edit", file_path="/p/a.py", old_string="a", new_string="b"))
     session = project.json("status")["sessions"][0]["behaviors"]
     assert session["objection-format"]["inactive_under"] == "standard"
-    assert "inactive (profile standard)" in project.run("status").stdout
+    assert "inactive (profile standard)" in project.run("status", "--session", "s1").stdout
     strict = Project(tmp_path, FORGE_PROFILE="strict")
     assert strict.run("on", "objection-format").stderr == ""
     assert strict.json("list")["behaviors"][10]["inactive_under"] is None
