@@ -53,7 +53,18 @@ if TYPE_CHECKING:
 
 #: The commands that change governance, as ``command`` or ``command subcommand``.
 GOVERNANCE = frozenset(
-    {"on", "off", "strict", "relaxed", "override", "purge", "init", "worker stop", "git install"}
+    {
+        "on",
+        "off",
+        "strict",
+        "relaxed",
+        "override",
+        "purge",
+        "init",
+        "worker stop",
+        "git install",
+        "config unfork",
+    }
 )
 #: Environment variables an agent harness sets in its shell tool's environment.
 AGENT_MARKERS = (
