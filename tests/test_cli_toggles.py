@@ -242,3 +242,42 @@ def test_set_tuning_on_a_bare_id_entry(tmp_path: Path) -> None:
     text = (tmp_path / "index.yaml").read_text()
     assert "  - a-rule  # keep me\n" in text
     assert "  - id: b-rule\n    tuning: strict\n" in text
+
+
+EXCEPTIONS = """\
+floor: off
+exceptions:
+  - behavior: risky-commands
+    match: {command: "npm install left-pad"}
+    until: 2099-12-31
+    reason: vendored until the fork lands
+  - {behavior: search-first, match: {path: docs/}, until: 2020-01-01, reason: docs sprint}
+"""
+
+
+def test_status_lists_exceptions_before_they_expire(project: Project) -> None:
+    project.root.mkdir()
+    layer = project.root / "config.yaml"
+    layer.write_text(EXCEPTIONS)
+    assert project.hook(tool_event("Bash", command="npm install left-pad")) is None  # used
+    out = project.run("status").stdout
+    assert "exceptions: 1 active, 1 expired (behavior, match, until, reason, where, uses)" in out
+    lines = out.splitlines()
+    start = lines.index(
+        "exceptions: 1 active, 1 expired (behavior, match, until, reason, where, uses)"
+    )
+    expired, active = lines[start + 1], lines[start + 2]  # soonest to expire first
+    assert expired == (
+        f"  search-first  path: {project.path}/docs/  EXPIRED 2020-01-01 (does nothing; remove "
+        "it or extend "
+        f"'until')  docs sprint  {layer}:7  used 0 times"
+    )
+    assert active.startswith("  risky-commands  command: npm install left-pad  until 2099-12-31 (")
+    assert active.endswith(f"days left)  vendored until the fork lands  {layer}:3  used 1 time")
+    rows = project.json("status")["exceptions"]
+    assert [(r["behavior"], r["expired"], r["used"]) for r in rows] == [
+        ("search-first", True, 0),
+        ("risky-commands", False, 1),
+    ]
+    assert rows[1]["match"] == {"command": "npm install left-pad"}
+    assert rows[1]["origin"] == f"{layer}:3" and rows[1]["last_used"]
