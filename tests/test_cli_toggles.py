@@ -281,3 +281,24 @@ def test_status_lists_exceptions_before_they_expire(project: Project) -> None:
     ]
     assert rows[1]["match"] == {"command": "npm install left-pad"}
     assert rows[1]["origin"] == f"{layer}:3" and rows[1]["last_used"]
+
+
+def test_a_managed_lock_refuses_loosening_and_allows_tightening(tmp_path: Path) -> None:
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    (managed / "config.yaml").write_text(
+        "behaviors:\n  verify-before-done: {locked: true}\n  search-first: {locked: true}\n"
+    )
+    project = Project(tmp_path / "p", FORGE_MANAGED_DIR=str(managed))
+    project.path.mkdir()
+    err = project.run("off", "search-first", check=1).stderr
+    assert f"search-first is locked by {managed / 'config.yaml'}:3" in err
+    assert "the project cannot loosen it (off); nothing was changed" in err
+    err = project.run("relaxed", "verify-before-done", check=1).stderr
+    assert "the project cannot loosen it (tuning relaxed)" in err
+    assert not (project.root / "config.yaml").exists()
+    assert not (project.root / "audit").exists()  # nothing recorded for a refused switch
+    project.run("strict", "verify-before-done")  # tightening stays possible
+    assert (project.root / "config.yaml").read_text() == (
+        "behaviors:\n  verify-before-done: {tuning: strict}\n"
+    )
