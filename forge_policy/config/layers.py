@@ -952,6 +952,13 @@ def _behavior(
 # -- the sealed cache --------------------------------------------------------------------------
 
 
+def _loader_identity() -> list[int]:
+    """This module's stat identity: a cache written by another version of the parser is not
+    read (the version number does not change in an editable install)."""
+    st = os.stat(__file__)
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
 def _read_cache(path: str, fingerprint: tuple[Any, ...]) -> list[dict[str, Any]] | None:
     from forge_policy import __version__
     from forge_policy.catalog.cache import (
@@ -979,6 +986,8 @@ def _read_cache(path: str, fingerprint: tuple[Any, ...]) -> list[dict[str, Any]]
     try:
         doc = json.loads(body)
         if doc.get("format") != CACHE_FORMAT or doc.get("forge_policy") != __version__:
+            return None
+        if doc.get("loader") != _loader_identity():  # an edited loader (editable install)
             return None
         recorded = doc["files"]
         if [entry[0] for entry in recorded] != [p for p, _ in fingerprint]:
@@ -1029,7 +1038,13 @@ def _write_cache(
         [file, list(_settled(identity, now)) if identity else None, hashes.get(file)]
         for file, identity in fingerprint
     ]
-    doc = {"format": CACHE_FORMAT, "forge_policy": __version__, "files": files, "layers": layers}
+    doc = {
+        "format": CACHE_FORMAT,
+        "forge_policy": __version__,
+        "loader": _loader_identity(),
+        "files": files,
+        "layers": layers,
+    }
     try:
         body = json.dumps(doc, separators=(",", ":")).encode("utf-8")
     except (TypeError, ValueError):
