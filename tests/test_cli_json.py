@@ -61,10 +61,11 @@ def _api(project: Project) -> Any:
 
 def test_status_json(soft: Project) -> None:
     report = soft.json("status")
-    assert list(report) == ["sessions", "serve", "audit", "floor", "summary", "more"]
+    assert list(report) == ["sessions", "serve", "audit", "floor", "summary", "more", "exceptions"]
     assert report["summary"] == {"sessions": 1, "violations": 2, "blocks": 2, "overrides": 1}
     assert report["more"] == 0
     assert report["audit"] == {"checked": True, "ok": True, "problems": []}
+    assert report["exceptions"] == []  # none configured
     [session] = report["sessions"]
     assert list(session) == SESSION_KEYS
     assert (session["session_id"], session["exists"], session["disabled"]) == ("s1", True, [])
