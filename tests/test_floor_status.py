@@ -28,6 +28,7 @@ def _plain_floor(raw: bytes) -> str | None:
     value = document.get("floor", "harness")
     return {"on": "harness", True: "harness", False: "off"}.get(value, value)
 
+
 DOCUMENTS = [
     "floor: off\n",
     "floor: own\n",

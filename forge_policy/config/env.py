@@ -20,9 +20,12 @@ variable                            meaning (default)
 ``FORGE_HOOK_DEADLINE``             seconds within which a hook call answers, whatever it
                                     waits for: worker, catalog, facts, locks, store, audit
                                     (10); must stay below the harness's hook timeout
-``FORGE_PROFILE``                   ``minimal``, ``standard`` or ``strict`` (standard)
+``FORGE_PROFILE``                   ``minimal``, ``standard`` or ``strict`` (standard); over
+                                    the configuration files, below a managed lock
 ``FORGE_DISABLE``                   comma-separated behavior ids to bypass (see
-                                    :mod:`forge_policy.engine.bypass`)
+                                    :mod:`forge_policy.engine.bypass`); not a locked one
+``FORGE_MANAGED_DIR``               the managed configuration layer's folder
+                                    (``/etc/forge-policy``)
 ``FORGE_ON_ERROR``                  ``deny`` or ``allow``: the hook's answer when it cannot
                                     decide (deny)
 ``FORGE_WORKER``                    ``on`` or ``off``: whether the hook client asks a warm
@@ -31,6 +34,12 @@ variable                            meaning (default)
 ``FORGE_WORKER_TIMEOUT``            seconds a hook client waits for the worker's answer before
                                     evaluating in-process (10)
 ==================================  ===========================================================
+
+Beside the environment, :meth:`Config.from_env` reads the layered configuration files
+(:mod:`forge_policy.config.layers`: user, ``<FORGE_ROOT>/config.yaml``,
+``<FORGE_ROOT>/config.local.yaml``, managed): the profile, per-behavior settings (applied by
+:meth:`Config.load_catalog`) and exceptions (given to the evaluator by
+:meth:`Config.build_evaluator`).
 
 The project directory is ``$CLAUDE_PROJECT_DIR`` when set (Claude Code sets it for hooks), else
 the working directory; relative paths in these variables are resolved against it. An empty

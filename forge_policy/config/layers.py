@@ -64,7 +64,7 @@ layer is never dropped silently, the hook refuses what it cannot decide (SPEC §
 
 **Cost.** With no layer file present, a load is a few ``stat`` calls. Otherwise what the files
 gave is memoised in the process and in a sealed cache beside the catalog cache
-(``<FORGE_ROOT>/runtime/settings-cache.json``, written only when that folder exists), keyed by
+(``<FORGE_ROOT>/runtime/settings-cache.json``, written only when ``<FORGE_ROOT>`` exists), keyed by
 each file's stat identity and sha256 as :mod:`forge_policy.catalog.cache` keys the catalog: a
 warm hook parses no YAML and verifies no signature.
 
@@ -444,7 +444,7 @@ def _cached_layers(
 
     hashes = {path: _sha256(path) for path, identity in fingerprint if identity is not None}
     layers = parse_layers(watched)
-    if os.path.isdir(os.path.dirname(cache)):
+    if os.path.isdir(forge_root):  # never makes the project's .forge, only its runtime/
         _write_cache(cache, fingerprint, hashes, layers)
     return layers, True
 
@@ -1029,10 +1029,25 @@ def _behavior(
 # -- the sealed cache --------------------------------------------------------------------------
 
 
+def _loader_identity() -> list[int]:
+    """This module's stat identity: a cache written by another version of the parser is not
+    read (the version number does not change in an editable install)."""
+    st = os.stat(__file__)
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
 def _read_cache(path: str, fingerprint: tuple[Any, ...]) -> list[dict[str, Any]] | None:
     from forge_policy import __version__
-    from forge_policy.catalog.cache import _read_key, _same, _sha256, seal
+    from forge_policy.catalog.cache import (
+        _linked_project_folder,
+        _read_key,
+        _same,
+        _sha256,
+        seal,
+    )
 
+    if _linked_project_folder(path):  # read nothing from outside the project
+        return None
     try:
         with open(path, "rb") as handle:
             data = handle.read(_MAX_BYTES * 8)
@@ -1048,6 +1063,8 @@ def _read_cache(path: str, fingerprint: tuple[Any, ...]) -> list[dict[str, Any]]
     try:
         doc = json.loads(body)
         if doc.get("format") != CACHE_FORMAT or doc.get("forge_policy") != __version__:
+            return None
+        if doc.get("loader") != _loader_identity():  # an edited loader (editable install)
             return None
         recorded = doc["files"]
         if [entry[0] for entry in recorded] != [p for p, _ in fingerprint]:
@@ -1074,19 +1091,42 @@ def _write_cache(
     import time
 
     from forge_policy import __version__
-    from forge_policy.catalog.cache import _make_key, _settled, _write_atomic, seal
+    from forge_policy.catalog.cache import (
+        _ignore_in_git,
+        _linked_project_folder,
+        _make_key,
+        _settled,
+        _write_atomic,
+        seal,
+    )
+
+    folder = os.path.dirname(path)
+    if _linked_project_folder(path):  # the Harness Home contract: never through a symlink
+        return
+    try:
+        if not os.path.isdir(folder):
+            os.makedirs(folder, exist_ok=True)
+            _ignore_in_git(folder)
+    except OSError:
+        return
 
     now = time.time_ns()
     files = [
         [file, list(_settled(identity, now)) if identity else None, hashes.get(file)]
         for file, identity in fingerprint
     ]
-    doc = {"format": CACHE_FORMAT, "forge_policy": __version__, "files": files, "layers": layers}
+    doc = {
+        "format": CACHE_FORMAT,
+        "forge_policy": __version__,
+        "loader": _loader_identity(),
+        "files": files,
+        "layers": layers,
+    }
     try:
         body = json.dumps(doc, separators=(",", ":")).encode("utf-8")
     except (TypeError, ValueError):
         return
-    key = _make_key(os.path.dirname(path))
+    key = _make_key(folder)
     if key is None:
         return
     _write_atomic(

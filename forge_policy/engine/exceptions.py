@@ -20,8 +20,9 @@ Matching is deliberately narrow (think of the agent that wants through):
 - ``command``: the whole command of a shell call, runs of whitespace counted as one. A command
   with anything chained, piped or appended to it is another command and does not match.
 - ``path``: every path the call names (``file_path``, ``path``, ``notebook_path``, ``paths`` …)
-  is that file, or below that folder when the value ends with ``/``; a call that names no path,
-  or one path outside, does not match. Relative paths in the call are read from its ``cwd``.
+  is that file, or below that folder when the value ends with ``/``, as written and with
+  symlinks resolved; a call that names no path, or one path outside, does not match. Relative
+  paths in the call are read from its ``cwd``.
 - ``tool``: the tool's name, exactly.
 
 An expired exception (``until`` is the last day it holds, in local time) matches nothing.
@@ -104,10 +105,15 @@ def _paths(tool_input: Any, cwd: str) -> list[str]:
 
 
 def _within(path: str, value: str) -> bool:
-    if value.endswith("/"):
-        folder = os.path.normpath(value)
-        return path.startswith(folder.rstrip("/") + "/")
-    return path == os.path.normpath(value)
+    """Whether ``path`` is the file ``value`` (or below the folder ``value/``), as written and
+    with symlinks resolved: a link inside the folder to a file outside is not covered."""
+    for candidate, target in ((path, value), (os.path.realpath(path), os.path.realpath(value))):
+        if value.endswith("/"):
+            if not candidate.startswith(os.path.normpath(target).rstrip("/") + "/"):
+                return False
+        elif candidate != os.path.normpath(target):
+            return False
+    return True
 
 
 def records(

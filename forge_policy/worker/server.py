@@ -286,11 +286,11 @@ def _config(root: str) -> Config | None:
     """The configuration a worker for ``root`` runs with, or None (logged) when it must not
     start."""
     from forge_policy.config.env import Config
-    from forge_policy.errors import ConfigError
+    from forge_policy.errors import ConfigError, ProjectConfigError
 
     try:
         config = Config.from_env(os.environ)
-    except ConfigError as exc:
+    except (ConfigError, ProjectConfigError) as exc:  # FORGE_* or a configuration layer
         log(f"not started: {exc}")
         return None
     if config.root != os.path.abspath(root):

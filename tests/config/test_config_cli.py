@@ -100,3 +100,32 @@ def test_the_hook_reads_the_profile_toggles_and_exceptions_of_the_layers(
     kinds = [json.loads(line)["kind"] for line in audit.read_text().splitlines()]
     assert kinds.count("exception") == 1
     assert not (project.root / "behaviors").exists()  # no fork
+
+
+def test_a_warm_hook_parses_no_layer_yaml(project: Project) -> None:
+    """The layers on the hook's path: the second call reads them from the sealed cache."""
+    (project.root / "config.yaml").write_text(
+        "floor: off\nbehaviors:\n  search-first: {enabled: false}\n"
+    )
+    env = {**project.env, "PYTHONPROFILEIMPORTTIME": "1"}
+    project.env = env
+    cold = project.run("hook", input=json.dumps(tool_event("Bash", command="ls"))).stderr
+    assert "ruamel" in cold
+    warm = project.run("hook", input=json.dumps(tool_event("Bash", command="ls"))).stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.splitlines() if "|" in line}
+    assert not {m for m in imported if m.split(".")[0] in ("ruamel", "argparse", "cryptography")}
+    assert "forge_policy.config.layers" in imported  # the measurement saw the layers
+    assert (project.root / "runtime" / "settings-cache.json").exists()
+
+
+def test_validate_lists_the_configuration_warnings(project: Project) -> None:
+    (project.root / "config.yaml").write_text(
+        "floor: off\nprofil: strict\nbehaviors:\n  no-such-rule: {enabled: false}\n"
+    )
+    out = project.run("validate").stdout.splitlines()
+    config = project.root / "config.yaml"
+    assert f"config: warning: {config}:2: profil: unknown key, ignored" in out
+    assert (
+        f"config: warning: {config}:4: behaviors.no-such-rule: no such behavior in the catalog"
+    ) in out
+    assert project.json("validate")["config_notes"][0].endswith("profil: unknown key, ignored")

@@ -341,3 +341,17 @@ def test_an_exception_for_a_bypass_never_behavior_is_refused(layers: Layers) -> 
     )
     ev = layers.evaluator()
     assert ev.settings.exceptions == ()
+
+
+def test_a_path_exception_does_not_follow_a_link_out_of_its_folder(tmp_path: Path) -> None:
+    from forge_policy.engine.exceptions import matches
+
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    (vendor / "out").symlink_to(tmp_path / "elsewhere")
+    edit = fp.Event(
+        "PreToolUse", "s", tool_name="Write", tool_input={"file_path": f"{vendor}/out/x.js"}
+    )
+    assert not matches("path", f"{vendor}/", edit)
+    edit = fp.Event("PreToolUse", "s", tool_name="Write", tool_input={"file_path": f"{vendor}/x"})
+    assert matches("path", f"{vendor}/", edit)
