@@ -145,7 +145,7 @@ def test_with_no_last_good_catalog_tool_calls_fail_closed_with_the_recovery_step
         assert where in reason and VALIDATE in reason and "git checkout" in reason
         assert "no catalog has loaded in this project yet" in reason
         assert VALIDATE in err
-    assert list((project.root / "runtime").glob("last-good-*")) == []
+    assert list((project.root / "runtime").glob("last-good-catalog-*")) == []
 
 
 def test_events_that_cannot_be_refused_get_a_consistent_text(project: Project) -> None:

@@ -87,6 +87,15 @@ def test_a_cached_verification_is_redone_when_the_signature_changes(layers: Laye
     (layers.root / "runtime").mkdir()
     assert layers.settings().profile == "strict"
     (layers.managed_dir / "config.yaml.sig").write_bytes(b"\0" * 64)
+    # the last verified configuration keeps enforcing, and says why (SPEC §10, last known good)
+    fallback = layers.settings().fallback
+    assert fallback is not None and "does not verify" in fallback.problem
+    assert layers.settings().profile == "strict"
+    for copy in (layers.root / "runtime").glob("last-good-settings.json"):
+        copy.unlink()  # with no copy: refused
+    import forge_policy.config.layers as module
+
+    module._MEMO.clear()
     with pytest.raises(ProjectConfigError, match="does not verify"):
         layers.settings()
 
