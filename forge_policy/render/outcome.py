@@ -97,7 +97,7 @@ def refusal_reason(decision: Decision) -> str:
 def override_notes(decision: Decision) -> list[str]:
     """One line for the user per override by retry or explicit grant (audited)."""
     return [
-        f"forge-policy: override of {o.get('behavior_id')} ({o.get('mechanism')}) recorded "
+        f"[{o.get('behavior_id')}] Let through by an override ({o.get('mechanism')}); recorded "
         "in the audit log."
         for o in decision.overrides
         if o.get("mechanism") in ("retry", "explicit")

@@ -211,7 +211,7 @@ def test_a_retry_within_the_window_passes_as_an_override_and_is_audited(tmp_path
     model.play([("run_shell", {"cmd": "deploy api"})], "shipped")
     run(agent(model, tool), "ship it anyway")
     assert ran == ["deploy api"]
-    assert "override of no-deploy (retry) recorded" in model.outputs["call_2"]
+    assert "[no-deploy] Let through by an override (retry)" in model.outputs["call_2"]
     overrides = [r for r in ev.audit.records() if r["kind"] == "override"]
     assert [(r["behavior_id"], r["mechanism"], r["session_id"]) for r in overrides] == [
         ("no-deploy", "retry", SESSION)
