@@ -294,7 +294,9 @@ def test_nudges_reach_the_model_and_the_user(tmp_path: Path) -> None:
         return await cli.hook(prompt)
 
     answer = run(evaluator, script)
-    assert answer["systemMessage"].startswith("Mind the prompt (1): do the right thing")
+    assert answer["systemMessage"].startswith(
+        "[mind-the-prompt] Mind the prompt (1): do the right thing"
+    )
     assert answer["hookSpecificOutput"] == {
         "hookEventName": "UserPromptSubmit",
         "additionalContext": answer["systemMessage"],

@@ -402,7 +402,7 @@ def test_nudges_are_appended_to_the_output_the_model_reads(tmp_path: Path) -> No
     model = TurnModel([[("run_shell", {"cmd": "ls"})]])
     run(agent(model, tool), "look")
     shown = model.outputs["call_1"]
-    assert shown.startswith("ran: ls\n\nMind the shell (1): do the right thing")
+    assert shown.startswith("ran: ls\n\n[mind-the-shell] Mind the shell (1): do the right thing")
 
 
 # --- failing closed ---------------------------------------------------------------------------
