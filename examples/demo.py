@@ -65,7 +65,7 @@ def explain(answer: dict[str, object]) -> tuple[str, str, str]:
         return "ASK THE USER", "", f"{user}\n[prompt] {specific['permissionDecisionReason']}"
     if answer.get("decision") == "block":
         return "BLOCK", str(answer.get("reason", "")), user
-    if user.startswith("forge-policy: override of"):
+    if "Let through by an override" in user:
         return "ALLOW (override, audited)", "", user
     return "ALLOW + ADVICE", str(specific.get("additionalContext", "")), user
 

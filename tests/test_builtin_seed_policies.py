@@ -341,7 +341,7 @@ def test_a_missing_env_file_still_asks(project: Path) -> None:
 def test_the_secret_itself_never_reaches_the_message(project: Path) -> None:
     decision = evaluator().evaluate(call("Read", {"file_path": str(project / "aws.txt")}, project))
     assert decision.outcome == "soft_block"
-    assert "AKIA" not in decision.message and "Allow it?" in decision.message
+    assert "AKIA" not in decision.message and "it needs the user's approval" in decision.message
 
 
 def test_a_file_of_one_mib_is_not_scanned(tmp_path: Path) -> None:
@@ -570,7 +570,7 @@ def test_reset_total_and_fact_variables_in_templates(tmp_path: Path) -> None:
     sized_call = call("Read", {"size": 6})
     assert ev.evaluate(sized_call).messages == ()
     (message,) = ev.evaluate(sized_call).messages
-    assert message.startswith("counter-rule: 12 seen, 1234567, b, , {x}")
+    assert message.startswith("[counter-rule] counter-rule: 12 seen, 1234567, b, , {x}")
     ev.evaluate(Event("SessionStart", "s1", payload={"source": "compact"}))
     assert ev.status("s1").totals == {}
     assert ev.evaluate(sized_call).messages == ()

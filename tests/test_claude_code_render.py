@@ -229,7 +229,7 @@ def test_events_that_cannot_block_get_the_reason_as_advice() -> None:
 
 def test_an_override_by_retry_is_announced_to_the_user() -> None:
     record = {"behavior_id": "search-first", "mechanism": "retry"}
-    note = "forge-policy: override of search-first (retry) recorded in the audit log."
+    note = "[search-first] Let through by an override (retry); recorded in the audit log."
     assert out(decision(overrides=(record,))) == {
         "systemMessage": note,
         "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": note},

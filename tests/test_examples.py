@@ -75,7 +75,7 @@ def test_openai_agents_example_refuses_escalates_overrides_and_asks() -> None:
     out = run(str(EXAMPLES / "openai_agents_guardrail.py"))
     assert " 3. write_file(" in out and "Look Before You Write" in out  # a nudge the model reads
     assert "    | [search-first] Write blocked: 5 writes" in out  # the soft block, refused
-    assert "override of search-first (retry) recorded" in out  # the identical retry
+    assert "[search-first] Let through by an override (retry)" in out  # the identical retry
     assert "? ASK THE USER: [agent-shield-ask]" in out  # .env: the SDK's human approval
     assert "    | (the text of /repo/.env)" in out  # approved, so it ran
     assert "STOPPED THE RUN: [no-destructive-git] Refused" in out  # hard block ends the run

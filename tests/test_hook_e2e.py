@@ -110,7 +110,7 @@ def test_override_by_retry_ignores_the_per_call_tool_use_id(project: Project) ->
     out, _ = project.run(first)
     assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
     out, _ = project.run(retry)
-    note = "forge-policy: override of softy (retry) recorded in the audit log."
+    note = "[softy] Let through by an override (retry); recorded in the audit log."
     assert out == {
         "systemMessage": note,
         "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": note},
@@ -148,13 +148,15 @@ def test_the_first_block_cuts_the_chain(project: Project) -> None:
 
 def test_messages_are_merged_in_index_order_and_a_block_comes_first(project: Project) -> None:
     out, _ = project.run(project.bash("echo warn-me nudge-me"))
-    merged = f"[nudger] nudger: Bash (1)\n\nwarner: warning 1\nDo instead: {HINT}"
+    merged = f"[nudger] nudger: Bash (1)\n\n[warner] warner: warning 1\nDo instead: {HINT}"
     assert out is not None and out["systemMessage"] == merged
     assert out["hookSpecificOutput"]["additionalContext"] == merged
     out, _ = project.run(project.bash("echo nudge-me soft-me"))
     assert out is not None
     reason = out["hookSpecificOutput"]["permissionDecisionReason"]
-    assert reason.startswith("[softy] softy: refused\n") and reason.endswith("\n\nnudger: Bash (2)")
+    assert reason.startswith("[softy] softy: refused\n") and reason.endswith(
+        "\n\n[nudger] nudger: Bash (2)"
+    )
 
 
 def test_parallel_hooks_of_one_session_lose_no_increment(project: Project) -> None:
@@ -206,7 +208,7 @@ def test_output_is_utf8_whatever_the_console_encoding(tmp_path: Path) -> None:
     text = rule("unicode", "nudge", "nudge-me").replace('"unicode: {tool_name}', '"naïve → 🤖')
     project = Project(tmp_path, {"unicode": text})
     out, _ = project.run(project.bash("echo nudge-me"), PYTHONIOENCODING="cp1252")
-    assert out is not None and out["systemMessage"] == "naïve → 🤖 (1)"
+    assert out is not None and out["systemMessage"] == "[unicode] naïve → 🤖 (1)"
 
 
 def test_via_serve_without_a_server_evaluates_in_process(project: Project) -> None:
@@ -236,10 +238,10 @@ def test_cache_follows_edits_even_same_size_ones(project: Project) -> None:
     path = project.root / "behaviors" / "nudger" / "behavior.yaml"
     text = path.read_text()
     stat = path.stat()
-    path.write_text(text.replace('"[nudger] nudger: {tool_name}', '"NUDGER: {tool_name}'))
+    path.write_text(text.replace('"nudger: {tool_name}', '"NUDGER: {tool_name}'))
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same mtime
     out, _ = project.run(project.bash("echo nudge-me"))
-    assert out is not None and out["systemMessage"].startswith("NUDGER: Bash")
+    assert out is not None and out["systemMessage"].startswith("[nudger] NUDGER: Bash")
     path.write_text(text.replace("default_level: nudge", "default_level: hard_block"))
     out, _ = project.run(project.bash("echo nudge-me"))
     assert out is not None and out["override_allowed"] is False

@@ -22,7 +22,12 @@ if TYPE_CHECKING:
 
 def register(command: Callable[..., Any]) -> None:
     """Add this group's commands to the parser."""
-    p = command("list", cmd_list, "List the behaviors: id, enabled, default level, category.")
+    p = command(
+        "list",
+        cmd_list,
+        "List the behaviors: id, enabled, what a first violation does (the level, ask for a block "
+        "the user approves; --json adds default_shown beside default_level), category.",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command("describe", cmd_describe, "Show one behavior in full.")
     p.add_argument("behavior_id", metavar="ID")

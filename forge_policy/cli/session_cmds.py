@@ -275,8 +275,8 @@ def _audit_health(ctx: Context) -> dict[str, object]:
 
 #: what the columns of a session's table mean (issue 25: "next" had no legend)
 STATUS_LEGEND = (
-    "count: violations this session; level: where it stands (ask: the user approves a block); "
-    "next: the count at which it escalates (max: at the top)"
+    "count: violations so far; level: the level reached (ask: a block the user approves); "
+    "next: the count of the next escalation (max: none above)"
 )
 
 
@@ -368,6 +368,7 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
     import json
 
     from forge_policy.errors import EventError
+    from forge_policy.levels import shown_level
     from forge_policy.model import Event
 
     if args.record is not None:
@@ -400,10 +401,12 @@ def cmd_explain(args: Namespace, ctx: Context) -> int:
     decision = report.decision
     event = decision.event
     subject = f" {event.tool_name}" if event.tool_name else ""
-    blocker = f" by {decision.blocking.behavior_id}" if decision.blocking else ""
+    blocking = decision.blocking
+    blocker = f" by {blocking.behavior_id}" if blocking else ""
+    outcome = shown_level(decision.outcome, blocking.override_mode if blocking else "agent")
     ctx.print(
         f"{event.event_name}{subject} in session {event.session_id}: "
-        f"{decision.outcome}{blocker} (dry run: nothing was recorded)"
+        f"{outcome}{blocker} (dry run: nothing was recorded)"
     )
     _print_trace(ctx, report)
     return OK

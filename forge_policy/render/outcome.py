@@ -99,8 +99,8 @@ def override_notes(decision: Decision) -> list[str]:
     decision's :attr:`~forge_policy.Decision.notices` (a last known good catalog enforcing)."""
     return [
         *(
-            f"forge-policy: override of {o.get('behavior_id')} ({o.get('mechanism')}) recorded "
-            "in the audit log."
+            f"[{o.get('behavior_id')}] Let through by an override ({o.get('mechanism')}); "
+            "recorded in the audit log."
             for o in decision.overrides
             if o.get("mechanism") in ("retry", "explicit")
         ),

@@ -30,7 +30,7 @@ def to_json(value: object) -> Any:
     ... # doctest: +NORMALIZE_WHITESPACE
     {'enabled': True, 'counter': 1, 'level': 'warning', 'next_threshold': None,
      'pending_block': False, 'overrides': 0, 'blocks': 0, 'session_disabled': False,
-     'override_granted': None, 'inactive_under': None}
+     'override_granted': None, 'inactive_under': None, 'level_shown': None}
     """
     return _converter().unstructure(value)
 

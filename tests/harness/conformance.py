@@ -74,11 +74,17 @@ class Texts:
             "Overriding needs the user's approval: the user is asked to allow this call."
         )
         self.hard = f"[hardy] hardy: refused\nDo instead: {HINT}\nThis block cannot be overridden."
-        self.prompt = f"[prompt-guard] prompt-guard: refused\nDo instead: {HINT}\n{to_override('prompt-guard', session)}"
-        self.stop = f"[stop-guard] stop-guard: refused\nDo instead: {HINT}\n{to_override('stop-guard', session)}"
+        self.prompt = self.refused("prompt-guard")
+        self.stop = self.refused("stop-guard")
         self.post = (
-            "The tool call already ran, but it broke a policy.\n"
-            f"[post-guard] post-guard: refused\nDo instead: {HINT}\n{to_override('post-guard', session)}"
+            f"The tool call already ran, but it broke a policy.\n{self.refused('post-guard')}"
+        )
+
+    def refused(self, behavior_id: str) -> str:
+        """The soft block of the test catalog's ``behavior_id`` (the agent may override)."""
+        return (
+            f"[{behavior_id}] {behavior_id}: refused\nDo instead: {HINT}\n"
+            f"{to_override(behavior_id, self.session)}"
         )
 
     def no_ask(self, title: str) -> str:

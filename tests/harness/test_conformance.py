@@ -238,4 +238,4 @@ def test_codex_apply_patch_is_a_write_of_its_file(tmp_path: Path) -> None:
     project = Project(tmp_path, {"env-guard": env_guard})
     out = run(project, "codex", "apply_patch")
     assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert out["systemMessage"] == "env-guard: refused"
+    assert out["systemMessage"] == "[env-guard] env-guard: refused"

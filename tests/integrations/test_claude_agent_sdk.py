@@ -203,7 +203,7 @@ def test_a_retry_within_the_window_passes_as_an_override_and_is_audited(tmp_path
     blocked, retried = run(evaluator, script)
     assert blocked["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "permissionDecision" not in retried.get("hookSpecificOutput", {})
-    assert "override of no-deploy (retry) recorded" in retried["systemMessage"]
+    assert "[no-deploy] Let through by an override (retry)" in retried["systemMessage"]
     overrides = [r for r in audit.records() if r["kind"] == "override"]
     assert [(r["behavior_id"], r["mechanism"]) for r in overrides] == [("no-deploy", "retry")]
     assert overrides[0]["session_id"] == SESSION
@@ -294,7 +294,9 @@ def test_nudges_reach_the_model_and_the_user(tmp_path: Path) -> None:
         return await cli.hook(prompt)
 
     answer = run(evaluator, script)
-    assert answer["systemMessage"].startswith("Mind the prompt (1): do the right thing")
+    assert answer["systemMessage"].startswith(
+        "[mind-the-prompt] Mind the prompt (1): do the right thing"
+    )
     assert answer["hookSpecificOutput"] == {
         "hookEventName": "UserPromptSubmit",
         "additionalContext": answer["systemMessage"],

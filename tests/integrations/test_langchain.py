@@ -515,7 +515,7 @@ def test_a_prompt_nudge_joins_the_system_message_of_the_turns_first_model_call(
     graph.invoke({"messages": [("user", "deploy on friday")]}, CONFIG)
     first, second = model.seen
     assert isinstance(first[0], SystemMessage)
-    assert first[0].content.startswith("You are careful.\n\nNo Friday deploys (1): ")
+    assert first[0].content.startswith("You are careful.\n\n[no-friday] No Friday deploys (1): ")
     assert second[0].content == "You are careful."  # after the tool result: no prompt
     assert evaluator.status(THREAD).behaviors["no-friday"].counter == 1
 

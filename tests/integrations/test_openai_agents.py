@@ -211,7 +211,7 @@ def test_a_retry_within_the_window_passes_as_an_override_and_is_audited(tmp_path
     model.play([("run_shell", {"cmd": "deploy api"})], "shipped")
     run(agent(model, tool), "ship it anyway")
     assert ran == ["deploy api"]
-    assert "override of no-deploy (retry) recorded" in model.outputs["call_2"]
+    assert "[no-deploy] Let through by an override (retry)" in model.outputs["call_2"]
     overrides = [r for r in ev.audit.records() if r["kind"] == "override"]
     assert [(r["behavior_id"], r["mechanism"], r["session_id"]) for r in overrides] == [
         ("no-deploy", "retry", SESSION)
@@ -402,7 +402,7 @@ def test_nudges_are_appended_to_the_output_the_model_reads(tmp_path: Path) -> No
     model = TurnModel([[("run_shell", {"cmd": "ls"})]])
     run(agent(model, tool), "look")
     shown = model.outputs["call_1"]
-    assert shown.startswith("ran: ls\n\nMind the shell (1): do the right thing")
+    assert shown.startswith("ran: ls\n\n[mind-the-shell] Mind the shell (1): do the right thing")
 
 
 # --- failing closed ---------------------------------------------------------------------------
