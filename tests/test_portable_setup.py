@@ -136,7 +136,7 @@ def test_a_clone_on_another_path_and_path_answers_and_names_no_machine_path(
     without it, and `init` in B records B's warm client without changing a committed file."""
     a = project.path
     git(a, "init", "-q")
-    project.run("init", "--floor", "own")
+    project.run("init")  # the default floor too: Claude Code's sandbox block is committed
     git(a, "add", "-A")
     git(a, "commit", "-qm", "forge-policy")
     committed = git(a, "ls-files").split()
@@ -146,6 +146,7 @@ def test_a_clone_on_another_path_and_path_answers_and_names_no_machine_path(
     b.parent.mkdir()
     git(tmp_path, "clone", "-q", str(a), str(b))
     machine = {str(a), str(Path(sys.executable).parent.parent), sys.executable, str(FORGE)}
+    machine.add(os.path.expanduser("~") + "/")
     for name in git(b, "ls-files").split():
         text = (b / name).read_text(encoding="utf-8", errors="replace")
         assert not [m for m in machine if m in text], name
@@ -174,7 +175,7 @@ def test_a_clone_on_another_path_and_path_answers_and_names_no_machine_path(
 
     # init in B: no committed file changes; the launcher now runs B's warm-worker client
     subprocess.run(
-        [str(FORGE), "init", "--floor", "own"],
+        [str(FORGE), "init"],
         cwd=b,
         env=clean_env(b / ".forge"),
         capture_output=True,
@@ -311,3 +312,36 @@ def test_doctor_runs_each_harness_s_command_as_that_harness_would(
     [run] = entry["hook_runs"]
     assert run["ok"] is False and "finds no forge-policy on this machine" in run["detail"]
     assert entry["enforced"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "answer"),
+    [
+        ([], 2, None),  # Claude Code: exit 2 blocks a PreToolUse
+        (["--harness", "codex"], 2, None),  # Codex, Gemini CLI, Cursor: exit 2 with a reason
+        (["--harness", "cursor"], 2, None),
+        (["--harness", "copilot", "--event", "preToolUse"], 0, "permissionDecision"),
+        (["--harness", "antigravity", "--event", "PreToolUse"], 0, "decision"),
+    ],
+)
+def test_the_launcher_without_forge_policy_refuses_in_each_harness_s_words(
+    tmp_path: Path, args: list[str], code: int, answer: str | None
+) -> None:
+    from forge_policy.ops import launcher
+
+    root = tmp_path / ".forge"
+    launcher.write(root)
+    result = subprocess.run(
+        [str(launcher.path(root)), *args],
+        input="{}",
+        capture_output=True,
+        text=True,
+        env={"PATH": SYSTEM_PATH},
+        check=False,
+    )
+    assert result.returncode == code
+    assert "forge-policy is not installed on this machine" in result.stderr
+    if answer is None:
+        assert result.stdout == ""
+    else:
+        assert json.loads(result.stdout)[answer] == "deny"

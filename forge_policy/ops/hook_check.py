@@ -229,7 +229,7 @@ def _judge(
             f"`{command}` cannot start on this machine ({err}); {_OPEN}",
             _fix(harness),
         )
-    if code == launcher.NOT_FOUND and "not installed on this machine" in done.stderr:
+    if "forge-policy is not installed on this machine" in done.stderr:  # the launcher's
         return failed(
             f"`{command}` finds no forge-policy on this machine: it refuses every call",
             f"run {_fix(harness)} with this machine's forge-policy (it records it for the "

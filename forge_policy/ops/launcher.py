@@ -18,7 +18,8 @@ The launcher runs this machine's forge-policy, first found of:
 
 With none of them it **exits 2** with a message naming what to install and run: exit 2 blocks
 a ``PreToolUse`` in Claude Code, Codex (with the reason on stderr), Gemini CLI and Cursor, so a
-teammate without forge-policy is refused loudly rather than let through in silence.
+teammate without forge-policy is refused loudly rather than let through in silence. Copilot CLI
+and Antigravity read a refusal from JSON: for their pre-tool event it prints their deny (exit 0).
 ``forge-policy doctor`` runs the command as the harness would and says "not enforced" with the
 fix when it does not answer.
 
@@ -105,9 +106,23 @@ fi
 if command -v forge-policy >/dev/null 2>&1; then
   exec forge-policy hook "$@"
 fi
-echo "forge-policy is not installed on this machine (no forge-policy on PATH), so this \
-project's policy hook cannot run and the call is blocked. Install it (pipx install \
-forge-policy), then run: forge-policy doctor" >&2
+why="forge-policy is not installed on this machine (no forge-policy on PATH), so this project's \
+policy hook cannot run and the call is blocked. Install it (pipx install forge-policy), then run: \
+forge-policy doctor"
+echo "$why" >&2
+harness=claude-code event= previous=
+for arg in "$@"; do
+  case $previous in --harness) harness=$arg ;; --event) event=$arg ;; esac
+  previous=$arg
+done
+case $harness:$event in  # the harnesses that read a refusal from JSON alone
+  copilot:preToolUse)
+    printf '{"permissionDecision":"deny","permissionDecisionReason":"%s"}\n' "$why"
+    exit 0 ;;
+  antigravity:PreToolUse)
+    printf '{"decision":"deny","reason":"%s"}\n' "$why"
+    exit 0 ;;
+esac
 exit 2
 """
 
