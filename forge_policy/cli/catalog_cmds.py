@@ -198,6 +198,7 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
     failed = bool(warnings) and args.strict
     enabled = sum(b.enabled for b in catalog.behaviors)
     cache = _check_cache(ctx, target, catalog)
+    layered = [] if args.directory else _config_notes(ctx, catalog)
     if args.json:
         result: dict[str, Any] = {
             "ok": not failed,
@@ -207,6 +208,8 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
         }
         if cache is not None:
             result["cache"] = cache
+        if layered:
+            result["config_notes"] = layered
         ctx.print_json(result)
         return REFUSED if failed else OK
     for issue in warnings:
@@ -225,7 +228,22 @@ def cmd_validate(args: Namespace, ctx: Context) -> int:
             "unwritable": "cache: cannot be written: the hook parses the YAML each time",
         }
         ctx.print(outcome.get(cache["status"], f"cache: using {cache['used']}"))
+    for note in layered:
+        ctx.print(f"config: warning: {note}")
     return OK
+
+
+def _config_notes(ctx: Context, catalog: Catalog) -> list[str]:
+    """The layered configuration's warnings for the configured catalog (unknown keys, locks
+    outside the managed layer, refused environment switches and exceptions, settings for a
+    behavior the catalog does not have); its errors stop ``ctx.config`` already."""
+    from forge_policy.config.layers import overlay_catalog, usable_exceptions
+
+    settings = ctx.config.current_settings()
+    if settings is None:
+        return []
+    notes = overlay_catalog(catalog, settings)[1]
+    return [*settings.notes, *notes, *usable_exceptions(catalog, settings)[1]]
 
 
 def _check_cache(ctx: Context, target: str, catalog: Catalog) -> dict[str, Any] | None:

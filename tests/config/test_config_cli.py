@@ -116,3 +116,16 @@ def test_a_warm_hook_parses_no_layer_yaml(project: Project) -> None:
     assert not {m for m in imported if m.split(".")[0] in ("ruamel", "argparse", "cryptography")}
     assert "forge_policy.config.layers" in imported  # the measurement saw the layers
     assert (project.root / "runtime" / "settings-cache.json").exists()
+
+
+def test_validate_lists_the_configuration_warnings(project: Project) -> None:
+    (project.root / "config.yaml").write_text(
+        "floor: off\nprofil: strict\nbehaviors:\n  no-such-rule: {enabled: false}\n"
+    )
+    out = project.run("validate").stdout.splitlines()
+    config = project.root / "config.yaml"
+    assert f"config: warning: {config}:2: profil: unknown key, ignored" in out
+    assert (
+        f"config: warning: {config}:4: behaviors.no-such-rule: no such behavior in the catalog"
+    ) in out
+    assert project.json("validate")["config_notes"][0].endswith("profil: unknown key, ignored")
