@@ -4,7 +4,8 @@
 …/worker/launch.py`` runs it from cached bytecode; built-in modules only);
 :mod:`forge_policy.worker.server` is the process it asks over a Unix socket, one per
 ``FORGE_ROOT`` and environment (at most ``FORGE_WORKER_MAX``, the least recently used stopped
-beyond), started on demand and exiting when idle; :mod:`forge_policy.worker.protocol` (built-ins only) is
-what both speak: the framing, the request, the hook's options, ``FORGE_ROOT`` and the limits.
+beyond), started on demand and exiting when idle; :mod:`forge_policy.worker.protocol` (built-ins
+only) is what both speak: the framing, the request, the hook's options, ``FORGE_ROOT`` and the
+limits.
 Any failure of the worker makes the client evaluate in-process, never allow.
 """

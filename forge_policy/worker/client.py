@@ -78,9 +78,9 @@ class Unavailable(Exception):
 
 
 def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, bytes, bytes, int]:
-    """Send ``request`` to the worker in ``folder`` (a :func:`~forge_policy.worker.protocol.slot_of`
-    the private worker folder); return its decoded answer or raise :class:`Unavailable`. Checks
-    both folders and the peer before sending anything."""
+    """Send ``request`` to the worker in ``folder`` (one environment's, inside the private
+    worker folder: :func:`~forge_policy.worker.protocol.slot_of`); return its decoded answer or
+    raise :class:`Unavailable`. Checks both folders and the peer before sending anything."""
     for each in (folder.rpartition(b"/")[0], folder):
         if not protocol.private_folder(each):
             try:
