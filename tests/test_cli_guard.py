@@ -30,6 +30,7 @@ GUARDED = {
     "uninstall": ["uninstall"],
     "worker stop": ["worker", "stop"],
     "git install": ["git", "install", "--repo", "repo"],
+    "config unfork": ["config", "unfork", "--apply"],
 }
 #: read-only commands (and what the harness or git runs), with their arguments
 ALLOWED = {

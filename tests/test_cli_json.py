@@ -59,8 +59,9 @@ def _api(project: Project) -> Any:
 
 def test_status_json(soft: Project) -> None:
     report = soft.json("status")
-    assert list(report) == ["sessions", "serve", "audit", "floor"]
+    assert list(report) == ["sessions", "serve", "audit", "floor", "exceptions"]
     assert report["audit"] == {"checked": True, "ok": True, "problems": []}
+    assert report["exceptions"] == []  # none configured
     [session] = report["sessions"]
     assert list(session) == SESSION_KEYS
     assert (session["session_id"], session["exists"], session["disabled"]) == ("s1", True, [])

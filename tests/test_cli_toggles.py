@@ -242,3 +242,63 @@ def test_set_tuning_on_a_bare_id_entry(tmp_path: Path) -> None:
     text = (tmp_path / "index.yaml").read_text()
     assert "  - a-rule  # keep me\n" in text
     assert "  - id: b-rule\n    tuning: strict\n" in text
+
+
+EXCEPTIONS = """\
+floor: off
+exceptions:
+  - behavior: risky-commands
+    match: {command: "npm install left-pad"}
+    until: 2099-12-31
+    reason: vendored until the fork lands
+  - {behavior: search-first, match: {path: docs/}, until: 2020-01-01, reason: docs sprint}
+"""
+
+
+def test_status_lists_exceptions_before_they_expire(project: Project) -> None:
+    project.root.mkdir()
+    layer = project.root / "config.yaml"
+    layer.write_text(EXCEPTIONS)
+    assert project.hook(tool_event("Bash", command="npm install left-pad")) is None  # used
+    out = project.run("status").stdout
+    assert "exceptions: 1 active, 1 expired (behavior, match, until, reason, where, uses)" in out
+    lines = out.splitlines()
+    start = lines.index(
+        "exceptions: 1 active, 1 expired (behavior, match, until, reason, where, uses)"
+    )
+    expired, active = lines[start + 1], lines[start + 2]  # soonest to expire first
+    assert expired == (
+        f"  search-first  path: {project.path}/docs/  EXPIRED 2020-01-01 (does nothing; remove "
+        "it or extend "
+        f"'until')  docs sprint  {layer}:7  used 0 times"
+    )
+    assert active.startswith("  risky-commands  command: npm install left-pad  until 2099-12-31 (")
+    assert active.endswith(f"days left)  vendored until the fork lands  {layer}:3  used 1 time")
+    rows = project.json("status")["exceptions"]
+    assert [(r["behavior"], r["expired"], r["used"]) for r in rows] == [
+        ("search-first", True, 0),
+        ("risky-commands", False, 1),
+    ]
+    assert rows[1]["match"] == {"command": "npm install left-pad"}
+    assert rows[1]["origin"] == f"{layer}:3" and rows[1]["last_used"]
+
+
+def test_a_managed_lock_refuses_loosening_and_allows_tightening(tmp_path: Path) -> None:
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    (managed / "config.yaml").write_text(
+        "behaviors:\n  verify-before-done: {locked: true}\n  search-first: {locked: true}\n"
+    )
+    project = Project(tmp_path / "p", FORGE_MANAGED_DIR=str(managed))
+    project.path.mkdir()
+    err = project.run("off", "search-first", check=1).stderr
+    assert f"search-first is locked by {managed / 'config.yaml'}:3" in err
+    assert "the project cannot loosen it (off); nothing was changed" in err
+    err = project.run("relaxed", "verify-before-done", check=1).stderr
+    assert "the project cannot loosen it (tuning relaxed)" in err
+    assert not (project.root / "config.yaml").exists()
+    assert not (project.root / "audit").exists()  # nothing recorded for a refused switch
+    project.run("strict", "verify-before-done")  # tightening stays possible
+    assert (project.root / "config.yaml").read_text() == (
+        "behaviors:\n  verify-before-done: {tuning: strict}\n"
+    )

@@ -40,7 +40,9 @@ def register(command: Callable[..., Any]) -> None:
     _show_options(q, argparse.SUPPRESS)
     q.set_defaults(handler=cmd_config_show)
     # further subcommands of the group go here, each with its own handler:
-    # q = sub.add_parser("unfork", help=...); q.set_defaults(handler=cmd_config_unfork)
+    from forge_policy.cli.unfork_cmds import add_unfork
+
+    add_unfork(sub)
 
 
 def _show_options(parser: argparse.ArgumentParser, default: object) -> None:

@@ -27,10 +27,11 @@ OVERVIEW = """\
     forge-policy explain [--file F] [--json]           dry run of one event; changes nothing
     forge-policy replay TRANSCRIPT... [--against DIR]  a catalog over recorded sessions; diff
     forge-policy override ID --session SID --reason T  one-shot pass for the next soft block
-    forge-policy on|off ID [--session SID|--project]   switch a behavior on or off
+    forge-policy on|off ID [--session SID|--project]   switch a behavior on or off (config.yaml)
     forge-policy strict|relaxed ID [--reset]           project tuning of a behavior's levels
     forge-policy audit [--verify] [--json]             governance summary; hash-chain check
     forge-policy config [show] [--origin] [--json]     effective layered settings, and from where
+    forge-policy config unfork [--apply]               a forked catalog back to an overlay
     forge-policy purge [--json]                        delete expired sessions
     forge-policy init [--harness NAME]... [--serve]    set up .forge/ and each harness's hook file
     forge-policy uninstall [--purge]                   take the hooks out (--purge: .forge/ too)

@@ -75,6 +75,7 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
     serve = probe(ctx.config.root)
     audit = _audit_health(ctx)
     floors = _floors(ctx)
+    exceptions = _exceptions(ctx)
     if args.json:
         ctx.print_json(
             {
@@ -82,6 +83,7 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
                 "serve": serve,
                 "audit": audit,
                 "floor": [f.to_dict() for f in floors],
+                "exceptions": exceptions,
             }
         )
         return OK
@@ -121,7 +123,29 @@ def cmd_status(args: Namespace, ctx: Context) -> int:
         if floor.hook_only:
             line += f"; only the hook holds: {', '.join(code for code, _ in floor.hook_only)}"
         ctx.print(line)
+    _print_exceptions(ctx, exceptions)
     return OK
+
+
+def _exceptions(ctx: Context) -> list[dict[str, object]]:
+    """The configured exceptions, soonest to expire first
+    (:mod:`forge_policy.ops.exception_report`)."""
+    from forge_policy.ops.exception_report import rows
+
+    return rows(ctx.config, ctx.evaluator.audit)
+
+
+def _print_exceptions(ctx: Context, exceptions: list[dict[str, object]]) -> None:
+    from forge_policy.ops.exception_report import line_of
+
+    if not exceptions:
+        return
+    live = sum(1 for row in exceptions if not row["expired"])
+    expired = len(exceptions) - live
+    more = f", {expired} expired" if expired else ""
+    ctx.print(f"exceptions: {live} active{more} (behavior, match, until, reason, where, uses)")
+    for row in exceptions:
+        ctx.print("  " + line_of(row))
 
 
 def _floors(ctx: Context) -> list[HarnessFloor]:

@@ -42,12 +42,13 @@ if TYPE_CHECKING:
 
 #: spec keys a layer can set (``enabled`` and ``tuning`` come from the index entry too)
 OVERLAY_KEYS = ("enabled", "default_level", "escalation")
+#: spec keys that say where the behavior was read from, not what it does
+IGNORED_KEYS = frozenset({"id", "source"})
 #: spec keys that only change wording, never a decision
 TEXT_KEYS = frozenset(
     {
         "name",
         "description",
-        "source",
         "category",
         "hint",
         "suggested_tool",
@@ -209,10 +210,8 @@ def _compare(
     base: dict[str, Any],
     base_entry: dict[str, Any],
 ) -> list[Finding]:
-    keys = set(spec) | set(base)
-    rules = sorted(
-        k for k in keys - TEXT_KEYS - set(OVERLAY_KEYS) - {"id"} if spec.get(k) != base.get(k)
-    )
+    keys = (set(spec) | set(base)) - IGNORED_KEYS
+    rules = sorted(k for k in keys - TEXT_KEYS - set(OVERLAY_KEYS) if spec.get(k) != base.get(k))
     if rules:
         return [
             Finding(
