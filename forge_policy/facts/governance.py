@@ -94,7 +94,11 @@ if TYPE_CHECKING:
 GOVERNANCE_COMMANDS = frozenset(
     {"off", "on", "strict", "relaxed", "override", "purge", "init", "uninstall", "hook", "serve"}
 )
-GOVERNANCE_SUBCOMMANDS = {"worker": frozenset({"stop"}), "git": frozenset({"install"})}
+GOVERNANCE_SUBCOMMANDS = {
+    "worker": frozenset({"stop"}),
+    "git": frozenset({"install"}),
+    "config": frozenset({"unfork"}),  # --apply moves the catalog: the dry run is refused too
+}
 SETTINGS_FILES = ("settings.json", "settings.local.json")
 #: the tools that write the file one argument names, and that argument (the floor reads it too)
 PATH_TOOLS = {
@@ -935,7 +939,7 @@ def _writes_governance(script: str, places: _Places) -> bool:
 
 #: interpreter code that drives the engine rather than reading it
 _ENGINE_CALL = re.compile(
-    r"""["'](?:off|on|strict|relaxed|override|purge|init|hook|serve|stop|install)["']"""
+    r"""["'](?:off|on|strict|relaxed|override|purge|init|hook|serve|stop|install|unfork)["']"""
     r"|\bmain\s*\(|\brespond\s*\(|\bevaluate\s*\(|\boverride\s*\(|subprocess|system\s*\("
 )
 

@@ -94,6 +94,7 @@ BLOCK = [
     "forge-policy init",
     "forge-policy worker stop",
     "forge-policy git install",
+    "forge-policy config unfork --apply",
     ".venv/bin/forge-policy off dangerous-commands",
     "python -m forge_policy off x",
     "python3 -m forge_policy.cli override x --session s --reason y",
