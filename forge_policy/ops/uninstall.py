@@ -103,29 +103,48 @@ def _git_hooks(project: Path, report: Report) -> None:
 
 
 def stop_worker(root: Path, wait: float = 5.0) -> str:
-    """Ask the project's warm worker to stop and wait for it; returns what happened (empty
+    """Ask every warm worker of the project (one per environment, each in its fingerprint's
+    folder under ``runtime/worker``) to stop and wait for them; returns what happened (empty
     when none was running)."""
     import json
     import time
 
     from forge_policy.worker.client import Unavailable, exchange
-    from forge_policy.worker.protocol import encode_request, folder_of
+    from forge_policy.worker.protocol import encode_request, folder_of, is_fingerprint
 
     folder = folder_of(os.fsencode(root.absolute()))
     try:
-        status, out, _, _ = exchange(folder, encode_request([b"status"]), 2.0)
-        pid = int(json.loads(out)["pid"]) if status == b"A" else 0
-        exchange(folder, encode_request([b"stop"]), 2.0)
-    except (Unavailable, OSError, ValueError, KeyError, TypeError):
+        slots = [
+            folder + b"/" + name for name in sorted(os.listdir(folder)) if is_fingerprint(name)
+        ]
+    except OSError:
+        slots = []
+    pids: list[int] = []
+    for slot in [folder, *slots]:
+        try:
+            status, out, _, _ = exchange(slot, encode_request([b"status"]), 2.0)
+            pid = int(json.loads(out)["pid"]) if status == b"A" else 0
+            exchange(slot, encode_request([b"stop"]), 2.0)
+        except (Unavailable, OSError, ValueError, KeyError, TypeError):
+            continue
+        if pid:
+            pids.append(pid)
+    if not pids:
         return ""
     deadline = time.monotonic() + wait
-    while pid and time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return f"the warm worker stopped (pid {pid})"
-        time.sleep(0.02)
-    return f"the warm worker was asked to stop (pid {pid})"
+    pending = set(pids)
+    while pending and time.monotonic() < deadline:
+        for pid in sorted(pending):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                pending.discard(pid)
+        if pending:
+            time.sleep(0.02)
+    listed = ", ".join(str(pid) for pid in sorted(pids))
+    if pending:
+        return f"the warm worker was asked to stop (pid {listed})"
+    return f"the warm worker stopped (pid {listed})"
 
 
 def _purge(project: Path, root: Path, report: Report) -> None:
