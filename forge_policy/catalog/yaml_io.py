@@ -252,3 +252,45 @@ def edit_index_entry(
         handle.write(buffer.getvalue())
     os.replace(tmp, index_path)
     return True
+
+
+def round_trip_yaml(text: str) -> Any:
+    """A round-trip YAML (comments, order and quoting kept) that writes in ``text``'s own
+    indentation: the one place outside reading that knows ruamel (layer edits, unfork)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.util import load_yaml_guess_indent
+
+    indent, offset = 2, 0
+    if text.strip():
+        try:
+            _, guessed, guessed_offset = load_yaml_guess_indent(text)
+            indent, offset = guessed or 2, guessed_offset or 0
+        except Exception:  # the real parse reports the error
+            pass
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=max(indent - offset, 2), sequence=max(indent, 2), offset=offset)
+    return yaml
+
+
+def commented_map(items: Any = ()) -> Any:
+    """A round-trip mapping (ruamel's ``CommentedMap``) holding ``items``."""
+    from ruamel.yaml.comments import CommentedMap
+
+    return CommentedMap(items)
+
+
+def flow_list(items: Any) -> Any:
+    """A round-trip list written in flow style, its mappings too (an escalation's steps)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    seq = CommentedSeq()
+    for step in items:
+        item = CommentedMap(step) if isinstance(step, dict) else step
+        if isinstance(item, CommentedMap):
+            item.fa.set_flow_style()
+        seq.append(item)
+    seq.fa.set_flow_style()
+    return seq

@@ -74,7 +74,7 @@ def set_behavior_setting(path: str, behavior_id: str, key: str, value: object) -
     does not exist is created only when there is something to write."""
     from io import StringIO
 
-    from ruamel.yaml.comments import CommentedMap
+    from forge_policy.catalog.yaml_io import commented_map
 
     text = _read(path)
     yaml = _yaml_for(text or "")
@@ -82,7 +82,7 @@ def set_behavior_setting(path: str, behavior_id: str, key: str, value: object) -
     if document is None:
         if value is None:
             return False
-        document = CommentedMap()
+        document = commented_map()
     behaviors = _behaviors(document, path, create=value is not None)
     if behaviors is None:
         return False
@@ -102,7 +102,7 @@ def set_behavior_setting(path: str, behavior_id: str, key: str, value: object) -
             del document[BEHAVIORS]
     else:
         if entry is None:
-            entry = CommentedMap()
+            entry = commented_map()
             entry.fa.set_flow_style()
             behaviors[behavior_id] = entry
         elif key in entry and entry[key] == value and type(entry[key]) is type(value):
@@ -139,22 +139,9 @@ def _read(path: str) -> str | None:
 
 def _yaml_for(text: str) -> Any:
     """A round-trip YAML that writes in the file's own indentation."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.util import load_yaml_guess_indent
+    from forge_policy.catalog.yaml_io import round_trip_yaml
 
-    indent, offset = 2, 0
-    if text.strip():
-        try:
-            _, guessed, guessed_offset = load_yaml_guess_indent(text)
-            indent, offset = guessed or 2, guessed_offset or 0
-        except Exception:  # the real parse below reports the error
-            pass
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = False
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    yaml.indent(mapping=max(indent - offset, 2), sequence=max(indent, 2), offset=offset)
-    return yaml
+    return round_trip_yaml(text)
 
 
 def _load(yaml: Any, text: str | None, path: str) -> Any:
@@ -175,7 +162,7 @@ def _load(yaml: Any, text: str | None, path: str) -> Any:
 
 def _behaviors(document: Any, path: str, *, create: bool) -> Any:
     """The ``behaviors`` mapping of ``document`` (made when ``create``), or None."""
-    from ruamel.yaml.comments import CommentedMap
+    from forge_policy.catalog.yaml_io import commented_map
 
     if document is None:
         return None
@@ -183,7 +170,7 @@ def _behaviors(document: Any, path: str, *, create: bool) -> Any:
     if behaviors is None:
         if not create:
             return None
-        behaviors = CommentedMap()
+        behaviors = commented_map()
         document[BEHAVIORS] = behaviors
     if not isinstance(behaviors, dict):
         raise ProjectConfigError(

@@ -296,14 +296,7 @@ def apply(
 def _plain(value: Any) -> Any:
     """A value as the layer file should hold it (an escalation's steps in flow style)."""
     if isinstance(value, list):
-        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+        from forge_policy.catalog.yaml_io import flow_list
 
-        seq = CommentedSeq()
-        for step in value:
-            item = CommentedMap(step) if isinstance(step, dict) else step
-            if isinstance(item, CommentedMap):
-                item.fa.set_flow_style()
-            seq.append(item)
-        seq.fa.set_flow_style()
-        return seq
+        return flow_list(value)
     return value
