@@ -15,7 +15,8 @@ the normalised behavior specs of :mod:`tests.strategies`, with the pure rules in
   window. Unbound, it is spent by the next call of its behavior that would soft-block; a retry
   of a pending block within the window passes by retry and leaves it. Bound to a call
   (``call=``, the id a soft block named), only that call spends it: its retry of the pending
-  block (then ``explicit``, with the grant's reason) or the same call later, when it would
+  block, within the window or later while the grant lives (then ``explicit``, with the grant's
+  reason) or the same call later, when it would
   soft-block again; every other call is blocked as usual and the grant stays. A newer grant
   replaces an older one; hard_block clears it;
 - ``Evaluator.override`` is refused for a behavior that hard-blocks by default, never reaches
@@ -72,6 +73,13 @@ class BehaviorModel:
     overrides: list[str] = field(default_factory=list)  # mechanisms
     blocks: int = 0
     calls: list[tuple[str, ...]] = field(default_factory=list)  # soft-blocked call keys
+
+    def answers_late(self, now: float, key: tuple[str, ...]) -> bool:
+        """Whether a live grant bound to this call keeps its pending block answerable past
+        the window (issue 25: a user's approval where the harness cannot ask lasts the
+        grant's life, not the window's)."""
+        grant = self.live_grant(now)
+        return grant is not None and grant[2] == key
 
     def live_grant(self, now: float) -> tuple[float, str, tuple[str, ...] | None] | None:
         return self.grant if self.grant and 0 <= now - self.grant[0] <= GRANT else None
@@ -204,7 +212,7 @@ class Model:
                 b is not None
                 and b.pending is not None
                 and b.pending[0] == identity(call)
-                and 0 <= now - b.pending[1] <= WINDOW
+                and (0 <= now - b.pending[1] <= WINDOW or b.answers_late(now, call_key(call)))
                 and b.level is not HARD
             ):
                 tentative.append(pass_retry(b, bid, now, call_key(call), expected))

@@ -82,7 +82,9 @@ def first_line(spec: dict, level: Level, counter: int, call: Call) -> str:
     }
     for key, value in values.items():
         text = text.replace("{" + key + "}", str(value))
-    return " ".join(text.split()) if kind == "nudge_template" else text.strip()
+    text = " ".join(text.split()) if kind == "nudge_template" else text.strip()
+    tag = f"[{spec['id']}]"  # issue 25: every message says which behavior spoke
+    return text if text.startswith(tag) else f"{tag} {text}"
 
 
 def run_triggers(spec: dict, call: Call, session: SessionModel, counter: int) -> int | None:

@@ -146,4 +146,4 @@ def test_through_the_codex_hook_and_the_cli_after_the_window(tmp_path: Path) -> 
     assert "override granted: only call " in granted.stdout, granted
     second = hook()
     assert second.get("hookSpecificOutput", {}).get("permissionDecision") != "deny", second  # type: ignore[union-attr]
-    assert "override of asker (explicit)" in json.dumps(second)
+    assert "[asker] Let through by an override (explicit)" in json.dumps(second)
