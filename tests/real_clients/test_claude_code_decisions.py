@@ -5,6 +5,7 @@ model as the tool result."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -112,16 +113,33 @@ def test_hard_block_refuses_every_time(claude: Any, tool: str) -> None:
     assert not any(p.startswith(".forge/behaviors") for p in run.files_written)
 
 
+LAUNCHER_COMMAND = '"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook'
+
+
+def _machine_record(project: Any) -> list[str]:
+    """The lines of this machine's record (``.forge/runtime/hook-client``) that the committed
+    launcher runs (:mod:`forge_policy.ops.launcher`)."""
+    return (project.project / ".forge" / "runtime" / "hook-client").read_text("utf-8").splitlines()
+
+
 def test_the_warm_worker_client_is_what_init_wrote(claude: Any) -> None:
+    """The committed settings run the portable launcher; the launcher runs the warm-worker
+    client ``init`` recorded for this machine (interpreter, then ``worker/launch.py``)."""
     command = claude.settings()["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    assert "worker/launch.py" in command
+    assert command == LAUNCHER_COMMAND
+    program, script = _machine_record(claude)
+    assert script.endswith("worker/launch.py"), (program, script)
+    assert Path(program).is_file() and Path(script).is_file(), (program, script)
 
 
 def test_the_plain_hook_command_of_no_worker_is_honoured(forge_real_client: Any) -> None:
-    """``init --no-worker`` writes ``forge-policy hook``: the same answers, in-process."""
+    """``init --no-worker`` records this venv's ``forge-policy`` (run as ``forge-policy hook``
+    by the launcher): the same answers, in-process."""
     claude = forge_real_client("claude-code", init_args=("--no-worker",))
     command = claude.settings()["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    assert command.endswith("forge-policy hook")
+    assert command == LAUNCHER_COMMAND
+    [program] = _machine_record(claude)
+    assert Path(program).name == "forge-policy" and Path(program).is_file(), program
     run = claude.run(
         [
             Turn.call("Bash", command="echo fine"),

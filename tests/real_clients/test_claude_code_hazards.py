@@ -12,14 +12,18 @@ Observed with the bundled Claude Code (``claude_agent_sdk/_bundled/claude``, 2.1
   a call the hook would refuse runs; an unknown key does not. The agent cannot write such a file:
   protect-governance judges a settings write as Claude Code reads it (issue 23,
   ``forge_policy.harness.settings_check``; ``test_the_agent_cannot_write_such_a_settings_file``);
-- a teammate's clone of a project whose committed hook names a ``forge-policy`` path that does
-  not exist on their machine refuses every tool call (the PreToolUse entry's ``onFailure``)
-  instead of running it unchecked; it still does not *decide* there (issue 25).
+- the committed hook is the project's launcher (``.forge/bin/forge-policy-hook``, issue 25), no
+  path of one machine: it runs the ``forge-policy`` ``init`` recorded for this machine
+  (``.forge/runtime/hook-client``, git-ignored), else one on ``PATH``; with none it exits 2, a
+  refusal, and ``onFailure`` backs it. So a ``forge-policy`` gone after ``init``, or a teammate's
+  clone with no ``forge-policy``, runs no tool call unchecked: the launcher's exit 2 on
+  ``UserPromptSubmit`` already refuses the prompt, so the model is never asked.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -175,40 +179,85 @@ def _machine(folder: Path) -> Path:
     return program
 
 
+LAUNCHER_COMMAND = '"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook'
+
+
+def _record(project: Any) -> Path:
+    """This machine's record of the launcher (git-ignored)."""
+    return project.project / ".forge" / "runtime" / "hook-client"
+
+
+def _refused_for_want_of_forge_policy(run: Any) -> None:
+    """What the launcher without a ``forge-policy`` does (observed with 2.1.332): its exit 2 on
+    ``UserPromptSubmit`` blocks the prompt itself, so the model is never asked and no tool call
+    is made, let alone run; the user reads the launcher's message (install, then ``doctor``).
+    Its exit 2 on ``PreToolUse``, and that entry's ``onFailure``, would refuse a call too."""
+    assert not run.requests and not run.requested and not run.ran, run.describe()
+    assert "UserPromptSubmit operation blocked by hook" in run.stdout, run.stdout
+    assert "forge-policy is not installed on this machine" in run.stdout, run.stdout
+    assert not run.files_written, run.describe()
+
+
+def _path_without_forge_policy() -> dict[str, str]:
+    """The client's ``PATH`` without any folder holding a ``forge-policy`` (an activated venv's
+    ``bin``), so the launcher's last resort finds none, as on a machine without it."""
+    folders = [
+        d
+        for d in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+        if d and shutil.which("forge-policy", path=d) is None
+    ]
+    return {"PATH": os.pathsep.join(folders)}
+
+
 def test_the_settings_as_init_wrote_them_refuse_when_forge_policy_is_gone(
     forge_real_client: Any, tmp_path: Path
 ) -> None:
-    """``forge-policy`` removed after ``init`` (an uninstalled or moved venv): the hook cannot
-    start, and the entry ``init`` wrote makes Claude Code refuse the call instead of running it.
-    The prompt still reaches the model: the UserPromptSubmit entry has no ``onFailure``."""
+    """``forge-policy`` removed after ``init`` (an uninstalled or moved venv): the launcher finds
+    no ``forge-policy`` (the one recorded is gone, none on ``PATH``) and refuses, backed by the
+    ``onFailure`` of the entry ``init`` wrote: Claude Code refuses the call instead of running it.
+    (Before issue 25 the prompt still reached the model and the call was refused; the launcher
+    now refuses the prompt already.)"""
     program = _machine(tmp_path / "venv")
     claude = forge_real_client(
         "claude-code", init_args=("--no-worker",), forge_program=str(program)
     )
     written = (claude.project / ".claude" / "settings.json").read_bytes()
     [pre_tool_use] = claude.settings()["hooks"]["PreToolUse"][0]["hooks"]
-    assert pre_tool_use["onFailure"] == "block" and str(program) in pre_tool_use["command"]
+    assert pre_tool_use["onFailure"] == "block", pre_tool_use
+    assert pre_tool_use["command"] == LAUNCHER_COMMAND, pre_tool_use
+    assert _record(claude).read_text("utf-8").splitlines() == [str(program)]
     program.unlink()
-    run = _push(claude)
+    run = claude.run(
+        [Turn.call("Bash", command=FORCE_PUSH), Turn.say("done")],
+        environ=_path_without_forge_policy(),
+    )
     assert (claude.project / ".claude" / "settings.json").read_bytes() == written
-    assert run.denied and not run.ran, run.describe()
-    assert len(run.requests) >= 2  # the model was asked, and saw the refusal
+    _refused_for_want_of_forge_policy(run)
 
 
 def test_a_teammates_clone_refuses_what_the_original_refuses(
     forge_real_client: Any, tmp_path: Path
 ) -> None:
-    """Refused because the hook cannot start there and init's entry says ``onFailure:
-    "block"`` (issue 25 is about making the clone's hook run at all)."""
+    """The committed settings name no path of machine A (issue 25): they run the committed
+    launcher, which on a clone without ``forge-policy`` (no machine record, none on ``PATH``)
+    exits 2, backed by init's ``onFailure: "block"``: refused (the prompt already), not run
+    unchecked."""
     program = _machine(tmp_path / "machine-a")
     original = forge_real_client(
         "claude-code", init_args=("--no-worker",), forge_program=str(program)
     )
-    assert str(program) in _handlers(original.settings())[0]["command"]
+    handlers = _handlers(original.settings())
+    assert all(h["command"] == LAUNCHER_COMMAND for h in handlers), handlers
+    assert not any(str(tmp_path) in h["command"] for h in handlers), handlers
     assert _push(original).denied
     original.git("add", "-A")
     original.git("commit", "-qm", "forge-policy init")
     shutil.rmtree(tmp_path / "machine-a")  # machine B has its forge-policy elsewhere
     clone = forge_real_client("claude-code", init=False, clone=original.project)
-    run = _push(clone)
-    assert run.denied and not run.ran, run.describe()
+    assert (clone.project / ".forge" / "bin" / "forge-policy-hook").is_file()
+    assert not _record(clone).exists()  # git-ignored: machine A's record stays there
+    run = clone.run(
+        [Turn.call("Bash", command=FORCE_PUSH), Turn.say("done")],
+        environ=_path_without_forge_policy(),
+    )
+    _refused_for_want_of_forge_policy(run)

@@ -113,7 +113,9 @@ def test_the_sandbox_refuses_what_the_hook_allowed(claude: Any) -> None:
     run = claude.run(three_calls(claude), environ=claude.allowing)
     assert len(run.ran) == 3 and not run.denied, run.describe()
     write, read, harmless = (run.result(i).text for i in range(3))
-    assert "rc=0" not in write and "Read-only file system" in write, run.describe()
+    # bash says "Read-only file system", zsh (the Bash tool's shell when installed) "read-only
+    # file system"
+    assert "rc=0" not in write and "read-only file system" in write.lower(), run.describe()
     assert "rc=0" not in read, run.describe()
     assert not run.model_saw(SECRET), run.describe()
     assert "rc=0" in harmless, run.describe()
