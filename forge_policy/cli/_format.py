@@ -167,3 +167,16 @@ def parse_since(text: str, now: float) -> float:
             "(2026-01-31, 2026-01-31T09:00)"
         ) from None
     return when.timestamp()  # naive: local time, as the user reads their clock
+
+
+def limit_count(text: str) -> int:
+    """An argparse type for ``--limit``: a whole number, 0 or more (a bad one: exit 2)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative (0 shows every one)")
+    return value

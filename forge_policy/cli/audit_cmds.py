@@ -4,7 +4,7 @@ the records themselves, newest first (:mod:`forge_policy.ops.audit_log`), paged 
 
 from __future__ import annotations
 
-from forge_policy.cli._format import table, to_json
+from forge_policy.cli._format import limit_count, table, to_json
 from forge_policy.cli.context import INTEGRITY_FAILURE, OK
 
 TYPE_CHECKING = False
@@ -19,18 +19,6 @@ if TYPE_CHECKING:
 #: Records ``audit log`` shows unless ``--limit`` says otherwise; ``audit --json``'s ``recent``.
 LOG_LIMIT = 50
 RECENT = 20
-
-
-def _count(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative (0 shows every one)")
-    return value
 
 
 def _since(text: str) -> float:
@@ -92,7 +80,7 @@ def register(command: Callable[..., Any]) -> None:
     )
     log.add_argument(
         "--limit",
-        type=_count,
+        type=limit_count,
         default=LOG_LIMIT,
         metavar="N",
         help=f"at most N records (default {LOG_LIMIT}; 0: all)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from forge_policy.cli._format import short, table, to_json
+from forge_policy.cli._format import limit_count, short, table, to_json
 from forge_policy.cli.context import OK, USAGE
 
 TYPE_CHECKING = False
@@ -33,7 +33,7 @@ def register(command: Callable[..., Any]) -> None:
     p.add_argument(
         "--limit",
         metavar="N",
-        type=_count,
+        type=limit_count,
         default=None,
         help=f"show the N most recently active sessions (default {STATUS_LIMIT}; --json: all; "
         "0: all)",
@@ -86,19 +86,6 @@ def register(command: Callable[..., Any]) -> None:
 
 #: Sessions ``status`` shows on a terminal unless ``--limit`` says otherwise.
 STATUS_LIMIT = 10
-
-
-def _count(text: str) -> int:
-    """An argparse type for ``--limit``: a whole number, 0 or more (a bad one: exit 2)."""
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative (0 shows every one)")
-    return value
 
 
 def by_recency(sessions: Iterable[Status]) -> list[Status]:
