@@ -308,12 +308,7 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         if http_only:
             ctx.err.write(HTTP_ONLY_WARNING.format(env=TOKEN_ENV, token=token_path(config.root)))
         return OK
-    for action in report.actions:
-        ctx.print(str(action))
-    if not report.changed:
-        ctx.print("nothing to do: the project was already set up")
-    for note in report.notes:
-        ctx.print(f"note: {note}")
+    _print_changes(ctx, report, "nothing to do: the project was already set up")
     if serve and not args.serve:
         ctx.print(
             f"kept serve mode ({DEFAULT_HOST}:{port}); leave it with: forge-policy init --no-serve"
@@ -357,12 +352,7 @@ def cmd_uninstall(args: Namespace, ctx: Context) -> int:
     if args.json:
         ctx.print_json(report.to_dict())
         return OK
-    for action in report.actions:
-        ctx.print(str(action))
-    if not report.changed:
-        ctx.print("nothing to do: forge-policy was not set up here")
-    for note in report.notes:
-        ctx.print(f"note: {note}")
+    _print_changes(ctx, report, "nothing to do: forge-policy was not set up here")
     return OK
 
 
@@ -499,3 +489,14 @@ def cmd_serve(args: Namespace, ctx: Context) -> int:
     return serve_forever(
         ctx.config, port=args.port, max_body=args.max_body, verbose=args.verbose, err=ctx.err
     )
+
+
+def _print_changes(ctx: Context, report: Any, unchanged: str) -> None:
+    """What ``init`` or ``uninstall`` did, one line each, ``unchanged`` when nothing, then its
+    notes (both reports have ``actions``, ``changed`` and ``notes``)."""
+    for action in report.actions:
+        ctx.print(str(action))
+    if not report.changed:
+        ctx.print(unchanged)
+    for note in report.notes:
+        ctx.print(f"note: {note}")
