@@ -353,16 +353,18 @@ def load_settings(project_dir: str, forge_root: str, environ: Mapping[str, str])
     fingerprint = tuple((path, _identity(path)) for path in watched)
     memo = _MEMO.get(fingerprint)
     if memo is None:
+        parsed: bool | None = None
         try:
             layers, parsed = _layers(forge_root, watched, fingerprint)
         except ProjectConfigError as exc:
             memo = _last_good_layers(forge_root, exc)
         else:
             memo = (layers, None)
-            _UNKEPT[fingerprint] = parsed
-        if len(_MEMO) > 16:
+        if len(_MEMO) > 16:  # before this load is noted: clearing after it lost its keep
             _MEMO.clear()
             _UNKEPT.clear()
+        if parsed is not None:
+            _UNKEPT[fingerprint] = parsed
         _MEMO[fingerprint] = memo
     layers, fallback = memo
     if fingerprint in _UNKEPT and _keep(forge_root, layers, _UNKEPT[fingerprint]):
