@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hookrun import CATALOG, ClientProject, Project, rule, stop_workers, worker_pids
 from tests.helpers import write_catalog
+from tests.hookrun import CATALOG, ClientProject, Project, rule, stop_workers, worker_pids
 
 #: the active catalog (hookrun's) with nudger blocking and warner escalating to a soft block
 #: after two warnings: stricter
@@ -105,7 +105,9 @@ def test_a_broken_candidate_leaves_the_decision_with_one_diagnostic(tmp_path: Pa
     for word in words:
         answer, stderr = mine.run(mine.bash(f"echo {word}"))
         answers.append(answer)
-        assert "forge-policy: candidate catalog" in stderr and "the active decision stands" in stderr
+        assert (
+            "forge-policy: candidate catalog" in stderr and "the active decision stands" in stderr
+        )
         assert "broken/index.yaml:3:1: invalid YAML" in stderr  # file:line of the problem
     assert answers == _answers(twin, words)
     problems = [r for r in mine.audit() if r["kind"] == "diagnostic"]
