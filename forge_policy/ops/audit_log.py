@@ -39,6 +39,7 @@ KINDS = (
     "recovery",
     "integrity",
     "diagnostic",
+    "shadow",
 )
 
 
