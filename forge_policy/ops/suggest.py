@@ -186,31 +186,44 @@ def suggestions(
 
 def find(found: Sequence[Suggestion], wanted: str) -> Suggestion:
     """The suggestion ``wanted`` names: ``N``, ``KEY`` or ``N:KEY`` (both must agree).
-    :class:`LookupError` says why none fits (the log changed since it was listed)."""
+    :class:`LookupError` says why none fits (the log changed since it was listed).
+
+    >>> s = Suggestion(1, "0a1b2c3d", "ladder", "x", "x's ladder", None, {})
+    >>> find([s], "1:0a1b2c3d") is find([s], "0a1b2c3d") is find([s], "1") is s
+    True
+    >>> find([s], "1:ffffffff")
+    Traceback (most recent call last):
+    LookupError: suggestion 1 is now 0a1b2c3d (x's ladder), not ffffffff (it is gone): the \
+audit log changed since it was listed; run forge-policy suggest again
+    """
     number_text, _, key = wanted.partition(":")
     if not key and not number_text.isdigit():
         number_text, key = "", number_text
     by_key = {s.key: s for s in found}
+    changed = "the audit log changed since it was listed; run forge-policy suggest again"
+    if number_text and not number_text.isdigit():
+        raise LookupError(f"--apply {wanted!r}: expected N, KEY or N:KEY (as suggest lists them)")
     if number_text:
-        if not number_text.isdigit() or not 1 <= int(number_text) <= len(found):
+        number = int(number_text)
+        chosen = found[number - 1] if 1 <= number <= len(found) else None
+        elsewhere = by_key.get(key)
+        where = f" (it is now number {elsewhere.number})" if elsewhere else " (it is gone)"
+        if chosen is None:
+            if key:
+                raise LookupError(
+                    f"there is no suggestion {number} now, not {key}{where}: {changed}"
+                )
             raise LookupError(
-                f"no suggestion {number_text} (there are {len(found)}); "
-                "run forge-policy suggest to see them"
+                f"no suggestion {number} (there are {len(found)}); run forge-policy suggest"
             )
-        chosen = found[int(number_text) - 1]
         if key and chosen.key != key:
-            elsewhere = by_key.get(key)
-            where = f" (it is now number {elsewhere.number})" if elsewhere else " (it is gone)"
             raise LookupError(
-                f"suggestion {number_text} is now {chosen.key} ({chosen.title}), not {key}{where}: "
-                "the audit log changed since it was listed; run forge-policy suggest again"
+                f"suggestion {number} is now {chosen.key} ({chosen.title}), not {key}{where}: "
+                f"{changed}"
             )
         return chosen
     if key not in by_key:
-        raise LookupError(
-            f"no suggestion has the key {key!r} now: the audit log changed since it was listed "
-            "or the change is already made; run forge-policy suggest again"
-        )
+        raise LookupError(f"no suggestion has the key {key!r} now (already applied, or {changed})")
     return by_key[key]
 
 

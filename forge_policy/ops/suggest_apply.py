@@ -59,8 +59,8 @@ def apply(config: Config, suggestion: Suggestion, *, now: float) -> Applied:
     settings = config.current_settings()
     if settings is not None and settings.fallback is not None:
         raise Refused(
-            "a configuration layer does not load (forge-policy config shows why); fix it "
-            "before applying a suggestion, nothing was changed"
+            f"the configuration does not load ({settings.fallback.problem}); fix it before "
+            "applying a suggestion (forge-policy config shows every problem), nothing was changed"
         )
     path = os.path.join(config.root, LAYER_FILE)
     copy = os.path.join(config.root, f".{LAYER_FILE}.suggest-{os.getpid()}")
