@@ -146,6 +146,9 @@ def test_the_listing_reads_only_and_is_the_same_twice(logged: Project) -> None:
     assert f"apply: forge-policy suggest --apply 3:{exception['key']}" in first
     assert f"covers {CLUSTERED!r} (3 blocked)" in first
     assert "nothing was changed" in first
+    keys = [(s["number"], s["key"]) for s in listed(logged)]
+    assert [(s["number"], s["key"]) for s in listed(logged, "--since", "1d")] == keys
+    assert listed(logged, "--since", "2099-01-01") == []
 
 
 def test_the_applied_exception_lets_exactly_the_clustered_command_through(
