@@ -247,3 +247,15 @@ def test_a_corrupt_audit_line_is_named_by_file_and_line(logged: Project, tmp_pat
     result = forge(project, "suggest", check=4)
     assert f"{log}:2: unreadable audit record" in result.stderr
     assert result.stdout == ""
+
+
+def test_a_change_a_higher_layer_decides_is_not_written(logged: Project, tmp_path: Path) -> None:
+    project = clone(logged, tmp_path)
+    local = project.root / "config.local.yaml"
+    local.write_text("behaviors:\n  softy: {level: soft_block}\n")
+    key = listed(project)[0]["key"]
+    result = forge(project, "suggest", "--apply", key, check=1)
+    assert f"behaviors.softy.level is decided by {local}:2, a layer above the project's" in (
+        result.stderr
+    )
+    assert (project.root / "config.yaml").read_text() == "floor: off\n"
