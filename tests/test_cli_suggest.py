@@ -177,8 +177,8 @@ def test_the_applied_exception_lets_exactly_the_clustered_command_through(
     assert tuning["change"] == exception["change"]
     assert tuning["evidence"]["overrides"] == 3
     assert kinds.index("tuning") < kinds.index("exception")
-    # the same suggestion again: nothing left to do, nothing audited
-    assert exception["key"] not in {s["key"] for s in listed(project)}
+    # the calls it now lets through are no evidence against softy any more: no demote either
+    assert "softy" not in {s["behavior"] for s in listed(project)}
 
 
 def test_a_raised_threshold_blocks_later(logged: Project, tmp_path: Path) -> None:
@@ -189,6 +189,10 @@ def test_a_raised_threshold_blocks_later(logged: Project, tmp_path: Path) -> Non
     project.session = "sess-after"
     answers = [project.run(project.bash(f"climb-me {n}"))[0] for n in (1, 2, 3)]
     assert [denied(a) for a in answers] == [False, False, True]
+    # the evidence before the tuning was acted on: what is left is the new sessions' ladder
+    after = [s for s in listed(project) if s["behavior"] == "climber"]
+    assert [s["kind"] for s in after] == ["ladder"]
+    assert "hard_block from 9 never reached" in after[0]["title"]
 
 
 def test_apply_refuses_a_number_that_now_means_another_change(
