@@ -538,7 +538,8 @@ def _never_fired(
     profile = (settings.profile if settings is not None else None) or DEFAULT_PROFILE
     found: list[tuple[str, str, str, Mapping[str, Any] | None, dict[str, Any], str]] = []
     for behavior in catalog.enabled():
-        if behavior.id in fired or behavior.excluded_by(profile):
+        switched_off = settings is not None and behavior.id in settings.disable  # FORGE_DISABLE
+        if behavior.id in fired or behavior.excluded_by(profile) or switched_off:
             continue
         refused = _refusal(behavior, settings)
         if not refused and behavior.id == "protect-governance":
