@@ -226,6 +226,25 @@ class Diagnostic(_Record):
 
 
 @attrs.frozen(kw_only=True, repr=False)
+class Tuning(_Record):
+    """A suggestion of ``forge-policy suggest`` applied (``suggest --apply``): which one
+    (``suggestion``: its key; ``number``, ``action``: its kind, ``title``), the change written
+    to the project layer (``change``, shaped as the layer file; ``file``), and the evidence it
+    rests on (counts, sessions, record numbers, dates)."""
+
+    kind: ClassVar[str] = "tuning"
+    timestamp: str
+    behavior_id: str
+    suggestion: str
+    number: int
+    action: str
+    title: str
+    change: dict[str, Any]
+    file: str
+    evidence: dict[str, Any]
+
+
+@attrs.frozen(kw_only=True, repr=False)
 class Shadow(_Record):
     """An event the candidate catalog (:mod:`forge_policy.engine.candidate`) would have decided
     differently: the active verdict (``active``, what was answered) and the candidate's
@@ -261,6 +280,7 @@ AuditRecord = (
     | Integrity
     | FloorRun
     | Diagnostic
+    | Tuning
     | Shadow
 )
 

@@ -20,6 +20,7 @@ from forge_policy.cli import (
     session_cmds,
     setup_cmds,
     shadow_cmds,
+    suggest_cmds,
     worker_cmds,
 )
 from forge_policy.cli.context import (
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         authoring_cmds,
         replay_cmds,
         git_cmds,
+        suggest_cmds,
     )
     for module in (*groups, config_cmds, floor_cmds, worker_cmds, shadow_cmds, completion):
         module.register(command)
