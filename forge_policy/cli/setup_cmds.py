@@ -178,6 +178,16 @@ def register(command: Callable[..., Any]) -> None:
         "one; harnesses without such a file keep the portable launcher (default: the choice the "
         "project already shows)",
     )
+    p.add_argument(
+        "--statusline",
+        nargs="?",
+        const="add",
+        choices=("add", "replace"),
+        default=None,
+        help="also set Claude Code's statusLine to `forge-policy statusline` (levels, open "
+        "blocks, counters near a threshold, floor); a status line of your own is kept unless "
+        "--statusline=replace",
+    )
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
     p = command(
         "uninstall",
@@ -298,6 +308,7 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         floor=args.floor,
         sandbox_settings=args.sandbox_settings,
         where=args.where,
+        statusline=args.statusline,
     )
     if report.floor_change is not None and "off" in report.floor_change:  # audited
         from forge_policy.ops.floor_setup import record
