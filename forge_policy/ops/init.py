@@ -312,7 +312,8 @@ def init(
     for name in chosen:  # refuse a broken file before touching anything
         _check(project, name)
     for claude_file in harness_config.files(harness_config.spec("claude-code")):
-        settings_file.read(project / claude_file)  # the status line's files too
+        if statusline is not None:  # the status line's files too
+            settings_file.read(project / claude_file)
     env = os.environ if environ is None else environ
     floor_setup.plan(project, root, chosen, floor, env, where=sandbox_settings)  # checks only
     report = Report()

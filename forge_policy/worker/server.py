@@ -114,6 +114,7 @@ class Worker:
         self.path = os.path.join(folder, os.fsdecode(protocol.SOCKET))
         self.inode = -1
         self._floor: FloorCache | None = None  # the status line's, made on its first request
+        self.status_lines = 0
 
     def stop(self, reason: str) -> None:
         """Ask the accept loop to finish (requests in flight are completed)."""
@@ -251,6 +252,7 @@ class Worker:
         from forge_policy.reports.statusline import UNKNOWN
 
         with self._busy_lock:
+            self.status_lines += 1
             if self._floor is None:
                 self._floor = statusline.FloorCache()
         try:
@@ -279,6 +281,7 @@ class Worker:
             "idle_exit": self.idle,
             "cwd": os.fsdecode(self.cwd),
             "in_flight": self.busy,
+            "status_lines": self.status_lines,
             "fingerprint": self.fingerprint,
             "environment": environment(self.environ),
         }
