@@ -162,6 +162,9 @@ def test_init_writes_the_portable_status_line_command(claude: Claude) -> None:
     }
     again = json.loads(claude.cli("init", "--statusline", "--floor", "off", "--json").stdout)
     assert again["changed"] is False
+    doctor = json.loads(claude.cli("doctor", "--json").stdout)["statusline"]
+    assert (doctor["ok"], doctor["line"]) == (True, "forge-policy · no events yet · floor off")
+    stop_workers(claude.root)  # doctor's hook runs started one: the next test starts with none
 
 
 def test_a_session_with_no_events_reads_nothing_and_creates_nothing(claude: Claude) -> None:

@@ -391,12 +391,16 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
     covered = coverage_of(floor)
     probes = _probes(held, floor, config.root, environ) if args.probe else []
     failed = args.probe and not _probe_ok(held, probes)
+    from forge_policy.ops.statusline_config import check as check_statusline
+
+    statusline = check_statusline(project, environ)  # decides nothing: never a failure
     if args.json:
         entries = [{**h.to_dict(), "floor": f.to_dict()} for h, f in zip(report, held, strict=True)]
         result: dict[str, object] = {
             "behaviors": len(behaviors),
             "harnesses": entries,
             "floor": covered,
+            "statusline": statusline,
         }
         if args.probe:
             runs = [{"harnesses": names, **p.to_dict()} for names, p in probes]
@@ -427,6 +431,9 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             ctx.print(f"  {finding.code}: {finding.reason}")
         for note in h.notes:
             ctx.print(f"  note: {note}")
+    if statusline is not None:
+        state = "runs" if statusline["ok"] else "does NOT answer"
+        ctx.print(f"status line ({statusline['file']}): {state}: {statusline['line']}")
     for f in held if args.probe else ():
         if f.state in ("none", "off"):
             ctx.print(f"probe: no floor to probe for {f.harness}: {f.warning or f.detail}")

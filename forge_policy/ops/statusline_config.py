@@ -25,6 +25,7 @@ from forge_policy.ops import settings_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any
 
@@ -101,3 +102,43 @@ def configured(path: Path) -> dict[str, Any] | None:
         return None
     value = document.get(KEY)
     return value if is_ours(value) else None
+
+
+def check(project: Path, environ: Mapping[str, str]) -> dict[str, Any] | None:
+    """Run forge-policy's ``statusLine`` (the local file's, else the shared one's) as Claude
+    Code runs it (``sh -c``, a status JSON for an unknown session on stdin,
+    ``$CLAUDE_PROJECT_DIR`` set, no colour) for ``doctor``: ``{"file", "command", "ok",
+    "line"}`` (``line``: its first line, or why it gave none); None when it has none of ours."""
+    import json
+    import subprocess
+
+    from forge_policy.ops import harness_config
+    from forge_policy.reports.statusline import UNKNOWN
+
+    hook_file = harness_config.spec("claude-code")
+    for relative in reversed(harness_config.files(hook_file)):  # the local file's wins
+        value = configured(project / relative)
+        if value is None:
+            continue
+        command = str(value["command"])
+        status = {"hook_event_name": "Status", "session_id": "forge-policy-doctor",
+                  "cwd": str(project), "workspace": {"current_dir": str(project),
+                  "project_dir": str(project)}}  # fmt: skip
+        env = {**environ, "CLAUDE_PROJECT_DIR": str(project), "NO_COLOR": "1"}
+        try:
+            done = subprocess.run(
+                ["sh", "-c", command], input=json.dumps(status).encode(), capture_output=True,
+                cwd=project, env=env, timeout=CHECK_TIMEOUT, check=False,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return {"file": str(relative), "command": command, "ok": False, "line": str(exc)}
+        line = done.stdout.decode("utf-8", "replace").partition("\n")[0]
+        ok = done.returncode == 0 and line.startswith("forge-policy") and line != UNKNOWN
+        if not ok and not line:
+            line = f"exit {done.returncode}, nothing on stdout"
+        return {"file": str(relative), "command": command, "ok": ok, "line": line}
+    return None
+
+
+#: Seconds ``doctor`` waits for the status line.
+CHECK_TIMEOUT = 10.0
