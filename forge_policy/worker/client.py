@@ -46,6 +46,8 @@ is ``_sha256`` in some 3.11 builds (pyenv's; Debian's builds it in). What these 
 catch, a worker that breaks, is caught by the answer's form: anything but one complete,
 well-formed answer before the deadline is evaluated in-process (step 4).
 
+``statusline`` as the first argument makes it Claude Code's ``statusLine`` command instead
+(:func:`statusline`: the worker's line, else the line computed here; read-only, always exit 0).
 ``--worker ROOT`` runs the worker itself (:mod:`forge_policy.worker.server`). ``--harness NAME``
 and ``--event NAME`` (``forge-policy hook``'s options, written by ``init`` for other coding-agent
 CLIs) go to the worker with the request; any other argument goes to the in-process hook

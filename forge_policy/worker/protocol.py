@@ -280,6 +280,9 @@ class HookRequest:
     >>> back = HookRequest.decode(decode_request(request.encode()))
     >>> back.args, back.deadline, back.environ, back.kind
     (['--harness', 'codex'], 5.0, [b'HOME=/h'], b'hook')
+    >>> line = HookRequest(b"id", 5.0, b"/p", [], b"{}", [], kind=b"statusline")
+    >>> HookRequest.decode(decode_request(line.encode())).kind
+    b'statusline'
     """
 
     __slots__ = ("args", "cwd", "deadline", "environ", "identity", "kind", "raw")
