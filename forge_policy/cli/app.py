@@ -20,6 +20,7 @@ from forge_policy.cli import (
     session_cmds,
     setup_cmds,
     shadow_cmds,
+    statusline_cmds,
     suggest_cmds,
     worker_cmds,
 )
@@ -101,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
         git_cmds,
         suggest_cmds,
     )
-    for module in (*groups, config_cmds, floor_cmds, worker_cmds, shadow_cmds, completion):
+    extra = (config_cmds, floor_cmds, worker_cmds, shadow_cmds, statusline_cmds, completion)
+    for module in (*groups, *extra):
         module.register(command)
     return parser
 

@@ -178,6 +178,16 @@ def register(command: Callable[..., Any]) -> None:
         "one; harnesses without such a file keep the portable launcher (default: the choice the "
         "project already shows)",
     )
+    p.add_argument(
+        "--statusline",
+        nargs="?",
+        const="add",
+        choices=("add", "replace"),
+        default=None,
+        help="also set Claude Code's statusLine to `forge-policy statusline` (levels, open "
+        "blocks, counters near a threshold, floor); a status line of your own is kept unless "
+        "--statusline=replace",
+    )
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
     p = command(
         "uninstall",
@@ -298,6 +308,7 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         floor=args.floor,
         sandbox_settings=args.sandbox_settings,
         where=args.where,
+        statusline=args.statusline,
     )
     if report.floor_change is not None and "off" in report.floor_change:  # audited
         from forge_policy.ops.floor_setup import record
@@ -380,12 +391,16 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
     covered = coverage_of(floor)
     probes = _probes(held, floor, config.root, environ) if args.probe else []
     failed = args.probe and not _probe_ok(held, probes)
+    from forge_policy.ops.statusline_config import check as check_statusline
+
+    statusline = check_statusline(project, environ)  # decides nothing: never a failure
     if args.json:
         entries = [{**h.to_dict(), "floor": f.to_dict()} for h, f in zip(report, held, strict=True)]
         result: dict[str, object] = {
             "behaviors": len(behaviors),
             "harnesses": entries,
             "floor": covered,
+            "statusline": statusline,
         }
         if args.probe:
             runs = [{"harnesses": names, **p.to_dict()} for names, p in probes]
@@ -416,6 +431,9 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             ctx.print(f"  {finding.code}: {finding.reason}")
         for note in h.notes:
             ctx.print(f"  note: {note}")
+    if statusline is not None:
+        state = "runs" if statusline["ok"] else "does NOT answer"
+        ctx.print(f"status line ({statusline['file']}): {state}: {statusline['line']}")
     for f in held if args.probe else ():
         if f.state in ("none", "off"):
             ctx.print(f"probe: no floor to probe for {f.harness}: {f.warning or f.detail}")

@@ -32,7 +32,7 @@ import attrs
 
 from forge_policy.errors import SetupError
 from forge_policy.harness import registry
-from forge_policy.ops import floor_setup, harness_config, launcher, settings_file
+from forge_policy.ops import floor_setup, harness_config, launcher, settings_file, statusline_config
 from forge_policy.ops.launcher import executable
 from forge_policy.serve import (
     DEFAULT_HOST,
@@ -276,6 +276,7 @@ def init(
     sandbox_settings: str = "project",
     environ: Mapping[str, str] | None = None,
     where: str | None = None,
+    statusline: str | None = None,
 ) -> Report:
     """Set a project up for forge-policy (see the module docstring); returns what was done.
 
@@ -297,12 +298,22 @@ def init(
     shared one; ``None`` keeps the choice the project shows (local when only the local file
     holds forge-policy's hook), else ``shared``. Either way the other file loses forge-policy's
     entries: a harness merges both files and would run the hook twice.
+
+    ``statusline`` (``add`` or ``replace``, :mod:`forge_policy.ops.statusline_config`): Claude
+    Code's ``statusLine`` runs ``forge-policy statusline`` from the file the hook goes to;
+    ``add`` keeps a status line of the user's (and says how to replace it). ``None`` refreshes
+    forge-policy's where the project already has it, and adds none.
     """
     if where not in (None, "shared", "local"):
         raise SetupError(f"init: where must be shared or local, not {where!r}")
+    if statusline not in (None, *statusline_config.MODES):
+        raise SetupError(f"init: statusline must be add or replace, not {statusline!r}")
     chosen = chosen_harnesses(project, harnesses)
     for name in chosen:  # refuse a broken file before touching anything
         _check(project, name)
+    for claude_file in harness_config.files(harness_config.spec("claude-code")):
+        if statusline is not None:  # the status line's files too
+            settings_file.read(project / claude_file)
     env = os.environ if environ is None else environ
     floor_setup.plan(project, root, chosen, floor, env, where=sandbox_settings)  # checks only
     report = Report()
@@ -381,6 +392,7 @@ def init(
                 f"{hook_file.path} as the portable launcher, which runs this machine's "
                 "forge-policy"
             )
+    _statusline(project, root, statusline, local=place == "local", worker=on_linux, report=report)
     if place == "local" and "claude-code" in chosen:
         local_file = harness_config.spec("claude-code").local
         entry = None
@@ -394,6 +406,40 @@ def init(
     )
     _warn_doubles(project, chosen, report)
     return report
+
+
+def _statusline(
+    project: Path, root: Path, mode: str | None, *, local: bool, worker: bool, report: Report
+) -> None:
+    """Claude Code's ``statusLine`` (see :func:`init`): in the file the hook goes to, out of
+    the other one (Claude Code would show the local file's)."""
+    hook_file = harness_config.spec("claude-code")
+    files = harness_config.files(hook_file)
+    if mode is None:  # refresh ours where the project has it, add none
+        if not any(statusline_config.configured(project / f) for f in files):
+            return
+        mode = "add"
+    relative = launcher.relative(project, root)
+    local = local and hook_file.local is not None
+    if local or relative is None:  # this machine's command
+        command = (client_command() if worker else executable()) + " statusline"
+    else:
+        command = launcher.command("claude-code", relative) + " statusline"
+    path = project / (hook_file.local if local and hook_file.local else hook_file.path)
+    verb, detail = statusline_config.install(path, command, replace=mode == "replace")
+    if verb == "kept":
+        report.add("unchanged", path, f"a statusLine of your own is kept: {detail}")
+        report.notes.append(
+            f"{settings_file.shown(path)}: its statusLine ({detail}) is not forge-policy's and "
+            "was kept; to show forge-policy's instead run: forge-policy init --statusline=replace"
+        )
+        return
+    report.add(verb, path, detail)
+    for other in files:
+        if project / other != path and statusline_config.remove(project / other):
+            report.add(
+                "updated", project / other, f"forge-policy's statusLine moved to {path.name}"
+            )
 
 
 def _placement(project: Path, where: str | None) -> str:

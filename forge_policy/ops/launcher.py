@@ -90,21 +90,29 @@ SCRIPT = """\
 # (.forge/runtime/hook-client, git-ignored: the warm-worker client), else `forge-policy` on
 # PATH. Without any it exits 2, which blocks the tool call: install forge-policy, then run
 # `forge-policy init` in this project (it changes no committed file) or `forge-policy doctor`.
+# With `statusline` first it is Claude Code's statusLine command instead (one line, exit 0).
 here=$(dirname -- "$0")
 record="$here/../runtime/hook-client"
+verb=hook
+if [ "${1:-}" = statusline ]; then verb=statusline; shift; fi
 if [ -n "${FORGE_POLICY:-}" ]; then
-  exec "$FORGE_POLICY" hook "$@"
+  exec "$FORGE_POLICY" "$verb" "$@"
 fi
 if [ -r "$record" ]; then
   { IFS= read -r program; IFS= read -r script; } < "$record"
   if [ -n "$script" ] && [ -x "$program" ] && [ -f "$script" ]; then
+    if [ "$verb" = statusline ]; then set -- statusline "$@"; fi
     exec "$program" -I -S "$script" "$@"
   elif [ -z "$script" ] && [ -n "$program" ] && [ -x "$program" ]; then
-    exec "$program" hook "$@"
+    exec "$program" "$verb" "$@"
   fi
 fi
 if command -v forge-policy >/dev/null 2>&1; then
-  exec forge-policy hook "$@"
+  exec forge-policy "$verb" "$@"
+fi
+if [ "$verb" = statusline ]; then
+  echo "forge-policy: not installed on this machine"
+  exit 0
 fi
 why="forge-policy is not installed on this machine (no forge-policy on PATH), so this project's \
 policy hook cannot run and the call is blocked. Install it (pipx install forge-policy), then run: \

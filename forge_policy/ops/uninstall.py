@@ -6,6 +6,7 @@
   the file's indent, drops what only held ours (a matcher group, an event list, the hook map,
   a file ``init`` created). A file it cannot rewrite losslessly is named and left as it is.
   Hooks in Codex's ``config.toml`` (which ``init`` never writes) are named for removal by hand.
+* Claude Code's ``statusLine`` loses forge-policy's (``init --statusline``); a user's stays.
 * The git hooks ``forge-policy git install`` wrote lose their marked block.
 * The project's warm worker is asked to stop.
 * The launcher ``<FORGE_ROOT>/bin/forge-policy-hook`` and this machine's record go.
@@ -24,13 +25,21 @@ from pathlib import Path
 
 from forge_policy.errors import GitHookError, SetupError
 from forge_policy.harness import registry
-from forge_policy.ops import harness_config, launcher, settings_file
+from forge_policy.ops import harness_config, launcher, settings_file, statusline_config
 from forge_policy.ops.init import GITIGNORE_HEADER, OLD_GITIGNORE_HEADER, Report, per_machine
 
 
 def uninstall(project: Path, root: Path, *, purge: bool = False) -> Report:
     """Take forge-policy out of ``project`` (see the module docstring); returns what was done."""
     report = Report()
+    for relative in harness_config.files(harness_config.spec("claude-code")):
+        try:
+            if statusline_config.remove(project / relative):
+                gone = not (project / relative).exists()
+                verb = "removed" if gone else "updated"
+                report.add(verb, project / relative, "forge-policy's statusLine taken out")
+        except SetupError as exc:
+            report.notes.append(f"{exc}: take forge-policy's statusLine out by hand")
     for name in registry.names():
         hook_file = harness_config.spec(name)
         for relative in harness_config.files(hook_file):

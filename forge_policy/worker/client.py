@@ -46,6 +46,8 @@ is ``_sha256`` in some 3.11 builds (pyenv's; Debian's builds it in). What these 
 catch, a worker that breaks, is caught by the answer's form: anything but one complete,
 well-formed answer before the deadline is evaluated in-process (step 4).
 
+``statusline`` as the first argument makes it Claude Code's ``statusLine`` command instead
+(:func:`statusline`: the worker's line, else the line computed here; read-only, always exit 0).
 ``--worker ROOT`` runs the worker itself (:mod:`forge_policy.worker.server`). ``--harness NAME``
 and ``--event NAME`` (``forge-policy hook``'s options, written by ``init`` for other coding-agent
 CLIs) go to the worker with the request; any other argument goes to the in-process hook
@@ -355,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
     here = __file__.encode("utf-8", "surrogateescape")
     if not here.startswith(b"/"):
         here = posix.getcwdb() + b"/" + here
+    if args[:1] == ["statusline"]:
+        return statusline(here)
     if args[:1] == ["--worker"]:
         enable_packages(here)
         import runpy  # ``python -m forge_policy.worker.server``, from this file's tree
@@ -384,6 +388,62 @@ def main(argv: list[str] | None = None) -> int:
     if deadline < 0 or min(seconds(environ, name, 1.0) for name in protocol.CLIENT_ONLY[1:]) < 0:
         return in_process(here, raw, args)  # the hook names the unusable variable
     return ask(here, raw, args, options)
+
+
+#: Seconds a status line waits for the worker before it computes the line itself.
+STATUSLINE_TIMEOUT = 1.0
+#: What the status line says when even the engine does not load
+#: (:data:`forge_policy.reports.statusline.UNKNOWN`).
+UNKNOWN = b"forge-policy: ?\n"
+
+
+def statusline(here: bytes) -> int:
+    """Claude Code's ``statusLine`` command (``… statusline``): the worker's line for the status
+    JSON on stdin, else the line computed here (:mod:`forge_policy.ops.statusline`). Read-only:
+    it starts no worker and records no refusal (both write files), and it always exits 0 with
+    one line, :data:`UNKNOWN` at worst: a status line decides nothing."""
+    environ = posix.environ
+    try:
+        raw = b"" if posix.isatty(0) else read_stdin()
+    except OSError:
+        raw = b""
+    color = not environ.get(b"NO_COLOR", b"") and environ.get(b"TERM", b"") != b"dumb"
+    if (
+        environ.get(b"FORGE_WORKER", b"").strip() in (b"", b"on")
+        and environ.get(b"FORGE_STORE", b"").strip() != b"memory"
+        and hasattr(_socket, "SO_PEERCRED")
+    ):
+        try:
+            cwd = posix.getcwdb()
+            relevant = protocol.relevant(environ)
+            slot = protocol.slot_of(
+                protocol.root_of(environ, cwd), protocol.fingerprint(cwd, relevant)
+            )
+            flags = [] if color else ["--no-color"]
+            deadline = time.monotonic() + STATUSLINE_TIMEOUT
+            request = protocol.HookRequest(
+                protocol.own_identity(here), deadline, cwd, flags, raw, relevant, b"statusline"
+            )
+            status, out, _, _ = exchange(slot, request.encode(), STATUSLINE_TIMEOUT)
+            if status == b"A" and out:
+                _write_all(1, out)
+                return 0
+        except Exception:  # any failure: the line is computed here
+            pass
+    try:
+        enable_packages(here)
+        import os
+
+        from forge_policy.ops.statusline import in_process as line_here
+
+        out = line_here(raw, os.environ).encode("utf-8", "replace") + b"\n"
+    except Exception:
+        out = UNKNOWN
+    try:  # noqa: SIM105 - contextlib is not a built-in module
+        _write_all(1, out)
+    except OSError:
+        pass
+    return 0
 
 
 def count(root: bytes, reason: str) -> None:

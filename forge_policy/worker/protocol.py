@@ -264,19 +264,28 @@ def receive(sock: "socket", limit: int, deadline: float | None = None) -> bytes 
             return None
 
 
+#: What a request asks for: a hook's answer, or the status line of Claude Code's ``statusLine``
+#: command (the raw input is then Claude Code's status JSON, the arguments empty).
+KINDS = (b"hook", b"statusline")
+
+
 class HookRequest:
-    """A ``hook`` request: the client's identity (:func:`own_identity`), the instant
-    (:func:`time.monotonic`, system-wide) after which it no longer waits, its working directory,
-    the hook's arguments, the raw event and the variables an answer depends on
-    (:func:`relevant`). Its items follow ``b"hook"`` in that order, the variables last.
+    """A ``hook`` (or ``statusline``: :data:`KINDS`) request: the client's identity
+    (:func:`own_identity`), the instant (:func:`time.monotonic`, system-wide) after which it no
+    longer waits, its working directory, the hook's arguments, the raw event and the variables
+    an answer depends on (:func:`relevant`). Its items follow the kind in that order, the
+    variables last.
 
     >>> request = HookRequest(b"id", 5.0, b"/p", ["--harness", "codex"], b"{}", [b"HOME=/h"])
     >>> back = HookRequest.decode(decode_request(request.encode()))
-    >>> back.args, back.deadline, back.environ
-    (['--harness', 'codex'], 5.0, [b'HOME=/h'])
+    >>> back.args, back.deadline, back.environ, back.kind
+    (['--harness', 'codex'], 5.0, [b'HOME=/h'], b'hook')
+    >>> line = HookRequest(b"id", 5.0, b"/p", [], b"{}", [], kind=b"statusline")
+    >>> HookRequest.decode(decode_request(line.encode())).kind
+    b'statusline'
     """
 
-    __slots__ = ("args", "cwd", "deadline", "environ", "identity", "raw")
+    __slots__ = ("args", "cwd", "deadline", "environ", "identity", "kind", "raw")
 
     def __init__(
         self,
@@ -286,7 +295,9 @@ class HookRequest:
         args: "Sequence[str]",
         raw: bytes,
         environ: "Sequence[bytes]",
+        kind: bytes = b"hook",
     ) -> None:
+        self.kind = kind
         self.identity = identity
         self.deadline = deadline
         self.cwd = cwd
@@ -297,14 +308,14 @@ class HookRequest:
     def encode(self) -> bytes:
         """The request as :func:`encode_request` frames it."""
         given = "\0".join(self.args).encode("utf-8", "surrogateescape")
-        head = [b"hook", self.identity, b"%.6f" % self.deadline, self.cwd, given, self.raw]
+        head = [self.kind, self.identity, b"%.6f" % self.deadline, self.cwd, given, self.raw]
         return encode_request(head + self.environ)
 
     @classmethod
     def decode(cls, items: "Sequence[bytes]") -> "HookRequest":
-        """The request of a decoded ``hook`` request; ``ValueError`` for any other. A deadline
-        that is no number is one long past."""
-        if len(items) < 6 or items[0] != b"hook":
+        """The request of a decoded ``hook`` or ``statusline`` request; ``ValueError`` for any
+        other. A deadline that is no number is one long past."""
+        if len(items) < 6 or items[0] not in KINDS:
             raise ValueError("unknown request")
         identity, deadline, cwd, given, raw = items[1:6]
         try:
@@ -312,7 +323,7 @@ class HookRequest:
         except ValueError:
             when = float("-inf")
         args = given.decode("utf-8", "surrogateescape").split("\0") if given else []
-        return cls(identity, when, cwd, args, raw, items[6:])
+        return cls(identity, when, cwd, args, raw, items[6:], items[0])
 
     def expired(self) -> bool:
         """Whether the client has given up on this request (it evaluates in-process)."""

@@ -63,6 +63,7 @@ from forge_policy.worker import protocol
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from forge_policy.config.env import Config
+    from forge_policy.ops.statusline import FloorCache
 
 LOCK_WAIT = 3.0
 DRAIN_SECONDS = 5.0
@@ -112,6 +113,8 @@ class Worker:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.path = os.path.join(folder, os.fsdecode(protocol.SOCKET))
         self.inode = -1
+        self._floor: FloorCache | None = None  # the status line's, made on its first request
+        self.status_lines = 0
 
     def stop(self, reason: str) -> None:
         """Ask the accept loop to finish (requests in flight are completed)."""
@@ -218,6 +221,9 @@ class Worker:
         refusal = self._refusal(request)
         if refusal:
             return protocol.encode_answer(b"R", refusal, b"")
+        if request.kind == b"statusline":
+            color = "--no-color" not in request.args  # the client's NO_COLOR, not ours
+            return protocol.encode_answer(b"A", self.status_line(request.raw, color), b"")
         options = _hook_options(request.args)
         if options is None:  # the in-process hook reports the arguments
             return protocol.encode_answer(b"R", b"arguments the worker does not take", b"")
@@ -239,6 +245,29 @@ class Worker:
             return b"past the client's deadline"
         return b""
 
+    def status_line(self, raw: bytes, color: bool) -> bytes:
+        """Claude Code's status line for its status JSON ``raw``, as ``forge-policy statusline``
+        prints it in-process (:mod:`forge_policy.ops.statusline`), with a newline."""
+        from forge_policy.ops import statusline
+        from forge_policy.reports.statusline import UNKNOWN
+
+        with self._busy_lock:
+            self.status_lines += 1
+            if self._floor is None:
+                self._floor = statusline.FloorCache()
+        try:
+            session_id = statusline.parse_input(raw)
+            evaluator = self.warm.current().evaluator
+            if session_id is None or evaluator is None:
+                line = UNKNOWN
+            else:
+                floor = self._floor.get(self.config, evaluator.catalog)
+                line = statusline.line_for(evaluator, session_id, floor, color=color)
+        except Exception as exc:  # the line says "?", the log says why
+            log(f"status line failed: {type(exc).__name__}: {exc}")
+            line = UNKNOWN
+        return line.encode("utf-8", "replace") + b"\n"
+
     def status(self) -> dict[str, object]:
         """What ``forge-policy worker status`` shows."""
         from forge_policy import __version__
@@ -252,6 +281,7 @@ class Worker:
             "idle_exit": self.idle,
             "cwd": os.fsdecode(self.cwd),
             "in_flight": self.busy,
+            "status_lines": self.status_lines,
             "fingerprint": self.fingerprint,
             "environment": environment(self.environ),
         }
