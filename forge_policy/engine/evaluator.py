@@ -113,6 +113,7 @@ class Evaluator:
         exceptions: Sequence[Any] = (),
         notices: Sequence[str] = (),
         notice_records: Callable[[Event], list[dict[str, Any]]] | None = None,
+        record_calls: bool = False,
     ) -> None:
         """``grant_seconds``: how long an explicit grant lives (``FORGE_GRANT_SECONDS``).
         ``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
@@ -128,7 +129,11 @@ class Evaluator:
         user about the engine itself (a last known good catalog or configuration enforcing,
         SPEC §10), and ``notice_records(event)`` the audit records that go with them, written
         beside the decision (it returns each distinct one once:
-        :mod:`forge_policy.config.last_good`)."""
+        :mod:`forge_policy.config.last_good`). ``record_calls``: append a ``seen`` record
+        (:class:`forge_policy.audit.records.Seen`) for every PreToolUse, whatever its
+        outcome, so that a call the hook decided can be told from one it never saw
+        (:mod:`forge_policy.ops.coverage`); the hook's evaluator sets it unless a
+        configuration layer says ``coverage: false``."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -166,6 +171,7 @@ class Evaluator:
         self.facts: Mapping[str, FactProvider] = registry
         self.notices = tuple(notices)
         self.notice_records = notice_records
+        self.record_calls = record_calls
 
     def evaluate(self, event: Event, *, facts: FactCache | None = None) -> Decision:
         """Decide one event and record its effects in one store transaction (and its
@@ -188,7 +194,11 @@ class Evaluator:
         decision = self._evaluate(event, view, now, facts)
         if self.notices:
             decision = self._noticed(decision, event)
-        return _with_bypasses(self.audit, decision, bypassed) if bypassed else decision
+        if bypassed:
+            decision = _with_bypasses(self.audit, decision, bypassed)
+        if self.record_calls and event.event_name == "PreToolUse":
+            decision = _with_seen(self.audit, decision, event, now)
+        return decision
 
     def _noticed(self, decision: Decision, event: Event) -> Decision:
         """``decision`` with this evaluator's notices, their audit records written (a failure
@@ -478,6 +488,35 @@ def _with_bypasses(audit: AuditSink, decision: Decision, records: list[dict[str,
     except (AuditError, OSError) as exc:
         notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
     return attrs.evolve(decision, diagnostics=notes, bypasses=tuple(records))
+
+
+def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -> Decision:
+    """``decision`` after its ``seen`` record was appended (a record of its own, after the
+    decision's: the allow path writes nothing else). A hard block does not wait for the audit
+    lock for it (the JSONL log spools it); a failure to write it leaves the decision, with a
+    diagnostic: it only says that the hook ran."""
+    from contextlib import nullcontext
+
+    from forge_policy._time import iso
+    from forge_policy.audit.base import write
+    from forge_policy.audit.records import Seen, to_dict
+
+    record = Seen(
+        timestamp=iso(now),
+        session_id=event.session_id,
+        harness=event.harness,
+        tool_name=event.tool_name,
+        tool_use_id=event.tool_use_id,
+        digest=event.call_hash()[:16],
+        outcome=decision.outcome,
+    )
+    try:
+        with no_wait() if decision.outcome == "hard_block" else nullcontext():
+            write(audit, [to_dict(record)])
+    except (AuditError, OSError) as exc:
+        note = f"seen record not written ({type(exc).__name__}: {exc})"
+        return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))
+    return decision
 
 
 def _logged_not_written(decision: Decision, exc: Exception) -> Decision:
