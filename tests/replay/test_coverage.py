@@ -242,23 +242,10 @@ def test_coverage_false_in_a_layer_turns_the_record_off_and_a_managed_lock_keeps
     (project.root / "config.yaml").write_text("floor: off\ncoverage: false\n")
     project.run(project.bash("ls"))
     assert project.audit(seen=True) == []
+    call = {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}
+    record = {"type": "assistant", "sessionId": project.session, "timestamp": iso(time.time())}
     path = tmp_path / "t.jsonl"
-    path.write_text(
-        json.dumps(
-            {
-                "type": "assistant",
-                "sessionId": project.session,
-                "timestamp": iso(time.time()),
-                "message": {"content": [{"type": "tool_use", "id": "t", "name": "Bash"}]},
-            }
-            | {
-                "message": {
-                    "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]
-                }
-            }
-        )
-        + "\n"
-    )
+    path.write_text(json.dumps({**record, "message": {"content": [call]}}) + "\n")
     assert (
         "hook coverage not checked: the audit log holds no seen record"
         in replay(project, str(path)).stdout
