@@ -255,3 +255,28 @@ def test_coverage_false_in_a_layer_turns_the_record_off_and_a_managed_lock_keeps
     (managed / "config.yaml").write_text("coverage: true\nlocked: [coverage]\n")
     project.run(project.bash("ls"), FORGE_MANAGED_DIR=str(managed))
     assert [r["kind"] for r in project.audit(seen=True)] == ["seen"]
+
+
+def test_a_seen_record_pays_no_fsync_unless_it_folds_the_spool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from forge_policy.audit.base import write
+    from forge_policy.audit.jsonl import JsonlAuditSink
+
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    sink = JsonlAuditSink(tmp_path / "audit" / "overrides.log")
+    write(sink, [{"kind": "block", "session_id": "s"}])
+    assert synced
+    synced.clear()
+    write(sink, [{"kind": "seen", "session_id": "s"}], durable=False)
+    assert synced == []
+    sink._spool([{"kind": "block", "session_id": "s"}])  # a batch spooled while the lock was held
+    synced.clear()
+    write(sink, [{"kind": "seen", "session_id": "s"}], durable=False)
+    assert synced  # the folded block is fsynced before its spool file goes
+    assert [r["kind"] for r in sink.records()] == ["block", "seen", "block", "seen"]
+    assert sink.verify().ok
