@@ -6,7 +6,6 @@ matcher that leaves tools out, and with ``coverage: false`` in a configuration l
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import time
 from pathlib import Path
@@ -143,13 +142,21 @@ def test_the_two_calls_that_never_went_through_the_hook_are_the_gaps(
 
 
 def test_the_html_report_has_the_coverage_section(hooked: Hooked, tmp_path: Path) -> None:
+    from .test_replay_html import _chromium, _dom
+
     path = transcript(hooked, tmp_path / "s.jsonl")
     page = tmp_path / "report.html"
     replay(hooked.project, str(path), "--html", str(page))
-    html = page.read_text()
-    data = json.loads(re.search(r'id="replay-data">(.*?)</script>', html, re.S)[1])  # type: ignore[index]
-    assert [g["tool_use_id"] for g in data["coverage"]["gaps"]] == GAP_IDS
-    assert 'id="coverage"' in html and '"Hook coverage"' in html
+    dom = _dom(_chromium(tmp_path, page, "--dump-dom"))
+    [summary] = dom.find("p", "coverage-summary")
+    assert summary.text == "2 of 7 tool calls got no decision: Bash 2"
+    rows = dom.find("tr", "gap-row")
+    assert [[cell.text for cell in row.children][2:4] for row in rows] == [
+        ["Bash", "toolu_gap_2"],
+        ["Bash", "toolu_gap_5"],
+    ]
+    assert rows[1].children[1].text.endswith("(subagent)")
+    assert rows[1].children[6].text == f"{path}:6"
 
 
 def test_no_gap_when_every_call_went_through_the_hook(hooked: Hooked, tmp_path: Path) -> None:
