@@ -45,9 +45,10 @@ class AuditSink(Protocol):
     """Where overrides, blocks and bypasses are recorded: the source of truth (SPEC §9).
 
     Records are JSON objects with a ``kind`` (``override``, ``block``, ``violation``,
-    ``bypass``, ``recovery``, ``diagnostic``). A sink must meet every requirement below; the audit
-    conformance suite (:class:`forge_policy.testing.conformance.AuditSinkSuite`; subclass it for
-    your own sink) checks those it can without knowing the backend:
+    ``bypass``, ``recovery``, ``diagnostic``, ``seen``, …: :mod:`forge_policy.audit.records`).
+    A sink must meet every requirement below; the audit conformance suite
+    (:class:`forge_policy.testing.conformance.AuditSinkSuite`; subclass it for your own sink)
+    checks those it can without knowing the backend:
 
     - **Durable before return.** ``append_many`` returns only once its records would survive a
       crash of the process (fsync, a committed transaction): the evaluator acknowledges an

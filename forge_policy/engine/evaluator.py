@@ -20,6 +20,13 @@ included (so holding the locks hides no count and stops no escalation), and audi
 ``degraded``; when the log cannot be read either, at each behavior's highest level below
 hard_block. Those records are the session's: the next transaction (and :meth:`status`) folds
 them into the stored state.
+
+**The seen record.** With ``record_calls`` (the hook's evaluator, unless a configuration layer
+says ``coverage: false``) every PreToolUse also appends a ``seen`` record after its decision,
+the allow path included (which otherwise writes nothing): the trace that tells a call the hook
+decided from one whose hook never ran (:mod:`forge_policy.ops.coverage`). It is written outside
+the transaction, without an fsync, waiting at most :data:`SEEN_WAIT` for the audit lock, and a
+failure to write it only adds a diagnostic.
 """
 
 from __future__ import annotations
