@@ -20,6 +20,13 @@ included (so holding the locks hides no count and stops no escalation), and audi
 ``degraded``; when the log cannot be read either, at each behavior's highest level below
 hard_block. Those records are the session's: the next transaction (and :meth:`status`) folds
 them into the stored state.
+
+**The seen record.** With ``record_calls`` (the hook's evaluator, unless a configuration layer
+says ``coverage: false``) every PreToolUse also appends a ``seen`` record after its decision,
+the allow path included (which otherwise writes nothing): the trace that tells a call the hook
+decided from one whose hook never ran (:mod:`forge_policy.ops.coverage`). It is written outside
+the transaction, without an fsync, waiting at most :data:`SEEN_WAIT` for the audit lock, and a
+failure to write it only adds a diagnostic.
 """
 
 from __future__ import annotations
@@ -66,6 +73,8 @@ if TYPE_CHECKING:
 # settings, the fact cache and decide have their own modules (engine.inputs, engine.decide)
 __all__ = ["RECONCILE_MARGIN", "Evaluator", "random_id"]
 
+#: The longest wait (seconds) for the audit lock to append a ``seen`` record.
+SEEN_WAIT = 0.1
 #: The view of a state that cannot be read (decided in the transaction, or statelessly).
 _UNREADABLE: Any = object()
 
@@ -115,6 +124,7 @@ class Evaluator:
         notices: Sequence[str] = (),
         notice_records: Callable[[Event], list[dict[str, Any]]] | None = None,
         candidate: Candidate | None = None,
+        record_calls: bool = False,
     ) -> None:
         """``grant_seconds``: how long an explicit grant lives (``FORGE_GRANT_SECONDS``).
         ``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
@@ -131,7 +141,12 @@ class Evaluator:
         SPEC §10), and ``notice_records(event)`` the audit records that go with them, written
         beside the decision (it returns each distinct one once:
         :mod:`forge_policy.config.last_good`). ``candidate``: a candidate catalog decided beside
-        every event, that never changes a decision (:mod:`forge_policy.engine.candidate`)."""
+        every event, that never changes a decision (:mod:`forge_policy.engine.candidate`).
+        ``record_calls``: append a ``seen`` record
+        (:class:`forge_policy.audit.records.Seen`) for every PreToolUse, whatever its
+        outcome, so that a call the hook decided can be told from one it never saw
+        (:mod:`forge_policy.ops.coverage`); the hook's evaluator sets it unless a
+        configuration layer says ``coverage: false``."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -170,6 +185,7 @@ class Evaluator:
         self.notices = tuple(notices)
         self.notice_records = notice_records
         self.candidate = candidate
+        self.record_calls = record_calls
 
     def evaluate(self, event: Event, *, facts: FactCache | None = None) -> Decision:
         """Decide one event and record its effects in one store transaction (and its
@@ -196,6 +212,8 @@ class Evaluator:
             decision = _with_bypasses(self.audit, decision, bypassed)
         if self.candidate is not None:  # after the decision, which it never changes
             decision = self.candidate.observe(event, decision, facts, self.audit)
+        if self.record_calls and event.event_name == "PreToolUse":
+            decision = _with_seen(self.audit, decision, event, now)
         return decision
 
     def _noticed(self, decision: Decision, event: Event) -> Decision:
@@ -486,6 +504,35 @@ def _with_bypasses(audit: AuditSink, decision: Decision, records: list[dict[str,
     except (AuditError, OSError) as exc:
         notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
     return attrs.evolve(decision, diagnostics=notes, bypasses=tuple(records))
+
+
+def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -> Decision:
+    """``decision`` after its ``seen`` record was appended (a record of its own, after the
+    decision's: the allow path writes nothing else). It waits at most :data:`SEEN_WAIT` for
+    the audit lock (an agent holding it must not slow every call; the JSONL log spools the
+    record) and for no fsync (:class:`~forge_policy.audit.base.Unsynced`: a power cut may lose
+    it, and the call then shows as a gap); a failure to write it leaves the decision, with a
+    diagnostic: it only says that the hook ran."""
+    from forge_policy._time import iso
+    from forge_policy.audit.base import write
+    from forge_policy.audit.records import Seen, to_dict
+
+    record = Seen(
+        timestamp=iso(now),
+        session_id=event.session_id,
+        harness=event.harness,
+        tool_name=event.tool_name,
+        tool_use_id=event.tool_use_id,
+        digest=event.call_hash()[:16],
+        outcome=decision.outcome,
+    )
+    try:
+        with no_wait(SEEN_WAIT):
+            write(audit, [to_dict(record)], durable=False)  # no fsync on the allow path
+    except (AuditError, OSError) as exc:
+        note = f"seen record not written ({type(exc).__name__}: {exc})"
+        return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))
+    return decision
 
 
 def _logged_not_written(decision: Decision, exc: Exception) -> Decision:

@@ -41,13 +41,19 @@ KINDS = (
     "diagnostic",
     "tuning",
     "shadow",
+    "seen",
+    "exception",
 )
+#: Kinds a listing shows only when asked for by name (``audit log --kind seen``): one ``seen``
+#: record per tool call would bury the records a person reads the log for.
+HIDDEN_KINDS = frozenset({"seen"})
 
 
 @attrs.frozen
 class LogQuery:
-    """Which records ``audit log`` shows: all filters must hold (``kinds``: any of them);
-    ``since`` is epoch seconds; ``limit`` 0 shows every match."""
+    """Which records ``audit log`` shows: all filters must hold (``kinds``: any of them; none
+    given: every kind but :data:`HIDDEN_KINDS`); ``since`` is epoch seconds; ``limit`` 0
+    shows every match."""
 
     session: str | None = None
     behavior: str | None = None
@@ -61,7 +67,9 @@ class LogQuery:
             return False
         if self.behavior is not None and record.get("behavior_id") != self.behavior:
             return False
-        return not self.kinds or record.get("kind") in self.kinds
+        if not self.kinds:
+            return record.get("kind") not in HIDDEN_KINDS
+        return record.get("kind") in self.kinds
 
 
 @attrs.frozen
@@ -158,6 +166,8 @@ def what(record: dict[str, Any]) -> str:
     'Bash: git push -f'
     >>> what({"kind": "bypass", "scope": "project", "variable": "forge-policy off"})
     'forge-policy off (project)'
+    >>> what({"kind": "seen", "tool_name": "Read", "tool_use_id": "toolu_1", "outcome": "allow"})
+    'Read toolu_1: allow'
     """
     kind = record.get("kind")
     parts: list[str] = []
@@ -173,6 +183,9 @@ def what(record: dict[str, Any]) -> str:
         parts.append(f"floor {record.get('floor')}")
     elif kind == "tuning":
         parts.append(f"applied suggestion {record.get('suggestion')}: {record.get('title')}")
+    elif kind == "seen":  # the call's id and outcome: its input is not recorded, only a digest
+        call = " ".join(str(record.get(k) or "") for k in ("tool_name", "tool_use_id")).strip()
+        parts.append(f"{call}: {record.get('outcome') or ''}")
     elif kind in ("recovery", "integrity", "diagnostic"):
         parts.append(str(record.get("message") or record.get("reason") or record.get("code") or ""))
     summary = record.get("input_summary")
