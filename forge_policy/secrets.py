@@ -516,6 +516,8 @@ def summarize(tool_name: str, tool_input: object, limit: int = 100) -> str:
 
     >>> summarize("Bash", {"command": "curl -H 'X-Key: AKIA" + "Z7Q2X9W4V6T3R8P5" + "'  x"})
     "Bash: curl -H 'X-Key: [REDACTED]' x"
+    >>> "correct horse" in summarize("Write", {"content": 'password="correct horse battery"'})
+    False
     """
     if isinstance(tool_input, dict):
         for key in ("command", "file_path", "path", "pattern", "url", "query", "prompt"):
@@ -526,8 +528,14 @@ def summarize(tool_name: str, tool_input: object, limit: int = 100) -> str:
         else:  # canonical JSON (SPEC §4), as forge_policy.model writes it, which imports this
             import json
 
+            # each string redacted before it is quoted: JSON's escaped quotes (password=\"…\")
+            # would hide a secret from the patterns that look for the quote itself
             text = json.dumps(
-                tool_input, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+                redact_json(tool_input),
+                sort_keys=True,
+                separators=(",", ":"),
+                ensure_ascii=False,
+                default=str,
             )
     else:
         text = str(tool_input or "")
