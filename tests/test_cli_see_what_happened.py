@@ -364,7 +364,10 @@ c() {
 
 #: (words typed, the last one being completed) -> what completes
 CASES = [
-    (("forge-policy", "sta"), "status"),
+    (("forge-policy", "sta"), "status statusline"),
+    (("forge-policy", "sh"), "shadow"),
+    (("forge-policy", "shadow", "r"), "report"),
+    (("forge-policy", "su"), "suggest"),
     (("forge-policy", "audit", "l"), "log"),
     (("forge-policy", "audit", "log", "--k"), "--kind"),
     (("forge-policy", "audit", "log", "--kind", "b"), "block bypass"),

@@ -87,6 +87,14 @@ DEBTS: dict[tuple[str, str], str] = {
     ("forge_policy.facts.project", "forge_policy.config.project"): (
         "the tdd_untested_files fact reads the project's config.yaml"
     ),
+    **{
+        (f"forge_policy.worker.{name}", "forge_policy.ops.statusline"): (
+            "the status line's floor word is the floor report's (ops.floor_report reads the "
+            "harness settings init wrote); the worker answers the line, the client computes it "
+            "when no worker does"
+        )
+        for name in ("client", "server")
+    },
 }
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import forge_policy as fp
 from forge_policy.reports.statusline import FLOOR_WORDS, StatusLine, status_line
 from forge_policy.stores import MemoryStore
+from forge_policy.stores.base import read_only
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -27,20 +28,23 @@ def test_highest_level_open_block_and_near_threshold() -> None:
     evaluator = fp.Evaluator(fp.builtin_catalog(), store=store, clock=lambda: clock[0])
     catalog = evaluator.catalog
     assert (
-        status_line(store, catalog, "s1", floor="on") == "forge-policy · no events yet · floor on"
+        status_line(read_only(store, "s1"), catalog, "s1", floor="on")
+        == "forge-policy · no events yet · floor on"
     )
     _decide(evaluator, "git push --force")
-    line = status_line(store, catalog, "s1", floor="degraded", now=clock[0], ttl=60.0)
+    line = status_line(
+        read_only(store, "s1"), catalog, "s1", floor="degraded", now=clock[0], ttl=60.0
+    )
     assert line == "forge-policy · hard_block · floor degraded"
     clock[0] += 61.0  # past the TTL: as status, no live session
-    assert status_line(store, catalog, "s1", floor=None, now=clock[0], ttl=60.0) == (
-        "forge-policy · no events yet"
-    )
+    assert status_line(
+        read_only(store, "s1"), catalog, "s1", floor=None, now=clock[0], ttl=60.0
+    ) == ("forge-policy · no events yet")
 
 
 def test_the_line_never_writes() -> None:
     store = MemoryStore()
-    status_line(store, fp.builtin_catalog(), "unknown", floor=None)
+    status_line(read_only(store, "unknown"), fp.builtin_catalog(), "unknown", floor=None)
     assert store.session_ids() == []
 
 

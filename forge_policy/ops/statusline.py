@@ -104,9 +104,12 @@ def floor_of(config: Config, catalog: Catalog | None = None) -> str | None:
 
 
 def line_for(evaluator: Evaluator, session_id: str, floor: str | None, *, color: bool) -> str:
-    """The status line of ``session_id`` with ``evaluator``'s store, catalog and settings."""
+    """The status line of ``session_id`` with ``evaluator``'s store (read without a
+    transaction), catalog and settings."""
+    from forge_policy.stores.base import read_only
+
     return status_line(
-        evaluator.store,
+        read_only(evaluator.store, session_id) if session_id else None,
         evaluator.catalog,
         session_id,
         floor=floor,

@@ -2,13 +2,13 @@
 statusline``): the highest level reached, the blocks waiting for an override, the counters one
 violation short of their next escalation, and the floor.
 
-A pure function of the store's read-only view of one session (nothing is created or written:
-a status line runs at most every 300 ms, and an unknown session stays unknown), the catalog and
+A pure function of one session's state as the store's read-only view gives it (the caller
+reads it with :func:`forge_policy.stores.base.read_only`: nothing is created or written, a
+status line runs at most every 300 ms, and an unknown session stays unknown), the catalog and
 the floor's state, so that the warm worker and the in-process command print the same line.
 
 >>> import forge_policy as fp
->>> from forge_policy.stores import MemoryStore
->>> status_line(MemoryStore(), fp.builtin_catalog(), "s1", floor="on")
+>>> status_line(None, fp.builtin_catalog(), "s1", floor="on")
 'forge-policy · no events yet · floor on'
 """
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.ops.floor_report import HarnessFloor
     from forge_policy.reports.status import Status
-    from forge_policy.stores.base import RuntimeStore
+    from forge_policy.state import SessionState
 
 #: What a status line prints when it cannot tell anything (bad input, an engine that does not
 #: load): neutral, never a traceback, never a claim.
@@ -146,7 +146,7 @@ def summarize(status: Status, *, floor: str | None) -> StatusLine:
 
 
 def status_line(
-    store: RuntimeStore,
+    state: SessionState | None,
     catalog: Catalog,
     session_id: str,
     *,
@@ -156,15 +156,15 @@ def status_line(
     profile: str | None = None,
     color: bool = False,
 ) -> str:
-    """The status line of ``session_id`` (see the module docstring), read without a
-    transaction: a session past ``ttl`` seconds since its last access (at ``now``) counts as
+    """The status line of ``session_id`` from its ``state`` (see the module docstring): a
+    session past ``ttl`` seconds since its last access (at ``now``) counts as
     no session, as ``status`` counts it."""
-    line = line_of(store, catalog, session_id, floor=floor, now=now, ttl=ttl, profile=profile)
+    line = line_of(state, catalog, session_id, floor=floor, now=now, ttl=ttl, profile=profile)
     return line.render(color=color)
 
 
 def line_of(
-    store: RuntimeStore,
+    state: SessionState | None,
     catalog: Catalog,
     session_id: str,
     *,
@@ -173,11 +173,12 @@ def line_of(
     ttl: float | None = None,
     profile: str | None = None,
 ) -> StatusLine:
-    """:class:`StatusLine` of ``session_id`` (:func:`status_line` renders it)."""
+    """:class:`StatusLine` of ``session_id`` whose read-only ``state`` is given (None: no
+    such session; :func:`status_line` renders it)."""
     from forge_policy.reports.status import status_of
-    from forge_policy.stores.base import read_only
 
-    state = read_only(store, session_id) if session_id else None
+    if not session_id:
+        state = None
     if state is not None and now is not None and ttl is not None and state.expired(now, ttl):
         state = None
     return summarize(status_of(catalog, session_id, state, profile), floor=floor)
