@@ -77,14 +77,14 @@ from forge_policy.errors import ConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.config.last_good import Fallback, Saved
     from forge_policy.config.layers import ExceptionRule, Settings
-    from forge_policy.engine.evaluator import Evaluator
+    from forge_policy.engine.evaluator import DecisionObserver, Evaluator
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.stores.base import RuntimeStore
 
@@ -487,6 +487,7 @@ class Config:
         pool_size: int = 1,
         reuse: Evaluator | None = None,
         auto_approve: AutoApprove | None = None,
+        observers: Sequence[DecisionObserver] = (),
     ) -> Evaluator:
         """An evaluator wired per this configuration: catalog (cached, unless ``catalog`` is
         given; the last known good one, with a notice on every decision, while the project's
@@ -498,7 +499,9 @@ class Config:
         CLI and the git hooks build their evaluator; embedders call it as
         :func:`forge_policy.build_evaluator`. ``reuse``: an evaluator whose store and audit
         sink to keep (a long-lived process reloading its catalog keeps its connections);
-        ``pool_size`` as for :meth:`open_store`.
+        ``pool_size`` as for :meth:`open_store`; ``observers``: the evaluator's decision
+        observers (the warm worker's and ``serve``'s OpenTelemetry export,
+        :mod:`forge_policy.telemetry`).
 
         >>> import tempfile
         >>> ev = Config(root=tempfile.mkdtemp(), store="memory").build_evaluator()
@@ -555,6 +558,7 @@ class Config:
                 if fallbacks
                 else None
             ),
+            observers=observers,
         )
 
     def __repr__(self) -> str:

@@ -61,6 +61,8 @@ if TYPE_CHECKING:
     from forge_policy.stores.base import RuntimeStore
 
     FactProvider = Callable[[Event], object]
+    #: Called with each decision :meth:`Evaluator.evaluate` made and the seconds it took.
+    DecisionObserver = Callable[[Decision, float], object]
 
 # settings, the fact cache and decide have their own modules (engine.inputs, engine.decide)
 __all__ = ["RECONCILE_MARGIN", "Evaluator", "random_id"]
@@ -113,6 +115,7 @@ class Evaluator:
         exceptions: Sequence[Any] = (),
         notices: Sequence[str] = (),
         notice_records: Callable[[Event], list[dict[str, Any]]] | None = None,
+        observers: Sequence[DecisionObserver] = (),
     ) -> None:
         """``grant_seconds``: how long an explicit grant lives (``FORGE_GRANT_SECONDS``).
         ``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
@@ -128,7 +131,10 @@ class Evaluator:
         user about the engine itself (a last known good catalog or configuration enforcing,
         SPEC §10), and ``notice_records(event)`` the audit records that go with them, written
         beside the decision (it returns each distinct one once:
-        :mod:`forge_policy.config.last_good`)."""
+        :mod:`forge_policy.config.last_good`). ``observers``: called after each decision is
+        made, with it and the seconds :meth:`evaluate` took (the OpenTelemetry spans and
+        metrics of :mod:`forge_policy.telemetry`); they see the decision, never change it, and
+        one that raises leaves it standing, with a diagnostic."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -166,6 +172,7 @@ class Evaluator:
         self.facts: Mapping[str, FactProvider] = registry
         self.notices = tuple(notices)
         self.notice_records = notice_records
+        self.observers = tuple(observers)
 
     def evaluate(self, event: Event, *, facts: FactCache | None = None) -> Decision:
         """Decide one event and record its effects in one store transaction (and its
@@ -175,6 +182,7 @@ class Evaluator:
         ``facts``: this event's fact cache, to share values already computed for it (a replay
         deciding one event under two catalogs); by default a new one, this call's own.
         """
+        started = time.perf_counter()
         now = self.clock()
         if facts is None:
             facts = FactCache(event, self.facts)
@@ -188,7 +196,24 @@ class Evaluator:
         decision = self._evaluate(event, view, now, facts)
         if self.notices:
             decision = self._noticed(decision, event)
-        return _with_bypasses(self.audit, decision, bypassed) if bypassed else decision
+        if bypassed:
+            decision = _with_bypasses(self.audit, decision, bypassed)
+        if self.observers:
+            decision = self._observed(decision, time.perf_counter() - started)
+        return decision
+
+    def _observed(self, decision: Decision, seconds: float) -> Decision:
+        """Hand ``decision`` to each observer; one that raises leaves it standing, with a
+        diagnostic (an observer sees decisions, it never makes or blocks one)."""
+        notes: tuple[str, ...] = ()
+        for observer in self.observers:
+            try:
+                observer(decision, seconds)
+            except Exception as exc:
+                notes += (f"decision observer failed ({type(exc).__name__}: {exc})",)
+        if not notes:
+            return decision
+        return attrs.evolve(decision, diagnostics=(*decision.diagnostics, *notes))
 
     def _noticed(self, decision: Decision, event: Event) -> Decision:
         """``decision`` with this evaluator's notices, their audit records written (a failure
