@@ -78,10 +78,10 @@ def span_attributes(decision: Decision) -> Attributes:
         found["forge_policy.blocking.behavior"] = blocking.behavior_id
         found["forge_policy.blocking.counter"] = blocking.counter
         found["forge_policy.override_allowed"] = decision.override_allowed
-    overridden = [v for v in violations if v.overridden]
+    overridden = overrides(decision)
     if overridden:
-        found["forge_policy.overridden.behaviors"] = tuple(v.behavior_id for v in overridden)
-        found["forge_policy.overridden.by"] = tuple(v.overridden for v in overridden)
+        found["forge_policy.overridden.behaviors"] = tuple(b for b, _ in overridden)
+        found["forge_policy.overridden.by"] = tuple(by for _, by in overridden)
     shadow = [v.behavior_id for v in violations if v.shadow]
     if shadow:
         found["forge_policy.shadow.behaviors"] = tuple(shadow)
@@ -127,11 +127,26 @@ def violation_points(decision: Decision) -> list[Attributes]:
     ]
 
 
-def override_points(decision: Decision) -> list[Attributes]:
-    """One ``forge_policy.overrides`` point per overridden violation: behavior and mechanism
-    (``retry``, ``explicit``, ``user``)."""
-    return [
-        {"forge_policy.behavior.id": v.behavior_id, "forge_policy.override.by": v.overridden}
+def overrides(decision: Decision) -> list[tuple[str, str]]:
+    """``(behavior id, mechanism)`` of each block this decision let through: its ``override``
+    records (``retry``, ``explicit``, ``user``), and the violations marked overridden that no
+    record names."""
+    found = [
+        (str(record.get("behavior_id", "")), str(record.get("mechanism", "")))
+        for record in decision.overrides
+    ]
+    named = {behavior for behavior, _ in found}
+    found += [
+        (v.behavior_id, v.overridden)
         for v in decision.violations
-        if v.overridden
+        if v.overridden and v.behavior_id not in named
+    ]
+    return found
+
+
+def override_points(decision: Decision) -> list[Attributes]:
+    """One ``forge_policy.overrides`` point per block let through: behavior and mechanism."""
+    return [
+        {"forge_policy.behavior.id": behavior, "forge_policy.override.by": by}
+        for behavior, by in overrides(decision)
     ]
