@@ -52,7 +52,7 @@ def span_attributes(decision: Decision) -> Attributes:
     """The attributes of a decision's span: who and what was decided, every violation
     (parallel arrays: behavior id, level, counter), the blocking one, overrides, shadow
     violations and a redacted input summary."""
-    from forge_policy.secrets import summarize
+    from forge_policy.secrets import redact_json, summarize
 
     event = decision.event
     violations = decision.violations
@@ -70,7 +70,9 @@ def span_attributes(decision: Decision) -> Attributes:
     }
     if event.tool_name:
         found["gen_ai.tool.name"] = event.tool_name
-        found["forge_policy.input"] = summarize("", event.tool_input, INPUT_LIMIT)
+        # each string redacted on its own first: in the JSON summary of an input with no
+        # well-known key, escaped quotes (``password=\\"…\\"``) would hide a secret from redact()
+        found["forge_policy.input"] = summarize("", redact_json(event.tool_input), INPUT_LIMIT)
     if event.tool_use_id:
         found["gen_ai.tool.call.id"] = event.tool_use_id
     blocking = decision.blocking
