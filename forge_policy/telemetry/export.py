@@ -5,7 +5,8 @@ that records into them.
 Off the answer's path: spans go through a ``BatchSpanProcessor`` (a bounded queue, exported
 every ``OTEL_BSP_SCHEDULE_DELAY`` ms by its own thread; a full queue drops spans, never waits)
 and metrics through a ``PeriodicExportingMetricReader`` (every ``OTEL_METRIC_EXPORT_INTERVAL``
-ms, its own thread). A request thread only records in memory; a dead or slow collector costs
+ms, its own thread). A request thread notes its decision, and records it in memory only once
+its answer is written (:meth:`Exporting.answered`); a dead or slow collector costs
 those threads their time, never a request's. The providers are not registered globally and not
 shut down at exit by the SDK: :meth:`Exporting.close` shuts them down within a bound, in a
 daemon thread, so a process stops on time whatever the collector does. (OpenTelemetry is
@@ -81,8 +82,8 @@ class Exporting:
         self.meter_provider = MeterProvider(
             resource=where, metric_readers=[metric_reader], shutdown_on_exit=False
         )
-        self.recorder = Recorder(
-            tracer_provider=self.tracer_provider, meter_provider=self.meter_provider
+        self.recorder = Recorder(  # recorded once the answer is written (answered())
+            tracer_provider=self.tracer_provider, meter_provider=self.meter_provider, deferred=True
         )
 
     def answered(self, seconds: float) -> None:

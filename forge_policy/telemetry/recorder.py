@@ -58,13 +58,19 @@ class Recorder:
     """A decision observer (``Evaluator(observers=[Recorder()])``): one span per decision,
     lasting the evaluation, and the decision's counts. ``tracer_provider`` and
     ``meter_provider`` default to the global ones (``opentelemetry.trace.set_tracer_provider``);
-    thread-safe, as the evaluator it observes."""
+    thread-safe, as the evaluator it observes.
+
+    ``deferred``: the decision is only noted (on its thread) and recorded by :meth:`answered`,
+    which the worker, ``serve`` and the hook call once the answer is written: the SDK's work
+    (attribute checks, the span, the metric aggregation; tens of microseconds) happens after the
+    answer, not before it."""
 
     def __init__(
         self,
         *,
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
+        deferred: bool = False,
     ) -> None:
         from opentelemetry import metrics, trace
 
@@ -91,12 +97,24 @@ class Recorder:
             "hook answer latency: request read to answer written",
             explicit_bucket_boundaries_advisory=LATENCY_BUCKETS,
         )
-        # the last decision made on each thread, for the latency its answer took (answered())
-        self._last = threading.local()
+        self.deferred = deferred
+        # per thread: the decisions noted for answered() (deferred), and the last one recorded,
+        # for the latency of its answer
+        self._local = threading.local()
 
     def __call__(self, decision: Decision, seconds: float) -> None:
-        """Record ``decision``, made in ``seconds`` (ending now)."""
+        """Record ``decision``, made in ``seconds`` (ending now); when deferred, note it for
+        :meth:`answered`."""
         end = time.time_ns()
+        if self.deferred:
+            pending = getattr(self._local, "pending", None)
+            if pending is None:
+                pending = self._local.pending = []
+            pending.append((decision, seconds, end))
+            return
+        self._record(decision, seconds, end)
+
+    def _record(self, decision: Decision, seconds: float, end: int) -> None:
         span = self.tracer.start_span(
             span_name(decision),
             kind=self.kind,
@@ -112,16 +130,22 @@ class Recorder:
             self.violations.add(1, attributes)
         for attributes in override_points(decision):
             self.overrides.add(1, attributes)
-        self._last.point = point
+        self._local.point = point
 
     def answered(self, seconds: float) -> None:
-        """Record the latency of an answer that was just written, under the outcome and harness
-        of the decision this thread made for it; an answer without a decision (an error answer,
-        an event nothing reads) is not recorded."""
-        point = getattr(self._last, "point", None)
+        """An answer was just written, ``seconds`` after its request was read: record the
+        decisions this thread noted for it (deferred), then the latency, under the outcome and
+        harness of the decision it carried; an answer without a decision (an error answer, an
+        event nothing reads) has no latency recorded."""
+        pending = getattr(self._local, "pending", None)
+        if pending:
+            self._local.pending = []
+            for decision, took, end in pending:
+                self._record(decision, took, end)
+        point = getattr(self._local, "point", None)
         if point is None:
             return
-        self._last.point = None
+        self._local.point = None
         self.hook_duration.record(
             seconds,
             {

@@ -9,6 +9,11 @@ during the run). Every sample is a fresh client process (``python -I -S …/laun
 Claude Code payload of a fresh session; the two modes run interleaved so that noise hits them
 alike. Figures: median and p90 wall time per event kind and mode, and on/off.
 
+Then what the worker's request thread pays per decision, without process noise: ``evaluate()`` of
+the built-in catalog in this process with no observer and with the worker's
+:class:`~forge_policy.telemetry.recorder.Recorder` (the SDK's batch span processor and periodic
+metric reader, exporting to the receiver), in alternating blocks, best block of each.
+
 Then ``python -X importtime`` of the in-process hook (``forge-policy hook``, ``FORGE_WORKER=off``)
 with ``FORGE_OTEL`` unset and with ``FORGE_OTEL=hook``: the OpenTelemetry modules each imports
 (none when off) and the import time they add.
@@ -115,6 +120,43 @@ def imports(env: dict[str, str]) -> tuple[list[str], float, float]:
     return otel, otel_us / 1000, total_us / 1000
 
 
+def per_decision(endpoint: str, events: int = 2000, blocks: int = 7) -> dict[str, dict[str, float]]:
+    """Microseconds per ``evaluate()`` by kind, without and with the worker's recorder."""
+    import forge_policy as fp
+    from forge_policy.telemetry.export import Exporting
+
+    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
+    exporting = Exporting("worker", os.environ, timeout=2.0)
+    catalog = fp.builtin_catalog()
+    plain = fp.Evaluator(catalog, clock=lambda: 1000.0)
+    observed = fp.Evaluator(catalog, clock=lambda: 1000.0, observers=[exporting.recorder])
+    # off: no observer; answer: what the answer waits for (the worker's recorder only notes the
+    # decision); total: that and the recording the worker does once the answer is written
+    modes = {"off": (plain, False), "answer": (observed, False), "total": (observed, True)}
+    inputs = {
+        "allow": ("Read", {"file_path": "/p/src/app.py"}),
+        "hard_block": ("Bash", {"command": "git push --force origin main"}),
+    }
+    best: dict[str, dict[str, float]] = {mode: {} for mode in modes}
+    for kind, (tool, tool_input) in inputs.items():
+        for _ in range(blocks):
+            for mode, (evaluator, answered) in modes.items():
+                batch = [
+                    fp.Event("PreToolUse", f"s{i}", tool_name=tool, tool_input=tool_input)
+                    for i in range(events)
+                ]
+                start = time.perf_counter()
+                for event in batch:
+                    evaluator.evaluate(event)
+                    if answered:
+                        exporting.answered(0.001)
+                micros = (time.perf_counter() - start) / events * 1e6
+                best[mode][kind] = min(best[mode].get(kind, micros), micros)
+                exporting.answered(0.001)  # the "answer" block's notes: recorded, untimed
+    exporting.close(5.0)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=40)
@@ -156,6 +198,7 @@ def main() -> None:
                 [str(Path(sys.executable).with_name("forge-policy")), "worker", "stop"],
                 env=env, cwd=env["CLAUDE_PROJECT_DIR"], capture_output=True, check=False,
             )  # fmt: skip
+        in_process = per_decision(receiver.endpoint)
     off_imports = imports(modes["off"][0])
     hook_imports = imports({**modes["off"][0], "FORGE_OTEL": "hook",
                             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"})  # fmt: skip
@@ -171,7 +214,12 @@ def main() -> None:
                 f"{mode}_{kind}_median_ms": round(medians[mode, kind] * 1000, 2)
                 for mode, kind in medians
             }
-            | {"spans_exported": exported, "otel_modules_when_off": len(off_imports[0])},
+            | {"spans_exported": exported, "otel_modules_when_off": len(off_imports[0])}
+            | {
+                f"evaluate_{mode}_{kind}_us": round(in_process[mode][kind], 1)
+                for mode in in_process
+                for kind in KINDS
+            },
             ratios={
                 f"on_over_off_{kind}": ratio(
                     medians["on", kind] / medians["off", kind],
@@ -194,6 +242,19 @@ def main() -> None:
             f"{medians['on', kind] / medians['off', kind]:.3f}x |"
         )
     print(f"spans of the timed calls the receiver decoded: {exported} of {args.runs * len(KINDS)}")
+    print()
+    print(
+        "| evaluate() in one process | off | on: before the answer | ratio "
+        "| on: with the recording after it | ratio |"
+    )
+    print("|---|---|---|---|---|---|")
+    for kind in KINDS:
+        off, answer, total = (in_process[mode][kind] for mode in ("off", "answer", "total"))
+        print(
+            f"| {kind} | {off:.1f} us | {answer:.1f} us | {answer / off:.3f}x "
+            f"| {total:.1f} us | {total / off:.3f}x |"
+        )
+    print()
     for label, (names, otel_ms, total_ms) in (
         ("FORGE_OTEL unset", off_imports),
         ("FORGE_OTEL=hook", hook_imports),
