@@ -261,3 +261,36 @@ def test_a_deferred_recorder_records_only_once_the_answer_is_written() -> None:
     assert [v for _, v in memory.points("forge_policy.decisions")] == [1]
     ((_, point),) = memory.points("forge_policy.hook.duration")
     assert point.count == 1
+
+
+def test_without_the_extra_the_hook_says_so_and_decides() -> None:
+    """``FORGE_OTEL=hook`` in an environment without OpenTelemetry (its modules blocked): one
+    stderr line naming the extra, and the decision as ever; the worker's ``start`` raises
+    :class:`~forge_policy.telemetry.TelemetryUnavailable` (the worker logs it and answers)."""
+    code = (
+        "import io, sys, tempfile\n"
+        "sys.modules['opentelemetry'] = None\n"
+        "from forge_policy import telemetry\n"
+        "from forge_policy.hook import main\n"
+        "try:\n"
+        "    telemetry.start({'FORGE_OTEL': 'on'}, 'worker')\n"
+        "except telemetry.TelemetryUnavailable as exc:\n"
+        "    print('worker:', exc)\n"
+        "env = {'FORGE_ROOT': tempfile.mkdtemp(), 'FORGE_STORE': 'memory', 'FORGE_OTEL': 'hook'}\n"
+        'payload = b\'{"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": '
+        '"Bash", "tool_input": {"command": "git push --force"}}\'\n'
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "main(io.BytesIO(payload), out, err, env, [])\n"
+        "print('deny' in out.getvalue(), err.getvalue().strip())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    worker, hook = result.stdout.splitlines()
+    assert worker == (
+        "worker: FORGE_OTEL=on: opentelemetry.exporter: install the otel extra: "
+        "pip install 'forge-policy[otel]'"
+    )
+    assert hook.startswith("True forge-policy: telemetry off: ")
+    assert "pip install 'forge-policy[otel]'" in hook
