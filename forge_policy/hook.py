@@ -40,8 +40,8 @@ A payload without ``session_id`` is evaluated under a stable id derived from its
 
 This module is the hook's hot path: it imports no argparse, no typing, no dataclasses, and (when
 the catalog cache is warm) no YAML parser; nor OpenTelemetry, unless ``FORGE_OTEL=hook`` asks
-this in-process hook to export its decision (:mod:`forge_policy.telemetry`: flushed after the
-answer is written, within a bound).
+this in-process hook to export its decision (:mod:`forge_policy.telemetry`), and then only
+after the answer is written: the decision is noted, and exported within a bound.
 
 >>> import io
 >>> out = io.StringIO()
@@ -71,7 +71,6 @@ if TYPE_CHECKING:
     from forge_policy.engine.evaluator import DecisionObserver, Evaluator
     from forge_policy.harness.base import HookAdapter
     from forge_policy.model import Decision, Event
-    from forge_policy.telemetry.export import Exporting
 
 
 def main(
@@ -111,7 +110,10 @@ def main(
     harness, event = options.harness, options.event
     text: str | None = None
     code = 0
-    otel = _telemetry(env, stderr) if env.get("FORGE_OTEL", "").strip().lower() == "hook" else None
+    # FORGE_OTEL=hook: the decisions, noted for the export after the answer
+    noted: list[tuple[Decision, float, int]] | None = None
+    if env.get("FORGE_OTEL", "").strip().lower() == "hook":
+        noted = []
     try:
         raw = _read(stdin)
         started = time.monotonic() if started is None else started
@@ -138,38 +140,46 @@ def main(
                 deadline=(time.monotonic() if started is None else started)
                 + _deadline_seconds(env),
                 deadline_seconds=_deadline_seconds(env),
-                observers=() if otel is None else (otel.recorder,),
+                observers=() if noted is None else (_noter(noted),),
             )
     try:
         _write(stdout, text)
     except (OSError, ValueError):
         return 1
     finally:
-        if otel is not None:  # the answer is out: the export costs the harness a bounded wait
-            _flush(otel, started)
+        if noted is not None:  # the answer is out: the export costs the harness a bounded wait
+            _export(noted, started, env, stderr)
     return code
 
 
-def _telemetry(env: Mapping[str, str], stderr: IO[str]) -> Exporting | None:
-    """``FORGE_OTEL=hook``: this call's export, or None (said on stderr) when it cannot
-    start."""
+def _noter(noted: list[tuple[Decision, float, int]]) -> DecisionObserver:
+    """An observer that notes each decision for :func:`_export`."""
+    return lambda decision, seconds: noted.append((decision, seconds, time.time_ns()))
+
+
+def _export(
+    noted: list[tuple[Decision, float, int]],
+    started: float | None,
+    env: Mapping[str, str],
+    stderr: IO[str],
+) -> None:
+    """``FORGE_OTEL=hook``, once the answer is written: export the noted decisions and the
+    answer's latency within :data:`~forge_policy.telemetry.HOOK_FLUSH_SECONDS`; when the export
+    cannot start (the extra missing), one line on stderr."""
     try:
         from forge_policy import telemetry
 
-        return telemetry.start(env, "hook")
-    except Exception as exc:  # never a reason not to decide
+        otel = telemetry.start(env, "hook")
+        if otel is None:
+            return
+        for decision, seconds, end in noted:
+            otel.recorder.record(decision, seconds, end)
+        if started is not None and noted:
+            otel.answered(time.monotonic() - started)
+        otel.close(telemetry.HOOK_FLUSH_SECONDS)
+    except Exception as exc:  # the answer is written: nothing here can change it
         with contextlib.suppress(OSError, ValueError):
             print(f"forge-policy: telemetry off: {_describe(exc)}", file=stderr)
-        return None
-
-
-def _flush(otel: Exporting, started: float | None) -> None:
-    from forge_policy.telemetry import HOOK_FLUSH_SECONDS
-
-    with contextlib.suppress(Exception):
-        if started is not None:
-            otel.answered(time.monotonic() - started)
-        otel.close(HOOK_FLUSH_SECONDS)
 
 
 def _write(stdout: IO[str], text: str | None) -> None:

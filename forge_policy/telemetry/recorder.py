@@ -112,9 +112,11 @@ class Recorder:
                 pending = self._local.pending = []
             pending.append((decision, seconds, end))
             return
-        self._record(decision, seconds, end)
+        self.record(decision, seconds, end)
 
-    def _record(self, decision: Decision, seconds: float, end: int) -> None:
+    def record(self, decision: Decision, seconds: float, end: int) -> None:
+        """Record ``decision``, made in ``seconds`` ending at ``end`` (:func:`time.time_ns`),
+        now, whether deferred or not."""
         span = self.tracer.start_span(
             span_name(decision),
             kind=self.kind,
@@ -141,7 +143,7 @@ class Recorder:
         if pending:
             self._local.pending = []
             for decision, took, end in pending:
-                self._record(decision, took, end)
+                self.record(decision, took, end)
         point = getattr(self._local, "point", None)
         if point is None:
             return

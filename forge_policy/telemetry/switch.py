@@ -6,8 +6,8 @@ no import. The values:
 - unset, ``""``, ``off``, ``0``, ``false``, ``no``: no telemetry anywhere (the default);
 - ``on``, ``1``, ``true``, ``yes``: the warm worker and ``forge-policy serve`` export, batched in
   the background; a hook that evaluates in-process (no worker) does not;
-- ``hook``: the in-process hook exports too, flushed after its answer is written, within
-  :data:`HOOK_FLUSH_SECONDS`.
+- ``hook``: the in-process hook exports too: it notes its decision, writes its answer, and only
+  then imports OpenTelemetry and exports, within :data:`HOOK_FLUSH_SECONDS`.
 
 ``OTEL_SDK_DISABLED=true`` (the OpenTelemetry standard switch) turns it off whatever
 ``FORGE_OTEL`` says. Where it goes is the standard ``OTEL_*`` environment, read by the SDK
