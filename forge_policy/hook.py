@@ -39,7 +39,9 @@ A payload without ``session_id`` is evaluated under a stable id derived from its
 ``transcript_path`` (else its ``cwd``), and an audit record of kind ``diagnostic`` says so.
 
 This module is the hook's hot path: it imports no argparse, no typing, no dataclasses, and (when
-the catalog cache is warm) no YAML parser.
+the catalog cache is warm) no YAML parser; nor OpenTelemetry, unless ``FORGE_OTEL=hook`` asks
+this in-process hook to export its decision (:mod:`forge_policy.telemetry`), and then only
+after the answer is written: the decision is noted, and exported within a bound.
 
 >>> import io
 >>> out = io.StringIO()
@@ -66,7 +68,7 @@ if TYPE_CHECKING:
     from typing import IO, Any
 
     from forge_policy.audit.base import AuditSink
-    from forge_policy.engine.evaluator import Evaluator
+    from forge_policy.engine.evaluator import DecisionObserver, Evaluator
     from forge_policy.harness.base import HookAdapter
     from forge_policy.model import Decision, Event
 
@@ -108,6 +110,10 @@ def main(
     harness, event = options.harness, options.event
     text: str | None = None
     code = 0
+    # FORGE_OTEL=hook: the decisions, noted for the export after the answer
+    noted: list[tuple[Decision, float, int]] | None = None
+    if env.get("FORGE_OTEL", "").strip().lower() == "hook":
+        noted = []
     try:
         raw = _read(stdin)
         started = time.monotonic() if started is None else started
@@ -134,12 +140,46 @@ def main(
                 deadline=(time.monotonic() if started is None else started)
                 + _deadline_seconds(env),
                 deadline_seconds=_deadline_seconds(env),
+                observers=() if noted is None else (_noter(noted),),
             )
     try:
         _write(stdout, text)
     except (OSError, ValueError):
         return 1
+    finally:
+        if noted is not None:  # the answer is out: the export costs the harness a bounded wait
+            _export(noted, started, env, stderr)
     return code
+
+
+def _noter(noted: list[tuple[Decision, float, int]]) -> DecisionObserver:
+    """An observer that notes each decision for :func:`_export`."""
+    return lambda decision, seconds: noted.append((decision, seconds, time.time_ns()))
+
+
+def _export(
+    noted: list[tuple[Decision, float, int]],
+    started: float | None,
+    env: Mapping[str, str],
+    stderr: IO[str],
+) -> None:
+    """``FORGE_OTEL=hook``, once the answer is written: export the noted decisions and the
+    answer's latency within :data:`~forge_policy.telemetry.HOOK_FLUSH_SECONDS`; when the export
+    cannot start (the extra missing), one line on stderr."""
+    try:
+        from forge_policy import telemetry
+
+        otel = telemetry.start(env, "hook")
+        if otel is None:
+            return
+        for decision, seconds, end in noted:
+            otel.recorder.record(decision, seconds, end)
+        if started is not None and noted:
+            otel.answered(time.monotonic() - started)
+        otel.close(telemetry.HOOK_FLUSH_SECONDS)
+    except Exception as exc:  # the answer is written: nothing here can change it
+        with contextlib.suppress(OSError, ValueError):
+            print(f"forge-policy: telemetry off: {_describe(exc)}", file=stderr)
 
 
 def _write(stdout: IO[str], text: str | None) -> None:
@@ -188,12 +228,14 @@ def respond(
     evaluator: Evaluator | None = None,
     deadline: float | None = None,
     deadline_seconds: float | None = None,
+    observers: Sequence[DecisionObserver] = (),
 ) -> tuple[str, int]:
     """``(stdout text, exit code)`` of the hook for one raw payload of ``harness``; never
     raises. ``event`` is the harness's event name from ``--event`` (it wins over the payload's
     own, which some harnesses leave out). See :func:`answer` for ``evaluator``. ``deadline``:
     the :func:`time.monotonic` instant by which it answers (default: ``FORGE_HOOK_DEADLINE``
     seconds from now), ``deadline_seconds`` long (default: the time left before it).
+    ``observers``: the decision observers of the evaluator built here (not of ``evaluator``).
 
     >>> import tempfile
     >>> env = {"FORGE_ROOT": tempfile.mkdtemp(), "FORGE_STORE": "memory"}
@@ -210,7 +252,7 @@ def respond(
     from forge_policy._budget import hook_deadline
 
     with hook_deadline(deadline, deadline_seconds):
-        return _respond(raw, harness, event, env, err, evaluator)
+        return _respond(raw, harness, event, env, err, evaluator, observers)
 
 
 def _respond(
@@ -220,6 +262,7 @@ def _respond(
     env: Mapping[str, str],
     err: IO[str],
     evaluator: Evaluator | None,
+    observers: Sequence[DecisionObserver] = (),
 ) -> tuple[str, int]:
     adapter = _adapter(harness)
     event_name = event
@@ -237,7 +280,7 @@ def _respond(
             if not _carries_call(payload):
                 return "", 0  # a newer CLI's lifecycle event: nothing to refuse, said nothing
             raise  # a call under a name no behavior reads: refused (the adapter's failure)
-        decision, audit = _evaluate(hook_event, notes, env, err, evaluator)
+        decision, audit = _evaluate(hook_event, notes, env, err, evaluator, observers)
         decision = _floor(decision, harness, payload, env, err, audit)
         return adapter.render(decision, hook_event)
     except Exception as exc:  # the hook never crashes: it fails closed, with one line
@@ -324,6 +367,7 @@ def _evaluate(
     env: Mapping[str, str],
     stderr: IO[str],
     warm: Evaluator | None,
+    observers: Sequence[DecisionObserver] = (),
 ) -> tuple[Decision, AuditSink]:
     """The decision on ``event`` and the audit sink it was recorded in; ``notes`` (the derived
     session id's record, then the bypass's) are audited beside it."""
@@ -334,7 +378,7 @@ def _evaluate(
     if warm is not None:
         evaluator = warm
     else:
-        evaluator = Config.from_env(env).build_evaluator()  # FORGE_DISABLE: its bypass
+        evaluator = Config.from_env(env).build_evaluator(observers=observers)  # and FORGE_DISABLE
         for line in evaluator.bypass.notes if evaluator.bypass is not None else ():
             print(f"forge-policy: {line}", file=stderr)
     decision = evaluator.evaluate(event)  # records its bypasses too

@@ -80,7 +80,7 @@ from forge_policy.errors import ConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
     from forge_policy.audit.base import AuditSink
@@ -88,7 +88,7 @@ if TYPE_CHECKING:
     from forge_policy.config.last_good import Fallback, Saved
     from forge_policy.config.layers import ExceptionRule, Settings
     from forge_policy.engine.candidate import Candidate
-    from forge_policy.engine.evaluator import Evaluator
+    from forge_policy.engine.evaluator import DecisionObserver, Evaluator
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.stores.base import RuntimeStore
 
@@ -491,6 +491,7 @@ class Config:
         pool_size: int = 1,
         reuse: Evaluator | None = None,
         auto_approve: AutoApprove | None = None,
+        observers: Sequence[DecisionObserver] = (),
     ) -> Evaluator:
         """An evaluator wired per this configuration: catalog (cached, unless ``catalog`` is
         given; the last known good one, with a notice on every decision, while the project's
@@ -505,7 +506,9 @@ class Config:
         sink to keep (a long-lived process reloading its catalog keeps its connections);
         ``pool_size`` as for :meth:`open_store`. The settings' ``candidate`` (``candidate:``,
         ``FORGE_CANDIDATE_DIR``) is decided beside every event, never changing a decision
-        (:mod:`forge_policy.engine.candidate`).
+        (:mod:`forge_policy.engine.candidate`); ``observers``: the evaluator's decision
+        observers (the warm worker's and ``serve``'s OpenTelemetry export,
+        :mod:`forge_policy.telemetry`).
 
         >>> import tempfile
         >>> ev = Config(root=tempfile.mkdtemp(), store="memory").build_evaluator()
@@ -574,6 +577,7 @@ class Config:
                 else None
             ),
             candidate=candidate,
+            observers=observers,
         )
 
     def load_candidate(

@@ -69,6 +69,8 @@ if TYPE_CHECKING:
     from forge_policy.stores.base import RuntimeStore
 
     FactProvider = Callable[[Event], object]
+    #: Called with each decision :meth:`Evaluator.evaluate` made and the seconds it took.
+    DecisionObserver = Callable[[Decision, float], object]
 
 # settings, the fact cache and decide have their own modules (engine.inputs, engine.decide)
 __all__ = ["RECONCILE_MARGIN", "Evaluator", "random_id"]
@@ -125,6 +127,7 @@ class Evaluator:
         notice_records: Callable[[Event], list[dict[str, Any]]] | None = None,
         candidate: Candidate | None = None,
         record_calls: bool = False,
+        observers: Sequence[DecisionObserver] = (),
     ) -> None:
         """``grant_seconds``: how long an explicit grant lives (``FORGE_GRANT_SECONDS``).
         ``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
@@ -142,11 +145,13 @@ class Evaluator:
         beside the decision (it returns each distinct one once:
         :mod:`forge_policy.config.last_good`). ``candidate``: a candidate catalog decided beside
         every event, that never changes a decision (:mod:`forge_policy.engine.candidate`).
-        ``record_calls``: append a ``seen`` record
-        (:class:`forge_policy.audit.records.Seen`) for every PreToolUse, whatever its
-        outcome, so that a call the hook decided can be told from one it never saw
-        (:mod:`forge_policy.ops.coverage`); the hook's evaluator sets it unless a
-        configuration layer says ``coverage: false``."""
+        ``record_calls``: append a ``seen`` record (:class:`forge_policy.audit.records.Seen`)
+        for every PreToolUse, whatever its outcome, so that a call the hook decided can be told
+        from one it never saw (:mod:`forge_policy.ops.coverage`); the hook's evaluator sets it
+        unless a configuration layer says ``coverage: false``. ``observers``: called after each
+        decision is made, with it and the seconds :meth:`evaluate` took (the OpenTelemetry
+        spans and metrics of :mod:`forge_policy.telemetry`); they see the decision, never
+        change it, and one that raises leaves it standing, with a diagnostic."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -186,6 +191,7 @@ class Evaluator:
         self.notice_records = notice_records
         self.candidate = candidate
         self.record_calls = record_calls
+        self.observers = tuple(observers)
 
     def evaluate(self, event: Event, *, facts: FactCache | None = None) -> Decision:
         """Decide one event and record its effects in one store transaction (and its
@@ -195,6 +201,7 @@ class Evaluator:
         ``facts``: this event's fact cache, to share values already computed for it (a replay
         deciding one event under two catalogs); by default a new one, this call's own.
         """
+        started = time.perf_counter()
         now = self.clock()
         if facts is None:
             facts = FactCache(event, self.facts)
@@ -214,7 +221,22 @@ class Evaluator:
             decision = self.candidate.observe(event, decision, facts, self.audit)
         if self.record_calls and event.event_name == "PreToolUse":
             decision = _with_seen(self.audit, decision, event, now)
+        if self.observers:
+            decision = self._observed(decision, time.perf_counter() - started)
         return decision
+
+    def _observed(self, decision: Decision, seconds: float) -> Decision:
+        """Hand ``decision`` to each observer; one that raises leaves it standing, with a
+        diagnostic (an observer sees decisions, it never makes or blocks one)."""
+        notes: tuple[str, ...] = ()
+        for observer in self.observers:
+            try:
+                observer(decision, seconds)
+            except Exception as exc:
+                notes += (f"decision observer failed ({type(exc).__name__}: {exc})",)
+        if not notes:
+            return decision
+        return attrs.evolve(decision, diagnostics=(*decision.diagnostics, *notes))
 
     def _noticed(self, decision: Decision, event: Event) -> Decision:
         """``decision`` with this evaluator's notices, their audit records written (a failure

@@ -13,6 +13,10 @@ a fresh nonce and the body, :mod:`forge_policy.serve.auth`), whose ``200`` answe
 answers are not signed, since they could not be checked). A signed request whose MAC is wrong,
 whose time is more than :data:`~forge_policy.serve.auth.FRESHNESS` seconds off, or whose nonce
 was already accepted (a replay) gets 401 like a missing token.
+
+With ``FORGE_OTEL`` on, a span per decision and the decision metrics are exported
+(:mod:`forge_policy.telemetry`), batched off the answer's path; an answer's latency is recorded
+once it is written.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
     from forge_policy.config.env import Config
+    from forge_policy.telemetry.export import Exporting
 
 IDLE_TIMEOUT = 60.0
 DRAIN_SECONDS = 5.0
@@ -94,13 +99,21 @@ class App:
     """The server's state: the token, the nonces seen and the shared warm handler
     (:class:`Warm`)."""
 
-    def __init__(self, config: Config, token: str, *, max_body: int = MAX_BODY) -> None:
+    def __init__(
+        self,
+        config: Config,
+        token: str,
+        *,
+        max_body: int = MAX_BODY,
+        telemetry: Exporting | None = None,
+    ) -> None:
         self.config = config
+        self.telemetry = telemetry
         self.key = token.encode("utf-8")
         self.token = f"Bearer {token}".encode()
         self.max_body = max_body
         self.nonces = Nonces()
-        self.warm = Warm(config)
+        self.warm = Warm(config, observers=() if telemetry is None else (telemetry.recorder,))
 
     @property
     def error(self) -> str:
@@ -181,6 +194,7 @@ class Handler(BaseHTTPRequestHandler):
         raise AttributeError(name)
 
     def _serve(self, method: str) -> None:
+        started = time.perf_counter()
         app = self.server.app
         path = self.path.split("?", 1)[0]
         credential = None
@@ -228,6 +242,8 @@ class Handler(BaseHTTPRequestHandler):
                 answer = app.answer(body)
         headers = {ANSWER_MAC_HEADER: app.sign(credential, 200, answer)} if credential else None
         self._send(200, answer, headers)
+        if path == HOOK_PATH and app.telemetry is not None:  # the answer is out: its latency
+            app.telemetry.answered(time.perf_counter() - started)
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
@@ -315,7 +331,8 @@ def serve_forever(
     problem = port_problem(port, any_port=True)
     if problem is not None:  # bind() would raise OverflowError, not OSError
         raise Refused(f"cannot listen on {DEFAULT_HOST}: {problem}")
-    app = App(config, token, max_body=max_body)
+    telemetry = _telemetry(config, err)
+    app = App(config, token, max_body=max_body, telemetry=telemetry)
     try:
         server = Server(port, app, verbose=verbose)
     except OSError as exc:
@@ -341,4 +358,23 @@ def serve_forever(
             signal.signal(sig, handler)
     err.write(f"forge-policy serve: stopped after {app.requests} requests\n")
     err.flush()
+    if telemetry is not None:
+        from forge_policy.telemetry import STOP_FLUSH_SECONDS
+
+        telemetry.close(STOP_FLUSH_SECONDS)
     return 0
+
+
+def _telemetry(config: Config, err: TextIO) -> Exporting | None:
+    """The server's OpenTelemetry export (``FORGE_OTEL``), or None: off, or it cannot start
+    (said on ``err``; the server answers the same without it)."""
+    from forge_policy import telemetry
+
+    environ = config.environ
+    if telemetry.problem(environ):
+        err.write(f"forge-policy serve: {telemetry.problem(environ)}\n")
+    try:
+        return telemetry.start(environ, "serve")
+    except Exception as exc:  # the extra missing, a bad OTEL_* value: never a reason not to answer
+        err.write(f"forge-policy serve: telemetry off: {type(exc).__name__}: {exc}\n")
+        return None

@@ -34,10 +34,11 @@ POOL_SIZE = 8
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from forge_policy.config.env import Config
-    from forge_policy.engine.evaluator import Evaluator
+    from forge_policy.engine.evaluator import DecisionObserver, Evaluator
 
 
 @attrs.frozen(eq=False)
@@ -54,10 +55,12 @@ class _Snapshot:
 
 
 class Warm:
-    """A warm evaluator for one configuration, safe to call from many threads."""
+    """A warm evaluator for one configuration, safe to call from many threads. ``observers``:
+    each evaluator's decision observers (the process's OpenTelemetry export)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, observers: Sequence[DecisionObserver] = ()) -> None:
         self.config = config
+        self.observers = tuple(observers)
         self.reloads = -1
         self.requests = 0
         self._lock = threading.Lock()  # taken to reload only
@@ -124,7 +127,9 @@ class Warm:
         try:
             # the threads share one evaluator (thread-safe) and one pool (a PostgreSQL store);
             # a reload keeps the connections; FORGE_DISABLE is the evaluator's bypass, audited
-            evaluator = self.config.build_evaluator(pool_size=POOL_SIZE, reuse=self._last)
+            evaluator = self.config.build_evaluator(
+                pool_size=POOL_SIZE, reuse=self._last, observers=self.observers
+            )
             self._last = evaluator
         except ForgePolicyError as exc:
             return _Snapshot(files, signature, None, " ".join(str(exc).split()))

@@ -97,8 +97,9 @@ MAX_REQUEST = MAX_INPUT + 1024 * 1024
 MAX_ANSWER = 16 * 1024 * 1024
 #: How a worker of another version refuses (it exits right after).
 CHANGED = b"the package changed"
-#: Variables whose value can change a hook's answer, by prefix or name.
-PREFIXES = (b"FORGE_", b"DISABLE_", b"GIT_")
+#: Variables whose value can change a hook's answer, by prefix or name; ``OTEL_``: where its
+#: telemetry goes (a worker exports per its own environment, :mod:`forge_policy.telemetry`).
+PREFIXES = (b"FORGE_", b"DISABLE_", b"GIT_", b"OTEL_")
 NAMES = (b"CLAUDE_PROJECT_DIR", b"XDG_CACHE_HOME", b"HOME", b"PATH")
 #: Client-side knobs: they do not change an answer.
 CLIENT_ONLY = (

@@ -45,6 +45,10 @@ client starts one of the new version. Requests are served by one thread each, th
 handler ``serve`` uses (:class:`~forge_policy.serve.warm.Warm`). The worker exits after
 ``FORGE_WORKER_IDLE_SECONDS`` (900) without a request, on SIGTERM/SIGINT, on a ``stop``
 request, or when its socket file is removed or replaced.
+
+With ``FORGE_OTEL`` on (:mod:`forge_policy.telemetry`) the worker exports a span per decision
+and the decision metrics, batched by the SDK's own threads; a request thread records in memory,
+and the answer's latency only once the answer is written and the connection closed.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from forge_policy.config.env import Config
     from forge_policy.ops.statusline import FloorCache
+    from forge_policy.telemetry.export import Exporting
 
 LOCK_WAIT = 3.0
 DRAIN_SECONDS = 5.0
@@ -93,7 +98,14 @@ def log(message: str) -> None:
 class Worker:
     """The listening socket and the warm handler of one root."""
 
-    def __init__(self, config: Config, folder: str, identity: bytes, idle: float) -> None:
+    def __init__(
+        self,
+        config: Config,
+        folder: str,
+        identity: bytes,
+        idle: float,
+        telemetry: Exporting | None = None,
+    ) -> None:
         from forge_policy.serve.warm import Warm
 
         self.config = config
@@ -104,7 +116,8 @@ class Worker:
         self.environ = protocol.relevant(os.environb)
         self.fingerprint = protocol.fingerprint(self.cwd, self.environ).decode()
         self.started = time.time()
-        self.warm = Warm(config)
+        self.telemetry = telemetry
+        self.warm = Warm(config, observers=() if telemetry is None else (telemetry.recorder,))
         self.stopping = threading.Event()
         self.reason = ""
         self.busy = 0
@@ -188,10 +201,13 @@ class Worker:
             time.sleep(0.01)
 
     def _handle(self, conn: socket.socket) -> None:
+        started = time.perf_counter()
         try:
             with conn:
                 conn.settimeout(protocol.REQUEST_TIMEOUT)
                 conn.sendall(self._answer(protocol.receive(conn, protocol.MAX_REQUEST)))
+            if self.telemetry is not None:  # the answer is out: its latency, recorded
+                self.telemetry.answered(time.perf_counter() - started)
         except OSError:
             pass  # the client went away: it evaluates in-process
         except Exception as exc:  # the client gets no answer and evaluates in-process
@@ -363,10 +379,33 @@ def run(args: list[str], here: bytes | None = None) -> int:
             return 1
         if here is None:
             here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "client.py").encode()
-        worker = Worker(config, folder, protocol.own_identity(here), config.worker_idle)
+        telemetry = _telemetry()
+        worker = Worker(config, folder, protocol.own_identity(here), config.worker_idle, telemetry)
         _serve(worker)
     log(f"stopped after {worker.warm.requests} requests: {worker.reason}")
+    if telemetry is not None:  # after the lock: a successor need not wait for the collector
+        from forge_policy.telemetry import STOP_FLUSH_SECONDS
+
+        if not telemetry.close(STOP_FLUSH_SECONDS):
+            log(f"telemetry: the last export did not finish within {STOP_FLUSH_SECONDS:g} s")
     return 0
+
+
+def _telemetry() -> Exporting | None:
+    """This worker's OpenTelemetry export (``FORGE_OTEL``), or None: off, or it cannot start
+    (logged; the worker answers the same without it)."""
+    from forge_policy import telemetry
+
+    if telemetry.problem(os.environ):
+        log(telemetry.problem(os.environ))
+    try:
+        exporting = telemetry.start(os.environ, "worker")
+    except Exception as exc:  # the extra missing, a bad OTEL_* value: never a reason not to answer
+        log(f"telemetry off: {type(exc).__name__}: {exc}")
+        return None
+    if exporting is not None:
+        log("telemetry: exporting spans and metrics over OTLP/HTTP (FORGE_OTEL)")
+    return exporting
 
 
 def _config(root: str) -> Config | None:
