@@ -19,6 +19,7 @@ from forge_policy.cli import (
     replay_cmds,
     session_cmds,
     setup_cmds,
+    ui_cmds,
     worker_cmds,
 )
 from forge_policy.cli.context import (
@@ -98,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         replay_cmds,
         git_cmds,
     )
-    for module in (*groups, config_cmds, floor_cmds, worker_cmds, completion):
+    for module in (*groups, config_cmds, floor_cmds, worker_cmds, ui_cmds, completion):
         module.register(command)
     return parser
 
