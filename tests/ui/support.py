@@ -13,9 +13,18 @@ from hookrun import CATALOG, Project, rule
 
 from tests.cli_support import FORGE
 
-#: A recorded call and a recorded reason that would run if the page parsed them as HTML.
-EVIL_CALL = 'soft-me "><img src=x onerror="document.body.dataset.pwned=1" id=pwned>'
-EVIL_REASON = 'ok <script>document.body.dataset.pwned=2</script>"><img src=x id=pwned2>'
+
+def evil_call(canary: str) -> str:
+    """A recorded call that would load ``canary`` and mark the page if it were parsed as HTML."""
+    return f'soft-me "><img src="{canary}/call" onerror="document.body.dataset.pwned=1" id=pwned>'
+
+
+def evil_reason(canary: str) -> str:
+    """A recorded override reason with a script and an image in it."""
+    return (
+        f'ok <script>document.body.dataset.pwned=2</script>"><img src="{canary}/reason" id=pwned2>'
+    )
+
 
 CLIMBER = rule("climber", "nudge", "climb").replace(
     "    default_level: nudge",
@@ -24,19 +33,20 @@ CLIMBER = rule("climber", "nudge", "climb").replace(
 )
 
 
-def busy_project(base: Path) -> tuple[Project, str, str]:
-    """A project where one session climbed a ladder to a soft block, was soft-blocked and
-    overrode twice (a retry, then an explicit grant whose reason is :data:`EVIL_REASON`) and
-    hard-blocked once, and a second session was only nudged; returns it and both session ids."""
+def busy_project(base: Path, canary: str) -> tuple[Project, str, str]:
+    """A project where one session climbed a ladder to a soft block, was soft-blocked (the
+    call :func:`evil_call`) and overrode twice (a retry, then an explicit grant whose reason is
+    :func:`evil_reason`) and hard-blocked once, and a second session was only nudged; returns
+    it and both session ids."""
     project = Project(base, {**CATALOG, "climber": CLIMBER})
     first = project.session
     for _ in range(3):
         project.run(project.bash("climb the ladder"))  # nudge, warning, soft block
-    project.run(project.bash(EVIL_CALL))  # soft block
-    project.run(project.bash(EVIL_CALL))  # the identical retry overrides it
+    project.run(project.bash(evil_call(canary)))  # soft block
+    project.run(project.bash(evil_call(canary)))  # the identical retry overrides it
     project.run(project.bash("soft-me again"))  # soft block
     grant = subprocess.run(
-        [str(FORGE), "override", "softy", "--session", first, "--reason", EVIL_REASON],
+        [str(FORGE), "override", "softy", "--session", first, "--reason", evil_reason(canary)],
         env=project.env,
         cwd=project.dir,
         capture_output=True,
