@@ -31,6 +31,7 @@ GUARDED = {
     "worker stop": ["worker", "stop"],
     "git install": ["git", "install", "--repo", "repo"],
     "config unfork": ["config", "unfork", "--apply"],
+    "suggest --apply": ["suggest", "--apply", "1"],
 }
 #: read-only commands (and what the harness or git runs), with their arguments
 ALLOWED = {
@@ -42,6 +43,7 @@ ALLOWED = {
     "describe": ["describe", "search-first"],
     "worker status": ["worker", "status"],
     "git commit-msg": ["git", "commit-msg", "message.txt"],
+    "suggest": ["suggest"],
 }
 
 

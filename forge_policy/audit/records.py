@@ -225,6 +225,25 @@ class Diagnostic(_Record):
     message: str
 
 
+@attrs.frozen(kw_only=True, repr=False)
+class Tuning(_Record):
+    """A suggestion of ``forge-policy suggest`` applied (``suggest --apply``): which one
+    (``suggestion``: its key; ``number``, ``action``: its kind, ``title``), the change written
+    to the project layer (``change``, shaped as the layer file; ``file``), and the evidence it
+    rests on (counts, sessions, record numbers, dates)."""
+
+    kind: ClassVar[str] = "tuning"
+    timestamp: str
+    behavior_id: str
+    suggestion: str
+    number: int
+    action: str
+    title: str
+    change: dict[str, Any]
+    file: str
+    evidence: dict[str, Any]
+
+
 #: Any record of the audit log.
 AuditRecord = (
     Violation
@@ -237,6 +256,7 @@ AuditRecord = (
     | Integrity
     | FloorRun
     | Diagnostic
+    | Tuning
 )
 
 

@@ -282,6 +282,13 @@ def commented_map(items: Any = ()) -> Any:
     return CommentedMap(items)
 
 
+def commented_list(items: Any = ()) -> Any:
+    """A round-trip list (ruamel's ``CommentedSeq``) holding ``items``, in block style."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    return CommentedSeq(items)
+
+
 def flow_list(items: Any) -> Any:
     """A round-trip list written in flow style, its mappings too (an escalation's steps)."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq

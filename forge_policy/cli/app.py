@@ -19,6 +19,7 @@ from forge_policy.cli import (
     replay_cmds,
     session_cmds,
     setup_cmds,
+    suggest_cmds,
     ui_cmds,
     worker_cmds,
 )
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         authoring_cmds,
         replay_cmds,
         git_cmds,
+        suggest_cmds,
     )
     for module in (*groups, config_cmds, floor_cmds, worker_cmds, ui_cmds, completion):
         module.register(command)

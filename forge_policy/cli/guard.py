@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 GOVERNANCE = frozenset(
     {
         *("on", "off", "strict", "relaxed", "override", "purge", "init", "uninstall"),
-        *("worker stop", "git install", "config unfork"),
+        *("worker stop", "git install", "config unfork", "suggest --apply"),
     }
 )
 #: Environment variables an agent harness sets in its shell tool's environment.

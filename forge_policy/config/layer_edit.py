@@ -37,6 +37,7 @@ floor: off  # CI has its own
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 
 from forge_policy.errors import ProjectConfigError
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 BEHAVIORS = "behaviors"
+EXCEPTIONS = "exceptions"
 
 
 def read_setting(path: str, behavior_id: str, key: str) -> tuple[object, int]:
@@ -121,6 +123,69 @@ def set_behavior_setting(path: str, behavior_id: str, key: str, value: object) -
     if new == (text or ""):
         return False
     write_text(path, new)
+    return True
+
+
+def add_exception(
+    path: str, behavior_id: str, kind: str, value: str, until: datetime.date, reason: str
+) -> bool:
+    """Append ``{behavior, match: {kind: value}, until, reason}`` to ``exceptions:`` of the
+    layer file at ``path`` (made when absent, in flow style as SPEC §10 writes it; every other
+    key and comment kept). Returns False when the same behavior and match is already there
+    with that ``until`` (nothing written); an entry of the same behavior and match with
+    another ``until`` is updated in place rather than doubled.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp(), "config.yaml")
+    >>> _ = path.write_text("floor: off  # CI has its own\\n")
+    >>> add_exception(str(path), "risky-commands", "command", "npm install left-pad",
+    ...               datetime.date(2030, 1, 31), "vendored")
+    True
+    >>> print(path.read_text(), end="")
+    floor: off  # CI has its own
+    exceptions:
+    - {behavior: risky-commands, match: {command: npm install left-pad}, until: 2030-01-31, reason: vendored}
+    """  # noqa: E501 (the flow entry is one line, as written)
+    from io import StringIO
+
+    from forge_policy.catalog.yaml_io import commented_list, commented_map
+
+    text = _read(path)
+    yaml = _yaml_for(text or "")
+    document = _load(yaml, text, path) if text and text.strip() else None
+    if document is None:
+        document = commented_map()
+    listed = document.get(EXCEPTIONS)
+    if listed is None:
+        listed = document[EXCEPTIONS] = commented_list()
+    if not isinstance(listed, list):
+        raise ProjectConfigError(
+            f"{_where(path, document, EXCEPTIONS)}: {EXCEPTIONS}: expected a list of "
+            "{behavior, match, until, reason}; nothing was changed"
+        )
+    for entry in listed:
+        if (
+            isinstance(entry, dict)
+            and entry.get("behavior") == behavior_id
+            and isinstance(entry.get("match"), dict)
+            and dict(entry["match"]) == {kind: value}
+        ):
+            if str(entry.get("until")) == until.isoformat():
+                return False
+            entry["until"] = until
+            entry["reason"] = reason
+            break
+    else:
+        match = commented_map([(kind, value)])
+        match.fa.set_flow_style()
+        entry = commented_map(
+            [("behavior", behavior_id), ("match", match), ("until", until), ("reason", reason)]
+        )
+        entry.fa.set_flow_style()
+        listed.append(entry)
+    buffer = StringIO()
+    yaml.dump(document, buffer)
+    write_text(path, buffer.getvalue())
     return True
 
 

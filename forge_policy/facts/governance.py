@@ -1005,6 +1005,8 @@ def _forge_policy_command(
         return f"forge-policy {sub}"
     if sub in GOVERNANCE_SUBCOMMANDS and len(words) > 1 and words[1] in GOVERNANCE_SUBCOMMANDS[sub]:
         return f"forge-policy {sub} {words[1]}"
+    if sub == "suggest" and any(a.split("=", 1)[0] == "--apply" for a in rest):
+        return "forge-policy suggest --apply"  # writes the project layer; listing only reads
     return ""
 
 

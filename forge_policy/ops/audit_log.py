@@ -39,6 +39,7 @@ KINDS = (
     "recovery",
     "integrity",
     "diagnostic",
+    "tuning",
 )
 
 
@@ -169,6 +170,8 @@ def what(record: dict[str, Any]) -> str:
         parts.append(f"{record.get('variable') or 'switched'} ({record.get('scope')})")
     elif kind == "floor":
         parts.append(f"floor {record.get('floor')}")
+    elif kind == "tuning":
+        parts.append(f"applied suggestion {record.get('suggestion')}: {record.get('title')}")
     elif kind in ("recovery", "integrity", "diagnostic"):
         parts.append(str(record.get("message") or record.get("reason") or record.get("code") or ""))
     summary = record.get("input_summary")
