@@ -244,6 +244,30 @@ class Tuning(_Record):
     evidence: dict[str, Any]
 
 
+@attrs.frozen(kw_only=True, repr=False)
+class Shadow(_Record):
+    """An event the candidate catalog (:mod:`forge_policy.engine.candidate`) would have decided
+    differently: the active verdict (``active``, what was answered) and the candidate's
+    (``candidate``), each as :meth:`forge_policy.engine.verdict.Verdict.to_dict` gives it
+    (outcome, blocking behavior, each fired behavior's level and counter), the event's
+    ``direction`` (``would_block``, ``would_unblock``, ``level``) and the behaviors that moved
+    (``changes``: :meth:`forge_policy.engine.verdict.Change.to_dict`). ``catalog`` is the
+    candidate's folder. Decided nothing: never read back by a session's state."""
+
+    kind: ClassVar[str] = "shadow"
+    timestamp: str
+    session_id: str
+    harness: str
+    event: str
+    tool_name: str
+    input_summary: str
+    catalog: str
+    direction: str
+    changes: tuple[dict[str, Any], ...]
+    active: dict[str, Any]
+    candidate: dict[str, Any]
+
+
 #: Any record of the audit log.
 AuditRecord = (
     Violation
@@ -257,6 +281,7 @@ AuditRecord = (
     | FloorRun
     | Diagnostic
     | Tuning
+    | Shadow
 )
 
 

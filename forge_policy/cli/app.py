@@ -19,6 +19,7 @@ from forge_policy.cli import (
     replay_cmds,
     session_cmds,
     setup_cmds,
+    shadow_cmds,
     suggest_cmds,
     ui_cmds,
     worker_cmds,
@@ -101,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         git_cmds,
         suggest_cmds,
     )
-    for module in (*groups, config_cmds, floor_cmds, worker_cmds, ui_cmds, completion):
+    for module in (*groups, config_cmds, floor_cmds, worker_cmds, shadow_cmds, ui_cmds, completion):
         module.register(command)
     return parser
 

@@ -35,6 +35,9 @@ variable                            meaning (default)
                                     evaluating in-process (10)
 ``FORGE_WORKER_MAX``                workers per project, one per environment; starting one
                                     more stops the least recently used (4)
+``FORGE_CANDIDATE_DIR``             a candidate catalog decided beside the active one on
+                                    every event, never deciding (see
+                                    :mod:`forge_policy.engine.candidate`); over ``candidate:``
 ==================================  ===========================================================
 
 Beside the environment, :meth:`Config.from_env` reads the layered configuration files
@@ -498,7 +501,9 @@ class Config:
         CLI and the git hooks build their evaluator; embedders call it as
         :func:`forge_policy.build_evaluator`. ``reuse``: an evaluator whose store and audit
         sink to keep (a long-lived process reloading its catalog keeps its connections);
-        ``pool_size`` as for :meth:`open_store`.
+        ``pool_size`` as for :meth:`open_store`. The settings' ``candidate`` (``candidate:``,
+        ``FORGE_CANDIDATE_DIR``) is decided beside every event, never changing a decision
+        (:mod:`forge_policy.engine.candidate`).
 
         >>> import tempfile
         >>> ev = Config(root=tempfile.mkdtemp(), store="memory").build_evaluator()
@@ -531,6 +536,18 @@ class Config:
         else:
             audit = self.open_audit()
             store = self.open_store(audit=audit, clock=clock, pool_size=pool_size)
+        auto_approve = auto_approve or PermissionModes.from_registry()
+        candidate = None
+        if settings is not None and settings.candidate:
+            from forge_policy.engine.candidate import Candidate
+
+            candidate = Candidate.load(
+                self,
+                settings.candidate,
+                clock=clock,
+                auto_approve=auto_approve,
+                reuse=reuse.candidate if reuse is not None else None,
+            )
         return Evaluator(
             catalog,
             store=store,
@@ -540,7 +557,7 @@ class Config:
             ttl=self.ttl,
             override_window=self.override_window,
             grant_seconds=self.grant_seconds,
-            auto_approve=auto_approve or PermissionModes.from_registry(),
+            auto_approve=auto_approve,
             disable=self.disable if disable is None else disable,
             exceptions=exceptions,
             notices=tuple(fallback.notice for fallback in fallbacks),
@@ -555,6 +572,7 @@ class Config:
                 if fallbacks
                 else None
             ),
+            candidate=candidate,
         )
 
     def __repr__(self) -> str:

@@ -339,7 +339,8 @@ def _identity(path: str) -> tuple[int, ...] | None:
 
 def load_settings(project_dir: str, forge_root: str, environ: Mapping[str, str]) -> Settings:
     """The effective settings: every layer merged, the environment (``FORGE_PROFILE``,
-    ``FORGE_DISABLE``, ``DISABLE_*``) applied below the managed locks.
+    ``FORGE_DISABLE``, ``DISABLE_*``) applied below the managed locks;
+    ``FORGE_CANDIDATE_DIR`` (relative to the project) wins over ``candidate:``.
 
     When a layer does not load, the layers that last loaded in this project (a sealed copy
     under ``<forge_root>/runtime/``, :mod:`forge_policy.config.last_good`) are merged instead
@@ -929,6 +930,13 @@ def merge(
         else:
             profile, origins["profile"] = env_profile, "FORGE_PROFILE"
     origins.setdefault("profile", BUILT_IN)
+    # FORGE_CANDIDATE_DIR wins over the layers (as FORGE_PROFILE does); the candidate never
+    # decides, so no lock holds it
+    env_candidate = environ.get("FORGE_CANDIDATE_DIR", "").strip()
+    if env_candidate:
+        folder = os.path.expanduser(env_candidate)
+        values["candidate"] = os.path.normpath(os.path.join(project_dir, folder))
+        origins["candidate"] = "FORGE_CANDIDATE_DIR"
     for key in ("shadow", "candidate", "floor"):
         origins.setdefault(key, BUILT_IN)
 

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.engine.bypass import Bypass
+    from forge_policy.engine.candidate import Candidate
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.engine.reports import ExplainReport, OverrideGrant, Status
     from forge_policy.stores.base import RuntimeStore
@@ -113,6 +114,7 @@ class Evaluator:
         exceptions: Sequence[Any] = (),
         notices: Sequence[str] = (),
         notice_records: Callable[[Event], list[dict[str, Any]]] | None = None,
+        candidate: Candidate | None = None,
     ) -> None:
         """``grant_seconds``: how long an explicit grant lives (``FORGE_GRANT_SECONDS``).
         ``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
@@ -128,7 +130,8 @@ class Evaluator:
         user about the engine itself (a last known good catalog or configuration enforcing,
         SPEC §10), and ``notice_records(event)`` the audit records that go with them, written
         beside the decision (it returns each distinct one once:
-        :mod:`forge_policy.config.last_good`)."""
+        :mod:`forge_policy.config.last_good`). ``candidate``: a candidate catalog decided beside
+        every event, that never changes a decision (:mod:`forge_policy.engine.candidate`)."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -166,6 +169,7 @@ class Evaluator:
         self.facts: Mapping[str, FactProvider] = registry
         self.notices = tuple(notices)
         self.notice_records = notice_records
+        self.candidate = candidate
 
     def evaluate(self, event: Event, *, facts: FactCache | None = None) -> Decision:
         """Decide one event and record its effects in one store transaction (and its
@@ -188,7 +192,11 @@ class Evaluator:
         decision = self._evaluate(event, view, now, facts)
         if self.notices:
             decision = self._noticed(decision, event)
-        return _with_bypasses(self.audit, decision, bypassed) if bypassed else decision
+        if bypassed:
+            decision = _with_bypasses(self.audit, decision, bypassed)
+        if self.candidate is not None:  # after the decision, which it never changes
+            decision = self.candidate.observe(event, decision, facts, self.audit)
+        return decision
 
     def _noticed(self, decision: Decision, event: Event) -> Decision:
         """``decision`` with this evaluator's notices, their audit records written (a failure

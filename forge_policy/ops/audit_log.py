@@ -40,6 +40,7 @@ KINDS = (
     "integrity",
     "diagnostic",
     "tuning",
+    "shadow",
 )
 
 

@@ -23,6 +23,8 @@ import attrs
 
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
 from forge_policy.engine.inputs import DEFAULT_TTL, DEFAULT_WINDOW
+from forge_policy.engine.verdict import Fired as Fired  # its old home
+from forge_policy.engine.verdict import Verdict as Verdict  # its old home too
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,94 +33,13 @@ if TYPE_CHECKING:
 
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.engine.inputs import FactCache
-    from forge_policy.model import Decision, Event
+    from forge_policy.model import Event
     from forge_policy.ops.transcript import TranscriptEvent
 
 #: The outcomes in order, for tallies and tables.
 OUTCOMES = ("allow", "nudge", "warning", "soft_block", "hard_block")
 #: How much of an event's subject (command, path, prompt) a report shows.
 SUBJECT_LIMIT = 160
-
-
-@attrs.frozen
-class Fired:
-    """One behavior's violation on one event: its level, counter, and whether it blocked."""
-
-    behavior_id: str
-    level: str
-    counter: int
-    blocks: bool
-    shadow: bool = False
-    overridden: str = ""
-    #: ``level`` as a person reads it (``ask``: a soft block the user approves)
-    level_shown: str = ""
-
-    def to_dict(self) -> dict[str, object]:
-        """A JSON-ready form."""
-        return attrs.asdict(self)
-
-
-@attrs.frozen
-class Verdict:
-    """What one catalog decided for one event (a decision, reduced to what a report shows)."""
-
-    outcome: str
-    blocking: str | None = None
-    fired: tuple[Fired, ...] = ()
-    overrides: tuple[str, ...] = ()  # "<behavior> <mechanism>": a block let through (SPEC §4)
-    error: str = ""
-    #: ``outcome`` as a person reads it: ``ask`` when the block is one the user approves
-    outcome_shown: str = ""
-
-    @classmethod
-    def of(cls, decision: Decision) -> Verdict:
-        """The verdict of an engine decision."""
-        from forge_policy.levels import shown_level
-
-        fired = tuple(
-            Fired(
-                v.behavior_id,
-                v.level.label,
-                v.counter,
-                v.blocks,
-                v.shadow,
-                v.overridden,
-                shown_level(v.level, v.override_mode),
-            )
-            for v in decision.violations
-        )
-        blocker = decision.blocking
-        blocking = blocker.behavior_id if blocker else None
-        overrides = tuple(
-            f"{o.get('behavior_id', '')} {o.get('mechanism', '')}".strip()
-            for o in decision.overrides
-        )
-        shown = shown_level(decision.outcome, blocker.override_mode if blocker else "agent")
-        return cls(decision.outcome, blocking, fired, overrides, outcome_shown=shown)
-
-    @property
-    def blocked(self) -> bool:
-        """Whether the call would have been refused."""
-        return self.outcome in ("soft_block", "hard_block")
-
-    def key(self) -> tuple[object, ...]:
-        """What two catalogs must agree on: outcome, blocker, each behavior's level, the
-        overrides used."""
-        levels = sorted((f.behavior_id, f.level) for f in self.fired)
-        return (self.outcome, self.blocking, levels, sorted(self.overrides))
-
-    def to_dict(self) -> dict[str, object]:
-        """A JSON-ready form."""
-        out: dict[str, object] = {
-            "outcome": self.outcome,
-            "blocking": self.blocking,
-            "fired": [f.to_dict() for f in self.fired],
-            "overrides": list(self.overrides),
-            "outcome_shown": self.outcome_shown or self.outcome,
-        }
-        if self.error:
-            out["error"] = self.error
-        return out
 
 
 @attrs.frozen

@@ -63,6 +63,7 @@ class Warm:
         self._lock = threading.Lock()  # taken to reload only
         self._counting = threading.Lock()
         self._last: Evaluator | None = None  # whose store and audit sink a reload keeps
+        self._candidate: str | None = None
         self._snapshot = self._load()
 
     @property
@@ -84,23 +85,22 @@ class Warm:
             from forge_policy.config.layers import watched_files
 
             layers = watched_files(self.config.root, self.config.environ)
-        return [*self._catalog_sources(), *layers]
+        candidate = _catalog_sources(self._candidate) if self._candidate else []
+        return [*_catalog_sources(self.config.catalog_dir), *layers, *candidate]
 
-    def _catalog_sources(self) -> list[str]:
-        folder = self.config.catalog_dir
-        if folder is None:  # the built-in catalog: a project catalog appearing is the change
-            return []
-        if os.path.isfile(folder):
-            return [folder]
+    def _candidate_folder(self) -> str | None:
+        """The candidate catalog's folder as the layers say now (they are watched: a change of
+        ``candidate:`` reloads), whose files are watched as the active catalog's are."""
+        from forge_policy.errors import ForgePolicyError
+
         try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            names = []
-        files = [os.path.join(folder, name, "behavior.yaml") for name in names]
-        return [os.path.join(folder, "index.yaml"), *[f for f in files if os.path.isfile(f)]]
+            settings = self.config.current_settings()
+        except ForgePolicyError:
+            return None  # the load reports it
+        return settings.candidate if settings is not None else None
 
     def _sign(self, files: list[str]) -> tuple[Any, ...]:
-        parts: list[Any] = [self.config.catalog_dir]
+        parts: list[Any] = [self.config.catalog_dir, self._candidate]
         for path in files:
             try:
                 st = os.stat(path)
@@ -117,6 +117,7 @@ class Warm:
         answered as the command hook would (``FORGE_ON_ERROR``, naming file:line)."""
         from forge_policy.errors import ForgePolicyError
 
+        self._candidate = self._candidate_folder()
         files = self._catalog_files()
         signature = self._sign(files)  # taken first: a change while reading shows next time
         self.reloads += 1
@@ -181,4 +182,32 @@ class Warm:
             "catalog_error": snapshot.error or None,
             "reloads": self.reloads,
             "requests": self.requests,
+            **_candidate_health(snapshot.evaluator),
         }
+
+
+def _catalog_sources(folder: str | None) -> list[str]:
+    """The files of a catalog ``folder`` whose change reloads it: its index and every
+    ``*/behavior.yaml`` in it (a superset of what a load reads), or the single file."""
+    if folder is None:  # the built-in catalog: a project catalog appearing is the change
+        return []
+    if os.path.isfile(folder):
+        return [folder]
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    files = [os.path.join(folder, name, "behavior.yaml") for name in names]
+    return [os.path.join(folder, "index.yaml"), *[f for f in files if os.path.isfile(f)]]
+
+
+def _candidate_health(evaluator: Evaluator | None) -> dict[str, Any]:
+    """The candidate catalog's part of :meth:`Warm.health` (nothing without one)."""
+    candidate = evaluator.candidate if evaluator is not None else None
+    if candidate is None:
+        return {}
+    return {
+        "candidate": candidate.folder,
+        "candidate_error": candidate.problem or None,
+        "candidate_compared": candidate.compared,
+    }
