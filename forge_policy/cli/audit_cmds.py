@@ -111,9 +111,11 @@ def cmd_audit(args: Namespace, ctx: Context) -> int:
         ctx.print_json(result)
         return OK
     enabled = summary.enabled or ()
+    seen = summary.kinds.get("seen", 0)
     ctx.print(
         f"{summary.installed} behaviors installed, {len(enabled)} enabled; "
         f"{summary.records} audit record{'s' if summary.records != 1 else ''}"
+        + (f" ({seen} of them seen: one per decided tool call)" if seen else "")
     )
     rows: list[list[object]] = [
         [behavior_id, e.enabled, e.violations, e.blocks, e.overrides, e.override_rate, e.band]
@@ -145,14 +147,14 @@ def _activity(ctx: Context, behaviors: dict[str, Any]) -> dict[str, Any]:
     when it was last and first seen (``behaviors`` is updated in place), the log's first and
     last stamps, and the :data:`RECENT` newest records
     (:func:`forge_policy.ops.audit_log.brief`)."""
-    from forge_policy.ops.audit_log import brief, numbered
+    from forge_policy.ops.audit_log import HIDDEN_KINDS, brief, numbered
 
     recent: list[dict[str, Any]] = []
     sessions: dict[str, set[str]] = {}
     first: str | None = None
     last: str | None = None
     for number, record in numbered(ctx.evaluator.audit):  # newest first
-        if len(recent) < RECENT:
+        if len(recent) < RECENT and record.get("kind") not in HIDDEN_KINDS:
             recent.append(brief(number, record))
         stamp = record.get("timestamp")
         stamp = stamp if isinstance(stamp, str) else None

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.cli.context import Context
+    from forge_policy.ops.coverage import Coverage
     from forge_policy.ops.replay import Replay, Step, Verdict
     from forge_policy.ops.transcript import TranscriptRead
 
@@ -34,8 +35,9 @@ def register(command: Callable[..., Any]) -> None:
         cmd_replay,
         "Replay recorded Claude Code transcripts (the JSONL files under ~/.claude/projects/; a "
         "folder: every *.jsonl under it) through a catalog and report what it would have "
-        "decided; with --against, every decision that differs between the two catalogs. "
-        "Nothing is written to the project's state or audit log.",
+        "decided; with --against, every decision that differs between the two catalogs; and "
+        "the hook coverage gaps: the tool calls that got no decision in the project's audit "
+        "log (their hook did not run). Nothing is written to the project's state or audit log.",
     )
     p.add_argument("transcripts", metavar="TRANSCRIPT", nargs="+", help="a .jsonl file or folder")
     p.add_argument("--catalog", metavar="DIR", help="default: the configured catalog")
@@ -76,17 +78,80 @@ def cmd_replay(args: Namespace, ctx: Context) -> int:
             override_window=config.override_window,
             progress=advance,
         )
+    covered = _coverage(ctx, read)
     if args.html:
         from forge_policy.render.replay_html import write_report
 
-        write_report(args.html, result, read)
+        write_report(args.html, result, read, covered)
     if args.json:
-        ctx.print_json({"inputs": [f.to_dict() for f in read.files], **result.to_dict()})
+        ctx.print_json(
+            {
+                "inputs": [f.to_dict() for f in read.files],
+                **result.to_dict(),
+                "coverage": covered.to_dict(),
+            }
+        )
     else:
         ctx.print(_text(result, read))
+        ctx.print("\n".join(_coverage_text(covered)))
     if args.html:
         ctx.note(f"wrote {args.html}")
     return OK
+
+
+def _coverage(ctx: Context, read: TranscriptRead) -> Coverage:
+    """The transcript's tool calls against the project's audit log (its ``seen`` records),
+    read without creating anything: a log that does not exist holds none."""
+    import os
+
+    from forge_policy.errors import ForgePolicyError
+    from forge_policy.ops.coverage import Coverage, coverage, hook_matchers
+
+    config = ctx.config
+    path = {"file": os.path.join(config.root, "audit", "overrides.log")}.get(config.audit)
+    if config.audit.startswith("sqlite:"):
+        path = config.audit[len("sqlite:") :] or os.path.join(config.root, "audit", "audit.db")
+    if path is not None and not os.path.exists(path):
+        records: list[dict[str, Any]] = []
+    else:
+        try:
+            sink = config.open_audit()
+            try:
+                records = [r for r in sink.records() if r.get("kind") == "seen"]
+            finally:
+                sink.close()
+        except (ForgePolicyError, OSError) as exc:
+            ctx.note(f"hook coverage not checked: the audit log cannot be read: {exc}")
+            return Coverage(0, (), note=f"the audit log cannot be read: {exc}")
+    project = os.path.abspath(config.project_dir)
+    return coverage(read, records, matchers=hook_matchers(project), project=project)
+
+
+def _coverage_text(covered: Coverage) -> list[str]:
+    from forge_policy._time import iso
+
+    lines = ["", f"hook coverage: {covered.summary()}"]
+    for gap in covered.gaps[:LIST_LIMIT]:
+        who = f" (subagent {gap.sidechain})" if gap.sidechain else ""
+        who = " (subagent)" if gap.sidechain == "" else who
+        call = f" {gap.tool_use_id}" if gap.tool_use_id else ""
+        lines.append(
+            f"  {iso(gap.timestamp)[:19]}  {gap.session_id}{who}  {gap.tool}{call}: {gap.summary}"
+            f"\n      {gap.reason}  ({gap.source})"
+        )
+    if len(covered.gaps) > LIST_LIMIT:
+        lines.append(f"  … {len(covered.gaps) - LIST_LIMIT} more (--json or --html lists them all)")
+    if covered.skipped:
+        skipped = ", ".join(f"{why} {n}" for why, n in sorted(covered.skipped.items()))
+        lines.append(f"not checked (no hook could see them): {skipped}")
+    if not covered.note:
+        matchers = covered.matchers
+        lines.append(
+            "PreToolUse matcher: not read (every tool counted)"
+            if matchers is None
+            else "PreToolUse matcher: " + ", ".join(m or "*" for m in matchers)
+        )
+    return lines
 
 
 def _progress(ctx: Context, total: int) -> AbstractContextManager[Callable[[int], None] | None]:

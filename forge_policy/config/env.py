@@ -495,6 +495,7 @@ class Config:
         given; the last known good one, with a notice on every decision, while the project's
         does not load: :meth:`enforced_catalog`), ``FORGE_DISABLE`` (or ``disable``: behavior
         id -> the variable naming it) as its bypass, store, audit log, profile, TTL, window,
+        a ``seen`` record per tool call (``coverage:``, on unless a layer says false),
         and each harness's ``auto_approve`` capability
         (:meth:`~forge_policy.engine.overrides.PermissionModes.from_registry`; ``auto_approve``
         replaces it). The one place the hook, the warm worker, ``serve``, the
@@ -560,6 +561,8 @@ class Config:
             auto_approve=auto_approve,
             disable=self.disable if disable is None else disable,
             exceptions=exceptions,
+            # a seen record per tool call unless a configuration layer says coverage: false
+            record_calls=settings is None or settings.coverage is not False,
             notices=tuple(fallback.notice for fallback in fallbacks),
             notice_records=(
                 (

@@ -19,6 +19,7 @@ The shape::
     shadow: false                      # true: every behavior decides and audits, none blocks
     candidate: ../candidate-catalog    # read by ``shadow report`` (never decides)
     floor: harness                     # harness | own | off (SPEC §13); ``on`` means harness
+    coverage: true                     # false: no ``seen`` audit record per tool call
     testing: {tdd_mode: strict}        # the git hooks' settings (forge_policy.config.project)
     behaviors:
       search-first: {enabled: false}
@@ -30,16 +31,17 @@ The shape::
          until: 2026-12-31, reason: vendored}
     locked: [profile, floor]           # managed layer only: these keys cannot be loosened
 
-**Locks.** ``locked: true`` on a behavior, and ``locked: [profile, floor, shadow]`` at the top,
-mean something in the managed layer only (anywhere else they are reported and ignored). A
+**Locks.** ``locked: true`` on a behavior, and ``locked: [profile, floor, shadow, coverage]`` at
+the top, mean something in the managed layer only (anywhere else they are reported and ignored). A
 locked setting can be *tightened* by a lower layer or by the environment, never loosened below
 the managed value: a locked behavior stays on (``enabled: false``, ``FORGE_DISABLE``, the
 seeds' ``DISABLE_*`` switches and a profile that leaves it out do not turn it off), never
 reaches a lower level at any count than the managed layer gives it (``level``, ``escalation``,
 ``tuning: relaxed``, ``shadow``), and no exception applies to it. A locked ``profile`` can
 only move up (minimal < standard < strict), a locked ``floor`` only away from ``off``
-(off < harness < own), a locked ``shadow: false`` cannot become true. An unlocked managed
-value simply wins over the lower layers (the environment still applies on top of it).
+(off < harness < own), a locked ``shadow: false`` cannot become true, nor a locked ``coverage:
+true`` false. An unlocked managed value simply wins over the lower layers (the environment
+still applies on top of it).
 
 **Exceptions** are scoped, expiring allowances: an event that matches an unexpired exception
 is allowed *for that behavior only* and every use is audited (kind ``exception``). ``match``
@@ -110,9 +112,19 @@ LEVELS = ("silent", "nudge", "warning", "soft_block", "hard_block")
 TUNINGS = ("strict", "relaxed")
 MATCH_KINDS = ("command", "path", "tool")
 #: top-level keys a managed layer may lock
-LOCKABLE = ("profile", "floor", "shadow")
+LOCKABLE = ("profile", "floor", "shadow", "coverage")
 _TOP_KEYS = frozenset(
-    {"profile", "shadow", "candidate", "floor", "behaviors", "exceptions", "locked", "testing"}
+    {
+        "profile",
+        "shadow",
+        "candidate",
+        "floor",
+        "coverage",
+        "behaviors",
+        "exceptions",
+        "locked",
+        "testing",
+    }
 )
 _BEHAVIOR_KEYS = ("enabled", "level", "escalation", "tuning", "locked")
 _EXCEPTION_KEYS = frozenset({"behavior", "match", "until", "reason"})
@@ -193,6 +205,8 @@ class Settings:
     shadow: bool | None = None
     candidate: str | None = None
     floor: str | None = None
+    #: whether the hook appends a ``seen`` record per tool call (None: the default, true)
+    coverage: bool | None = None
     behaviors: Mapping[str, BehaviorSettings] = attrs.field(factory=dict)
     exceptions: tuple[ExceptionRule, ...] = ()
     origins: Mapping[str, str] = attrs.field(factory=dict)
@@ -234,6 +248,7 @@ class Settings:
             "shadow": self.shadow,
             "candidate": self.candidate,
             "floor": self.floor,
+            "coverage": self.coverage,
             "behaviors": behaviors,
             "exceptions": [rule.to_dict() for rule in self.exceptions],
             "locked": sorted(self.locks),
@@ -591,6 +606,14 @@ def _parse_layer(name: str, path: str) -> tuple[dict[str, Any] | None, list[str]
             )
         else:
             values["shadow"] = [document["shadow"], key_line(document, "shadow")]
+    if "coverage" in document and document["coverage"] is not None:
+        if not isinstance(document["coverage"], bool):
+            problems.append(
+                f"{where(document, 'coverage')}: coverage: expected true or false, "
+                f"got {document['coverage']!r}"
+            )
+        else:
+            values["coverage"] = [document["coverage"], key_line(document, "coverage")]
     if "floor" in document and document["floor"] is not None:
         raw = document["floor"]
         mode = _FLOOR_ALIASES.get(raw, raw) if isinstance(raw, (str, bool)) else raw
@@ -905,6 +928,7 @@ def merge(
         "profile": PROFILES,
         "floor": FLOOR_MODES,
         "shadow": (True, False),
+        "coverage": (False, True),
     }
     for key, order in orders.items():
         if key in locks and key in managed_values and key in lower:
@@ -937,7 +961,7 @@ def merge(
         folder = os.path.expanduser(env_candidate)
         values["candidate"] = os.path.normpath(os.path.join(project_dir, folder))
         origins["candidate"] = "FORGE_CANDIDATE_DIR"
-    for key in ("shadow", "candidate", "floor"):
+    for key in ("shadow", "candidate", "floor", "coverage"):
         origins.setdefault(key, BUILT_IN)
 
     behaviors: dict[str, BehaviorSettings] = {}
@@ -995,6 +1019,7 @@ def merge(
         shadow=values.get("shadow"),
         candidate=_placed(values.get("candidate"), origins.get("candidate", ""), project_dir),
         floor=values.get("floor"),
+        coverage=values.get("coverage"),
         behaviors=behaviors,
         exceptions=tuple(kept),
         origins=origins,

@@ -115,6 +115,7 @@ class Evaluator:
         notices: Sequence[str] = (),
         notice_records: Callable[[Event], list[dict[str, Any]]] | None = None,
         candidate: Candidate | None = None,
+        record_calls: bool = False,
     ) -> None:
         """``grant_seconds``: how long an explicit grant lives (``FORGE_GRANT_SECONDS``).
         ``clock`` and ``random_id`` (the ids of explicit grants) are injected so a run can
@@ -131,7 +132,12 @@ class Evaluator:
         SPEC §10), and ``notice_records(event)`` the audit records that go with them, written
         beside the decision (it returns each distinct one once:
         :mod:`forge_policy.config.last_good`). ``candidate``: a candidate catalog decided beside
-        every event, that never changes a decision (:mod:`forge_policy.engine.candidate`)."""
+        every event, that never changes a decision (:mod:`forge_policy.engine.candidate`).
+        ``record_calls``: append a ``seen`` record
+        (:class:`forge_policy.audit.records.Seen`) for every PreToolUse, whatever its
+        outcome, so that a call the hook decided can be told from one it never saw
+        (:mod:`forge_policy.ops.coverage`); the hook's evaluator sets it unless a
+        configuration layer says ``coverage: false``."""
         if store is None:
             from forge_policy.stores.memory import MemoryStore
 
@@ -170,6 +176,7 @@ class Evaluator:
         self.notices = tuple(notices)
         self.notice_records = notice_records
         self.candidate = candidate
+        self.record_calls = record_calls
 
     def evaluate(self, event: Event, *, facts: FactCache | None = None) -> Decision:
         """Decide one event and record its effects in one store transaction (and its
@@ -196,6 +203,8 @@ class Evaluator:
             decision = _with_bypasses(self.audit, decision, bypassed)
         if self.candidate is not None:  # after the decision, which it never changes
             decision = self.candidate.observe(event, decision, facts, self.audit)
+        if self.record_calls and event.event_name == "PreToolUse":
+            decision = _with_seen(self.audit, decision, event, now)
         return decision
 
     def _noticed(self, decision: Decision, event: Event) -> Decision:
@@ -486,6 +495,35 @@ def _with_bypasses(audit: AuditSink, decision: Decision, records: list[dict[str,
     except (AuditError, OSError) as exc:
         notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
     return attrs.evolve(decision, diagnostics=notes, bypasses=tuple(records))
+
+
+def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -> Decision:
+    """``decision`` after its ``seen`` record was appended (a record of its own, after the
+    decision's: the allow path writes nothing else). A hard block does not wait for the audit
+    lock for it (the JSONL log spools it); a failure to write it leaves the decision, with a
+    diagnostic: it only says that the hook ran."""
+    from contextlib import nullcontext
+
+    from forge_policy._time import iso
+    from forge_policy.audit.base import write
+    from forge_policy.audit.records import Seen, to_dict
+
+    record = Seen(
+        timestamp=iso(now),
+        session_id=event.session_id,
+        harness=event.harness,
+        tool_name=event.tool_name,
+        tool_use_id=event.tool_use_id,
+        digest=event.call_hash()[:16],
+        outcome=decision.outcome,
+    )
+    try:
+        with no_wait() if decision.outcome == "hard_block" else nullcontext():
+            write(audit, [to_dict(record)])
+    except (AuditError, OSError) as exc:
+        note = f"seen record not written ({type(exc).__name__}: {exc})"
+        return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))
+    return decision
 
 
 def _logged_not_written(decision: Decision, exc: Exception) -> Decision:

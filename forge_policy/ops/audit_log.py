@@ -41,13 +41,18 @@ KINDS = (
     "diagnostic",
     "tuning",
     "shadow",
+    "seen",
 )
+#: Kinds a listing shows only when asked for by name (``audit log --kind seen``): one ``seen``
+#: record per tool call would bury the records a person reads the log for.
+HIDDEN_KINDS = frozenset({"seen"})
 
 
 @attrs.frozen
 class LogQuery:
-    """Which records ``audit log`` shows: all filters must hold (``kinds``: any of them);
-    ``since`` is epoch seconds; ``limit`` 0 shows every match."""
+    """Which records ``audit log`` shows: all filters must hold (``kinds``: any of them; none
+    given: every kind but :data:`HIDDEN_KINDS`); ``since`` is epoch seconds; ``limit`` 0
+    shows every match."""
 
     session: str | None = None
     behavior: str | None = None
@@ -61,7 +66,9 @@ class LogQuery:
             return False
         if self.behavior is not None and record.get("behavior_id") != self.behavior:
             return False
-        return not self.kinds or record.get("kind") in self.kinds
+        if not self.kinds:
+            return record.get("kind") not in HIDDEN_KINDS
+        return record.get("kind") in self.kinds
 
 
 @attrs.frozen

@@ -1,6 +1,7 @@
 """The ``forge-policy replay --html`` report: one self-contained page (inline CSS and JS, a
 Content-Security-Policy that forbids every fetch) drawing, per session and per behavior, the
-timeline of counters and levels, the decisions that would block, and the diff of two catalogs.
+timeline of counters and levels, the decisions that would block, the diff of two catalogs, and
+the hook coverage gaps (the tool calls that got no decision: :mod:`forge_policy.ops.coverage`).
 
 The data travels as JSON in a ``<script type="application/json">`` element (every string
 redacted, ``<`` escaped so no text can close it); the script builds the DOM with
@@ -21,12 +22,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from forge_policy.ops.coverage import Coverage
     from forge_policy.ops.replay import Replay, SessionReplay, Step, Verdict
     from forge_policy.ops.transcript import TranscriptRead
 
 
-def report_data(result: Replay, read: TranscriptRead) -> dict[str, Any]:
-    """What the page draws, JSON-ready and redacted."""
+def report_data(
+    result: Replay, read: TranscriptRead, coverage: Coverage | None = None
+) -> dict[str, Any]:
+    """What the page draws, JSON-ready and redacted (``coverage``: None, not checked)."""
     from forge_policy.audit.verify import clean
 
     paired = result.against is not None
@@ -37,6 +41,7 @@ def report_data(result: Replay, read: TranscriptRead) -> dict[str, Any]:
             "events": result.events,
             "inputs": [f.to_dict() for f in read.files],
             "sessions": [_session(s, paired) for s in result.sessions],
+            "coverage": coverage.to_dict() if coverage is not None else None,
         }
     )
     assert isinstance(data, dict)
@@ -102,15 +107,18 @@ def _brief(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def report(result: Replay, read: TranscriptRead) -> str:
+def report(result: Replay, read: TranscriptRead, coverage: Coverage | None = None) -> str:
     """The whole page as text."""
-    data = json.dumps(report_data(result, read), ensure_ascii=False, separators=(",", ":"))
+    fields = report_data(result, read, coverage)
+    data = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
     # no "</script>", "<!--" or U+2028 can end or bend the data element
     data = data.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return _PAGE.replace("@DATA@", data)
 
 
-def write_report(path: str, result: Replay, read: TranscriptRead) -> None:
+def write_report(
+    path: str, result: Replay, read: TranscriptRead, coverage: Coverage | None = None
+) -> None:
     """Write :func:`report` to ``path`` (UTF-8), replacing it atomically."""
     import os
     import tempfile
@@ -119,7 +127,7 @@ def write_report(path: str, result: Replay, read: TranscriptRead) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".replay-", suffix=".html", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(report(result, read))
+            handle.write(report(result, read, coverage))
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -172,6 +180,7 @@ svg .point.block { stroke: #000; stroke-width: 2; }
 <p class="meta" id="meta"></p>
 <p id="status">This report is drawn by its script: enable JavaScript to see it.</p>
 <div id="summary"></div>
+<div id="coverage"></div>
 <div id="sessions"></div>
 <script type="application/json" id="replay-data">@DATA@</script>
 <script>
@@ -305,6 +314,33 @@ svg .point.block { stroke: #000; stroke-width: 2; }
     if (f.problems.length) { line += "; " + (f.problems.length + f.more_problems) + " bad lines"; }
     summary.appendChild(el("p", {"class": "note input"}, line));
   });
+
+  if (data.coverage) {
+    var cov = data.coverage, box = document.getElementById("coverage");
+    box.appendChild(el("h2", {}, "Hook coverage"));
+    box.appendChild(el("p", {"class": "coverage-summary"}, cov.summary));
+    var skipped = Object.keys(cov.skipped).map(function (k) { return k + " " + cov.skipped[k]; });
+    if (skipped.length) {
+      box.appendChild(el("p", {"class": "note"}, "not checked: " + skipped.join(", ")));
+    }
+    box.appendChild(el("p", {"class": "note"}, cov.matchers === null
+      ? "PreToolUse matcher: not read (every tool counted)"
+      : "PreToolUse matcher: " + cov.matchers.map(function (m) { return m || "*"; }).join(", ")));
+    if (cov.gaps.length) {
+      box.appendChild(table("gaps", ["time (UTC)", "session", "tool", "tool-call id", "subject",
+        "why", "source"], cov.gaps.map(function (g) {
+        var tr = el("tr", {"class": "gap-row", "data-session": g.session_id});
+        tr.appendChild(el("td", {}, g.timestamp.slice(0, 19).replace("T", " ")));
+        tr.appendChild(el("td", {}, g.session_id + (g.subagent ? " (subagent)" : "")));
+        tr.appendChild(el("td", {}, g.tool));
+        tr.appendChild(el("td", {}, g.tool_use_id || ""));
+        tr.appendChild(el("td", {"class": "subject"}, g.summary));
+        tr.appendChild(el("td", {}, g.reason));
+        tr.appendChild(el("td", {"class": "note"}, g.source));
+        return tr;
+      })));
+    }
+  }
 
   var holder = document.getElementById("sessions");
   data.sessions.forEach(function (s) {
