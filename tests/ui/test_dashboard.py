@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
+from tests.chromium import FLAGS, Node, dom
 from tests.cli_support import FORGE
 from tests.optional import need_binary
-from tests.replay.test_replay_html import FLAGS, Node, _dom
 from tests.serve_support import free_port
 
 from .support import Dashboard, busy_project, evil_call, evil_reason
@@ -120,7 +120,7 @@ def browser(site: Site, tmp_path_factory: pytest.TempPathFactory) -> tuple[Node,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     print(f"screenshot: {shot}")
-    return _dom(result.stdout), shot
+    return dom(result.stdout), shot
 
 
 def _texts(nodes: list[Node]) -> list[str]:
@@ -280,9 +280,9 @@ def test_no_files_no_listing_and_a_strict_csp(site: Site) -> None:
         "frame-ancestors 'none'"
     )
     assert headers["X-Frame-Options"] == "DENY" and headers["Cache-Control"] == "no-store"
-    dom = _dom(body.decode())
-    assert [s.attrs.get("nonce") for s in dom.find("script")] == [nonce[1]]
-    for node in dom.iter():  # nothing to load: no src, no link, no href leaving the page
+    tree = dom(body.decode())
+    assert [s.attrs.get("nonce") for s in tree.find("script")] == [nonce[1]]
+    for node in tree.iter():  # nothing to load: no src, no link, no href leaving the page
         assert "src" not in node.attrs and node.tag != "link", node.tag
         assert node.attrs.get("href", "#").startswith("#")
     assert site.get("/")[1]["Content-Security-Policy"] != headers["Content-Security-Policy"]
