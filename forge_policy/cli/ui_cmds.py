@@ -26,22 +26,34 @@ def register(command: Callable[..., Any]) -> None:
         cmd_ui,
         "Serve a read-only dashboard on 127.0.0.1: live sessions with their counters and "
         "levels over time, recent blocks and overrides with their reasons, override rates per "
-        "behavior, the audit log's integrity. Prints its URL (with a random token); only your "
+        "behavior, tuning suggestions, the candidate catalog's shadow verdicts, hook coverage "
+        "gaps, the audit log's integrity. Prints its URL (with a random token); only your "
         "user may connect. Ctrl-C stops it.",
     )
     p.add_argument(
         "--port", type=_port, default=0, metavar="N", help="listen on port N (default: a free one)"
+    )
+    p.add_argument(
+        "--transcripts",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="Claude Code transcripts (a .jsonl file or folder; repeatable) whose tool calls the "
+        "hook coverage section checks (default: Claude Code's folder for this project)",
     )
     p.add_argument("--open", action="store_true", help="open the URL in a web browser")
 
 
 def cmd_ui(args: Namespace, ctx: Context) -> int:
     """``forge-policy ui [--port N] [--open]``."""
-    import os
-
     from forge_policy.ui.server import run
 
-    project = os.path.dirname(os.path.abspath(ctx.config.root))
     return run(
-        ctx.evaluator, project, port=args.port, open_browser=args.open, out=ctx.out, err=ctx.err
+        ctx.evaluator,
+        ctx.config,
+        transcripts=args.transcripts,
+        port=args.port,
+        open_browser=args.open,
+        out=ctx.out,
+        err=ctx.err,
     )

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.config.env import Config
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.reports.status import Status
 
@@ -30,8 +31,18 @@ SESSIONS = 20
 COUNTED = ("violation", "block", "override")
 
 
-def gather(evaluator: Evaluator, *, now: float) -> dict[str, Any]:
-    """Every section of the dashboard as of ``now`` (epoch seconds)."""
+def gather(
+    evaluator: Evaluator,
+    *,
+    now: float,
+    config: Config | None = None,
+    transcripts: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Every section of the dashboard as of ``now`` (epoch seconds). ``config`` (the project's
+    layers: locks and exceptions for the suggestions, the candidate's folder and tally, the
+    project folder) and ``transcripts`` (files or folders for the coverage gaps; none: Claude
+    Code's folder for the project, when it exists) are optional: without them those sections
+    say less."""
     from forge_policy._time import iso
     from forge_policy.audit.verify import clean
 
@@ -52,6 +63,9 @@ def gather(evaluator: Evaluator, *, now: float) -> dict[str, Any]:
         "recent": lambda: recent(evaluator.catalog, records, evaluator.settings.override_window),
         "rates": lambda: rates(evaluator),
         "integrity": lambda: integrity(evaluator),
+        "suggestions": lambda: tuning(evaluator, records, config, now),
+        "shadow": lambda: shadow(records, config),
+        "coverage": lambda: gaps(records, config, transcripts),
     }
     for name, build in sections.items():
         try:
@@ -237,3 +251,76 @@ def integrity(evaluator: Evaluator) -> dict[str, Any]:
         return verify_audit(evaluator).to_dict()
     except Refused as exc:
         return {"ok": None, "records": None, "problems": [str(exc)], "torn_tail": False}
+
+
+# -- suggestions, shadow verdicts, coverage gaps -----------------------------------------------
+
+
+def tuning(
+    evaluator: Evaluator, records: list[dict[str, Any]], config: Config | None, now: float
+) -> list[dict[str, Any]]:
+    """``forge-policy suggest``'s proposals (:func:`forge_policy.ops.suggest.suggestions`),
+    each with the command that applies it; the dashboard applies nothing."""
+    from forge_policy.ops.suggest import suggestions
+
+    settings = config.current_settings() if config is not None else None
+    found = suggestions(records, evaluator.catalog, settings, now=now)
+    return [s.to_dict() for s in found]
+
+
+def shadow(records: list[dict[str, Any]], config: Config | None) -> dict[str, Any]:
+    """``forge-policy shadow report``: where the candidate catalog would have decided
+    differently (:func:`forge_policy.ops.shadow_report.shadow_report`), and which candidate
+    is configured (``candidate``, None: none)."""
+    from forge_policy.engine.candidate import compared_events
+    from forge_policy.ops.shadow_report import shadow_report
+
+    compared = None
+    candidate = None
+    if config is not None:
+        settings = config.current_settings()
+        candidate = settings.candidate if settings is not None else None
+        compared = compared_events(config.root) if config.store != "memory" else None
+    report = shadow_report(records, compared=compared).to_dict()
+    report["candidate"] = candidate
+    return report
+
+
+def claude_code_folder(project: str, home: str | None = None) -> str:
+    """Where Claude Code keeps a project's transcripts: ``~/.claude/projects/`` and the
+    project's absolute path with every character but letters and digits made ``-``.
+
+    >>> claude_code_folder("/home/u/my.app", home="/home/u")
+    '/home/u/.claude/projects/-home-u-my-app'
+    """
+    import os
+    import re
+
+    base = home if home is not None else os.path.expanduser("~")
+    return os.path.join(base, ".claude", "projects", re.sub(r"[^A-Za-z0-9]", "-", project))
+
+
+def gaps(
+    records: list[dict[str, Any]], config: Config | None, transcripts: Sequence[str]
+) -> dict[str, Any]:
+    """The tool calls of the transcripts that got no decision
+    (:func:`forge_policy.ops.coverage.coverage`), with the transcripts read
+    (``transcripts``); ``note`` says why nothing was checked when there is none."""
+    import os
+
+    from forge_policy.ops.coverage import coverage, hook_matchers
+    from forge_policy.ops.transcript import read_transcripts
+
+    project = os.path.abspath(config.project_dir) if config is not None else None
+    paths = list(transcripts)
+    if not paths and project is not None:
+        folder = claude_code_folder(project)
+        paths = [folder] if os.path.isdir(folder) else []
+    if not paths:
+        where = f" (looked in {claude_code_folder(project)})" if project is not None else ""
+        return {"transcripts": [], "note": f"no transcript to compare with{where}"}
+    read = read_transcripts(paths)
+    matchers = hook_matchers(project) if project is not None else None
+    found = coverage(read, records, matchers=matchers, project=project).to_dict()
+    found["transcripts"] = paths
+    return found

@@ -61,6 +61,9 @@ def render(data: Mapping[str, Any], *, nonce: str, project: str) -> str:
         _sessions(data.get("sessions")),
         _recent(data.get("recent")),
         _rates(data.get("rates")),
+        _suggestions(data.get("suggestions")),
+        _shadow(data.get("shadow")),
+        _coverage(data.get("coverage")),
         _SCRIPT.replace("@NONCE@", e(nonce)),
         "</body></html>",
     ]
@@ -325,6 +328,129 @@ def _rates(section: Any) -> str:
     return f"{head}{table}{note}</section>"
 
 
+# -- suggestions, shadow verdicts, coverage gaps -----------------------------------------------
+
+
+def _evidence(evidence: object) -> str:
+    """A suggestion's evidence as ``key value`` pairs (lists shortened)."""
+    if not isinstance(evidence, dict):
+        return e(evidence)
+    parts = []
+    for key, value in evidence.items():
+        if isinstance(value, list):
+            shown = ", ".join(str(v) for v in value[:8]) + (" …" if len(value) > 8 else "")
+        elif isinstance(value, dict):
+            shown = ", ".join(f"{k} {v}" for k, v in value.items())
+        else:
+            shown = str(value)
+        parts.append(f"<li><b>{e(key)}</b> {e(shown)}</li>")
+    return f'<ul class="evidence">{"".join(parts)}</ul>'
+
+
+def _suggestions(section: Any) -> str:
+    head = '<section id="suggestions"><h2>Tuning suggestions</h2>'
+    failed = _error(section)
+    if failed:
+        return head + failed + "</section>"
+    if not section:
+        return head + '<p class="note">The audit log supports no suggestion yet.</p></section>'
+    rows = [
+        f'<tr class="suggestion-row" data-number="{e(s.get("number"))}" '
+        f'data-kind="{e(s.get("kind"))}" data-behavior="{e(s.get("behavior"))}">'
+        f'<td class="num">{e(s.get("number"))}</td><td>{e(s.get("kind"))}</td>'
+        f"<td><code>{e(s.get('behavior'))}</code></td><td>{e(s.get('title'))}</td>"
+        f"<td>{_evidence(s.get('evidence'))}</td>"
+        f'<td class="apply">'
+        + (
+            f"<code>{e(s.get('apply'))}</code>"
+            if s.get("apply")
+            else e(s.get("refused") or "a note: nothing to apply")
+        )
+        + "</td></tr>"
+        for s in section
+    ]
+    table = _table(
+        "suggestions", ["#", "kind", "behavior", "suggestion", "evidence", "to apply it"], rows
+    )
+    note = (
+        '<p class="note">Never applied by this page: run the command in a terminal '
+        "(<code>forge-policy suggest</code> lists the same).</p>"
+    )
+    return f"{head}{table}{note}</section>"
+
+
+def _shadow(section: Any) -> str:
+    head = '<section id="shadow"><h2>Shadow verdicts of the candidate catalog</h2>'
+    failed = _error(section)
+    if failed:
+        return head + failed + "</section>"
+    candidate = section.get("candidate")
+    compared = section.get("compared")
+    said = (
+        f"candidate <code>{e(candidate)}</code>" if candidate else "no candidate catalog configured"
+    )
+    count = f"{e(section.get('differed'))} event(s) decided differently"
+    if compared is not None:
+        count += f" of {e(compared)} compared"
+    lines = [f'<p class="meta" id="shadow-summary">{said}; {count}</p>']
+    for problem in section.get("problems") or []:
+        lines.append(f'<p class="error">candidate: {e(problem)}</p>')
+    rows = []
+    for b in section.get("behaviors") or []:
+        examples = "".join(
+            f'<li><span class="dir">{e(x.get("direction"))}</span> '
+            f"{e(x.get('before') or 'silent')} → {e(x.get('after') or 'silent')}: "
+            f'<span class="call">{e(x.get("input_summary"))}</span></li>'
+            for x in b.get("examples") or []
+        )
+        rows.append(
+            f'<tr class="shadow-row" data-behavior="{e(b.get("behavior_id"))}">'
+            f"<td><code>{e(b.get('behavior_id'))}</code></td>"
+            f'<td class="num">{e(b.get("would_block"))}</td>'
+            f'<td class="num">{e(b.get("would_unblock"))}</td>'
+            f'<td class="num">{e(b.get("level"))}</td><td><ul class="examples">{examples}</ul></td>'
+            "</tr>"
+        )
+    if rows:
+        lines.append(
+            _table(
+                "shadow",
+                ["behavior", "would block", "would unblock", "level only", "latest examples"],
+                rows,
+            )
+        )
+    return head + "".join(lines) + "</section>"
+
+
+def _coverage(section: Any) -> str:
+    head = '<section id="coverage"><h2>Hook coverage gaps</h2>'
+    failed = _error(section)
+    if failed:
+        return head + failed + "</section>"
+    read = section.get("transcripts") or []
+    if section.get("note") and not section.get("summary"):
+        return head + f'<p class="note" id="coverage-summary">{e(section["note"])}</p></section>'
+    summary = (
+        f'<p class="meta" id="coverage-summary">{e(section.get("summary"))} '
+        f"({e(len(read))} transcript path(s): {e(', '.join(read))})</p>"
+    )
+    rows = [
+        f'<tr class="gap-row" data-session="{e(g.get("session_id"))}" '
+        f'data-tool-use-id="{e(g.get("tool_use_id") or "")}">'
+        f'<td>{e(_when(g.get("timestamp")))}</td><td class="sid">{e(g.get("session_id"))}</td>'
+        f"<td>{e(g.get('tool'))}{' (subagent)' if g.get('subagent') else ''}</td>"
+        f'<td class="call">{e(g.get("summary"))}</td><td>{e(g.get("reason"))}</td>'
+        f'<td class="note">{e(g.get("source"))}</td></tr>'
+        for g in section.get("gaps") or []
+    ]
+    if not rows:
+        return head + summary + "</section>"
+    table = _table(
+        "gaps", ["time (UTC)", "session", "tool", "call", "why it counts", "where"], rows
+    )
+    return head + summary + table + "</section>"
+
+
 # -- head and script ---------------------------------------------------------------------------
 
 
@@ -376,6 +502,8 @@ svg .l-nudge { fill: var(--nudge); } svg .l-warning { fill: var(--warning); }
 svg .l-soft_block { fill: var(--soft_block); } svg .l-hard_block { fill: var(--hard_block); }
 svg .l-silent { fill: var(--silent); }
 .legend .key { margin-right: 1rem; font-size: 12px; }
+ul.evidence, ul.examples { margin: 0; padding-left: 1rem; font-size: 12px; }
+span.call { font-family: ui-monospace, monospace; }
 """
 
 _SCRIPT = """<script nonce="@NONCE@">

@@ -35,9 +35,10 @@ from forge_policy.ui.page import csp, render
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import Any, TextIO
 
+    from forge_policy.config.env import Config
     from forge_policy.engine.evaluator import Evaluator
 
 HOST = "127.0.0.1"
@@ -54,18 +55,23 @@ SAFE_HEADERS = {
 
 class App:
     """What the handlers share: the evaluator (one request at a time reads through it), the
-    token, the project's name for the page, and the uid allowed to connect (None: unchecked)."""
+    configuration and transcripts the page is drawn from
+    (:func:`~forge_policy.ui.data.gather`), the token, and the uid allowed to connect (None:
+    unchecked)."""
 
     def __init__(
         self,
         evaluator: Evaluator,
-        project: str,
+        config: Config | None = None,
         *,
+        transcripts: Sequence[str] = (),
         token: str | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.evaluator = evaluator
-        self.project = project
+        self.config = config
+        self.transcripts = tuple(transcripts)
+        self.project = config.project_dir if config is not None else ""
         self.token = token or secrets.token_urlsafe(32)
         self.clock = clock
         self.uid: int | None = os.getuid() if peer.available() and hasattr(os, "getuid") else None
@@ -74,7 +80,9 @@ class App:
     def data(self) -> dict[str, Any]:
         """:func:`~forge_policy.ui.data.gather` now."""
         with self._lock:
-            return gather(self.evaluator, now=self.clock())
+            return gather(
+                self.evaluator, now=self.clock(), config=self.config, transcripts=self.transcripts
+            )
 
     def valid(self, token: str | None) -> bool:
         """Whether ``token`` is this server's (constant time)."""
@@ -218,8 +226,9 @@ class Server(ThreadingHTTPServer):
 
 def run(
     evaluator: Evaluator,
-    project: str,
+    config: Config | None = None,
     *,
+    transcripts: Sequence[str] = (),
     port: int = 0,
     open_browser: bool = False,
     out: TextIO | None = None,
@@ -232,7 +241,7 @@ def run(
 
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    app = App(evaluator, project)
+    app = App(evaluator, config, transcripts=transcripts)
     try:
         server = Server(port, app, err)
     except (OSError, OverflowError) as exc:

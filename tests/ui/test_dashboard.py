@@ -26,7 +26,7 @@ from tests.cli_support import FORGE
 from tests.optional import need_binary
 from tests.serve_support import free_port
 
-from .support import Dashboard, busy_project, evil_call, evil_reason
+from .support import UNSEEN, Dashboard, busy_project, evil_call, evil_reason
 
 
 class Canary:
@@ -204,6 +204,39 @@ def test_the_integrity_of_the_log_is_shown(site: Site, browser: tuple[Node, Path
     verdict = dom.find("p", "verdict")[0]
     assert verdict.attrs["data-ok"] == "yes" and verified["ok"] is True
     assert verdict.text == f"intact: {verified['records']} records, hash chain verified"
+
+
+def test_suggestions_shadow_verdicts_and_coverage_gaps(
+    site: Site, browser: tuple[Node, Path]
+) -> None:
+    dom, _ = browser
+    proposed = site.cli("suggest")["suggestions"]
+    rows = dom.find("tr", "suggestion-row")
+    assert proposed  # softy's override rate (2 of 3 blocks) is in review
+    assert [
+        (r.attrs["data-number"], r.attrs["data-kind"], r.attrs["data-behavior"]) for r in rows
+    ] == [(str(s["number"]), s["kind"], s["behavior"]) for s in proposed]
+    for row, suggestion in zip(rows, proposed, strict=True):
+        assert row.find("td", "apply")[0].text == (
+            suggestion["apply"] or suggestion["refused"] or "a note: nothing to apply"
+        )
+
+    report = site.cli("shadow", "report")
+    assert report["differed"] >= 1  # the candidate soft-blocks what nudger only nudged
+    summary = " ".join(dom.find("p", id="shadow-summary")[0].text.split())
+    assert f"{report['differed']} event(s) decided differently of {report['compared']}" in summary
+    shadow = {r.attrs["data-behavior"]: r for r in dom.find("tr", "shadow-row")}
+    assert set(shadow) == {b["behavior_id"] for b in report["behaviors"]}
+    assert "nudge-me please" in shadow["nudger"].text
+
+    transcript = next((site.project.dir.parent / "home" / ".claude").rglob("*.jsonl"))
+    replayed = site.cli("replay", str(transcript))["coverage"]
+    gaps = dom.find("tr", "gap-row")
+    assert [g.attrs["data-tool-use-id"] for g in gaps] == [
+        g["tool_use_id"] for g in replayed["gaps"]
+    ]
+    assert len(gaps) == 1 and UNSEEN in gaps[0].text
+    assert dom.find("p", id="coverage-summary")[0].text.startswith(replayed["summary"])
 
 
 def test_recorded_markup_is_shown_as_text_and_never_runs(
