@@ -201,7 +201,9 @@ def block_reason(catalog: Catalog, record: Mapping[str, Any], window: float) -> 
             str(record.get("session_id") or ""),
             tool_name=str(record.get("tool_name") or ""),
         )
-        text = message(behavior, level, counter if isinstance(counter, int) else 0, event, window)
+        count = counter if isinstance(counter, int) else 0
+        # the call's facts are not recorded: a template naming one shows an ellipsis
+        text = message(behavior, level, count, event, window, facts=lambda name: "…")
     except Exception:  # a template that needs the call's own facts: the record says the rest
         return ""
     return text.splitlines()[0] if text else ""

@@ -348,6 +348,8 @@ def _evidence(evidence: object) -> str:
 
 
 def _suggestions(section: Any) -> str:
+    if section is None:  # not gathered: no section
+        return ""
     head = '<section id="suggestions"><h2>Tuning suggestions</h2>'
     failed = _error(section)
     if failed:
@@ -380,6 +382,8 @@ def _suggestions(section: Any) -> str:
 
 
 def _shadow(section: Any) -> str:
+    if section is None:  # not gathered: no section
+        return ""
     head = '<section id="shadow"><h2>Shadow verdicts of the candidate catalog</h2>'
     failed = _error(section)
     if failed:
@@ -423,6 +427,8 @@ def _shadow(section: Any) -> str:
 
 
 def _coverage(section: Any) -> str:
+    if section is None:  # not gathered: no section
+        return ""
     head = '<section id="coverage"><h2>Hook coverage gaps</h2>'
     failed = _error(section)
     if failed:
@@ -476,7 +482,7 @@ th, td { border-bottom: 1px solid var(--rule); padding: .2rem .6rem; text-align:
   vertical-align: top; }
 th { background: #f5f7fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.call, td.reason { max-width: 28rem; overflow-wrap: anywhere; }
-td.call { font-family: ui-monospace, monospace; font-size: 12px; }
+td.call { font-family: ui-monospace, monospace; font-size: 12px; min-width: 9rem; }
 ul.counters { list-style: none; margin: 0; padding: 0; }
 .level { font-weight: 600; border-radius: 3px; padding: 0 .35rem; color: #fff;
   white-space: nowrap; }
