@@ -21,11 +21,14 @@ gives them) and proposes, in this order:
 - ``ladder``: a behavior that fired but whose higher escalation rungs no session reached (a
   note: nothing to apply).
 
-A change to a behavior the managed layer locks, or a ``bypass: never`` one that it would
-loosen, is still listed (the evidence is worth seeing) with ``refused`` saying why; it is never
-applied. Each suggestion has a ``number`` (its place in that order: the same log gives the
-same numbers) and a ``key``, a short hash of what it changes (not of the evidence, nor of the
-day), so ``suggest --apply N:KEY`` can tell that N still means what was shown.
+Records of a behavior from before its latest ``tuning`` record (a suggestion other than an
+exception applied) are left out, and so are the calls an exception in force now lets through:
+that evidence was acted on. A change to a behavior the managed layer locks, or a
+``bypass: never`` one that it would loosen, is still listed (the evidence is worth seeing) with
+``refused`` saying why; it is never applied. Each suggestion has a ``number`` (its place in
+that order: the same log gives the same numbers) and a ``key``, a short hash of what it
+changes (not of the evidence, nor of the day), so ``suggest --apply N:KEY`` can tell that N
+still means what was shown.
 
 >>> from forge_policy.catalog.behavior import Behavior
 >>> from forge_policy.catalog.catalog import Catalog
@@ -131,7 +134,18 @@ def suggestions(
     from forge_policy.audit.insights import summarize
 
     log = _Log.read(records)
-    summary = summarize(dict(r) for r in log.records)
+    clusters = _clusters(log)
+    excepted = _excepted(settings, now)
+    # calls an exception now lets through are no evidence against their behavior any more
+    covered = {
+        ref
+        for where, cluster in clusters.items()
+        if where in excepted
+        for ref, _ in cluster.blocks + cluster.overrides
+    }
+    summary = summarize(
+        dict(r) for ref, r in zip(log.refs, log.records, strict=True) if ref not in covered
+    )
     found: list[tuple[str, str, str, Mapping[str, Any] | None, dict[str, Any], str]] = []
     for behavior_id, insight in summary.behaviors.items():
         behavior = catalog.get(behavior_id)
@@ -165,7 +179,7 @@ def suggestions(
             **log.span(behavior_id, ("block", "override")),
         }
         found.append((kind, behavior_id, title, change, evidence, _refusal(behavior, settings)))
-    found += _exceptions(log, catalog, settings, now)
+    found += _exceptions(clusters, excepted, catalog, settings, now)
     found += _never_fired(log, catalog, settings)
     found += _ladders(log, catalog)
     ordered = sorted(found, key=lambda f: (ORDER.index(f[0]), f[1], _canonical(f[3])))
@@ -186,31 +200,44 @@ def suggestions(
 
 def find(found: Sequence[Suggestion], wanted: str) -> Suggestion:
     """The suggestion ``wanted`` names: ``N``, ``KEY`` or ``N:KEY`` (both must agree).
-    :class:`LookupError` says why none fits (the log changed since it was listed)."""
+    :class:`LookupError` says why none fits (the log changed since it was listed).
+
+    >>> s = Suggestion(1, "0a1b2c3d", "ladder", "x", "x's ladder", None, {})
+    >>> find([s], "1:0a1b2c3d") is find([s], "0a1b2c3d") is find([s], "1") is s
+    True
+    >>> find([s], "1:ffffffff")
+    Traceback (most recent call last):
+    LookupError: suggestion 1 is now 0a1b2c3d (x's ladder), not ffffffff (it is gone): the \
+audit log changed since it was listed; run forge-policy suggest again
+    """
     number_text, _, key = wanted.partition(":")
     if not key and not number_text.isdigit():
         number_text, key = "", number_text
     by_key = {s.key: s for s in found}
+    changed = "the audit log changed since it was listed; run forge-policy suggest again"
+    if number_text and not number_text.isdigit():
+        raise LookupError(f"--apply {wanted!r}: expected N, KEY or N:KEY (as suggest lists them)")
     if number_text:
-        if not number_text.isdigit() or not 1 <= int(number_text) <= len(found):
+        number = int(number_text)
+        chosen = found[number - 1] if 1 <= number <= len(found) else None
+        elsewhere = by_key.get(key)
+        where = f" (it is now number {elsewhere.number})" if elsewhere else " (it is gone)"
+        if chosen is None:
+            if key:
+                raise LookupError(
+                    f"there is no suggestion {number} now, not {key}{where}: {changed}"
+                )
             raise LookupError(
-                f"no suggestion {number_text} (there are {len(found)}); "
-                "run forge-policy suggest to see them"
+                f"no suggestion {number} (there are {len(found)}); run forge-policy suggest"
             )
-        chosen = found[int(number_text) - 1]
         if key and chosen.key != key:
-            elsewhere = by_key.get(key)
-            where = f" (it is now number {elsewhere.number})" if elsewhere else " (it is gone)"
             raise LookupError(
-                f"suggestion {number_text} is now {chosen.key} ({chosen.title}), not {key}{where}: "
-                "the audit log changed since it was listed; run forge-policy suggest again"
+                f"suggestion {number} is now {chosen.key} ({chosen.title}), not {key}{where}: "
+                f"{changed}"
             )
         return chosen
     if key not in by_key:
-        raise LookupError(
-            f"no suggestion has the key {key!r} now: the audit log changed since it was listed "
-            "or the change is already made; run forge-policy suggest again"
-        )
+        raise LookupError(f"no suggestion has the key {key!r} now (already applied, or {changed})")
     return by_key[key]
 
 
@@ -227,12 +254,23 @@ class _Log:
 
     @classmethod
     def read(cls, records: Iterable[Mapping[str, Any]]) -> _Log:
+        """The records, less those of a behavior that come before its latest ``tuning``
+        record: that evidence was acted on (applied again, it would tune twice)."""
+        every = list(records)
+        tuned = {  # an applied exception leaves the rest of its behavior's evidence
+            r.get("behavior_id"): index
+            for index, r in enumerate(every)
+            if r.get("kind") == "tuning" and r.get("action") != "exception"
+        }
         kept: list[Mapping[str, Any]] = []
         refs: list[int] = []
-        for index, record in enumerate(records, 1):
+        for index, record in enumerate(every):
+            behavior_id = record.get("behavior_id")
+            if behavior_id in tuned and index < tuned[behavior_id]:
+                continue
             seq = record.get("seq")
             kept.append(record)
-            refs.append(seq if isinstance(seq, int) and not isinstance(seq, bool) else index)
+            refs.append(seq if isinstance(seq, int) and not isinstance(seq, bool) else index + 1)
         return cls(kept, refs)
 
     def sessions(self) -> set[str]:
@@ -410,17 +448,26 @@ class _Cluster:
     overrides: list[tuple[int, Mapping[str, Any]]] = attrs.Factory(list)
 
 
-def _exceptions(
-    log: _Log, catalog: Catalog, settings: Settings | None, now: float
-) -> list[tuple[str, str, str, Mapping[str, Any] | None, dict[str, Any], str]]:
+def _excepted(settings: Settings | None, now: float) -> set[tuple[str, str]]:
+    """(behavior, command) of every command exception in force on the day of ``now``."""
     today = datetime.date.fromtimestamp(now)
-    existing = {
+    return {
         (rule.behavior, " ".join(rule.value.split()))
         for rule in (settings.active_exceptions(today) if settings is not None else ())
         if rule.kind == "command"
     }
+
+
+def _exceptions(
+    clusters: Mapping[tuple[str, str], _Cluster],
+    existing: set[tuple[str, str]],
+    catalog: Catalog,
+    settings: Settings | None,
+    now: float,
+) -> list[tuple[str, str, str, Mapping[str, Any] | None, dict[str, Any], str]]:
+    today = datetime.date.fromtimestamp(now)
     found: list[tuple[str, str, str, Mapping[str, Any] | None, dict[str, Any], str]] = []
-    for (behavior_id, command), cluster in sorted(_clusters(log).items()):
+    for (behavior_id, command), cluster in sorted(clusters.items()):
         behavior = catalog.get(behavior_id)
         if (
             len(cluster.overrides) < MIN_CLUSTER
@@ -486,7 +533,7 @@ def _never_fired(
     sessions = log.sessions()
     if len(sessions) < MIN_SESSIONS:
         return []
-    fired = {r.get("behavior_id") for r in log.records}
+    fired = {r.get("behavior_id") for r in log.records if r.get("kind") != "tuning"}
     stamps = sorted(str(r["timestamp"]) for r in log.records if isinstance(r.get("timestamp"), str))
     profile = (settings.profile if settings is not None else None) or DEFAULT_PROFILE
     found: list[tuple[str, str, str, Mapping[str, Any] | None, dict[str, Any], str]] = []

@@ -59,8 +59,8 @@ def apply(config: Config, suggestion: Suggestion, *, now: float) -> Applied:
     settings = config.current_settings()
     if settings is not None and settings.fallback is not None:
         raise Refused(
-            "a configuration layer does not load (forge-policy config shows why); fix it "
-            "before applying a suggestion, nothing was changed"
+            f"the configuration does not load ({settings.fallback.problem}); fix it before "
+            "applying a suggestion (forge-policy config shows every problem), nothing was changed"
         )
     path = os.path.join(config.root, LAYER_FILE)
     copy = os.path.join(config.root, f".{LAYER_FILE}.suggest-{os.getpid()}")
@@ -131,7 +131,7 @@ def _check(config: Config, copy: str, suggestion: Suggestion) -> str:
         catalog, _ = overlay_catalog(_raw_catalog(config), settings)
     except ProjectConfigError as exc:
         raise Refused(f"{exc}; the change was not written") from None
-    return _holds(catalog, settings, suggestion)
+    return _holds(catalog, settings, suggestion, os.path.join(config.root, LAYER_FILE))
 
 
 def _raw_catalog(config: Config) -> Catalog:
@@ -141,7 +141,9 @@ def _raw_catalog(config: Config) -> Catalog:
     return CatalogCache(config.cache_paths()).load(config.catalog_dir or BUILTIN_DIR)
 
 
-def _holds(catalog: Catalog, settings: Settings, suggestion: Suggestion) -> str:
+def _holds(catalog: Catalog, settings: Settings, suggestion: Suggestion, project: str) -> str:
+    """What holds with the edited layers: the exception as loaded, or the behavior's ladder
+    (:class:`Refused` when the change would not hold: a higher layer decides it)."""
     from forge_policy.config.layers import usable_exceptions
 
     change = suggestion.change or {}
@@ -161,6 +163,14 @@ def _holds(catalog: Catalog, settings: Settings, suggestion: Suggestion) -> str:
     if behavior is None:
         raise Refused(f"{behavior_id} is not in the catalog any more; the change was not written")
     entry = change.get("behaviors", {}).get(behavior_id, {})
+    for key in entry:
+        origin = settings.origins.get(f"behaviors.{behavior_id}.{key}", "")
+        if origin and not origin.startswith(project + ":"):
+            raise Refused(
+                f"behaviors.{behavior_id}.{key} is decided by {origin}, a layer above the "
+                "project's: writing it to the project layer would change nothing; the change "
+                "was not written"
+            )
     if entry.get("enabled") is False:
         if behavior.enabled:
             where = settings.origins.get(f"behaviors.{behavior_id}.enabled", "another layer")

@@ -28,6 +28,7 @@ KINDS = {
     records.Integrity: "integrity",
     records.FloorRun: "floor",
     records.Diagnostic: "diagnostic",
+    records.Tuning: "tuning",
 }
 
 
@@ -180,7 +181,12 @@ def test_every_kind_is_json_and_canonical() -> None:
     grant = records.Grant(
         timestamp="t", session_id="s", behavior_id="b", grant_id="g", reason="r", valid_until="u"
     )
-    for record in (integrity, diagnostic, grant):
+    tuning = records.Tuning(
+        timestamp="t", behavior_id="b", suggestion="0a1b2c3d", number=2, action="exception",
+        title="exception for b", change={"exceptions": [{"behavior": "b"}]}, file="f",
+        evidence={"records": [3, 4], "overrides": 3},
+    )  # fmt: skip
+    for record in (integrity, diagnostic, grant, tuning):
         data = records.to_dict(record)
         assert json.loads(canonical(data)) == data
 
