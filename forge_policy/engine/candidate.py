@@ -94,7 +94,10 @@ def store_spec(active: str, root: str) -> str:
 
 
 def open_store(spec: str, config: Config, clock: Callable[[], float]) -> Any:
-    """The store :func:`store_spec` names."""
+    """The store :func:`store_spec` names, without fsync (``synchronous = OFF``): the
+    candidate's counters are advisory, and a durable write per event would double the cost of
+    the active one's on the warm path (measured: ``tests/benchmarks/bench_candidate.py``). A
+    write is still atomic (a rename, a transaction); a crash loses at most the last counts."""
     if spec == "memory":
         from forge_policy.stores.memory import MemoryStore
 
@@ -103,12 +106,20 @@ def open_store(spec: str, config: Config, clock: Callable[[], float]) -> Any:
         from forge_policy.stores.file import FileStore
 
         return FileStore(
-            spec[len("file:") :], lock_timeout=config.lock_timeout, ttl=config.ttl, clock=clock
+            spec[len("file:") :],
+            lock_timeout=config.lock_timeout,
+            fsync=False,
+            ttl=config.ttl,
+            clock=clock,
         )
     from forge_policy.stores.sqlite import SQLiteStore
 
     return SQLiteStore(
-        spec[len("sqlite:") :], busy_timeout=config.lock_timeout, ttl=config.ttl, clock=clock
+        spec[len("sqlite:") :],
+        busy_timeout=config.lock_timeout,
+        synchronous="OFF",
+        ttl=config.ttl,
+        clock=clock,
     )
 
 

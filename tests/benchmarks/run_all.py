@@ -75,6 +75,11 @@ BENCHMARKS: dict[str, tuple[list[str], list[str], bool]] = {
     "serve_latency": (["--requests", "2000", "--rounds", "3"], ["--requests", "500"], False),
     "bench_worker_rss": (["--events", "100000"], ["--events", "10000"], True),
     "bench_floor_launcher": (["--runs", "200"], ["--runs", "40"], False),
+    "bench_candidate": (
+        ["--runs", "30", "--answers", "300"],
+        ["--runs", "8", "--answers", "60"],
+        True,
+    ),
 }
 
 

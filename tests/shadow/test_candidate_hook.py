@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hookrun import CATALOG, ClientProject, Project, rule, stop_workers, worker_pids
 from tests.helpers import write_catalog
+from tests.hookrun import CATALOG, ClientProject, Project, rule, stop_workers, worker_pids
 
 #: the active catalog (hookrun's) with nudger blocking and warner escalating to a soft block
 #: after two warnings: stricter
@@ -105,7 +105,9 @@ def test_a_broken_candidate_leaves_the_decision_with_one_diagnostic(tmp_path: Pa
     for word in words:
         answer, stderr = mine.run(mine.bash(f"echo {word}"))
         answers.append(answer)
-        assert "forge-policy: candidate catalog" in stderr and "the active decision stands" in stderr
+        assert (
+            "forge-policy: candidate catalog" in stderr and "the active decision stands" in stderr
+        )
         assert "broken/index.yaml:3:1: invalid YAML" in stderr  # file:line of the problem
     assert answers == _answers(twin, words)
     problems = [r for r in mine.audit() if r["kind"] == "diagnostic"]
@@ -189,3 +191,20 @@ def test_shadow_records_are_json_lines_the_report_reads(tmp_path: Path) -> None:
     assert data["compared"] == 1 and data["differed"] == 1 and data["rate"] == 1.0
     assert data["behaviors"][0]["behavior_id"] == "hardy"
     assert data["behaviors"][0]["would_unblock"] == 1
+
+
+@pytest.mark.parametrize("store", ["sqlite:", "memory"])
+def test_the_candidate_has_its_own_store_whatever_the_active_one(
+    tmp_path: Path, store: str
+) -> None:
+    mine, twin = _projects(tmp_path, LOOSER)
+    mine.env["FORGE_STORE"] = twin.env["FORGE_STORE"] = store
+    mine.env["FORGE_AUDIT"] = twin.env["FORGE_AUDIT"] = "file"
+    assert _answers(mine, ("hard-me",)) == _answers(twin, ("hard-me",))
+    assert [s["direction"] for s in _shadows(mine)] == ["would_unblock"]
+    candidate = mine.root / "runtime" / "candidate"
+    if store == "memory":  # nothing kept on disk, not even the tally
+        assert not candidate.exists()
+    else:
+        assert (candidate / "state.db").exists() and (candidate / "compared").is_dir()
+        assert not (candidate / "state.json").exists()
