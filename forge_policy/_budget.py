@@ -107,6 +107,8 @@ DEADLINE: ContextVar[float | None] = ContextVar("forge_policy_hook_deadline", de
 HARD_BLOCK_WAIT = 2.0
 #: Whether lock waits are cut to :data:`HARD_BLOCK_WAIT` in this context (a hard block).
 NO_WAIT: ContextVar[bool] = ContextVar("forge_policy_no_wait", default=False)
+#: The longest lock wait under :func:`no_wait` in this context.
+_WAIT_CAP: ContextVar[float] = ContextVar("forge_policy_wait_cap", default=HARD_BLOCK_WAIT)
 
 
 @contextlib.contextmanager
@@ -137,17 +139,20 @@ def hook_deadline(deadline: float | None, seconds: float | None = None) -> Itera
 
 
 @contextlib.contextmanager
-def no_wait() -> Iterator[None]:
-    """Every lock wait in the block lasts at most :data:`HARD_BLOCK_WAIT` (a hard block).
+def no_wait(cap: float = HARD_BLOCK_WAIT) -> Iterator[None]:
+    """Every lock wait in the block lasts at most ``cap`` seconds (:data:`HARD_BLOCK_WAIT`: a
+    hard block; less: a record that must never hold up an answer, such as a ``seen`` record).
 
     >>> with no_wait():
     ...     lock_wait(15.0)
     2.0
     """
     token = NO_WAIT.set(True)
+    capped = _WAIT_CAP.set(min(cap, _WAIT_CAP.get()) if NO_WAIT.get() else cap)
     try:
         yield
     finally:
+        _WAIT_CAP.reset(capped)
         NO_WAIT.reset(token)
 
 
@@ -155,7 +160,7 @@ def lock_wait(timeout: float) -> float:
     """The seconds a lock may be waited for: ``timeout``, bounded by the end of the hook's
     waits (never below 0: one attempt), and by :data:`HARD_BLOCK_WAIT` under :func:`no_wait`."""
     if NO_WAIT.get():
-        timeout = min(timeout, HARD_BLOCK_WAIT)
+        timeout = min(timeout, _WAIT_CAP.get())
     deadline = DEADLINE.get()
     if deadline is None:
         return timeout

@@ -143,14 +143,16 @@ class Project:
         parsed: dict[str, Any] = json.loads(out)
         return parsed, stderr
 
-    def audit(self, *, floor: bool = False) -> list[dict[str, Any]]:
+    def audit(self, *, floor: bool = False, seen: bool = False) -> list[dict[str, Any]]:
         """The audit log's records; those of kind ``floor`` (the floor each allowed shell call
-        ran under, SPEC §13) only with ``floor=True``."""
+        ran under, SPEC §13) only with ``floor=True``, and those of kind ``seen`` (one per
+        decided tool call: :mod:`forge_policy.ops.coverage`) only with ``seen=True``."""
         log = self.root / "audit" / "overrides.log"
         if not log.exists():
             return []
         records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-        return [r for r in records if floor or r.get("kind") != "floor"]
+        hidden = {"floor"} - ({"floor"} if floor else set()) | ({"seen"} if not seen else set())
+        return [r for r in records if r.get("kind") not in hidden]
 
     def status(self) -> Status:
         from forge_policy.config.env import Config

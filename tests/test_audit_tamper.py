@@ -5,6 +5,7 @@ on — it used to say ok once the next append had chained on."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -30,7 +31,9 @@ def test_dropping_the_last_records_is_an_integrity_failure_for_good(tmp_path: Pa
     assert verify(project).returncode == 0
     log = project.root / "audit" / "overrides.log"
     lines = log.read_bytes().splitlines(keepends=True)
-    log.write_bytes(b"".join(lines[:-1]))  # the agent drops its last block
+    # the agent drops its last block (and the seen record of its call, written after it)
+    assert json.loads(lines[-1])["kind"] == "seen" and json.loads(lines[-2])["kind"] == "block"
+    log.write_bytes(b"".join(lines[:-2]))
     answer, _ = project.run(project.bash("echo hard-me"))  # still blocked, and appended
     assert answer is not None and "deny" in str(answer)
     # the sink sees its anchor ahead of the log, the evaluator the session's checkpoint
@@ -134,7 +137,8 @@ def test_deleting_the_log_with_its_anchor_is_an_integrity_failure(tmp_path: Path
         (audit / name).unlink()
     result = verify(project)
     assert result.returncode == 4, result.stdout + result.stderr
-    assert "saw it reach seq 3: records were removed" in result.stdout + result.stderr
+    # seq 5: the third block (each call's seen record follows its block)
+    assert "saw it reach seq 5: records were removed" in result.stdout + result.stderr
     shown = status(project)
     assert shown.returncode == 0 and "audit: INTEGRITY FAILURE" in shown.stdout, shown.stdout
     answer, _ = project.run(project.bash("echo hard-me"))  # still blocked, and noted

@@ -211,20 +211,27 @@ def test_audit_log_lists_records_newest_first_and_filters(each_backend: Project)
     busy = each_backend
     out = busy.run("audit", "log").stdout
     rows = [line.split() for line in out.splitlines() if re.match(r"\d+ +\d{4}-", line)]
+    # each call's seen record (2, 4, 6) follows its block: listed only when asked for
     assert [(r[0], r[3], r[4], r[5], r[6]) for r in rows] == [
-        ("3", "block", "s3", "no-destructive-git", "hard_block"),
-        ("2", "block", "s2", "no-destructive-git", "hard_block"),
+        ("5", "block", "s3", "no-destructive-git", "hard_block"),
+        ("3", "block", "s2", "no-destructive-git", "hard_block"),
         ("1", "block", "s1", "no-destructive-git", "hard_block"),
     ]
     assert f"Bash: {PUSH}" in out
-    assert "forge-policy explain --record 3" in out
+    assert "forge-policy explain --record 5" in out
+    seen = busy.json("audit", "log", "--kind", "seen")["records"]
+    assert [(r["number"], r["session_id"], r["record"]["outcome"]) for r in seen] == [
+        (6, "s3", "hard_block"),
+        (4, "s2", "hard_block"),
+        (2, "s1", "hard_block"),
+    ]
     one = busy.json("audit", "log", "--session", "s2")
-    assert [(r["number"], r["session_id"]) for r in one["records"]] == [(2, "s2")]
+    assert [(r["number"], r["session_id"]) for r in one["records"]] == [(3, "s2")]
     assert one["records"][0]["record"]["input_summary"] == f"Bash: {PUSH}"
     assert busy.json("audit", "log", "--behavior", "search-first")["records"] == []
     assert busy.json("audit", "log", "--kind", "override")["records"] == []
     page = busy.json("audit", "log", "--limit", "2")
-    assert ([r["number"] for r in page["records"]], page["more"]) == ([3, 2], True)
+    assert ([r["number"] for r in page["records"]], page["more"]) == ([5, 3], True)
     assert "… more records: --limit 0 shows all" in busy.run("audit", "log", "--limit", "1").stdout
 
 
@@ -266,10 +273,10 @@ def test_audit_json_holds_more_than_counts(busy: Project) -> None:
     assert (row["blocks"], row["sessions_seen"]) == (3, 3)
     assert row["first_seen"] <= row["last_seen"] == summary["last_record"]
     assert [(r["number"], r["session_id"]) for r in summary["recent"]] == [
-        (3, "s3"),
-        (2, "s2"),
+        (5, "s3"),
+        (3, "s2"),
         (1, "s1"),
-    ]
+    ]  # the seen records between them are left out
     assert summary["recent"][0]["what"] == f"Bash: {PUSH}"
     assert summary["behaviors"]["search-first"]["last_seen"] is None
 
@@ -278,27 +285,27 @@ def test_audit_json_holds_more_than_counts(busy: Project) -> None:
 
 
 def test_explain_record_decides_the_recorded_call_again(busy: Project) -> None:
-    out = busy.run("explain", "--record", "2").stdout
+    out = busy.run("explain", "--record", "3").stdout
     assert out.splitlines()[0].endswith(f"session s2): PreToolUse Bash: {PUSH}")
     assert "  recorded: no-destructive-git hard_block" in out
     today = "  today:    no-destructive-git hard_block; outcome hard_block by no-destructive-git"
     assert today in out
     assert "nothing was recorded" in out
     assert "match: facts.shell_commands regex_match" in out  # the usual trace follows
-    report = busy.json("explain", "--record", "2")
+    report = busy.json("explain", "--record", "3")
     assert (report["today"]["same"], report["today"]["behavior_level"]) == (True, "hard_block")
     assert report["today"]["explain"]["outcome"] == "hard_block"
     assert len(busy.json("audit", "log")["records"]) == 3  # a dry run: nothing appended
 
 
 def test_explain_record_shows_a_change_of_catalog(busy: Project) -> None:
-    busy.run("off", "no-destructive-git")  # audited: record 4, a bypass switch
+    busy.run("off", "no-destructive-git")  # audited: record 7, a bypass switch
     out = busy.run("explain", "--record", "1").stdout
     assert "  recorded: no-destructive-git hard_block" in out
     assert "  today:    no-destructive-git does not fire; outcome " in out
     assert "  differs: " in out
-    switch = busy.run("explain", "--record", "4", check=1)
-    assert "audit record 4 is a bypass record: only block and violation records" in switch.stderr
+    switch = busy.run("explain", "--record", "7", check=1)
+    assert "audit record 7 is a bypass record: only block and violation records" in switch.stderr
     missing = busy.run("explain", "--record", "99", check=1)
     assert "no audit record 99: forge-policy audit log shows" in missing.stderr
 

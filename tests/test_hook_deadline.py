@@ -104,7 +104,8 @@ def decision(answer: dict) -> str:
 
 def spooled(project: Project) -> list[dict]:
     """The decision records waiting in the spool (the floor's own `floor` notes left out:
-    these projects run with `floor: off`, which is noted on every shell call)."""
+    these projects run with `floor: off`, which is noted on every shell call; and the `seen`
+    record of every call)."""
     folder = project.root / "audit" / "overrides.log.spool"
     if not folder.is_dir():
         return []
@@ -113,7 +114,7 @@ def spooled(project: Project) -> list[dict]:
         for name in sorted(folder.iterdir())
         for line in name.read_text().splitlines()
     ]
-    return [r for r in records if r.get("kind") != "floor"]
+    return [r for r in records if r.get("kind") not in ("floor", "seen")]
 
 
 @pytest.fixture
@@ -207,6 +208,12 @@ def test_a_harmless_call_still_passes_with_both_locks_held(project: Project, com
     with agent_holds(*locks(project)):
         answer, err = call(project, command, HOOK)
     assert decision(answer) == "allow", (answer, err)
+    # its seen record did not wait for the audit lock either: it waits in the spool
+    folder = project.root / "audit" / "overrides.log.spool"
+    waiting = [json.loads(line) for f in folder.iterdir() for line in f.read_text().splitlines()]
+    assert [(r["kind"], r["outcome"]) for r in waiting if r["kind"] == "seen"] == [
+        ("seen", "allow")
+    ]
 
 
 @needs_flock
@@ -214,8 +221,6 @@ def test_the_spool_keeps_order_across_calls(project: Project) -> None:
     with agent_holds(*locks(project)):
         for command in ("rm -rf ~", "git push --force", "rm -rf /"):
             assert decision(call(project, command, HOOK)[0]) == "deny"
-    # an allow appends nothing (a file read: a shell call would note the floor's state)
-    project.run(project.payload(tool_name="Read", tool_input={"file_path": "README.md"}))
     assert len(spooled(project)) == 3
     verify = subprocess.run(
         [*HOOK[:-1], "audit", "--verify", "--json"],
@@ -224,7 +229,8 @@ def test_the_spool_keeps_order_across_calls(project: Project) -> None:
         cwd=project.dir,
         timeout=120,
     )
-    assert json.loads(verify.stdout)["verify"]["spooled"] == 3  # verify knows what waits
+    # verify knows what waits: the three blocks and the seen record of each call
+    assert json.loads(verify.stdout)["verify"]["spooled"] == 6
     project.run(project.bash("git reset --hard"))  # the next record folds the spool first
     summaries = [r["input_summary"] for r in project.audit() if r.get("spooled")]
     assert summaries == ["Bash: rm -rf ~", "Bash: git push --force", "Bash: rm -rf /"]

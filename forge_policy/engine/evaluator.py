@@ -66,6 +66,8 @@ if TYPE_CHECKING:
 # settings, the fact cache and decide have their own modules (engine.inputs, engine.decide)
 __all__ = ["RECONCILE_MARGIN", "Evaluator", "random_id"]
 
+#: The longest wait (seconds) for the audit lock to append a ``seen`` record.
+SEEN_WAIT = 0.1
 #: The view of a state that cannot be read (decided in the transaction, or statelessly).
 _UNREADABLE: Any = object()
 
@@ -499,11 +501,10 @@ def _with_bypasses(audit: AuditSink, decision: Decision, records: list[dict[str,
 
 def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -> Decision:
     """``decision`` after its ``seen`` record was appended (a record of its own, after the
-    decision's: the allow path writes nothing else). A hard block does not wait for the audit
-    lock for it (the JSONL log spools it); a failure to write it leaves the decision, with a
-    diagnostic: it only says that the hook ran."""
-    from contextlib import nullcontext
-
+    decision's: the allow path writes nothing else). It waits at most :data:`SEEN_WAIT` for
+    the audit lock (an agent holding it must not slow every call; the JSONL log spools the
+    record); a failure to write it leaves the decision, with a diagnostic: it only says that
+    the hook ran."""
     from forge_policy._time import iso
     from forge_policy.audit.base import write
     from forge_policy.audit.records import Seen, to_dict
@@ -518,7 +519,7 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
         outcome=decision.outcome,
     )
     try:
-        with no_wait() if decision.outcome == "hard_block" else nullcontext():
+        with no_wait(SEEN_WAIT):
             write(audit, [to_dict(record)])
     except (AuditError, OSError) as exc:
         note = f"seen record not written ({type(exc).__name__}: {exc})"
