@@ -3,7 +3,7 @@
 Every recorded string (session ids, calls, reasons, behavior ids) goes through
 :func:`html.escape` here, in text and in attributes alike; the timelines are inline SVG drawn
 here too. The one inline script (allowed by its per-response nonce, see :func:`csp`) only
-filters the records table and asks ``data.json`` whether new records arrived, writing what it
+filters the records table and asks ``count.json`` whether new records arrived, writing what it
 learns with ``textContent``: no string reaches the DOM as HTML.
 
 >>> page = render({"generated_at": "2026-01-01T00:00:00Z", "records": 0, "sessions": [],
@@ -33,7 +33,7 @@ LEVELS = ("nudge", "warning", "soft_block", "hard_block")
 
 def csp(nonce: str) -> str:
     """The page's Content-Security-Policy: nothing loads from anywhere, the nonce'd style and
-    script run, and the script may GET this origin (``data.json``) and nothing else."""
+    script run, and the script may GET this origin (``count.json``) and nothing else."""
     return (
         f"default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; "
         "connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'; "
@@ -528,10 +528,11 @@ _SCRIPT = """<script nonce="@NONCE@">
   var live = document.getElementById("live");
   var drawn = Number(document.body.getAttribute("data-records"));
   function poll() {
-    fetch("data.json", {credentials: "same-origin", cache: "no-store"}).then(function (r) {
+    fetch("count.json", {credentials: "same-origin", cache: "no-store"}).then(function (r) {
       if (!r.ok) { throw new Error("HTTP " + r.status); }
       return r.json();
     }).then(function (d) {
+      if (d.records === null) { throw new Error(d.error); }
       var grown = d.records - drawn;
       live.className = grown > 0 ? "live new" : "live";
       live.textContent = grown > 0

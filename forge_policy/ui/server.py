@@ -12,8 +12,9 @@ Every request passes four gates, in this order, before anything is read:
    constant time; passed once as ``?token=``, it is set as an ``HttpOnly``, ``SameSite=Strict``
    cookie and the browser is sent to the URL without it. Without it: 403.
 
-Then ``/`` is the page and ``/data.json`` what it is drawn from; anything else is 404. Nothing
-is served from the file system.
+Then ``/`` is the page, ``/data.json`` what it is drawn from and ``/count.json`` the number of
+audit records (what the page's script polls); anything else is 404. Nothing is served from the
+file system.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from forge_policy.engine.evaluator import Evaluator
 
 HOST = "127.0.0.1"
-PAGE, DATA = "/", "/data.json"
+PAGE, DATA, COUNT = "/", "/data.json", "/count.json"
 #: The headers of every answer: never cached, never framed, never sniffed, no referrer.
 SAFE_HEADERS = {
     "Cache-Control": "no-store",
@@ -83,6 +84,18 @@ class App:
             return gather(
                 self.evaluator, now=self.clock(), config=self.config, transcripts=self.transcripts
             )
+
+    def count(self) -> dict[str, Any]:
+        """What the page's script polls: how many audit records there are now (a read of the
+        log, not the whole gathering)."""
+        from forge_policy._time import iso
+
+        with self._lock:
+            try:
+                records = sum(1 for _ in self.evaluator.audit.records())
+            except Exception as exc:  # said on the page, never a crash of the server
+                return {"records": None, "error": f"{type(exc).__name__}: {exc}"}
+            return {"records": records, "generated_at": iso(self.clock())}
 
     def valid(self, token: str | None) -> bool:
         """Whether ``token`` is this server's (constant time)."""
@@ -152,11 +165,12 @@ class Handler(BaseHTTPRequestHandler):
             self._send(
                 200, page, "text/html; charset=utf-8", body, {"Content-Security-Policy": csp(nonce)}
             )
-        elif url.path == DATA:
-            text = json.dumps(app.data(), ensure_ascii=False, separators=(",", ":"))
+        elif url.path in (DATA, COUNT):
+            found = app.data() if url.path == DATA else app.count()
+            text = json.dumps(found, ensure_ascii=False, separators=(",", ":"))
             self._send(200, text.encode("utf-8"), "application/json", body)
         else:
-            self._refuse(404, "no such page: / or /data.json")
+            self._refuse(404, "no such page: /, /data.json or /count.json")
 
     def _cookie(self) -> str | None:
         from http.cookies import CookieError, SimpleCookie

@@ -284,7 +284,8 @@ def test_other_hosts_are_refused(site: Site) -> None:
 
 def test_the_token_is_required(site: Site) -> None:
     board = site.dashboard
-    for path, token in [("/", None), ("/", "wrong"), ("/data.json", None), ("/?token=x", None)]:
+    refused = [("/", None), ("/", "wrong"), ("/data.json", None), ("/count.json", "wrong")]
+    for path, token in [*refused, ("/?token=x", None), ("/data.json?token=", None)]:
         status, _, body = site.get(path, token=token)
         assert status == 403, (path, token)
         assert site.first.encode() not in body
@@ -368,12 +369,23 @@ def test_ctrl_c_stops_it_and_it_writes_nothing(site: Site) -> None:
     )
     assert taken.returncode == 1 and taken.stdout == ""
     assert f"cannot listen on 127.0.0.1:{site.dashboard.port}" in taken.stderr
-    other = Dashboard(site.project)
+    transcript = next((site.project.dir.parent / "home" / ".claude").rglob("*.jsonl"))
+    other = Dashboard(site.project, "--transcripts", str(transcript))
     assert other.port != site.dashboard.port
-    conn = http.client.HTTPConnection("127.0.0.1", other.port, timeout=20)
-    conn.request("GET", f"/data.json?token={other.token}")
-    assert conn.getresponse().status == 200
-    conn.close()
-    code, err = other.stop()
+    answers = []
+    try:
+        for path in ("/data.json", "/count.json"):
+            conn = http.client.HTTPConnection("127.0.0.1", other.port, timeout=20)
+            conn.request("GET", f"{path}?token={other.token}")
+            response = conn.getresponse()
+            answers.append((response.status, json.loads(response.read())))
+            conn.close()
+    finally:
+        code, err = other.stop()
+    (status, data), (counted, count) = answers
+    assert status == counted == 200
+    assert data["coverage"]["transcripts"] == [str(transcript)]
+    log = site.project.root / "audit" / "overrides.log"
+    assert count["records"] == data["records"] == log.read_text().count("\n")
     assert code == 0 and err.rstrip().endswith("forge-policy ui: stopped"), err
     assert files() == before
