@@ -61,15 +61,20 @@ def denied(answer: dict[str, Any] | None) -> bool:
 
 @pytest.fixture(scope="module")
 def logged(tmp_path_factory: pytest.TempPathFactory) -> Project:
-    """Three sessions: the same softy call blocked and retried (an override) in each; climber
-    blocked four times in two sessions and overridden twice; quiet never triggered."""
+    """Three sessions: the same softy call blocked and let through again in each (by a retry
+    twice, once by the user's ``override --call``); climber blocked four times in two sessions
+    and overridden twice; quiet never triggered."""
     project = Project(tmp_path_factory.mktemp("suggest"), CATALOG)
     for n in range(3):
         project.session = f"sess-{n}"
         first, _ = project.run(project.bash(CLUSTERED))
         assert denied(first)
-        retried, _ = project.run(project.bash(CLUSTERED))
-        assert not denied(retried)  # let through by the retry override
+        if n == 2:
+            call = project.call_ids[-1]
+            forge(project, "override", "softy", "--session", project.session, "--call", call,
+                  "--reason", "the build needs it")  # fmt: skip
+        again, _ = project.run(project.bash(CLUSTERED))
+        assert not denied(again)  # let through by the override
     for n in range(2):
         project.session = f"sess-{n}"
         for command in ("climb-me 1", "climb-me 2", "climb-me 2", "climb-me 3"):
@@ -120,7 +125,7 @@ def test_each_suggestion_comes_with_its_evidence(logged: Project) -> None:
     evidence = exception["evidence"]
     assert evidence["covers"] == [{"command": CLUSTERED, "blocks": 3}]
     assert (evidence["blocks"], evidence["overrides"], evidence["sessions"]) == (3, 3, 3)
-    assert evidence["mechanisms"] == {"retry": 3}
+    assert evidence["mechanisms"] == {"explicit": 1, "retry": 2}
     by_seq = {r["seq"]: r for r in records(logged)}
     for ref in evidence["records"]:
         assert by_seq[ref]["behavior_id"] == "softy"

@@ -167,7 +167,7 @@ def suggestions(
         proposal = _rate_change(behavior, str(insight.band), per_session)
         if proposal is None:
             continue
-        kind, title, change = proposal
+        kind, title, change, proposed = proposal
         evidence = {
             "blocks": insight.blocks,
             "overrides": insight.overrides,
@@ -176,6 +176,7 @@ def suggestions(
             "mechanisms": dict(sorted(insight.mechanisms.items())),
             "sessions": len(per_session),
             "ladder_now": ladder_text(behavior.default_level.label, _steps(behavior)),
+            "ladder_proposed": proposed,
             **log.span(behavior_id, ("block", "override")),
         }
         found.append((kind, behavior_id, title, change, evidence, _refusal(behavior, settings)))
@@ -305,9 +306,9 @@ def _steps(behavior: Behavior) -> list[tuple[int, str]]:
 
 def _rate_change(
     behavior: Behavior, band: str, per_session: list[int]
-) -> tuple[str, str, dict[str, Any]] | None:
-    """``(kind, title, change)`` for a behavior overridden too often, or None (nothing below
-    its blocks to move: it hard-blocks, which no override passes)."""
+) -> tuple[str, str, dict[str, Any], str] | None:
+    """``(kind, title, change, the ladder it makes)`` for a behavior overridden too often, or
+    None (nothing below its blocks to move: it hard-blocks, which no override passes)."""
     default = behavior.default_level.label
     steps = _steps(behavior)
     if band == "ineffective":
@@ -324,7 +325,7 @@ def _rate_change(
             f"demote {behavior.id}: {ladder_text(default, steps)} → "
             f"{ladder_text(level, lowered)} (overridden too often to be worth a block)"
         )
-        return "demote", title, {"behaviors": {behavior.id: entry}}
+        return "demote", title, {"behaviors": {behavior.id: entry}}, ladder_text(level, lowered)
     shift = max(1, int(statistics.median(per_session or [1])))
     if default in _BLOCKING:
         if default == "hard_block":
@@ -345,7 +346,8 @@ def _rate_change(
         f"{ladder_text(level, raised)} (a typical session overrode it {shift} time"
         f"{'s' if shift != 1 else ''})"
     )
-    return "raise-threshold", title, {"behaviors": {behavior.id: entry}}
+    change = {"behaviors": {behavior.id: entry}}
+    return "raise-threshold", title, change, ladder_text(level, raised)
 
 
 def _clean(level: str, steps: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -538,7 +540,8 @@ def _never_fired(
     profile = (settings.profile if settings is not None else None) or DEFAULT_PROFILE
     found: list[tuple[str, str, str, Mapping[str, Any] | None, dict[str, Any], str]] = []
     for behavior in catalog.enabled():
-        if behavior.id in fired or behavior.excluded_by(profile):
+        switched_off = settings is not None and behavior.id in settings.disable  # FORGE_DISABLE
+        if behavior.id in fired or behavior.excluded_by(profile) or switched_off:
             continue
         refused = _refusal(behavior, settings)
         if not refused and behavior.id == "protect-governance":

@@ -181,7 +181,13 @@ def _holds(catalog: Catalog, settings: Settings, suggestion: Suggestion, project
     from forge_policy.ops.suggest import ladder_text
 
     steps = [(s.after, s.level.label) for s in behavior.escalation]
-    return f"{behavior_id}: {ladder_text(behavior.default_level.label, steps)}"
+    now_text = ladder_text(behavior.default_level.label, steps)
+    proposed = suggestion.evidence.get("ladder_proposed")
+    if proposed and proposed != now_text:  # a tuning: strict|relaxed of a layer applies on top
+        tuning = settings.origins.get(f"behaviors.{behavior_id}.tuning", "")
+        why = f"the tuning set at {tuning} applies too" if tuning else "another layer applies too"
+        return f"{behavior_id}: {now_text} (not {proposed}: {why})"
+    return f"{behavior_id}: {now_text}"
 
 
 def _audit(config: Config, suggestion: Suggestion, path: str, now: float) -> None:
