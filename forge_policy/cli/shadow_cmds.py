@@ -102,7 +102,9 @@ def _text(report: ShadowReport, folder: str | None, origin: str) -> str:
         lines.append(f"candidate catalog: {folder}" + (f" (from {origin})" if origin else ""))
     else:
         lines.append("candidate catalog: none configured")
-    seen = f"{report.compared} events compared, " if report.compared is not None else ""
+    seen = ""
+    if report.compared is not None:
+        seen = f"{report.compared} event{'s' if report.compared != 1 else ''} compared, "
     rate = f" ({report.rate:.1%})" if report.rate is not None else ""
     lines.append(
         f"{seen}{report.differed} decided differently{rate}"

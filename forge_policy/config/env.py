@@ -87,6 +87,7 @@ if TYPE_CHECKING:
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.config.last_good import Fallback, Saved
     from forge_policy.config.layers import ExceptionRule, Settings
+    from forge_policy.engine.candidate import Candidate
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.stores.base import RuntimeStore
@@ -540,10 +541,7 @@ class Config:
         auto_approve = auto_approve or PermissionModes.from_registry()
         candidate = None
         if settings is not None and settings.candidate:
-            from forge_policy.engine.candidate import Candidate
-
-            candidate = Candidate.load(
-                self,
+            candidate = self.load_candidate(
                 settings.candidate,
                 clock=clock,
                 auto_approve=auto_approve,
@@ -576,6 +574,81 @@ class Config:
                 else None
             ),
             candidate=candidate,
+        )
+
+    def load_candidate(
+        self,
+        folder: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        auto_approve: AutoApprove | None = None,
+        reuse: Candidate | None = None,
+    ) -> Candidate:
+        """The candidate catalog at ``folder`` (:mod:`forge_policy.engine.candidate`): its
+        catalog through the compiled cache (keyed by its folder, so it never overwrites the
+        active catalog's cache), the settings applied as to the active one, its own store (that
+        of ``reuse`` when the same) and a sink that keeps nothing. Never raises: a catalog or
+        setting that does not load gives a candidate holding the ``problem``."""
+        from forge_policy.engine import candidate as shadow
+        from forge_policy.engine.overrides import PermissionModes
+
+        spec = shadow.store_spec(self.store, self.root)
+        runtime = None if spec == "memory" else shadow.runtime_folder(self.root)
+        try:
+            evaluator = self._candidate_evaluator(
+                folder, spec, clock, auto_approve or PermissionModes.from_registry(), reuse
+            )
+        except Exception as exc:  # any failure: the active decision stands, it is told
+            problem = shadow.describe(exc)
+            return shadow.Candidate(folder, None, problem=problem, runtime=runtime, store_spec=spec)
+        loaded = shadow.Candidate(folder, evaluator, runtime=runtime, store_spec=spec)
+        loaded.forget_reported()
+        return loaded
+
+    def _candidate_evaluator(
+        self,
+        folder: str,
+        spec: str,
+        clock: Callable[[], float],
+        auto_approve: AutoApprove,
+        reuse: Candidate | None,
+    ) -> Evaluator:
+        from forge_policy.catalog.cache import CatalogCache
+        from forge_policy.engine.candidate import Discard, open_store
+        from forge_policy.engine.evaluator import Evaluator
+
+        placed = attrs.evolve(self, behaviors_dir=os.path.abspath(folder))
+        catalog = CatalogCache(placed.cache_paths()).load(folder)
+        settings = self.current_settings()
+        disable = dict(self.disable)
+        exceptions: tuple[ExceptionRule, ...] = ()
+        profile = self.profile
+        if settings is not None:
+            from forge_policy.config.layers import overlay_catalog, usable_exceptions
+
+            catalog = overlay_catalog(catalog, settings)[0]
+            exceptions = usable_exceptions(catalog, settings)[0]
+            disable = dict(settings.disable)
+            profile = settings.profile or DEFAULT_PROFILE
+        # an id only the active catalog has is not the candidate's to bypass
+        disable = {key: value for key, value in disable.items() if key in catalog}
+        store = None
+        if reuse is not None and reuse.evaluator is not None and reuse.store_spec == spec:
+            store = reuse.evaluator.store
+        if store is None:
+            store = open_store(spec, lock_timeout=self.lock_timeout, ttl=self.ttl, clock=clock)
+        return Evaluator(
+            catalog,
+            store=store,
+            audit=Discard(),
+            clock=clock,
+            profile=profile,
+            ttl=self.ttl,
+            override_window=self.override_window,
+            grant_seconds=self.grant_seconds,
+            auto_approve=auto_approve,
+            disable=disable,
+            exceptions=exceptions,
         )
 
     def __repr__(self) -> str:

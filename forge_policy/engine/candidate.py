@@ -10,7 +10,7 @@ catalog differs.
 
 - **Its own counters.** The candidate has its own :class:`~forge_policy.Evaluator`, its own
   store (:func:`store_spec`: ``<root>/runtime/candidate/state.json`` or ``state.db``, or memory)
-  and an audit sink that keeps nothing (:class:`_Discard`): its escalations, pending blocks and
+  and an audit sink that keeps nothing (:class:`Discard`): its escalations, pending blocks and
   overrides by retry are its own, and nothing it counts reaches the active state or the log the
   active state is rebuilt from.
 - **What it leaves.** For every event where its verdict differs from the active one
@@ -56,10 +56,8 @@ if TYPE_CHECKING:
 
     from forge_policy.audit.base import AuditSink
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.config.env import Config
     from forge_policy.engine.evaluator import Evaluator
     from forge_policy.engine.inputs import FactCache
-    from forge_policy.engine.overrides import AutoApprove
     from forge_policy.model import Decision, Event
 
 #: The candidate's folder under ``<root>/runtime/``: its state, tally and last problem.
@@ -93,7 +91,7 @@ def store_spec(active: str, root: str) -> str:
     return "sqlite:" + os.path.join(folder, "state.db")
 
 
-def open_store(spec: str, config: Config, clock: Callable[[], float]) -> Any:
+def open_store(spec: str, *, lock_timeout: float, ttl: float, clock: Callable[[], float]) -> Any:
     """The store :func:`store_spec` names, without fsync (``synchronous = OFF``): the
     candidate's counters are advisory, and a durable write per event would double the cost of
     the active one's on the warm path (measured: ``tests/benchmarks/bench_candidate.py``). A
@@ -107,23 +105,23 @@ def open_store(spec: str, config: Config, clock: Callable[[], float]) -> Any:
 
         return FileStore(
             spec[len("file:") :],
-            lock_timeout=config.lock_timeout,
+            lock_timeout=lock_timeout,
             fsync=False,
-            ttl=config.ttl,
+            ttl=ttl,
             clock=clock,
         )
     from forge_policy.stores.sqlite import SQLiteStore
 
     return SQLiteStore(
         spec[len("sqlite:") :],
-        busy_timeout=config.lock_timeout,
+        busy_timeout=lock_timeout,
         synchronous="OFF",
-        ttl=config.ttl,
+        ttl=ttl,
         clock=clock,
     )
 
 
-class _Discard:
+class Discard:
     """The candidate's audit sink: keeps nothing. Its records (violations, blocks, overrides)
     must not reach the project's log, which the active sessions are rebuilt from; its counters
     live in its store alone."""
@@ -141,8 +139,9 @@ class _Discard:
 class Candidate:
     """A candidate catalog beside an evaluator: :meth:`observe` compares each decision.
 
-    Build it with :meth:`load` (from a configuration) or :meth:`of` (a catalog in memory, kept
-    in memory). ``problem``: why it cannot compare (then ``evaluator`` is None).
+    Build it with :meth:`~forge_policy.config.env.Config.load_candidate` (from a configuration)
+    or :meth:`of` (a catalog in memory, kept in memory). ``problem``: why it cannot compare
+    (then ``evaluator`` is None).
     """
 
     def __init__(
@@ -170,32 +169,15 @@ class Candidate:
         :class:`~forge_policy.Evaluator`)."""
         from forge_policy.engine.evaluator import Evaluator
 
-        options = {"store": None, **evaluator_options, "audit": _Discard()}
+        options = {"store": None, **evaluator_options, "audit": Discard()}
         return cls(name or catalog.root or "(in memory)", Evaluator(catalog, **options))
 
-    @classmethod
-    def load(
-        cls,
-        config: Config,
-        folder: str,
-        *,
-        clock: Callable[[], float],
-        auto_approve: AutoApprove,
-        reuse: Candidate | None = None,
-    ) -> Candidate:
-        """The candidate at ``folder`` under ``config``'s settings; never raises: a catalog or
-        setting that does not load gives a candidate holding the ``problem``."""
-        spec = store_spec(config.store, config.root)
-        runtime = None if spec == "memory" else runtime_folder(config.root)
-        try:
-            evaluator = _evaluator(config, folder, spec, clock, auto_approve, reuse)
-        except Exception as exc:  # any failure: the active decision stands, it is told
-            return cls(folder, None, problem=_describe(exc), runtime=runtime, store_spec=spec)
-        candidate = cls(folder, evaluator, runtime=runtime, store_spec=spec)
-        if runtime is not None:  # a candidate that loads again may report its next problem
+    def forget_reported(self) -> None:
+        """Forget the last problem reported (a candidate that loads again may report its
+        next one)."""
+        if self.runtime is not None:
             with contextlib.suppress(OSError):
-                os.unlink(os.path.join(runtime, "reported"))
-        return candidate
+                os.unlink(os.path.join(self.runtime, "reported"))
 
     def observe(
         self, event: Event, decision: Decision, facts: FactCache, audit: AuditSink
@@ -207,7 +189,7 @@ class Candidate:
         try:
             return self._observe(event, decision, facts, audit)
         except Exception as exc:  # a bug of the candidate's own: still not the decision's
-            return self._trouble(decision, event, audit, f"raised {_describe(exc)}")
+            return self._trouble(decision, event, audit, f"raised {describe(exc)}")
 
     def _observe(
         self, event: Event, decision: Decision, facts: FactCache, audit: AuditSink
@@ -255,7 +237,7 @@ class Candidate:
         except Exception as exc:  # the decision stands; the record is reported, not lost
             import attrs
 
-            note = f"candidate catalog: shadow record not written ({_describe(exc)})"
+            note = f"candidate catalog: shadow record not written ({describe(exc)})"
             return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))
         return decision
 
@@ -299,7 +281,7 @@ class Candidate:
                 )
                 write(audit, [records.to_dict(entry)])
         except Exception as exc:  # told on stderr all the same
-            notes = (*notes, f"candidate catalog: diagnostic not audited ({_describe(exc)})")
+            notes = (*notes, f"candidate catalog: diagnostic not audited ({describe(exc)})")
         return attrs.evolve(decision, diagnostics=notes)
 
     def _first_report(self, text: str) -> bool:
@@ -330,59 +312,7 @@ class Candidate:
                 close()
 
 
-def _evaluator(
-    config: Config,
-    folder: str,
-    spec: str,
-    clock: Callable[[], float],
-    auto_approve: AutoApprove,
-    reuse: Candidate | None,
-) -> Evaluator:
-    """The candidate's evaluator: its catalog through the compiled cache (keyed by its folder,
-    so it never overwrites the active catalog's cache), the settings applied as to the active
-    one, its own store (that of ``reuse`` when it is the same) and a sink that keeps nothing."""
-    import attrs
-
-    from forge_policy.catalog.behavior import DEFAULT_PROFILE
-    from forge_policy.catalog.cache import CatalogCache
-    from forge_policy.engine.evaluator import Evaluator
-
-    placed = attrs.evolve(config, behaviors_dir=os.path.abspath(folder))
-    catalog = CatalogCache(placed.cache_paths()).load(folder)
-    settings = config.current_settings()
-    disable = dict(config.disable)
-    exceptions: tuple[Any, ...] = ()
-    profile = config.profile
-    if settings is not None:
-        from forge_policy.config.layers import overlay_catalog, usable_exceptions
-
-        catalog = overlay_catalog(catalog, settings)[0]
-        exceptions = usable_exceptions(catalog, settings)[0]
-        disable = dict(settings.disable)
-        profile = settings.profile or DEFAULT_PROFILE
-    if disable:  # an id only the active catalog has is not the candidate's to bypass
-        disable = {key: value for key, value in disable.items() if key in catalog}
-    store = None
-    if reuse is not None and reuse.evaluator is not None and reuse.store_spec == spec:
-        store = reuse.evaluator.store
-    if store is None:
-        store = open_store(spec, config, clock)
-    return Evaluator(
-        catalog,
-        store=store,
-        audit=_Discard(),
-        clock=clock,
-        profile=profile,
-        ttl=config.ttl,
-        override_window=config.override_window,
-        grant_seconds=config.grant_seconds,
-        auto_approve=auto_approve,
-        disable=disable,
-        exceptions=exceptions,
-    )
-
-
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     """One redacted line naming the problem (a catalog's first issue with its file:line)."""
     from forge_policy.errors import CatalogError
     from forge_policy.secrets import redact

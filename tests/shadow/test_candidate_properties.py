@@ -91,3 +91,22 @@ def test_a_candidate_that_raises_leaves_the_decision() -> None:
     assert decisions == without
     problems = [r for r in records if r["kind"] == "diagnostic"]
     assert len(problems) == 1 and "raised TypeError" in problems[0]["message"]
+
+
+def test_a_candidate_too_close_to_the_hook_deadline_is_skipped() -> None:
+    import time
+
+    from forge_policy._budget import hook_deadline
+
+    event = fp.Event("PreToolUse", "s1", tool_name="Bash", tool_input={"command": "git push -f"})
+    candidate = Candidate.of(Catalog([]))
+    audit = MemoryAuditSink()
+    evaluator = fp.Evaluator(BUILTIN, audit=audit, candidate=candidate)
+    # the waits end 1 s (the answer's reserve) before the deadline: 0.1 s from now
+    with hook_deadline(time.monotonic() + 1.1, 1.1):
+        decision = evaluator.evaluate(event)
+    assert decision.outcome == "hard_block" and candidate.compared == 0
+    assert any("the hook's deadline is near" in note for note in decision.diagnostics)
+    assert [r["code"] for r in audit.records() if r["kind"] == "diagnostic"] == ["candidate"]
+    decision = evaluator.evaluate(event)  # outside a hook call: compared
+    assert candidate.compared == 1 and not decision.diagnostics
