@@ -323,19 +323,22 @@ def test_audit_numbers_band_and_verify(soft: Project) -> None:
     assert (behavior["violations"], behavior["blocks"], behavior["overrides"]) == (2, 2, 1)
     assert (behavior["override_rate"], behavior["band"]) == (0.5, "review")
     assert (summary["installed"], summary["enabled"]) == (1, ["no-rm"])
-    # 4: the two blocks, the override, and the floor the call let through ran under (off)
-    assert summary["verify"] == {"ok": True, "records": 4, "problems": [], "torn_tail": False}
+    # 7: the two blocks, the override, the floor the call let through ran under (off), and the
+    # seen record of each of the three calls
+    assert summary["verify"] == {"ok": True, "records": 7, "problems": [], "torn_tail": False}
     text = soft.run("audit", "--verify").stdout
     assert "no-rm     yes  2           2       1          0.50  review" in text
-    assert text.endswith("audit log intact: 4 records, hash chain verified\n")
+    assert text.endswith("audit log intact: 7 records, hash chain verified\n")
+    assert "; 7 audit records (3 of them seen: one per decided tool call)" in text
 
     log = soft.root / "audit" / "overrides.log"
     lines = log.read_text().splitlines(keepends=True)
-    lines[1] = lines[1].replace('"mechanism":"retry"', '"mechanism":"explicit"')
+    assert '"kind":"override"' in lines[2]
+    lines[2] = lines[2].replace('"mechanism":"retry"', '"mechanism":"explicit"')
     log.write_text("".join(lines))
     result = soft.run("audit", "--verify", check=4)
-    assert "line 3: prev does not match" in result.stderr
-    assert result.stderr.endswith("integrity failure: the audit log (4 records) is broken\n")
+    assert "line 4: prev does not match" in result.stderr
+    assert result.stderr.endswith("integrity failure: the audit log (7 records) is broken\n")
 
 
 def test_purge_removes_expired_sessions(project: Project) -> None:

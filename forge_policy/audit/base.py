@@ -1,6 +1,6 @@
 """The audit sink interface (SPEC §4, §9): append-only records, written before state.
 
-One required interface, :class:`AuditSink`, and six optional capabilities, each a small
+One required interface, :class:`AuditSink`, and seven optional capabilities, each a small
 protocol a sink may also satisfy (OPA's storage interfaces are the model):
 
 ============================  ================================  ===================================
@@ -12,6 +12,7 @@ capability                    method                            used by
 :class:`NewestFirst`          ``records_newest_first()``        ``forge-policy audit log``
 :class:`Verifiable`           ``verify()``                      ``forge-policy audit --verify``
 :class:`Checkpointed`         ``last_append``, checkpoints      the state's checkpoint of the log
+:class:`Unsynced`             ``append_unsynced(records)``      ``seen`` records, off the fsync
 ============================  ================================  ===================================
 
 Callers never probe for a method by name: they call the helpers below
@@ -44,9 +45,10 @@ class AuditSink(Protocol):
     """Where overrides, blocks and bypasses are recorded: the source of truth (SPEC §9).
 
     Records are JSON objects with a ``kind`` (``override``, ``block``, ``violation``,
-    ``bypass``, ``recovery``, ``diagnostic``). A sink must meet every requirement below; the audit
-    conformance suite (:class:`forge_policy.testing.conformance.AuditSinkSuite`; subclass it for
-    your own sink) checks those it can without knowing the backend:
+    ``bypass``, ``recovery``, ``diagnostic``, ``seen``, …: :mod:`forge_policy.audit.records`).
+    A sink must meet every requirement below; the audit conformance suite
+    (:class:`forge_policy.testing.conformance.AuditSinkSuite`; subclass it for your own sink)
+    checks those it can without knowing the backend:
 
     - **Durable before return.** ``append_many`` returns only once its records would survive a
       crash of the process (fsync, a committed transaction): the evaluator acknowledges an
@@ -212,7 +214,26 @@ class Checkpointed(Protocol):
         ...
 
 
-def write(sink: AuditSink, records: Iterable[Mapping[str, Any]]) -> None:
+@runtime_checkable
+class Unsynced(Protocol):
+    """An audit sink that can append records without waiting for them to reach the disk.
+
+    ``append_unsynced(records)`` must do what :meth:`AuditSink.append_many` does (order, hash
+    chain, spool), except that a power cut may lose what it wrote (a crash of the process must
+    not). For records whose loss misleads no decision — a ``seen`` record says only that a hook
+    ran — so that the allow path pays no fsync. Sinks without it append them durably.
+
+    >>> from forge_policy.audit.lazy import LazyJsonlSink
+    >>> isinstance(LazyJsonlSink("overrides.log"), Unsynced)
+    True
+    """
+
+    def append_unsynced(self, records: Iterable[dict[str, Any]]) -> None:
+        """Append records in order, the fsync left to the next durable append or the OS."""
+        ...
+
+
+def write(sink: AuditSink, records: Iterable[Mapping[str, Any]], *, durable: bool = True) -> None:
     """Hand ``records`` to ``sink``: the one way the engine, the hook, the CLI and the adapters
     write audit records. Each is made JSON-ready and redacted here
     (:func:`~forge_policy.audit.verify.clean`), so that no sink has to redact and no secret
@@ -226,7 +247,11 @@ def write(sink: AuditSink, records: Iterable[Mapping[str, Any]]) -> None:
     """
     from forge_policy.audit.verify import clean
 
-    sink.append_many([clean(dict(record)) for record in records])
+    cleaned = [clean(dict(record)) for record in records]
+    if not durable and isinstance(sink, Unsynced):
+        sink.append_unsynced(cleaned)  # ``durable=False``: see :class:`Unsynced`
+        return
+    sink.append_many(cleaned)
 
 
 def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]]:

@@ -156,6 +156,15 @@ class JsonlAuditSink:
         Every string is redacted; ``seq`` and ``prev`` are set by the sink. A torn tail, or
         records missing from the end, are first noted by a ``recovery`` record.
         """
+        self._append_many(records, sync=self.fsync)
+
+    def append_unsynced(self, records: Iterable[dict[str, Any]]) -> None:
+        """:meth:`append_many` without the fsync (:class:`~forge_policy.audit.base.Unsynced`):
+        for records a power cut may lose (``seen``); the write itself is done before return,
+        so a crash of the process loses nothing. Spooled records folded in are fsynced."""
+        self._append_many(records, sync=False)
+
+    def _append_many(self, records: Iterable[dict[str, Any]], *, sync: bool) -> None:
         batch = list(records)
         if not batch:
             return
@@ -172,15 +181,17 @@ class JsonlAuditSink:
             with contextlib.ExitStack() as stack:
                 stack.push(locked)
                 spooled, folded = self._spooled()
+                sync = self.fsync and (sync or bool(spooled))  # a folded spool file is removed
                 created = not self.path.exists()
                 fd = self._open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
                 try:
-                    before, seq, digest = self._append(fd, folded + batch, read_head(lock_fd))
+                    head = read_head(lock_fd)
+                    before, seq, digest = self._append(fd, folded + batch, head, sync=sync)
                     origin = first_line_hash(fd)
                 finally:
                     os.close(fd)
                 self.last_append = Appended(before, seq, digest, origin)
-                if created and self.fsync and os.name != "nt":
+                if created and sync and os.name != "nt":
                     _fsync_dir(self.path.parent)
                 os.lseek(lock_fd, 0, os.SEEK_SET)
                 os.write(lock_fd, format_head(seq, digest))
@@ -258,7 +269,7 @@ class JsonlAuditSink:
         return names, records
 
     def _append(
-        self, fd: int, batch: list[dict[str, Any]], head: tuple[int, str] | None
+        self, fd: int, batch: list[dict[str, Any]], head: tuple[int, str] | None, *, sync: bool
     ) -> tuple[int, int, str]:
         seq, prev, prefix, torn = tail(fd)
         before = seq
@@ -297,7 +308,7 @@ class JsonlAuditSink:
         view = memoryview(prefix + b"\n".join(lines) + b"\n")
         while view:
             view = view[os.write(fd, view) :]
-        if self.fsync:
+        if sync:
             os.fsync(fd)
         return before, seq, prev
 

@@ -60,6 +60,10 @@ class LazyJsonlSink:
         if batch:
             self.sink().append_many(batch)
 
+    def append_unsynced(self, records: Iterable[dict[str, Any]]) -> None:
+        """See :meth:`JsonlAuditSink.append_unsynced`."""
+        self.sink().append_unsynced(records)
+
     def records(self) -> Iterator[dict[str, Any]]:
         """Every record, oldest first."""
         return self.sink().records()

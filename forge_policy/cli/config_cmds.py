@@ -130,6 +130,7 @@ def _lines(settings: Settings, catalog: Catalog, notes: list[str], origin: bool)
         ("profile", settings.profile or "standard"),
         ("shadow", "true" if settings.shadow else "false"),
         ("floor", settings.floor or "harness"),
+        ("coverage", "false" if settings.coverage is False else "true"),
         ("candidate", settings.candidate or "-"),
     )
     for key, value in scalars:

@@ -20,6 +20,13 @@ included (so holding the locks hides no count and stops no escalation), and audi
 ``degraded``; when the log cannot be read either, at each behavior's highest level below
 hard_block. Those records are the session's: the next transaction (and :meth:`status`) folds
 them into the stored state.
+
+**The seen record.** With ``record_calls`` (the hook's evaluator, unless a configuration layer
+says ``coverage: false``) every PreToolUse also appends a ``seen`` record after its decision,
+the allow path included (which otherwise writes nothing): the trace that tells a call the hook
+decided from one whose hook never ran (:mod:`forge_policy.ops.coverage`). It is written outside
+the transaction, without an fsync, waiting at most :data:`SEEN_WAIT` for the audit lock, and a
+failure to write it only adds a diagnostic.
 """
 
 from __future__ import annotations
@@ -503,8 +510,9 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
     """``decision`` after its ``seen`` record was appended (a record of its own, after the
     decision's: the allow path writes nothing else). It waits at most :data:`SEEN_WAIT` for
     the audit lock (an agent holding it must not slow every call; the JSONL log spools the
-    record); a failure to write it leaves the decision, with a diagnostic: it only says that
-    the hook ran."""
+    record) and for no fsync (:class:`~forge_policy.audit.base.Unsynced`: a power cut may lose
+    it, and the call then shows as a gap); a failure to write it leaves the decision, with a
+    diagnostic: it only says that the hook ran."""
     from forge_policy._time import iso
     from forge_policy.audit.base import write
     from forge_policy.audit.records import Seen, to_dict
@@ -520,7 +528,7 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
     )
     try:
         with no_wait(SEEN_WAIT):
-            write(audit, [to_dict(record)])
+            write(audit, [to_dict(record)], durable=False)  # no fsync on the allow path
     except (AuditError, OSError) as exc:
         note = f"seen record not written ({type(exc).__name__}: {exc})"
         return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))

@@ -165,6 +165,8 @@ def what(record: dict[str, Any]) -> str:
     'Bash: git push -f'
     >>> what({"kind": "bypass", "scope": "project", "variable": "forge-policy off"})
     'forge-policy off (project)'
+    >>> what({"kind": "seen", "tool_name": "Read", "tool_use_id": "toolu_1", "outcome": "allow"})
+    'Read toolu_1: allow'
     """
     kind = record.get("kind")
     parts: list[str] = []
@@ -180,6 +182,9 @@ def what(record: dict[str, Any]) -> str:
         parts.append(f"floor {record.get('floor')}")
     elif kind == "tuning":
         parts.append(f"applied suggestion {record.get('suggestion')}: {record.get('title')}")
+    elif kind == "seen":  # the call's id and outcome: its input is not recorded, only a digest
+        call = " ".join(str(record.get(k) or "") for k in ("tool_name", "tool_use_id")).strip()
+        parts.append(f"{call}: {record.get('outcome') or ''}")
     elif kind in ("recovery", "integrity", "diagnostic"):
         parts.append(str(record.get("message") or record.get("reason") or record.get("code") or ""))
     summary = record.get("input_summary")

@@ -6,7 +6,6 @@ matcher that leaves tools out, and with ``coverage: false`` in a configuration l
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import time
 from pathlib import Path
@@ -143,13 +142,21 @@ def test_the_two_calls_that_never_went_through_the_hook_are_the_gaps(
 
 
 def test_the_html_report_has_the_coverage_section(hooked: Hooked, tmp_path: Path) -> None:
+    from .test_replay_html import _chromium, _dom
+
     path = transcript(hooked, tmp_path / "s.jsonl")
     page = tmp_path / "report.html"
     replay(hooked.project, str(path), "--html", str(page))
-    html = page.read_text()
-    data = json.loads(re.search(r'id="replay-data">(.*?)</script>', html, re.S)[1])  # type: ignore[index]
-    assert [g["tool_use_id"] for g in data["coverage"]["gaps"]] == GAP_IDS
-    assert 'id="coverage"' in html and '"Hook coverage"' in html
+    dom = _dom(_chromium(tmp_path, page, "--dump-dom"))
+    [summary] = dom.find("p", "coverage-summary")
+    assert summary.text == "2 of 7 tool calls got no decision: Bash 2"
+    rows = dom.find("tr", "gap-row")
+    assert [[cell.text for cell in row.children][2:4] for row in rows] == [
+        ["Bash", "toolu_gap_2"],
+        ["Bash", "toolu_gap_5"],
+    ]
+    assert rows[1].children[1].text.endswith("(subagent)")
+    assert rows[1].children[6].text == f"{path}:6"
 
 
 def test_no_gap_when_every_call_went_through_the_hook(hooked: Hooked, tmp_path: Path) -> None:
@@ -255,3 +262,28 @@ def test_coverage_false_in_a_layer_turns_the_record_off_and_a_managed_lock_keeps
     (managed / "config.yaml").write_text("coverage: true\nlocked: [coverage]\n")
     project.run(project.bash("ls"), FORGE_MANAGED_DIR=str(managed))
     assert [r["kind"] for r in project.audit(seen=True)] == ["seen"]
+
+
+def test_a_seen_record_pays_no_fsync_unless_it_folds_the_spool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from forge_policy.audit.base import write
+    from forge_policy.audit.jsonl import JsonlAuditSink
+
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    sink = JsonlAuditSink(tmp_path / "audit" / "overrides.log")
+    write(sink, [{"kind": "block", "session_id": "s"}])
+    assert synced
+    synced.clear()
+    write(sink, [{"kind": "seen", "session_id": "s"}], durable=False)
+    assert synced == []
+    sink._spool([{"kind": "block", "session_id": "s"}])  # a batch spooled while the lock was held
+    synced.clear()
+    write(sink, [{"kind": "seen", "session_id": "s"}], durable=False)
+    assert synced  # the folded block is fsynced before its spool file goes
+    assert [r["kind"] for r in sink.records()] == ["block", "seen", "block", "seen"]
+    assert sink.verify().ok
