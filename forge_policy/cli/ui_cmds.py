@@ -27,8 +27,8 @@ def register(command: Callable[..., Any]) -> None:
         "Serve a read-only dashboard on 127.0.0.1: live sessions with their counters and "
         "levels over time, recent blocks and overrides with their reasons, override rates per "
         "behavior, tuning suggestions, the candidate catalog's shadow verdicts, hook coverage "
-        "gaps, the audit log's integrity. Prints its URL (with a random token); only your "
-        "user may connect. Ctrl-C stops it.",
+        "gaps, the audit log's integrity. Prints its URL (with a random token); on Linux only "
+        "your user may connect (elsewhere the token alone guards it). Ctrl-C stops it.",
     )
     p.add_argument(
         "--port", type=_port, default=0, metavar="N", help="listen on port N (default: a free one)"
