@@ -7,10 +7,13 @@ the only lock-wait loop of the package. The lock is portalocker's (``flock`` on 
 when the holding process dies, so a crashed holder never blocks anyone, and nothing here looks at
 the file's existence, age or content, so a live holder is never robbed: waiters only time out.
 
-portalocker is imported when a lock is first taken, never by ``import forge_policy``: its import
-costs tens of milliseconds, which a process that only reads (or keeps state in memory) must not
-pay. Its errors, and the OS's, leave this module as :class:`~forge_policy.StoreError` (a wait past
-the timeout as :class:`~forge_policy.LockTimeout`), chained with ``from``.
+On POSIX the lock is taken with :func:`fcntl.flock` itself (what portalocker calls there, so
+both interoperate): portalocker's import costs tens of milliseconds (it pulls in ``email``,
+``importlib.metadata`` and ``redis``), which a hook process appending one ``seen`` record must
+not pay. Elsewhere portalocker is imported when a lock is first taken, never by ``import
+forge_policy``. Its errors, and the OS's, leave this module as
+:class:`~forge_policy.StoreError` (a wait past the timeout as
+:class:`~forge_policy.LockTimeout`), chained with ``from``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ import time
 
 from forge_policy._budget import lock_wait
 from forge_policy.errors import LockTimeout, StoreError
+
+try:
+    import fcntl
+except ImportError:  # Windows: portalocker's LockFileEx
+    fcntl = None  # type: ignore[assignment]
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -142,6 +150,14 @@ class FileLock:
 
 def _try_lock(fd: int, path: str) -> bool:
     """Take the exclusive lock without waiting; False when another holds it."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            raise _lock_error(path, "cannot lock", exc) from exc
+        return True
     import portalocker
 
     try:
@@ -154,6 +170,12 @@ def _try_lock(fd: int, path: str) -> bool:
 
 
 def _unlock(fd: int, path: str) -> None:
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except OSError as exc:
+            raise _lock_error(path, "cannot unlock", exc) from exc
+        return
     import portalocker
 
     try:

@@ -287,3 +287,18 @@ def test_a_seen_record_pays_no_fsync_unless_it_folds_the_spool(
     assert synced  # the folded block is fsynced before its spool file goes
     assert [r["kind"] for r in sink.records()] == ["block", "seen", "block", "seen"]
     assert sink.verify().ok
+
+
+def test_an_allowed_call_writes_its_seen_record_without_importing_portalocker(
+    tmp_path: Path,
+) -> None:
+    project = Project(tmp_path)
+    project.run(project.bash("ls"))  # the catalog cache is built
+    read = project.payload(tool_name="Read", tool_input={"file_path": "README.md"})
+    _, err = project.run(read, PYTHONPROFILEIMPORTTIME="1")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if "|" in line}
+    assert "forge_policy.audit.jsonl" in imported  # the record was written by this process
+    assert not {m for m in imported if m.split(".")[0] in ("portalocker", "email", "redis")}
+    assert [r["tool_use_id"] for r in project.audit(seen=True) if r["kind"] == "seen"][-1] == (
+        read["tool_use_id"]
+    )
