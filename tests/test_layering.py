@@ -32,6 +32,7 @@ ROOT = "forge_policy"
 PEERS = "peers:"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),  # the command line: everything below is its to call
+    ("ui",),  # the read-only local dashboard: shows what the operator reports gather
     ("ops",),  # operator actions: init, doctor, replay, git hooks, admin
     ("worker",),  # the warm worker: answers hook calls from a long-lived process
     (PEERS, "hook", "serve"),  # the hook entry point and the serve daemon call one another
@@ -41,7 +42,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("config",),  # FORGE_* configuration: builds stores, sinks, catalogs and evaluators
     ("engine",),  # the decision and its transaction
     ("floor",),  # the enforcement floor: derived from the catalog, enforced by the OS
-    ("render", "stores"),  # what a decision says; where session state is kept
+    # what a decision says; where session state is kept; what a decision exports (OpenTelemetry)
+    ("render", "stores", "telemetry"),
     ("audit",),  # the audit log: sinks, verification, insights, record shapes
     ("catalog", "reports"),  # behaviors and their condition language; typed results
     ("facts",),  # the fact registry and its providers

@@ -112,4 +112,5 @@ def test_the_top_level_holds_only_the_rooms_the_readme_names() -> None:
         *("_infra", "audit", "catalog", "cli", "commands", "config", "engine", "facts", "floor"),
         "harness",
         *("integrations", "ops", "render", "reports", "serve", "stores", "testing", "worker"),
+        *("telemetry", "ui"),
     }

@@ -22,6 +22,7 @@ from forge_policy.cli import (
     shadow_cmds,
     statusline_cmds,
     suggest_cmds,
+    ui_cmds,
     worker_cmds,
 )
 from forge_policy.cli.context import (
@@ -102,8 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
         git_cmds,
         suggest_cmds,
     )
-    extra = (config_cmds, floor_cmds, worker_cmds, shadow_cmds, statusline_cmds, completion)
-    for module in (*groups, *extra):
+    extra = (config_cmds, floor_cmds, worker_cmds, shadow_cmds, statusline_cmds, ui_cmds)
+    for module in (*groups, *extra, completion):
         module.register(command)
     return parser
 

@@ -34,6 +34,7 @@ OVERVIEW = """\
     forge-policy audit [--verify] [--json]             governance summary; hash-chain check
     forge-policy audit log [--session SID] [--since W] the audit records, newest first, paged
     forge-policy suggest [--apply N[:KEY]]             tuning proposals from the audit log
+    forge-policy ui [--port N] [--open]                read-only dashboard on 127.0.0.1 (token URL)
     forge-policy config [show] [--origin] [--json]     effective layered settings, and from where
     forge-policy config unfork [--apply]               a forked catalog back to an overlay
     forge-policy purge [--json]                        delete expired sessions
