@@ -95,7 +95,8 @@ def test_apply_writes_the_overlay_moves_the_fork_and_the_hook_follows(project: P
     assert project.hook(tool_event("Write", "s2", file_path="/p/a.py", content="x")) is None
     described = project.json("describe", "verify-before-done")
     assert described["escalation"][-1] == [4, "soft_block"]
-    record = json.loads((project.root / "audit" / "overrides.log").read_text().splitlines()[-1])
+    log = (project.root / "audit" / "overrides.log").read_text().splitlines()
+    record = [r for r in map(json.loads, log) if r["kind"] != "seen"][-1]  # seen: the hook call
     assert (record["kind"], record["code"]) == ("diagnostic", "catalog_unforked")
     project.run("config", "unfork", check=1)  # nothing left to unfork
 
