@@ -20,7 +20,6 @@ from forge_policy.config.env import Config
 from forge_policy.harness.payload import MAX_INPUT
 from forge_policy.serve.warm import Warm
 from forge_policy.worker import protocol
-from forge_policy.worker.server import LOCK_WAIT
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the worker needs Linux (SO_PEERCRED, /proc)"
@@ -134,13 +133,12 @@ def test_parallel_clients_start_one_worker(project: ClientProject) -> None:
         answers = list(pool.map(lambda _: project.call(project.bash("echo hard-me")), range(16)))
     assert all(b'"permissionDecision":"deny"' in a.stdout for a in answers)
     pid = project.wait_worker()
-    # a client that missed the starting marker may have started a second process: it waits for
-    # the worker lock, never listens, and exits ("not started: another worker holds the lock")
-    deadline = time.monotonic() + LOCK_WAIT + 5
-    while worker_pids(project.root) != [pid] and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # one process started, not one listening and others waiting for the worker lock until
+    # they give up ("not started"): a client whose connect failed just before the worker
+    # listened (and removed the start marker) checks again after taking the marker
     assert worker_pids(project.root) == [pid]
     assert project.log().count("listening on") == 1, project.log()
+    assert "not started" not in project.log(), project.log()
     assert project.counter("hardy") == 16  # no increment lost, whichever path answered
 
 

@@ -164,10 +164,28 @@ def start_worker(root: bytes, here: bytes, slot: bytes) -> bool:
             break
         else:
             return False
+        if _listening(folder):
+            # a worker came up between this client's failed connect and its marker: once it
+            # listened it removed its own client's marker, which the O_EXCL above cannot see.
+            # Another would only wait for the worker lock and exit ("not started").
+            posix.unlink(marker)
+            return False
         _spawn(root, here, parent)
         return True
     except OSError:
         return False
+
+
+def _listening(folder: bytes) -> bool:
+    """Whether a worker of this user accepts connections on ``folder``'s socket now."""
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        _connect(sock, folder)
+    except (Unavailable, OSError):
+        return False
+    finally:
+        sock.close()
+    return True
 
 
 def _spawn(root: bytes, here: bytes, folder: bytes) -> None:
