@@ -169,6 +169,17 @@ def parse_since(text: str, now: float) -> float:
     return when.timestamp()  # naive: local time, as the user reads their clock
 
 
+def since_time(text: str) -> float:
+    """An argparse type for ``--since``: epoch seconds (:func:`parse_since`; a bad one: exit 2)."""
+    import argparse
+    import time
+
+    try:
+        return parse_since(text, time.time())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--since {text!r}: ")) from None
+
+
 def limit_count(text: str) -> int:
     """An argparse type for ``--limit``: a whole number, 0 or more (a bad one: exit 2)."""
     import argparse

@@ -4,7 +4,7 @@ the records themselves, newest first (:mod:`forge_policy.ops.audit_log`), paged 
 
 from __future__ import annotations
 
-from forge_policy.cli._format import limit_count, table, to_json
+from forge_policy.cli._format import limit_count, since_time, table, to_json
 from forge_policy.cli.context import INTEGRITY_FAILURE, OK
 
 TYPE_CHECKING = False
@@ -19,19 +19,6 @@ if TYPE_CHECKING:
 #: Records ``audit log`` shows unless ``--limit`` says otherwise; ``audit --json``'s ``recent``.
 LOG_LIMIT = 50
 RECENT = 20
-
-
-def _since(text: str) -> float:
-    """``--since`` as epoch seconds (:func:`forge_policy.cli._format.parse_since`)."""
-    import argparse
-    import time
-
-    from forge_policy.cli._format import parse_since
-
-    try:
-        return parse_since(text, time.time())
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--since {text!r}: ")) from None
 
 
 def register(command: Callable[..., Any]) -> None:
@@ -73,7 +60,7 @@ def register(command: Callable[..., Any]) -> None:
     )
     log.add_argument(
         "--since",
-        type=_since,
+        type=since_time,
         metavar="WHEN",
         help="only records from then on: a duration back from now (30m, 2h, 3d, 1w) or an "
         "ISO date or time (2026-01-31, 2026-01-31T09:00; local time without a zone)",

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from forge_policy.cli._format import table
+from forge_policy.cli._format import since_time, table
 from forge_policy.cli.context import OK
 
 TYPE_CHECKING = False
@@ -18,19 +18,6 @@ if TYPE_CHECKING:
 
 #: Examples per behavior the terminal shows (``--json``/``--html``: every one kept).
 TEXT_EXAMPLES = 3
-
-
-def _since(text: str) -> float:
-    """``--since`` as epoch seconds (:func:`forge_policy.cli._format.parse_since`)."""
-    import argparse
-    import time
-
-    from forge_policy.cli._format import parse_since
-
-    try:
-        return parse_since(text, time.time())
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--since {text!r}: ")) from None
 
 
 def register(command: Callable[..., Any]) -> None:
@@ -54,7 +41,7 @@ def register(command: Callable[..., Any]) -> None:
     report.set_defaults(handler=cmd_shadow_report)
     report.add_argument(
         "--since",
-        type=_since,
+        type=since_time,
         metavar="WHEN",
         help="only events from then on: a duration back from now (30m, 2h, 3d, 1w) or an "
         "ISO date or time (2026-01-31, 2026-01-31T09:00; local time without a zone)",

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def register(command: Callable[..., Any]) -> None:
     """Add ``suggest`` to the parser."""
-    from forge_policy.cli.audit_cmds import _since
+    from forge_policy.cli._format import since_time
 
     p = command(
         "suggest",
@@ -31,7 +31,7 @@ def register(command: Callable[..., Any]) -> None:
     )
     p.add_argument(
         "--since",
-        type=_since,
+        type=since_time,
         metavar="WHEN",
         help="only records from then on: a duration back from now (30m, 2h, 3d, 1w) or an "
         "ISO date or time (give the same --since to --apply)",
