@@ -16,8 +16,6 @@ redacted, ``<`` escaped so no text can close it); the script builds the DOM with
 
 from __future__ import annotations
 
-import json
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -110,9 +108,9 @@ def _brief(verdict: Verdict) -> dict[str, Any]:
 def report(result: Replay, read: TranscriptRead, coverage: Coverage | None = None) -> str:
     """The whole page as text."""
     fields = report_data(result, read, coverage)
-    data = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
-    # no "</script>", "<!--" or U+2028 can end or bend the data element
-    data = data.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    from forge_policy.render.html_page import embed_json
+
+    data = embed_json(fields)
     return _PAGE.replace("@DATA@", data)
 
 
@@ -120,18 +118,9 @@ def write_report(
     path: str, result: Replay, read: TranscriptRead, coverage: Coverage | None = None
 ) -> None:
     """Write :func:`report` to ``path`` (UTF-8), replacing it atomically."""
-    import os
-    import tempfile
+    from forge_policy.render.html_page import write_page
 
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".replay-", suffix=".html", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(report(result, read, coverage))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_page(path, report(result, read, coverage), prefix=".replay-")
 
 
 _PAGE = """<!doctype html>

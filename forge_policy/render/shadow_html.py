@@ -15,8 +15,6 @@ redacted, ``<`` escaped so no text can close it); the script builds the DOM with
 
 from __future__ import annotations
 
-import json
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -35,26 +33,17 @@ def report_data(result: ShadowReport, candidate: str | None) -> dict[str, Any]:
 
 def report(result: ShadowReport, candidate: str | None) -> str:
     """The whole page as text."""
-    data = json.dumps(report_data(result, candidate), ensure_ascii=False, separators=(",", ":"))
-    # no "</script>", "<!--" or U+2028 can end or bend the data element
-    data = data.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    from forge_policy.render.html_page import embed_json
+
+    data = embed_json(report_data(result, candidate))
     return _PAGE.replace("@DATA@", data)
 
 
 def write_report(path: str, result: ShadowReport, candidate: str | None) -> None:
     """Write :func:`report` to ``path`` (UTF-8), replacing it atomically."""
-    import os
-    import tempfile
+    from forge_policy.render.html_page import write_page
 
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".shadow-", suffix=".html", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(report(result, candidate))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_page(path, report(result, candidate), prefix=".shadow-")
 
 
 _PAGE = """<!doctype html>
