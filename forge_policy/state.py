@@ -28,6 +28,9 @@ import attrs
 from forge_policy._time import iso, parse_iso
 from forge_policy.levels import Level
 
+#: How many stateless violations' keys a session state remembers as counted (SessionState.fold).
+FOLDED_KEEP = 256
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -484,3 +487,18 @@ class SessionState:
 
     def set_audit_checkpoint(self, seq: int, digest: str, origin: str) -> None:
         self.data["audit_checkpoint"] = {"seq": seq, "hash": digest, "origin": origin}
+
+    def folded(self, key: str) -> bool:
+        """Whether the audit record with this key (a violation decided statelessly while the
+        state could not be written: :func:`forge_policy.engine.reconcile.reconcile_session`)
+        is already counted in this state."""
+        keys = self.data.get("folded")
+        return isinstance(keys, list) and key in keys
+
+    def fold(self, key: str) -> None:
+        """Remember that the record with ``key`` is counted (the newest :data:`FOLDED_KEEP`
+        kept: such records are rare, and a catch-up reads back minutes, not days)."""
+        keys = self.data.get("folded")
+        keys = [k for k in keys if isinstance(k, str)] if isinstance(keys, list) else []
+        keys.append(key)
+        self.data["folded"] = keys[-FOLDED_KEEP:]

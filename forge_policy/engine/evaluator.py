@@ -19,7 +19,8 @@ holding it, say) is decided statelessly on the session rebuilt from the audit lo
 included (so holding the locks hides no count and stops no escalation), and audited
 ``degraded``; when the log cannot be read either, at each behavior's highest level below
 hard_block. Those records are the session's: the next transaction (and :meth:`status`) folds
-them into the stored state.
+them into the stored state, each as one more increment (its counter, read from the log, may
+repeat one a transaction holding the lock counted at the same moment: SPEC §4, never lose one).
 
 **The seen record.** With ``record_calls`` (the hook's evaluator, unless a configuration layer
 says ``coverage: false``) every PreToolUse also appends a ``seen`` record after its decision,

@@ -8,7 +8,9 @@ between leaves records the state has not seen. :func:`reconcile_session` replays
   added to that behavior's ``overrides[]``, and the pending block (or explicit grant) it
   consumed is cleared;
 - a ``block`` or ``violation`` whose ``counter`` is above the state's counter raises the counter
-  and the effective level (a block also counts in ``blocks``); with a ``call_hash`` in the record,
+  and the effective level (a block also counts in ``blocks``; one decided statelessly, marked
+  ``degraded``, counts one more than the state holds, once: its counter may repeat one that a
+  transaction counted at the same time); with a ``call_hash`` in the record,
   the latest soft block is restored as the pending block (and, with a ``call_id``, remembered
   for ``override --call``);
 - a ``grant`` (an explicit override given) that the state lacks, that was neither spent (no
@@ -110,9 +112,37 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
             # decided on a made-up fail-closed state: its counter and level are not the session's
             and record.get("degraded") != "fail_closed"
         ):
-            effects = _violation_effects(behavior_id, state.find(behavior_id), record, at)
+            counted = _stateless_increment(state, behavior_id, record)
+            if counted is None:
+                continue
+            effects = _violation_effects(behavior_id, state.find(behavior_id), counted, at)
         apply_effects(state, effects)
     return added
+
+
+def _stateless_increment(
+    state: SessionState, behavior_id: str, record: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A violation decided statelessly (the state lock not had in time, SPEC §9), as the
+    increment it is: its counter was computed from the log while another transaction may have
+    counted the same number from the state, so it counts one more than the state holds (never
+    fewer than it says); None when this state counted it already (its key is remembered, so a
+    second catch-up changes nothing). Any other record is returned as it is."""
+    if not record.get("degraded"):
+        return record
+    key = "|".join(
+        str(record.get(field) or "")
+        for field in ("timestamp", "behavior_id", "counter", "call_hash", "kind")
+    )
+    if state.folded(key):
+        return None
+    state.fold(key)
+    bstate = state.find(behavior_id)
+    known = bstate.counter if bstate is not None else 0
+    counter = record.get("counter")
+    if not isinstance(counter, int) or isinstance(counter, bool):
+        return record
+    return {**record, "counter": max(counter, known + 1)}
 
 
 def _override_effects(

@@ -172,3 +172,44 @@ def test_records_of_an_expired_session_are_ignored(clock: FakeClock) -> None:
     }
     assert reconcile_session(state, [old]) == []
     assert state.behavior_ids() == []
+
+
+def _counted(counter: int, when: str, **extra: object) -> dict[str, object]:
+    return {
+        "kind": "block",
+        "timestamp": when,
+        "session_id": "s1",
+        "behavior_id": "no-destructive-git",
+        "counter": counter,
+        "level": "hard_block",
+        "call_hash": f"h{when}",
+        **extra,
+    }
+
+
+def test_a_stateless_count_racing_a_transaction_is_not_lost() -> None:
+    """SPEC §4 (never lose an increment) against §9 (a hard block waits for no lock): a call
+    decided statelessly counted its number from the log while a transaction counted the same
+    number from the state; folded back, it is one more, once however often it is read."""
+    from forge_policy.engine.session import from_log
+    from forge_policy.state import SessionState
+
+    first = _counted(1, "2026-01-01T00:00:01+00:00")
+    mine = _counted(2, "2026-01-01T00:00:02+00:00")  # the transaction's, in the state
+    racing = _counted(2, "2026-01-01T00:00:02.5+00:00", degraded="rebuilt")  # the log's
+    state = SessionState.new(0.0)
+    reconcile_session(state, [first, mine])
+    assert state.behavior("no-destructive-git").counter == 2
+    reconcile_session(state, [first, mine, racing])
+    assert state.behavior("no-destructive-git").counter == 3
+    reconcile_session(state, [first, mine, racing])  # a second catch-up reads it again
+    assert state.behavior("no-destructive-git").counter == 3
+    # a stateless count ahead of the state (records the state missed) keeps its own number
+    ahead = _counted(7, "2026-01-01T00:00:03+00:00", degraded="rebuilt")
+    reconcile_session(state, [ahead])
+    assert state.behavior("no-destructive-git").counter == 7
+    # the log alone (what the next stateless call rebuilds) counts them the same way
+    sink = fp.MemoryAuditSink()
+    sink.append_many([first, mine, racing])
+    rebuilt, counted = from_log(sink, "s1", 0.0)
+    assert (rebuilt.behavior("no-destructive-git").counter, counted) == (3, 3)
