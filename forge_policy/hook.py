@@ -112,8 +112,11 @@ def main(
     code = 0
     # FORGE_OTEL=hook: the decisions, noted for the export after the answer
     noted: list[tuple[Decision, float, int]] | None = None
-    if env.get("FORGE_OTEL", "").strip().lower() == "hook":
-        noted = []
+    if env.get("FORGE_OTEL"):  # unset, the usual case: the switch's module is not even imported
+        from forge_policy.telemetry.switch import mode
+
+        if mode(env) == "hook":
+            noted = []
     try:
         raw = _read(stdin)
         started = time.monotonic() if started is None else started
