@@ -367,6 +367,25 @@ def cmd_uninstall(args: Namespace, ctx: Context) -> int:
     return OK
 
 
+def _worker_check() -> dict[str, object]:
+    """Whether this system can run the warm worker (it must name a socket's peer:
+    :func:`forge_policy.worker.protocol.authenticates_peers`), and how, for ``doctor``."""
+    from forge_policy.worker import protocol
+
+    name = protocol.system()
+    if not protocol.authenticates_peers():
+        detail = (
+            f"not available on {name}: it cannot name the user at the other end of a Unix "
+            "socket, so every hook call evaluates in-process"
+        )
+        return {"available": False, "system": name, "peer_check": None, "detail": detail}
+    check = protocol.PEER_CHECKS[name][2][0]
+    detail = f"available (the worker's user is checked with {check})"
+    if name != "linux":
+        detail += f"; untested on a real {name} system"
+    return {"available": True, "system": name, "peer_check": check, "detail": detail}
+
+
 def cmd_doctor(args: Namespace, ctx: Context) -> int:
     """``forge-policy doctor [--harness NAME]… [--probe] [--json]``."""
     import os
@@ -394,6 +413,7 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
     from forge_policy.ops.statusline_config import check as check_statusline
 
     statusline = check_statusline(project, environ)  # decides nothing: never a failure
+    worker = _worker_check()
     if args.json:
         entries = [{**h.to_dict(), "floor": f.to_dict()} for h, f in zip(report, held, strict=True)]
         result: dict[str, object] = {
@@ -401,6 +421,7 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             "harnesses": entries,
             "floor": covered,
             "statusline": statusline,
+            "worker": worker,
         }
         if args.probe:
             runs = [{"harnesses": names, **p.to_dict()} for names, p in probes]
@@ -434,6 +455,7 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
     if statusline is not None:
         state = "runs" if statusline["ok"] else "does NOT answer"
         ctx.print(f"status line ({statusline['file']}): {state}: {statusline['line']}")
+    ctx.print(f"warm worker: {worker['detail']}")
     for f in held if args.probe else ():
         if f.state in ("none", "off"):
             ctx.print(f"probe: no floor to probe for {f.harness}: {f.warning or f.detail}")

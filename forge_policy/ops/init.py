@@ -44,6 +44,7 @@ from forge_policy.serve import (
     token_path,
     write_serve_config,
 )
+from forge_policy.worker.protocol import authenticates_peers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -285,7 +286,8 @@ def init(
     instead, which let every call through while the server is down (the other harnesses keep
     the command hook; the ``PreToolUse`` entry says ``onFailure: "block"`` too, which Claude
     Code honours from v2.1.295 on). Otherwise the hook is the warm-worker client (``worker``,
-    on Linux: it authenticates the worker with ``SO_PEERCRED``), else plain ``forge-policy hook``.
+    where the system names a socket's peer:
+    :func:`forge_policy.worker.protocol.authenticates_peers`), else plain ``forge-policy hook``.
     ``harnesses``: :func:`chosen_harnesses`. ``floor`` (``harness``, ``own`` or ``off``) and
     ``sandbox_settings`` (``project`` or ``local``): :mod:`forge_policy.ops.floor_setup`, with
     ``environ``'s ``HOME`` and ``TMPDIR`` (default: this process's). Every config file is
@@ -348,7 +350,7 @@ def init(
     elif (root / "runtime" / SERVE_FILE).exists():
         (root / "runtime" / SERVE_FILE).unlink()
         report.add("removed", root / "runtime" / SERVE_FILE, "serve mode is off")
-    on_linux = worker and sys.platform.startswith("linux")  # SO_PEERCRED
+    warm = worker and authenticates_peers()  # the client checks who the worker is
     place = _placement(project, where)
     relative = launcher.relative(project, root)
     if relative is not None:
@@ -357,14 +359,14 @@ def init(
         else:
             report.add("unchanged", launcher.path(root))
         recorded = (root / launcher.RECORD).exists()
-        if launcher.record(root, worker=on_linux):
+        if launcher.record(root, worker=warm):
             verb = "updated" if recorded else "created"
             report.add(verb, root / launcher.RECORD, "this machine's forge-policy (git-ignored)")
     for name in chosen:
         hook_file = harness_config.spec(name)
         local = place == "local" and hook_file.local is not None
         if local or relative is None:  # this machine's command
-            command = hook_command(via_serve=serve, worker=on_linux, harness=name)
+            command = hook_command(via_serve=serve, worker=warm, harness=name)
         else:
             prefix = launcher.git_prefix(project) if name == "codex" else ""
             command = launcher.command(name, relative, prefix) + (" --via-serve" if serve else "")
@@ -392,7 +394,7 @@ def init(
                 f"{hook_file.path} as the portable launcher, which runs this machine's "
                 "forge-policy"
             )
-    _statusline(project, root, statusline, local=place == "local", worker=on_linux, report=report)
+    _statusline(project, root, statusline, local=place == "local", worker=warm, report=report)
     if place == "local" and "claude-code" in chosen:
         local_file = harness_config.spec("claude-code").local
         entry = None

@@ -12,8 +12,9 @@ package. The line:
    keeps, and a worker would): find ``<FORGE_ROOT>/runtime/worker/<fingerprint>/``, the folder of
    the worker for this working directory and these variables
    (:func:`~forge_policy.worker.protocol.fingerprint`; it and its parent owned by this user, no
-   access for group or others), connect to ``worker.sock`` in it, check with ``SO_PEERCRED`` that
-   the peer runs as this user, send the request
+   access for group or others), connect to ``worker.sock`` in it, check with the system's peer
+   credentials (:func:`~forge_policy.worker.protocol.peer_uid`: ``SO_PEERCRED`` on Linux,
+   ``LOCAL_PEERCRED`` on macOS) that the peer runs as this user, send the request
    (:func:`~forge_policy.worker.protocol.encode_request`) and read the answer before the
    deadline (``FORGE_WORKER_TIMEOUT``, at most :data:`~forge_policy.worker.protocol.WORKER_SHARE`
    of ``FORGE_HOOK_DEADLINE``: the in-process evaluation that may follow keeps the rest, and
@@ -34,17 +35,19 @@ and a new one starts) and the variables the answer depends on
 its deadline: a worker that gets to the request after it refuses instead of evaluating, so that
 the in-process evaluation that follows is the only one.
 
-The worker is authenticated by where it is and who runs it, not by a MAC as ``serve``'s
-answers are (:mod:`forge_policy.serve.auth`): only this user can create the socket in the
-private folder, and ``SO_PEERCRED`` names the process that listens on it. Anything that could
-still pass those checks runs as this user, so it could read any shared key too (and is outside
-the threat model: forge-policy is no sandbox against code running as its own user). A MAC would
-add no protection and would cost the warm path what it exists to save: ``hmac`` loads OpenSSL
-(``_hashlib``), ~7 ms, some 40 % of the bare ``python -I -S`` start the warm call is measured
-against. Nor are they built-ins: ``_hashlib`` is a shared library (``lib-dynload``), and so
-is ``_sha256`` in some 3.11 builds (pyenv's; Debian's builds it in). What these checks cannot
-catch, a worker that breaks, is caught by the answer's form: anything but one complete,
-well-formed answer before the deadline is evaluated in-process (step 4).
+The worker is authenticated by where it is and who runs it, not by a MAC as ``serve``'s answers
+are (:mod:`forge_policy.serve.auth`): only this user can create the socket in the private
+folder, and the kernel names the user of the process that listens on it
+(:func:`~forge_policy.worker.protocol.peer_uid`; on a system where it cannot,
+:func:`~forge_policy.worker.protocol.authenticates_peers`, no worker is asked or started).
+Anything that could still pass those checks runs as this user, so it could read any shared key
+too (and is outside the threat model: forge-policy is no sandbox against code running as its own
+user). A MAC would add no protection and would cost the warm path what it exists to save:
+``hmac`` loads OpenSSL (``_hashlib``), ~7 ms, some 40 % of the bare ``python -I -S`` start the
+warm call is measured against. Nor are they built-ins: ``_hashlib`` is a shared library
+(``lib-dynload``), and so is ``_sha256`` in some 3.11 builds (pyenv's; Debian's builds it in).
+What these checks cannot catch, a worker that breaks, is caught by the answer's form: anything
+but one complete, well-formed answer before the deadline is evaluated in-process (step 4).
 
 ``statusline`` as the first argument makes it Claude Code's ``statusLine`` command instead
 (:func:`statusline`: the worker's line, else the line computed here; read-only, always exit 0).
@@ -71,18 +74,23 @@ else:  # run by file (launch.py, ``-I -S client.py --worker``): protocol.py from
 
 
 class Unavailable(Exception):
-    """The worker gave no usable answer; ``start`` says whether to start one."""
+    """The worker gave no usable answer; ``start`` says whether to start one, ``note`` whether
+    the hook says why on stderr (not for a lasting state of this folder: it is counted only)."""
 
-    def __init__(self, reason: str, start: bool = False) -> None:
+    def __init__(self, reason: str, start: bool = False, note: bool = True) -> None:
         super().__init__(reason)
         self.reason = reason
         self.start = start
+        self.note = note
 
 
 def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, bytes, bytes, int]:
     """Send ``request`` to the worker in ``folder`` (one environment's, inside the private
     worker folder: :func:`~forge_policy.worker.protocol.slot_of`); return its decoded answer or
     raise :class:`Unavailable`. Checks both folders and the peer before sending anything."""
+    problem = protocol.address_problem(folder + b"/" + protocol.SOCKET)
+    if problem:  # no worker could listen there either: none is started
+        raise Unavailable(problem, note=False)
     for each in (folder.rpartition(b"/")[0], folder):
         if not protocol.private_folder(each):
             try:
@@ -127,7 +135,11 @@ def _connect(sock: _socket.socket, folder: bytes) -> None:
     finally:
         if fd >= 0:
             posix.close(fd)
-    if protocol.peer_uid(sock) != posix.geteuid():
+    try:
+        uid = protocol.peer_uid(sock)
+    except OSError as exc:  # never trust a peer the kernel did not name
+        raise Unavailable(f"cannot authenticate the worker ({exc.strerror or exc})") from None
+    if uid != posix.geteuid():
         raise Unavailable("the worker socket belongs to another user")
 
 
@@ -138,15 +150,21 @@ def _mkdir(path: bytes, mode: int) -> None:
         pass
 
 
+def make_folder(root: bytes) -> bytes:
+    """Create ``<root>/runtime/worker`` (mode 0700) and the folders above it; return it."""
+    for path, mode in ((root, 0o777), (root + b"/runtime", 0o777)):
+        _mkdir(path, mode)
+    parent = protocol.folder_of(root)
+    _mkdir(parent, 0o700)
+    return parent
+
+
 def start_worker(root: bytes, here: bytes, slot: bytes) -> bool:
     """Start a detached worker for ``root`` and this environment (its folder ``slot``) unless
     another client is starting one; never raises (a worker that does not start only means this
     event is evaluated in-process)."""
     try:
-        for path, mode in ((root, 0o777), (root + b"/runtime", 0o777)):
-            _mkdir(path, mode)
-        parent = protocol.folder_of(root)
-        _mkdir(parent, 0o700)
+        parent = make_folder(root)
         _mkdir(slot, 0o700)
         if not (protocol.private_folder(parent) and protocol.private_folder(slot)):
             return False
@@ -398,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     STARTED[0] = time.monotonic()
     if environ.get(b"FORGE_WORKER", b"").strip() not in (b"", b"on"):
         return in_process(here, raw, args)  # off (or unknown: the hook reports it)
-    if not hasattr(_socket, "SO_PEERCRED"):  # the peer cannot be authenticated (not Linux)
+    if not protocol.authenticates_peers():  # the worker's peer could not be named
         return in_process(here, raw, args)
     if environ.get(b"FORGE_STORE", b"").strip() == b"memory":
         return in_process(here, raw, args)  # a hook process starts empty; a worker would not
@@ -429,7 +447,7 @@ def statusline(here: bytes) -> int:
     if (
         environ.get(b"FORGE_WORKER", b"").strip() in (b"", b"on")
         and environ.get(b"FORGE_STORE", b"").strip() != b"memory"
-        and hasattr(_socket, "SO_PEERCRED")
+        and protocol.authenticates_peers()
     ):
         try:
             cwd = posix.getcwdb()
@@ -502,8 +520,13 @@ def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions)
             what = "started one" if started else "one is starting"
             count(root, f"no worker for this environment: {what}")
             return in_process(here, raw, args)
+        if not exc.note:  # a lasting state: counted where `worker status` shows it
+            try:  # noqa: SIM105 - contextlib is not a built-in module
+                make_folder(root)
+            except OSError:
+                pass
         count(root, exc.reason)
-        return in_process(here, raw, args, exc.reason)
+        return in_process(here, raw, args, exc.reason if exc.note else "")
     except OSError as exc:
         return in_process(here, raw, args, f"{exc.strerror or exc}")
     except Exception as exc:  # never a traceback, never an allow: the engine decides

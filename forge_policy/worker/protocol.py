@@ -8,9 +8,11 @@ its own folder without the package or ``site``. What it owns:
 
 - the files of ``<FORGE_ROOT>/runtime/worker/``: one folder per environment fingerprint
   (:func:`fingerprint`, :func:`slot_of`), the log and the refusal counts (:func:`record`) beside
-  them; the socket's address (:func:`address`: a
-  deep folder is reached through ``/proc/self/fd``), who may be at the other end
-  (:func:`peer_uid`, :func:`private_folder`) and the limits (:data:`MAX_INPUT`,
+  them; the socket's address (:func:`address`: a deep folder is reached through
+  ``/proc/self/fd`` on Linux, refused elsewhere), who may be at the other end
+  (:func:`peer_uid`, one reader for every system's peer credentials, and
+  :func:`authenticates_peers`, whether this system has one: no worker where it has not;
+  :func:`private_folder`) and the limits (:data:`MAX_INPUT`,
   :data:`MAX_REQUEST`, :data:`MAX_ANSWER`, the timeouts);
 - the framing: a request is ``MAGIC``, an item count and length-prefixed items
   (:func:`encode_request`); an answer is ``MAGIC``, a status byte, an exit code and
@@ -46,7 +48,7 @@ else:
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from _socket import socket
-    from collections.abc import Collection, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
     from typing import Protocol
 
     class Harness(Protocol):
@@ -344,23 +346,212 @@ def slot_of(root: bytes, print_: bytes) -> bytes:
     return folder_of(root) + b"/" + print_
 
 
-def address(folder: bytes, name: bytes) -> tuple[bytes, int]:
-    """A path ``connect``/``bind`` accept: Unix socket paths are limited to ~107 bytes, so a
-    deep folder is reached through ``/proc/self/fd`` (Linux). Returns (address, fd or -1): the
-    caller closes the fd once connected or bound."""
+#: The longest socket path bound or connected to directly: ``sockaddr_un.sun_path`` holds 104
+#: bytes on macOS and the BSDs, 108 on Linux, the terminating NUL included.
+MAX_ADDRESS = 103
+
+
+def address_problem(path: bytes, system: str | None = None) -> str:
+    """Why the socket ``path`` cannot be reached on ``system`` (default: :func:`system`), or
+    "" when it can. Only Linux reaches a longer path (through ``/proc/self/fd``, :func:`address`);
+    elsewhere the worker is off for that folder and the hook evaluates in-process: the socket
+    stays in the private folder, never in a shorter shared one (``/tmp``) whose name another user
+    could take first.
+
+    >>> address_problem(b"/p/worker.sock", "darwin")
+    ''
+    >>> address_problem(b"/p" * 60, "darwin")
+    'the socket path is 120 bytes, more than the 103 a Unix socket address holds here'
+    >>> address_problem(b"/p" * 60, "linux")
+    ''
+    """
+    if len(path) <= MAX_ADDRESS or (system or _system()) == "linux":
+        return ""
+    return (
+        f"the socket path is {len(path)} bytes, more than the {MAX_ADDRESS} a Unix socket "
+        "address holds here"
+    )
+
+
+def address(folder: bytes, name: bytes, system: str | None = None) -> tuple[bytes, int]:
+    """A path ``connect``/``bind`` accept: Unix socket paths are limited (:data:`MAX_ADDRESS`),
+    so on Linux a deep folder is reached through ``/proc/self/fd``. Returns (address, fd or -1):
+    the caller closes the fd once connected or bound. Raises ``OSError`` where the path is too
+    long for ``system`` (:func:`address_problem`)."""
     path = folder + b"/" + name
-    if len(path) < 100:
+    problem = address_problem(path, system)
+    if problem:
+        raise OSError(problem)
+    if len(path) <= MAX_ADDRESS:
         return path, -1
     fd = posix.open(folder, posix.O_RDONLY | getattr(posix, "O_DIRECTORY", 0))
     return b"/proc/self/fd/%d/%s" % (fd, name), fd
 
 
-def peer_uid(sock: "socket") -> int:
-    """The uid of the process at the other end of a connected Unix socket (``SO_PEERCRED``)."""
+# -- who is at the other end of the socket ----------------------------------------------------
+
+#: How each system names the user at the other end of a connected Unix socket, by
+#: :func:`system`: the layout of what ``getsockopt`` returns (:data:`LAYOUTS`), and its level
+#: and option, each as the ``_socket`` constant's name with, for a module that lacks it, the
+#: number from the system's headers (None: the module's only; Linux's differ by architecture).
+#: A system not listed has no peer check: no worker there (the hook evaluates in-process).
+PEER_CHECKS: "dict[str, tuple[str, tuple[str, int | None], tuple[str, int | None]]]" = {
+    "linux": ("ucred", ("SOL_SOCKET", None), ("SO_PEERCRED", None)),
+    # <sys/un.h>: SOL_LOCAL 0, LOCAL_PEERCRED 0x001 (macOS, FreeBSD, DragonFly BSD)
+    "darwin": ("xucred", ("SOL_LOCAL", 0), ("LOCAL_PEERCRED", 1)),
+    "freebsd": ("xucred", ("SOL_LOCAL", 0), ("LOCAL_PEERCRED", 1)),
+    "dragonfly": ("xucred", ("SOL_LOCAL", 0), ("LOCAL_PEERCRED", 1)),
+    # OpenBSD <sys/socket.h>: SOL_SOCKET 0xffff, SO_PEERCRED 0x1022 (not Linux's layout)
+    "openbsd": ("sockpeercred", ("SOL_SOCKET", 0xFFFF), ("SO_PEERCRED", 0x1022)),
+    # NetBSD <sys/un.h>: level 0, LOCAL_PEEREID 0x0003 (what its getpeereid(3) reads)
+    "netbsd": ("unpcbid", ("SOL_LOCAL", 0), ("LOCAL_PEEREID", 3)),
+}
+#: Per layout: the bytes asked for, the fewest a whole answer has, the offset of the uid (a
+#: 32-bit ``uid_t`` in the machine's byte order) and of a version word that must be 0 (-1: none).
+LAYOUTS = {
+    # Linux struct ucred {pid_t pid; uid_t uid; gid_t gid;}
+    "ucred": (12, 12, 4, -1),
+    # OpenBSD struct sockpeercred {uid_t uid; gid_t gid; pid_t pid;}: the uid first
+    "sockpeercred": (12, 12, 0, -1),
+    # NetBSD struct unpcbid {pid_t unp_pid; uid_t unp_euid; gid_t unp_egid;}
+    "unpcbid": (12, 12, 4, -1),
+    # <sys/ucred.h> struct xucred {u_int cr_version; uid_t cr_uid; short cr_ngroups;
+    # gid_t cr_groups[16]; ...}: 76 bytes on macOS, a pointer-sized union more on FreeBSD and
+    # DragonFly; cr_version is XUCRED_VERSION (0)
+    "xucred": (128, 76, 4, 0),
+}
+#: Set (on Linux only) to a key of :data:`PEER_CHECKS`, the client and worker run that system's
+#: peer check: its constants and decoding, over Linux's ``SO_PEERCRED`` answer re-encoded in that
+#: system's layout (:func:`translated`). For tests: it never names a user the kernel did not.
+FORCED = b"FORGE_TEST_PEERCRED"
+
+
+def _forced() -> bytes:
+    if not sys.platform.startswith("linux"):
+        return b""
+    return posix.environ.get(FORCED, b"").strip()
+
+
+def _system() -> str:
+    forced = _forced()
+    if forced:
+        return forced.decode("ascii", "replace")
+    return sys.platform.rstrip("0123456789")  # freebsd14, openbsd7, netbsd10 → their name
+
+
+def system() -> str:
+    """The system whose peer check and socket paths apply: ``sys.platform`` without its
+    version digits (``linux``, ``darwin``, ``freebsd``…), or, on Linux, ``FORGE_TEST_PEERCRED``."""
+    return _system()
+
+
+def _constant(entry: "tuple[str, int | None]", module: object) -> int | None:
+    name, number = entry
+    found = getattr(module, name, None) if module is not None else None
+    return found if isinstance(found, int) else number
+
+
+def authenticates_peers(system: str | None = None) -> bool:
+    """Whether ``system`` (default: this one, :func:`system`) can name the user at the other
+    end of a Unix socket: the one owner of "may a worker run here", asked by the client, the
+    worker, ``init`` and ``doctor``. Without it the hook evaluates in-process on every call.
+
+    >>> authenticates_peers("darwin"), authenticates_peers("openbsd"), authenticates_peers("sunos")
+    (True, True, False)
+    """
+    name = system or _system()
+    check = PEER_CHECKS.get(name)
+    if check is None:
+        return False
+    if _forced():
+        return name == "linux" or _linux_check() is not None
     import _socket
 
-    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
-    return int.from_bytes(creds[4:8], sys.byteorder)
+    return None not in (_constant(check[1], _socket), _constant(check[2], _socket))
+
+
+def _linux_check() -> "tuple[int, int] | None":
+    import _socket
+
+    level, option = PEER_CHECKS["linux"][1:]
+    found = (_constant(level, _socket), _constant(option, _socket))
+    return None if None in found else found  # type: ignore[return-value]
+
+
+def read_peer_uid(
+    getsockopt: "Callable[[int, int, int], bytes]", system: str, module: object = None
+) -> int:
+    """The uid in ``system``'s peer credentials, read with ``getsockopt(level, option,
+    size)`` (a connected socket's method): the seam the other systems' checks are tested
+    through. ``module`` gives the ``getsockopt`` constants (``_socket``; None: the numbers of
+    :data:`PEER_CHECKS`). Raises ``OSError`` for a system without a check or an answer that is
+    not one whole, known structure: the peer is then unauthenticated, never trusted.
+
+    >>> xucred = bytes(4) + (501).to_bytes(4, sys.byteorder) + bytes(68)
+    >>> read_peer_uid(lambda level, option, size: xucred, "darwin")
+    501
+    >>> read_peer_uid(lambda level, option, size: b"\\1" + xucred[1:], "darwin")
+    Traceback (most recent call last):
+    ...
+    OSError: darwin peer credentials: xucred version 1, not 0
+    """
+    check = PEER_CHECKS.get(system)
+    if check is None:
+        raise OSError(f"no peer credentials on {system}: the worker's peer cannot be named")
+    layout, level_entry, option_entry = check
+    asked, least, at, version = LAYOUTS[layout]
+    level, option = _constant(level_entry, module), _constant(option_entry, module)
+    if level is None or option is None:
+        raise OSError(f"no {option_entry[0]} in this Python's socket module")
+    data = getsockopt(level, option, asked)
+    if not least <= len(data) <= asked:
+        raise OSError(f"{system} peer credentials: {len(data)} bytes, not a whole {layout}")
+    if version >= 0:
+        number = int.from_bytes(data[version : version + 4], sys.byteorder)
+        if number != 0:
+            raise OSError(f"{system} peer credentials: {layout} version {number}, not 0")
+    return int.from_bytes(data[at : at + 4], sys.byteorder)
+
+
+def translated(sock: "socket", system: str) -> "Callable[[int, int, int], bytes]":
+    """A ``getsockopt`` for :func:`read_peer_uid` that answers ``system``'s request as that
+    system's kernel would, from Linux's ``SO_PEERCRED`` answer for ``sock``: the same pid, uid
+    and gid in ``system``'s layout (an ``xucred`` lists the gid as its one group). Any other
+    request fails as an unknown option does (``ENOPROTOOPT``). Only the layout is emulated:
+    the user is the one Linux's kernel names."""
+    layout, level_entry, option_entry = PEER_CHECKS[system]
+    wanted = (_constant(level_entry, None), _constant(option_entry, None))
+
+    def getsockopt(level: int, option: int, size: int) -> bytes:
+        linux = _linux_check()
+        if linux is None or (level, option) != wanted:
+            import errno
+
+            raise OSError(errno.ENOPROTOOPT, f"{system}: unknown socket option {level}/{option}")
+        ucred = sock.getsockopt(linux[0], linux[1], 12)
+        pid, uid, gid = (ucred[k : k + 4] for k in (0, 4, 8))
+        if layout == "xucred":
+            data = bytes(4) + uid + (1).to_bytes(2, sys.byteorder) + bytes(2) + gid + bytes(60)
+        elif layout == "sockpeercred":
+            data = uid + gid + pid
+        else:  # ucred, unpcbid: pid, uid, gid
+            data = pid + uid + gid
+        return data[:size]
+
+    return getsockopt
+
+
+def peer_uid(sock: "socket", system: str | None = None) -> int:
+    """The uid of the process at the other end of a connected Unix socket, by ``system``'s
+    peer check (default: this system's, :func:`system`): Linux's ``SO_PEERCRED``, macOS's,
+    FreeBSD's and DragonFly's ``LOCAL_PEERCRED``, OpenBSD's ``SO_PEERCRED``, NetBSD's
+    ``LOCAL_PEEREID``. Raises ``OSError`` where there is none or its answer is malformed."""
+    import _socket
+
+    name = system or _system()
+    if _forced() and name != "linux":
+        return read_peer_uid(translated(sock, name), name)
+    return read_peer_uid(sock.getsockopt, name, _socket)
 
 
 def private_folder(folder: bytes) -> bool:

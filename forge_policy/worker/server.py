@@ -33,7 +33,8 @@ serialised and every cache keyed by the environment. A process per environment k
 evaluation exactly the in-process one, at the price of one more interpreter per distinct
 environment (bounded).
 
-Every connection's peer must run as this user (``SO_PEERCRED``), else it is closed unanswered;
+Every connection's peer must run as this user (:func:`~forge_policy.worker.protocol.peer_uid`:
+``SO_PEERCRED`` on Linux, ``LOCAL_PEERCRED`` on macOS…), else it is closed unanswered;
 the client checks the same of the worker. There is no MAC on this protocol (unlike ``serve``'s,
 :mod:`forge_policy.serve.auth`): a peer that passes both checks runs as this user and could read
 any key (:mod:`forge_policy.worker.client` says why).
@@ -135,7 +136,8 @@ class Worker:
             self.reason = reason
             self.stopping.set()
             self._withdraw()  # new clients must not reach a worker that is going away
-            with contextlib.suppress(OSError):  # wakes the accept loop now (Linux: EINVAL)
+            # wakes the accept loop now on Linux (EINVAL); elsewhere its TICK timeout does
+            with contextlib.suppress(OSError):
                 self.sock.shutdown(socket.SHUT_RDWR)
 
     def listen(self) -> None:
@@ -185,7 +187,8 @@ class Worker:
                 if protocol.peer_uid(conn) != os.geteuid():
                     conn.close()  # never answer another user
                     continue
-            except OSError:
+            except OSError as exc:  # not named, not answered
+                log(f"closed a connection whose peer is not named: {exc}")
                 conn.close()
                 continue
             with self._busy_lock:
@@ -424,6 +427,14 @@ def _config(root: str) -> Config | None:
         return None
     if config.store == "memory":
         log("not started: FORGE_STORE=memory: a hook process keeps no state, a worker would")
+        return None
+    if not protocol.authenticates_peers():
+        log(f"not started: {protocol.system()} cannot name a socket's peer: clients unchecked")
+        return None
+    slot = os.fsencode(slot_here(config.root))
+    problem = protocol.address_problem(slot + b"/" + protocol.SOCKET)
+    if problem:
+        log(f"not started: {problem}")
         return None
     for folder in (folder_of(config.root), slot_here(config.root)):
         if not protocol.private_folder(os.fsencode(folder)):
