@@ -293,20 +293,27 @@ def test_an_impostor_is_refused_by_another_systems_check(short: Path) -> None:
 
 @pytest.mark.parametrize(
     ("system", "worker", "check"),
-    [("darwin", True, "LOCAL_PEERCRED"), ("netbsd", True, "LOCAL_PEEREID"), ("sunos", False, None)],
+    [
+        ("darwin", True, "LOCAL_PEERCRED"),
+        ("netbsd", True, "LOCAL_PEEREID"),
+        ("sunos", False, None),
+        ("", True, "SO_PEERCRED"),  # this system, Linux: said in the JSON only
+    ],
 )
 def test_init_and_doctor_follow_the_peer_check(
     tmp_path: Path, system: str, worker: bool, check: str | None
 ) -> None:
-    project = _project(tmp_path, system)
+    project = _project(tmp_path, system) if system else ClientProject(tmp_path)
     record = project.root / "runtime" / "hook-client"
     project.run_cli("init")
     assert record.read_text().endswith("/worker/launch.py\n") is worker
     doctor = json.loads(project.run_cli("doctor", "--json").stdout)["worker"]
     assert doctor["available"] is worker and doctor["peer_check"] == check
-    assert doctor["system"] == system
+    assert doctor["system"] == (system or "linux")
     text = project.run_cli("doctor").stdout
-    if worker:
+    if not system:
+        assert "warm worker" not in text
+    elif worker:
         assert f"warm worker: available (the worker's user is checked with {check})" in text
         assert f"untested on a real {system} system" in text
     else:

@@ -455,7 +455,8 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
     if statusline is not None:
         state = "runs" if statusline["ok"] else "does NOT answer"
         ctx.print(f"status line ({statusline['file']}): {state}: {statusline['line']}")
-    ctx.print(f"warm worker: {worker['detail']}")
+    if not worker["available"] or worker["system"] != "linux":  # news: no worker, or untested
+        ctx.print(f"warm worker: {worker['detail']}")
     for f in held if args.probe else ():
         if f.state in ("none", "off"):
             ctx.print(f"probe: no floor to probe for {f.harness}: {f.warning or f.detail}")

@@ -3,7 +3,8 @@
 :mod:`forge_policy.worker.client` (run under ``python -I -S``, once per agent tool call) and
 :mod:`forge_policy.worker.server` speak it; :mod:`forge_policy.hook` and the CLI read the
 hook's options with it. It imports interpreter built-ins only (``posix``, ``sys``, ``time``;
-``_socket`` and ``pwd`` inside the functions that need them), so the client can load it from
+``_socket`` and ``pwd`` inside the functions that need them, ``errno`` under
+``FORGE_TEST_PEERCRED`` only), so the client can load it from
 its own folder without the package or ``site``. What it owns:
 
 - the files of ``<FORGE_ROOT>/runtime/worker/``: one folder per environment fingerprint
