@@ -305,8 +305,10 @@ def test_init_and_doctor_follow_the_peer_check(
 ) -> None:
     project = _project(tmp_path, system) if system else ClientProject(tmp_path)
     record = project.root / "runtime" / "hook-client"
-    project.run_cli("init")
+    said = project.run_cli("init").stdout
     assert record.read_text().endswith("/worker/launch.py\n") is worker
+    assert ("hooks run the warm-worker client" in said) is worker
+    assert ("warm worker: not available on sunos" in said) is (not worker)
     doctor = json.loads(project.run_cli("doctor", "--json").stdout)["worker"]
     assert doctor["available"] is worker and doctor["peer_check"] == check
     assert doctor["system"] == (system or "linux")

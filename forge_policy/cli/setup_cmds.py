@@ -329,7 +329,11 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
     elif serve:
         ctx.print(VIA_SERVE_NOTE.format(host=DEFAULT_HOST, port=port).rstrip())
     elif not args.no_worker and report.changed:
-        ctx.print(WORKER_NOTE.format(idle=config.worker_idle).rstrip())
+        worker = _worker_check()  # the plain hook where the system cannot check the worker
+        if worker["available"]:
+            ctx.print(WORKER_NOTE.format(idle=config.worker_idle).rstrip())
+        else:
+            ctx.print(f"warm worker: {worker['detail']}")
     return OK
 
 
