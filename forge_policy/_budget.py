@@ -12,7 +12,12 @@ budget; it imports nothing of the package but :mod:`forge_policy.errors`.
 **The budget** is CPU time of the thread that computes the fact, so that a machine under load
 (dozens of hooks on two cores) does not make an ordinary command look too big to inspect; the
 wall clock is bounded too, at :data:`WALL_FACTOR` times the budget, for providers that wait
-(a subprocess, a slow mount, a sleeping third-party provider).
+(a subprocess, a slow mount, a sleeping third-party provider). **Garbage collection is not the
+provider's**: a collection stops every thread, and a full one costs in proportion to the whole
+process's heap, not to the provider's work (a second of wall-clock time for a long-lived process
+on a loaded machine). Both clocks are extended by the collections that ran during the provider
+(:func:`gc_seconds`), so that a pause does not turn a fact into a timeout, which a blocking
+behavior reads as a match (a spurious hard block). The hook's deadline is never extended.
 
 **The hook's deadline** (SPEC §9, ``FORGE_HOOK_DEADLINE``) bounds everything a hook call waits
 for: :func:`hook_deadline` sets it (a :func:`time.monotonic` instant, per context: the warm
@@ -32,6 +37,7 @@ and a fact's run ends there too. :func:`no_wait` cuts every lock wait to a momen
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import stat
 import time
@@ -48,9 +54,11 @@ _MAX_NOTES = 20
 
 class Run:
     """One provider call: its budget (CPU and wall clock), notes and cuts. Within a hook call
-    the wall clock also ends where the hook's deadline leaves the answer its reserve."""
+    the wall clock also ends where the hook's deadline leaves the answer its reserve. Time spent
+    in garbage collection during the call (:func:`gc_seconds`) extends the budget's clocks."""
 
-    __slots__ = ("budget", "cpu_end", "cuts", "hook_end", "notes", "soft_end", "wall_end")
+    __slots__ = ("budget", "cpu_end", "cuts", "gc_start", "hook_end", "notes", "soft_end",
+                 "wall_end")  # fmt: skip
 
     def __init__(self, budget_ms: float, notes: list[str]) -> None:
         self.budget = budget_ms / 1000.0
@@ -63,28 +71,68 @@ class Run:
     def start(self) -> None:
         """Start the clocks (again) in the thread that runs the provider."""
         now = time.monotonic()
-        self.wall_end = min(now + self.budget * WALL_FACTOR, self.hook_end)
-        self.soft_end = min(now + self.budget, self.wall_end)
+        self.gc_start = gc_seconds()
+        self.wall_end = now + self.budget * WALL_FACTOR
+        self.soft_end = now + self.budget
         self.cpu_end = time.thread_time() + self.budget
+
+    def end(self) -> float:
+        """The :func:`time.monotonic` instant at which the wall clock runs out now: the
+        allowance, extended by the garbage collections so far, bounded by the hook's deadline."""
+        return min(self.wall_end + gc_seconds() - self.gc_start, self.hook_end)
 
     def spent(self) -> str | None:
         """Why the budget is spent, or None (CPU time is read only past the soft deadline:
         a thread never has more CPU time than wall time)."""
         now = time.monotonic()
-        if now <= self.soft_end:
+        if now <= self.soft_end and now <= self.hook_end:
+            return None
+        paused = gc_seconds() - self.gc_start
+        if now > self.hook_end:
+            return "ran into the hook's deadline (FORGE_HOOK_DEADLINE)"
+        if now - paused <= self.soft_end:
             return None
         ms = self.budget * 1000.0
-        if now > self.wall_end and self.wall_end == self.hook_end:
-            return "ran into the hook's deadline (FORGE_HOOK_DEADLINE)"
-        if now > self.wall_end:
+        if now - paused > self.wall_end:
             return (
                 f"ran over {ms * WALL_FACTOR:g} ms of wall-clock time ({WALL_FACTOR:g}x its budget)"
             )
-        cpu = time.thread_time()
+        # a collection that ran in this thread counted as its CPU time: at most its wall time
+        cpu = time.thread_time() - paused
         if cpu > self.cpu_end:
             used = (cpu - self.cpu_end) * 1000.0 + ms
             return f"used {used:.0f} ms of CPU, over its budget of {ms:g} ms"
         return None
+
+
+#: ``[(seconds, since)]``: the wall-clock time this process has spent in garbage collection and
+#: the instant the one under way began (None: none is). One tuple, replaced whole, so that a
+#: thread switch inside the callback (it is Python code) never shows half an update.
+_GC_STATE: list[tuple[float, float | None]] = [(0.0, None)]
+
+
+def _on_gc(phase: str, info: dict[str, int]) -> None:
+    total, since = _GC_STATE[0]
+    if phase == "start":
+        _GC_STATE[0] = (total, time.monotonic())
+    elif since is not None:
+        _GC_STATE[0] = (total + time.monotonic() - since, None)
+
+
+if _on_gc not in gc.callbacks:
+    gc.callbacks.append(_on_gc)
+
+
+def gc_seconds() -> float:
+    """The wall-clock seconds this process has spent in garbage collection since the budget
+    module was imported, the one under way included (every thread waits during a collection).
+    A provider's run does not count them against its budget.
+
+    >>> before = gc_seconds(); _ = gc.collect(); gc_seconds() > before
+    True
+    """
+    total, since = _GC_STATE[0]
+    return total if since is None else total + time.monotonic() - since
 
 
 #: The run of the provider executing in this context, if any.
@@ -173,6 +221,18 @@ def in_hook_call() -> bool:
     return NO_WAIT.get() or DEADLINE.get() is not None
 
 
+def restart() -> None:
+    """Start the running provider's clocks again (no-op outside one): what it did so far was a
+    one-time cost of the process, not of the event (the first import of a built-in provider's
+    module). The hook's deadline stays where it was.
+
+    >>> restart()
+    """
+    run = CURRENT.get()
+    if run is not None:
+        run.start()
+
+
 def check_deadline() -> None:
     """Raise :class:`FactTimeout` if the running provider's budget is spent (no-op outside one).
 
@@ -197,7 +257,7 @@ def remaining(default: float = 5.0) -> float:
     run = CURRENT.get()
     if run is None:
         return default
-    return max(0.001, run.wall_end - time.monotonic())
+    return max(0.001, run.end() - time.monotonic())
 
 
 def note(message: str) -> None:

@@ -7,6 +7,7 @@ import importlib
 import math
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -89,16 +90,17 @@ def test_builtin_facts_are_budgeted_and_named_without_prefix() -> None:
 
 def test_registry_is_a_mapping_that_registers_and_replaces() -> None:
     registry = FactRegistry.with_builtins()
-    registry.register("paths", lambda event: ["custom"], budget_ms=5)
+    # a budget no loaded machine runs out of: this is about registering, not timing
+    registry.register("paths", lambda event: ["custom"], budget_ms=60_000)
     registry.register("branch", lambda event: "main")
     assert registry["paths"](Event("Stop", "s")) == ["custom"]
-    assert registry.budget_ms("paths") == 5.0
+    assert registry.budget_ms("paths") == 60_000.0
     assert registry.budget_ms("branch") == 1000.0
     assert "branch" in registry and len(registry) == len(BUILTIN_NAMES) + 1
     other = FactRegistry()
     other.register("copied", registry["paths"])
     other.register("rebudgeted", registry["paths"], budget_ms=7)
-    assert (other.budget_ms("copied"), other.budget_ms("rebudgeted")) == (5.0, 7.0)
+    assert (other.budget_ms("copied"), other.budget_ms("rebudgeted")) == (60_000.0, 7.0)
     assert dict(registry)["branch"].name == "branch"
     for bad in ("", ".x", "x."):
         with pytest.raises(ValueError):
@@ -153,6 +155,91 @@ def test_cooperative_provider_stops_at_its_deadline() -> None:
         registry["spin"](Event("Stop", "s"))
     assert calls
     check_deadline()  # the deadline does not leak out of the provider
+
+
+@pytest.fixture
+def gc_pause() -> Any:
+    """A heap whose full collection is long: ``(seconds one took, collect)``. In a long-lived
+    process on a loaded machine (the whole suite in one process at load 15) such a pause, begun
+    inside a built-in fact, ran past its wall-clock ceiling and turned it into a timeout, which a
+    blocking behavior reads as a match: ``cat short.ini`` was hard-blocked by agent-shield."""
+    import gc
+
+    heap = [{"i": i, "l": [i]} for i in range(400_000)]
+    started = time.monotonic()
+    gc.collect()
+    pause = time.monotonic() - started
+    yield pause, gc.collect
+    del heap
+
+
+def test_a_garbage_collection_is_not_charged_to_the_provider(gc_pause: Any) -> None:
+    pause, collect = gc_pause
+    budget_ms = pause * 1000.0 / 8  # the wall-clock ceiling (4x) is half the pause
+
+    def collects(event: Event) -> str:
+        started = time.monotonic()
+        collect()  # stands for one that an allocation of the provider's happens to start
+        assert time.monotonic() - started > 4 * budget_ms / 1000.0  # past the ceiling
+        return "ok"
+
+    registry = FactRegistry()
+    registry.register("collects", collects, budget_ms=budget_ms)
+    registry.register("isolated", collects, budget_ms=budget_ms, isolate=True)
+    assert registry["collects"].evaluate(Event("Stop", "s")) == ("ok", [])
+    assert registry["isolated"].evaluate(Event("Stop", "s")) == ("ok", [])
+
+
+def test_a_garbage_collection_does_not_extend_the_hook_deadline(gc_pause: Any) -> None:
+    from forge_policy._budget import DEADLINE
+
+    pause, collect = gc_pause
+    registry = FactRegistry()
+    registry.register("collects", lambda event: collect(), budget_ms=60_000)
+    token = DEADLINE.set(time.monotonic() + pause / 4)
+    try:
+        value, diagnostics = registry["collects"].evaluate(Event("Stop", "s"))
+    finally:
+        DEADLINE.reset(token)
+    assert value == "" and "hook's deadline" in diagnostics[0]
+
+
+def test_a_spinning_provider_still_times_out_after_a_collection(gc_pause: Any) -> None:
+    _pause, collect = gc_pause
+
+    def spins(event: Event) -> str:
+        collect()
+        end = time.thread_time() + 0.2
+        while time.thread_time() < end:
+            pass
+        return "late"
+
+    registry = FactRegistry()
+    registry.register("spins", spins, budget_ms=50)
+    value, diagnostics = registry["spins"].evaluate(Event("Stop", "s"))
+    assert value == "" and "timed out" in diagnostics[0]
+
+
+def test_a_builtin_providers_first_import_is_not_charged_to_the_event() -> None:
+    # in a fresh interpreter, whose first import of facts.files is made to take 0.5 s (a cold
+    # disk on a loaded machine): the import is the process's cost, once, not the event's
+    probe = (
+        "import importlib, time\n"
+        "real = importlib.import_module\n"
+        "def slow(name, package=None):\n"
+        "    time.sleep(0.5)\n"
+        "    return real(name, package)\n"
+        "importlib.import_module = slow\n"
+        "from forge_policy.facts import FactRegistry\n"
+        "from forge_policy.model import Event\n"
+        "registry = FactRegistry.with_builtins()\n"
+        "registry.register('sensitive_file', registry['sensitive_file'], budget_ms=100)\n"
+        "print(registry['sensitive_file'].evaluate(Event('Stop', 's')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "('', [])"
 
 
 def test_isolated_provider_is_abandoned_when_it_blocks() -> None:

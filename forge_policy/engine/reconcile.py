@@ -17,7 +17,9 @@ between leaves records the state has not seen. :func:`reconcile_session` replays
   override names its ``grant_id``) nor replaced by a newer grant, newer than the state's grant
   and not behind the horizon, becomes the behavior's grant again.
 
-Records older than the session's creation (an expired, restarted session) are ignored. Running
+Records older than the session's creation (an expired, restarted session) are ignored, except a
+violation decided statelessly up to :data:`RECONCILE_MARGIN` before it (its hook decided while
+the transaction that created the state held the lock). Running
 it twice changes nothing the second time.
 
 >>> from forge_policy.state import SessionState
@@ -46,6 +48,10 @@ from forge_policy.engine.effects import (
 )
 from forge_policy.levels import Level
 from forge_policy.state import Grant, PendingBlock
+
+#: Seconds allowed between a decision and its audit append (lock waits), when reconciling; a
+#: violation decided statelessly counts this long before the session's state was created.
+RECONCILE_MARGIN = 30.0
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -92,7 +98,10 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
     for record in records:
         behavior_id = record.get("behavior_id")
         at = parse_iso(record.get("timestamp"), default=-1.0)
-        if not isinstance(behavior_id, str) or at < born:
+        # a violation decided statelessly may be stamped before the state that folds it was
+        # created: its hook decided while the first transaction of the session held the lock
+        earliest = born - RECONCILE_MARGIN if record.get("degraded") else born
+        if not isinstance(behavior_id, str) or at < earliest:
             continue
         kind = record.get("kind")
         effects: list[Effect] = []

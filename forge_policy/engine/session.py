@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from forge_policy.engine.decide import could_override
 from forge_policy.engine.effects import CountViolation, SetLevel, apply_effects
+from forge_policy.engine.reconcile import RECONCILE_MARGIN as RECONCILE_MARGIN
 from forge_policy.levels import Level
 from forge_policy.state import SessionState
 
@@ -42,9 +43,6 @@ if TYPE_CHECKING:
     from forge_policy.engine.effects import Effect
     from forge_policy.engine.inputs import Settings
     from forge_policy.model import Event
-
-#: Seconds allowed between a decision and its audit append (lock waits), when reconciling.
-RECONCILE_MARGIN = 30.0
 
 
 class Base:

@@ -252,9 +252,16 @@ _BUILTINS: dict[str, tuple[str, str, float]] = {
 
 def _lazy(module: str, function: str) -> FactProvider:
     def provider(event: Event) -> object:
+        import sys
         from importlib import import_module
 
-        func: FactProvider = getattr(import_module(f"forge_policy.{module}"), function)
+        name = f"forge_policy.{module}"
+        first = name not in sys.modules
+        func: FactProvider = getattr(import_module(name), function)
+        if first:  # the import is the process's cost (once), not the event's
+            from forge_policy._budget import restart
+
+            restart()
         return func(event)
 
     provider.__name__ = provider.__qualname__ = function

@@ -11,7 +11,9 @@ produce are the public types of :mod:`forge_policy.values`, re-exported here.
 **The budget** is CPU time of the thread that computes the fact, so that a machine under load
 (dozens of hooks on two cores) does not make an ordinary command look too big to inspect; the
 wall clock is bounded too, at :data:`WALL_FACTOR` times the budget, for providers that wait
-(a subprocess, a slow mount, a sleeping third-party provider).
+(a subprocess, a slow mount, a sleeping third-party provider). Time spent in garbage collection
+extends both (:func:`~forge_policy._budget.gc_seconds`): it is the process's, not the
+provider's.
 
 **A fact that fails is undetermined, not empty.** A provider that raises, runs out of budget or
 was cut by a size cap yields an :class:`Unknown` (the empty string, with the reason) or, for a
@@ -134,7 +136,11 @@ def _run_isolated(func: FactProvider, event: Event, run: Run) -> object:
         target=context.run, args=(target,), daemon=True, name="forge-policy-fact"
     )
     thread.start()
-    thread.join(max(0.0, run.wall_end - time.monotonic()))
+    while thread.is_alive():  # a garbage collection meanwhile moves the end (Run.end)
+        left = run.end() - time.monotonic()
+        if left <= 0.0:
+            break
+        thread.join(left)
     if thread.is_alive():
         raise FactTimeout("still running when its budget ran out (the thread is abandoned)")
     if errors:

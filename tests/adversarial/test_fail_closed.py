@@ -23,10 +23,10 @@ def sleeper(event: Event) -> list[str]:
     return ["rm -rf /"]
 
 
-def registry(**providers: Any) -> FactRegistry:
+def registry(budget_ms: float = 20, **providers: Any) -> FactRegistry:
     facts = FactRegistry()
     for name, provider in providers.items():
-        facts.register(name, provider, budget_ms=20)
+        facts.register(name, provider, budget_ms=budget_ms)
     return facts
 
 
@@ -92,7 +92,8 @@ def test_soft_blocks_and_asks_fail_closed_too(level: str, override: str, outcome
 def test_an_escalating_behavior_fails_closed_once_its_next_violation_would_block() -> None:
     rule = behavior("esc", "nudge", ("facts.word", "contains", "rm"),
                     escalation=((2, "soft_block"),))  # fmt: skip
-    facts = registry(word=lambda event: event.tool_input["command"])
+    # a budget no loaded machine runs out of: only the second provider may time out
+    facts = registry(budget_ms=60_000, word=lambda event: event.tool_input["command"])
     evaluator = fp.Evaluator(fp.Catalog([rule]), facts=facts, clock=lambda: 1000.0)
     first = evaluator.evaluate(Event("PreToolUse", "s", tool_name="Bash",
                                      tool_input={"command": "rm x"}))  # fmt: skip
@@ -196,11 +197,13 @@ def test_the_literal_prefilter_skips_only_on_known_event_fields() -> None:
 def test_a_provider_that_waits_within_the_wall_ceiling_keeps_its_value() -> None:
     # a loaded machine delays a provider without it using CPU: that is not running out of budget
     def waits(event: Event) -> str:
-        time.sleep(0.03)
+        time.sleep(0.6)
         return "ok"
 
     facts = FactRegistry()
-    facts.register("waits", waits, budget_ms=20)  # 30 ms of wall clock, ~0 ms of CPU
+    # 0.6 s of wall clock (past the 0.5 s budget: its CPU time is read), ~0 ms of CPU, 1.4 s
+    # short of the wall-clock ceiling (2 s), which a sleep on a loaded machine does not overrun
+    facts.register("waits", waits, budget_ms=500)
     value, diagnostics = facts["waits"].evaluate(Event("Stop", "s"))
     assert value == "ok" and diagnostics == []
 

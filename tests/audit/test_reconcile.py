@@ -213,3 +213,24 @@ def test_a_stateless_count_racing_a_transaction_is_not_lost() -> None:
     sink.append_many([first, mine, racing])
     rebuilt, counted = from_log(sink, "s1", 0.0)
     assert (rebuilt.behavior("no-destructive-git").counter, counted) == (3, 3)
+
+
+def test_a_stateless_count_decided_before_the_state_was_created_is_not_lost() -> None:
+    """64 hooks racing a new session: those that went stateless while the first transaction
+    held the lock stamped their violations before the state it created (2 to 8 of 65 counts
+    were lost at load 25 to 60, tests/stores/test_hook_contention.py). A stateless count up to
+    RECONCILE_MARGIN before the state's creation is folded back; an older one, of an expired
+    session's earlier life, and a transaction's record from before it are not."""
+    from forge_policy._time import parse_iso
+    from forge_policy.engine.reconcile import RECONCILE_MARGIN
+    from forge_policy.state import SessionState
+
+    born = parse_iso("2026-01-01T00:01:00+00:00")
+    state = SessionState.new(born)
+    reconcile_session(state, [_counted(1, "2026-01-01T00:01:00+00:00")])  # the creator's
+    early = _counted(1, "2026-01-01T00:00:59.5+00:00", degraded="rebuilt")
+    reconcile_session(state, [early])
+    assert state.behavior("no-destructive-git").counter == 2
+    past = f"2026-01-01T00:00:{59 - RECONCILE_MARGIN:04.1f}+00:00"  # just past the margin
+    reconcile_session(state, [_counted(9, past, degraded="rebuilt"), _counted(9, past)])
+    assert state.behavior("no-destructive-git").counter == 2
