@@ -241,7 +241,7 @@ def explicit_pass(
     record = override_record(
         event,
         behavior_id,
-        violation.counter,
+        violation.counter if counts is None else counts[0],  # the session's, as every record
         "explicit",
         grant.reason,
         now,
