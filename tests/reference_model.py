@@ -87,7 +87,8 @@ class BehaviorModel:
     counter: int = 0
     level: Level | None = None
     history: list[Level] = field(default_factory=list)  # the level of each counted violation
-    pending: tuple[tuple[str, ...], float] | None = None  # (call identity, blocked at)
+    #: (call identity, blocked at, the session's counter at the block)
+    pending: tuple[tuple[str, ...], float, int] | None = None
     #: (granted at, reason, the call key it is bound to or None)
     grant: tuple[float, str, tuple[str, ...] | None] | None = None
     overrides: list[str] = field(default_factory=list)  # mechanisms
@@ -287,7 +288,7 @@ class Model:
                 share.blocks += 1
                 expected.audit.append(("block", bid, level.label, session_counter, "", ()))
                 if level is SOFT:
-                    b.pending = (identity(call), now)
+                    b.pending = (identity(call), now, b.counter)
                     b.note_call(call_key(call))
                 else:  # hard_block: nothing is left to override
                     b.pending = b.grant = None
@@ -313,9 +314,11 @@ def pass_retry(
     b.pending = None
     b.grant = None if grant else b.grant
     b.overrides.append(mechanism)
-    override = (bid, mechanism, b.counter, reason)
+    assert saved[0] is not None
+    counter = saved[0][2]  # the block's session counter (other agents may have counted since)
+    override = (bid, mechanism, counter, reason)
     released = ("pending", "grant") if grant else ("pending",)  # what it consumed
-    record = ("override", bid, mechanism, b.counter, reason, released)
+    record = ("override", bid, mechanism, counter, reason, released)
     expected.overrides.append(override)
     expected.audit.append(record)
     expected.retried.append(bid)

@@ -181,3 +181,23 @@ def test_codex_hook_inputs_carry_the_subagent(tmp_path: Path) -> None:
         }
     )
     assert (start.event_name, start.agent_id) == ("SubagentStart", "thread-7")
+
+
+def test_a_retry_after_another_agents_violation_releases_its_block_in_the_rebuilt_state(
+    tmp_path: Path,
+) -> None:
+    """``scope: agent``: another agent counts between a subagent's block and its retry; the
+    override names the block's counter, so a rebuild from the log releases that block (else a
+    crash between the log and the state could let it be overridden twice)."""
+    clock = [T0]
+    ev = fp.Evaluator(catalog(tmp_path, "agent"), clock=lambda: clock[0])
+    outcomes = []
+    for agent in (EXPLORE, EXPLORE, EXPLORE, EXPLORE, REVIEW, EXPLORE):
+        clock[0] += 1
+        outcomes.append(ev.evaluate(bash("make", **agent)).outcome)
+    assert outcomes == ["nudge", "warning", "warning", "soft_block", "nudge", "allow"]
+    (override,) = [r for r in ev.audit.records() if r["kind"] == "override"]
+    assert (override["counter"], override["agent_id"]) == (4, "a-1")
+    rebuilt, _ = session.from_log(ev.audit, "s1", T0)
+    assert rebuilt.behavior("laddered").pending_block is None
+    assert rebuilt.behavior("laddered").override_ids() == {override["override_id"]}

@@ -210,7 +210,7 @@ def retry_pass(
     record = override_record(
         event,
         behavior_id,
-        bstate.counter,
+        pending.counter,  # the block's: another agent may have counted since (scope: agent)
         mechanism,
         reason,
         now,

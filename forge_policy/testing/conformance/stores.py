@@ -324,15 +324,22 @@ class RuntimeStoreSuite:
         ev = fp.Evaluator(fp.builtin_catalog(), store=store, clock=lambda: clock[0])
         code = {"file_path": "/src/app.py", "content": "print(1)"}
 
-        def write(**agent: str) -> fp.Event:
-            return fp.Event("PreToolUse", "s1", tool_name="Write", tool_input=code, **agent)
+        def write(agent_id: str = "", agent: str = "") -> fp.Event:
+            return fp.Event(
+                "PreToolUse",
+                "s1",
+                tool_name="Write",
+                tool_input=code,
+                agent_id=agent_id,
+                agent=agent,
+            )
 
-        explore = {"agent_id": "a-1", "agent": "Explore"}
-        ev.evaluate(fp.Event("SubagentStart", "s1", **explore))
+        explore = ("a-1", "Explore")
+        ev.evaluate(fp.Event("SubagentStart", "s1", agent_id="a-1", agent="Explore"))
         outcomes = []
-        for agent in (explore, explore, {}, explore):
+        for agent in (explore, explore, ("", ""), explore):
             clock[0] += 1
-            outcomes.append(ev.evaluate(write(**agent)).outcome)
+            outcomes.append(ev.evaluate(write(*agent)).outcome)
         # the session's ladder (search-first: nudge, nudge, warning…) counts every agent
         assert outcomes == ["nudge", "nudge", "warning", "warning"]
         again = open_store()
@@ -346,7 +353,7 @@ class RuntimeStoreSuite:
         assert data["agents"]["a-1"]["type"] == "Explore"
         clock[0] += 1
         reopened = fp.Evaluator(fp.builtin_catalog(), store=again, clock=lambda: clock[0])
-        assert reopened.evaluate(write(**explore)).outcome == "soft_block"
+        assert reopened.evaluate(write(*explore)).outcome == "soft_block"
         rows = reopened.status("s1").behaviors["search-first"].agents
         assert [(r.agent_id, r.counter, r.blocks) for r in rows] == [("", 1, 0), ("a-1", 4, 1)]
 
