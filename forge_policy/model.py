@@ -90,7 +90,9 @@ def _records(values: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ..
 class Event:
     """One harness event, in Claude Code's vocabulary (other harnesses' adapters translate).
 
-    ``agent`` defaults to the harness name when the harness reports no subagent type. An
+    ``agent`` defaults to the harness name when the harness reports no subagent type;
+    ``agent_id`` names the subagent the event comes from (Claude Code's ``agent_id``), empty on
+    the root thread: a subagent's events carry its root session's ``session_id``. An
     ``event_name`` the engine does not know raises :class:`~forge_policy.errors.UnknownEventError`
     (an :class:`~forge_policy.EventError`): a misspelled name would match no behavior and allow
     anything.
@@ -111,6 +113,7 @@ class Event:
     tool_input: Mapping[str, Any] = attrs.field(default=None, converter=_mapping, kw_only=True)
     prompt: str = attrs.field(default="", kw_only=True)
     agent: str = attrs.field(default="", kw_only=True)
+    agent_id: str = attrs.field(default="", kw_only=True)
     cwd: str = attrs.field(default="", kw_only=True)
     tool_use_id: str = attrs.field(default="", kw_only=True)
     permission_mode: str = attrs.field(default="", kw_only=True)
@@ -150,8 +153,8 @@ class Event:
 
         >>> ev = Event.from_claude_code({"session_id": "s", "hook_event_name": "PreToolUse",
         ...     "tool_name": "Write", "tool_input": {"file_path": "/a.py"}, "tool_use_id": "t1"})
-        >>> ev.tool_input["file_path"], ev.tool_use_id
-        ('/a.py', 't1')
+        >>> ev.tool_input["file_path"], ev.tool_use_id, ev.agent_id
+        ('/a.py', 't1', '')
         """
         if not isinstance(payload, dict):
             raise EventError(f"event: expected a JSON object, got {_kind(payload)}")
@@ -170,6 +173,7 @@ class Event:
             tool_input=tool_input,
             prompt=_text(payload, "prompt"),
             agent=_text(payload, "agent_type"),
+            agent_id=_text(payload, "agent_id"),
             cwd=_text(payload, "cwd"),
             tool_use_id=_text(payload, "tool_use_id"),
             permission_mode=_text(payload, "permission_mode"),
@@ -190,6 +194,7 @@ _ATTRIBUTE_KEYS = {
     "prompt": "prompt",
     "agent_type": "agent",
     "agent": "agent",
+    "agent_id": "agent_id",
     "cwd": "cwd",
     "tool_use_id": "tool_use_id",
     "permission_mode": "permission_mode",

@@ -9,7 +9,17 @@
                         "pending_block": {...} | null, "grant": {...} | null,
                         "blocked_calls": [{"call_id", "call_hash", ...}, ...],
                         "overrides": [OVERRIDE RECORD, ...], "overrides_total": int,
-                        "overrides_horizon": ISO | null, "blocks": int}}}
+                        "overrides_horizon": ISO | null, "blocks": int,
+                        "agents": {AGENT_ID: {"type": str, "counter": int, "blocks": int,
+                                              "effective_level": LEVEL | null}}}},
+     "agents": {AGENT_ID: {"type": str, "started_at": ISO | null, "stopped_at": ISO | null}}}
+
+``behaviors[ID].agents`` is the per-agent breakdown of a behavior's counter (issue 27): one
+entry per agent that violated it, keyed by the harness's agent id (``""``: the root thread,
+:data:`ROOT_AGENT`). ``counter`` and ``effective_level`` of the behavior stay the session's
+(with ``scope: session``, the ladder; with ``scope: agent``, the total and the highest level
+any agent reached), the breakdown says who did what. The session's ``agents`` remembers the
+subagents ``SubagentStart``/``SubagentStop`` announced, so ``status`` can name them.
 
 The document is kept as plain JSON values so that keys this version does not know survive a
 read-modify-write untouched. :class:`SessionState` is a thin typed view over it.
@@ -47,6 +57,8 @@ DISABLED_KEY = "disabled"
 #: How many soft-blocked calls a behavior's ``blocked_calls`` remembers (the latest ones), so
 #: that ``override --call ID`` can name one of them.
 RECENT_CALLS = 8
+#: The key of the root thread (the main agent, no ``agent_id``) in a per-agent breakdown.
+ROOT_AGENT = ""
 #: Keys of an audit record that a state's ``overrides[]`` entry does not keep.
 _NOT_STATE = ("kind", "seq", "prev")
 
@@ -220,6 +232,71 @@ def is_expired(last_accessed_at: float, now: float, ttl: float) -> bool:
     return now - last_accessed_at > ttl + touch_interval(ttl)
 
 
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _level(value: object) -> Level | None:
+    try:
+        return Level.parse(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+class AgentCounts:
+    """A typed view of ``behaviors[ID].agents[AGENT_ID]``: one agent's share of a behavior's
+    violations in a session; writes go to the underlying dict.
+
+    >>> b = SessionState.new(0.0).behavior("x")
+    >>> a = b.agent("a1")
+    >>> a.counter, a.effective_level, a.type
+    (0, None, '')
+    >>> a.counter, a.type, a.effective_level = 2, "Explore", Level.WARNING
+    >>> b.data["agents"]
+    {'a1': {'type': 'Explore', 'counter': 2, 'effective_level': 'warning', 'blocks': 0}}
+    """
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    @property
+    def counter(self) -> int:
+        return _count(self.data.get("counter"))
+
+    @counter.setter
+    def counter(self, value: int) -> None:
+        self.data["counter"] = value
+
+    @property
+    def effective_level(self) -> Level | None:
+        """The highest level this agent's violations reached (with ``scope: agent``, its own
+        ladder's level)."""
+        return _level(self.data.get("effective_level"))
+
+    @effective_level.setter
+    def effective_level(self, level: Level) -> None:
+        self.data["effective_level"] = level.label
+
+    @property
+    def type(self) -> str:
+        """The agent's type (Claude Code's ``agent_type``; the harness name for a root thread
+        without one)."""
+        return _string(self.data.get("type"))
+
+    @type.setter
+    def type(self, value: str) -> None:
+        self.data["type"] = value
+
+    @property
+    def blocks(self) -> int:
+        return _count(self.data.get("blocks"))
+
+    def record_block(self) -> None:
+        self.data["blocks"] = self.blocks + 1
+
+
 class BehaviorState:
     """A typed view of ``behaviors[ID]`` of one session; writes go to the underlying dict."""
 
@@ -350,6 +427,34 @@ class BehaviorState:
 
     def record_block(self) -> None:
         self.data["blocks"] = self.blocks + 1
+
+    def agent_ids(self) -> list[str]:
+        """The agents with a share of this behavior's violations (``""``: the root thread)."""
+        agents = self.data.get("agents")
+        if not isinstance(agents, dict):
+            return []
+        return [k for k, v in agents.items() if isinstance(k, str) and isinstance(v, dict)]
+
+    def find_agent(self, agent_id: str) -> AgentCounts | None:
+        """One agent's share if it has one; never creates it."""
+        agents = self.data.get("agents")
+        data = agents.get(agent_id) if isinstance(agents, dict) else None
+        return AgentCounts(data) if isinstance(data, dict) else None
+
+    def agent(self, agent_id: str) -> AgentCounts:
+        """One agent's share, created empty on first use."""
+        agents = self.data.get("agents")
+        if not isinstance(agents, dict):
+            agents = self.data["agents"] = {}
+        data = agents.get(agent_id)
+        if not isinstance(data, dict):
+            data = agents[agent_id] = {
+                "type": "",
+                "counter": 0,
+                "effective_level": None,
+                "blocks": 0,
+            }
+        return AgentCounts(data)
 
     def override_ids(self) -> set[str]:
         """The ids of the overrides kept in this behavior's ``overrides[]``."""
@@ -487,6 +592,39 @@ class SessionState:
 
     def set_audit_checkpoint(self, seq: int, digest: str, origin: str) -> None:
         self.data["audit_checkpoint"] = {"seq": seq, "hash": digest, "origin": origin}
+
+    @property
+    def agents(self) -> dict[str, dict[str, Any]]:
+        """The subagents announced by ``SubagentStart``/``SubagentStop`` (id -> ``{"type",
+        "started_at", "stopped_at"}``); reading never changes the document."""
+        value = self.data.get("agents")
+        if not isinstance(value, dict):
+            return {}
+        return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, dict)}
+
+    def note_agent(
+        self, agent_id: str, agent_type: str, *, started: str = "", stopped: str = ""
+    ) -> None:
+        """Remember a subagent (its type, when it started and stopped).
+
+        >>> s = SessionState.new(0.0)
+        >>> s.note_agent("a1", "Explore", started="T0")
+        >>> s.note_agent("a1", "", stopped="T1")
+        >>> s.agents
+        {'a1': {'type': 'Explore', 'started_at': 'T0', 'stopped_at': 'T1'}}
+        """
+        agents = self.data.get("agents")
+        if not isinstance(agents, dict):
+            agents = self.data["agents"] = {}
+        entry = agents.get(agent_id)
+        if not isinstance(entry, dict):
+            entry = agents[agent_id] = {"type": "", "started_at": None, "stopped_at": None}
+        if agent_type:
+            entry["type"] = agent_type
+        if started:
+            entry["started_at"] = started
+        if stopped:
+            entry["stopped_at"] = stopped
 
     def folded(self, key: str) -> bool:
         """Whether the audit record with this key (a violation decided statelessly while the

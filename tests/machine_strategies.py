@@ -85,6 +85,8 @@ class Call:
     prompt: str = ""
     agent: str = ""
     tool_use_id: str = ""
+    #: the subagent the call comes from (issue 27; "" the root thread)
+    agent_id: str = ""
 
     @property
     def is_tool(self) -> bool:
@@ -102,6 +104,7 @@ class Call:
             tool_input=self.inputs if self.is_tool else None,
             prompt=self.prompt,
             agent=self.agent,
+            agent_id=self.agent_id,
             tool_use_id=self.tool_use_id,
         )
 
@@ -117,12 +120,16 @@ def calls(draw: st.DrawFn, event: str | None = None, tools: tuple[str, ...] = TO
     """A PreToolUse on one of ``tools`` with optional ``x``/``y``/``n`` inputs, or a
     UserPromptSubmit; mostly in session s1."""
     session_id = draw(st.sampled_from(["s1", "s1", "s2"]))
-    agent = draw(st.sampled_from(["", "", "sub"]))
+    # the root thread (of an ``--agent sub`` session, sometimes), or one of two subagents of
+    # type ``sub`` (issue 27: a subagent's id has one type)
+    agent_id = draw(st.sampled_from(["", "", "a1", "a2"]))
+    agent = "sub" if agent_id else draw(st.sampled_from(["", "", "sub"]))
     if event is None:
         # the simplest draw (Hypothesis likes repeating it) must be a tool call
         event = PROMPT_EVENT if draw(st.integers(0, 4)) == 4 else TOOL_EVENT
     if event == PROMPT_EVENT:
-        return Call(PROMPT_EVENT, session_id, prompt=draw(st.sampled_from(PROMPTS)), agent=agent)
+        prompt = draw(st.sampled_from(PROMPTS))
+        return Call(PROMPT_EVENT, session_id, prompt=prompt, agent=agent, agent_id=agent_id)
     values = {"x": st.sampled_from(X_VALUES), "y": st.integers(0, 1), "n": st.integers(0, 2)}
     keys = draw(st.lists(st.sampled_from(sorted(values)), unique=True, max_size=3))
     items = tuple((key, draw(values[key])) for key in keys)
@@ -133,4 +140,5 @@ def calls(draw: st.DrawFn, event: str | None = None, tools: tuple[str, ...] = TO
         tool_input=items,
         agent=agent,
         tool_use_id=f"toolu_{draw(st.integers(0, 9))}",
+        agent_id=agent_id,
     )

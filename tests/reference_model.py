@@ -19,6 +19,12 @@ the normalised behavior specs of :mod:`tests.strategies`, with the pure rules in
   reason) or the same call later, when it would
   soft-block again; every other call is blocked as usual and the grant stays. A newer grant
   replaces an older one; hard_block clears it;
+- subagents (issue 27): every violation counts in the session's counter and in the share of
+  the agent it came from (``agent_id``, ``""`` the root thread). With ``scope: session`` the
+  ladder climbs the session's counter (a share's level is the highest its violations got);
+  with ``scope: agent`` it climbs the agent's own share (the session's level is then the
+  highest any agent reached). A call's identity holds its agent: a pending block or a bound
+  grant of one agent is never passed by another's identical call;
 - ``Evaluator.override`` is refused for a behavior that hard-blocks by default, never reaches
   soft_block, or has reached hard_block in that session, and for a ``call`` that is not one of
   the behavior's :data:`RECENT_CALLS` latest soft-blocked calls (see :meth:`Model.refusal`).
@@ -63,16 +69,39 @@ def call_key(call: Call) -> tuple[str, ...]:
 
 
 @dataclass
+class AgentModel:
+    """One agent's share of a behavior (issue 27)."""
+
+    type: str = ""
+    counter: int = 0
+    level: Level | None = None
+    blocks: int = 0
+    history: list[Level] = field(default_factory=list)
+
+    def key(self) -> tuple:
+        return self.type, self.counter, self.level, self.blocks
+
+
+@dataclass
 class BehaviorModel:
     counter: int = 0
     level: Level | None = None
     history: list[Level] = field(default_factory=list)  # the level of each counted violation
-    pending: tuple[tuple[str, ...], float] | None = None  # (call identity, blocked at)
+    #: (call identity, blocked at, the session's counter at the block)
+    pending: tuple[tuple[str, ...], float, int] | None = None
     #: (granted at, reason, the call key it is bound to or None)
     grant: tuple[float, str, tuple[str, ...] | None] | None = None
     overrides: list[str] = field(default_factory=list)  # mechanisms
     blocks: int = 0
     calls: list[tuple[str, ...]] = field(default_factory=list)  # soft-blocked call keys
+    agents: dict[str, AgentModel] = field(default_factory=dict)  # agent id -> its share
+
+    def ladder(self, spec: dict, agent_id: str) -> tuple[int, Level | None]:
+        """The counter and level a violation of this agent climbs from (the ``scope``)."""
+        if spec["scope"] == "agent":
+            share = self.agents.get(agent_id)
+            return (share.counter, share.level) if share else (0, None)
+        return self.counter, self.level
 
     def answers_late(self, now: float, key: tuple[str, ...]) -> bool:
         """Whether a live grant bound to this call keeps its pending block answerable past
@@ -93,7 +122,16 @@ class BehaviorModel:
         self.calls = [*(c for c in self.calls if c != key), key][-RECENT_CALLS:]
 
     def key(self) -> tuple:
-        return self.counter, self.level, self.pending, self.grant, (*self.overrides,), self.blocks
+        agents = tuple(sorted((aid, a.key()) for aid, a in self.agents.items()))
+        return (
+            self.counter,
+            self.level,
+            self.pending,
+            self.grant,
+            (*self.overrides,),
+            self.blocks,
+            agents,
+        )
 
 
 @dataclass
@@ -208,41 +246,49 @@ class Model:
             ):
                 continue
             b = session.behaviors.get(bid)
+            before, previous = b.ladder(spec, call.agent_id) if b is not None else (0, None)
             if (
                 b is not None
                 and b.pending is not None
                 and b.pending[0] == identity(call)
                 and (0 <= now - b.pending[1] <= WINDOW or b.answers_late(now, call_key(call)))
-                and b.level is not HARD
+                and previous is not HARD
             ):
                 tentative.append(pass_retry(b, bid, now, call_key(call), expected))
                 continue  # counter and flags untouched
-            before = b.counter if b is not None else 0
             fired = run_triggers(spec, call, session, before)
             if fired is None:
                 continue
             b = session.behaviors.setdefault(bid, BehaviorModel())
+            share = b.agents.setdefault(call.agent_id, AgentModel())
             counter = before + 1
-            level = max(resolve(spec, counter), b.level or Level.SILENT)
+            level = max(resolve(spec, counter), previous or Level.SILENT)
             shadow = spec["mode"] == "shadow"
             if level is SOFT and not shadow and b.admits(now, call_key(call)):
-                tentative.append(pass_explicit(b, bid, before, fired, expected))
+                tentative.append(pass_explicit(b, share, bid, before, fired, expected))
                 continue
-            b.counter = counter
-            b.level = level
+            b.counter += 1
+            b.level = max(b.level or level, level)
             b.history.append(level)
+            share.counter += 1
+            share.level = max(share.level or level, level)
+            share.history.append(level)
+            if call.agent:  # a subagent's type, or the main thread's of an --agent session
+                share.type = call.agent
+            session_counter = b.counter
             expected.violations.append((bid, level, counter, shadow, "", fired))
             expected.first_lines[bid] = first_line(spec, level, counter, call)
             expected.levels[bid] = level
             if shadow or not level.blocks:  # SPEC §9: every counted violation is on the record
-                expected.audit.append(("violation", bid, level.label, counter, "", ()))
+                expected.audit.append(("violation", bid, level.label, session_counter, "", ()))
             if shadow:
                 continue
             if level.blocks:
                 b.blocks += 1
-                expected.audit.append(("block", bid, level.label, counter, "", ()))
+                share.blocks += 1
+                expected.audit.append(("block", bid, level.label, session_counter, "", ()))
                 if level is SOFT:
-                    b.pending = (identity(call), now)
+                    b.pending = (identity(call), now, b.counter)
                     b.note_call(call_key(call))
                 else:  # hard_block: nothing is left to override
                     b.pending = b.grant = None
@@ -268,9 +314,11 @@ def pass_retry(
     b.pending = None
     b.grant = None if grant else b.grant
     b.overrides.append(mechanism)
-    override = (bid, mechanism, b.counter, reason)
+    assert saved[0] is not None
+    counter = saved[0][2]  # the block's session counter (other agents may have counted since)
+    override = (bid, mechanism, counter, reason)
     released = ("pending", "grant") if grant else ("pending",)  # what it consumed
-    record = ("override", bid, mechanism, b.counter, reason, released)
+    record = ("override", bid, mechanism, counter, reason, released)
     expected.overrides.append(override)
     expected.audit.append(record)
     expected.retried.append(bid)
@@ -287,19 +335,21 @@ def pass_retry(
 
 
 def pass_explicit(
-    b: BehaviorModel, bid: str, counter: int, fired: int, expected: Expected
+    b: BehaviorModel, share: AgentModel, bid: str, counter: int, fired: int, expected: Expected
 ) -> Callable[[], str]:
     """A call that would soft-block spends the live grant: recorded as a block overridden
-    ``explicit`` (it counts in ``blocks``, not in the counter); returns its undo."""
+    ``explicit`` (it counts in ``blocks``, not in the counter); returns its undo. ``counter``
+    is the ladder's (the violation's); the records carry the session's."""
     saved = b.grant
     assert saved is not None
     b.grant = None
     b.blocks += 1  # it would have blocked: the override rate stays <= 1
+    share.blocks += 1
     b.overrides.append("explicit")
-    override = (bid, "explicit", counter, saved[1])
+    override = (bid, "explicit", b.counter, saved[1])
     records = [
-        ("block", bid, SOFT.label, counter, "explicit", ()),
-        ("override", bid, "explicit", counter, saved[1], ("grant",)),
+        ("block", bid, SOFT.label, b.counter, "explicit", ()),
+        ("override", bid, "explicit", b.counter, saved[1], ("grant",)),
     ]
     violation = (bid, SOFT, counter, False, "explicit", fired)
     expected.overrides.append(override)
@@ -309,6 +359,9 @@ def pass_explicit(
     def withdraw() -> str:
         b.grant = saved
         b.blocks -= 1
+        share.blocks -= 1
+        if share.key() == AgentModel().key():  # the share was made for this pass alone
+            b.agents = {k: v for k, v in b.agents.items() if v is not share}
         b.overrides.pop()
         expected.overrides.remove(override)
         for record in records:

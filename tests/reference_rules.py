@@ -29,10 +29,12 @@ def threshold(spec: dict, counter: int) -> int | None:
 
 
 def identity(call: Call) -> tuple[str, ...]:
-    """SPEC §4: tool name + canonical input (never the per-call id), or the prompt."""
+    """SPEC §4: tool name + canonical input (never the per-call id), or the prompt; in a
+    subagent, with its id (issue 27: another agent's identical call is another call)."""
+    agent = (call.agent_id,) if call.agent_id else ()
     if call.is_tool:
-        return call.event_name, call.tool_name, json.dumps(call.inputs, sort_keys=True)
-    return call.event_name, call.prompt
+        return call.event_name, call.tool_name, json.dumps(call.inputs, sort_keys=True), *agent
+    return call.event_name, call.prompt, *agent
 
 
 def condition_holds(condition: dict, call: Call, flags: set[str], counter: int) -> bool:

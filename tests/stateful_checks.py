@@ -252,24 +252,50 @@ def check_status(model: Model, store: CountingStore, status: Status, now: float)
         assert (pending.at if pending else None) == (b.pending[1] if b.pending else None)
     assert status.flags == tuple(sorted(session.flags))
     assert status.totals == session.totals
+    types: dict[str, str] = {}
+    for b in session.behaviors.values():
+        for aid, share in b.agents.items():
+            if aid and not types.get(aid):
+                types[aid] = share.type
+    assert status.agents == types
     for spec in model.specs:
         b = session.behaviors.get(spec["id"]) or BehaviorModel()
-        check_behavior(spec, b, status.behaviors[spec["id"]])
+        check_behavior(spec, b, status.behaviors[spec["id"]], types or None)
 
 
-def check_behavior(spec: dict, b: BehaviorModel, row: BehaviorStatus) -> None:
-    # SPEC §3.2: the counter is the number of counted violations
+def check_behavior(
+    spec: dict, b: BehaviorModel, row: BehaviorStatus, types: dict[str, str] | None = None
+) -> None:
+    """One behavior's row against the model; ``types``: each subagent's type, when a subagent
+    took part in the session (status then breaks the counters down by agent)."""
+    # SPEC §3.2: the counter is the number of counted violations, each in one agent's share
     assert row.counter == b.counter == len(b.history)
-    # SPEC §3.4: the effective level is the max of resolve() over the session's history,
-    # starting from default_level and only rising
-    if b.history:
-        assert b.level == max(resolve(spec, c) for c in range(1, b.counter + 1))
-        assert b.history[0] >= Level.parse(spec["default_level"])
-        assert b.history == sorted(b.history)
+    assert sum(a.counter for a in b.agents.values()) == b.counter
+    # SPEC §3.4: the effective level is the max of resolve() over the ladder's history,
+    # starting from default_level and only rising; the ladder is the session's (scope:
+    # session) or each agent's own (scope: agent, issue 27)
+    ladders = [b] if spec["scope"] == "session" else list(b.agents.values())
+    for ladder in ladders:
+        if ladder.history:
+            assert ladder.level == max(resolve(spec, c) for c in range(1, ladder.counter + 1))
+            assert ladder.history[0] >= Level.parse(spec["default_level"])
+            assert ladder.history == sorted(ladder.history)
+    assert b.level == max((a.level for a in b.agents.values() if a.level is not None), default=None)
     assert row.level is b.level
+    # status breaks the counters down by agent once a subagent took part in the session
+    shares = {a.agent_id: (a.type, a.counter, a.level, a.blocks) for a in row.agents}
+    if types is not None:  # a share's type, else the type the session knows the agent by
+        modelled = {
+            aid: (a.type or types.get(aid, ""), a.counter, a.level, a.blocks)
+            for aid, a in b.agents.items()
+        }
+        assert shares == modelled, (shares, modelled)
+    else:
+        assert shares == {}
     assert row.next_threshold == threshold(spec, b.counter)
     assert row.pending_block is (b.pending is not None)
-    assert b.pending is None or b.level is SOFT  # hard_block leaves nothing to override
+    if spec["scope"] == "session":  # hard_block leaves nothing to override
+        assert b.pending is None or b.level is SOFT
     assert row.overrides == len(b.overrides) <= b.blocks  # one block, at most one pass
     assert row.blocks == b.blocks
     assert row.enabled is spec["enabled"]

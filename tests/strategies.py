@@ -199,7 +199,7 @@ def behavior_specs(
         "name": f"Rule {behavior_id}",
         "description": f"generated behavior {behavior_id}",
         "category": "core",
-        "scope": "session",
+        "scope": draw(st.sampled_from(["session", "session", "agent"])),
         "enabled": draw(st.sampled_from([True, True, True, False])),
         "triggers": draw(st.lists(triggers(), min_size=1, max_size=3)),
         "default_level": default.label,

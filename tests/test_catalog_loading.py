@@ -111,15 +111,15 @@ def test_every_error_is_reported_at_once_with_file_line_column_and_field(tmp_pat
         ),
         (
             ("scope: session", "scope: task"),
-            "6:8: scope: scope 'task' is reserved: only 'session' is supported",
+            "6:8: scope: scope 'task' is reserved: only 'session' and 'agent' are supported",
         ),
         (
             ("scope: session", "scope: project"),
-            "6:8: scope: scope 'project' is reserved: only 'session' is supported",
+            "6:8: scope: scope 'project' is reserved: only 'session' and 'agent' are supported",
         ),
         (
             ("scope: session", "scope: galaxy"),
-            "6:8: scope: unknown scope 'galaxy': expected 'session'",
+            "6:8: scope: unknown scope 'galaxy': expected 'session' or 'agent'",
         ),
         (
             ("category: core", "category: cor"),

@@ -168,8 +168,8 @@ def test_validate_bad_reports_every_error_with_position(project: Project) -> Non
     assert result.stdout.splitlines() == [
         "bad/index.yaml:5:9: behaviors[2].id: behavior 'rule-c' has no file "
         "bad/rule-c/behavior.yaml",
-        "bad/rule-a/behavior.yaml:6:8: scope: scope 'task' is reserved: only 'session' is "
-        "supported",
+        "bad/rule-a/behavior.yaml:6:8: scope: scope 'task' is reserved: only 'session' and "
+        "'agent' are supported",
         "bad/rule-a/behavior.yaml:18:16: policy.enforcement.escalation[1].after: "
         "must be greater than 3",
         "bad/rule-b/behavior.yaml:14:18: policy.triggers[0].conditions[0].value: "

@@ -161,7 +161,10 @@ class EngineMachine(RuleBasedStateMachine):
         call = call.again(f"toolu_retry_{self.delivered}", rotate)
         session = self.model.live(call.session_id, self.now)
         b = session.behaviors.get(bid) if session else None
-        counter_before = b.counter if b else 0
+        # the counter the behavior's ladder climbs for this call's agent (its scope), and the
+        # session's counter at the block a retry releases
+        counter_before = b.ladder(self.model.spec(bid), call.agent_id)[0] if b else 0
+        blocked_at = b.pending[2] if b and b.pending else None
         third_call = (
             self.just_retried is not None
             and self.just_retried[1] == bid
@@ -170,7 +173,7 @@ class EngineMachine(RuleBasedStateMachine):
         decision, expected = self.deliver(call)
         if bid in expected.retried:  # the override passes this one call, the counter stays
             (retried,) = [o for o in decision.overrides if o["behavior_id"] == bid]
-            assert retried["counter"] == counter_before
+            assert retried["counter"] == blocked_at
             assert not [v for v in decision.violations if v.behavior_id == bid]
             self.just_retried = (call, bid)
         if third_call:  # a third identical call is a new violation, never a second override
@@ -300,7 +303,15 @@ class EngineMachine(RuleBasedStateMachine):
         if live is None and sid in self.model.sessions:
             event("event on an expired session")
         data_before = self.store.data(sid)
-        levels_before = {bid: b.level for bid, b in live.behaviors.items()} if live else {}
+        # the level each behavior's ladder reached for this call's agent (its scope)
+        levels_before = (
+            {
+                bid: b.ladder(self.model.spec(bid), call.agent_id)[1]
+                for bid, b in live.behaviors.items()
+            }
+            if live
+            else {}
+        )
         records_before = len(list(self.audit.records()))
         self.store.transactions = self.store.writes = 0
         alone = decide_alone(self.ev, call.event(), data_before, self.now)

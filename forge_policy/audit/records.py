@@ -52,6 +52,13 @@ class Violation(_Record):
     ``permission_mode`` and ``harness``, redacted and bounded
     (:func:`forge_policy.engine.records.recorded_input`; ``cut`` true when a long value was
     shortened); records written before it have none.
+
+    ``agent_id`` names the subagent the call came from (omitted on the root thread), ``agent``
+    its type (omitted when it is the harness's name: a root thread of no named agent), and
+    ``agent_counter`` that agent's own counter of the behavior after this violation (omitted
+    when it equals ``counter``, as on a session with no subagent): what rebuilds the per-agent
+    breakdown of a session from its log (:mod:`forge_policy.engine.reconcile`). Records
+    written before them read as the root thread's.
     """
 
     kind: ClassVar[str] = "violation"
@@ -71,6 +78,9 @@ class Violation(_Record):
     undetermined: tuple[str, ...] | None = _omitted()
     call_id: str | None = _omitted()
     event_input: dict[str, Any] | None = _omitted()  # noqa: RUF009 (an attrs field, not a value)
+    agent_id: str | None = _omitted()
+    agent: str | None = _omitted()
+    agent_counter: int | None = _omitted()
 
 
 @attrs.frozen(kw_only=True, repr=False)
@@ -85,7 +95,8 @@ class Override(_Record):
     """An override (SPEC §4): the block (or grant) it consumed, how (``mechanism``: ``retry``,
     ``explicit``, ``user``) and why. ``released`` names what it consumed (``pending``,
     ``grant``), for reconciliation; ``override_id`` derives from it, so it is minted once.
-    ``grant_id`` names the grant an explicit override spent (omitted otherwise)."""
+    ``grant_id`` names the grant an explicit override spent (omitted otherwise); ``agent_id``
+    and ``agent`` the subagent whose call it let through (as in :class:`Violation`)."""
 
     kind: ClassVar[str] = "override"
     override_id: str
@@ -99,6 +110,8 @@ class Override(_Record):
     reason: str
     released: tuple[str, ...]
     grant_id: str | None = _omitted()
+    agent_id: str | None = _omitted()
+    agent: str | None = _omitted()
 
 
 @attrs.frozen(kw_only=True, repr=False)
@@ -278,7 +291,8 @@ class Seen(_Record):
     :func:`~forge_policy.model.call_hash` (never the input itself), for matching calls without
     an id. One per PreToolUse (and the other harnesses' equivalents), unless the configuration
     says ``coverage: false``. ``audit log --kind seen`` shows them; the summaries leave them
-    out (:data:`forge_policy.ops.audit_log.HIDDEN_KINDS`)."""
+    out (:data:`forge_policy.ops.audit_log.HIDDEN_KINDS`). ``agent_id`` and ``agent``: the
+    subagent that made the call (as in :class:`Violation`)."""
 
     kind: ClassVar[str] = "seen"
     timestamp: str
@@ -288,6 +302,8 @@ class Seen(_Record):
     tool_use_id: str
     digest: str
     outcome: str
+    agent_id: str | None = _omitted()
+    agent: str | None = _omitted()
 
 
 #: Any record of the audit log.

@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 ACTIONS = ("evaluate", "set_flag", "check_flag", "accumulate", "reset_total")
 #: actions whose match only ever relaxes a rule: an undetermined trigger never takes them
 _RELAXING_ACTIONS = frozenset({"set_flag", "reset_total"})
+#: ``scope`` values that load (SPEC §5 ``session``; ``agent``: issue 27): whose counter a
+#: violation's ladder climbs, the session's or the agent's it came from (the root thread is
+#: an agent of its own). Both count toward the session's total.
+SESSION_SCOPE = "session"
+AGENT_SCOPE = "agent"
+SCOPES = (SESSION_SCOPE, AGENT_SCOPE)
 CATEGORIES = ("core", "opinionated", "experimental")
 PROFILES = ("minimal", "standard", "strict")
 DEFAULT_PROFILE = "standard"

@@ -33,7 +33,7 @@ import cattrs
 from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationNote
 
 from forge_policy._limits import MAX_DEPTH
-from forge_policy.catalog.behavior import PROFILES
+from forge_policy.catalog.behavior import PROFILES, SCOPES
 from forge_policy.catalog.dsl import (
     NUMERIC_OPERATORS,
     OPERATORS,
@@ -166,11 +166,12 @@ def _behavior_id(value: object, _: object) -> str:
 
 
 def _scope(value: object, _: object) -> str:
-    if value == "session":
-        return "session"
+    if isinstance(value, str) and value in SCOPES:
+        return value
+    supported = " and ".join(repr(s) for s in SCOPES)
     if value in RESERVED_SCOPES:
-        raise ValueError(f"scope {value!r} is reserved: only 'session' is supported")
-    raise ValueError(f"unknown scope {value!r}: expected 'session'")
+        raise ValueError(f"scope {value!r} is reserved: only {supported} are supported")
+    raise ValueError(f"unknown scope {value!r}: expected {' or '.join(repr(s) for s in SCOPES)}")
 
 
 def _event(value: object, _: object) -> str:

@@ -320,6 +320,7 @@ def _print_session(ctx: Context, session: Status, now: float, *, every: bool = T
                 pending,
             ]
         )
+        rows += _agent_rows(b)
     header = ["behavior", "on", "count", "level", "next", "blocks", "overrides", "pending"]
     if rows:
         ctx.print("  " + table(header, rows).replace("\n", "\n  "))
@@ -334,6 +335,21 @@ def _print_session(ctx: Context, session: Status, now: float, *, every: bool = T
     if session.totals:
         totals = ", ".join(f"{k}={v:g}" for k, v in session.totals.items())
         ctx.print(f"  totals: {totals}")
+
+
+def _agent_rows(b: BehaviorStatus) -> list[list[object]]:
+    """A behavior's counters by agent under its row (issue 27: only on a session where a
+    subagent took part): the root thread, then each subagent by id and type."""
+    from forge_policy.levels import shown_level
+
+    rows: list[list[object]] = []
+    for share in b.agents:
+        who = "root thread" if share.root else f"agent {share.agent_id}"
+        if share.type:
+            who += f" ({share.type})"
+        level = shown_level(share.level, "agent") if share.level is not None else None
+        rows.append([f"  └ {who}", "", share.counter, level, "", share.blocks, "", None])
+    return rows
 
 
 def _flag_summary(flags: Iterable[str]) -> list[str]:
@@ -458,6 +474,7 @@ def recorded_event(number: int, record: Mapping[str, Any], session_id: str) -> E
         tool_input=tool_input if isinstance(tool_input, dict) else {},
         prompt=str(kept.get("prompt") or ""),
         agent=str(kept.get("agent") or ""),
+        agent_id=str(record.get("agent_id") or ""),
         cwd=str(kept.get("cwd") or ""),
         tool_use_id=str(record.get("tool_use_id") or ""),
         permission_mode=str(kept.get("permission_mode") or ""),

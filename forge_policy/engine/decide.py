@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import attrs
 
+from forge_policy.catalog.behavior import AGENT_SCOPE
 from forge_policy.engine.effects import (
+    AgentTally,
     Audit,
     CountBlock,
     CountViolation,
+    NoteAgent,
     NoteBlockedCall,
     SetFlag,
     SetGrant,
@@ -46,7 +49,7 @@ from forge_policy.engine.overrides import (
     retry_pass,
     user_approvals,
 )
-from forge_policy.engine.records import decision_record
+from forge_policy.engine.records import agent_fields, decision_record
 from forge_policy.levels import Level, escalate
 from forge_policy.model import (
     OVERRIDE_NEVER,
@@ -379,12 +382,29 @@ class _Chain:
             self._identity = event_identity(self.event)
         return self._identity
 
+    def ladder(self, behavior: Behavior, bstate: BehaviorState | None) -> tuple[int, Level | None]:
+        """The counter and effective level this event's violation climbs from: the session's
+        (``scope: session``), or, with ``scope: agent``, the share of the agent the event
+        comes from (issue 27; the root thread is an agent of its own)."""
+        if bstate is None:
+            return 0, None
+        if behavior.scope == AGENT_SCOPE:
+            share = bstate.find_agent(self.event.agent_id)
+            if share is not None:
+                return share.counter, share.effective_level
+            if not bstate.agent_ids():
+                # a level with no breakdown (the fail-closed state of SPEC §9, a state from
+                # before agents were counted) is a floor every agent starts from
+                return 0, bstate.effective_level
+            return 0, None
+        return bstate.counter, bstate.effective_level
+
     def cannot_fire(self, behavior: Behavior, bstate: BehaviorState | None) -> bool:
         """Whether ``behavior`` surely does nothing with this event (its first required
         conditions fail), seen through the scope its triggers would see."""
         from forge_policy.catalog.dsl import Scope
 
-        counter = bstate.counter if bstate is not None else 0
+        counter = self.ladder(behavior, bstate)[0]
         scratch = self.scratch
         scope = Scope(self.event, counter, scratch.flags, scratch.totals, self.facts)
         return behavior.cannot_fire(self.event, scope)
@@ -403,13 +423,13 @@ class _Chain:
                 self.now,
                 settings.override_window,
                 settings.grant_seconds,
+                hard=self.ladder(behavior, bstate)[1] is Level.HARD_BLOCK,
             )
             if passed is not None:
                 if self.trace is not None and passed.trace is not None:
                     self.trace.append(passed.trace)
                 return [passed]
-        counter_before = bstate.counter if bstate is not None else 0
-        previous = bstate.effective_level if bstate is not None else None
+        counter_before, previous = self.ladder(behavior, bstate)
         fail_closed = behavior.fails_closed(previous, counter_before + 1)
         fired = _fire(
             behavior, event, self.scratch, counter_before, self.facts, self.trace, fail_closed
@@ -435,10 +455,22 @@ class _Chain:
 
         event, now, identity = self.event, self.now, self.identity
         counter = counter_before + 1
-        previous = bstate.effective_level if bstate is not None else None
+        previous = self.ladder(behavior, bstate)[1]
         level = escalate(previous, counter, behavior.default_level, behavior.escalation)
-        if behavior.level_cap is not None and level > behavior.level_cap:
-            level = behavior.level_cap  # relaxed: never above the cap, whatever came before
+        cap = behavior.level_cap
+        if cap is not None and level > cap:
+            level = cap  # relaxed: never above the cap, whatever came before
+        # the session's counter and the agent's share both count every violation; the
+        # ladder the level climbed is one of them (scope), the other rises to it (issue 27)
+        share = bstate.find_agent(event.agent_id) if bstate is not None else None
+        session_before = bstate.counter if bstate is not None else 0
+        agent_before = share.counter if share is not None else 0
+        if behavior.scope == AGENT_SCOPE:
+            session_level = _raised(bstate.effective_level if bstate else None, level, cap)
+            agent_level = level
+        else:
+            session_level = level
+            agent_level = _raised(share.effective_level if share else None, level, cap)
         shadow = behavior.mode == "shadow"
         violation = Violation(
             behavior.id,
@@ -456,7 +488,8 @@ class _Chain:
         if soft and grant is not None and grant.admits(identity):
             # SPEC §4: the next blocked call (or, bound, a retry of its call) goes through once;
             # the counter stays. A bound grant is never spent on, nor lost to, another call.
-            return explicit_pass(event, violation, grant, identity, now, behavior.override)
+            counts = (session_before, agent_before)
+            return explicit_pass(event, violation, grant, identity, now, behavior.override, counts)
         window = self.settings.override_window
         call_id = call_id_of(identity) if soft else ""
         totals = self.scratch.totals
@@ -467,11 +500,19 @@ class _Chain:
         if undetermined:  # decided as matched on a fact that could not be computed
             text = f"{text}\n{undetermined_note(undetermined)}"
         violation = attrs.evolve(violation, counter=counter, message=text, call_id=call_id)
-        counted = (CountViolation(behavior.id, counter, level, now, event.tool_name),)
+        tally = AgentTally(
+            event.agent_id, agent_fields(event)["agent"] or "", agent_before + 1, agent_level
+        )
+        counts = (session_before + 1, agent_before + 1)
+        counted = (
+            CountViolation(
+                behavior.id, counts[0], session_level, now, event.tool_name, agent=tally
+            ),
+        )
         if soft and violation.override_mode == "user" and self.auto_approve is not None:
             approval = self.auto_approve(event, violation)
             if approval is not None:  # the user asked not to be prompted: allow, on the record
-                return auto_approved(event, violation, approval, identity, now, counted)
+                return auto_approved(event, violation, approval, identity, now, counted, counts)
         effects: list[Effect] = list(counted)
         if self.settings.record_violations or (level.blocks and not shadow):
             record = decision_record(
@@ -482,17 +523,18 @@ class _Chain:
                 behavior.override,
                 undetermined=undetermined,
                 call_id=call_id,
+                counts=counts,
             )
             effects.append(Audit(record))
         if level.blocks and not shadow:
-            effects += self.block(behavior.id, level, counter, behavior.override)
+            effects += self.block(behavior.id, level, counts[0], behavior.override)
         shown = text if level > Level.SILENT and not shadow and not level.blocks else ""
         return Step(behavior.id, tuple(effects), violation=violation, shown=shown)
 
     def block(self, behavior_id: str, level: Level, counter: int, mode: str) -> list[Effect]:
         """A block is counted; a soft block waits for its override, a hard block leaves
         nothing to override (SPEC §4)."""
-        effects: list[Effect] = [CountBlock(behavior_id)]
+        effects: list[Effect] = [CountBlock(behavior_id, agent_id=self.event.agent_id)]
         if level is Level.HARD_BLOCK:
             return [*effects, SetPendingBlock(behavior_id, None), SetGrant(behavior_id, None)]
         event = self.event
@@ -518,6 +560,32 @@ class _Chain:
         return [*effects, SetPendingBlock(behavior_id, pending), noted]
 
 
+#: The events that announce a subagent (``SubagentStart``) or its end (``SubagentStop``).
+_AGENT_LIFECYCLE = frozenset({"SubagentStart", "SubagentStop"})
+
+
+def _raised(previous: Level | None, level: Level, cap: Level | None) -> Level:
+    """``level``, or ``previous`` when higher, never above ``cap`` (a relaxed behavior)."""
+    reached = level if previous is None else max(previous, level)
+    return cap if cap is not None and reached > cap else reached
+
+
+def _noted_agent(event: Event, state: SessionState, now: float) -> Step:
+    """A subagent's ``SubagentStart``/``SubagentStop``: the session remembers its type and
+    when it started and stopped, so ``status`` names it."""
+    from forge_policy._time import iso
+
+    stamp = iso(now)
+    start = event.event_name == "SubagentStart"
+    noted = NoteAgent(
+        event.agent_id,
+        agent_fields(event)["agent"] or "",
+        started=stamp if start else "",
+        stopped="" if start else stamp,
+    )
+    return Step("", (noted,))
+
+
 def decide(
     catalog: Catalog,
     event: Event,
@@ -537,6 +605,8 @@ def decide(
     chain = _Chain(event, state, now, settings, facts, explain, auto_approve)
     trace = chain.trace
     steps: list[Step] = user_approvals(event, state, now)
+    if event.agent_id and event.event_name in _AGENT_LIFECYCLE:
+        steps.append(_noted_agent(event, state, now))
     blocking: Violation | None = None
     session_off = state.disabled
     excepted: dict[str, Any] = {}

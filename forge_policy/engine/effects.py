@@ -58,20 +58,57 @@ class SetTotal:
 
 
 @attrs.frozen
+class AgentTally:
+    """One agent's share of a behavior after a violation (issue 27): its ``agent_id``
+    (``""``: the root thread), its type, its counter and the level it reached."""
+
+    agent_id: str
+    agent_type: str
+    counter: int
+    level: Level
+
+    def apply(self, state: SessionState, behavior_id: str, *, blocked: bool = False) -> None:
+        share = state.behavior(behavior_id).agent(self.agent_id)
+        share.counter = self.counter
+        share.effective_level = self.level
+        if self.agent_type:
+            share.type = self.agent_type
+        if blocked:
+            share.record_block()
+
+
+@attrs.frozen
 class CountViolation:
-    """SPEC §3.2/§3.4: the behavior's counter becomes ``counter`` and its level ``level``."""
+    """SPEC §3.2/§3.4: the behavior's counter becomes ``counter`` and its level ``level``;
+    ``agent``: the share of the agent it came from (:class:`AgentTally`)."""
 
     behavior_id: str
     counter: int
     level: Level
     at: float
     tool_name: str
+    agent: AgentTally | None = attrs.field(default=None, kw_only=True)
 
     def apply(self, state: SessionState) -> None:
         bstate = state.behavior(self.behavior_id)
         bstate.counter = self.counter
         bstate.effective_level = self.level
         bstate.record_violation(self.at, self.tool_name)
+        if self.agent is not None:
+            self.agent.apply(state, self.behavior_id)
+
+
+@attrs.frozen
+class CountAgent:
+    """An agent's share of a behavior becomes ``tally`` (replayed from the audit log:
+    :mod:`~forge_policy.engine.reconcile`), with one more block when ``blocked``."""
+
+    behavior_id: str
+    tally: AgentTally
+    blocked: bool = False
+
+    def apply(self, state: SessionState) -> None:
+        self.tally.apply(state, self.behavior_id, blocked=self.blocked)
 
 
 @attrs.frozen
@@ -100,12 +137,31 @@ class SetLevel:
 
 @attrs.frozen
 class CountBlock:
-    """A call of the behavior was (or, overridden, would have been) blocked: ``blocks`` + 1."""
+    """A call of the behavior was (or, overridden, would have been) blocked: ``blocks`` + 1,
+    and the ``blocks`` of the agent it came from, when ``agent_id`` is given."""
 
     behavior_id: str
+    agent_id: str | None = attrs.field(default=None, kw_only=True)
 
     def apply(self, state: SessionState) -> None:
-        state.behavior(self.behavior_id).record_block()
+        bstate = state.behavior(self.behavior_id)
+        bstate.record_block()
+        if self.agent_id is not None:
+            bstate.agent(self.agent_id).record_block()
+
+
+@attrs.frozen
+class NoteAgent:
+    """A subagent announced itself (``SubagentStart``) or ended (``SubagentStop``): the
+    session remembers its type (:meth:`~forge_policy.state.SessionState.note_agent`)."""
+
+    agent_id: str
+    agent_type: str
+    started: str = ""
+    stopped: str = ""
+
+    def apply(self, state: SessionState) -> None:
+        state.note_agent(self.agent_id, self.agent_type, started=self.started, stopped=self.stopped)
 
 
 @attrs.frozen
@@ -191,6 +247,8 @@ if TYPE_CHECKING:
         SetFlag
         | SetTotal
         | CountViolation
+        | CountAgent
+        | NoteAgent
         | SetCounter
         | SetLevel
         | CountBlock

@@ -98,12 +98,24 @@ class FactCache:
 
 
 def event_identity(event: Event) -> str:
-    """The hash an override-by-retry compares: tool name + canonical input, or the prompt.
+    """The hash an override-by-retry compares: tool name + canonical input, or the prompt; in
+    a subagent, with its ``agent_id``: the same call from another agent is another call, so a
+    soft block in one subagent (its pending block, a grant bound to it with ``--call``) is
+    never let through by another agent's call (issue 27). The root thread's hash is SPEC §4's.
 
     >>> event_identity(Event("UserPromptSubmit", "s", prompt="hi")) == event_identity(
     ...     Event("UserPromptSubmit", "t", prompt="hi"))
     True
+    >>> call = {"tool_name": "Bash", "tool_input": {"command": "ls"}}
+    >>> root = Event("PreToolUse", "s", **call)
+    >>> sub = Event("PreToolUse", "s", agent_id="a1", **call)
+    >>> event_identity(root) == root.call_hash(), event_identity(sub) == event_identity(root)
+    (True, False)
     """
     if event.tool_name:
-        return call_hash(event.tool_name, event.tool_input)
-    return call_hash(f"<{event.event_name}>", {"prompt": event.prompt})
+        identity = call_hash(event.tool_name, event.tool_input)
+    else:
+        identity = call_hash(f"<{event.event_name}>", {"prompt": event.prompt})
+    if event.agent_id:
+        return call_hash(f"<agent {event.agent_id}>", identity)
+    return identity

@@ -157,6 +157,8 @@ def retry_pass(
     now: float,
     window: float,
     grant_seconds: float,
+    *,
+    hard: bool | None = None,
 ) -> Step | None:
     """The retry of a pending block within the window passes, once (checked before any flag
     is consumed). It spends a live grant only when the grant is bound to this call, or when
@@ -168,14 +170,21 @@ def retry_pass(
     (Codex, Cursor), the user's approval is such a grant, given in another terminal while the
     agent waits, and the retry after the window would otherwise be counted as a new violation
     (escalating, say, to a hard block) and the approval lost after 60 s, where Claude Code's
-    ask is answered at once."""
+    ask is answered at once.
+
+    ``hard``: whether the behavior reached hard_block on the ladder this call climbs (with
+    ``scope: agent``, its agent's); by default the session's level says. ``identity`` holds
+    the agent of the call (:func:`~forge_policy.engine.inputs.event_identity`): the same call
+    from another agent never passes a subagent's block."""
     pending = bstate.pending_block if bstate is not None else None
+    if hard is None:
+        hard = bstate is not None and bstate.effective_level is Level.HARD_BLOCK
     if (
         bstate is None
         or pending is None
         or pending.event != event.event_name
         or pending.call_hash != identity
-        or bstate.effective_level is Level.HARD_BLOCK
+        or hard
     ):
         return None
     grant = live_grant(bstate, now, grant_seconds)
@@ -201,7 +210,7 @@ def retry_pass(
     record = override_record(
         event,
         behavior_id,
-        bstate.counter,
+        pending.counter,  # the block's: another agent may have counted since (scope: agent)
         mechanism,
         reason,
         now,
@@ -215,18 +224,24 @@ def retry_pass(
 
 
 def explicit_pass(
-    event: Event, violation: Violation, grant: Grant, identity: str, now: float, mode: str
+    event: Event,
+    violation: Violation,
+    grant: Grant,
+    identity: str,
+    now: float,
+    mode: str,
+    counts: tuple[int, int] | None = None,
 ) -> Step:
     """A call that would soft-block spends the live grant: recorded as a block overridden
     ``explicit`` (it counts in ``blocks``, not in the counter, so override_rate stays <= 1).
     Tentative. ``violation`` carries the counter before this event; ``mode`` is the behavior's
-    ``override`` setting."""
+    ``override`` setting; ``counts`` the session's and the agent's counters (unchanged)."""
     behavior_id = violation.behavior_id
     passed = attrs.evolve(violation, message="", overridden="explicit")
     record = override_record(
         event,
         behavior_id,
-        violation.counter,
+        violation.counter if counts is None else counts[0],  # the session's, as every record
         "explicit",
         grant.reason,
         now,
@@ -236,8 +251,8 @@ def explicit_pass(
     )
     effects: tuple[Effect, ...] = (
         SetGrant(behavior_id, None),
-        CountBlock(behavior_id),
-        Audit(decision_record(event, passed, now, identity, mode)),
+        CountBlock(behavior_id, agent_id=event.agent_id),
+        Audit(decision_record(event, passed, now, identity, mode, counts=counts)),
         AddOverride(behavior_id, record),
     )
     return Step(behavior_id, effects, violation=passed, tentative=True)
@@ -250,10 +265,11 @@ def auto_approved(
     identity: str,
     now: float,
     counted: tuple[Effect, ...],
+    counts: tuple[int, int] | None = None,
 ) -> Step:
     """A harness rule approved an ask: the call is allowed, on the record (a block overridden
     ``user`` and an override with the rule's reason); ``counted`` are the violation's own
-    counter effects."""
+    counter effects, ``counts`` the session's and the agent's counters after it."""
     behavior_id = violation.behavior_id
     passed = attrs.evolve(violation, overridden="user")
     record = override_record(
@@ -268,8 +284,8 @@ def auto_approved(
     )
     effects: tuple[Effect, ...] = (
         *counted,
-        CountBlock(behavior_id),
-        Audit(decision_record(event, passed, now, identity, OVERRIDE_BY_USER)),
+        CountBlock(behavior_id, agent_id=event.agent_id),
+        Audit(decision_record(event, passed, now, identity, OVERRIDE_BY_USER, counts=counts)),
         AddOverride(behavior_id, record),
     )
     from forge_policy.render.messages import USER_OVERRIDE_LINE

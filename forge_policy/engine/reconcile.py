@@ -12,7 +12,9 @@ between leaves records the state has not seen. :func:`reconcile_session` replays
   ``degraded``, counts one more than the state holds, once: its counter may repeat one that a
   transaction counted at the same time); with a ``call_hash`` in the record,
   the latest soft block is restored as the pending block (and, with a ``call_id``, remembered
-  for ``override --call``);
+  for ``override --call``); apart from it, the share of the agent it names (``agent_id``,
+  absent: the root thread) rises to its ``agent_counter`` (absent: its ``counter``) when that
+  is above the share's counter, so the per-agent breakdown is rebuilt exactly;
 - a ``grant`` (an explicit override given) that the state lacks, that was neither spent (no
   override names its ``grant_id``) nor replaced by a newer grant, newer than the state's grant
   and not behind the horizon, becomes the behavior's grant again.
@@ -38,6 +40,8 @@ from __future__ import annotations
 from forge_policy._time import parse_iso
 from forge_policy.engine.effects import (
     AddOverride,
+    AgentTally,
+    CountAgent,
     CountBlock,
     NoteBlockedCall,
     SetCounter,
@@ -124,7 +128,9 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
             counted = _stateless_increment(state, behavior_id, record)
             if counted is None:
                 continue
-            effects = _violation_effects(behavior_id, state.find(behavior_id), counted, at)
+            bstate = state.find(behavior_id)
+            effects = _violation_effects(behavior_id, bstate, counted, at)
+            effects += _agent_effects(behavior_id, bstate, counted)
         apply_effects(state, effects)
     return added
 
@@ -151,7 +157,48 @@ def _stateless_increment(
     counter = record.get("counter")
     if not isinstance(counter, int) or isinstance(counter, bool):
         return record
-    return {**record, "counter": max(counter, known + 1)}
+    share = bstate.find_agent(_agent_of(record)) if bstate is not None else None
+    own = _agent_counter(record)
+    folded = {**record, "counter": max(counter, known + 1)}
+    if own is not None:  # the agent's share counts one more too
+        folded["agent_counter"] = max(own, (share.counter if share is not None else 0) + 1)
+    return folded
+
+
+def _agent_of(record: dict[str, Any]) -> str:
+    """The agent a record names (``""``: the root thread, and every record before agents)."""
+    agent_id = record.get("agent_id")
+    return agent_id if isinstance(agent_id, str) else ""
+
+
+def _agent_counter(record: dict[str, Any]) -> int | None:
+    """The agent's own counter a violation record gives (absent: its ``counter``)."""
+    value = record.get("agent_counter", record.get("counter"))
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _agent_effects(
+    behavior_id: str, bstate: BehaviorState | None, record: dict[str, Any]
+) -> list[Effect]:
+    """The agent's share of a violation the state is missing: its counter rises to the
+    record's, its level to the record's level, a block counts in its ``blocks``."""
+    counter = _agent_counter(record)
+    agent_id = _agent_of(record)
+    share = bstate.find_agent(agent_id) if bstate is not None else None
+    known = share.counter if share is not None else 0
+    if counter is None or counter <= known:
+        return []  # already in the state (the agent's counter is its natural key)
+    try:
+        level = Level.parse(str(record.get("level")))
+    except ValueError:
+        return []
+    current = share.effective_level if share is not None else None
+    reached = level if current is None else max(current, level)
+    agent_type = record.get("agent")
+    tally = AgentTally(
+        agent_id, agent_type if isinstance(agent_type, str) else "", counter, reached
+    )
+    return [CountAgent(behavior_id, tally, blocked=record.get("kind") == "block")]
 
 
 def _override_effects(

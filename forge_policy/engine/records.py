@@ -23,6 +23,22 @@ if TYPE_CHECKING:
     from forge_policy.model import Event, Violation
 
 
+def agent_fields(event: Event) -> dict[str, str | None]:
+    """The ``agent_id`` and ``agent`` (type) keys of a record of ``event``: None (omitted) on
+    the root thread, and for a type that is only the harness's name.
+
+    >>> import forge_policy as fp
+    >>> agent_fields(fp.Event("Stop", "s", agent_id="a1", agent="Explore"))
+    {'agent_id': 'a1', 'agent': 'Explore'}
+    >>> agent_fields(fp.Event("Stop", "s"))
+    {'agent_id': None, 'agent': None}
+    """
+    return {
+        "agent_id": event.agent_id or None,
+        "agent": event.agent if event.agent and event.agent != event.harness else None,
+    }
+
+
 def override_id(session_id: str, behavior_id: str, mechanism: str, basis: str, counter: int) -> str:
     """An override's id derives from the block (or grant) it consumes, so a transaction that
     runs twice can never mint two overrides for one block."""
@@ -94,6 +110,7 @@ def override_record(
             reason=reason,
             released=tuple(released),
             grant_id=grant_id or None,
+            **agent_fields(event),
         )
     )
 
@@ -163,23 +180,28 @@ def decision_record(
     *,
     undetermined: list[str] | tuple[str, ...] = (),
     call_id: str = "",
+    counts: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """A ``block`` (or, with ``record_violations``, ``violation``) record of one violation;
     ``override_mode`` is the behavior's ``override`` setting (``agent`` or ``user``);
     ``undetermined`` says why a fact the decision assumed to match could not be computed;
-    ``call_id`` is the short id a soft block names its call by (``override --call``)."""
+    ``call_id`` is the short id a soft block names its call by (``override --call``).
+    ``counts``: ``(session counter, agent counter)`` of the behavior as this violation leaves
+    them (default: the violation's counter for both, a session without subagents); the record
+    keeps both (``counter``, ``agent_counter``: omitted when equal)."""
     from forge_policy._time import iso
     from forge_policy.audit import records
     from forge_policy.secrets import summarize
 
     shape = records.Block if violation.level.blocks and not violation.shadow else records.Violation
+    session_counter, agent_counter = counts or (violation.counter, violation.counter)
     return records.to_dict(
         shape(
             timestamp=iso(now),
             session_id=event.session_id,
             behavior_id=violation.behavior_id,
             level=violation.level.label,
-            counter=violation.counter,
+            counter=session_counter,
             tool_name=event.tool_name,
             event=event.event_name,
             input_summary=summarize(event.tool_name, event.tool_input),
@@ -191,5 +213,7 @@ def decision_record(
             undetermined=tuple(undetermined) or None,
             call_id=call_id or None,
             event_input=recorded_input(event),
+            agent_counter=None if agent_counter == session_counter else agent_counter,
+            **agent_fields(event),
         )
     )

@@ -137,7 +137,7 @@ class Base:
             if not effects:
                 return None
             apply_effects(state, effects)
-            changed = bool(state.flags or state.totals or state.behavior_ids())
+            changed = bool(state.flags or state.totals or state.behavior_ids() or state.agents)
             return state if changed else None
         touch_due = self.now - current.last_accessed_at >= touch_interval
         if state is current and not effects:  # the allow path: no copy, no compare

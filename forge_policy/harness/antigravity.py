@@ -28,6 +28,9 @@ the user (a block the user would approve), ``{"decision": "ask"}`` is "no opinio
 own review flow applies, as after Claude Code's empty answer (``allow`` would skip the user's
 review in builds that honor it, which forge-policy never grants). No field shows advice.
 
+Subagents (issue 27): Antigravity's hook inputs name no subagent: every call is the session's
+root thread.
+
 >>> from forge_policy.harness.registry import get
 >>> to_event = get("antigravity").adapter.to_event
 >>> ev = to_event({"conversationId": "c1", "stepIdx": 4, "workspacePaths": ["/p"],

@@ -30,6 +30,12 @@ A shell call forge_policy's own floor holds (SPEC §13) is let through rewritten
 ``permissionDecision: "allow"`` + ``updatedInput``", ``Bash`` needs a string ``command``; Codex
 v0.153 refuses ``updatedInput`` without the allow, awslabs/aidlc-workflows#1024, 2026-09-04).
 
+Subagents (issue 27; openai/codex#22882, merged 2026-05-21): inside a thread-spawned subagent
+every hook input carries ``agent_id`` (the child thread's id) and ``agent_type`` (its role), as
+``SubagentStart``/``SubagentStop`` always do; they pass through as Claude Code's fields. The
+pull request does not say which ``session_id`` a child thread's inputs carry: when it is the
+root's, its violations count toward the root session's ladder.
+
 >>> from forge_policy.harness.registry import get
 >>> to_event = get("codex").adapter.to_event
 >>> ev = to_event({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "apply_patch",

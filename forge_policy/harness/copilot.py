@@ -26,6 +26,10 @@ other output: ``userPromptSubmitted`` cannot be refused, and nudges and warnings
 that shows them (they are counted and audited). Copilot CLI fails open: "hook failures
 (non-zero exit codes or timeouts) are logged and skipped".
 
+Subagents (issue 27): Copilot CLI names the agent (``agentName``, read as the event's
+``agent``, which ``applies_to.agents`` matches) but gives no subagent id: every call counts on
+the root thread's share of the session.
+
 >>> from forge_policy.harness.registry import get
 >>> to_event = get("copilot").adapter.to_event
 >>> ev = to_event({"sessionId": "s1", "timestamp": 1, "cwd": "/p", "toolName": "bash",

@@ -34,6 +34,10 @@ Cursor may still ask for a command outside the user's allow-list after a hook's 
 ...     "command": "git push --force", "cwd": "/p"})
 >>> ev.event_name, ev.tool_name, ev.tool_input["command"], ev.session_id
 ('PreToolUse', 'Bash', 'git push --force', 'c1')
+>>> ev = to_event({"conversation_id": "c2", "hook_event_name": "subagentStart",
+...     "subagent_id": "sa1", "subagent_type": "explore", "parent_conversation_id": "c1"})
+>>> ev.event_name, ev.session_id, ev.agent_id, ev.agent
+('SubagentStart', 'c1', 'sa1', 'explore')
 """
 
 from __future__ import annotations
@@ -83,6 +87,8 @@ class CursorAdapter(CommandHookAdapter):
         if native in FOLLOWUP_EVENTS:
             loops = payload.get("loop_count")
             fields["stop_hook_active"] = isinstance(loops, int) and loops > 0
+        if native in ("subagentStart", "subagentStop"):
+            fields.update(_subagent(payload, native))
         return fields
 
     def advice(self, name: str, said: Outcome) -> dict[str, Any] | None:
@@ -117,6 +123,22 @@ class CursorAdapter(CommandHookAdapter):
     def error_notice(self, name: str, notice: str) -> dict[str, Any] | None:
         """A notice if Cursor shows one at that event."""
         return _advice(name or "preToolUse", notice)
+
+
+def _subagent(payload: dict[str, Any], native: str) -> dict[str, Any]:
+    """A subagent's start and stop (issue 27): ``subagentStart`` names it (``subagent_id``,
+    ``subagent_type``) and its parent (``parent_conversation_id``), so the start is recorded
+    in the parent's session under the subagent's id; ``subagentStop`` gives only its type.
+    Cursor's hook inputs inside a subagent name no subagent (the docs list no such field):
+    its tool calls are the session's that their ``conversation_id`` names, on the root
+    thread's share."""
+    fields: dict[str, Any] = {"agent_type": text(payload, "subagent_type") or None}
+    if native == "subagentStart":
+        fields["agent_id"] = text(payload, "subagent_id") or None
+        parent = text(payload, "parent_conversation_id")
+        if parent:
+            fields["session_id"] = parent
+    return fields
 
 
 def _tool(

@@ -26,6 +26,10 @@ A shell call forge_policy's own floor holds (SPEC §13) is let through rewritten
 ``hookSpecificOutput: {hookEventName: "BeforeTool", tool_input}`` "merges with and overrides"
 the arguments (``docs/hooks/reference.md`` at 06c0d810, read 2026-12-01).
 
+Subagents (issue 27): Gemini CLI's hook inputs (``HookInput``, harness-protocols.md §3.2) name
+no subagent or agent type, and it has no subagent events: every call is the session's root
+thread.
+
 >>> from forge_policy.harness.registry import get
 >>> to_event = get("gemini").adapter.to_event
 >>> ev = to_event({"session_id": "s", "hook_event_name": "BeforeTool",

@@ -71,7 +71,19 @@ if TYPE_CHECKING:
 HARNESS = "claude-agent-sdk"
 #: The events :func:`hooks` registers. ``SessionStart`` is not in the SDK's ``HookEvent``
 #: typing (0.2.189) but the CLI accepts it: the SDK passes the hook names through.
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop")
+#: ``SubagentStart``/``SubagentStop`` (issue 27): the session remembers its subagents, and a
+#: behavior on ``SubagentStop`` keeps a subagent going as one on ``Stop`` keeps the agent. Tool
+#: events inside a subagent carry its ``agent_id``/``agent_type`` (the hook input's
+#: ``_SubagentContextMixin``; ``ToolPermissionContext.agent_id`` for :func:`can_use_tool`).
+HOOK_EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "SessionStart",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+)
 #: The tools whose ``command`` runs under the floor unless ``shell_tools=`` says otherwise.
 SHELL_TOOLS = ("Bash",)
 

@@ -52,6 +52,10 @@ evaluation refuses the call (fail closed).
 
 ``import forge_policy`` never imports LangChain; importing this module does (without the extra,
 building the middleware raises an :class:`ImportError` naming it).
+
+Subagents (issue 27): a ``create_agent`` agent's middleware sees no subagent id or type (a
+subagent built as a tool is another agent with its own middleware and ``thread_id``): every
+call is the root thread's.
 """
 
 from __future__ import annotations

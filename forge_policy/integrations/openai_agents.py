@@ -55,6 +55,12 @@ The evaluator runs in a worker thread (``asyncio.to_thread``: the SDK runs on as
 I/O and lock waits never block the event loop; calls on one evaluator are serialized. Anything
 that stops the evaluation refuses the call (fail closed). The SDK is imported when these
 functions are called, never by ``import forge_policy`` or ``forge_policy.integrations``.
+
+Subagents (issue 27): the SDK has no subagent id. A handoff moves the run to another agent of
+the same run and session; its calls count on the root thread's share (``agent`` stays the
+harness name: the agent executing a tool, ``ToolContext.agent``, is not given to the
+``needs_approval`` callback that decides the same call, so reading it in one place only could
+decide one call two ways).
 """
 
 from __future__ import annotations

@@ -55,4 +55,14 @@ def _converter() -> cattrs.Converter:
         return result
 
     converter.register_unstructure_hook(ExplainReport, explain)
+    # a session without subagents keeps the shape it always had: no ``agents`` keys
+    from cattrs.gen import make_dict_unstructure_fn, override
+
+    from forge_policy.reports.status import BehaviorStatus, Status
+
+    for cls in (BehaviorStatus, Status):
+        quiet = override(omit_if_default=True)
+        converter.register_unstructure_hook(
+            cls, make_dict_unstructure_fn(cls, converter, agents=quiet)
+        )
     return converter

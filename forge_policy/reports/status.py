@@ -12,16 +12,35 @@ from typing import Any
 import attrs
 
 from forge_policy.levels import Level, first_level, next_threshold, shown_level
+from forge_policy.state import ROOT_AGENT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.state import SessionState
+    from forge_policy.state import BehaviorState, SessionState
 
 
 # -- status ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class AgentStatus:
+    """One agent's share of a behavior in a session (issue 27): the root thread (``root``,
+    ``agent_id`` ``""``) or a subagent, with its ``type`` (Claude Code's ``agent_type``; ``""``
+    when unknown), its counter, the level its violations reached and its blocks.
+
+    >>> AgentStatus("a1", "Explore", 2, Level.WARNING).root
+    False
+    """
+
+    agent_id: str
+    type: str
+    counter: int
+    level: Level | None
+    blocks: int = 0
+    root: bool = attrs.field(default=attrs.Factory(lambda self: not self.agent_id, takes_self=True))
 
 
 @attrs.frozen
@@ -52,6 +71,9 @@ class BehaviorStatus:
     #: ``level`` as a person reads it (:func:`~forge_policy.levels.shown_level`: ``ask`` for a
     #: soft block the user approves); None before the first violation
     level_shown: str | None = None
+    #: the counter broken down by agent, root thread first (issue 27); empty unless a subagent
+    #: took part in the session (``--json`` then leaves the key out)
+    agents: tuple[AgentStatus, ...] = ()
 
 
 @attrs.frozen
@@ -74,6 +96,34 @@ class Status:
     disabled: tuple[str, ...] = ()
     created_at: str | None = None
     last_accessed_at: str | None = None
+    #: the subagents the session saw (id -> type), from SubagentStart/SubagentStop and the
+    #: per-agent breakdowns; empty on a session with none (``--json`` then leaves it out)
+    agents: dict[str, str] = attrs.field(factory=dict)
+
+
+def _agents_of(state: SessionState) -> dict[str, str]:
+    """Every subagent a session knows (id -> type; ``""`` when its type is unknown)."""
+    known = {agent_id: str(entry.get("type") or "") for agent_id, entry in state.agents.items()}
+    for behavior_id in state.behavior_ids():
+        bstate = state.find(behavior_id)
+        for agent_id in bstate.agent_ids() if bstate is not None else ():
+            share = bstate.find_agent(agent_id) if bstate is not None else None
+            if agent_id and share is not None and not known.get(agent_id):
+                known[agent_id] = share.type
+    known.pop(ROOT_AGENT, None)
+    return known
+
+
+def _shares(bstate: BehaviorState, types: Mapping[str, str]) -> tuple[AgentStatus, ...]:
+    """A behavior's per-agent breakdown, root thread first, then by agent id."""
+    rows = []
+    for agent_id in sorted(bstate.agent_ids()):
+        share = bstate.find_agent(agent_id)
+        if share is None:
+            continue
+        kind = share.type or types.get(agent_id, "")
+        rows.append(AgentStatus(agent_id, kind, share.counter, share.effective_level, share.blocks))
+    return tuple(rows)
 
 
 def status_of(
@@ -93,6 +143,7 @@ def status_of(
         return Status(session_id, exists=False)
     known = set(state.behavior_ids())
     off = state.disabled
+    agents = _agents_of(state)
     behaviors: dict[str, BehaviorStatus] = {}
     for behavior in catalog.behaviors:
         bstate = state.behavior(behavior.id) if behavior.id in known else None
@@ -112,6 +163,7 @@ def status_of(
             override_granted=granted_at if isinstance(granted_at, str) else None,
             inactive_under=profile if profile and behavior.excluded_by(profile) else None,
             level_shown=None if level is None else shown_level(level, behavior.override),
+            agents=_shares(bstate, agents) if agents and bstate is not None else (),
         )
     created = state.data.get("created_at")
     accessed = state.data.get("last_accessed_at")
@@ -124,6 +176,7 @@ def status_of(
         disabled=tuple(sorted(off)),
         created_at=created if isinstance(created, str) else None,
         last_accessed_at=accessed if isinstance(accessed, str) else None,
+        agents=agents,
     )
 
 

@@ -114,7 +114,7 @@ def expected_reason(command: str) -> str:
     return refusal_reason(decision)
 
 
-def test_hooks_register_the_five_events_with_the_cli() -> None:
+def test_hooks_register_the_seven_events_with_the_cli() -> None:
     async def script(cli: FakeCLI) -> dict[str, Any]:
         return cli.hooks
 
@@ -420,3 +420,27 @@ def test_importing_forge_policy_does_not_import_the_sdk() -> None:
         [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_a_subagents_hook_inputs_name_it_in_the_session_and_the_log() -> None:
+    """Issue 27: the SDK's hook inputs inside a subagent carry ``agent_id``/``agent_type``
+    (``_SubagentContextMixin``), and SubagentStart names it: the violation is the root
+    session's, the breakdown and the record name the subagent."""
+    evaluator = builtin_evaluator()
+    sub = {"agent_id": "a-7", "agent_type": "Explore"}
+
+    async def script(cli: FakeCLI) -> dict[str, Any]:
+        start = {**pre_tool("x"), "hook_event_name": "SubagentStart", **sub}
+        for key in ("tool_name", "tool_input", "tool_use_id"):
+            start.pop(key)
+        await cli.hook(start)
+        return await cli.hook({**pre_tool("git push --force"), **sub})
+
+    answer = run(evaluator, script)
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    status = evaluator.status(SESSION)
+    assert status.agents == {"a-7": "Explore"}
+    (share,) = [a for a in status.behaviors["no-destructive-git"].agents if not a.root]
+    assert (share.agent_id, share.type, share.counter, share.blocks) == ("a-7", "Explore", 1, 1)
+    (block,) = [r for r in evaluator.audit.records() if r["kind"] == "block"]
+    assert (block["agent_id"], block["agent"]) == ("a-7", "Explore")

@@ -315,6 +315,48 @@ class RuntimeStoreSuite:
         assert [o["mechanism"] for o in bstate.overrides] == ["retry"]
         assert ev.status("s1").behaviors["search-first"].counter == 5
 
+    def test_per_agent_counters_survive(self, store: Any, open_store: Callable[[], Any]) -> None:
+        """Issue 27: a behavior's per-agent breakdown and the subagents a session announced
+        round-trip like its counter, and a reopened store continues each agent's ladder."""
+        import forge_policy as fp
+
+        clock = [T0]
+        ev = fp.Evaluator(fp.builtin_catalog(), store=store, clock=lambda: clock[0])
+        code = {"file_path": "/src/app.py", "content": "print(1)"}
+
+        def write(agent_id: str = "", agent: str = "") -> fp.Event:
+            return fp.Event(
+                "PreToolUse",
+                "s1",
+                tool_name="Write",
+                tool_input=code,
+                agent_id=agent_id,
+                agent=agent,
+            )
+
+        explore = ("a-1", "Explore")
+        ev.evaluate(fp.Event("SubagentStart", "s1", agent_id="a-1", agent="Explore"))
+        outcomes = []
+        for agent in (explore, explore, ("", ""), explore):
+            clock[0] += 1
+            outcomes.append(ev.evaluate(write(*agent)).outcome)
+        # the session's ladder (search-first: nudge, nudge, warning…) counts every agent
+        assert outcomes == ["nudge", "nudge", "warning", "warning"]
+        again = open_store()
+        data = again.load("s1").to_dict()
+        assert data == store.load("s1").to_dict()
+        shares = data["behaviors"]["search-first"]["agents"]
+        assert {k: (v["type"], v["counter"], v["effective_level"]) for k, v in shares.items()} == {
+            "": ("", 1, "warning"),
+            "a-1": ("Explore", 3, "warning"),
+        }
+        assert data["agents"]["a-1"]["type"] == "Explore"
+        clock[0] += 1
+        reopened = fp.Evaluator(fp.builtin_catalog(), store=again, clock=lambda: clock[0])
+        assert reopened.evaluate(write(*explore)).outcome == "soft_block"
+        rows = reopened.status("s1").behaviors["search-first"].agents
+        assert [(r.agent_id, r.counter, r.blocks) for r in rows] == [("", 1, 0), ("a-1", 4, 1)]
+
     # the store is emptied by a purge before each example (the factory reopens the same data)
     @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(ops=st.lists(_OP, max_size=25))
