@@ -92,6 +92,13 @@ MATCHER_SUBJECT: dict[str, str] = {
     "ElicitationResult": "mcp_server_name",
 }
 
+#: The prefix of an MCP tool's name in the catalog's vocabulary: ``mcp__<server>__<tool>``
+#: (:mod:`forge_policy.facts.mcp` reads such a call for what it does).
+MCP_PREFIX = "mcp__"
+#: The payload key of an event read as a built-in tool (:func:`forge_policy.facts.mcp.read_as`)
+#: that holds the tool name the harness sent: triggers and ``applies_to.tools`` match either.
+READ_FROM = "forge_read_from"
+
 #: Events at which the tool already ran, so a block can only inform.
 AFTER_TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "PostToolBatch"})
 #: Event names of the git-side entry points. For these, git runs in ``event.cwd``.

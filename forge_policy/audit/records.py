@@ -71,6 +71,9 @@ class Violation(_Record):
     undetermined: tuple[str, ...] | None = _omitted()
     call_id: str | None = _omitted()
     event_input: dict[str, Any] | None = _omitted()  # noqa: RUF009 (an attrs field, not a value)
+    #: an MCP call's reading (:func:`forge_policy.facts.mcp.label`: ``shell``, ``write``,
+    #: ``read``, ``fetch``, ``none``, ``unreadable``); omitted for every other tool
+    reading: str | None = _omitted()
 
 
 @attrs.frozen(kw_only=True, repr=False)
@@ -271,14 +274,15 @@ class Shadow(_Record):
 @attrs.frozen(kw_only=True, repr=False)
 class Seen(_Record):
     """A tool call the hook decided, whatever it decided (``outcome``, ``allow`` included): the
-    trace that tells a call that got a decision from one whose hook never ran
-    (:mod:`forge_policy.ops.coverage`). ``tool_use_id`` is the harness's id of the call
-    (Claude Code ``tool_use_id``, Codex's ``call_id`` as its hook names it; ``""`` where the
-    harness has none), ``digest`` the first 16 hex digits of the call's
-    :func:`~forge_policy.model.call_hash` (never the input itself), for matching calls without
-    an id. One per PreToolUse (and the other harnesses' equivalents), unless the configuration
-    says ``coverage: false``. ``audit log --kind seen`` shows them; the summaries leave them
-    out (:data:`forge_policy.ops.audit_log.HIDDEN_KINDS`)."""
+        trace that tells a call that got a decision from one whose hook never ran
+        (:mod:`forge_policy.ops.coverage`). ``tool_use_id`` is the harness's id of the call
+        (Claude Code ``tool_use_id``, Codex's ``call_id`` as its hook names it; ``""`` where the
+        harness has none), ``digest`` the first 16 hex digits of the call's
+        :func:`~forge_policy.model.call_hash` (never the input itself), for matching calls without
+        an id; ``reading``, for an MCP tool, how :mod:`forge_policy.facts.mcp` read it (what ``doctor``
+    reports). One per PreToolUse (and the other harnesses' equivalents), unless the configuration
+        says ``coverage: false``. ``audit log --kind seen`` shows them; the summaries leave them
+        out (:data:`forge_policy.ops.audit_log.HIDDEN_KINDS`)."""
 
     kind: ClassVar[str] = "seen"
     timestamp: str
@@ -288,6 +292,8 @@ class Seen(_Record):
     tool_use_id: str
     digest: str
     outcome: str
+    #: an MCP call's reading, as in :class:`Violation` (never its input); omitted otherwise
+    reading: str | None = _omitted()
 
 
 #: Any record of the audit log.

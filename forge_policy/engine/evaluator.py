@@ -539,6 +539,7 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
     from forge_policy._time import iso
     from forge_policy.audit.base import write
     from forge_policy.audit.records import Seen, to_dict
+    from forge_policy.engine.records import mcp_reading
 
     record = Seen(
         timestamp=iso(now),
@@ -548,6 +549,7 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
         tool_use_id=event.tool_use_id,
         digest=event.call_hash()[:16],
         outcome=decision.outcome,
+        reading=mcp_reading(event),  # an MCP tool's: what doctor reports
     )
     try:
         with no_wait(SEEN_WAIT):
