@@ -274,15 +274,15 @@ class Shadow(_Record):
 @attrs.frozen(kw_only=True, repr=False)
 class Seen(_Record):
     """A tool call the hook decided, whatever it decided (``outcome``, ``allow`` included): the
-        trace that tells a call that got a decision from one whose hook never ran
-        (:mod:`forge_policy.ops.coverage`). ``tool_use_id`` is the harness's id of the call
-        (Claude Code ``tool_use_id``, Codex's ``call_id`` as its hook names it; ``""`` where the
-        harness has none), ``digest`` the first 16 hex digits of the call's
-        :func:`~forge_policy.model.call_hash` (never the input itself), for matching calls without
-        an id; ``reading``, for an MCP tool, how :mod:`forge_policy.facts.mcp` read it (what ``doctor``
-    reports). One per PreToolUse (and the other harnesses' equivalents), unless the configuration
-        says ``coverage: false``. ``audit log --kind seen`` shows them; the summaries leave them
-        out (:data:`forge_policy.ops.audit_log.HIDDEN_KINDS`)."""
+    trace that tells a call that got a decision from one whose hook never ran
+    (:mod:`forge_policy.ops.coverage`). ``tool_use_id`` is the harness's id of the call
+    (Claude Code ``tool_use_id``, Codex's ``call_id`` as its hook names it; ``""`` where the
+    harness has none), ``digest`` the first 16 hex digits of the call's
+    :func:`~forge_policy.model.call_hash` (never the input itself), for matching calls without
+    an id; ``reading``, for an MCP tool, how :mod:`forge_policy.facts.mcp` read it (what
+    ``doctor`` reports). One per PreToolUse (and the other harnesses' equivalents), unless the
+    configuration says ``coverage: false``. ``audit log --kind seen`` shows them; the summaries
+    leave them out (:data:`forge_policy.ops.audit_log.HIDDEN_KINDS`)."""
 
     kind: ClassVar[str] = "seen"
     timestamp: str

@@ -51,7 +51,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from forge_policy.events import MCP_PREFIX, READ_FROM
+from forge_policy.events import MCP_PREFIX, READ_FROM, mcp_name
 from forge_policy.values import Unknown
 
 TYPE_CHECKING = False
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
     from forge_policy.model import Event
 
-__all__ = ["MCP_PREFIX", "READ_FROM", "Reading", "mcp_name", "read_as", "read_call"]
+__all__ = ["MCP_PREFIX", "READ_FROM", "Reading", "mcp_name", "read_as", "read_call", "split_name"]
 
 #: The kinds of reading, and the built-in tool each is read as.
 KINDS = {"shell": "Bash", "write": "Write", "read": "Read", "fetch": "WebFetch", "none": ""}
@@ -125,26 +125,21 @@ def is_mcp(tool_name: str) -> bool:
     return tool_name.startswith(MCP_PREFIX)
 
 
-def mcp_name(server: str, tool: str) -> str:
-    """The catalog's name of an MCP tool: ``mcp__<server>__<tool>``, whatever the harness
-    called it (Cursor's ``beforeMCPExecution``, Gemini CLI's, OpenCode's adapters use it).
-
-    >>> mcp_name("github", "create_issue")
-    'mcp__github__create_issue'
-    """
-    return f"{MCP_PREFIX}{server}__{tool}"
-
-
 def split_name(tool_name: str) -> tuple[str, str]:
     """``(server, tool)`` of an MCP tool name (the first ``__`` after the prefix ends the
-    server); ``("", "")`` for any other name.
+    server; a name without it, such as Cursor's ``preToolUse`` gives, ``MCP:<tool>``, has
+    no server); ``("", "")`` for any other name.
 
     >>> split_name("mcp__plugin_kit_fs__write_file"), split_name("Bash")
     (('plugin_kit_fs', 'write_file'), ('', ''))
+    >>> split_name("mcp__write_file")
+    ('', 'write_file')
     """
     if not is_mcp(tool_name):
         return "", ""
-    server, _, tool = tool_name[len(MCP_PREFIX) :].partition("__")
+    server, separator, tool = tool_name[len(MCP_PREFIX) :].partition("__")
+    if not separator:
+        return "", server
     return server, tool
 
 
