@@ -25,6 +25,10 @@ the server and tool names (:func:`read_call`), giving a :class:`Reading`:
 ``none``
     nothing of the above: the call is governed by its name only.
 
+Argument names are compared without case, ``_`` and ``-`` (``Command``, ``FILE_PATH``): a
+server reads what its schema names, so a decoy spelled otherwise beside it is read too, and
+two commands that differ make the call unreadable.
+
 **Fail closed.** A shell reading whose command cannot be read (no command argument in a tool
 named as a shell, a value that is neither a string nor a list of strings, several candidates
 that disagree, more than :data:`MAX_COMMAND` characters) gives an
@@ -90,6 +94,9 @@ READ_VERBS = frozenset({"read", "get", "list", "search", "view", "cat", "show", 
                         "info", "glob"})  # fmt: skip
 #: Argument names that hold a URL the call fetches.
 URL_KEYS = ("url", "uri", "href", "link", "endpoint", "urls")
+_SHELL_KEYS = frozenset(k.lower().replace("_", "") for k in SHELL_KEYS)  # as _key() spells
+_PATH_KEYS = frozenset(k.lower().replace("_", "") for k in PATH_KEYS)
+_URL_KEYS = frozenset(k.lower().replace("_", "") for k in URL_KEYS)
 #: A command longer than this is not read (an argument the agent can grow at will).
 MAX_COMMAND = 1 << 16
 #: How deep nested objects are searched for a command argument.
@@ -202,7 +209,7 @@ def _shell(
     )
     if named and tool_words[:1] and tool_words[0] in READ_VERBS:
         named = False  # get_command_output, list_commands: about commands, running none
-    found = _find(tool_input, SHELL_KEYS, 0 if not named else _MAX_DEPTH)
+    found = _find(tool_input, _MAX_DEPTH if named else 0)
     if not found and not named:
         return None
     if not found:
@@ -221,15 +228,22 @@ def _shell(
     return Reading("shell", {"command": next(iter(commands))})
 
 
-def _find(args: Mapping[str, Any], keys: tuple[str, ...], depth: int) -> list[tuple[str, Any]]:
-    """``(key, value)`` of each of ``keys`` in ``args``, then, when none is there and
-    ``depth`` allows, in the objects it holds."""
-    found = [(key, args[key]) for key in keys if key in args and args[key] is not None]
+def _key(name: object) -> str:
+    """An argument name compared without case, ``_`` and ``-`` (``Command``, ``file_path``,
+    ``filePath`` and ``FILE-PATH`` are one name each: a server reads what its schema says,
+    so a decoy spelled otherwise beside it must not be the one read)."""
+    return name.lower().replace("_", "").replace("-", "") if isinstance(name, str) else ""
+
+
+def _find(args: Mapping[str, Any], depth: int) -> list[tuple[str, Any]]:
+    """``(name, value)`` of each argument of ``args`` named one of :data:`SHELL_KEYS`
+    (:func:`_key`), then, when none is there and ``depth`` allows, in the objects it holds."""
+    found = [(k, v) for k, v in args.items() if v is not None and _key(k) in _SHELL_KEYS]
     if found or depth <= 0:
         return found
     for value in args.values():
         if isinstance(value, dict):
-            found += _find(value, keys, depth - 1)
+            found += _find(value, depth - 1)
     return found
 
 
@@ -248,9 +262,8 @@ def _paths(args: Mapping[str, Any], strict: bool) -> str | list[str] | None:
     """The path (or paths) the call names: one string, a list, or, when ``strict`` (a write)
     and a path argument is neither, an :class:`Unknown`; None when it names none."""
     found: list[str] = []
-    for key in PATH_KEYS:
-        value = args.get(key)
-        if value is None:
+    for key, value in args.items():
+        if value is None or _key(key) not in _PATH_KEYS:
             continue
         items = value if isinstance(value, list) else [value]
         for item in items:
@@ -282,8 +295,9 @@ def _url(args: Mapping[str, Any]) -> str | list[str] | None:
     """The URL (or URLs) the call fetches: a :data:`URL_KEYS` argument, else any top-level
     string that is one ``http(s)://`` URL."""
     found: list[str] = []
-    for key in URL_KEYS:
-        value = args.get(key)
+    for key, value in args.items():
+        if _key(key) not in _URL_KEYS:
+            continue
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str) and item and not item.lower().startswith("file://"):
                 found.append(item)
