@@ -7,13 +7,14 @@ give every outcome (nudge, warning, soft block overridden by retry, hard block).
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import behavior_yaml
-from hookrun import Project
+from hookrun import SCRIPT, Project
 
 
 @pytest.fixture
@@ -307,3 +308,41 @@ def test_a_glob_hard_block(globbed: Project) -> None:
     assert decision == "deny" and reason.startswith("[hardy]") and "cannot be overridden" in reason
     # a name the glob does not match passes
     assert globbed.run(write_call(globbed, "mcp__fs__rewrite", "hard-me"))[0] is None
+
+
+# --- doctor: what could not be read -------------------------------------------------------------
+
+
+def doctor(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPT), "doctor", *args],
+        capture_output=True,
+        text=True,
+        env=project.env,
+        cwd=project.dir,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_doctor_lists_the_servers_and_the_tools_governed_by_name_only(project: Project) -> None:
+    (project.dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {}, "shell": {}}}))
+    (project.dir / ".codex").mkdir()
+    (project.dir / ".codex" / "config.toml").write_text('[mcp_servers.docs]\ncommand = "x"\n')
+    (project.dir / ".cursor").mkdir()
+    (project.dir / ".cursor" / "mcp.json").write_text("{not json")
+    project.run(mcp(project, "mcp__github__create_issue", title="x"))
+    project.run(mcp(project, "mcp__shell__run", command="ls"))
+    project.run(mcp(project, "mcp__shell__run", command={"a": 1}))
+    result = doctor(project)
+    assert "Traceback" not in result.stderr, result.stderr
+    text = result.stdout
+    assert "MCP tools:" in text
+    assert "  server github (claude-code, .mcp.json)" in text
+    assert "  server docs (codex, .codex/config.toml)" in text
+    assert "  mcp__shell__run: 1 shell, 1 unreadable" in text, text
+    assert "governed by name only: mcp__github__create_issue:" in text
+    assert ".cursor/mcp.json: its MCP servers cannot be read" in text
+    data = json.loads(doctor(project, "--json").stdout)
+    assert data["mcp"]["by_name_only"] == ["mcp__github__create_issue"]
+    assert {s["name"] for s in data["mcp"]["servers"]} == {"github", "shell", "docs"}
