@@ -181,6 +181,23 @@ def test_cursor_before_mcp_execution(project: Project) -> None:
     assert project.run(harmless, "--harness", "cursor")[0] is None
 
 
+def test_cursor_pre_tool_use_reads_an_mcp_tool_without_its_server(project: Project) -> None:
+    payload = {
+        "conversation_id": project.session,
+        "hook_event_name": "preToolUse",
+        "workspace_roots": [str(project.dir)],
+        "cwd": str(project.dir),
+        "tool_use_id": "tu1",
+        "tool_name": "MCP:write_file",
+        "tool_input": {"path": ".forge/config.yaml", "content": "floor: off\n"},
+    }
+    out, _ = project.run(payload, "--harness", "cursor")
+    assert out is not None and out["permission"] == "deny"
+    assert "[protect-governance]" in out["agent_message"]
+    (record,) = [r for r in project.audit() if r["kind"] == "block"]
+    assert (record["tool_name"], record["reading"]) == ("mcp__write_file", "write")
+
+
 def test_cursor_asks_before_an_mcp_read_of_an_env_file(project: Project) -> None:
     (project.dir / ".env").write_text("API_TOKEN=abc\n")
     payload = {

@@ -43,7 +43,7 @@ def reading(name: str, **tool_input: Any) -> tuple[str, str, dict[str, Any]]:
         ("mcp__x__exec", {"cmd": ["rm", "-rf", "a b"]}, "rm -rf 'a b'"),  # argv, quoted
         ("mcp__SHELL__RUN", {"Command": "ls"}, "ls"),  # uppercase server and argument
         ("mcp__x__y", {"Shell-Command": "ls"}, "ls"),
-        ("mcp__x__exec", {"params": {"command": "ls"}}, "ls"),  # nested, in a shell tool
+        ("mcp__shell__exec", {"params": {"command": "ls"}}, "ls"),  # nested, in a shell tool
         ("mcp__x__run", {"command": "ls", "cmd": "ls"}, "ls"),  # candidates that agree
     ],
 )
@@ -61,7 +61,8 @@ def test_a_command_is_read(name: str, tool_input: dict[str, Any], command: str) 
         ("mcp__x__run", {"command": "ls", "cmd": "rm -rf /"}, "name different commands"),
         ("mcp__x__run", {"command": "ls", "Command": "rm -rf /"}, "name different commands"),
         ("mcp__x__run", {"command": "x" * (MAX_COMMAND + 1)}, "more than"),
-        ("mcp__x__exec", {"code": "rm -rf /"}, "holds its command"),  # a shell with no key
+        ("mcp__exec__run", {"code": "rm -rf /"}, "holds its command"),  # a shell with no key
+        ("mcp__x__shell_exec", {"input": "rm -rf /"}, "holds its command"),
         ("mcp__shell__kill", {"pid": 3}, "holds its command"),  # named by its server
     ],
 )
@@ -78,6 +79,7 @@ def test_a_command_that_cannot_be_read_is_unknown(
     [
         ("mcp__ci__run_tests", {"suite": "unit"}),  # run beside an object: runs that object
         ("mcp__db__execute_query", {"query": "select 1"}),
+        ("mcp__deploy__run", {"target": "prod"}),  # a bare run on a server named otherwise
         ("mcp__shell__get_command_output", {"id": 3}),  # a read verb first: about commands
         ("mcp__github__list_commands", {}),
         ("mcp__github__create_issue", {"title": "git push --force"}),

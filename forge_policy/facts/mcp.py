@@ -10,8 +10,9 @@ the server and tool names (:func:`read_call`), giving a :class:`Reading`:
 
 ``shell``
     an argument named :data:`SHELL_KEYS` (``command``, ``cmd``, ``script``…), or a tool or
-    server name with a word of :data:`SHELL_WORDS` (``shell``, ``terminal``, ``command``…) or
-    made only of :data:`RUN_VERBS` (``run``, ``exec``, ``execute``; not ``run_tests``), unless
+    server name with a word of :data:`SHELL_WORDS` (``shell``, ``terminal``, ``command``…), or
+    a tool named only :data:`RUN_VERBS` (``run``, ``exec``, ``execute``; not ``run_tests``) on
+    a server named so too or not at all (``mcp__exec__run``, not ``mcp__deploy__run``), unless
     the tool name starts with a read verb (``get_command_output``). Read as ``Bash`` with
     ``{"command": …}``; a list of strings is an argv, quoted and joined.
 ``write`` / ``read``
@@ -203,10 +204,11 @@ def _shell(
     tool_words: list[str], server_words: list[str], tool_input: Mapping[str, Any]
 ) -> Reading | None:
     """The shell reading of a call, or None when nothing says it runs a command."""
-    named = any(
-        SHELL_WORDS.intersection(name) or (name and RUN_VERBS.issuperset(name))
-        for name in (tool_words, server_words)
-    )
+    named = bool(SHELL_WORDS.intersection(tool_words) or SHELL_WORDS.intersection(server_words))
+    if not named and tool_words and RUN_VERBS.issuperset(tool_words):
+        # a bare run/exec runs a command on a server that says so (or says nothing else):
+        # mcp__shell__run, mcp__exec__run; mcp__deploy__run runs a deployment
+        named = not server_words or RUN_VERBS.issuperset(server_words)
     if named and tool_words[:1] and tool_words[0] in READ_VERBS:
         named = False  # get_command_output, list_commands: about commands, running none
     found = _find(tool_input, _MAX_DEPTH if named else 0)
@@ -351,7 +353,7 @@ def provide_mcp_reading(event: Event) -> str:
     ``""`` for any other call.
 
     >>> from forge_policy.model import Event
-    >>> provide_mcp_reading(Event("PreToolUse", "s", tool_name="mcp__x__exec",
+    >>> provide_mcp_reading(Event("PreToolUse", "s", tool_name="mcp__x__shell_exec",
     ...                           tool_input={"code": "1"}))
     'unreadable'
     """
