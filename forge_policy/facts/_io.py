@@ -13,7 +13,6 @@ import os
 
 from forge_policy._budget import read_bounded as read_bounded
 from forge_policy._budget import truncated
-from forge_policy.values import Unknown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,8 +42,10 @@ def event_commands(event: Event) -> list[str]:
     tool_input = event.tool_input
     found: list[str] = []
     command = tool_input.get("command")
-    if type(command) is Unknown:
-        truncated(f"the command could not be read: {command.reason}")
+    # an Unknown (a str with a reason; this module imports only _budget) is no command
+    reason = getattr(command, "reason", None) if isinstance(command, str) else None
+    if isinstance(reason, str):
+        truncated(f"the command could not be read: {reason}")
     elif isinstance(command, str):
         found.append(command)
     listed = tool_input.get("commands")
