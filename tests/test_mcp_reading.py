@@ -45,6 +45,7 @@ def reading(name: str, **tool_input: Any) -> tuple[str, str, dict[str, Any]]:
         ("mcp__x__y", {"Shell-Command": "ls"}, "ls"),
         ("mcp__shell__exec", {"params": {"command": "ls"}}, "ls"),  # nested, in a shell tool
         ("mcp__x__run", {"command": "ls", "cmd": "ls"}, "ls"),  # candidates that agree
+        ("mcp__x__runcommand", {"cmd_args": {"command": "ls"}}, "ls"),  # glued words, nested
     ],
 )
 def test_a_command_is_read(name: str, tool_input: dict[str, Any], command: str) -> None:
@@ -111,6 +112,9 @@ def test_what_does_not_read_as_a_shell(name: str, tool_input: dict[str, Any]) ->
         ("mcp__fs__get_file_contents", {"path": ".env"}, ("read", ".env")),
         ("mcp__fs__read_and_write", {"path": "x"}, ("write", "x")),  # write wins
         ("mcp__fs__list_directory", {"path": "src"}, ("read", "src")),
+        ("mcp__fs__writefile", {"path": "a"}, ("write", "a")),  # no separators
+        ("mcp__fs__readfile", {"path": "a"}, ("read", "a")),
+        ("mcp__shell__write_file", {"path": "a"}, ("write", "a")),  # a shell server's file tool
     ],
 )
 def test_paths_are_read_by_the_verbs_of_the_tool_name(

@@ -13,12 +13,15 @@ the server and tool names (:func:`read_call`), giving a :class:`Reading`:
     server name with a word of :data:`SHELL_WORDS` (``shell``, ``terminal``, ``command``…), or
     a tool named only :data:`RUN_VERBS` (``run``, ``exec``, ``execute``; not ``run_tests``) on
     a server named so too or not at all (``mcp__exec__run``, not ``mcp__deploy__run``), unless
-    the tool name starts with a read verb (``get_command_output``). Read as ``Bash`` with
+    the tool name starts with a read verb (``get_command_output``); a shell word glued to a run
+    verb counts (``runcommand``); a shell word in the server's name only counts for a tool
+    whose name has no file verb (``mcp__shell__write_file`` writes a file). Read as ``Bash`` with
     ``{"command": …}``; a list of strings is an argv, quoted and joined.
 ``write`` / ``read``
     a path argument (:data:`PATH_KEYS`: ``path``, ``file_path``, ``filePath``, ``paths[]``,
     ``source``/``destination``…; a ``file://`` URL is its path) and a verb of the tool name:
-    :data:`WRITE_VERBS` (write wins when both are there) or :data:`READ_VERBS`. Read as
+    :data:`WRITE_VERBS` (write wins when both are there) or :data:`READ_VERBS` (a word that
+    starts with a verb of four letters or more has it: ``writefile``). Read as
     ``Write`` or ``Read`` with ``{"file_path": …}`` (a list when the call names several).
 ``fetch``
     an argument named :data:`URL_KEYS` (``url``, ``uri``, ``href``…) or any top-level string
@@ -93,6 +96,15 @@ WRITE_VERBS = frozenset({"write", "create", "edit", "update", "delete", "remove"
 READ_VERBS = frozenset({"read", "get", "list", "search", "view", "cat", "show", "open", "head",
                         "tail", "find", "grep", "stat", "describe", "load", "ls", "tree",
                         "info", "glob"})  # fmt: skip
+#: A name's word that says it runs commands: a shell word, or one glued to a run verb
+#: (``runcommand``, ``execshell``, ``shellexec``).
+_SHELLISH = SHELL_WORDS | frozenset(
+    glued for verb in RUN_VERBS for word in SHELL_WORDS for glued in (verb + word, word + verb)
+)
+#: The verbs of four letters or more, by verb set: a word that starts with one has that verb.
+_LONG_VERBS = {
+    verbs: tuple(sorted(v for v in verbs if len(v) >= 4)) for verbs in (WRITE_VERBS, READ_VERBS)
+}
 #: Argument names that hold a URL the call fetches.
 URL_KEYS = ("url", "uri", "href", "link", "endpoint", "urls")
 _SHELL_KEYS = frozenset(k.lower().replace("_", "") for k in SHELL_KEYS)  # as _key() spells
@@ -179,8 +191,7 @@ def read_call(tool_name: str, tool_input: Mapping[str, Any]) -> Reading:
     shell = _shell(tool_words, server_words, tool_input)
     if shell is not None:
         return shell
-    verbs = set(tool_words)
-    writes, reads = bool(verbs & WRITE_VERBS), bool(verbs & READ_VERBS)
+    writes, reads = _has(tool_words, WRITE_VERBS), _has(tool_words, READ_VERBS)
     if writes or reads:
         path = _paths(tool_input, writes)
         if path is not None:
@@ -204,12 +215,16 @@ def _shell(
     tool_words: list[str], server_words: list[str], tool_input: Mapping[str, Any]
 ) -> Reading | None:
     """The shell reading of a call, or None when nothing says it runs a command."""
-    named = bool(SHELL_WORDS.intersection(tool_words) or SHELL_WORDS.intersection(server_words))
+    named = any(word in _SHELLISH for word in tool_words)
+    if not named and any(word in _SHELLISH for word in server_words):
+        # a shell server's tool runs commands, unless its name says it handles files:
+        # mcp__shell__kill does, mcp__shell__write_file writes a file (read as Write)
+        named = not (_has(tool_words, WRITE_VERBS) or _has(tool_words, READ_VERBS))
     if not named and tool_words and RUN_VERBS.issuperset(tool_words):
         # a bare run/exec runs a command on a server that says so (or says nothing else):
         # mcp__shell__run, mcp__exec__run; mcp__deploy__run runs a deployment
         named = not server_words or RUN_VERBS.issuperset(server_words)
-    if named and tool_words[:1] and tool_words[0] in READ_VERBS:
+    if named and tool_words[:1] and _has(tool_words[:1], READ_VERBS):
         named = False  # get_command_output, list_commands: about commands, running none
     found = _find(tool_input, _MAX_DEPTH if named else 0)
     if not found and not named:
@@ -228,6 +243,17 @@ def _shell(
         why = f"arguments {keys} name different commands"
         return Reading("shell", {"command": Unknown(why)}, why)
     return Reading("shell", {"command": next(iter(commands))})
+
+
+def _has(name_words: list[str], verbs: frozenset[str]) -> bool:
+    """Whether one of ``name_words`` is one of ``verbs``, or starts with one of four letters
+    or more (``writefile``, ``readfile``: a name written without separators).
+
+    >>> _has(["writefile"], WRITE_VERBS), _has(["settings"], WRITE_VERBS)
+    (True, False)
+    """
+    long = _LONG_VERBS[verbs]
+    return any(word in verbs or word.startswith(long) for word in name_words)
 
 
 def _key(name: object) -> str:
