@@ -84,9 +84,10 @@ SHELL_WORDS = frozenset({"shell", "terminal", "console", "bash", "sh", "zsh", "p
 #: ``run_exec``), never beside an object (``run_tests``, ``execute_query`` run what they name).
 RUN_VERBS = frozenset({"run", "exec", "execute", "spawn"})
 #: Argument names that hold a path the call reads or writes (lists of them too).
+#: (Not ``target`` or ``dir``: a deployment's target is no file.)
 PATH_KEYS = ("file_path", "filePath", "path", "paths", "filename", "file", "filepath",
-             "absolute_path", "target_file", "source", "destination", "target", "src", "dest",
-             "old_path", "new_path", "notebook_path", "directory", "dir")  # fmt: skip
+             "absolute_path", "target_file", "source", "destination", "src", "dest",
+             "old_path", "new_path", "notebook_path")  # fmt: skip
 #: Verbs of a tool name that change files (one of these wins over a read verb).
 WRITE_VERBS = frozenset({"write", "create", "edit", "update", "delete", "remove", "move",
                          "rename", "append", "patch", "replace", "put", "save", "insert",
@@ -180,7 +181,7 @@ def read_call(tool_name: str, tool_input: Mapping[str, Any]) -> Reading:
     "argument 'command' is a dict, not a command"
     >>> read_call("mcp__fs__read_file", {"path": "../.env"}).tool_input
     {'file_path': '../.env'}
-    >>> read_call("mcp__web__fetch_page", {"target": "https://example.com/a"}).kind
+    >>> read_call("mcp__web__fetch_page", {"page": "https://example.com/a"}).kind
     'fetch'
     """
     server, tool = split_name(tool_name)
