@@ -135,5 +135,18 @@ def test_glob_lints(tmp_path: Path, old: str, new: str, expected: str) -> None:
         assert found == [], found
 
 
+def test_a_matcher_name_an_applies_to_glob_admits_can_fire(tmp_path: Path) -> None:
+    root = soft_catalog(tmp_path / "catalog")
+    text = SOFT_RULE.replace("matcher: Bash", "matcher: mcp__github__create_issue").replace(
+        "policy:\n", 'applies_to:\n  tools: ["mcp__github__*"]\npolicy:\n'
+    )
+    (root / "no-rm" / "behavior.yaml").write_text(text)
+    assert [str(i) for i in lint_catalog(root, profile="standard")] == []
+    narrow = text.replace('"mcp__github__*"', '"mcp__gitlab__*"')
+    (root / "no-rm" / "behavior.yaml").write_text(narrow)
+    found = [str(i) for i in lint_catalog(root, profile="standard")]
+    assert any("it can never fire" in issue for issue in found), found
+
+
 def test_the_builtin_catalog_stays_lint_clean() -> None:
     assert [str(i) for i in lint_catalog(BUILTIN_DIR, profile="strict")] == []

@@ -37,7 +37,7 @@ from typing import Any, get_args, get_type_hints
 import attrs
 
 from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE
-from forge_policy.catalog.dsl import is_mcp_glob, matcher_kind, matcher_names
+from forge_policy.catalog.dsl import compile_names, is_mcp_glob, matcher_kind, matcher_names
 from forge_policy.catalog.loader import BUILTIN_DIR, read_catalog
 from forge_policy.catalog.schema import BehaviorDoc, BehaviorTestEventDoc, IndexEntryDoc
 from forge_policy.catalog.structuring import dotted, near, validate_behavior
@@ -199,7 +199,7 @@ def _never_fires(
     names = matcher_names(trigger.get("matcher"))
     tools = spec["applies_to"]["tools"]
     on_tools = MATCHER_SUBJECT.get(trigger["event"]) == "tool_name"
-    if names is not None and tools and on_tools and not names & set(tools):
+    if names is not None and tools and on_tools and not any(map(compile_names(tools), names)):
         return f"it can never fire: its matcher names none of applies_to.tools ({', '.join(tools)})"
     return None
 
