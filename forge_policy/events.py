@@ -92,6 +92,26 @@ MATCHER_SUBJECT: dict[str, str] = {
     "ElicitationResult": "mcp_server_name",
 }
 
+#: The prefix of an MCP tool's name in the catalog's vocabulary: ``mcp__<server>__<tool>``
+#: (:mod:`forge_policy.facts.mcp` reads such a call for what it does).
+MCP_PREFIX = "mcp__"
+
+
+def mcp_name(server: str, tool: str) -> str:
+    """The catalog's name of an MCP tool, ``mcp__<server>__<tool>`` (Claude Code's and Codex's
+    spelling), to which every adapter maps its harness's own (Cursor's ``beforeMCPExecution``,
+    Gemini CLI's ``mcp_context``, OpenCode's).
+
+    >>> mcp_name("github", "create_issue")
+    'mcp__github__create_issue'
+    """
+    return f"{MCP_PREFIX}{server}__{tool}"
+
+
+#: The payload key of an event read as a built-in tool (:func:`forge_policy.facts.mcp.read_as`)
+#: that holds the tool name the harness sent: triggers and ``applies_to.tools`` match either.
+READ_FROM = "forge_read_from"
+
 #: Events at which the tool already ran, so a block can only inform.
 AFTER_TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "PostToolBatch"})
 #: Event names of the git-side entry points. For these, git runs in ``event.cwd``.

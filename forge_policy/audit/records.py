@@ -81,6 +81,9 @@ class Violation(_Record):
     agent_id: str | None = _omitted()
     agent: str | None = _omitted()
     agent_counter: int | None = _omitted()
+    #: an MCP call's reading (:func:`forge_policy.facts.mcp.label`: ``shell``, ``write``,
+    #: ``read``, ``fetch``, ``none``, ``unreadable``); omitted for every other tool
+    reading: str | None = _omitted()
 
 
 @attrs.frozen(kw_only=True, repr=False)
@@ -289,10 +292,11 @@ class Seen(_Record):
     (Claude Code ``tool_use_id``, Codex's ``call_id`` as its hook names it; ``""`` where the
     harness has none), ``digest`` the first 16 hex digits of the call's
     :func:`~forge_policy.model.call_hash` (never the input itself), for matching calls without
-    an id. One per PreToolUse (and the other harnesses' equivalents), unless the configuration
-    says ``coverage: false``. ``audit log --kind seen`` shows them; the summaries leave them
-    out (:data:`forge_policy.ops.audit_log.HIDDEN_KINDS`). ``agent_id`` and ``agent``: the
-    subagent that made the call (as in :class:`Violation`)."""
+    an id; ``reading``, for an MCP tool, how :mod:`forge_policy.facts.mcp` read it (what
+    ``doctor`` reports). One per PreToolUse (and the other harnesses' equivalents), unless the
+    configuration says ``coverage: false``. ``audit log --kind seen`` shows them; the summaries
+    leave them out (:data:`forge_policy.ops.audit_log.HIDDEN_KINDS`). ``agent_id`` and
+    ``agent``: the subagent that made the call (as in :class:`Violation`)."""
 
     kind: ClassVar[str] = "seen"
     timestamp: str
@@ -304,6 +308,8 @@ class Seen(_Record):
     outcome: str
     agent_id: str | None = _omitted()
     agent: str | None = _omitted()
+    #: an MCP call's reading, as in :class:`Violation` (never its input); omitted otherwise
+    reading: str | None = _omitted()
 
 
 #: Any record of the audit log.

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import attrs
 
-from forge_policy.catalog.dsl import Condition, compile_matcher, matcher_names
-from forge_policy.events import MATCHER_SUBJECT
+from forge_policy.catalog.dsl import Condition, compile_matcher, compile_names, matcher_names
+from forge_policy.events import MATCHER_SUBJECT, READ_FROM
 from forge_policy.levels import Level, Step, escalate
 from forge_policy.model import ConditionResult
 from forge_policy.templates import DEFAULT_TEMPLATES
@@ -156,7 +156,11 @@ class Trigger:
         if self.subject_key is None:
             return True
         subject = event.top_level(self.subject_key)
-        return self.match_subject(subject if isinstance(subject, str) else "")
+        if self.match_subject(subject if isinstance(subject, str) else ""):
+            return True
+        # an MCP call read as a built-in tool (facts.mcp.read_as): its own name selects too
+        sent = event.payload.get(READ_FROM) if self.subject_key == "tool_name" else None
+        return isinstance(sent, str) and self.match_subject(sent)
 
     def test(self, scope: Scope, explain: bool = False) -> tuple[bool, list[ConditionResult]]:
         """Evaluate the conditions (short-circuit unless ``explain``); empty means always.
@@ -290,6 +294,8 @@ class Behavior:
     suggested_action: str = attrs.field(init=False)
     templates: dict[str, str] = attrs.field(init=False)
     applies_tools: frozenset[str] = attrs.field(init=False)
+    #: ``applies_to.tools`` compiled: names, and MCP globs (``mcp__github__*``)
+    admits_tool: Callable[[str], bool] = attrs.field(init=False)
     applies_agents: frozenset[str] = attrs.field(init=False)
     applies_profiles: frozenset[str] = attrs.field(init=False)
 
@@ -322,6 +328,7 @@ class Behavior:
             suggested_action=spec.get("suggested_action", ""),
             templates={**DEFAULT_TEMPLATES, **spec.get("templates", {})},
             applies_tools=frozenset(applies.get("tools", ())),
+            admits_tool=compile_names(frozenset(applies.get("tools", ()))),
             applies_agents=frozenset(applies.get("agents", ())),
             applies_profiles=frozenset(applies.get("profiles", ())),
         )
@@ -344,8 +351,10 @@ class Behavior:
     def applies_to(self, event: Event, profile: str) -> bool:
         """The ``applies_to`` filters; an empty list admits everything.
 
-        The tool filter only concerns events that name a tool. A ``bypass: never`` behavior
-        belongs to every profile (SPEC §7): ``FORGE_PROFILE=minimal`` cannot drop it.
+        The tool filter only concerns events that name a tool; it holds names and MCP globs
+        (``mcp__github__*``), and an MCP call read as a built-in tool
+        (:func:`forge_policy.facts.mcp.read_as`) passes it by either name. A ``bypass: never``
+        behavior belongs to every profile (SPEC §7): ``FORGE_PROFILE=minimal`` cannot drop it.
 
         >>> rule = Behavior({"id": "r", "name": "R", "default_level": "hard_block",
         ...     "bypass": "never", "triggers": [{"event": "Stop"}], "applies_to": {
@@ -354,8 +363,11 @@ class Behavior:
         >>> rule.applies_to(Event("Stop", "s"), "minimal")
         True
         """
-        if self.applies_tools and event.tool_name and event.tool_name not in self.applies_tools:
-            return False
+        if self.applies_tools and event.tool_name and not self.admits_tool(event.tool_name):
+            # an MCP call read as a built-in tool is admitted by either name
+            sent = event.payload.get(READ_FROM)
+            if not (isinstance(sent, str) and self.admits_tool(sent)):
+                return False
         if self.applies_agents and event.agent not in self.applies_agents:
             return False
         return not self.excluded_by(profile)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from forge_policy.events import MATCHER_SUBJECT
+from forge_policy.events import MATCHER_SUBJECT, READ_FROM
 
 #: a catalog folder holds ``index.yaml`` and one ``<id>/behavior.yaml`` per listed behavior
 INDEX_FILE = "index.yaml"
@@ -140,22 +140,32 @@ class Catalog:
         name = event.event_name
         subject_key = MATCHER_SUBJECT.get(name)
         subject = event.top_level(subject_key) if subject_key is not None else ""
-        key = (name, subject if isinstance(subject, str) else "")
-        plan = self._memo.get(key)
-        if plan is None:
-            from forge_policy.catalog.literal_index import LiteralPlan
-
-            index = self._by_event.get(name)
-            positions = sorted({*index.named.get(key[1], []), *index.catch_all}) if index else []
-            plan = LiteralPlan(self.behaviors, positions, event)
-            if len(self._memo) < CANDIDATE_MEMO_LIMIT:
-                self._memo[key] = plan
-        visit = plan.visit(event)
+        subject = subject if isinstance(subject, str) else ""
+        visit = self._plan(name, subject, event).visit(event)
+        # an MCP call read as a built-in tool (facts.mcp.read_as): the behaviors that name
+        # the tool the harness sent are candidates too
+        sent = event.payload.get(READ_FROM) if subject_key == "tool_name" else None
+        if isinstance(sent, str) and sent != subject:
+            visit = sorted({*visit, *self._plan(name, sent, event).visit(event)})
         extra = [self._positions[i] for i in also if i in self._positions]
         if extra:
             visit = sorted({*extra, *visit})
         behaviors = self.behaviors
         return tuple(behaviors[i] for i in visit)
+
+    def _plan(self, name: str, subject: str, event: Event) -> LiteralPlan:
+        """The candidates of event ``name`` with matcher subject ``subject`` (memoised)."""
+        key = (name, subject)
+        plan = self._memo.get(key)
+        if plan is None:
+            from forge_policy.catalog.literal_index import LiteralPlan
+
+            index = self._by_event.get(name)
+            positions = sorted({*index.named.get(subject, []), *index.catch_all}) if index else []
+            plan = LiteralPlan(self.behaviors, positions, event, subject)
+            if len(self._memo) < CANDIDATE_MEMO_LIMIT:
+                self._memo[key] = plan
+        return plan
 
     @property
     def ids(self) -> list[str]:

@@ -34,6 +34,7 @@ from fnmatch import fnmatchcase
 import attrs
 
 from forge_policy.errors import RegexError
+from forge_policy.events import MCP_PREFIX
 from forge_policy.values import Partial, Unknown
 
 TYPE_CHECKING = False
@@ -189,21 +190,48 @@ class LazyRegex:
 # --- tool-name matchers -------------------------------------------------------------------------
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_GLOB_CHARS = _NAME_CHARS | {"*"}
+
+
+def is_mcp_glob(part: str) -> bool:
+    """Whether one alternative of a matcher is an MCP glob: it starts with ``mcp__``, holds a
+    ``*`` and otherwise only name characters. Such a text was never a useful regex (``_*``
+    repeats the underscore), and no matcher of the built-in or the dotforge catalogs has one.
+
+    >>> is_mcp_glob("mcp__*__write*"), is_mcp_glob("mcp__memory__.*"), is_mcp_glob("Write*")
+    (True, False, False)
+    """
+    return part.startswith(MCP_PREFIX) and "*" in part and set(part) <= _GLOB_CHARS
+
+
+def _alternatives(matcher: str | None) -> list[str]:
+    text = (matcher or "").strip()
+    return [part.strip() for part in text.replace(",", "|").split("|")]
 
 
 def matcher_kind(matcher: str | None) -> str:
-    """``all``, ``names`` or ``regex``, by Claude Code's matcher rule (SPEC §5)."""
+    """``all``, ``names``, ``globs`` or ``regex``, by Claude Code's matcher rule (SPEC §5)
+    extended by one case: alternatives that are names or MCP globs (:func:`is_mcp_glob`),
+    one glob at least, are ``globs``, each glob anchored at both ends with ``*`` standing for
+    any run of characters. Anything else that is not names is a regex, as before.
+
+    >>> matcher_kind("Bash|mcp__shell__*"), matcher_kind("mcp__memory__.*")
+    ('globs', 'regex')
+    """
     text = (matcher or "").strip()
     if text in ("", "*"):
         return "all"
-    names = [part.strip() for part in text.replace(",", "|").split("|")]
+    names = _alternatives(text)
     if all(name and set(name) <= _NAME_CHARS for name in names):
         return "names"
+    if all(name and (set(name) <= _NAME_CHARS or is_mcp_glob(name)) for name in names):
+        return "globs"
     return "regex"
 
 
 def matcher_names(matcher: str | None) -> frozenset[str] | None:
-    """The exact subjects a ``names`` matcher selects; None for ``all`` and ``regex`` matchers.
+    """The exact subjects a ``names`` matcher selects; None for ``all``, ``globs`` and
+    ``regex`` matchers.
 
     >>> sorted(matcher_names("Write | Edit"))
     ['Edit', 'Write']
@@ -212,8 +240,29 @@ def matcher_names(matcher: str | None) -> frozenset[str] | None:
     """
     if matcher_kind(matcher) != "names":
         return None
-    text = (matcher or "").strip()
-    return frozenset(part.strip() for part in text.replace(",", "|").split("|"))
+    return frozenset(_alternatives(matcher))
+
+
+def compile_names(entries: frozenset[str] | list[str] | tuple[str, ...]) -> Callable[[str], bool]:
+    """A predicate for a list of names and MCP globs (``applies_to.tools``).
+
+    >>> admits = compile_names(["Bash", "mcp__shell__*"])
+    >>> admits("Bash"), admits("mcp__shell__run"), admits("mcp__fs__write")
+    (True, True, False)
+    """
+    exact = frozenset(e for e in entries if not is_mcp_glob(e))
+    globs = [e for e in entries if is_mcp_glob(e)]
+    if not globs:
+        return exact.__contains__
+    import re
+    from fnmatch import translate
+
+    pattern = re.compile("|".join(f"(?:{translate(g)})" for g in globs))
+
+    def admits(subject: str) -> bool:
+        return subject in exact or pattern.match(subject) is not None
+
+    return admits
 
 
 def compile_matcher(matcher: str | None) -> Callable[[str], bool]:
@@ -224,15 +273,19 @@ def compile_matcher(matcher: str | None) -> Callable[[str], bool]:
     (True, False)
     >>> compile_matcher("Edit.*")("NotebookEdit")  # a regex is unanchored, as in Claude Code
     True
+    >>> g = compile_matcher("mcp__*__write*")  # an MCP glob is anchored at both ends
+    >>> g("mcp__fs__write_file"), g("mcp__fs__rewrite"), g("xmcp__fs__write")
+    (True, False, False)
     """
     kind = matcher_kind(matcher)
     if kind == "all":
         return _always
-    text = (matcher or "").strip()
-    names = matcher_names(text)
+    names = matcher_names(matcher)
     if names is not None:
         return names.__contains__
-    regex = LazyRegex(text)
+    if kind == "globs":
+        return compile_names(_alternatives(matcher))
+    regex = LazyRegex((matcher or "").strip())
     return regex.search
 
 

@@ -17,7 +17,10 @@ Lints (each names what to change):
 - a template variable that does not exist;
 - a behavior folder or file with no ``index.yaml`` entry;
 - a behavior enabled but excluded by the active profile;
-- a matcher naming a tool in the wrong case (``bash``: matchers are case-sensitive).
+- a matcher naming a tool in the wrong case (``bash``: matchers are case-sensitive);
+- an MCP glob (``mcp__*__write*``, in a matcher or ``applies_to.tools``) that can match no
+  ``mcp__<server>__<tool>`` name, and a ``*`` outside an MCP glob (``Write*``, read as a
+  regular expression in a matcher, as a literal name in ``applies_to.tools``).
 
 >>> [str(i) for i in lint_catalog(BUILTIN_DIR, profile="strict")]
 []
@@ -34,7 +37,7 @@ from typing import Any, get_args, get_type_hints
 import attrs
 
 from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE
-from forge_policy.catalog.dsl import matcher_names
+from forge_policy.catalog.dsl import compile_names, is_mcp_glob, matcher_kind, matcher_names
 from forge_policy.catalog.loader import BUILTIN_DIR, read_catalog
 from forge_policy.catalog.schema import BehaviorDoc, BehaviorTestEventDoc, IndexEntryDoc
 from forge_policy.catalog.structuring import dotted, near, validate_behavior
@@ -196,7 +199,7 @@ def _never_fires(
     names = matcher_names(trigger.get("matcher"))
     tools = spec["applies_to"]["tools"]
     on_tools = MATCHER_SUBJECT.get(trigger["event"]) == "tool_name"
-    if names is not None and tools and on_tools and not names & set(tools):
+    if names is not None and tools and on_tools and not any(map(compile_names(tools), names)):
         return f"it can never fire: its matcher names none of applies_to.tools ({', '.join(tools)})"
     return None
 
@@ -224,6 +227,55 @@ def _unknown_tool(name: str) -> str | None:
 
 def _unknown_tools(names: Any) -> list[str]:
     return [p for name in sorted(names or ()) if (p := _unknown_tool(name)) is not None]
+
+
+def _glob_problem(entry: str, where: str) -> str | None:
+    """Why one alternative of a matcher (``where="matcher"``) or one ``applies_to.tools``
+    entry with a ``*`` does not do what a glob would: an MCP glob that no
+    ``mcp__<server>__<tool>`` name can match (each ``*`` tried as ``x``, ``x_x`` and
+    ``x__x``), or a ``*`` in anything else.
+
+    >>> _glob_problem("mcp____*", "matcher").startswith("matches no MCP tool")
+    True
+    >>> _glob_problem("mcp__*__write*", "matcher") is None
+    True
+    >>> _glob_problem("Write*", "matcher").split(" (")[0]
+    "'Write*' is read as a regular expression"
+    """
+    if "*" not in entry or entry == "*":
+        return None
+    if not is_mcp_glob(entry):
+        if where == "matcher" and set(entry) - set("*") <= _NAME_LIKE:
+            return (
+                f"{entry!r} is read as a regular expression (a * repeats the character before "
+                f"it): globs are for MCP names only (mcp__server__*); for any run of characters "
+                f"write {entry.replace('*', '.*')!r}"
+            )
+        if where == "tools":
+            return (
+                f"{entry!r} names a tool literally: applies_to.tools takes names and MCP globs "
+                "(mcp__server__*) only"
+            )
+        return None
+    from itertools import product
+
+    from forge_policy.facts.mcp import split_name
+
+    parts = entry.split("*")
+    if len(parts) > 4:
+        return None  # more than three stars: not worth the search
+    for fillers in product(("x", "x_x", "x__x"), repeat=len(parts) - 1):
+        name = parts[0] + "".join(f + p for f, p in zip(fillers, parts[1:], strict=True))
+        server, tool = split_name(name)
+        if server and tool:
+            return None
+    return (
+        f"matches no MCP tool: {entry!r} leaves the server or the tool of every "
+        "mcp__<server>__<tool> name empty"
+    )
+
+
+_NAME_LIKE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
 def _matcher_case(trigger: dict[str, Any]) -> str | None:
@@ -294,6 +346,14 @@ def _lint_behavior(spec: dict[str, Any], document: Any, file: str, ctx: _Context
         elif MATCHER_SUBJECT.get(trigger["event"]) == "tool_name":
             for problem in _unknown_tools(matcher_names(trigger.get("matcher"))):
                 add((*at, "matcher"), problem)
+        if MATCHER_SUBJECT.get(trigger["event"]) == "tool_name":
+            matcher = trigger.get("matcher") or ""
+            alternatives = [a.strip() for a in matcher.replace(",", "|").split("|")]
+            if matcher_kind(matcher) in ("globs", "regex"):
+                for alternative in alternatives:
+                    problem = _glob_problem(alternative, "matcher")
+                    if problem is not None:
+                        add((*at, "matcher"), problem)
         never = _never_fires(trigger, spec, bad, ctx)
         if never is not None or case is not None:
             if never is not None:
@@ -312,6 +372,10 @@ def _lint_behavior(spec: dict[str, Any], document: Any, file: str, ctx: _Context
         )
     for problem in _unknown_tools(spec["applies_to"]["tools"]):
         add(("applies_to", "tools"), problem)
+    for index, entry in enumerate(spec["applies_to"]["tools"]):
+        problem = _glob_problem(entry, "tools")
+        if problem is not None:
+            add(("applies_to", "tools", index), problem)
     blocks = _highest(spec) >= Level.SOFT_BLOCK
     for key in _BLOCK_TEXTS:
         if key in (document.get("rendering") or {}) and not blocks:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from forge_policy.catalog.dsl import Scope, as_text, event_only_field
 from forge_policy.catalog.prefilter import required_literals
+from forge_policy.values import Unknown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,6 +38,14 @@ SET_THRESHOLD = 12
 
 def _facts_unused(_name: str) -> object:
     return ""  # never called: only fields without a session or facts namespace are indexed
+
+
+def _fires(trigger: Trigger, event: Event, subject: str | None) -> bool:
+    if subject is None:
+        return trigger.fires_on(event)
+    if trigger.event != event.event_name:
+        return False
+    return trigger.subject_key is None or trigger.match_subject(subject)
 
 
 def _key_literals(trigger: Trigger) -> tuple[str, bool, list[str]] | None:
@@ -82,8 +91,13 @@ class _FieldLiterals:
             self.literals.append(literal)
             self.owners.append({position})
 
-    def text(self, event: Event) -> str:
+    def text(self, event: Event) -> str | None:
+        """The field's text to look the literals up in; None when the field could not be
+        read (an MCP call's unreadable argument, :mod:`forge_policy.facts.mcp`): every
+        literal is then taken as found (undetermined is never skipped into an allow)."""
         value = self.resolve(Scope(event, 0, {}, {}, _facts_unused))
+        if type(value) is Unknown:
+            return None
         # a list matches when one item does: joined, each item's literals are still found
         text = "\n".join(as_text(v) for v in value) if isinstance(value, list) else as_text(value)
         return text.casefold() if self.casefold else text
@@ -120,14 +134,15 @@ class LiteralPlan:
     __slots__ = ("always", "fields")
 
     def __init__(self, behaviors: tuple[Behavior, ...] | list[Behavior], positions: list[int],
-                 event: Event) -> None:  # fmt: skip
+                 event: Event, subject: str | None = None) -> None:  # fmt: skip
         self.always: list[int] = []
         self.fields: dict[tuple[str, bool], _FieldLiterals] = {}
         for position in positions:
             behavior = behaviors[position]
             # fires_on depends only on the event name and subject: the same for every event
-            # this plan serves
-            firing = [t for t in behavior.triggers if t.fires_on(event)]
+            # this plan serves (``subject``: this one only, not also the name an MCP call
+            # read as a built-in tool was sent under)
+            firing = [t for t in behavior.triggers if _fires(t, event, subject)]
             if not firing:
                 continue
             keys = [_key_literals(trigger) for trigger in firing]
@@ -151,7 +166,9 @@ class LiteralPlan:
         live = set(self.always)
         for group in self.fields.values():
             try:
-                found = group.present(group.text(event))
+                text = group.text(event)
+                every = list(range(len(group.literals)))
+                found = group.present(text) if text is not None else every
             except Exception:  # an odd text the set cannot search: visit them all (safe)
                 found = list(range(len(group.literals)))
             for index in found:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from forge_policy.catalog.catalog import Catalog
     from forge_policy.cli.context import Context
+    from forge_policy.config.env import Config
     from forge_policy.ops.coverage import Coverage
     from forge_policy.ops.replay import Replay, Step, Verdict
     from forge_policy.ops.transcript import TranscriptRead
@@ -108,23 +109,33 @@ def _coverage(ctx: Context, read: TranscriptRead) -> Coverage:
     from forge_policy.ops.coverage import Coverage, coverage, hook_matchers
 
     config = ctx.config
+    try:
+        records = existing_records(config, lambda r: r.get("kind") == "seen")
+    except (ForgePolicyError, OSError) as exc:
+        ctx.note(f"hook coverage not checked: the audit log cannot be read: {exc}")
+        return Coverage(0, (), note=f"the audit log cannot be read: {exc}")
+    project = os.path.abspath(config.project_dir)
+    return coverage(read, records, matchers=hook_matchers(project), project=project)
+
+
+def existing_records(
+    config: Config, keep: Callable[[dict[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    """The records of the configured audit log that ``keep`` keeps, read without creating
+    anything: a log that does not exist holds none. Raises what opening or reading it raises
+    (a :class:`~forge_policy.errors.ForgePolicyError`, an ``OSError``)."""
+    import os
+
     path = {"file": os.path.join(config.root, "audit", "overrides.log")}.get(config.audit)
     if config.audit.startswith("sqlite:"):
         path = config.audit[len("sqlite:") :] or os.path.join(config.root, "audit", "audit.db")
     if path is not None and not os.path.exists(path):
-        records: list[dict[str, Any]] = []
-    else:
-        try:
-            sink = config.open_audit()
-            try:
-                records = [r for r in sink.records() if r.get("kind") == "seen"]
-            finally:
-                sink.close()
-        except (ForgePolicyError, OSError) as exc:
-            ctx.note(f"hook coverage not checked: the audit log cannot be read: {exc}")
-            return Coverage(0, (), note=f"the audit log cannot be read: {exc}")
-    project = os.path.abspath(config.project_dir)
-    return coverage(read, records, matchers=hook_matchers(project), project=project)
+        return []
+    sink = config.open_audit()
+    try:
+        return [r for r in sink.records() if keep(r)]
+    finally:
+        sink.close()
 
 
 def _coverage_text(covered: Coverage) -> list[str]:

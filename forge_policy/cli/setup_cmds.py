@@ -12,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from argparse import Namespace
     from collections.abc import Callable, Mapping
+    from pathlib import Path
     from typing import Any
 
     from forge_policy.cli.context import Context
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from forge_policy.floor.model import Floor
     from forge_policy.ops.floor_probe import ProbeReport
     from forge_policy.ops.floor_report import HarnessFloor
+    from forge_policy.ops.mcp_coverage import McpReport
 
 HTTP_ONLY_WARNING = """\
 WARNING: http hooks fail OPEN before Claude Code 2.1.295. It treats an http hook that cannot
@@ -418,6 +420,7 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
 
     statusline = check_statusline(project, environ)  # decides nothing: never a failure
     worker = _worker_check()
+    mcp = _mcp_report(ctx, project)  # says what is governed by name only: never a failure
     if args.json:
         entries = [{**h.to_dict(), "floor": f.to_dict()} for h, f in zip(report, held, strict=True)]
         result: dict[str, object] = {
@@ -426,6 +429,7 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             "floor": covered,
             "statusline": statusline,
             "worker": worker,
+            "mcp": mcp.to_dict(),
         }
         if args.probe:
             runs = [{"harnesses": names, **p.to_dict()} for names, p in probes]
@@ -456,6 +460,8 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
             ctx.print(f"  {finding.code}: {finding.reason}")
         for note in h.notes:
             ctx.print(f"  note: {note}")
+    for line in mcp.lines():
+        ctx.print(line)
     if statusline is not None:
         state = "runs" if statusline["ok"] else "does NOT answer"
         ctx.print(f"status line ({statusline['file']}): {state}: {statusline['line']}")
@@ -481,6 +487,22 @@ def cmd_doctor(args: Namespace, ctx: Context) -> int:
     elif args.probe:
         ctx.print("probe: no floor to probe: the report claims nothing beyond the hook")
     return REFUSED if failed or broken else OK
+
+
+def _mcp_report(ctx: Context, project: Path) -> McpReport:
+    """The MCP servers of ``project`` and the MCP tools its audit log has seen (read without
+    creating the log; one that cannot be read is a note in the report)."""
+    from forge_policy.cli.replay_cmds import existing_records
+    from forge_policy.errors import ForgePolicyError
+    from forge_policy.ops.mcp_coverage import mcp_report
+
+    try:
+        records = existing_records(ctx.config, lambda r: bool(r.get("reading")))
+    except (ForgePolicyError, OSError) as exc:
+        report = mcp_report(project, [])
+        note = f"the audit log cannot be read, so no MCP tool is listed: {exc}"
+        return report.noted(note)
+    return mcp_report(project, records)
 
 
 def _print_floor(ctx: Context, floor: HarnessFloor, covers: str) -> None:

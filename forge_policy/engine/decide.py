@@ -41,7 +41,7 @@ from forge_policy.engine.effects import (
     audit_records,
     overrides,
 )
-from forge_policy.engine.inputs import FactCache, Settings, event_identity
+from forge_policy.engine.inputs import FactCache, Settings, event_identity, read_as
 from forge_policy.engine.overrides import (
     auto_approved,
     explicit_pass,
@@ -352,6 +352,7 @@ class _Chain:
         "facts",
         "now",
         "scratch",
+        "seen",
         "settings",
         "trace",
     )
@@ -367,6 +368,9 @@ class _Chain:
         auto_approve: AutoApprove | None,
     ) -> None:
         self.event = event
+        #: what the rules judge: an MCP call read as the built-in tool it acts like (its
+        #: triggers, conditions and facts); ``event`` is what the records and answers name
+        self.seen = read_as(event)
         self.now = now
         self.settings = settings
         self.facts = facts
@@ -406,8 +410,8 @@ class _Chain:
 
         counter = self.ladder(behavior, bstate)[0]
         scratch = self.scratch
-        scope = Scope(self.event, counter, scratch.flags, scratch.totals, self.facts)
-        return behavior.cannot_fire(self.event, scope)
+        scope = Scope(self.seen, counter, scratch.flags, scratch.totals, self.facts)
+        return behavior.cannot_fire(self.seen, scope)
 
     def steps(self, behavior: Behavior, bstate: BehaviorState | None) -> list[Step]:
         """What ``behavior`` does with this event: pass a pending block's retry (SPEC §4:
@@ -432,7 +436,7 @@ class _Chain:
         counter_before, previous = self.ladder(behavior, bstate)
         fail_closed = behavior.fails_closed(previous, counter_before + 1)
         fired = _fire(
-            behavior, event, self.scratch, counter_before, self.facts, self.trace, fail_closed
+            behavior, self.seen, self.scratch, counter_before, self.facts, self.trace, fail_closed
         )
         flag_effects = self.scratch.take()
         steps = [Step(behavior.id, flag_effects)] if flag_effects else []
@@ -494,7 +498,7 @@ class _Chain:
         call_id = call_id_of(identity) if soft else ""
         totals = self.scratch.totals
         text = message(
-            behavior, level, counter, event, window, self.facts, totals, call_id, trigger
+            behavior, level, counter, self.seen, window, self.facts, totals, call_id, trigger
         )
         undetermined = trigger.undetermined(results)
         if undetermined:  # decided as matched on a fact that could not be computed
@@ -603,6 +607,7 @@ def decide(
     :mod:`forge_policy.engine.overrides`); None asks every time.
     """
     chain = _Chain(event, state, now, settings, facts, explain, auto_approve)
+    seen = chain.seen
     trace = chain.trace
     steps: list[Step] = user_approvals(event, state, now)
     if event.agent_id and event.event_name in _AGENT_LIFECYCLE:
@@ -617,9 +622,9 @@ def decide(
     # explain lists every behavior; otherwise only those that can fire on this event, and
     # those whose pending block a retry may release (SPEC §4: whatever the matcher says)
     pending = () if explain else _with_pending(state)
-    visited = catalog.behaviors if explain else catalog.candidates(event, pending)
+    visited = catalog.behaviors if explain else catalog.candidates(seen, pending)
     for behavior in visited:
-        skipped = _skipped(behavior, event, session_off, settings.profile)
+        skipped = _skipped(behavior, seen, session_off, settings.profile)
         if skipped is None and behavior.id in excepted:
             skipped = f"exception ({excepted[behavior.id].origin})"
         if skipped is not None:

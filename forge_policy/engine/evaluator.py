@@ -539,7 +539,7 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
     from forge_policy._time import iso
     from forge_policy.audit.base import write
     from forge_policy.audit.records import Seen, to_dict
-    from forge_policy.engine.records import agent_fields
+    from forge_policy.engine.records import agent_fields, mcp_reading
 
     record = Seen(
         timestamp=iso(now),
@@ -550,6 +550,7 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
         digest=event.call_hash()[:16],
         outcome=decision.outcome,
         **agent_fields(event),
+        reading=mcp_reading(event),  # an MCP tool's: what doctor reports
     )
     try:
         with no_wait(SEEN_WAIT):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import attrs
 
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
+from forge_policy.events import MCP_PREFIX
 from forge_policy.model import Event, call_hash
 from forge_policy.state import touch_interval
 
@@ -69,7 +70,8 @@ class FactCache:
     __slots__ = ("_event", "_providers", "diagnostics", "values")
 
     def __init__(self, event: Event, providers: Mapping[str, FactProvider]) -> None:
-        self._event = event
+        # providers see an MCP call as the built-in tool it reads as (facts.mcp.read_as)
+        self._event = read_as(event)
         self._providers = providers
         self.values: dict[str, object] = {}
         self.diagnostics: list[str] = []
@@ -95,6 +97,21 @@ class FactCache:
         from forge_policy.values import undetermined
 
         return [reason for value in self.values.values() if (reason := undetermined(value))]
+
+
+def read_as(event: Event) -> Event:
+    """The event the rules judge: an MCP call read as the built-in tool it acts like
+    (:func:`forge_policy.facts.mcp.read_as`), any other event as it is (one prefix test).
+
+    >>> read_as(Event("PreToolUse", "s", tool_name="mcp__fs__write_file",
+    ...                tool_input={"path": "a"})).tool_name
+    'Write'
+    """
+    if not event.tool_name.startswith(MCP_PREFIX):
+        return event
+    from forge_policy.facts.mcp import read_as as mcp_read_as
+
+    return mcp_read_as(event)
 
 
 def event_identity(event: Event) -> str:

@@ -14,6 +14,7 @@ what a lost pending block needs to be restored by :mod:`forge_policy.engine.reco
 
 from __future__ import annotations
 
+from forge_policy.events import MCP_PREFIX
 from forge_policy.model import sha256_hex
 
 TYPE_CHECKING = False
@@ -215,5 +216,22 @@ def decision_record(
             event_input=recorded_input(event),
             agent_counter=None if agent_counter == session_counter else agent_counter,
             **agent_fields(event),
+            reading=mcp_reading(event),
         )
     )
+
+
+def mcp_reading(event: Event) -> str | None:
+    """How :mod:`forge_policy.facts.mcp` reads an MCP call (the ``reading`` of its audit
+    records), None for any other tool (one prefix test).
+
+    >>> import forge_policy as fp
+    >>> mcp_reading(fp.Event("PreToolUse", "s", tool_name="mcp__shell__run",
+    ...                      tool_input={"cmd": ["ls"]})), mcp_reading(fp.Event("Stop", "s"))
+    ('shell', None)
+    """
+    if not event.tool_name.startswith(MCP_PREFIX):
+        return None
+    from forge_policy.facts.mcp import label, read_call
+
+    return label(read_call(event.tool_name, event.tool_input))

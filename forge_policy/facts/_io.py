@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from forge_policy._budget import read_bounded as read_bounded
+from forge_policy._budget import truncated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,11 +33,20 @@ def event_cwd(event: Event) -> str:
 
 
 def event_commands(event: Event) -> list[str]:
-    """The shell commands of a tool call: ``tool_input.command`` and ``tool_input.commands``."""
+    """The shell commands of a tool call: ``tool_input.command`` and ``tool_input.commands``.
+
+    A command that could not be read (an :class:`~forge_policy.values.Unknown`: an MCP call's
+    command argument, :mod:`forge_policy.facts.mcp`) makes the running fact incomplete
+    (:func:`~forge_policy._budget.truncated`), so a blocking rule reads it as a possible match.
+    """
     tool_input = event.tool_input
     found: list[str] = []
     command = tool_input.get("command")
-    if isinstance(command, str):
+    # an Unknown (a str with a reason; this module imports only _budget) is no command
+    reason = getattr(command, "reason", None) if isinstance(command, str) else None
+    if isinstance(reason, str):
+        truncated(f"the command could not be read: {reason}")
+    elif isinstance(command, str):
         found.append(command)
     listed = tool_input.get("commands")
     for item in listed if isinstance(listed, list) else []:

@@ -83,6 +83,7 @@ from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import truncated
 from forge_policy.harness.registry import hook_files
+from forge_policy.values import Unknown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -445,6 +446,9 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
         found[f"{tool} {LEAVE_SANDBOX}: runs outside the harness's sandbox"] = None
     for name in keys:
         raw = event.tool_input.get(name)
+        if type(raw) is Unknown:  # an MCP call's path that could not be read: fail closed
+            truncated(f"the path could not be read: {raw.reason}")
+            continue
         for value in raw if isinstance(raw, list) else [raw]:
             if not isinstance(value, str) or not value:
                 continue

@@ -22,6 +22,7 @@ import json
 import os
 
 from forge_policy.errors import HookInputError
+from forge_policy.events import mcp_name as mcp_name  # the owner is the event vocabulary
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -185,15 +186,6 @@ def native_event(event: Event) -> str:
 def dumps(value: dict[str, Any]) -> str:
     """Compact JSON with non-ASCII kept, one line, as written to stdout."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def mcp_name(server: str, tool: str) -> str:
-    """Claude Code's name of an MCP tool: ``mcp__<server>__<tool>``.
-
-    >>> mcp_name("github", "create_issue")
-    'mcp__github__create_issue'
-    """
-    return f"mcp__{server}__{tool}"
 
 
 class CommandHookAdapter:

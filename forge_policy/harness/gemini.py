@@ -7,7 +7,8 @@ Antigravity CLI for individual users (2026); the hook protocol is unchanged here
 
 Input: ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, ``timestamp``;
 ``BeforeTool``/``AfterTool`` add ``tool_name`` (``run_shell_command``, ``write_file``,
-``replace``, ``read_file``, …; MCP tools ``mcp__<server>__<tool>``, Claude Code's spelling),
+``replace``, ``read_file``, …; MCP tools ``mcp_<server>_<tool>`` with ``mcp_context``, read
+as ``mcp__<server>__<tool>``, Claude Code's spelling: :func:`_mcp_tool`),
 ``tool_input`` and (after) ``tool_response``; ``BeforeAgent`` ``prompt``; ``AfterAgent``
 ``prompt``, ``prompt_response``, ``stop_hook_active``. Events map ``BeforeTool`` →
 ``PreToolUse``, ``AfterTool`` → ``PostToolUse``, ``BeforeAgent`` → ``UserPromptSubmit``,
@@ -40,7 +41,7 @@ thread.
 
 from __future__ import annotations
 
-from forge_policy.harness.common import CommandHookAdapter, text, with_aliases
+from forge_policy.harness.common import CommandHookAdapter, mcp_name, text, with_aliases
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class GeminiAdapter(CommandHookAdapter):
             tool_input.setdefault("glob", tool_input["include"])
         fields: dict[str, Any] = {
             "session_id": text(payload, "session_id"),
-            "tool_name": self.harness.tools.get(tool, tool),
+            "tool_name": _mcp_tool(payload, tool) or self.harness.tools.get(tool, tool),
             "tool_input": tool_input,
         }
         if native == "AfterAgent":
@@ -102,6 +103,36 @@ class GeminiAdapter(CommandHookAdapter):
 
     def error_notice(self, name: str, notice: str) -> dict[str, Any]:
         return {"systemMessage": notice}
+
+
+def _mcp_tool(payload: dict[str, Any], tool: str) -> str:
+    """The catalog name (``mcp__<server>__<tool>``) of an MCP tool call, ``""`` for any other.
+
+    Gemini CLI names MCP tools ``mcp_<server>_<tool>`` (``mcp-tool.ts``:
+    ``MCP_TOOL_PREFIX = 'mcp_'``, ``MCP_QUALIFIED_NAME_SEPARATOR = '_'``; older builds
+    ``<server>__<tool>``), which cannot be split when the server's name holds a ``_``, so
+    ``mcp_context`` (``server_name`` and the server's own ``tool_name``, sent with every MCP
+    call's ``BeforeTool``/``AfterTool``) decides. Without it, ``mcp_<a>_<b…>`` is split at
+    its first ``_`` (server ``a``), a guess documented in ``docs/how-to/mcp-tools.md``.
+
+    >>> _mcp_tool({"mcp_context": {"server_name": "my_fs", "tool_name": "write_file"}},
+    ...           "mcp_my_fs_write_file")
+    'mcp__my_fs__write_file'
+    >>> _mcp_tool({}, "mcp_github_create_issue"), _mcp_tool({}, "read_file")
+    ('mcp__github__create_issue', '')
+    """
+    context = payload.get("mcp_context")
+    if isinstance(context, dict):
+        server, name = context.get("server_name"), context.get("tool_name")
+        if isinstance(server, str) and server and isinstance(name, str) and name:
+            return mcp_name(server, name)
+    if tool.startswith("mcp__"):
+        return tool  # already the catalog's spelling
+    if tool.startswith("mcp_"):
+        server, _, name = tool[len("mcp_") :].partition("_")
+        if server and name:
+            return mcp_name(server, name)
+    return ""
 
 
 def _advice(name: str, message: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from forge_policy.events import READ_FROM
 from forge_policy.levels import Level, next_threshold
 from forge_policy.templates import TemplateValues, render
 
@@ -58,7 +59,7 @@ def message(
             "behavior_id": behavior.id,
             "behavior_name": behavior.name,
             "counter": counter,
-            "tool_name": event.tool_name,
+            "tool_name": shown_tool(event),
             "level": level.label,
             "threshold": "max" if threshold is None else threshold,
             "hint": hint,
@@ -97,6 +98,21 @@ def message(
             '--reason "..."'
         )
     return "\n".join(lines)
+
+
+def shown_tool(event: Event) -> str:
+    """The tool name a message shows: the harness's, and for an MCP call read as a built-in
+    tool (:func:`forge_policy.facts.mcp.read_as`) the tool it was read as.
+
+    >>> import forge_policy as fp
+    >>> shown_tool(fp.Event("PreToolUse", "s", tool_name="Bash",
+    ...                     payload={"forge_read_from": "mcp__shell__run"}))
+    'mcp__shell__run (read as Bash)'
+    """
+    sent = event.payload.get(READ_FROM)
+    if isinstance(sent, str) and sent:
+        return f"{sent} (read as {event.tool_name})"
+    return event.tool_name
 
 
 def tagged(behavior_id: str, text: str) -> str:
