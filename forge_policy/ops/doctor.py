@@ -277,7 +277,7 @@ def coverage(
                 enforced=tuple(enforced),
                 limited=limited,
                 not_enforced=missing,
-                notes=tuple(_notes(project, name, installed)),
+                notes=tuple(_notes(project, name, installed, environ)),
                 hook_findings=tuple(hook_findings(project, name)),
                 hook_runs=runs,
             )
@@ -285,7 +285,9 @@ def coverage(
     return out
 
 
-def _notes(project: Path, name: str, installed: Sequence[str]) -> list[str]:
+def _notes(
+    project: Path, name: str, installed: Sequence[str], environ: Mapping[str, str] | None = None
+) -> list[str]:
     h = registry.get(name)
     notes = []
     if not installed:
@@ -301,6 +303,10 @@ def _notes(project: Path, name: str, installed: Sequence[str]) -> list[str]:
             "timeout"
         )
     notes.extend(harness_config.double_hooks(project, [name]))
+    if name == "claude-code":
+        from forge_policy.ops import plugin
+
+        notes.extend(plugin.double_registration(project, environ))
     return notes
 
 
