@@ -217,7 +217,8 @@ def register(command: Callable[..., Any]) -> None:
         cmd_uninstall,
         "Take forge-policy out of the project, the inverse of init: its hook entries from every "
         "harness file (every other hook and key kept), its git hooks' block, the warm worker, "
-        "the launcher; <FORGE_ROOT> stays unless --purge.",
+        "the launcher; <FORGE_ROOT> stays unless --purge. A Claude Code plugin written by "
+        "init --plugin is not the project's: remove it with claude plugin uninstall.",
     )
     p.add_argument(
         "--purge",

@@ -122,3 +122,46 @@ def test_without_forge_policy_every_tool_call_is_refused(tmp_path: Path, plugin_
     assert not run.ran and len(run.denied) == 1, run.describe()
     assert "forge-policy is not installed" in run.result(0).text
     assert "hello" not in run.result(0).text
+
+
+def _claude_cli(claude: Any, *args: str) -> str:
+    done = subprocess.run(
+        [claude.program, *args],
+        cwd=claude.project,
+        env=claude.base_environ() | {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def _blocks(claude: Any, session: str | None) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in claude.audit_records()
+        if r.get("kind") == "block" and r.get("session_id") == session
+    ]
+
+
+def test_installed_from_its_marketplace_and_beside_a_projects_own_hook(
+    claude: Any, plugin_dir: Path
+) -> None:
+    """An organisation's path: the marketplace added, the plugin installed (into Claude Code's
+    plugin cache) and enabled by the real CLI; then the project is set up with init too, and
+    each event is decided twice, which init and doctor report."""
+    _claude_cli(claude, "plugin", "marketplace", "add", str(plugin_dir.parent))
+    _claude_cli(claude, "plugin", "install", "forge-policy@acme-tools")
+    push = [Turn.call("Bash", command="git push --force origin main"), Turn.say("done")]
+    run = claude.run(push)
+    assert len(run.denied) == 1 and "[no-destructive-git]" in run.result(0).text, run.describe()
+    assert len(_blocks(claude, run.session_id)) == 1
+    assert "counted twice" not in claude.forge("doctor", check=False).stdout
+
+    init = claude.forge("init", "--harness", "claude-code", "--floor", "off")
+    assert "forge-policy@acme-tools" in init.stdout and "counted twice" in init.stdout
+    assert "counted twice" in claude.forge("doctor", check=False).stdout
+    twice = claude.run(push)
+    assert len(twice.denied) == 1, twice.describe()
+    assert len(_blocks(claude, twice.session_id)) == 2  # what the warning is about
