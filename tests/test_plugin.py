@@ -456,3 +456,54 @@ def test_no_warning_for_the_plugin_alone(project: Path, home: Path) -> None:
     assert [f.split(": ")[1] for f in found] == ["forge-policy@acme-tools"] * 2
     assert found[0].startswith(str(home)) and "settings.local.json" in found[1]
     assert plugin.double_registration(project, {"HOME": str(home)}) == []
+
+
+# -- the agent against the plugin --------------------------------------------------------------
+
+
+def _call(folder: Path, project: Path, tool: str, tool_input: dict[str, Any]) -> str:
+    """The decision of the plugin's hook on one PreToolUse call (``deny`` or not)."""
+    payload = {
+        "session_id": str(uuid.uuid4()),
+        "hook_event_name": "PreToolUse",
+        "cwd": str(project),
+        "transcript_path": str(project / "t.jsonl"),
+        "tool_name": tool,
+        "tool_input": tool_input,
+    }
+    done = subprocess.run(
+        ["sh", "-c", hook_command(folder, "PreToolUse")],
+        input=json.dumps(payload),
+        cwd=project,
+        env={
+            "PATH": WITH_FORGE,
+            "HOME": str(project.parent / "home"),
+            "CLAUDE_PLUGIN_ROOT": str(folder),
+            "CLAUDE_PROJECT_DIR": str(project),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    output = json.loads(done.stdout).get("hookSpecificOutput", {})
+    return str(output.get("permissionDecision", "allow"))
+
+
+def test_the_agent_cannot_rewrite_or_remove_the_plugin(written: Path, project: Path) -> None:
+    """protect-governance guards the folder of the plugin that runs the hook
+    ($CLAUDE_PLUGIN_ROOT), as it guards .forge: its launcher, hooks.json and manifest."""
+    launcher = written / plugin.LAUNCHER
+    calls = [
+        ("Bash", {"command": f"echo 'exit 0' > '{launcher}'"}),
+        ("Bash", {"command": 'printf "exit 0\\n" > "$CLAUDE_PLUGIN_ROOT"/hooks/forge-policy-hook'}),
+        ("Bash", {"command": f"rm -rf '{written.parent}'"}),
+        ("Bash", {"command": f"sed -i s/PreToolUse/Nothing/ {written / plugin.HOOKS}"}),
+        ("Write", {"file_path": str(written / plugin.HOOKS), "content": "{}"}),
+        ("Edit", {"file_path": str(launcher), "old_string": "exit 2", "new_string": "exit 0"}),
+    ]
+    for tool, tool_input in calls:
+        assert _call(written, project, tool, tool_input) == "deny", (tool, tool_input)
+    assert launcher.read_text("utf-8") == plugin.script()
+    elsewhere = {"file_path": str(project / "notes.txt"), "content": "x\n"}
+    assert _call(written, project, "Write", elsewhere) != "deny"
