@@ -102,6 +102,24 @@ def test_the_plugins_hook_refuses_a_force_push(claude: Any, plugin_dir: Path) ->
     assert ".forge" not in status, status
 
 
+def test_the_agent_cannot_switch_the_plugin_off(claude: Any, plugin_dir: Path) -> None:
+    """Claude Code gives the plugin's hook its folder ($CLAUDE_PLUGIN_ROOT), which
+    protect-governance guards: rewriting the launcher, or removing the folder, is refused."""
+    launcher = plugin_dir / plugin.LAUNCHER
+    run = claude.run(
+        [
+            Turn.call("Bash", command=f"echo 'exit 0' > '{launcher}'"),
+            Turn.call("Bash", command=f"rm -rf '{plugin_dir}'"),
+            Turn.say("done"),
+        ],
+        args=["--plugin-dir", str(plugin_dir)],
+    )
+    assert len(run.denied) == 2 and not run.ran, run.describe()
+    assert "[protect-governance]" in run.result(0).text
+    assert "[protect-governance]" in run.result(1).text
+    assert launcher.read_text("utf-8") == plugin.script()
+
+
 def test_without_the_plugin_the_same_call_runs_unchecked(claude: Any) -> None:
     """The control: the refusal above is the plugin's (nothing else governs this project)."""
     run = claude.run([Turn.call("Bash", command="git push --force origin main"), Turn.say("done")])
