@@ -222,6 +222,15 @@ def test_a_rerun_keeps_what_was_added_and_updates_ours(
     assert (written / plugin.LAUNCHER).read_text("utf-8") == plugin.script()
 
 
+def test_a_description_of_its_own_is_kept(tmp_path: Path, written: Path, home: Path) -> None:
+    path = written / plugin.HOOKS
+    document = json.loads(path.read_text("utf-8"))
+    path.write_text(json.dumps({**document, "description": "Politique de l'équipe"}), "utf-8")
+    forge(tmp_path, "init", "--plugin", str(written), home=home)
+    assert json.loads(path.read_text("utf-8"))["description"] == "Politique de l'équipe"
+    assert "nothing to do" in forge(tmp_path, "init", "--plugin", str(written), home=home).stdout
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -307,9 +316,30 @@ def test_the_marketplace_lists_the_plugin_beside_it(tmp_path: Path, home: Path) 
     again = json.loads(path.read_text("utf-8"))
     assert again["plugins"][0] == other and len(again["plugins"]) == 2
     assert again["owner"]["name"] == "ACME platform team"
+    forge(tmp_path, "init", "--plugin", str(folder), "--marketplace", home=home)  # its own name
+    assert json.loads(path.read_text("utf-8"))["name"] == "acme-tools"
+    before = path.read_text("utf-8")
+    for name, message in (("other-tools", "is 'acme-tools', not 'other-tools'"),
+                          ("acme tools", "is not a marketplace name")):  # fmt: skip
+        done = forge(tmp_path, "init", "--plugin", str(folder), "--marketplace", name,
+                     home=home, check=None)  # fmt: skip
+        assert done.returncode != 0 and message in done.stderr, done.stderr
+    assert path.read_text("utf-8") == before
     path.write_text("[]", "utf-8")
+    (folder / plugin.LAUNCHER).write_text("stale\n", "utf-8")
     done = forge(tmp_path, "init", "--plugin", str(folder), "--marketplace", home=home, check=None)
     assert done.returncode != 0 and "marketplace.json" in done.stderr
+    assert (folder / plugin.LAUNCHER).read_text("utf-8") == "stale\n"  # checked before writing
+
+
+def test_a_marketplace_name_is_checked_before_the_plugin_is_written(
+    tmp_path: Path, home: Path
+) -> None:
+    folder = tmp_path / "market" / "forge-policy"
+    done = forge(tmp_path, "init", "--plugin", str(folder), "--marketplace", "a/b",
+                 home=home, check=None)  # fmt: skip
+    assert done.returncode != 0 and "not a marketplace name" in done.stderr
+    assert not folder.exists()
 
 
 # -- the launcher -------------------------------------------------------------------------------

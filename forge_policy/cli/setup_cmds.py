@@ -203,7 +203,8 @@ def register(command: Callable[..., Any]) -> None:
         default=None,
         metavar="NAME",
         help="with --plugin: also write .claude-plugin/marketplace.json beside DIR (in its "
-        "parent folder), a marketplace NAME (default forge-policy-plugins) listing the plugin",
+        "parent folder), a marketplace NAME listing the plugin (default: the name the file "
+        "has, else forge-policy-plugins)",
     )
     p.add_argument(
         "--force",
@@ -397,10 +398,7 @@ def _init_plugin(args: Namespace, ctx: Context) -> int:
             "up: run forge-policy init without --plugin for that"
         )
         return USAGE
-    market = args.marketplace
-    if market == "":  # --marketplace without a name
-        market = plugin.DEFAULT_MARKETPLACE
-    report = plugin.write(Path(args.plugin), force=args.force, marketplace=market)
+    report = plugin.write(Path(args.plugin), force=args.force, marketplace=args.marketplace)
     if args.json:
         ctx.print_json(report.to_dict())
         return OK

@@ -248,8 +248,9 @@ def write(
     ``hooks.json`` keeps every hook and key someone added, forge-policy's handlers are updated in
     place (:func:`forge_policy.ops.harness_config.merge`); a ``hooks.json`` that is not valid
     JSON is refused with its line unless ``force`` (then it is rewritten). ``marketplace``: also
-    write ``.claude-plugin/marketplace.json`` of that name into ``folder``'s parent, listing the
-    plugin (:func:`write_marketplace`).
+    write ``.claude-plugin/marketplace.json`` of that name (``""``: its own, else
+    :data:`DEFAULT_MARKETPLACE`) into ``folder``'s parent, listing the plugin. Everything is
+    checked before anything is written.
     """
     from forge_policy.ops.init import Report
 
@@ -265,19 +266,22 @@ def write(
         )
     hook_file = harness_config.spec("claude-code")
     hooks_path = folder / HOOKS
+    # everything is read and checked before anything is written
     manifest_document = _merged_manifest(folder / MANIFEST, force)
     try:
         document, indent = settings_file.read(hooks_path, [("hooks", e) for e in hook_file.events])
+        changed = harness_config.merge(document, hook_file, handlers(), hooks_path)
     except SetupError:
         if not force:
             raise
         document, indent = {}, "  "
-    # the manifest first: a run cut short leaves a folder the next run knows as ours
-    _write_json(folder / MANIFEST, manifest_document, report)
-    changed = harness_config.merge(document, hook_file, handlers(), hooks_path)
-    if document.get("description") != HOOKS_DESCRIPTION:
+        changed = harness_config.merge(document, hook_file, handlers(), hooks_path)
+    if "description" not in document:
         document = {"description": HOOKS_DESCRIPTION, **document}
         changed = True
+    market = None if marketplace is None else _marketplace(folder, marketplace)
+    # the manifest first: a run cut short leaves a folder the next run knows as ours
+    _write_json(folder / MANIFEST, manifest_document, report)
     if not changed and hooks_path.is_file():
         report.add("unchanged", hooks_path)
     else:
@@ -290,8 +294,8 @@ def write(
         )
     _write_text(folder / LAUNCHER, script(), 0o755, report, "the launcher")
     _write_text(folder / README, readme(), 0o644, report)
-    if marketplace is not None:
-        write_marketplace(folder, marketplace, report)
+    if market is not None:
+        _write_json(*market, report)
     return report
 
 
@@ -334,15 +338,18 @@ def marketplace_document(name: str, plugin: str) -> dict[str, Any]:
     }
 
 
-def write_marketplace(folder: Path, name: str, report: Report) -> None:
-    """Write or update ``marketplace.json`` in ``folder``'s parent: our entry is replaced, every
-    other plugin entry and key is kept; a file that is not a marketplace is refused."""
-    if not name or any(c in name for c in " /\\") or name in (".", ".."):
+def _marketplace(folder: Path, name: str) -> tuple[Path, dict[str, Any]]:
+    """``marketplace.json`` in ``folder``'s parent and what it should hold: our entry replaced,
+    every other plugin entry and key kept. ``name`` ``""``: the file's own name, else
+    :data:`DEFAULT_MARKETPLACE`; a name that is not a marketplace's, another name than the
+    file's, or a file that is not a marketplace is refused
+    (:class:`~forge_policy.errors.SetupError`)."""
+    if any(c in name for c in " /\\") or name in (".", ".."):
         raise SetupError(
-            f"--marketplace: {name!r} is not a marketplace name (kebab-case, no spaces or slashes)"
+            f"--marketplace: {name!r} is not a marketplace name (kebab-case, no spaces or "
+            "slashes); nothing was changed"
         )
     path = Path(folder).absolute().parent / MARKETPLACE
-    ours = marketplace_document(name, Path(folder).absolute().name)
     try:
         old: Any = json.loads(path.read_text(encoding="utf-8"))
     except OSError:
@@ -351,18 +358,26 @@ def write_marketplace(folder: Path, name: str, report: Report) -> None:
         raise SetupError(
             f"{settings_file.shown(path)}: not valid JSON ({exc}); nothing was changed"
         ) from None
-    if old is None:
-        document = ours
-    elif not isinstance(old, dict) or not isinstance(old.get("plugins"), list):
+    if old is not None and (not isinstance(old, dict) or not isinstance(old.get("plugins"), list)):
         raise SetupError(
             f"{settings_file.shown(path)}: plugins: expected a list of plugin entries; nothing "
             "was changed"
         )
-    else:
-        entries = [p for p in old["plugins"] if not (isinstance(p, dict) and p.get("name") == NAME)]
-        document = {**ours, **{k: v for k, v in old.items() if k != "plugins"}}
-        document["plugins"] = [*entries, *ours["plugins"]]
-    _write_json(path, document, report)
+    current = old.get("name") if isinstance(old, dict) else None
+    if not name:
+        name = current if isinstance(current, str) and current else DEFAULT_MARKETPLACE
+    elif current is not None and current != name:
+        raise SetupError(
+            f"{settings_file.shown(path)}: the marketplace there is {current!r}, not {name!r}; "
+            "nothing was changed"
+        )
+    ours = marketplace_document(name, Path(folder).absolute().name)
+    if old is None:
+        return path, ours
+    entries = [p for p in old["plugins"] if not (isinstance(p, dict) and p.get("name") == NAME)]
+    document = {**ours, **{k: v for k, v in old.items() if k != "plugins"}}
+    document["plugins"] = [*entries, *ours["plugins"]]
+    return path, document
 
 
 def _write_json(path: Path, document: dict[str, Any], report: Report) -> None:
