@@ -537,3 +537,13 @@ def test_the_agent_cannot_rewrite_or_remove_the_plugin(written: Path, project: P
     assert launcher.read_text("utf-8") == plugin.script()
     elsewhere = {"file_path": str(project / "notes.txt"), "content": "x\n"}
     assert _call(written, project, "Write", elsewhere) != "deny"
+
+
+def test_a_forge_root_of_the_users_is_left_to_them(
+    tmp_path: Path, written: Path, project: Path
+) -> None:
+    """FORGE_ROOT under the home (``~/…``) is looked up there, never made in the project."""
+    done = run_hook(written, project, path=WITH_FORGE, FORGE_ROOT="~/forge-state")
+    assert denied(done)
+    assert sorted(p.name for p in project.iterdir()) == [".git"]
+    assert not (project.parent / "home" / "forge-state" / ".gitignore").exists()

@@ -38,8 +38,9 @@ A project without ``.forge`` (never ``forge-policy init``-ed) is governed by the
 at the default profile, as the hook governs any folder: its session state and audit log go to
 ``<project>/.forge/runtime`` and ``.forge/audit``, where every ``forge-policy`` command (``status``,
 ``audit``, ``explain``) finds them. So that they stay out of git, the launcher makes that
-``.forge`` folder first with a ``.gitignore`` naming the per-machine files ``init`` would
-git-ignore (:func:`forge_policy.ops.init.per_machine`) and itself: ``git status`` shows nothing.
+``.forge`` folder (not a ``$FORGE_ROOT`` of the user's) first, with a ``.gitignore`` naming the
+per-machine files ``init`` would git-ignore (:func:`forge_policy.ops.init.per_machine`) and
+itself: ``git status`` shows nothing.
 
 The plugin and a project's own hook entries (``forge-policy init`` writes them into
 ``.claude/settings.json``) would both run: Claude Code merges plugin hooks with settings hooks,
@@ -164,6 +165,7 @@ fi
 root=${{FORGE_ROOT:-.forge}}
 case $root in
   /*) ;;
+  "~"|"~/"*) root=${{HOME:-}}${{root#"~"}} ;;
   *) if [ -n "${{CLAUDE_PROJECT_DIR:-}}" ]; then root=$CLAUDE_PROJECT_DIR/$root; else root=; fi ;;
 esac
 if [ -n "$root" ] && [ -f "$root/{project_launcher}" ]; then
@@ -176,7 +178,8 @@ elif command -v forge-policy >/dev/null 2>&1; then
   program=forge-policy
 fi
 if [ -n "$program" ]; then
-  if [ -n "$root" ] && [ ! -e "$root" ] && mkdir -p "$root" 2>/dev/null; then
+  if [ -z "${{FORGE_ROOT:-}}" ] && [ -n "$root" ] && [ ! -e "$root" ] \
+    && mkdir -p "$root" 2>/dev/null; then
     # a project forge-policy was never set up in: its state and audit log stay out of git
     printf '%s\\n' '# forge-policy: per-machine files (written by the forge-policy plugin)' \\
       {ignored} > "$root/.gitignore" 2>/dev/null
