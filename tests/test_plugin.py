@@ -547,3 +547,13 @@ def test_a_forge_root_of_the_users_is_left_to_them(
     assert denied(done)
     assert sorted(p.name for p in project.iterdir()) == [".git"]
     assert not (project.parent / "home" / "forge-state" / ".gitignore").exists()
+
+
+def test_doctor_does_not_send_a_plugin_user_to_init(project: Path, home: Path) -> None:
+    """A project governed by the plugin alone: doctor says so instead of "not set up: run
+    forge-policy init", which would make each event decided twice."""
+    assert "not set up: run forge-policy init" in forge(project, "doctor", home=home).stdout
+    _enable(home, True)
+    report = forge(project, "doctor", home=home).stdout
+    assert "not set up" not in report
+    assert "no project hook: the forge-policy plugin is enabled" in report

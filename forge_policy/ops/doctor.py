@@ -290,7 +290,15 @@ def _notes(
 ) -> list[str]:
     h = registry.get(name)
     notes = []
-    if not installed:
+    from forge_policy.ops import plugin
+
+    by_plugin = plugin.enabled_in(project, environ) if name == "claude-code" else []
+    if not installed and by_plugin:
+        notes.append(
+            f"no project hook: the forge-policy plugin is enabled ({'; '.join(by_plugin)}) and "
+            "decides each event; forge-policy init --harness claude-code would make it twice"
+        )
+    elif not installed:
         notes.append(f"not set up: run forge-policy init --harness {name}")
     elif set(harness_config.spec(name).events) - set(installed):
         rest = [e for e in harness_config.spec(name).events if e not in installed]
@@ -303,9 +311,7 @@ def _notes(
             "timeout"
         )
     notes.extend(harness_config.double_hooks(project, [name]))
-    if name == "claude-code":
-        from forge_policy.ops import plugin
-
+    if by_plugin:
         notes.extend(plugin.double_registration(project, environ))
     return notes
 
