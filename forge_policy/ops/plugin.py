@@ -67,7 +67,7 @@ import shlex
 from pathlib import Path
 
 from forge_policy.errors import SetupError
-from forge_policy.ops import harness_config, settings_file
+from forge_policy.ops import harness_config, launcher, settings_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,8 +95,9 @@ DESCRIPTION = (
     "installed on the machine (pipx install forge-policy)"
 )
 HOOKS_DESCRIPTION = "forge-policy decides each event (written by forge-policy init --plugin)"
-#: The exit status of a launcher that finds no forge-policy on ``PreToolUse``: a refusal.
-NOT_FOUND = 2
+#: The exit status of a launcher that finds no forge-policy on ``PreToolUse``: a refusal (the
+#: project launcher's own).
+NOT_FOUND = launcher.NOT_FOUND
 
 
 def command(event: str) -> str:
@@ -141,7 +142,7 @@ def script() -> str:
     >>> "exit 2" in text and "runtime/" in text and "CLAUDE_PROJECT_DIR" in text
     True
     """
-    from forge_policy.ops import init, launcher
+    from forge_policy.ops import init
 
     root = Path(".forge")
     ignored = " ".join(
