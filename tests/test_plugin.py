@@ -557,3 +557,18 @@ def test_doctor_does_not_send_a_plugin_user_to_init(project: Path, home: Path) -
     report = forge(project, "doctor", home=home).stdout
     assert "not set up" not in report
     assert "no project hook: the forge-policy plugin is enabled" in report
+
+
+def test_uninstall_is_about_the_project_and_says_the_plugin_stays(
+    project: Path, home: Path
+) -> None:
+    forge(project, "init", "--harness", "claude-code", "--floor", "off", home=home)
+    _enable(home, True)
+    done = forge(project, "uninstall", home=home)
+    assert "the forge-policy plugin is still enabled" in done.stdout
+    assert "claude plugin uninstall" in done.stdout
+    assert json.loads((home / ".claude" / "settings.json").read_text("utf-8")) == {
+        "enabledPlugins": {"forge-policy@acme-tools": True}
+    }
+    as_json = json.loads(forge(project, "uninstall", "--json", home=home).stdout)
+    assert any("still enabled" in note for note in as_json["notes"])

@@ -438,10 +438,18 @@ def cmd_uninstall(args: Namespace, ctx: Context) -> int:
     """``forge-policy uninstall [--purge] [--json]``."""
     from pathlib import Path
 
+    from forge_policy.ops.plugin import enabled_in
     from forge_policy.ops.uninstall import uninstall
 
     config = ctx.config
     report = uninstall(Path(config.project_dir), Path(config.root), purge=args.purge)
+    plugin = enabled_in(Path(config.project_dir))
+    if plugin:  # uninstall is about the project: the plugin stays, and keeps deciding
+        report.notes.append(
+            f"the forge-policy plugin is still enabled ({'; '.join(plugin)}) and keeps deciding "
+            "this project's events: uninstall is about the project; remove the plugin with: "
+            "claude plugin uninstall forge-policy@MARKETPLACE"
+        )
     if args.json:
         ctx.print_json(report.to_dict())
         return OK
