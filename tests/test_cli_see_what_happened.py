@@ -374,6 +374,7 @@ CASES = [
     (("forge-policy", "audit", "log", "--session", "s1", "--kind", "o"), "override"),
     (("forge-policy", "worker", "s"), "status stop"),
     (("forge-policy", "init", "--harness", "co"), "codex copilot"),
+    (("forge-policy", "init", "--pl"), "--plugin"),
     (("forge-policy", "completion", "z"), "zsh"),
     (("forge-policy", "status", "--l"), "--limit"),
     (("forge-policy", "explain", "--rec"), "--record"),

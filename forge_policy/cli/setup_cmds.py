@@ -190,13 +190,38 @@ def register(command: Callable[..., Any]) -> None:
         "blocks, counters near a threshold, floor); a status line of your own is kept unless "
         "--statusline=replace",
     )
+    p.add_argument(
+        "--plugin",
+        metavar="DIR",
+        default=None,
+        help="write the forge-policy Claude Code plugin into DIR instead of setting the project "
+        "up (.claude-plugin/plugin.json, hooks/hooks.json, the launcher; no machine path in "
+        "any file): for claude --plugin-dir DIR, /plugin install or a marketplace",
+    )
+    p.add_argument(
+        "--marketplace",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="NAME",
+        help="with --plugin: also write .claude-plugin/marketplace.json beside DIR (in its "
+        "parent folder), a marketplace NAME listing the plugin (default: the name the file "
+        "has, else forge-policy-plugins)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="with --plugin: write into DIR even when it holds files and is not a forge-policy "
+        "plugin (its other files are kept)",
+    )
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
     p = command(
         "uninstall",
         cmd_uninstall,
         "Take forge-policy out of the project, the inverse of init: its hook entries from every "
         "harness file (every other hook and key kept), its git hooks' block, the warm worker, "
-        "the launcher; <FORGE_ROOT> stays unless --purge.",
+        "the launcher; <FORGE_ROOT> stays unless --purge. A Claude Code plugin written by "
+        "init --plugin is not the project's: remove it with claude plugin uninstall.",
     )
     p.add_argument(
         "--purge",
@@ -287,6 +312,8 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
     from forge_policy.ops.init import init
     from forge_policy.serve import DEFAULT_HOST, TOKEN_ENV, token_path
 
+    if args.plugin is not None or args.marketplace is not None or args.force:
+        return _init_plugin(args, ctx)
     ctx.here = args.here
     config = ctx.config
     below = _below_project(config)
@@ -312,6 +339,9 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
         where=args.where,
         statusline=args.statusline,
     )
+    from forge_policy.ops.plugin import double_registration
+
+    report.notes.extend(double_registration(Path(config.project_dir)))
     if report.floor_change is not None and "off" in report.floor_change:  # audited
         from forge_policy.ops.floor_setup import record
 
@@ -339,6 +369,58 @@ def cmd_init(args: Namespace, ctx: Context) -> int:
     return OK
 
 
+#: ``init`` options that set a project up, which ``init --plugin`` does not do.
+_PROJECT_OPTIONS = (
+    ("harness", "--harness"),
+    ("serve", "--serve"),
+    ("no_serve", "--no-serve"),
+    ("http_only", "--http-only"),
+    ("port", "--port"),
+    ("no_worker", "--no-worker"),
+    ("copy_catalog", "--copy-catalog"),
+    ("here", "--here"),
+    ("where", "--shared/--local"),
+    ("statusline", "--statusline"),
+)
+
+
+def _init_plugin(args: Namespace, ctx: Context) -> int:
+    """``init --plugin DIR [--marketplace [NAME]] [--force] [--json]``: the Claude Code plugin
+    (:mod:`forge_policy.ops.plugin`), and nothing in the project."""
+    from pathlib import Path
+
+    from forge_policy.cli.context import USAGE
+    from forge_policy.ops import plugin
+
+    if args.plugin is None:
+        ctx.note("init: --marketplace and --force go with --plugin DIR")
+        return USAGE
+    given = [flag for name, flag in _PROJECT_OPTIONS if getattr(args, name) not in (None, False)]
+    if given or args.floor != "harness" or args.sandbox_settings != "project":
+        given += ["--floor"] * (args.floor != "harness")
+        given += ["--sandbox-settings"] * (args.sandbox_settings != "project")
+        ctx.note(
+            f"init: --plugin writes the plugin folder only; {', '.join(given)} set a project "
+            "up: run forge-policy init without --plugin for that"
+        )
+        return USAGE
+    report = plugin.write(Path(args.plugin), force=args.force, marketplace=args.marketplace)
+    if args.json:
+        ctx.print_json(report.to_dict())
+        return OK
+    _print_changes(ctx, report, "nothing to do: the plugin was already up to date")
+    if report.changed:
+        ctx.print(PLUGIN_NOTE.format(folder=args.plugin).rstrip())
+    return OK
+
+
+PLUGIN_NOTE = """\
+try it: claude --plugin-dir {folder}
+(forge-policy must be on PATH or in FORGE_POLICY wherever it runs; an organisation hosts it with
+--marketplace: see docs/how-to/claude-code-plugin.md)
+"""
+
+
 def _below_project(config: Config) -> str:
     """Why ``init`` (without ``--here``) must not set the project up from here: the working
     directory is below the project it belongs to (a folder holding ``.forge``, or the
@@ -362,10 +444,18 @@ def cmd_uninstall(args: Namespace, ctx: Context) -> int:
     """``forge-policy uninstall [--purge] [--json]``."""
     from pathlib import Path
 
+    from forge_policy.ops.plugin import enabled_in
     from forge_policy.ops.uninstall import uninstall
 
     config = ctx.config
     report = uninstall(Path(config.project_dir), Path(config.root), purge=args.purge)
+    plugin = enabled_in(Path(config.project_dir))
+    if plugin:  # uninstall is about the project: the plugin stays, and keeps deciding
+        report.notes.append(
+            f"the forge-policy plugin is still enabled ({'; '.join(plugin)}) and keeps deciding "
+            "this project's events: uninstall is about the project; remove the plugin with: "
+            "claude plugin uninstall forge-policy@MARKETPLACE"
+        )
     if args.json:
         ctx.print_json(report.to_dict())
         return OK

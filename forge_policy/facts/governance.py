@@ -4,8 +4,9 @@
 /p/.claude/settings.json"``, ``"forge-policy off"``), the changes an agent's tool call would make
 to what governs it:
 
-- files under a ``.forge`` folder anywhere, under ``$FORGE_ROOT``, ``$FORGE_BEHAVIORS_DIR`` and
-  a ``sqlite:`` store of ``$FORGE_STORE`` when set, and the user-level cache
+- files under a ``.forge`` folder anywhere, under ``$FORGE_ROOT``, ``$FORGE_BEHAVIORS_DIR``,
+  the forge-policy plugin's ``$CLAUDE_PLUGIN_ROOT`` and a ``sqlite:`` store of ``$FORGE_STORE``
+  when set, and the user-level cache
   (``$XDG_CACHE_HOME/forge-policy``, else ``~/.cache/forge-policy``): written, edited, moved,
   deleted, truncated, re-permissioned or linked over; also through a symlink, a glob
   (``.f*``) or ``cd``, and a recursive ``rm`` or an ``mv`` of a folder that holds them;
@@ -156,7 +157,10 @@ def governance_roots(project: str, home: str, environ: Mapping[str, str]) -> lis
     """The folders (and files) that are governance whole, for ``project``: ``$FORGE_ROOT``
     (``.forge``), ``$FORGE_BEHAVIORS_DIR``, a ``sqlite:`` ``$FORGE_STORE``, the user cache and
     configuration folders of forge-policy and ``$FORGE_MANAGED_DIR`` (relative values against
-    ``project``). The governance fact and the enforcement floor both read this list.
+    ``project``), and ``$CLAUDE_PLUGIN_ROOT``: Claude Code sets it for a plugin's hooks, so
+    when the hook runs from the forge-policy plugin (:mod:`forge_policy.ops.plugin`) its folder,
+    launcher and ``hooks.json`` are governance too. The governance fact and the enforcement
+    floor both read this list.
 
     >>> governance_roots("/p", "/h", {"FORGE_STORE": "sqlite:s.db"})
     ['/p/.forge', '/p/s.db', '/h/.cache/forge-policy', '/h/.config/forge-policy']
@@ -182,6 +186,9 @@ def governance_roots(project: str, home: str, environ: Mapping[str, str]) -> lis
     managed = environ.get("FORGE_MANAGED_DIR", "").strip()
     if managed:
         roots.append(place(managed))
+    plugin = environ.get("CLAUDE_PLUGIN_ROOT", "").strip()
+    if os.path.isabs(plugin):  # the forge-policy plugin's folder, when it runs the hook
+        roots.append(os.path.normpath(plugin))
     return list(dict.fromkeys(roots))
 
 
@@ -196,6 +203,7 @@ class _Places:
         self.vars = {
             "FORGE_ROOT": environ.get("FORGE_ROOT", "").strip(),
             "CLAUDE_PROJECT_DIR": project,
+            "CLAUDE_PLUGIN_ROOT": environ.get("CLAUDE_PLUGIN_ROOT", "").strip(),
             "PWD": cwd,
             "HOME": home,
         }
@@ -231,7 +239,7 @@ class _Places:
 
     def absolute(self, word: str, cwd: str) -> str:
         """A command-line word as a normalized absolute path (``~``, ``$HOME``, ``$FORGE_ROOT``,
-        ``$CLAUDE_PROJECT_DIR``, ``$PWD`` expanded)."""
+        ``$CLAUDE_PROJECT_DIR``, ``$CLAUDE_PLUGIN_ROOT``, ``$PWD`` expanded)."""
         text = word[7:] if word.startswith("file://") else word
         for name, value in self.vars.items():
             if value:

@@ -277,7 +277,7 @@ def coverage(
                 enforced=tuple(enforced),
                 limited=limited,
                 not_enforced=missing,
-                notes=tuple(_notes(project, name, installed)),
+                notes=tuple(_notes(project, name, installed, environ)),
                 hook_findings=tuple(hook_findings(project, name)),
                 hook_runs=runs,
             )
@@ -285,10 +285,20 @@ def coverage(
     return out
 
 
-def _notes(project: Path, name: str, installed: Sequence[str]) -> list[str]:
+def _notes(
+    project: Path, name: str, installed: Sequence[str], environ: Mapping[str, str] | None = None
+) -> list[str]:
     h = registry.get(name)
     notes = []
-    if not installed:
+    from forge_policy.ops import plugin
+
+    by_plugin = plugin.enabled_in(project, environ) if name == "claude-code" else []
+    if not installed and by_plugin:
+        notes.append(
+            f"no project hook: the forge-policy plugin is enabled ({'; '.join(by_plugin)}) and "
+            "decides each event; forge-policy init --harness claude-code would make it twice"
+        )
+    elif not installed:
         notes.append(f"not set up: run forge-policy init --harness {name}")
     elif set(harness_config.spec(name).events) - set(installed):
         rest = [e for e in harness_config.spec(name).events if e not in installed]
@@ -301,6 +311,8 @@ def _notes(project: Path, name: str, installed: Sequence[str]) -> list[str]:
             "timeout"
         )
     notes.extend(harness_config.double_hooks(project, [name]))
+    if by_plugin:
+        notes.extend(plugin.double_registration(project, environ))
     return notes
 
 

@@ -283,6 +283,29 @@ def install(
     path = project / (hook_file.local if local and hook_file.local else hook_file.path)
     lists = [(*hook_file.container, event) for event in handlers]
     document, indent = settings_file.read(path, lists)
+    changed = merge(document, hook_file, handlers, path)
+    if changed:
+        settings_file.write(path, document, indent)
+    return changed
+
+
+def merge(
+    document: dict[str, Any], hook_file: HookFile, handlers: dict[str, dict[str, Any]], path: Path
+) -> bool:
+    """Merge ``{event: handler}`` into ``document``, a hook file of ``hook_file``'s shape read
+    from ``path`` (named in errors), as :func:`install` does; returns whether it changed. Also
+    the owner of a Claude Code plugin's ``hooks/hooks.json`` (:mod:`forge_policy.ops.plugin`),
+    which has the settings file's shape.
+
+    >>> document = {}
+    >>> handler = {"type": "command", "command": "forge-policy hook"}
+    >>> merge(document, spec("claude-code"), {"PreToolUse": handler}, Path("x.json"))
+    True
+    >>> document["hooks"]["PreToolUse"][0]["matcher"]
+    '*'
+    """
+    from forge_policy.ops import settings_file
+
     changed = False
     for key, value in hook_file.root:
         if key not in document:
@@ -296,8 +319,6 @@ def install(
             changed |= settings_file.place(entries, handler, matcher=matcher)
         else:
             changed |= settings_file.place_flat(entries, handler)
-    if changed:
-        settings_file.write(path, document, indent)
     return changed
 
 
