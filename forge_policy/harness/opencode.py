@@ -73,8 +73,9 @@ if TYPE_CHECKING:
 
     from forge_policy.render.outcome import Outcome
 
-#: The event before a call (the one that can refuse it or change its arguments).
+#: The event before a call (the one that can refuse it or change its arguments), and after it.
 BEFORE = "tool.execute.before"
+AFTER = "tool.execute.after"
 #: OpenCode's argument names → Claude Code's (beside :data:`common.ALIASES`, which has
 #: ``filePath``).
 ALIASES = {
@@ -162,10 +163,11 @@ class OpenCodeAdapter(CommandHookAdapter):
         return out
 
     def error_refusal(self, name: str, reason: str) -> dict[str, Any] | None:
-        """``FORGE_ON_ERROR=deny`` refuses a call before it runs."""
-        if name == BEFORE or not name:
-            return {"decision": "deny", "reason": reason, "summary": reason}
-        return None
+        """``FORGE_ON_ERROR=deny`` refuses the call at any event but ``tool.execute.after``
+        (one the plugin does not send, or none, is read as before the call: fail closed)."""
+        if name == AFTER:
+            return None
+        return {"decision": "deny", "reason": reason, "summary": reason}
 
     def error_notice(self, name: str, notice: str) -> dict[str, Any]:
         return {"decision": "allow", "message": notice}

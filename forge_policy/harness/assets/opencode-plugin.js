@@ -31,6 +31,7 @@ function ask(project, payload) {
       child = spawn(path.resolve(project, LAUNCHER), ["--harness", "opencode"], {
         cwd: project,
         stdio: ["pipe", "pipe", "pipe"],
+        detached: true, // its own process group: a timeout kills what it started too
       })
     } catch (error) {
       reject(new Error(`the hook could not start: ${error.message}`))
@@ -46,16 +47,22 @@ function ask(project, payload) {
       if (error) reject(error)
       else resolve(value)
     }
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      finish(new Error(`the hook did not answer within ${timeoutMs() / 1000} s`))
-    }, timeoutMs())
+    const stop = (why) => {
+      try {
+        process.kill(-child.pid, "SIGKILL")
+      } catch {
+        child.kill("SIGKILL")
+      }
+      for (const stream of [child.stdin, child.stdout, child.stderr]) stream.destroy()
+      finish(new Error(why))
+    }
+    const timer = setTimeout(
+      () => stop(`the hook did not answer within ${timeoutMs() / 1000} s`),
+      timeoutMs(),
+    )
     child.stdout.on("data", (chunk) => {
       out += chunk
-      if (out.length > ANSWER_LIMIT) {
-        child.kill("SIGKILL")
-        finish(new Error("the hook's answer is too long"))
-      }
+      if (out.length > ANSWER_LIMIT) stop("the hook's answer is too long")
     })
     child.stderr.on("data", (chunk) => {
       if (err.length < 4096) err += chunk
@@ -157,7 +164,8 @@ export const ForgePolicy = async ({ directory }) => {
       body.title = output.title
       try {
         const answer = await ask(project, body)
-        if (typeof answer.message === "string" && answer.message) notes.push(answer.message)
+        const said = answer.decision === "deny" ? answer.reason : answer.message
+        if (typeof said === "string" && said) notes.push(said)
       } catch (error) {
         notes.push(`forge-policy could not check this call after it ran: ${error.message}`)
       }
