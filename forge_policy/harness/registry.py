@@ -523,11 +523,12 @@ def get(name: str) -> Harness:
 
 #: Project files besides a harness's ``config`` whose contents decide whether it runs hooks:
 #: Claude Code's local settings, Codex's ``config.toml`` (``[hooks]``, ``[features] hooks``),
-#: Copilot CLI's repository settings (``disableAllHooks``).
+#: Copilot CLI's repository settings (``disableAllHooks``), OpenCode's older plugin folder.
 HOOK_SWITCHES: dict[str, tuple[str, ...]] = {
     "claude-code": (".claude/settings.local.json",),
     "codex": (".codex/config.toml",),
     "copilot": (".github/copilot/settings.json", ".github/copilot/settings.local.json"),
+    "opencode": (".opencode/plugin/forge-policy.js",),  # the folder older builds load
 }
 
 
