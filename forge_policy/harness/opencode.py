@@ -23,8 +23,9 @@ error thrown by a hook rejects the tool call and reaches the model as the tool's
 Input, one JSON object on stdin: ``hook_event_name`` (``tool.execute.before`` or
 ``tool.execute.after``), ``tool`` (OpenCode's tool name), ``args`` (its arguments),
 ``sessionID``, ``callID``, ``directory`` (the project folder), and where the plugin knows them
-``agent`` (the agent of the session, from ``chat.message``) and ``rootSessionID`` (the session
-that started this one through the ``task`` tool, from ``session.created`` events' ``parentID``);
+``agent`` (the agent of the session, from ``chat.message``), ``rootSessionID`` (the session
+that started this one through the ``task`` tool, from ``session.created`` events' ``parentID``)
+and ``mcpServers`` (the MCP server names of OpenCode's config);
 after the call also ``output`` (the tool's text, cut at 64 KiB) and ``title``.
 
 Tools map onto the catalog's: ``bash`` → ``Bash``, ``read`` → ``Read``, ``write`` → ``Write``,
@@ -38,8 +39,11 @@ Arguments get Claude Code's names beside OpenCode's (``filePath`` → ``file_pat
 ``replace_all``, ``include`` → ``glob``); ``bash``'s ``workdir`` is the folder the command runs
 in. A subagent's calls (a child session with a ``rootSessionID``) count in the root session,
 with ``agent_id`` (the child session) and ``agent_type`` (its agent), as Claude Code reports a
-subagent's. MCP tool names are left as OpenCode sends them: ``<server>_<tool>`` cannot be split
-reliably (both halves may hold ``_``).
+subagent's. An MCP tool, ``<server>_<tool>``, is ``mcp__<server>__<tool>`` when ``mcpServers``
+(the server names of OpenCode's merged config, which the plugin reads in its ``config`` hook)
+names a server that starts it (:func:`mcp_tool`); without that list, or for a tool no
+configured server starts, the name stays OpenCode's (both halves may hold ``_``, so it cannot
+be split by itself).
 
 Output, always exit 0 with one JSON object, which the plugin reads strictly (anything else, a
 non-zero exit, a crash or a timeout refuses the call): ``{"decision": "allow"}``, optionally
@@ -65,7 +69,9 @@ a block the user would approve is a deny naming the override command, as under C
 
 from __future__ import annotations
 
-from forge_policy.harness.common import CommandHookAdapter, arguments, text, with_aliases
+import re
+
+from forge_policy.harness.common import CommandHookAdapter, arguments, mcp_name, text, with_aliases
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,6 +117,30 @@ def opencode_args(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def mcp_tool(tool: str, servers: object) -> str | None:
+    """Claude Code's name (``mcp__<server>__<tool>``) of OpenCode's MCP tool ``tool``, read
+    against the configured server names ``servers`` (OpenCode names the tool
+    ``<server>_<tool>``, each half with ``[^a-zA-Z0-9_-]`` replaced by ``_``); the longest
+    server whose name starts the tool wins. None when no server's does.
+
+    >>> mcp_tool("github_create_issue", ["git", "github"])
+    'mcp__github__create_issue'
+    >>> mcp_tool("my.fs_write_file", ["my.fs"]), mcp_tool("bash", ["github"])
+    (None, None)
+    >>> mcp_tool("my_fs_write_file", ["my.fs"])
+    'mcp__my.fs__write_file'
+    """
+    best: tuple[str, str] | None = None
+    for server in servers if isinstance(servers, list) else []:
+        if not isinstance(server, str) or not server:
+            continue
+        prefix = re.sub(r"[^a-zA-Z0-9_-]", "_", server) + "_"
+        longer = best is None or len(prefix) > len(best[0])
+        if longer and len(tool) > len(prefix) and tool.startswith(prefix):
+            best = (prefix, server)
+    return None if best is None else mcp_name(best[1], tool[len(best[0]) :])
+
+
 class OpenCodeAdapter(CommandHookAdapter):
     """OpenCode, through forge-policy's plugin: its tool names, a child session's calls counted
     in the root session; every answer is an explicit ``decision`` the plugin acts on."""
@@ -125,8 +155,10 @@ class OpenCodeAdapter(CommandHookAdapter):
 
             patch = args.get("patchText")
             name, args = _patch({**args, "patch": patch} if isinstance(patch, str) else args)
+        elif tool in self.harness.tools:
+            name = self.harness.tools[tool]
         else:
-            name = self.harness.tools.get(tool, tool)
+            name = mcp_tool(tool, payload.get("mcpServers")) or tool
         own = text(payload, "sessionID")
         root = text(payload, "rootSessionID") or own
         fields: dict[str, Any] = {

@@ -19,6 +19,11 @@ for (const step of JSON.parse(stepsText)) {
     results.push({ event: step.event.type })
     continue
   }
+  if (step.config) {
+    await hooks.config(step.config)
+    results.push({ config: true })
+    continue
+  }
   if (step.message) {
     await hooks["chat.message"](step.message, { message: {}, parts: [] })
     results.push({ message: true })

@@ -158,3 +158,29 @@ def test_the_subagent_fixture_counts_in_the_root_session(tmp_path: Path) -> None
     out, _ = project.run(payload, "--harness", "opencode")
     assert out is not None and out["decision"] == "deny"
     assert project.counter("softy") == 1
+
+
+def test_an_mcp_tool_is_named_by_its_configured_server() -> None:
+    servers = ["git", "github", "fs"]
+    ev = event("github_create_issue", {"title": "t"}, mcpServers=servers)
+    assert ev.tool_name == "mcp__github__create_issue"
+    assert event("fs_write_file", {"path": "/p/a"}, mcpServers=servers).tool_name == (
+        "mcp__fs__write_file"
+    )
+    assert event("bash", {"command": "ls"}, mcpServers=["bash"]).tool_name == "Bash"
+    assert event("github_create_issue", {}).tool_name == "github_create_issue"  # no list
+
+
+def test_the_built_in_catalog_guards_the_plugin_itself(tmp_path: Path) -> None:
+    """The plugin is a hook file: an agent may not rewrite or delete it (protect-governance)."""
+    project = Project(tmp_path, {})  # the built-in catalog
+    plugin = str(project.dir / ".opencode/plugins/forge-policy.js")
+    for tool, args in (
+        ("write", {"filePath": plugin, "content": "export const X = async () => ({})"}),
+        ("edit", {"filePath": plugin, "oldString": "deny", "newString": "allow"}),
+        ("bash", {"command": "rm .opencode/plugins/forge-policy.js", "description": "x"}),
+    ):
+        payload = {**fixture("opencode", "tool_execute_before", project), "tool": tool}
+        out, _ = project.run({**payload, "args": args}, "--harness", "opencode")
+        assert out is not None and out["decision"] == "deny", (tool, out)
+        assert "protect-governance" in out["reason"]

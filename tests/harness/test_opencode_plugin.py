@@ -269,3 +269,18 @@ def test_the_payload_is_the_documented_one(oc: OpenCode) -> None:
         "title": "ran"
     }
     assert os.access(oc.dir / PLUGIN, os.R_OK)
+
+
+def test_mcp_tools_are_named_from_opencode_s_config(oc: OpenCode) -> None:
+    """The plugin reads the MCP server names from OpenCode's config hook; the hook then reads
+    ``github_create_issue`` as ``mcp__github__create_issue``."""
+    seen = oc.dir / "seen.json"
+    fake = oc.fake_hook(f'cat >>{seen}; echo >>{seen}; echo \'{{"decision": "allow"}}\'')
+    config = {"config": {"mcp": {"github": {"type": "remote", "url": "https://x"}}}}
+    call = {"tool": "github_create_issue", "session": "s", "call": "c", "args": {"title": "t"}}
+    oc.drive(config, call, FORGE_POLICY=fake)
+    before = json.loads(seen.read_text().splitlines()[0])
+    assert before["mcpServers"] == ["github"]
+    from forge_policy.harness.registry import get
+
+    assert get("opencode").adapter.to_event(before).tool_name == "mcp__github__create_issue"

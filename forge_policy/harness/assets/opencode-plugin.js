@@ -100,6 +100,7 @@ export const ForgePolicy = async ({ directory }) => {
   const agents = new Map() // session -> its agent
   const advice = new Map() // call -> what the model is to read after it
   const called = new Map() // call -> its arguments (older OpenCode sends none after the call)
+  let servers = [] // the MCP servers of OpenCode's config: their tools are <server>_<tool>
   const root = (session) => {
     let current = session
     for (let hops = 0; hops < 32 && parents.has(current); hops++) current = parents.get(current)
@@ -117,9 +118,14 @@ export const ForgePolicy = async ({ directory }) => {
     const top = root(input.sessionID)
     if (top !== input.sessionID) body.rootSessionID = top
     if (agents.has(input.sessionID)) body.agent = agents.get(input.sessionID)
+    if (servers.length) body.mcpServers = servers
     return body
   }
   return {
+    config: async (config) => {
+      const mcp = config && config.mcp
+      if (mcp && typeof mcp === "object") servers = Object.keys(mcp)
+    },
     event: async ({ event }) => {
       const info = event && event.properties && event.properties.info
       if (event && event.type === "session.created" && info && info.id && info.parentID) {
