@@ -21,7 +21,8 @@ error thrown by a hook rejects the tool call and reaches the model as the tool's
 ``<server>_<tool>`` with ``[^a-zA-Z0-9_-]`` replaced by ``_`` (``packages/opencode/src/mcp``).
 
 Input, one JSON object on stdin: ``hook_event_name`` (``tool.execute.before`` or
-``tool.execute.after``), ``tool`` (OpenCode's tool name), ``args`` (its arguments),
+``tool.execute.after``), ``tool`` (OpenCode's tool name), ``tool_input`` (its ``args``, in
+OpenCode's names: the floor's rewrite hands them back with only the command replaced),
 ``sessionID``, ``callID``, ``directory`` (the project folder), and where the plugin knows them
 ``agent`` (the agent of the session, from ``chat.message``), ``rootSessionID`` (the session
 that started this one through the ``task`` tool, from ``session.created`` events' ``parentID``)
@@ -60,7 +61,7 @@ a block the user would approve is a deny naming the override command, as under C
 >>> to_event = get("opencode").adapter.to_event
 >>> ev = to_event({"hook_event_name": "tool.execute.before", "tool": "edit",
 ...     "sessionID": "ses_1", "callID": "call_1", "directory": "/p",
-...     "args": {"filePath": "/p/a.py", "oldString": "x", "newString": "y"}})
+...     "tool_input": {"filePath": "/p/a.py", "oldString": "x", "newString": "y"}})
 >>> ev.event_name, ev.tool_name, ev.tool_input["file_path"], ev.tool_input["old_string"]
 ('PreToolUse', 'Edit', '/p/a.py', 'x')
 >>> ev.session_id, ev.tool_use_id
@@ -149,7 +150,7 @@ class OpenCodeAdapter(CommandHookAdapter):
 
     def fields(self, payload: dict[str, Any], native: str, event: str) -> dict[str, Any]:
         tool = text(payload, "tool")
-        args = opencode_args(arguments(payload.get("args"), "args"))
+        args = opencode_args(arguments(payload.get("tool_input"), "tool_input"))
         if tool in PATCH_TOOLS:
             from forge_policy.harness.codex import _patch
 

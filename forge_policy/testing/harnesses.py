@@ -305,7 +305,7 @@ def opencode_payload(
     payload: dict[str, Any] = {
         "hook_event_name": event,
         "tool": tool,
-        "args": dict(args),
+        "tool_input": dict(args),
         "sessionID": session_id,
         "callID": _call_id("toolu_"),
         "directory": cwd,

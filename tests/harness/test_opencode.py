@@ -21,7 +21,7 @@ def event(tool: str, args: Any, **fields: Any) -> Event:
     payload = {
         "hook_event_name": "tool.execute.before",
         "tool": tool,
-        "args": args,
+        "tool_input": args,
         "sessionID": "ses_1",
         "callID": "call_1",
         "directory": "/p",
@@ -130,8 +130,8 @@ def test_an_edit_fixture_is_judged_by_its_file(project: Project) -> None:
 @pytest.mark.parametrize(
     "bad",
     [
-        {"args": ["ls"]},  # arguments that are not an object
-        {"args": "not json"},
+        {"tool_input": ["ls"]},  # arguments that are not an object
+        {"tool_input": "not json"},
         {"hook_event_name": "session.idle"},  # not an event the plugin sends
         {"hook_event_name": ""},
     ],
@@ -145,7 +145,7 @@ def test_bad_input_is_refused_before_a_call(project: Project, bad: dict[str, Any
 
 def test_bad_input_after_a_call_is_a_notice(project: Project) -> None:
     payload = fixture("opencode", "tool_execute_after", project, command="ls")
-    out, _ = project.run({**payload, "args": ["ls"]}, "--harness", "opencode")
+    out, _ = project.run({**payload, "tool_input": ["ls"]}, "--harness", "opencode")
     assert out is not None and out["decision"] == "allow"
     assert "could not evaluate" in out["message"]
 
@@ -181,6 +181,6 @@ def test_the_built_in_catalog_guards_the_plugin_itself(tmp_path: Path) -> None:
         ("bash", {"command": "rm .opencode/plugins/forge-policy.js", "description": "x"}),
     ):
         payload = {**fixture("opencode", "tool_execute_before", project), "tool": tool}
-        out, _ = project.run({**payload, "args": args}, "--harness", "opencode")
+        out, _ = project.run({**payload, "tool_input": args}, "--harness", "opencode")
         assert out is not None and out["decision"] == "deny", (tool, out)
         assert "protect-governance" in out["reason"]

@@ -260,7 +260,7 @@ def test_the_payload_is_the_documented_one(oc: OpenCode) -> None:
     assert before == {
         "hook_event_name": "tool.execute.before",
         "tool": "bash",
-        "args": {"command": "ls", "description": "Runs it"},
+        "tool_input": {"command": "ls", "description": "Runs it"},
         "sessionID": oc.project.session,
         "callID": "toolu_0001",
         "directory": str(oc.dir),
@@ -284,3 +284,27 @@ def test_mcp_tools_are_named_from_opencode_s_config(oc: OpenCode) -> None:
     from forge_policy.harness.registry import get
 
     assert get("opencode").adapter.to_event(before).tool_name == "mcp__github__create_issue"
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_the_floor_s_command_is_the_one_opencode_runs(tmp_path: Path) -> None:
+    """SPEC §13 end to end: with the default floor the plugin hands OpenCode's bash tool the
+    command rewritten under bubblewrap; run as the tool runs it, its harmless part works and
+    its write to ``.forge/`` fails."""
+    oc = OpenCode(tmp_path)
+    (oc.project.root / "config.yaml").write_text("floor: own\n")
+    [result] = oc.drive(oc.bash("echo built > build.txt; echo pwned > .forge/pwned"))
+    assert result["ran"] and result["args"]["description"] == "Runs it"
+    command = result["args"]["command"]
+    assert command != "echo built > build.txt; echo pwned > .forge/pwned"
+    done = subprocess.run(
+        ["/bin/bash", "-c", command],
+        cwd=oc.dir,
+        env=oc.project.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (oc.dir / "build.txt").read_text() == "built\n"
+    assert not (oc.project.root / "pwned").exists()
+    assert "Read-only file system" in done.stderr

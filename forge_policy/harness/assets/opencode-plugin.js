@@ -110,7 +110,7 @@ export const ForgePolicy = async ({ directory }) => {
     const body = {
       hook_event_name: event,
       tool: input.tool,
-      args,
+      tool_input: args,
       sessionID: input.sessionID,
       callID: input.callID,
       directory: directory || project,
