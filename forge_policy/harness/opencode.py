@@ -27,7 +27,8 @@ OpenCode's names: the floor's rewrite hands them back with only the command repl
 ``agent`` (the agent of the session, from ``chat.message``), ``rootSessionID`` (the session
 that started this one through the ``task`` tool, from ``session.created`` events' ``parentID``)
 and ``mcpServers`` (the MCP server names of OpenCode's config);
-after the call also ``output`` (the tool's text, cut at 64 KiB) and ``title``.
+after the call also ``output`` (the tool's text, cut at 64 KiB: an MCP tool's text parts) and
+``title``.
 
 Tools map onto the catalog's: ``bash`` → ``Bash``, ``read`` → ``Read``, ``write`` → ``Write``,
 ``edit`` → ``Edit``, ``multiedit`` → ``MultiEdit``, ``glob``, ``grep``, ``list`` → ``LS``,
@@ -49,7 +50,8 @@ be split by itself).
 Output, always exit 0 with one JSON object, which the plugin reads strictly (anything else, a
 non-zero exit, a crash or a timeout refuses the call): ``{"decision": "allow"}``, optionally
 with ``message`` (a nudge or a warning: the plugin appends it to the tool's output after the
-call, the one text of a successful call the model reads) and ``args`` (the arguments to run the
+call, the one text of a successful call the model reads; to an MCP tool's result, one more text
+part of its ``content``) and ``args`` (the arguments to run the
 call with: SPEC §13's floor; the plugin sets them on OpenCode's ``args`` object in place), or
 ``{"decision": "deny", "reason": …, "summary": …}`` (before the call: the plugin throws an
 ``Error`` with ``reason``, which the model reads as the tool's failure). After the call a broken

@@ -38,8 +38,10 @@ for (const step of JSON.parse(stepsText)) {
     results.push({ ran: false, error: error.message, seconds: (Date.now() - started) / 1000 })
     continue
   }
-  const after = { title: "ran", output: step.output ?? "ran", metadata: {} }
+  const after = step.content
+    ? { content: step.content } // an MCP tool's result
+    : { title: "ran", output: step.output ?? "ran", metadata: {} }
   await hooks["tool.execute.after"]({ ...input, args: output.args }, after)
-  results.push({ ran: true, args: output.args, output: after.output })
+  results.push({ ran: true, args: output.args, output: after.output ?? after.content })
 }
 console.log(JSON.stringify(results))

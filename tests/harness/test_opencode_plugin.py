@@ -308,3 +308,18 @@ def test_the_floor_s_command_is_the_one_opencode_runs(tmp_path: Path) -> None:
     assert (oc.dir / "build.txt").read_text() == "built\n"
     assert not (oc.project.root / "pwned").exists()
     assert "Read-only file system" in done.stderr
+
+
+def test_advice_on_an_mcp_tool_reaches_the_model_in_its_content(oc: OpenCode) -> None:
+    """An MCP tool's result is MCP's ``content`` list, which OpenCode hands the model: the
+    advice is one more text part, and the hook is sent the text parts as the output."""
+    seen = oc.dir / "seen.json"
+    answer = json.dumps({"decision": "allow", "message": "mind the issue tracker"})
+    fake = oc.fake_hook(f"cat >>{seen}; echo >>{seen}; echo '{answer}'")
+    content = [{"type": "text", "text": "issue 7 created"}, {"type": "image", "data": "x"}]
+    step = {"tool": "github_create_issue", "session": "s", "call": "c", "args": {"title": "t"}}
+    [result] = oc.drive({**step, "content": content}, FORGE_POLICY=fake)
+    note = {"type": "text", "text": "mind the issue tracker\n\nmind the issue tracker"}
+    assert result["output"] == [*content, note]  # the before's advice, then the after's
+    after = json.loads(seen.read_text().splitlines()[1])
+    assert after["output"] == "issue 7 created"

@@ -163,7 +163,18 @@ export const ForgePolicy = async ({ directory }) => {
         notes.push(advice.get(input.callID))
         advice.delete(input.callID)
       }
-      const text = typeof output.output === "string" ? output.output : ""
+      // a built-in tool's result is {title, output, metadata}; an MCP tool's is MCP's own
+      // {content: [{type: "text", text}, ...]}, which the model reads instead
+      const mcp = Array.isArray(output.content)
+      const text =
+        typeof output.output === "string"
+          ? output.output
+          : mcp
+            ? output.content
+                .filter((part) => part && part.type === "text" && typeof part.text === "string")
+                .map((part) => part.text)
+                .join("\n")
+            : ""
       const body = payload("tool.execute.after", input, input.args || called.get(input.callID) || {})
       called.delete(input.callID)
       body.output = text.slice(0, OUTPUT_LIMIT)
@@ -175,7 +186,9 @@ export const ForgePolicy = async ({ directory }) => {
       } catch (error) {
         notes.push(`forge-policy could not check this call after it ran: ${error.message}`)
       }
-      if (notes.length) output.output = [text, ...notes].filter(Boolean).join("\n\n")
+      if (!notes.length) return
+      if (mcp) output.content.push({ type: "text", text: notes.join("\n\n") })
+      else output.output = [text, ...notes].filter(Boolean).join("\n\n")
     },
   }
 }
