@@ -65,6 +65,13 @@ SHAPES: dict[str, tuple[str, Any]] = {
         },
     ),
     "cursor": ("pre_tool_use", {"permission": "allow", "updated_input": {"command": "NEW"}}),
+    "opencode": (  # the plugin sets these on OpenCode's own args object
+        "tool_execute_before",
+        {
+            "decision": "allow",
+            "args": {"command": "NEW", "description": "Runs the command", "timeout": 120000},
+        },
+    ),
 }
 
 
@@ -102,7 +109,12 @@ def expected(project: Project, harness: str, command: str) -> Any:
 
 def new_command(out: dict[str, Any]) -> str:
     specific = out.get("hookSpecificOutput", {})
-    args = specific.get("updatedInput") or specific.get("tool_input") or out["updated_input"]
+    args = (
+        specific.get("updatedInput")
+        or specific.get("tool_input")
+        or out.get("updated_input")
+        or out["args"]
+    )
     command: str = args["command"]
     return command
 
@@ -178,14 +190,15 @@ def test_bypass_permissions_is_allowed_rewritten(project: Project) -> None:
 @pytest.mark.parametrize("harness", list(SHAPES))
 def test_floor_off_answers_as_decided_and_audits_off(project: Project, harness: str) -> None:
     (project.root / "config.yaml").write_text("profile: standard\nfloor: off\n")
-    assert hook(project, harness, COMMAND) is None
-    assert hook(project, harness, "ls") is None
+    allowed = {"decision": "allow"} if harness == "opencode" else None  # explicit there
+    assert hook(project, harness, COMMAND) == allowed
+    assert hook(project, harness, "ls") == allowed
     records = project.audit(floor=True)
     # the first shell call of the session under `off` is recorded; a plain pass after it is not
     assert [r["floor"] for r in records] == ["off"]
     assert records[0]["input_summary"] == f"Bash: {COMMAND}"
     project.session = "another-session"
-    assert hook(project, harness, "ls") is None
+    assert hook(project, harness, "ls") == allowed
     assert [r["floor"] for r in project.audit(floor=True)] == ["off", "off"]
 
 

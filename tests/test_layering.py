@@ -75,7 +75,15 @@ DEBTS: dict[tuple[str, str], str] = {
         ("forge_policy.harness.registry", f"forge_policy.harness.{name}"): (
             "the registry imports a harness's adapter class on first use (never at lint time)"
         )
-        for name in ("antigravity", "claude_code", "codex", "copilot", "cursor", "gemini")
+        for name in (
+            "antigravity",
+            "claude_code",
+            "codex",
+            "copilot",
+            "cursor",
+            "gemini",
+            "opencode",
+        )
     },
     ("forge_policy.floor.status", "forge_policy.config.layers"): (
         "floor: is a layered setting (SPEC §10): the layers own its rule, locks included"

@@ -3,7 +3,8 @@ and the decision back in the CLI's own words (``forge-policy hook --harness NAME
 
 :mod:`~forge_policy.harness.base` is the seam (:class:`~forge_policy.harness.base.HookAdapter`);
 :mod:`~forge_policy.harness.registry` the table of supported CLIs, one adapter class each
-(``claude_code``, ``codex``, ``gemini``, ``cursor``, ``copilot``, ``antigravity``), sharing the
+(``claude_code``, ``codex``, ``gemini``, ``cursor``, ``copilot``, ``antigravity``,
+``opencode``: the one spoken through forge-policy's own plugin), sharing the
 skeleton in :mod:`~forge_policy.harness.common`; ``payload`` reads and bounds a hook's stdin.
 The Claude Code answer is rendered by :mod:`forge_policy.render.claude_code`.
 

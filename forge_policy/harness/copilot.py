@@ -2,7 +2,8 @@
 
 Why Copilot CLI: of the candidates besides Codex, Gemini and Cursor, it and Antigravity CLI are
 the two with a documented command-hook protocol (stdin JSON, stdout decision) and the widest
-use; OpenCode has plugin hooks in JavaScript only (``tool.execute.before``), no command hooks.
+use; OpenCode has plugin hooks in JavaScript only (``tool.execute.before``), no command hooks
+(forge-policy ships a plugin for it: :mod:`forge_policy.harness.opencode`).
 
 Sources, read 2026-12-01: ``github/docs``
 ``content/copilot/reference/copilot-cli-reference/cli-hooks-reference.md`` (commit 927566b0,

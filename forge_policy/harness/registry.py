@@ -184,6 +184,12 @@ def _antigravity() -> AdapterClass:
     return AntigravityAdapter
 
 
+def _opencode() -> AdapterClass:
+    from forge_policy.harness.opencode import OpenCodeAdapter
+
+    return OpenCodeAdapter
+
+
 #: Claude Code's own tool names (the catalog's vocabulary).
 _CLAUDE_TOOLS = (
     "Bash",
@@ -454,9 +460,42 @@ ANTIGRAVITY = Harness(
     command_key="CommandLine",
 )
 
+OPENCODE = Harness(
+    "opencode",
+    "OpenCode",
+    _opencode,
+    tools={
+        "bash": "Bash",
+        "read": "Read",
+        "write": "Write",
+        "edit": "Edit",
+        "multiedit": "MultiEdit",
+        "patch": "Edit",  # patch and apply_patch: Edit or Write by what the patch does
+        "apply_patch": "Edit",
+        "glob": "Glob",
+        "grep": "Grep",
+        "list": "LS",
+        "webfetch": "WebFetch",
+        "websearch": "WebSearch",
+        "task": "Agent",
+        "todowrite": "TodoWrite",
+    },
+    # forge-policy's own plugin (.opencode/plugins/forge-policy.js) sends the two tool hooks
+    events={"tool.execute.before": "PreToolUse", "tool.execute.after": "PostToolUse"},
+    ask_events=frozenset(),  # a plugin cannot raise OpenCode's permission prompt
+    can_block_prompt=False,
+    can_block_stop=False,
+    can_add_context=True,  # the plugin appends the text to the tool's output
+    fails_open=False,  # the plugin refuses a call it got no decision for
+    rewrite_events=frozenset({"tool.execute.before"}),  # output.args, changed in place
+    config=".opencode/plugins/forge-policy.js",
+    markers=("opencode.json", "opencode.jsonc", ".opencode"),
+    install_events=("tool.execute.before", "tool.execute.after"),
+)
+
 #: Every supported harness by ``--harness`` name, Claude Code first.
 HARNESSES: dict[str, Harness] = {
-    h.name: h for h in (CLAUDE_CODE, CODEX, GEMINI, CURSOR, COPILOT, ANTIGRAVITY)
+    h.name: h for h in (CLAUDE_CODE, CODEX, GEMINI, CURSOR, COPILOT, ANTIGRAVITY, OPENCODE)
 }
 
 
@@ -484,11 +523,12 @@ def get(name: str) -> Harness:
 
 #: Project files besides a harness's ``config`` whose contents decide whether it runs hooks:
 #: Claude Code's local settings, Codex's ``config.toml`` (``[hooks]``, ``[features] hooks``),
-#: Copilot CLI's repository settings (``disableAllHooks``).
+#: Copilot CLI's repository settings (``disableAllHooks``), OpenCode's older plugin folder.
 HOOK_SWITCHES: dict[str, tuple[str, ...]] = {
     "claude-code": (".claude/settings.local.json",),
     "codex": (".codex/config.toml",),
     "copilot": (".github/copilot/settings.json", ".github/copilot/settings.local.json"),
+    "opencode": (".opencode/plugin/forge-policy.js",),  # the folder older builds load
 }
 
 

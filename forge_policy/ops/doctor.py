@@ -321,6 +321,8 @@ def hook_findings(project: Path, name: str) -> list[Finding]:
     the key that makes a hook failure block (:func:`harness_config.fails_open`)."""
     linked = symlinked_state(project)
     hook_file = harness_config.spec(name)
+    if name == harness_config.PLUGIN_HARNESS:
+        return plugin_findings(project) + linked
     if hook_file.fail_closed is None:
         return linked
     key, value = hook_file.fail_closed
@@ -335,6 +337,35 @@ def hook_findings(project: Path, name: str) -> list[Finding]:
         )
         for event in harness_config.fails_open(project, name)
     ] + linked
+
+
+def plugin_findings(project: Path) -> list[Finding]:
+    """A ``plugin-stale`` finding per copy of forge-policy's OpenCode plugin that is not the
+    one this forge-policy writes (an older version, an edited copy, or one in the folder older
+    OpenCode builds read: OpenCode runs them as they are)."""
+    from forge_policy.ops import opencode_plugin
+
+    found = []
+    for relative in harness_config.files(harness_config.spec(harness_config.PLUGIN_HARNESS)):
+        path = project / relative
+        if not opencode_plugin.is_ours(path):
+            continue
+        target = opencode_plugin.launcher_of(path)
+        current = target is not None and path.read_text(encoding="utf-8") == (
+            opencode_plugin.text(target)
+        )
+        if current and relative == opencode_plugin.PLUGIN:
+            continue
+        version = opencode_plugin.version(path)
+        found.append(
+            Finding(
+                "plugin-stale",
+                f"{relative}: forge-policy's OpenCode plugin is not the one this forge-policy "
+                f"writes (its version {version}, this one {opencode_plugin.VERSION}, or "
+                "edited, or in an older folder); run forge-policy init --harness opencode",
+            )
+        )
+    return found
 
 
 def symlinked_state(project: Path) -> list[Finding]:

@@ -21,6 +21,8 @@ copilot         ``.github/hooks/forge-policy.json``  ``version: 1``, ``hooks.<ev
                                                   ``type``, ``bash``, ``timeoutSec``
 antigravity     ``.agents/hooks.json``            one named hook ``forge-policy``: tool events
                                                   nested with a matcher (others would be flat)
+opencode        ``.opencode/plugins/              no hook file: forge-policy's plugin
+                forge-policy.js``                 (:mod:`forge_policy.ops.opencode_plugin`)
 ==============  ================================  ==============================================
 
 A hook that cannot start, crashes or times out lets the call through in most harnesses. Two can be
@@ -226,8 +228,16 @@ SPECS: dict[str, HookFile] = {
             matcher=_TOOL_EVENTS,
             container=(HOOK_NAME,),
         ),
+        HookFile(  # a plugin, not a hook file: written by forge_policy.ops.opencode_plugin
+            "opencode",
+            nested=frozenset(),
+            matcher=frozenset(),
+            note="OpenCode loads project plugins at startup: restart it to load the plugin",
+        ),
     )
 }
+#: The harness whose "hook file" is forge-policy's plugin (:mod:`forge_policy.ops.opencode_plugin`).
+PLUGIN_HARNESS = "opencode"
 
 
 def spec(harness: str) -> HookFile:
@@ -328,7 +338,13 @@ def files(hook_file: HookFile) -> tuple[Path, ...]:
 
     >>> [str(p) for p in files(spec("claude-code"))]
     ['.claude/settings.json', '.claude/settings.local.json']
+    >>> [str(p) for p in files(spec("opencode"))]
+    ['.opencode/plugins/forge-policy.js', '.opencode/plugin/forge-policy.js']
     """
+    if hook_file.harness == PLUGIN_HARNESS:
+        from forge_policy.ops import opencode_plugin
+
+        return (opencode_plugin.PLUGIN, opencode_plugin.OLD_PLUGIN)
     return (hook_file.path,) + ((hook_file.local,) if hook_file.local else ())
 
 
@@ -355,6 +371,10 @@ def remove(project: Path, hook_file: HookFile, relative: Path) -> bool:
     """
     from forge_policy.ops import settings_file
 
+    if hook_file.harness == PLUGIN_HARNESS:
+        from forge_policy.ops import opencode_plugin
+
+        return opencode_plugin.remove(project, relative)
     path = project / relative
     if not path.exists():
         return False
@@ -427,6 +447,10 @@ def ours_in(path: Path, hook_file: HookFile) -> set[str]:
 def _ours_in(path: Path, hook_file: HookFile) -> set[str]:
     from forge_policy.ops import settings_file
 
+    if hook_file.harness == PLUGIN_HARNESS:
+        from forge_policy.ops import opencode_plugin
+
+        return set(hook_file.events) if opencode_plugin.is_ours(path) else set()
     try:
         document, _ = settings_file.read(path)
     except (SetupError, OSError):

@@ -46,6 +46,7 @@ SHELL_TOOL = {
     "cursor": ("Shell", "command"),
     "copilot": ("bash", "command"),
     "antigravity": ("run_command", "CommandLine"),
+    "opencode": ("bash", "command"),
 }
 _NOT_FOUND = (126, 127)
 _OPEN = (
@@ -122,6 +123,8 @@ def configured(project: Path, harness: str) -> list[tuple[str, str, dict[str, An
 
     hook_file = harness_config.spec(harness)
     event = pre_tool_event(harness)
+    if harness == harness_config.PLUGIN_HARNESS:
+        return _plugin_commands(project, hook_file, event)
     documents: list[tuple[str, dict[str, Any], tuple[str, ...]]] = []
     for relative in harness_config.files(hook_file):
         try:
@@ -144,6 +147,24 @@ def configured(project: Path, harness: str) -> list[tuple[str, str, dict[str, An
             for handler in inner if isinstance(inner, list) else [entry]:
                 if settings_file.is_ours(handler) and handler.get("type", "command") == "command":
                     found.append((name, event, handler))
+    return found
+
+
+def _plugin_commands(
+    project: Path, hook_file: harness_config.HookFile, event: str
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """OpenCode's: the command forge-policy's plugin runs, per plugin file of ours (its
+    launcher, from the project folder, with ``--harness opencode``)."""
+    import shlex
+
+    from forge_policy.ops import opencode_plugin
+
+    found = []
+    for relative in harness_config.files(hook_file):
+        target = opencode_plugin.launcher_of(project / relative)
+        if target is not None and opencode_plugin.is_ours(project / relative):
+            command = f"{shlex.quote(target)} --harness {hook_file.harness}"
+            found.append((relative.as_posix(), event, {"command": command}))
     return found
 
 
@@ -250,6 +271,14 @@ def _judge(
             )
     if not isinstance(answer, dict):
         return failed(f"`{command}` answers with JSON that is not an object", _fix(harness))
+    if harness == harness_config.PLUGIN_HARNESS and answer.get("decision") not in (
+        "allow",
+        "deny",
+    ):
+        return failed(
+            f"`{command}` answers without a decision: the plugin refuses every call",
+            _fix(harness),
+        )
     said = ", refuses `true` (as this project's catalog has it)" if _refuses(answer) else ""
     return HookRun(
         harness, name, event, command, True, f"answers ({seconds:.2f} s){said}", "", seconds

@@ -364,6 +364,9 @@ def init(
             report.add(verb, root / launcher.RECORD, "this machine's forge-policy (git-ignored)")
     for name in chosen:
         hook_file = harness_config.spec(name)
+        if name == harness_config.PLUGIN_HARNESS:
+            _install_plugin(project, root, relative, report)
+            continue
         local = place == "local" and hook_file.local is not None
         if local or relative is None:  # this machine's command
             command = hook_command(via_serve=serve, worker=warm, harness=name)
@@ -468,6 +471,11 @@ def _apply_floor(project: Path, plan: floor_setup.Plan, report: Report) -> None:
 
 
 def _check(project: Path, harness: str) -> None:
+    if harness == harness_config.PLUGIN_HARNESS:
+        from forge_policy.ops import opencode_plugin
+
+        opencode_plugin.check(project)
+        return
     hook_file = harness_config.spec(harness)
     lists = [(*hook_file.container, event) for event in hook_file.events]
     settings_file.read(project / hook_file.path, lists)
@@ -511,6 +519,33 @@ def _install(
             f"Codex: {harness_config.CODEX_TOML} has [hooks] too; Codex runs both and warns "
             "at startup"
         )
+
+
+def _install_plugin(project: Path, root: Path, relative: str | None, report: Report) -> None:
+    """OpenCode's hook is forge-policy's plugin (:mod:`forge_policy.ops.opencode_plugin`),
+    which runs the project's launcher (an absolute path when the forge root is outside the
+    project); an older build's copy at ``.opencode/plugin/`` goes (OpenCode would load both)."""
+    from forge_policy.ops import opencode_plugin
+
+    hook_file = harness_config.spec(harness_config.PLUGIN_HARNESS)
+    if relative is None:
+        target = str(launcher.path(root).absolute())
+        report.notes.append(
+            f"{opencode_plugin.PLUGIN}: the forge root {settings_file.shown(root)} is outside the "
+            "project, so the plugin names this machine's launcher; keep the root inside the "
+            "project (the default .forge) for a portable one"
+        )
+        launcher.write(root)
+        launcher.record(root, worker=sys.platform.startswith("linux"))
+    else:
+        target = relative
+    verb = opencode_plugin.install(project, target)
+    detail = "forge-policy's plugin on tool.execute.before, tool.execute.after: commit it"
+    report.add(verb, project / opencode_plugin.PLUGIN, "" if verb == "unchanged" else detail)
+    if verb != "unchanged":
+        report.notes.append(f"{registry.get(hook_file.harness).title}: {hook_file.note}")
+    if opencode_plugin.remove(project, opencode_plugin.OLD_PLUGIN):
+        report.add("removed", project / opencode_plugin.OLD_PLUGIN, "moved to .opencode/plugins/")
 
 
 def _warn_doubles(project: Path, chosen: Sequence[str], report: Report) -> None:

@@ -6,7 +6,9 @@ Code and Codex put the decision in ``hookSpecificOutput.permissionDecision``, Ge
 Antigravity in ``decision``, Cursor in ``permission``, Copilot CLI in ``permissionDecision``.
 Silence allows everywhere but in Antigravity, whose silence blocks: there ``{"decision": "ask"}``
 means "no opinion" (the call goes to Antigravity's own review, as an allowed call does) and
-``force_ask`` is the user-approval question. Advice (a nudge, a warning) allows.
+``force_ask`` is the user-approval question. OpenCode's plugin reads its answer strictly: only
+``{"decision": "allow"}`` allows, anything else (silence included) refuses. Advice (a nudge, a
+warning) allows.
 
 >>> verdict("claude-code", "")
 ('allow', '')
@@ -19,6 +21,8 @@ means "no opinion" (the call goes to Antigravity's own review, as an allowed cal
 ('ask', 'sure?')
 >>> verdict("antigravity", {"decision": "ask"}), verdict("antigravity", {"decision": "force_ask"})
 (('allow', ''), ('ask', ''))
+>>> verdict("opencode", ""), verdict("opencode", {"decision": "allow", "message": "nudged"})
+(('deny', 'no decision: the plugin refuses the call'), ('allow', ''))
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ _FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "cursor": (("permission",), ("agent_message",)),
     "copilot": (("permissionDecision",), ("permissionDecisionReason",)),
     "antigravity": (("decision",), ("reason",)),
+    "opencode": (("decision",), ("reason",)),
 }
 
 #: Each harness's words for a refusal and for a question to the user.
@@ -59,6 +64,8 @@ def verdict(harness: str, answer: str | bytes | dict[str, Any] | None) -> tuple[
     decision_path, reason_path = _FIELDS[harness]
     if isinstance(answer, (str, bytes)):
         answer = json.loads(answer) if answer.strip() else None
+    if harness == "opencode" and not (isinstance(answer, dict) and answer.get("decision")):
+        return "deny", "no decision: the plugin refuses the call"
     if not answer:
         return "allow", ""
     word = _get(answer, decision_path)

@@ -20,6 +20,8 @@ Each ``<harness>_payload`` takes the harness's own tool name and argument names;
 '/p/.env'
 >>> native_call("copilot", "Edit", {"file_path": "/a", "old_string": "x", "new_string": "y"})
 ('edit', {'path': '/a', 'old_str': 'x', 'new_str': 'y'})
+>>> opencode_event("write", filePath="/p/a.py", content="x").tool_name
+'Write'
 """
 
 from __future__ import annotations
@@ -60,6 +62,17 @@ NATIVE: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
         "Read": ("view", {"file_path": "path"}),
         "Write": ("create", {"file_path": "path", "content": "file_text"}),
         "Edit": ("edit", {"file_path": "path", "old_string": "old_str", "new_string": "new_str"}),
+        "Grep": ("grep", {"pattern": "pattern"}),
+        "Glob": ("glob", {"pattern": "pattern"}),
+    },
+    "opencode": {
+        "Bash": ("bash", {"command": "command"}),
+        "Read": ("read", {"file_path": "filePath"}),
+        "Write": ("write", {"file_path": "filePath", "content": "content"}),
+        "Edit": (
+            "edit",
+            {"file_path": "filePath", "old_string": "oldString", "new_string": "newString"},
+        ),
         "Grep": ("grep", {"pattern": "pattern"}),
         "Glob": ("glob", {"pattern": "pattern"}),
     },
@@ -276,3 +289,33 @@ def antigravity_event(
     """The event of :func:`antigravity_payload` as ``forge-policy hook --harness antigravity
     --event EVENT`` builds it."""
     return _event("antigravity", antigravity_payload(tool, **kwargs), event)
+
+
+def opencode_payload(
+    tool: str = "bash",
+    *,
+    event: str = "tool.execute.before",
+    session_id: str = DEFAULT_SESSION,
+    cwd: str = DEFAULT_CWD,
+    output: str | None = None,
+    **args: Any,
+) -> dict[str, Any]:
+    """What forge-policy's OpenCode plugin sends (:mod:`forge_policy.harness.opencode`):
+    ``tool.execute.before`` by default; ``tool.execute.after`` gets ``output``."""
+    payload: dict[str, Any] = {
+        "hook_event_name": event,
+        "tool": tool,
+        "tool_input": dict(args),
+        "sessionID": session_id,
+        "callID": _call_id("toolu_"),
+        "directory": cwd,
+    }
+    if event == "tool.execute.after":
+        payload.update(output="" if output is None else output, title=tool)
+    return payload
+
+
+def opencode_event(tool: str = "bash", **kwargs: Any) -> Event:
+    """The event of :func:`opencode_payload` as ``forge-policy hook --harness opencode``
+    builds it."""
+    return _event("opencode", opencode_payload(tool, **kwargs))

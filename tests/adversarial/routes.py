@@ -25,16 +25,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-HARNESSES = ("claude-code", "codex", "gemini", "cursor", "copilot", "antigravity")
+HARNESSES = ("claude-code", "codex", "gemini", "cursor", "copilot", "antigravity", "opencode")
 
 #: Which harness can express which catalog tool (Codex writes and edits through apply_patch).
 EXPRESSES: dict[str, tuple[str, ...]] = {
     "Bash": HARNESSES,
-    "Write": ("claude-code", "codex", "gemini", "cursor", "copilot", "antigravity"),
-    "Edit": ("claude-code", "codex", "gemini", "copilot"),
-    "Read": ("claude-code", "gemini", "cursor", "copilot", "antigravity"),
-    "Grep": ("claude-code", "gemini", "cursor", "copilot", "antigravity"),
-    "Glob": ("claude-code", "gemini", "copilot", "antigravity"),
+    "Write": ("claude-code", "codex", "gemini", "cursor", "copilot", "antigravity", "opencode"),
+    "Edit": ("claude-code", "codex", "gemini", "copilot", "opencode"),
+    "Read": ("claude-code", "gemini", "cursor", "copilot", "antigravity", "opencode"),
+    "Grep": ("claude-code", "gemini", "cursor", "copilot", "antigravity", "opencode"),
+    "Glob": ("claude-code", "gemini", "copilot", "antigravity", "opencode"),
 }
 
 #: The issue-23 branches, by what they close (the names of their git branches).

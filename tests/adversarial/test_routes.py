@@ -35,6 +35,7 @@ from forge_policy.testing.harnesses import (
     cursor_payload,
     gemini_payload,
     native_call,
+    opencode_payload,
 )
 from tests.adversarial.routes import (
     AUDIT_SECRETS,
@@ -193,6 +194,8 @@ def build(
         return cursor_payload(name, event=event, session_id=session, cwd=cwd, **args)
     if harness == "copilot":
         return copilot_payload(name, session_id=session, cwd=cwd, **args)
+    if harness == "opencode":
+        return opencode_payload(name, session_id=session, cwd=cwd, **args)
     return antigravity_payload(name, session_id=session, cwd=cwd, **args)
 
 
@@ -299,7 +302,7 @@ def test_a_refused_call_is_audited_without_its_secret(
 
 
 def payload_session(payload: dict[str, Any]) -> str:
-    for key in ("session_id", "conversation_id", "sessionId", "conversationId"):
+    for key in ("session_id", "conversation_id", "sessionId", "conversationId", "sessionID"):
         if key in payload:
             return str(payload[key])
     raise KeyError(payload)

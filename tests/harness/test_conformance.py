@@ -108,6 +108,20 @@ def antigravity(t: Texts, outcome: str) -> Any:
     }[outcome]
 
 
+def opencode(t: Texts, outcome: str) -> Any:
+    def deny(reason: str, summary: str) -> dict[str, Any]:
+        return {"decision": "deny", "reason": reason, "summary": summary}
+
+    return {
+        "allow": {"decision": "allow"},  # explicit: the plugin refuses a call without one
+        "nudge": {"decision": "allow", "message": t.nudge},
+        "warning": {"decision": "allow", "message": t.warning},
+        "soft_agent": deny(t.soft, "[softy] softy: refused"),
+        "soft_user": deny(t.no_ask("OpenCode"), "[asker] asker: refused"),
+        "hard": deny(t.hard, "[hardy] hardy: refused"),
+    }[outcome]
+
+
 #: harness → (pre-tool fixture, --event, expected answers)
 PRE_TOOL = {
     "codex": ("pre_tool_use", "", codex),
@@ -115,6 +129,7 @@ PRE_TOOL = {
     "cursor": ("before_shell_execution", "", cursor),
     "copilot": ("pre_tool_use", "preToolUse", copilot),
     "antigravity": ("pre_tool_use", "PreToolUse", antigravity),
+    "opencode": ("tool_execute_before", "", opencode),
 }
 
 
@@ -204,6 +219,7 @@ POSTS = {
     "cursor": ("post_tool_use", "", "context"),
     "copilot": ("post_tool_use", "postToolUse", None),
     "antigravity": ("post_tool_use", "PostToolUse", "plain_deny"),
+    "opencode": ("tool_execute_after", "", "message"),
 }
 
 
@@ -220,6 +236,7 @@ def test_a_block_after_the_call_ran_informs(project: Project, harness: str) -> N
             "deny": {"decision": "deny", "reason": t.post, "systemMessage": summary},
             "context": {"additional_context": t.post},
             "plain_deny": {"decision": "deny", "reason": t.post},
+            "message": {"decision": "allow", "message": t.post},  # appended to the output
             None: None,
         }[kind]
     )

@@ -3,8 +3,8 @@ pointed at a scripted model on 127.0.0.1 through its documented provider setting
 driver in ``forge_policy.testing.real_client``): forge_policy's answers to their shell tool —
 allow, hard block, soft block then the agent's retry, ask — honoured end to end.
 
-Not here: OpenCode (``opencode-ai``) has no command hooks (JavaScript plugins only), so
-forge_policy has no adapter and ``init`` nothing to write for it.
+Not here: OpenCode (``opencode-ai``) has no command hooks; forge_policy's plugin for it is
+driven by ``node`` against the real hook in ``tests/harness/test_opencode_plugin.py``.
 """
 
 from __future__ import annotations
