@@ -594,6 +594,25 @@ class SessionState:
         self.data["audit_checkpoint"] = {"seq": seq, "hash": digest, "origin": origin}
 
     @property
+    def reconciled(self) -> tuple[int, float, str] | None:
+        """``(seq, since, origin)``: every record of this session in the audit log named by
+        ``origin`` (its first line's hash) up to ``seq`` and stamped from ``since`` on is in
+        this state, so a catch-up reads only what was appended after ``seq``
+        (:func:`forge_policy.engine.session.catch_up`); None before the first catch-up."""
+        value = self.data.get("reconciled")
+        if not isinstance(value, dict):
+            return None
+        seq, since, origin = value.get("seq"), value.get("since"), value.get("origin")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+            return None
+        if not isinstance(since, (int, float)) or isinstance(since, bool):
+            return None
+        return (seq, float(since), origin) if isinstance(origin, str) else None
+
+    def set_reconciled(self, seq: int, since: float, origin: str) -> None:
+        self.data["reconciled"] = {"seq": seq, "since": since, "origin": origin}
+
+    @property
     def agents(self) -> dict[str, dict[str, Any]]:
         """The subagents announced by ``SubagentStart``/``SubagentStop`` (id -> ``{"type",
         "started_at", "stopped_at"}``); reading never changes the document."""

@@ -3,8 +3,9 @@
 Names are loaded on first use (PEP 562): importing this package (which the evaluator does for
 the memory sink) does not import :mod:`sqlite3` or portalocker. The optional capabilities a
 sink may have beyond :class:`~forge_policy.AuditSink` are the protocols :class:`SessionRecords`,
-:class:`RecordsSince`, :class:`SessionRecordsSince`, :class:`NewestFirst`, :class:`Verifiable`
-and :class:`Checkpointed` (:mod:`forge_policy.audit.base`).
+:class:`RecordsSince`, :class:`SessionRecordsSince`, :class:`SessionRecordsAfter` (which reads
+into a :class:`Span`), :class:`NewestFirst`, :class:`Verifiable` and :class:`Checkpointed`
+(:mod:`forge_policy.audit.base`).
 
 >>> from forge_policy.audit import JsonlAuditSink
 >>> JsonlAuditSink("/nonexistent/audit/overrides.log")  # nothing is created before an append
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
         NewestFirst,
         RecordsSince,
         SessionRecords,
+        SessionRecordsAfter,
         SessionRecordsSince,
+        Span,
         Verifiable,
     )
     from forge_policy.audit.insights import override_ids, summarize
@@ -41,7 +44,9 @@ _EXPORTS: dict[str, str] = {
     "RecordsSince": "forge_policy.audit.base",
     "SQLiteAuditSink": "forge_policy.audit.sqlite",
     "SessionRecords": "forge_policy.audit.base",
+    "SessionRecordsAfter": "forge_policy.audit.base",
     "SessionRecordsSince": "forge_policy.audit.base",
+    "Span": "forge_policy.audit.base",
     "Verifiable": "forge_policy.audit.base",
     "VerifyReport": "forge_policy.audit.verify",
     "override_ids": "forge_policy.audit.insights",
@@ -57,7 +62,9 @@ __all__ = [
     "RecordsSince",
     "SQLiteAuditSink",
     "SessionRecords",
+    "SessionRecordsAfter",
     "SessionRecordsSince",
+    "Span",
     "Verifiable",
     "VerifyReport",
     "override_ids",

@@ -9,6 +9,7 @@ capability                    method                            used by
 :class:`SessionRecords`       ``records_for_session(id)``       reconciling one session's state
 :class:`RecordsSince`         ``records_since(epoch)``          reconciling after an override
 :class:`SessionRecordsSince`  ``session_records_since(id, t)``  the same for one session, cheaper
+:class:`SessionRecordsAfter`  ``session_records_after(id, n, t)``  a catch-up from a known seq
 :class:`NewestFirst`          ``records_newest_first()``        ``forge-policy audit log``
 :class:`Verifiable`           ``verify()``                      ``forge-policy audit --verify``
 :class:`Checkpointed`         ``last_append``, checkpoints      the state's checkpoint of the log
@@ -16,8 +17,8 @@ capability                    method                            used by
 ============================  ================================  ===================================
 
 Callers never probe for a method by name: they call the helpers below
-(:func:`session_records`, :func:`recent_records`, :func:`newest_first`, :func:`verifier`,
-:func:`checkpointed`),
+(:func:`session_records`, :func:`recent_records`, :func:`records_after`, :func:`newest_first`,
+:func:`verifier`, :func:`checkpointed`),
 written only against these protocols, which fall back to :meth:`AuditSink.records` where a
 capability is missing.
 
@@ -32,7 +33,7 @@ capability is missing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
@@ -140,6 +141,41 @@ class SessionRecordsSince(Protocol):
 
     def session_records_since(self, session_id: str, since: float) -> Iterable[dict[str, Any]]:
         """One session's records stamped at or after ``since``, oldest first."""
+        ...
+
+
+class Span(NamedTuple):
+    """What :meth:`SessionRecordsAfter.session_records_after` read: the session's records,
+    oldest first, and where the log stood when they were read (the ``seq`` of its last record,
+    0 for an empty log; the hash of its first line, which names the log): every record appended
+    later has a higher ``seq``."""
+
+    records: list[dict[str, Any]]
+    seq: int
+    origin: str
+
+
+@runtime_checkable
+class SessionRecordsAfter(Protocol):
+    """A :class:`Verifiable` sink that reads one session's records from a known ``seq`` on, so
+    that a catch-up reads what was appended since the last one, not the session's history.
+
+    ``session_records_after(session_id, seq, since)`` returns a :class:`Span`: at least every
+    record of the session whose ``seq`` is above ``seq`` and that ``session_records_since(
+    session_id, since)`` would return (the read may stop at the first record at or below
+    ``seq``, or at the first one stamped before ``since``; ``since`` = ``-inf`` reads every
+    record above ``seq``), oldest first, with the log's last ``seq`` and first line's hash at
+    the read. None when the log's last ``seq`` is below ``seq`` (a log that lost records or
+    started anew: the caller reads by time instead). Only the cost may differ from
+    :func:`recent_records` filtered by ``seq``.
+
+    >>> from forge_policy.audit.lazy import LazyJsonlSink
+    >>> isinstance(LazyJsonlSink("overrides.log"), SessionRecordsAfter)
+    True
+    """
+
+    def session_records_after(self, session_id: str, seq: int, since: float) -> Span | None:
+        """One session's records above ``seq`` (and from ``since`` on), with the log's end."""
         ...
 
 
@@ -292,6 +328,41 @@ def recent_records(sink: AuditSink, session_id: str, since: float) -> Iterator[d
     for record in sink.records_since(since):
         if record.get("session_id") == session_id:
             yield record
+
+
+def records_after(
+    sink: AuditSink, session_id: str, since: float, after: tuple[int, str] | None = None
+) -> tuple[list[dict[str, Any]], tuple[int, str] | None]:
+    """One session's records for a catch-up, oldest first, and the log's position when they
+    were read (``(seq, origin)``: see :class:`Span`), or None when the sink keeps no positions.
+
+    ``after`` is the position of an earlier read (``(seq, origin)``): then only the records
+    appended since are read (every one above ``seq``, whatever its stamp), unless the log is no
+    longer the one read then (another first line, or it ends below ``seq``), which is read from
+    ``since`` on like the rest. A sink without :class:`SessionRecordsAfter` gets
+    :func:`recent_records` (``since``), as before it.
+
+    >>> from forge_policy.audit.jsonl import JsonlAuditSink
+    >>> import tempfile, os
+    >>> sink = JsonlAuditSink(os.path.join(tempfile.mkdtemp(), "log"))
+    >>> sink.append_many([{"kind": "block", "session_id": "a", "n": 1}])
+    >>> records, position = records_after(sink, "a", 0.0)
+    >>> [r["n"] for r in records], position[0]
+    ([1], 1)
+    >>> sink.append_many([{"kind": "block", "session_id": "a", "n": 2}])
+    >>> [r["n"] for r in records_after(sink, "a", 0.0, position)[0]]
+    [2]
+    """
+    if not isinstance(sink, SessionRecordsAfter):
+        return list(recent_records(sink, session_id, since)), None
+    if after is not None:
+        span = sink.session_records_after(session_id, after[0], float("-inf"))
+        if span is not None and span.seq >= 0 and span.origin == after[1]:
+            return span.records, (span.seq, span.origin)
+    span = sink.session_records_after(session_id, 0, since)
+    if span is None:  # cannot happen (no log ends below 0): read as a sink without positions
+        return list(recent_records(sink, session_id, since)), None
+    return span.records, ((span.seq, span.origin) if span.seq >= 0 else None)
 
 
 def newest_first(sink: AuditSink) -> Iterator[dict[str, Any]]:

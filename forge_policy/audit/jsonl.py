@@ -31,6 +31,7 @@ VerifyReport(ok=True, records=1, problems=[], torn_tail=False)
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -44,6 +45,7 @@ from forge_policy._infra.filelock import DEFAULT_TIMEOUT, FileLock, refuse_symli
 from forge_policy._time import iso
 from forge_policy.audit._tail import classify, first_line_hash, format_head, read_head, tail
 from forge_policy.audit.verify import (
+    GENESIS,
     Appended,
     ChainChecker,
     VerifyReport,
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any, BinaryIO
 
+    from forge_policy.audit.base import Span
     from forge_policy.audit.verify import Checkpoint
 
 #: the first ``timestamp`` of a canonical line; only a hint (a nested object could hold one)
@@ -394,6 +397,39 @@ class JsonlAuditSink:
             raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
         return found + self._spooled_since(since, session_id)
 
+    def session_records_after(self, session_id: str, seq: int, since: float) -> Span | None:
+        """One session's records above ``seq`` (and from ``since`` on), oldest first, with the
+        log's last ``seq`` and first line's hash (:class:`~forge_policy.audit.base.
+        SessionRecordsAfter`): read back from the end, stopping at the first line at or below
+        ``seq`` (every line above it is parsed: they are what was appended since) or, with
+        ``seq`` 0, as :meth:`session_records_since` does."""
+        from forge_policy.audit.base import Span
+
+        try:
+            with open(self._open(self.path, os.O_RDONLY), "rb") as handle:
+                origin = first_line_hash(handle.fileno())
+                lines = _lines_newest_first(handle)
+                head: list[bytes] = []
+                last = 0
+                for raw in lines:  # the newest readable line says where the log ends
+                    head.append(raw)
+                    record = _parse(raw)
+                    if record is not None:
+                        last = _seq_of(record)
+                        break
+                stream = itertools.chain(head, lines)
+                if seq > 0:
+                    found = _session_after(stream, session_id, seq)
+                else:
+                    found = _session_newest_since(stream, session_id, since)
+        except FileNotFoundError:
+            found, last, origin = [], 0, GENESIS
+        except OSError as exc:
+            raise AuditError(f"cannot read the audit log {str(self.path)!r}: {exc}") from exc
+        if last < seq:
+            return None  # the log is behind the position: not the log read then
+        return Span(found + self._spooled_since(since, session_id), last, origin)
+
     def verify(self, checkpoints: Iterable[Checkpoint] = ()) -> VerifyReport:
         """Check every line: JSON, ``seq`` continuity, the hash chain, the head anchor and the
         sessions' ``checkpoints``.
@@ -463,7 +499,7 @@ def _lines_newest_first(handle: BinaryIO) -> Iterator[bytes]:
                 yield raw
 
 
-def _session_newest_since(lines: Iterator[bytes], session_id: str, since: float) -> list[Any]:
+def _session_newest_since(lines: Iterable[bytes], session_id: str, since: float) -> list[Any]:
     """:func:`~forge_policy.audit.base.newest_since` over one session's records, from lines
     given newest first: a line of another session is not parsed unless its timestamp (sliced
     from the canonical line) says it may end the scan, which its parsed record then decides."""
@@ -484,6 +520,30 @@ def _session_newest_since(lines: Iterator[bytes], session_id: str, since: float)
             continue
         stamp = parse_iso(record.get("timestamp"), default=-1.0)
         if 0 <= stamp < since and "spooled" not in record:
+            break
+        if record.get("session_id") == session_id:
+            record.pop("prev", None)
+            found.append(record)
+    found.reverse()
+    return found
+
+
+def _seq_of(record: dict[str, Any]) -> int:
+    """A stored record's ``seq`` (-1 when it has none: such a line cannot bound a read)."""
+    seq = record.get("seq")
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else -1
+
+
+def _session_after(lines: Iterable[bytes], session_id: str, after: int) -> list[Any]:
+    """One session's records above ``after``, oldest first, from lines given newest first:
+    the scan ends at the first line at or below it (a line without a ``seq`` does not end it)."""
+    found: list[dict[str, Any]] = []
+    for raw in lines:
+        record = _parse(raw)
+        if record is None:
+            continue
+        seq = _seq_of(record)
+        if 0 <= seq <= after:
             break
         if record.get("session_id") == session_id:
             record.pop("prev", None)

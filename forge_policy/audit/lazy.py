@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
 
+    from forge_policy.audit.base import Span
     from forge_policy.audit.jsonl import JsonlAuditSink
     from forge_policy.audit.verify import Appended, Checkpoint, VerifyReport
 
@@ -84,6 +85,10 @@ class LazyJsonlSink:
     def session_records_since(self, session_id: str, since: float) -> list[dict[str, Any]]:
         """One session's recent records (see :meth:`JsonlAuditSink.session_records_since`)."""
         return self.sink().session_records_since(session_id, since)
+
+    def session_records_after(self, session_id: str, seq: int, since: float) -> Span | None:
+        """Records above ``seq`` (see :meth:`JsonlAuditSink.session_records_after`)."""
+        return self.sink().session_records_after(session_id, seq, since)
 
     def records_newest_first(self) -> Iterator[dict[str, Any]]:
         """Every record, newest first (see :meth:`JsonlAuditSink.records_newest_first`)."""

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     import psycopg
 
+    from forge_policy.audit.base import Span
     from forge_policy.audit.verify import Checkpoint
 
 _APPEND_ONLY = """CREATE FUNCTION forge_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -254,6 +255,37 @@ class PostgresAuditSink:
         from forge_policy.audit.base import newest_since
 
         return newest_since(self._newest_first(session_id), since)
+
+    def session_records_after(self, session_id: str, seq: int, since: float) -> Span | None:
+        """One session's records above ``seq`` (and from ``since`` on), oldest first, with the
+        table's last ``seq`` and first row's hash (:class:`~forge_policy.audit.base.
+        SessionRecordsAfter`): the end is read first, then the session's rows above ``seq`` up
+        to it through the session index (appends are serialised: a later one has a higher
+        ``seq``); with ``seq`` 0, back to the first row older than ``since``."""
+        from forge_policy.audit.base import Span, newest_since
+
+        with self._lock:
+            conn = self._connect()
+            try:
+                row = conn.execute(
+                    "SELECT (SELECT max(seq) FROM forge_audit),"
+                    " (SELECT hash FROM forge_audit ORDER BY seq LIMIT 1)"
+                ).fetchone()
+            except Exception as exc:
+                raise self._error(exc, "read") from exc
+        end = int(row[0]) if row is not None and row[0] is not None else 0
+        origin = str(row[1]) if row is not None and row[1] is not None else GENESIS
+        if end < seq:
+            return None
+        if seq <= 0:
+            found = newest_since(self._newest_first(session_id), since)
+            return Span(found, end, origin)  # rows above ``end``: read again next time
+        rows = self._query(
+            "SELECT seq, record FROM forge_audit WHERE session_id = %s AND seq > %s"
+            " AND seq <= %s ORDER BY seq DESC",
+            (session_id, seq, end),
+        )
+        return Span(newest_since(rows, since), end, origin)
 
     def _newest_first(self, session_id: str | None) -> Iterator[dict[str, Any]]:
         below = None

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
+    from forge_policy.audit.base import Span
     from forge_policy.audit.verify import Checkpoint
 
 _SCHEMA = (
@@ -214,6 +215,38 @@ class SQLiteAuditSink:
                 return newest_since((self._record(seq, text) for seq, text in cursor), since)
             finally:
                 cursor.close()
+
+    def session_records_after(self, session_id: str, seq: int, since: float) -> Span | None:
+        """One session's records above ``seq`` (and from ``since`` on), oldest first, with the
+        table's last ``seq`` and first row's hash (:class:`~forge_policy.audit.base.
+        SessionRecordsAfter`): one read transaction, the session's rows above ``seq`` through the
+        session index (``seq`` 0: to the first one older than ``since``)."""
+        from forge_policy.audit.base import Span, newest_since
+
+        if not self._exists():
+            return Span([], 0, GENESIS) if seq <= 0 else None
+        with self._lock, _mapped(self.path, "read"):
+            conn = self._connect()
+            conn.execute("BEGIN")  # one snapshot: the end and the rows read agree
+            try:
+                last = conn.execute("SELECT seq FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+                first = conn.execute("SELECT hash FROM audit ORDER BY seq LIMIT 1").fetchone()
+                end = last[0] if last else 0
+                if end < seq:
+                    return None
+                cursor = conn.execute(
+                    "SELECT seq, record FROM audit WHERE session_id = ? AND seq > ? AND seq <= ? "
+                    "ORDER BY seq DESC",
+                    (session_id, max(seq, 0), end),
+                )
+                try:
+                    found = newest_since((self._record(n, text) for n, text in cursor), since)
+                finally:
+                    cursor.close()
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("COMMIT")
+        return Span(found, end, first[0] if first else GENESIS)
 
     def _query(
         self, where: str, params: tuple[Any, ...], order: str = "ORDER BY seq"

@@ -122,12 +122,15 @@ class Base:
 
     def _catch_up_since(self, since: float) -> bool:
         caught_up = self.state.copy()
-        reconcile(self._audit, caught_up, self.session_id, since)
+        position = catch_up(self._audit, caught_up, self.session_id, since)
         self._caught_up_since = min(self._caught_up_since, since)
-        if caught_up.data == self.state.data:
-            return False
-        self.state = caught_up
-        return True
+        changed = caught_up.data != self.state.data
+        if position is not None:  # kept in the state written: the next catch-up starts there
+            caught_up.set_reconciled(*position)
+            self.state = caught_up
+        elif changed:
+            self.state = caught_up
+        return changed
 
     def written(self, effects: Sequence[Effect], touch_interval: float) -> SessionState | None:
         """The state to write after a decision with these ``effects`` (applied to a copy, never
@@ -159,6 +162,28 @@ def reconcile(
     if since is None:
         return reconcile_session(state, session_records(audit, session_id))
     return reconcile_session(state, recent_records(audit, session_id, since))
+
+
+def catch_up(
+    audit: AuditSink, state: SessionState, session_id: str, since: float
+) -> tuple[int, float, str] | None:
+    """Apply to ``state`` the session's records from ``since`` on that it is missing, reading
+    only those appended after the state's :attr:`~forge_policy.state.SessionState.reconciled`
+    position when it has one that covers ``since`` (:func:`~forge_policy.audit.base.
+    records_after`); return the position to keep in the state (None: the sink keeps none).
+    """
+    from forge_policy.audit.base import records_after
+    from forge_policy.engine.reconcile import reconcile_session
+
+    known = state.reconciled
+    if known is not None and known[1] <= since:
+        records, position = records_after(audit, session_id, known[1], (known[0], known[2]))
+        start = known[1]
+    else:
+        records, position = records_after(audit, session_id, since)
+        start = since
+    reconcile_session(state, records)
+    return (position[0], start, position[1]) if position is not None else None
 
 
 def from_log(audit: AuditSink, session_id: str, born: float) -> tuple[SessionState, int]:

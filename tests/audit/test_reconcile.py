@@ -234,3 +234,60 @@ def test_a_stateless_count_decided_before_the_state_was_created_is_not_lost() ->
     past = f"2026-01-01T00:00:{59 - RECONCILE_MARGIN:04.1f}+00:00"  # just past the margin
     reconcile_session(state, [_counted(9, past, degraded="rebuilt"), _counted(9, past)])
     assert state.behavior("no-destructive-git").counter == 2
+
+
+def test_a_catch_up_from_its_position_still_finds_a_lost_override(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """The state keeps where its last catch-up left the log (``reconciled``), so the next one
+    reads only what was appended since (issue 28: flat history); an override audited after that
+    position whose state write was lost is among them, and still passes one block once."""
+    ev, store, sink = setup(tmp_path, clock)  # the fifth write soft-blocked: pending
+    clock.advance(5)
+    assert ev.evaluate(write(4)).overrides  # the retry: a catch-up over the override window
+    state = store.load("s1")
+    assert state is not None and state.reconciled is not None
+    seqs = [r["seq"] for r in sink.records()]
+    position = state.reconciled[0]
+    assert position in seqs and position < seqs[-1]  # the log's end before the retry's append
+    clock.advance(5)
+    assert ev.evaluate(write(4)).blocked  # a new block (counter 6), caught up from the position
+    store.armed = True
+    clock.advance(5)
+    assert ev.evaluate(write(4)).overrides  # overridden: audited, then the state write is lost
+    clock.advance(5)
+    again = ev.evaluate(write(4))  # the stale pending block must not pass a second call
+    assert again.blocked and again.violations[0].counter == 7
+    assert sum(r["kind"] == "override" for r in sink.records()) == 2
+    after = store.load("s1")
+    assert after is not None and after.reconciled is not None
+    assert after.reconciled[0] > position
+
+
+def test_a_position_in_another_log_is_not_trusted(tmp_path: Path, clock: FakeClock) -> None:
+    """A state whose position names another log (another first line: the log was replaced)
+    catches up by time, as without a position: the lost override is still found."""
+    ev, store, sink = setup(tmp_path, clock)
+    clock.advance(5)
+    ev.evaluate(write(4))
+    clock.advance(5)
+    assert ev.evaluate(write(4)).blocked
+
+    def elsewhere(current: SessionState | None) -> tuple[None, SessionState | None]:
+        assert current is not None and current.reconciled is not None
+        seq, since, _ = current.reconciled
+        current.set_reconciled(seq + 1000, since, "0" * 64)  # ahead of this log, and not it
+        return None, current
+
+    store.transact("s1", elsewhere)
+    store.armed = True
+    clock.advance(5)
+    assert ev.evaluate(write(4)).overrides  # audited, then the state write is lost
+    clock.advance(5)
+    again = ev.evaluate(write(4))
+    assert again.blocked and again.violations[0].counter == 7
+    state = store.load("s1")
+    assert state is not None and state.reconciled is not None
+    assert sink.last_append is not None
+    assert state.reconciled[2] == sink.last_append.origin  # read anew: this log's position
+    assert state.reconciled[0] < [r["seq"] for r in sink.records()][-1]

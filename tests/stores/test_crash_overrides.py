@@ -80,6 +80,7 @@ def test_the_harness_catches_an_evaluator_that_does_not_reconcile(
     # without reconciliation a retry repeated after a kill between the audit append and the
     # state write is granted again: the same override id reaches the log twice
     monkeypatch.setattr(session, "reconcile", lambda audit, state, session_id, since=None: [])
+    monkeypatch.setattr(session, "catch_up", lambda audit, state, session_id, since: None)
     catalog = oh.prepare("file", tmp_path)
     ctx = multiprocessing.get_context("fork")
     rng = random.Random("no-reconcile")

@@ -32,10 +32,12 @@ from forge_policy.audit.base import (
     Checkpointed,
     NewestFirst,
     RecordsSince,
+    SessionRecordsAfter,
     SessionRecordsSince,
     Verifiable,
     newest_first,
     recent_records,
+    records_after,
     session_records,
     write,
 )
@@ -118,6 +120,11 @@ class AuditSinkSuite:
     - :class:`~forge_policy.audit.base.RecordsSince` /
       :class:`~forge_policy.audit.base.SessionRecordsSince`
       (``test_recent_records_are_those_stamped_since``).
+    - :class:`~forge_policy.audit.base.SessionRecordsAfter`
+      (``test_records_after_a_position_are_those_appended_since``): a read from a position
+      returns the session's records appended after it, and its position is the log's end; a
+      log behind the position is refused (None). :func:`~forge_policy.audit.base.
+      records_after` agrees with :func:`~forge_policy.audit.base.recent_records` on every sink.
     - :class:`~forge_policy.audit.base.NewestFirst`
       (``test_newest_first_is_every_record_in_reverse``): ``records_newest_first`` is
       ``records`` reversed, ``seq`` included, and a reader that stops early leaves the sink
@@ -319,6 +326,37 @@ class AuditSinkSuite:
                     assert list(sink.session_records_since(session, since)) == expected
                 if _claims(sink, RecordsSince):
                     assert list(recent_records(sink, session, since)) == expected
+
+    def test_records_after_a_position_are_those_appended_since(self, sink: Any) -> None:
+        """A catch-up's read (:func:`~forge_policy.audit.base.records_after`): on any sink the
+        session's recent records; on a :class:`~forge_policy.audit.base.SessionRecordsAfter`
+        sink, from a position on, exactly the session's records appended after it."""
+        first = [_stamped(i, f"s{i % 2}", T0 + i) for i in range(10)]
+        sink.append_many(first)
+        records, position = records_after(sink, "s1", T0 + 3.5)
+        assert records == list(recent_records(sink, "s1", T0 + 3.5))
+        assert [r["i"] for r in records][-3:] == [5, 7, 9]  # a sink without a time read: all
+        if not _claims(sink, SessionRecordsAfter):
+            assert position is None
+            return
+        assert position is not None
+        assert position[0] == max(r["seq"] for r in sink.records())
+        # appended later, whatever their stamps (an old one too): every one of them, in order
+        later = [_stamped(20, "s1", T0 + 20), _stamped(21, "s0", T0 + 21)]
+        later.append(_stamped(22, "s1", T0 - 1000))
+        sink.append_many(later)
+        again, moved = records_after(sink, "s1", T0 + 3.5, position)
+        assert [r["i"] for r in again] == [20, 22]
+        assert again == [r for r in sink.records() if r["i"] in (20, 22)]
+        assert moved is not None and moved[0] == position[0] + 3 and moved[1] == position[1]
+        assert records_after(sink, "s1", T0, moved)[0] == []  # nothing appended since
+        span = sink.session_records_after("s0", position[0], float("-inf"))
+        assert [r["i"] for r in span.records] == [21]
+        assert (span.seq, span.origin) == moved
+        assert sink.session_records_after("s1", moved[0] + 5, 0.0) is None  # log behind it
+        # a position in another log (another first line): read from ``since`` as without one
+        elsewhere = (position[0], "0" * 64)
+        assert records_after(sink, "s1", T0 + 3.5, elsewhere) == records_after(sink, "s1", T0 + 3.5)
 
     def test_newest_first_is_every_record_in_reverse(self, sink: Any) -> None:
         """What ``forge-policy audit log`` reads: newest first, exactly the records."""
