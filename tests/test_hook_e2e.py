@@ -235,8 +235,11 @@ def test_warm_cache_keeps_ruamel_and_argparse_off_the_hook(project: Project) -> 
 #: What the cold path (the in-process hook, where no worker runs) must not import to decide an
 #: allow or a hard block (issue 28): cattrs (the compiled cache is read by hand), portalocker's
 #: package (its __init__ reads its metadata: importlib.metadata, email; the lock loads its
-#: locking modules only), and what only other paths use (YAML, argparse, rich, JSON Schema).
+#: locking modules only), and what only other paths use (YAML, argparse, rich, JSON Schema;
+#: tempfile for a delete's check, base64 for a line naming a decoder).
 COLD_PATH_NEVER = (
+    "tempfile",
+    "base64",
     "cattrs",
     "portalocker",
     "importlib.metadata",
