@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -31,7 +32,10 @@ from benchjson import emit, ratio
 
 TARGET = 4.0
 #: Never imported by the cold path's allow or hard block (tests/test_hook_e2e.py pins the same).
-NEVER = ("cattrs", "portalocker", "importlib.metadata", "email", "redis", "ruamel", "argparse")
+NEVER = (
+    "cattrs", "portalocker", "importlib.metadata", "email", "redis", "ruamel", "argparse",
+    "tempfile", "base64",
+)  # fmt: skip
 KINDS = ("allow", "hard_block")
 
 
@@ -84,25 +88,32 @@ def imports(python: str, folder: Path, env: dict[str, str], kind: str) -> list[s
     return [line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")][1:]
 
 
-def with_hyperfine(commands: dict[str, str], runs: int) -> dict[str, float]:
-    """Median seconds of each shell command, from one hyperfine run."""
+def with_hyperfine(commands: dict[str, str], runs: int) -> dict[str, tuple[float, float]]:
+    """Median wall seconds and mean CPU seconds (user + system) of each shell command, from one
+    hyperfine run."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         argv = ["hyperfine", "--warmup", "3", "--runs", str(runs), "--export-json", out.name]
         for name, command in commands.items():
             argv += ["-n", name, command]
         subprocess.run(argv, check=True, capture_output=True)
         results = json.loads(Path(out.name).read_text())["results"]
-    return {r["command"]: r["median"] for r in results}
+    return {r["command"]: (r["median"], r["user"] + r["system"]) for r in results}
 
 
-def interleaved(commands: dict[str, str], runs: int) -> dict[str, float]:
+def interleaved(commands: dict[str, str], runs: int) -> dict[str, tuple[float, float]]:
     samples: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, command in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             subprocess.run(command, shell=True, check=True, capture_output=True)
             samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in samples.items()}
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return {
+        name: (statistics.median(samples[name]), statistics.mean(cpu[name])) for name in samples
+    }
 
 
 def main() -> None:
@@ -129,7 +140,9 @@ def main() -> None:
                 line = " ".join(hook(python))
                 commands[f"{install}_{kind}"] = f"env {prefix} {line} < {folder}/{kind}.json"
         timer = with_hyperfine if shutil.which("hyperfine") else interleaved
-        medians = timer(commands, args.runs)
+        timed = timer(commands, args.runs)
+    medians = {name: wall for name, (wall, _) in timed.items()}
+    cpu = {name: used for name, (_, used) in timed.items()}
     bare = medians["bare"]
     forbidden = {
         name: sorted({m for m in modules if m.startswith(NEVER)})
@@ -137,6 +150,7 @@ def main() -> None:
     }
     if args.json:
         figures = {f"{name}-median-ms": value * 1000 for name, value in medians.items()}
+        figures |= {f"{name}-cpu-ms": value * 1000 for name, value in cpu.items()}
         figures |= {f"{name}-modules": len(modules) for name, modules in imported.items()}
         ratios = {
             f"{kind}_over_bare": ratio(
@@ -148,6 +162,14 @@ def main() -> None:
             | {"target": TARGET}
             for kind in KINDS
         }
+        ratios |= {
+            f"{kind}_cpu_over_bare": ratio(
+                cpu[f"now_{kind}"] / cpu["bare"],
+                "lower",
+                f"CPU (user + system) of one in-process hook ({kind}) over `python -c pass`",
+            )
+            for kind in KINDS
+        }
         ratios["forbidden_imports"] = ratio(
             sum(len(forbidden[f"now_{kind}"]) for kind in KINDS),
             "zero",
@@ -156,13 +178,14 @@ def main() -> None:
         emit("bench_cold_path", figures, ratios, timer=timer.__name__, load_before=load)
         return
     print(f"python: {python}; timer: {timer.__name__}; load average before: {load}")
-    print("| command | median (ms) | / bare | modules | never-imported ones seen |")
-    print("|---|---|---|---|---|")
+    print("| command | wall median (ms) | / bare | CPU (ms) | / bare | modules | never imported |")
+    print("|---|---|---|---|---|---|---|")
     for name, value in medians.items():
         modules = imported.get(name)
         seen = ", ".join(sorted({m.split(".")[0] for m in forbidden.get(name, [])})) or "none"
         count = len(modules) if modules is not None else ""
-        print(f"| {name} | {value * 1000:.1f} | {value / bare:.2f} | {count} | {seen} |")
+        used = f"{cpu[name] * 1000:.1f} | {cpu[name] / cpu['bare']:.2f}"
+        print(f"| {name} | {value * 1000:.1f} | {value / bare:.2f} | {used} | {count} | {seen} |")
 
 
 if __name__ == "__main__":
