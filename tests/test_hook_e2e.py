@@ -232,6 +232,46 @@ def test_warm_cache_keeps_ruamel_and_argparse_off_the_hook(project: Project) -> 
     assert "forge_policy.engine.evaluator" in imported  # the measurement did see the hot path
 
 
+#: What the cold path (the in-process hook, where no worker runs) must not import to decide an
+#: allow or a hard block (issue 28): cattrs (the compiled cache is read by hand), portalocker's
+#: package (its __init__ reads its metadata: importlib.metadata, email; the lock loads its
+#: locking modules only), and what only other paths use (YAML, argparse, rich, JSON Schema;
+#: tempfile for a delete's check, base64 for a line naming a decoder).
+COLD_PATH_NEVER = (
+    "tempfile",
+    "base64",
+    "cattrs",
+    "portalocker",
+    "importlib.metadata",
+    "email",
+    "redis",
+    "ruamel",
+    "argparse",
+    "rich",
+    "jsonschema",
+    "forge_policy.catalog.loader",
+)
+
+
+@pytest.mark.parametrize("command", ["ls", "echo hard-me"])
+def test_the_cold_path_decides_without_cattrs_or_portalocker_s_metadata(
+    project: Project, command: str
+) -> None:
+    """Every harness call on a machine without the warm worker (macOS, ``FORGE_WORKER=off``)
+    pays these imports: an allow (which records itself under the audit lock) and a hard block."""
+    project.run(project.bash("ls"))  # the first run compiles the catalog cache
+    out, err = project.run(project.bash(command), FORGE_WORKER="off", PYTHONPROFILEIMPORTTIME="1")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if "|" in line}
+    assert "forge_policy.engine.evaluator" in imported  # the measurement did see the hot path
+    assert "forge_policy._infra._portalocker.portalocker" in imported  # the lock was taken
+    assert not {m for m in imported if m.startswith(COLD_PATH_NEVER)}
+    if command == "ls":
+        assert out is None
+        assert [r["kind"] for r in project.audit(seen=True)][-1] == "seen"
+    else:
+        assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
 def test_cache_follows_edits_even_same_size_ones(project: Project) -> None:
     out, _ = project.run(project.bash("echo nudge-me"))
     assert out is not None and out["systemMessage"] == "[nudger] nudger: Bash (1)"

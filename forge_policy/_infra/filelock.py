@@ -7,17 +7,24 @@ the only lock-wait loop of the package. The lock is portalocker's (``flock`` on 
 when the holding process dies, so a crashed holder never blocks anyone, and nothing here looks at
 the file's existence, age or content, so a live holder is never robbed: waiters only time out.
 
-portalocker is imported when a lock is first taken, never by ``import forge_policy``: its import
-costs tens of milliseconds, which a process that only reads (or keeps state in memory) must not
-pay. Its errors, and the OS's, leave this module as :class:`~forge_policy.StoreError` (a wait past
-the timeout as :class:`~forge_policy.LockTimeout`), chained with ``from``.
+portalocker is imported when a lock is first taken, never by ``import forge_policy``, and then
+only its locking modules (``portalocker.portalocker`` with ``constants``, ``exceptions`` and
+``types``: :func:`_portalocker`): the package's ``__init__`` costs ~25 ms more (its
+``__about__`` reads the installed metadata through ``importlib.metadata``, which pulls in
+``email``; its ``utils`` and optional ``redis`` lock), which the in-process hook would pay on
+every allowed call that records itself (the ``seen`` record takes the audit lock). Its errors,
+and the OS's, leave this module as :class:`~forge_policy.StoreError` (a wait past the timeout as
+:class:`~forge_policy.LockTimeout`), chained with ``from``.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import sys
 import time
+import types
+from typing import Any
 
 from forge_policy._budget import lock_wait
 from forge_policy.errors import LockTimeout, StoreError
@@ -140,25 +147,92 @@ class FileLock:
             os.close(fd)
 
 
+#: The name under which :func:`_portalocker` loads portalocker's locking modules.
+CORE = "forge_policy._infra._portalocker"
+
+_LOCKER: list[Any] = []
+
+
+def _portalocker() -> Any:
+    """portalocker's ``portalocker`` module (``lock``, ``unlock``, ``LockFlags``; its
+    ``exceptions`` as ``.exceptions``), loaded without running the package's ``__init__``.
+
+    Python runs a package's ``__init__`` before any of its submodules, so the submodules are
+    loaded from portalocker's own folder under a private package name, :data:`CORE`: the same
+    files, the same compiled bytecode, only the metadata lookup and the unused lock classes are
+    skipped. A process that already imported ``portalocker`` uses it as is, and an install
+    whose layout differs (the module or one of the names this file uses is missing) falls back
+    to ``import portalocker``: the lock is the same ``flock`` either way.
+
+    >>> core = _portalocker()
+    >>> core.LockFlags.EXCLUSIVE is not None and issubclass(core.exceptions.AlreadyLocked,
+    ...                                                      core.exceptions.LockException)
+    True
+    """
+    if _LOCKER:
+        return _LOCKER[0]
+    core: Any = sys.modules.get("portalocker")
+    if core is None:
+        try:
+            core = _load_core()
+        except Exception:  # another layout: the whole package
+            core = None
+    if core is None:
+        import portalocker as core
+    _LOCKER.append(core)
+    return core
+
+
+def _load_core() -> Any:
+    """portalocker's locking module under :data:`CORE`, or None when the install differs."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("portalocker")
+    folders = list(spec.submodule_search_locations or ()) if spec else []
+    if not folders:
+        return None
+    package = sys.modules.get(CORE)
+    if package is None:
+        package = types.ModuleType(CORE, "portalocker's locking modules, without its __init__")
+        package.__path__ = folders
+        package.__package__ = CORE
+        sys.modules[CORE] = package
+    try:
+        # __import__, not importlib.import_module: -X importtime reports the former only
+        core = __import__(f"{CORE}.portalocker", fromlist=["lock"])
+        flags = core.LockFlags
+        if not (
+            callable(core.lock)
+            and callable(core.unlock)
+            and flags.EXCLUSIVE
+            and flags.NON_BLOCKING
+            and issubclass(core.exceptions.AlreadyLocked, core.exceptions.LockException)
+        ):
+            return None
+    except Exception:
+        for name in [n for n in sys.modules if n == CORE or n.startswith(f"{CORE}.")]:
+            del sys.modules[name]
+        return None
+    return core
+
+
 def _try_lock(fd: int, path: str) -> bool:
     """Take the exclusive lock without waiting; False when another holds it."""
-    import portalocker
-
+    core = _portalocker()
     try:
-        portalocker.lock(fd, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
-    except portalocker.AlreadyLocked:
+        core.lock(fd, core.LockFlags.EXCLUSIVE | core.LockFlags.NON_BLOCKING)
+    except core.exceptions.AlreadyLocked:
         return False
-    except portalocker.LockException as exc:
+    except core.exceptions.LockException as exc:
         raise _lock_error(path, "cannot lock", exc) from exc
     return True
 
 
 def _unlock(fd: int, path: str) -> None:
-    import portalocker
-
+    core = _portalocker()
     try:
-        portalocker.unlock(fd)
-    except portalocker.LockException as exc:
+        core.unlock(fd)
+    except core.exceptions.LockException as exc:
         raise _lock_error(path, "cannot unlock", exc) from exc
 
 

@@ -60,10 +60,11 @@ Each ignored cache is named with the reason in :attr:`CatalogCache.ignored`, whi
 validate`` prints. Writes are atomic (temp file + ``os.replace``); a cache that cannot be
 written is skipped, never an error.
 
-The body is the attrs class :class:`CacheDocument`, read and written by a converter of this
-module's own (cattrs, imported on first use). Its hooks are strict: a field of the wrong JSON
-type (a string for a number, a number for a path) fails the structuring, and a cache that does
-not structure is rebuilt from the YAML, never read as an empty catalog.
+The body is the attrs class :class:`CacheDocument`, read by a strict structuring function of
+this module's own (the hook reads the cache on every call: a cattrs converter cost it ~10 ms of
+imports and hook compilation). A field of the wrong JSON type (a string for a number, a number
+for a path) fails the structuring, and a cache that does not structure is rebuilt from the
+YAML, never read as an empty catalog.
 
 This module imports neither ruamel.yaml, :mod:`pathlib` nor :mod:`hashlib` (which loads
 OpenSSL): a warm hook stats, reads the key and the cache, checks the seal, structures the JSON
@@ -89,8 +90,8 @@ import os
 import sys
 import time
 
-# typing is loaded by attrs already; cattrs resolves these annotations at run time
-from typing import Any
+# typing is loaded by attrs already
+from typing import Any, TypeVar
 
 import attrs
 
@@ -101,9 +102,9 @@ from forge_policy.errors import CatalogError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
-    import cattrs
+_T = TypeVar("_T")
 
 FORMAT = 2
 #: The first word of a cache file's header line.
@@ -222,64 +223,61 @@ class CacheDocument:
     specs: tuple[dict[str, Any], ...]
 
 
-_CONVERTER: list[cattrs.Converter] = []
-
-
-def _converter() -> cattrs.Converter:
-    """This module's converter, built on first use (cattrs stays off ``import`` of the module)."""
-    if not _CONVERTER:
-        import cattrs
-
-        # no detailed validation: a cache that does not structure is rebuilt, the why is coarse
-        conv = cattrs.Converter(detailed_validation=False)
-        conv.register_structure_hook(str, _exactly(str))
-        conv.register_structure_hook(int, _exactly(int))
-        conv.register_structure_hook_factory(_is_tuple, lambda cls: _list_as_tuple(cls, conv))
-        _CONVERTER.append(conv)
-    return _CONVERTER[0]
-
-
-def _is_tuple(cls: object) -> bool:
-    return getattr(cls, "__origin__", None) is tuple
-
-
-def _list_as_tuple(cls: Any, conv: cattrs.Converter) -> Callable[[object, object], object]:
-    """``tuple[X, ...]`` from a JSON array only: cattrs' default iterates anything, so a mapping
-    (``"stat": {}``) would pass as an empty tuple."""
-    item = cls.__args__[0]
-    structure_item = conv.get_structure_hook(item)
-
-    def structure(value: object, _type: object) -> object:
-        if type(value) is not list:
-            raise TypeError(f"expected a list, got {type(value).__name__}")
-        return tuple(structure_item(element, item) for element in value)
-
-    return structure
-
-
-def _exactly(kind: type) -> Callable[[object, object], object]:
-    """A strict hook: cattrs' default turns ``5`` into ``"5"``, and ``"5"`` or ``True`` into 5."""
-
-    def check(value: object, _type: object) -> object:
-        if type(value) is not kind:
-            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
-        return value
-
-    return check
-
-
 def _structure(data: object) -> CacheDocument | None:
-    """The document in ``data``, or None when it does not structure."""
+    """The document in ``data``, or None when it does not structure.
+
+    Strict, by hand rather than by a cattrs converter (whose import and hook compilation the
+    warm hook paid on every call, ~10 ms): every field present with exactly its JSON type (no
+    ``5`` for ``"5"``, no ``"5"`` or ``true`` for 5), arrays for tuples (a mapping is not an
+    empty tuple), objects for specs; unknown keys are ignored.
+
+    >>> _structure({"format": 2, "forge_policy": "1", "root": "/c", "sources": {}, "specs": []})
+    >>> _structure({"format": True, "forge_policy": "1", "root": "/c", "sources": [], "specs": []})
+    """
     try:
-        doc: CacheDocument = _converter().structure(data, CacheDocument)
-    except Exception:  # any shape cattrs cannot structure: the cache is rebuilt
+        return CacheDocument(
+            _exactly(int, _field(data, "format")),
+            _exactly(str, _field(data, "forge_policy")),
+            _exactly(str, _field(data, "root")),
+            tuple(_source(item) for item in _exactly(list, _field(data, "sources"))),
+            tuple(_exactly(dict, item) for item in _exactly(list, _field(data, "specs"))),
+        )
+    except (TypeError, KeyError):  # any other shape: the cache is rebuilt
         return None
-    return doc
+
+
+def _source(data: object) -> SourceRecord:
+    return SourceRecord(
+        _exactly(str, _field(data, "path")),
+        tuple(_exactly(int, n) for n in _exactly(list, _field(data, "stat"))),
+        _exactly(str, _field(data, "sha256")),
+    )
+
+
+def _field(data: object, name: str) -> object:
+    if type(data) is not dict:
+        raise TypeError(f"expected an object, got {type(data).__name__}")
+    return data[name]
+
+
+def _exactly(kind: type[_T], value: object) -> _T:
+    """``value`` when its type is exactly ``kind`` (``bool`` is not ``int``), else TypeError."""
+    if type(value) is not kind:
+        raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
 
 
 def _unstructure(doc: CacheDocument) -> dict[str, Any]:
-    data: dict[str, Any] = _converter().unstructure(doc)
-    return data
+    """The JSON body of ``doc``: the inverse of :func:`_structure`."""
+    return {
+        "format": doc.format,
+        "forge_policy": doc.forge_policy,
+        "root": doc.root,
+        "sources": [
+            {"path": s.path, "stat": list(s.stat), "sha256": s.sha256} for s in doc.sources
+        ],
+        "specs": list(doc.specs),
+    }
 
 
 class Ignored(Exception):

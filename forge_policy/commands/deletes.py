@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 
 import attrs
 
@@ -144,6 +143,8 @@ def _temp_roots() -> tuple[str, ...]:
 
 @functools.cache
 def _temp_roots_for(tmpdir: str) -> tuple[str, ...]:
+    import tempfile  # ~8 ms (shutil, random, bz2, lzma): only a delete's check pays it
+
     roots = list(_TEMP_ROOTS)
     for value in (tmpdir, tempfile.gettempdir()):
         value = value.rstrip("/")

@@ -67,6 +67,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str], bool]] = {
     ),
     "hook_imports": (["--repeat", "7"], ["--repeat", "5"], True),
     "hook_latency": (["--runs", "40"], ["--runs", "12"], True),
+    "bench_cold_path": (["--runs", "30"], ["--runs", "10"], True),
     "worker_latency": (
         ["--runs", "30", "--rounds", "5", "--fresh-state"],
         ["--runs", "10", "--rounds", "2", "--fresh-state"],

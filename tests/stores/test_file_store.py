@@ -298,7 +298,8 @@ def test_opportunistic_purge_on_write(path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_portalocker_is_imported_only_when_a_lock_is_taken_and_sqlite3_never(path: Path) -> None:
-    """Importing portalocker costs tens of ms: a process that only reads must not pay it."""
+    """Importing portalocker costs tens of ms: a process that only reads must not pay it, and
+    one that locks loads its locking modules only, not its package (``importlib.metadata``)."""
     import subprocess
     import sys
 
@@ -306,7 +307,9 @@ def test_portalocker_is_imported_only_when_a_lock_is_taken_and_sqlite3_never(pat
         "import sys\n"
         "import forge_policy as fp\n"
         "from forge_policy.stores import FileStore\n"
-        "seen = lambda: sorted(m for m in ('portalocker', 'sqlite3') if m in sys.modules)\n"
+        "names = ('portalocker', 'forge_policy._infra._portalocker.portalocker', 'sqlite3',\n"
+        "         'importlib.metadata', 'email')\n"
+        "seen = lambda: sorted(m for m in names if m in sys.modules)\n"
         f"store = FileStore({str(path)!r})\n"
         "ev = fp.Evaluator(fp.builtin_catalog(), store=store)\n"
         "store.load('s'), store.session_ids()\n"
@@ -315,7 +318,7 @@ def test_portalocker_is_imported_only_when_a_lock_is_taken_and_sqlite3_never(pat
         "print(seen())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split("\n")[:2] == ["[]", "['portalocker']"]
+    assert out.stdout.split("\n")[:2] == ["[]", "['forge_policy._infra._portalocker.portalocker']"]
     assert (
         json.loads(path.read_text())["sessions"]["s"]["behaviors"]["search-first"]["counter"] == 1
     )
@@ -362,14 +365,25 @@ def test_the_state_lock_is_the_only_heavy_import_of_a_hook(
     for command in ("ls", "ls", "echo nudge-me"):  # warm the cache, allow, then write state
         _, err = project.run(project.bash(command), FORGE_STORE=store, PYTHONPROFILEIMPORTTIME="1")
         rows = _imports(err)
-        heavy = {name for _, name in rows if name.split(".")[0] in ("portalocker", "sqlite3")}
+        heavy = {name for _, name in rows if name.startswith(HEAVY)}
         if command == "ls" and "ruamel" in {n.split(".")[0] for _, n in rows}:
             continue  # the cold run that compiled the catalog
         if command == "ls" and not coverage:
             assert heavy == set()
-        else:
-            assert "portalocker" in heavy
-            assert heavy - {"portalocker"} <= _imported_by(rows, "portalocker")
+        else:  # portalocker's locking modules, never its package (importlib.metadata, email)
+            assert LOCK in heavy
+            assert heavy - {LOCK} <= _imported_by(rows, LOCK)
+            assert {n.split(".")[0] for n in heavy} == {"forge_policy"}
+
+
+LOCK = "forge_policy._infra._portalocker.portalocker"
+HEAVY = (
+    "portalocker",
+    "sqlite3",
+    "forge_policy._infra._portalocker",
+    "importlib.metadata",
+    "email",
+)
 
 
 def test_peek_parses_the_document_only_when_the_file_changed(tmp_path: Path) -> None:

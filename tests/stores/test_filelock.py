@@ -4,6 +4,7 @@ translated, a symlink refused, and the same lock as a bare ``flock`` (older rele
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -93,21 +94,58 @@ def test_os_errors_become_store_errors_chained(tmp_path: Path) -> None:
 
 
 def test_portalocker_errors_become_store_errors_chained(lock_path: str) -> None:
-    import portalocker
+    import importlib.util
+    import inspect
 
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     os.close(fd)  # a stale descriptor: portalocker raises its LockException (EBADF)
     with pytest.raises(fp.StoreError, match="cannot lock: Bad file descriptor") as caught:
         _filelock._try_lock(fd, lock_path)
-    assert isinstance(caught.value.__cause__, portalocker.LockException)
+    cause = caught.value.__cause__
+    assert isinstance(cause, _filelock._portalocker().exceptions.LockException)
+    spec = importlib.util.find_spec("portalocker")  # portalocker's own class, from its own file
+    assert spec is not None and spec.submodule_search_locations
+    folder = os.path.realpath(next(iter(spec.submodule_search_locations)))
+    assert os.path.realpath(inspect.getfile(type(cause))) == os.path.join(folder, "exceptions.py")
 
 
-def test_the_lock_file_is_kept_and_reused(lock_path: str) -> None:
-    for _ in range(3):
-        with FileLock(lock_path, timeout=0.0):
-            pass
-    inode = os.stat(lock_path).st_ino
-    with FileLock(lock_path, timeout=0.0):
-        pass
-    assert os.stat(lock_path).st_ino == inode
-    assert os.stat(lock_path).st_mode & 0o777 == 0o600
+def test_the_lock_loads_portalocker_s_locking_modules_without_its_package() -> None:
+    """The package's ``__init__`` reads its metadata (``importlib.metadata``, ``email``) and
+    imports its lock classes and redis lock: ~25 ms the in-process hook paid on each allow."""
+    import subprocess
+
+    code = (
+        "import os, sys, tempfile\n"
+        "from forge_policy._infra.filelock import FileLock\n"
+        "with FileLock(os.path.join(tempfile.mkdtemp(), 'x.lock'), timeout=1.0):\n"
+        "    pass\n"
+        "names = ('portalocker', 'portalocker.utils', 'importlib.metadata', 'email', 'redis',\n"
+        "         'forge_policy._infra._portalocker.portalocker')\n"
+        "print(sorted(m for m in names if m in sys.modules))\n"
+        "import portalocker\n"  # a process that imports the package itself: the lock follows
+        "from forge_policy._infra import filelock\n"
+        "filelock._LOCKER.clear()\n"
+        "print(filelock._portalocker() is portalocker)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == [
+        "['forge_policy._infra._portalocker.portalocker']",
+        "True",
+    ]
+
+
+def test_another_portalocker_layout_falls_back_to_the_package(
+    monkeypatch: pytest.MonkeyPatch, lock_path: str
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(  # an install where portalocker's folder cannot be found
+        importlib.util, "find_spec", lambda name, *a: None if name == "portalocker" else real(name)
+    )
+    monkeypatch.setattr(_filelock, "_LOCKER", [])
+    monkeypatch.delitem(sys.modules, "portalocker", raising=False)
+    with FileLock(lock_path, timeout=1.0) as held, pytest.raises(fp.LockTimeout):
+        FileLock(lock_path, timeout=0.01).__enter__()  # still locked, by the package's lock
+    assert held.fd == -1
+    assert _filelock._portalocker() is sys.modules["portalocker"]
