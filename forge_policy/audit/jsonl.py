@@ -508,7 +508,8 @@ def _session_newest_since(lines: Iterable[bytes], session_id: str, since: float)
     needle = b'"session_id":' + json.dumps(session_id, ensure_ascii=False).encode("utf-8")
     # the evaluator's stamps (fixed-width UTC) sort as text: compared as bytes, as a hint only
     # (another format may sort wrongly: a later line then decides, or a few more are read)
-    threshold = iso(since).encode("ascii")
+    # -inf (every record: a catch-up from a position taken on an empty log) has no stamp
+    threshold = iso(since).encode("ascii") if since > float("-inf") else b""
     found: list[dict[str, Any]] = []
     for raw in lines:
         if needle not in raw:

@@ -358,6 +358,22 @@ class AuditSinkSuite:
         elsewhere = (position[0], "0" * 64)
         assert records_after(sink, "s1", T0 + 3.5, elsewhere) == records_after(sink, "s1", T0 + 3.5)
 
+    def test_a_position_taken_on_an_empty_log_reads_all_appended_since(self, sink: Any) -> None:
+        """A session's state can be written before the log holds a record (a SubagentStart,
+        say): its catch-up position is then ``seq`` 0, and the next catch-up must read every
+        record of the session appended since, rather than fail or skip one."""
+        records, position = records_after(sink, "s1", T0)
+        assert records == []
+        if not _claims(sink, SessionRecordsAfter):
+            assert position is None
+            return
+        assert position is not None and position[0] == 0
+        sink.append_many([_stamped(1, "s1", T0 + 1), _stamped(2, "s0", T0 + 2)])
+        sink.append_many([_stamped(3, "s1", T0 + 3)])
+        again, moved = records_after(sink, "s1", T0, position)
+        assert [r["i"] for r in again] == [1, 3]
+        assert moved is not None and moved[0] == max(r["seq"] for r in sink.records())
+
     def test_newest_first_is_every_record_in_reverse(self, sink: Any) -> None:
         """What ``forge-policy audit log`` reads: newest first, exactly the records."""
         assert list(newest_first(sink)) == []
