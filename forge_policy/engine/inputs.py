@@ -67,7 +67,7 @@ class FactCache:
     ('Unknown', ["fact 'x' failed: ZeroDivisionError: integer division or modulo by zero"])
     """
 
-    __slots__ = ("_event", "_providers", "diagnostics", "values")
+    __slots__ = ("_event", "_providers", "_shared", "diagnostics", "values")
 
     def __init__(self, event: Event, providers: Mapping[str, FactProvider]) -> None:
         # providers see an MCP call as the built-in tool it reads as (facts.mcp.read_as)
@@ -75,6 +75,8 @@ class FactCache:
         self._providers = providers
         self.values: dict[str, object] = {}
         self.diagnostics: list[str] = []
+        #: the work this event's providers share (forge_policy.facts._runtime.shared)
+        self._shared: dict[str, Any] = {}
 
     def __call__(self, name: str) -> object:
         if name in self.values:
@@ -86,7 +88,7 @@ class FactCache:
         else:
             from forge_policy.facts import call_provider
 
-            value, notes = call_provider(name, provider, self._event)
+            value, notes = call_provider(name, provider, self._event, self._shared)
             self.diagnostics.extend(notes)
         self.values[name] = value
         return value

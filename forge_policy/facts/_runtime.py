@@ -33,6 +33,7 @@ decides as if its condition matched (fail closed), a nudge or a warning as if it
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 
 from forge_policy._budget import CURRENT, Run
 from forge_policy._budget import WALL_FACTOR as WALL_FACTOR
@@ -48,8 +49,11 @@ from forge_policy.values import undetermined as undetermined
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any, TypeVar
 
     from forge_policy.model import Event
+
+    T = TypeVar("T")
 
     FactProvider = Callable[[Event], object]
 
@@ -160,9 +164,64 @@ def _failure(name: str, exc: BaseException) -> str:
     return f"fact {name!r} failed: {type(exc).__name__}: {exc}"
 
 
-def call_provider(name: str, provider: FactProvider, event: Event) -> tuple[object, list[str]]:
+#: The work the providers of one event share (:func:`shared`): set by the evaluator's fact
+#: cache around each provider it runs (one dict per event), unset elsewhere.
+SHARED: ContextVar[dict[str, tuple[Any, Any, tuple[str, ...], tuple[str, ...]]] | None] = (
+    ContextVar("forge_policy_shared_facts", default=None)
+)
+
+
+def shared(name: str, event: Event, compute: Callable[[], T]) -> T:
+    """``compute()``, done once per event for all the providers of one fact cache that ask for
+    ``name`` (the files a Bash call names are read by four facts): a later provider of the
+    same event gets the same value, and the cuts and notes its first computation reported
+    are reported for it too (so its fact is as incomplete as the first one's). A computation
+    that raised (its budget ran out) is not kept. Outside a fact cache it just computes.
+
+    >>> from forge_policy.model import Event
+    >>> ev, calls = Event("Stop", "s"), []
+    >>> token = SHARED.set({})
+    >>> shared("n", ev, lambda: calls.append(1) or 7), shared("n", ev, lambda: 8), calls
+    (7, 7, [1])
+    >>> SHARED.reset(token)
+    """
+    memo = SHARED.get()
+    if memo is None:
+        return compute()
+    held = memo.get(name)
+    if held is not None and held[0] is event:
+        for reason in held[2]:
+            truncated(reason)
+        for message in held[3]:
+            note(message)
+        return held[1]  # type: ignore[no-any-return]
+    run = CURRENT.get()
+    if run is None:
+        value = compute()
+        memo[name] = (event, value, (), ())
+        return value
+    cuts, notes = run.cuts, run.notes
+    run.cuts, run.notes = [], []  # what this computation reports, kept to report again
+    try:
+        value = compute()
+    finally:
+        mine_cuts, mine_notes = run.cuts, run.notes
+        run.cuts, run.notes = cuts, notes
+        for reason in mine_cuts:
+            truncated(reason)
+        for message in mine_notes:
+            note(message)
+    memo[name] = (event, value, tuple(mine_cuts), tuple(mine_notes))
+    return value
+
+
+def call_provider(
+    name: str, provider: FactProvider, event: Event, shared: dict[str, Any] | None = None
+) -> tuple[object, list[str]]:
     """Run any provider and never raise: ``(value, diagnostics)``. An :class:`Unknown` (equal
-    to ``""``) stands for failure, a :class:`Partial` for a list that was cut.
+    to ``""``) stands for failure, a :class:`Partial` for a list that was cut. ``shared``: the
+    work the providers of this event share (:func:`shared`), one dict
+    per event (the evaluator's fact cache passes its own).
 
     This is what the evaluator's ``FactCache`` calls. It also collects a
     :class:`BudgetedProvider`'s notes. A plain callable runs without a budget.
@@ -171,6 +230,12 @@ def call_provider(name: str, provider: FactProvider, event: Event) -> tuple[obje
     >>> call_provider("boom", lambda event: 1 // 0, Event("Stop", "s"))
     ('', ["fact 'boom' failed: ZeroDivisionError: integer division or modulo by zero"])
     """
+    if shared is not None:
+        token = SHARED.set(shared)
+        try:
+            return call_provider(name, provider, event)
+        finally:
+            SHARED.reset(token)
     if isinstance(provider, BudgetedProvider):
         return provider.evaluate(event)
     try:

@@ -25,7 +25,7 @@ from forge_policy.commands import UNKNOWN, expand_path, iter_commands, reader_op
 from forge_policy.commands.readers import GREPS
 from forge_policy.facts._io import event_commands, read_bounded
 from forge_policy.facts._patches import event_patches
-from forge_policy.facts._runtime import check_deadline, note, truncated
+from forge_policy.facts._runtime import check_deadline, note, shared, truncated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,7 +69,13 @@ class Collected:
 
 
 def collect(event: Event) -> Collected:
-    """Find the files an event names (see :func:`forge_policy.facts.provide_paths`)."""
+    """Find the files an event names (see :func:`forge_policy.facts.provide_paths`): once per
+    event for all the providers that read them (:func:`~forge_policy.facts._runtime.shared`); the
+    value is shared, so its readers never change it."""
+    return shared("files.collect", event, lambda: _collect(event))
+
+
+def _collect(event: Event) -> Collected:
     cwd = event.cwd or os.getcwd()
     found = Collected()
     seen: set[str] = set()
@@ -395,7 +401,7 @@ def provide_paths(event: Event) -> list[str]:
     (``cat``, ``head``, ``cp``, ``grep``, ``<`` …) in ``command``. A symlink adds its target
     after its own name when the target shows another file name or a hidden directory.
     """
-    return collect(event).paths
+    return list(collect(event).paths)
 
 
 def provide_path_basenames(event: Event) -> list[str]:
@@ -406,7 +412,7 @@ def provide_path_basenames(event: Event) -> list[str]:
     ``.env`` still fires ``.env`` rules. Our guess at the harness's cwd can be wrong, and the
     intent is what is governed. Case is kept, so match with ``(?i)``.
     """
-    return collect(event).basenames
+    return list(collect(event).basenames)
 
 
 def provide_sensitive_file(event: Event) -> str:

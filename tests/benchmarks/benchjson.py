@@ -9,6 +9,7 @@ not printed then)::
      "ratios": {NAME: {"value": number,          # what run_all.py compares with baseline.json
                        "better": "lower" | "higher" | "zero",
                        "tolerance": number,      # optional: this metric's own tolerance
+                       "target": number,         # optional: the issue's goal for the value
                        "what": "one line"}},
      "notes": ["...", ...]}
 
@@ -53,14 +54,40 @@ def machine() -> dict[str, Any]:
     }
 
 
-def ratio(value: float, better: str, what: str, tolerance: float | None = None) -> dict[str, Any]:
-    """One compared metric (see the module docstring)."""
+def ratio(
+    value: float,
+    better: str,
+    what: str,
+    tolerance: float | None = None,
+    target: float | None = None,
+) -> dict[str, Any]:
+    """One compared metric (see the module docstring). ``target``: the goal an issue set for
+    the value (met when the value is at or past it in the ``better`` direction); run_all.py
+    prints it beside the value, it never makes a regression."""
     if better not in ("lower", "higher", "zero"):
         raise ValueError(better)
     entry: dict[str, Any] = {"value": round(float(value), 6), "better": better, "what": what}
     if tolerance is not None:
         entry["tolerance"] = tolerance
+    if target is not None:
+        entry["target"] = target
     return entry
+
+
+def target_met(entry: dict[str, Any]) -> str:
+    """``entry``'s target and whether its value meets it (``""`` without a target).
+
+    >>> target_met({"value": 3.2, "better": "higher", "target": 3.0})
+    '>= 3 met'
+    >>> target_met({"value": 1.6, "better": "lower", "target": 1.3})
+    '<= 1.3 missed'
+    """
+    target = entry.get("target")
+    if target is None:
+        return ""
+    higher = entry["better"] == "higher"
+    met = entry["value"] >= target if higher else entry["value"] <= target
+    return f"{'>=' if higher else '<='} {target:g} {'met' if met else 'missed'}"
 
 
 def emit(

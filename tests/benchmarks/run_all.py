@@ -46,6 +46,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchjson import target_met  # this folder's shared --json format
+
 HERE = Path(__file__).resolve().parent
 BASELINE = HERE / "baseline.json"
 DEFAULT_TOLERANCE = 0.25
@@ -258,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
                 break
             merge(document, again, attempt + 2)
 
-    rows: list[tuple[str, str, str, str, str, str, str]] = []
+    rows: list[tuple[str, str, str, str, str, str, str, str]] = []
     regressions: list[str] = []
     for name, document in documents.items():
         before = recorded.get(name, {}).get("ratios", {})
@@ -278,17 +280,27 @@ def main(argv: list[str] | None = None) -> int:
                     change(entry, old),
                     "-" if entry["better"] == "zero" else f"{tolerance * 100:.0f} %",
                     result,
+                    target_met(entry) or "-",
                 )
             )
         for metric in sorted(set(before) - set(document["ratios"])):
             rows.append(
-                (f"{name}.{metric}", "", fmt(before[metric]["value"]), "-", "", "", "not measured")
+                (
+                    f"{name}.{metric}",
+                    "",
+                    fmt(before[metric]["value"]),
+                    "-",
+                    "",
+                    "",
+                    "not measured",
+                    "",
+                )
             )
     print(
         f"\n## Ratios, {mode} mode (worse than recorded by more than the tolerance: REGRESSION)\n"
     )
-    print("| metric | better | recorded | now | worse by | tolerance | verdict |")
-    print("|---|---|---|---|---|---|---|")
+    print("| metric | better | recorded | now | worse by | tolerance | verdict | target |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
     for name, document in documents.items():

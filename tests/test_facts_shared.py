@@ -1,0 +1,79 @@
+"""The work an event's fact providers share (``forge_policy.facts._runtime.shared``, issue
+28): the files a Bash call names are read once per event, and every fact built on them is
+exactly as incomplete, and says why, as when each provider read them itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import forge_policy as fp
+from forge_policy.engine.inputs import FactCache
+from forge_policy.facts import files
+from forge_policy.values import Partial, Unknown
+
+FILE_FACTS = ("paths", "path_basenames", "sensitive_file", "estimated_tokens", "secret_in_files")
+
+
+def bash(command: str, cwd: Path) -> fp.Event:
+    return fp.Event(
+        "PreToolUse", "s", tool_name="Bash", tool_input={"command": command}, cwd=str(cwd)
+    )
+
+
+def each_alone(event: fp.Event, name: str) -> object:
+    """The fact computed by a cache of its own: no other provider ran before it."""
+    return FactCache(event, fp.builtin_facts())(name)
+
+
+def test_the_files_are_collected_once_per_event(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / ".env").write_text("API_KEY=x\n")
+    runs: list[str] = []
+    real = files._collect
+
+    def counted(event: fp.Event) -> files.Collected:
+        runs.append(event.tool_input["command"])
+        return real(event)
+
+    monkeypatch.setattr(files, "_collect", counted)
+    event = bash("cat .env README.md", tmp_path)
+    cache = FactCache(event, fp.builtin_facts())
+    values = {name: cache(name) for name in FILE_FACTS}
+    assert runs == ["cat .env README.md"]
+    assert values["sensitive_file"] == "env_file"
+    assert values["paths"] == [str(tmp_path / ".env")]
+    # a second event (even an equal one) is read again: the sharing lives as long as one cache
+    FactCache(bash("cat .env README.md", tmp_path), fp.builtin_facts())("paths")
+    assert len(runs) == 2
+
+
+def test_shared_values_equal_the_values_computed_alone(tmp_path: Path) -> None:
+    secret = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+    (tmp_path / ".env").write_text(secret)
+    (tmp_path / "notes.txt").write_text("hello\n" * 100)
+    for command in ("cat .env notes.txt", "head -n 3 notes.txt", "ls -la", "cp .env /tmp/x"):
+        event = bash(command, tmp_path)
+        cache = FactCache(event, fp.builtin_facts())
+        for name in reversed(FILE_FACTS):  # another order than above
+            assert cache(name) == each_alone(event, name), (command, name)
+
+
+def test_a_cut_reading_leaves_every_fact_built_on_it_incomplete(tmp_path: Path) -> None:
+    # the reading does not model ${x@Q}: the first provider's value is cut, and so must be
+    # every later provider's that reuses its reading (a blocking rule reads it as a match)
+    event = bash("cat ${x@Q} .env", tmp_path)
+    cache = FactCache(event, fp.builtin_facts())
+    for name in FILE_FACTS[:4]:
+        value = cache(name)
+        assert type(value) in (Partial, Unknown), name
+        assert type(value) is type(each_alone(event, name)), name
+    cut = [note for note in cache.diagnostics if "is incomplete" in note]
+    assert len(cut) == 4 and all("${x@Q}" in note for note in cut)
+
+
+def test_a_provider_changing_its_list_does_not_change_another_fact(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a\n")
+    cache = FactCache(bash("cat a.txt", tmp_path), fp.builtin_facts())
+    paths = cache("paths")
+    assert isinstance(paths, list)
+    paths.append("/etc/shadow")
+    assert cache("path_basenames") == ["a.txt"]
