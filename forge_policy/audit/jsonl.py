@@ -510,23 +510,18 @@ def _session_newest_since(lines: Iterable[bytes], session_id: str, since: float)
     # (another format may sort wrongly: a later line then decides, or a few more are read)
     # -inf (every record: a catch-up from a position taken on an empty log) has no stamp
     threshold = iso(since).encode("ascii") if since > float("-inf") else b""
-    found: list[dict[str, Any]] = []
-    for raw in lines:
-        if needle not in raw:
-            hint = _STAMP.search(raw)
-            if hint is not None and hint.group(1) >= threshold:
-                continue  # stamped after ``since``: neither a match nor the end
-        record = _parse(raw)
-        if record is None:
-            continue
+
+    def may_matter(raw: bytes) -> bool:
+        if needle in raw:
+            return True
+        hint = _STAMP.search(raw)
+        return hint is None or hint.group(1) < threshold  # after ``since``: no match, no end
+
+    def ends(record: dict[str, Any]) -> bool:
         stamp = parse_iso(record.get("timestamp"), default=-1.0)
-        if 0 <= stamp < since and "spooled" not in record:
-            break
-        if record.get("session_id") == session_id:
-            record.pop("prev", None)
-            found.append(record)
-    found.reverse()
-    return found
+        return 0 <= stamp < since and "spooled" not in record
+
+    return _scan_session(filter(may_matter, lines), session_id, ends)
 
 
 def _seq_of(record: dict[str, Any]) -> int:
@@ -538,13 +533,20 @@ def _seq_of(record: dict[str, Any]) -> int:
 def _session_after(lines: Iterable[bytes], session_id: str, after: int) -> list[Any]:
     """One session's records above ``after``, oldest first, from lines given newest first:
     the scan ends at the first line at or below it (a line without a ``seq`` does not end it)."""
+    return _scan_session(lines, session_id, lambda record: 0 <= _seq_of(record) <= after)
+
+
+def _scan_session(
+    lines: Iterable[bytes], session_id: str, ends: Callable[[dict[str, Any]], bool]
+) -> list[Any]:
+    """The one scan of both reads above: one session's records, oldest first, from lines given
+    newest first, up to the first parsed record that ``ends`` the scan (not kept)."""
     found: list[dict[str, Any]] = []
     for raw in lines:
         record = _parse(raw)
         if record is None:
             continue
-        seq = _seq_of(record)
-        if 0 <= seq <= after:
+        if ends(record):
             break
         if record.get("session_id") == session_id:
             record.pop("prev", None)
