@@ -97,8 +97,8 @@ def measure(port: int, token: str, path: str, requests: int) -> dict[str, float]
 def run_server(root: Path, store: str, requests: int) -> dict[str, dict[str, float]]:
     """Start ``forge-policy serve`` for one store, measure both paths, stop it."""
     env = _env(root, store)
-    subprocess.run(
-        [str(FORGE), "init", "--serve", "--port", "0"],
+    subprocess.run(  # the token and settings; init takes no port 0 (serve's below picks one)
+        [str(FORGE), "init", "--serve"],
         cwd=root.parent,
         env=env,
         check=True,
