@@ -195,6 +195,36 @@ def test_the_launcher_prefers_forge_policy_named_by_the_environment(project: Pro
     assert decision(result) == "deny"
 
 
+@pytest.mark.parametrize(
+    ("cwd", "command"),
+    [
+        (".", ".forge/bin/forge-policy-hook"),  # a relative path (Cursor, Copilot CLI)
+        (".forge/bin", "sh forge-policy-hook"),  # no folder in $0 at all
+        (".forge/bin", "./forge-policy-hook"),
+        ("src", "../.forge/bin/forge-policy-hook"),
+    ],
+)
+def test_the_launcher_finds_its_record_however_it_is_named(
+    project: Project, cwd: str, command: str
+) -> None:
+    """The launcher finds ``runtime/hook-client`` beside its own folder from ``$0`` alone (no
+    ``dirname`` process): by a relative path, from its own folder, from a subfolder. The record
+    is the only way to this venv here: no forge-policy on ``PATH``."""
+    project.run("init", "--floor", "own")
+    (project.path / "src").mkdir()
+    env = {k: v for k, v in clean_env(project.root).items() if k != "FORGE_ROOT"}
+    result = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=payload(project.path),
+        capture_output=True,
+        text=True,
+        cwd=project.path / cwd,
+        env={**env, "PATH": SYSTEM_PATH, "CLAUDE_PROJECT_DIR": str(project.path)},
+        timeout=60,
+    )
+    assert decision(result) == "deny"
+
+
 def test_gitignore_covers_every_per_machine_file_and_nothing_to_commit(project: Project) -> None:
     git(project.path, "init", "-q")
     project.run("init", "--floor", "own")
