@@ -63,6 +63,8 @@ import sys
 import time
 
 TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 if TYPE_CHECKING or (__spec__ is not None and __spec__.parent):
     from forge_policy.worker import protocol
 else:  # run by file (launch.py, ``-I -S client.py --worker``): protocol.py from this folder
@@ -542,8 +544,28 @@ def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions)
         _write_all(1, out)
     except OSError:
         return 1
+    ANSWERED[0] = True
     return code
 
 
+#: Set once the worker's answer is written: all that is left is to exit (:func:`run`).
+ANSWERED = [False]
+
+
+def run() -> "NoReturn":
+    """Run :func:`main` as the hook command and exit with its code (``launch.py``).
+
+    Once the worker's answer is written the process ends with ``posix._exit``, skipping the
+    interpreter's teardown (freeing every module and object: ~1 ms, a sixth of the ``python -I
+    -S`` start the warm call is measured against) that nobody needs on that path: the answer
+    went out with ``posix.write`` (nothing is buffered), no thread was started, no ``atexit``
+    handler registered. Every other path (the in-process engine, which may flush files or export
+    telemetry at exit) ends with ``sys.exit`` as usual."""
+    code = main()
+    if ANSWERED[0]:
+        posix._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
