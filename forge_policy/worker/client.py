@@ -358,7 +358,9 @@ def read_stdin() -> bytes:
     chunks: list[bytes] = []
     size = 0
     while size <= protocol.MAX_INPUT:
-        chunk = posix.read(0, min(1 << 20, protocol.MAX_INPUT + 1 - size))
+        # 64 KiB first (an event is a few hundred bytes): a 1 MiB buffer is mmap-ed and unmapped
+        step = 1 << 20 if chunks else 1 << 16
+        chunk = posix.read(0, min(step, protocol.MAX_INPUT + 1 - size))
         if not chunk:
             break
         chunks.append(chunk)
