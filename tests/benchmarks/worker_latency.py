@@ -226,6 +226,12 @@ def report_json(
             "lower",
             "CPU of the hook command's processes on allow, worker warm, over `python -c pass`",
         )
+        compared[f"{pre}warm_cpu_over_bare_isolated"] = ratio(
+            statistics.median(install.cpu["warm"]) / statistics.median(floors["cpu bare -I -S"]),
+            "lower",
+            "CPU of the hook command's processes (sh -c, launcher, client; not the worker's) on "
+            "allow, worker warm, over `python -I -S -c pass`: steadier than wall time under load",
+        )
         bare_p99 = pct(floors["parallel bare"], 0.99)
         for mode, values in install.parallel.items():
             figures[f"{pre}parallel-{mode}-median-ms"] = statistics.median(values) * 1000
@@ -245,6 +251,7 @@ def report_json(
     figures["parallel-bare-median-ms"] = statistics.median(floors["parallel bare"]) * 1000
     figures["parallel-bare-p99-ms"] = pct(floors["parallel bare"], 0.99) * 1000
     figures["cpu-bare-allow-ms"] = statistics.median(floors["cpu bare"]) * 1000
+    figures["cpu-bare-isolated-ms"] = statistics.median(floors["cpu bare -I -S"]) * 1000
     emit(
         "worker_latency",
         figures,
@@ -294,6 +301,7 @@ def main() -> None:
     ).stdout.strip()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     floors: dict[str, list[float]] = {"bare": [], "bare -I -S": [], "cpu bare": []}
+    floors["cpu bare -I -S"] = []
     floors["parallel bare"] = []
     with tempfile.TemporaryDirectory(prefix="forge-worker-bench-") as tmp:
         labels = [(f"tree{i}", tree) for i, tree in enumerate(trees)] or [("installed", None)]
@@ -328,6 +336,7 @@ def main() -> None:
                             install.add(f"{mode} {kind}", seconds)
             for _ in range(args.runs):
                 floors["cpu bare"].append(cpu_of(bare, b"", env))
+                floors["cpu bare -I -S"].append(cpu_of(isolated, b"", env))
                 for install in installs:
                     for mode, (command, mode_env) in install.modes().items():
                         install.cpu[mode].append(
@@ -365,6 +374,7 @@ def main() -> None:
     print(f"bare `python -c pass` {base * 1000:.1f} ms, `python -I -S -c pass` ", end="")
     print(f"{isolated_base * 1000:.1f} ms (the target's floor)")
     bare_cpu = statistics.median(floors["cpu bare"])
+    isolated_cpu = statistics.median(floors["cpu bare -I -S"])
     bare_p99 = pct(floors["parallel bare"], 0.99)
     for install in installs:
         print(f"\n## {install.label}: {install.tree or where}\n")
@@ -386,12 +396,14 @@ def main() -> None:
                 f"| {cold * 1000:.1f} ms | {cold / base:.2f}x |"
             )
         shares = [
-            f"{mode} {statistics.median(v) * 1000:.1f} ms ({statistics.median(v) / bare_cpu:.2f}x)"
+            f"{mode} {statistics.median(v) * 1000:.1f} ms ({statistics.median(v) / bare_cpu:.2f}x"
+            f" bare, {statistics.median(v) / isolated_cpu:.2f}x bare -I -S)"
             for mode, v in install.cpu.items()
         ]
         print(
             f"\nCPU (user + system) of the command's processes on allow, median: bare "
-            f"{bare_cpu * 1000:.1f} ms; {'; '.join(shares)}"
+            f"{bare_cpu * 1000:.1f} ms, bare -I -S {isolated_cpu * 1000:.1f} ms; "
+            f"{'; '.join(shares)}"
         )
         rounds = f"{args.rounds} rounds ({16 * args.rounds} samples per mode)"
         print(f"\n16 parallel clients, {rounds}:\n")
