@@ -20,7 +20,7 @@ package. The line:
    of ``FORGE_HOOK_DEADLINE``: the in-process evaluation that may follow keeps the rest, and
    the whole call answers within the hook's deadline, counted from this process's start);
 3. a complete answer: write its stdout and stderr bytes, exit with its exit code (the harness
-   adapter's: 0 for every harness so far);
+   adapter's: 0 for every harness so far), at once (:func:`run`: no interpreter teardown);
 4. anything else (no worker, stale socket, impostor, refusal, short, malformed or late answer):
    start a worker when none answers (detached, one per root and environment: a
    ``worker.starting`` marker created with ``O_EXCL`` keeps parallel clients from starting
