@@ -467,6 +467,7 @@ def statusline(here: bytes) -> int:
             status, out, _, _ = exchange(slot, request.encode(), STATUSLINE_TIMEOUT)
             if status == b"A" and out:
                 _write_all(1, out)
+                ANSWERED[0] = True  # nothing but built-ins ran: exit at once (:func:`run`)
                 return 0
         except Exception:  # any failure: the line is computed here
             pass
@@ -557,12 +558,12 @@ ANSWERED = [False]
 def run() -> "NoReturn":
     """Run :func:`main` as the hook command and exit with its code (``launch.py``).
 
-    Once the worker's answer is written the process ends with ``posix._exit``, skipping the
-    interpreter's teardown (freeing every module and object: ~1 ms, a sixth of the ``python -I
-    -S`` start the warm call is measured against) that nobody needs on that path: the answer
-    went out with ``posix.write`` (nothing is buffered), no thread was started, no ``atexit``
-    handler registered. Every other path (the in-process engine, which may flush files or export
-    telemetry at exit) ends with ``sys.exit`` as usual."""
+    Once the worker's answer (or status line) is written the process ends with ``posix._exit``,
+    skipping the interpreter's teardown (freeing every module and object: ~1 ms, a sixth of the
+    ``python -I -S`` start the warm call is measured against) that nobody needs on that path:
+    the answer went out with ``posix.write`` (nothing is buffered), no thread was started, no
+    ``atexit`` handler registered. Every other path (the in-process engine, which may flush
+    files or export telemetry at exit) ends with ``sys.exit`` as usual."""
     code = main()
     if ANSWERED[0]:
         posix._exit(code)
