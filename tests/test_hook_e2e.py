@@ -236,8 +236,11 @@ def test_warm_cache_keeps_ruamel_and_argparse_off_the_hook(project: Project) -> 
 #: allow or a hard block (issue 28): cattrs (the compiled cache is read by hand), portalocker's
 #: package (its __init__ reads its metadata: importlib.metadata, email; the lock loads its
 #: locking modules only), and what only other paths use (YAML, argparse, rich, JSON Schema;
-#: tempfile for a delete's check, base64 for a line naming a decoder).
+#: tempfile for a delete's check, base64 for a line naming a decoder), nor the attrs classes
+#: no allow or block builds (the rarer audit records and effects).
 COLD_PATH_NEVER = (
+    "forge_policy.audit._more_records",
+    "forge_policy.engine._more_effects",
     "tempfile",
     "base64",
     "cattrs",
