@@ -237,10 +237,11 @@ def test_warm_cache_keeps_ruamel_and_argparse_off_the_hook(project: Project) -> 
 #: package (its __init__ reads its metadata: importlib.metadata, email; the lock loads its
 #: locking modules only), and what only other paths use (YAML, argparse, rich, JSON Schema;
 #: tempfile for a delete's check, base64 for a line naming a decoder), nor the attrs classes
-#: no allow or block builds (the rarer audit records and effects).
+#: no allow or block builds (the rarer audit records and effects), nor hashlib.
 COLD_PATH_NEVER = (
     "forge_policy.audit._more_records",
     "forge_policy.engine._more_effects",
+    "hashlib",  # it loads OpenSSL (_hashlib): the audit chain hashes with the builtin sha256
     "tempfile",
     "base64",
     "cattrs",
