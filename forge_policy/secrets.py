@@ -293,10 +293,11 @@ _INSTRUCTIONS = tuple(
 MAX_PASSES = 8
 
 _REDACTED_BYTES = REDACTED.encode()
-# "any": the table as one regex (a text it misses holds no secret); "table": [(id, regex,
-# [(group kind, group index), ...]), ...] in table order. Compiled on first use, the table only
-# for a text the first hits; keyed, not positional, so that two threads compiling at once
-# (adapters evaluate in worker threads) store the same entry twice, never one in the other's place
+# "any": the table as one regex of relaxed patterns (a text it misses holds no secret); "table":
+# [(id, regex, [(group kind, group index), ...]), ...] in table order. Compiled on first use,
+# the table only for a text the first hits; keyed, not positional, so that two threads compiling
+# at once (adapters evaluate in worker threads) store the same entry twice, never one in the
+# other's place
 _compiled: dict[str, Any] = {}
 _GROUP_KINDS = ("value", "assigned", "blob", "body", "user")
 _SECRET_KINDS = ("value", "assigned", "blob")
@@ -352,8 +353,36 @@ def placeholder(kind: str, text: bytes, user: bytes | None = None) -> bool:
     )
 
 
+#: :func:`relaxed` lowers every repetition count above this one to it.
+RELAXED_COUNT = 8
+
+
+def relaxed(pattern: str) -> str:
+    """``pattern`` with each counted repetition ``{n}``, ``{n,}``, ``{n,m}`` made ``{k,}``, ``k =
+    min(n, RELAXED_COUNT)``: it matches every text ``pattern`` matches (each repetition admits
+    more, and nothing else changes), and RE2 compiles it in a fraction of the time (a count is
+    compiled as that many copies). Escapes (``\\x{41}``, ``\\{``) and classes (``[{]``) stay.
+
+    >>> print(relaxed(r"sk-[A-Za-z0-9]{48}|x{2,3}|\\d{12}|\\x{41}[{]{1}\\{9\\}|[]{3}]{9}"))
+    sk-[A-Za-z0-9]{8,}|x{2,}|\\d{8,}|\\x{41}[{]{1,}\\{9\\}|[]{3}]{8,}
+    """
+    import re
+
+    # an escape (with its braces: \x{41}, \p{Greek}) or a class (``]`` first is a member) is
+    # kept whole; only a count outside them is one (group 1: its lower bound)
+    token = r"\\[xpP]\{[^}]*\}|\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\{(\d+)(?:,\d*)?\}"
+    return re.sub(
+        token,
+        lambda m: m[0] if m[1] is None else f"{{{min(int(m[1]), RELAXED_COUNT)},}}",
+        pattern,
+        flags=re.DOTALL,
+    )
+
+
 def _any_match(data: bytes) -> bool:
-    """Whether any pattern matches ``data`` at all: one linear pass, the common case's only one."""
+    """Whether any pattern may match ``data``: one linear pass, the common case's only one. The
+    patterns are :func:`relaxed` (a hit is then confirmed by the table): compiling them whole
+    would cost a hook call most of its regex time (issue 28)."""
     regex = _compiled.get("any")
     if regex is None:
         import re
@@ -361,7 +390,7 @@ def _any_match(data: bytes) -> bool:
         from forge_policy.catalog.dsl import compile_regex
 
         plain = [re.sub(r"\(\?P<\w+>", "(?:", pattern) for _pid, pattern in SECRET_PATTERNS]
-        regex = _compiled["any"] = compile_regex("|".join(f"(?:{p})" for p in plain))
+        regex = _compiled["any"] = compile_regex("|".join(f"(?:{relaxed(p)})" for p in plain))
     return regex.search(data) is not None
 
 

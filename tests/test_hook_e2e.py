@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -236,8 +238,12 @@ def test_warm_cache_keeps_ruamel_and_argparse_off_the_hook(project: Project) -> 
 #: allow or a hard block (issue 28): cattrs (the compiled cache is read by hand), portalocker's
 #: package (its __init__ reads its metadata: importlib.metadata, email; the lock loads its
 #: locking modules only), and what only other paths use (YAML, argparse, rich, JSON Schema;
-#: tempfile for a delete's check, base64 for a line naming a decoder).
+#: tempfile for a delete's check, base64 for a line naming a decoder), nor the attrs classes
+#: no allow or block builds (the rarer audit records and effects), nor hashlib.
 COLD_PATH_NEVER = (
+    "forge_policy.audit._more_records",
+    "forge_policy.engine._more_effects",
+    "hashlib",  # it loads OpenSSL (_hashlib): the audit chain hashes with the builtin sha256
     "tempfile",
     "base64",
     "cattrs",
@@ -270,6 +276,50 @@ def test_the_cold_path_decides_without_cattrs_or_portalocker_s_metadata(
         assert [r["kind"] for r in project.audit(seen=True)][-1] == "seen"
     else:
         assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+#: The command model (issue 28): a call that runs no command (a Read, a Write) never loads it;
+#: only the lexer, which expands a path's ``~`` and ``$VAR``.
+COMMAND_MODEL = (
+    "forge_policy.commands.execution",
+    "forge_policy.commands.lines",
+    "forge_policy.commands.deletes",
+    "forge_policy.commands.readers",
+    "forge_policy.commands.git_commit",
+    "forge_policy.commands.safety_net",
+    "forge_policy.commands.shell_state",
+    "forge_policy.commands.interpreters",
+)
+#: The hook in-process, then every module it loaded: ``sys.modules`` also sees what ``-X
+#: importtime`` does not (``importlib.import_module``, the fact registry's lazy providers).
+LOADED = """import sys
+from forge_policy.hook import main
+code = main(argv=[])
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_read_is_decided_without_the_command_model(tmp_path: Path) -> None:
+    project = Project(tmp_path, catalog={})  # the built-in catalog, whose facts a Read asks
+    (project.dir / "app.py").write_text("X = 1\n")
+    payload = project.payload(
+        tool_name="Read", tool_input={"file_path": str(project.dir / "app.py")}
+    )
+    project.run(payload)  # the first run compiles the catalog cache
+    result = subprocess.run(
+        [sys.executable, "-c", LOADED],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env={**project.env, "FORGE_WORKER": "off"},
+        cwd=project.dir,
+        timeout=60,
+    )
+    assert (result.returncode, result.stdout) == (0, b"")  # allowed
+    loaded = set(result.stderr.decode().split())
+    assert "forge_policy.facts.governance" in loaded  # the built-in catalog's facts did run
+    assert "forge_policy.facts.files" in loaded
+    assert not {m for m in loaded if m.startswith(COLD_PATH_NEVER + COMMAND_MODEL)}
 
 
 def test_cache_follows_edits_even_same_size_ones(project: Project) -> None:

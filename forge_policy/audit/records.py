@@ -2,11 +2,17 @@
 converter, :func:`to_dict`, to the plain dict :func:`forge_policy.audit.base.write` redacts and
 every sink chains.
 
+The classes a hook decision builds (:class:`Violation`, :class:`Block`, :class:`FloorRun`,
+:class:`Seen`) are defined here; the rarer ones live in :mod:`forge_policy.audit._more_records`,
+imported on first use of their name here (``records.Override``), so a hook call does not build
+attrs classes it never uses (issue 28's cold path).
+
 Whoever writes a record builds one of these classes; nobody spells a record's keys by hand. A
 field marked *omitted* is left out of the dict while it holds None (a store's recovery has a
 ``path``, the audit log's own has a ``head_seq``); every other field is always written, None
 included. Tuples are written as lists. Key order does not matter: a stored line sorts its keys.
 
+>>> from forge_policy.audit.records import Recovery
 >>> to_dict(Recovery(timestamp="2026-01-01T00:00:00Z", reason="not valid JSON",
 ...                  path="/s/state.json", moved_to="/s/state.json.corrupt-1"))
 ... # doctest: +NORMALIZE_WHITESPACE
@@ -20,23 +26,47 @@ from typing import Any, ClassVar
 
 import attrs
 
-_OMIT = "omit"
+from forge_policy.audit._record_base import _omitted, _Record, to_dict
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeAlias
 
-class _Record:
-    """What every record class shares: its ``kind`` and a repr of its dict (attrs' generated
-    repr would double the cost of importing this module, which a blocking hook call pays)."""
+    from forge_policy.audit._more_records import (
+        Bypass,
+        BypassSwitch,
+        Diagnostic,
+        Grant,
+        Integrity,
+        Override,
+        Recovery,
+        Shadow,
+        Tuning,
+    )
 
-    __slots__ = ()
-    kind: ClassVar[str]
+__all__ = [
+    "AuditRecord",
+    "Block",
+    "Bypass",
+    "BypassSwitch",
+    "Diagnostic",
+    "FloorRun",
+    "Grant",
+    "Integrity",
+    "Override",
+    "Recovery",
+    "Seen",
+    "Shadow",
+    "Tuning",
+    "Violation",
+    "to_dict",
+]
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({to_dict(self)!r})"
-
-
-def _omitted() -> Any:
-    """A field left out of the dict while it is None."""
-    return attrs.field(default=None, kw_only=True, metadata={_OMIT: True})
+#: The record classes of :mod:`forge_policy.audit._more_records`, built on first use.
+_MORE = frozenset(
+    {"Override", "Grant", "Bypass", "BypassSwitch", "Recovery", "Integrity", "Diagnostic"}
+    | {"Tuning", "Shadow"}
+)
 
 
 @attrs.frozen(kw_only=True, repr=False)
@@ -94,118 +124,6 @@ class Block(Violation):
 
 
 @attrs.frozen(kw_only=True, repr=False)
-class Override(_Record):
-    """An override (SPEC §4): the block (or grant) it consumed, how (``mechanism``: ``retry``,
-    ``explicit``, ``user``) and why. ``released`` names what it consumed (``pending``,
-    ``grant``), for reconciliation; ``override_id`` derives from it, so it is minted once.
-    ``grant_id`` names the grant an explicit override spent (omitted otherwise); ``agent_id``
-    and ``agent`` the subagent whose call it let through (as in :class:`Violation`)."""
-
-    kind: ClassVar[str] = "override"
-    override_id: str
-    timestamp: str
-    session_id: str
-    behavior_id: str
-    tool_name: str
-    input_summary: str
-    counter: int
-    mechanism: str
-    reason: str
-    released: tuple[str, ...]
-    grant_id: str | None = _omitted()
-    agent_id: str | None = _omitted()
-    agent: str | None = _omitted()
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class Grant(_Record):
-    """An explicit override granted (``forge-policy override``), before any call uses it;
-    bound to one call (``--call``: its ``call_id``, ``call_hash`` and ``input_summary``) or
-    to the next soft-blocked call of the behavior (those omitted)."""
-
-    kind: ClassVar[str] = "grant"
-    timestamp: str
-    session_id: str
-    behavior_id: str
-    grant_id: str
-    reason: str
-    valid_until: str
-    call_id: str | None = _omitted()
-    call_hash: str | None = _omitted()
-    input_summary: str | None = _omitted()
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class Bypass(_Record):
-    """A call that a behavior switched off by ``FORGE_DISABLE`` (or a seed's variable,
-    ``variable``) would have flagged: what it would have done."""
-
-    kind: ClassVar[str] = "bypass"
-    timestamp: str
-    session_id: str
-    behavior_id: str
-    variable: str
-    event: str
-    tool_name: str
-    input_summary: str
-    level: str
-    counter: int
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class BypassSwitch(_Record):
-    """A behavior switched off or on (``forge-policy off|on``) for one session or the whole
-    project (``scope``); a project switch has no ``session_id`` and says whether the behavior
-    is marked ``bypass: never``."""
-
-    kind: ClassVar[str] = "bypass"
-    timestamp: str
-    session_id: str | None = _omitted()
-    behavior_id: str
-    scope: str
-    enabled: bool
-    variable: str
-    bypass_never: bool | None = _omitted()
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class Recovery(_Record):
-    """Something corrupt set aside and told, never silently dropped (SPEC §9).
-
-    A store's: what was moved (``path``, ``session_id`` for one row) and where (``moved_to``).
-    The audit log's own: records missing from its end (``head_seq``, ``head_hash``,
-    ``log_seq``) or a torn last line dropped (``offset``, ``dropped_bytes``,
-    ``dropped_sha256``).
-    """
-
-    kind: ClassVar[str] = "recovery"
-    timestamp: str
-    path: str | None = _omitted()
-    moved_to: str | None = _omitted()
-    session_id: str | None = _omitted()
-    reason: str
-    offset: int | None = _omitted()
-    dropped_bytes: int | None = _omitted()
-    dropped_sha256: str | None = _omitted()
-    head_seq: int | None = _omitted()
-    head_hash: str | None = _omitted()
-    log_seq: int | None = _omitted()
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class Integrity(_Record):
-    """A log that holds fewer records than a session last saw (truncated, or replaced):
-    ``audit --verify`` keeps failing on it, it is never repaired into a recovery."""
-
-    kind: ClassVar[str] = "integrity"
-    timestamp: str
-    session_id: str
-    reason: str
-    checkpoint_seq: int
-    log_seq: int
-
-
-@attrs.frozen(kw_only=True, repr=False)
 class FloorRun(_Record):
     """A shell call let through to run under the floor it ran under (SPEC §13): ``floor`` is
     ``own/<method>`` (rewritten to run in forge_policy's sandbox; ``input_summary`` is the
@@ -225,63 +143,6 @@ class FloorRun(_Record):
     event: str
     input_summary: str
     tool_use_id: str
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class Diagnostic(_Record):
-    """Something the operator should know that decided nothing (``code`` names it), such as
-    a session id derived from the payload (``derived_from``)."""
-
-    kind: ClassVar[str] = "diagnostic"
-    code: str
-    timestamp: str
-    session_id: str
-    derived_from: str | None = _omitted()
-    event: str | None = _omitted()
-    message: str
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class Tuning(_Record):
-    """A suggestion of ``forge-policy suggest`` applied (``suggest --apply``): which one
-    (``suggestion``: its key; ``number``, ``action``: its kind, ``title``), the change written
-    to the project layer (``change``, shaped as the layer file; ``file``), and the evidence it
-    rests on (counts, sessions, record numbers, dates)."""
-
-    kind: ClassVar[str] = "tuning"
-    timestamp: str
-    behavior_id: str
-    suggestion: str
-    number: int
-    action: str
-    title: str
-    change: dict[str, Any]
-    file: str
-    evidence: dict[str, Any]
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class Shadow(_Record):
-    """An event the candidate catalog (:mod:`forge_policy.engine.candidate`) would have decided
-    differently: the active verdict (``active``, what was answered) and the candidate's
-    (``candidate``), each as :meth:`forge_policy.engine.verdict.Verdict.to_dict` gives it
-    (outcome, blocking behavior, each fired behavior's level and counter), the event's
-    ``direction`` (``would_block``, ``would_unblock``, ``level``) and the behaviors that moved
-    (``changes``: :meth:`forge_policy.engine.verdict.Change.to_dict`). ``catalog`` is the
-    candidate's folder. Decided nothing: never read back by a session's state."""
-
-    kind: ClassVar[str] = "shadow"
-    timestamp: str
-    session_id: str
-    harness: str
-    event: str
-    tool_name: str
-    input_summary: str
-    catalog: str
-    direction: str
-    changes: tuple[dict[str, Any], ...]
-    active: dict[str, Any]
-    candidate: dict[str, Any]
 
 
 @attrs.frozen(kw_only=True, repr=False)
@@ -312,49 +173,37 @@ class Seen(_Record):
     reading: str | None = _omitted()
 
 
-#: Any record of the audit log.
-AuditRecord = (
-    Violation
-    | Block
-    | Override
-    | Grant
-    | Bypass
-    | BypassSwitch
-    | Recovery
-    | Integrity
-    | FloorRun
-    | Diagnostic
-    | Tuning
-    | Shadow
-    | Seen
-)
+if TYPE_CHECKING:
+    #: Any record of the audit log.
+    AuditRecord: TypeAlias = (
+        Violation
+        | Block
+        | Override
+        | Grant
+        | Bypass
+        | BypassSwitch
+        | Recovery
+        | Integrity
+        | FloorRun
+        | Diagnostic
+        | Tuning
+        | Shadow
+        | Seen
+    )
 
 
-def to_dict(record: _Record) -> dict[str, Any]:
-    """The dict a sink takes: ``kind`` first, then the fields (an omitted one only when set).
+def __getattr__(name: str) -> Any:
+    """The rarer record classes (and :data:`AuditRecord`), imported on first use."""
+    if name in _MORE:
+        from forge_policy.audit import _more_records
 
-    >>> to_dict(BypassSwitch(timestamp="t", behavior_id="b", scope="project", enabled=False,
-    ...                      variable="forge-policy off", bypass_never=False))
-    ... # doctest: +NORMALIZE_WHITESPACE
-    {'kind': 'bypass', 'timestamp': 't', 'behavior_id': 'b', 'scope': 'project',
-     'enabled': False, 'variable': 'forge-policy off', 'bypass_never': False}
-    """
-    out: dict[str, Any] = {"kind": record.kind}
-    for name, omit in _layout(type(record)):
-        value = getattr(record, name)
-        if value is None and omit:
-            continue
-        out[name] = list(value) if type(value) is tuple else value
-    return out
+        return getattr(_more_records, name)
+    if name == "AuditRecord":
+        from forge_policy.audit import _more_records as more
 
-
-_LAYOUTS: dict[type, tuple[tuple[str, bool], ...]] = {}
-
-
-def _layout(cls: type) -> tuple[tuple[str, bool], ...]:
-    """``(field name, omitted while None)`` of a record class, in order; computed once."""
-    layout = _LAYOUTS.get(cls)
-    if layout is None:
-        fields = attrs.fields(cls)
-        layout = _LAYOUTS[cls] = tuple((f.name, bool(f.metadata.get(_OMIT))) for f in fields)
-    return layout
+        return (
+            Violation | Block | more.Override | more.Grant | more.Bypass | more.BypassSwitch
+            | more.Recovery | more.Integrity | FloorRun | more.Diagnostic | more.Tuning
+            | more.Shadow | Seen
+        )  # fmt: skip
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

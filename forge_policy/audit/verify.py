@@ -18,7 +18,6 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from typing import NamedTuple
@@ -26,6 +25,7 @@ from typing import NamedTuple
 import attrs
 
 from forge_policy.errors import AuditIntegrityError
+from forge_policy.model import sha256_hex  # the builtin sha256: hashlib loads OpenSSL
 from forge_policy.secrets import redact
 
 TYPE_CHECKING = False
@@ -98,7 +98,7 @@ def encode_line(record: Mapping[str, Any], seq: int, prev: str) -> bytes:
 
 def line_hash(line: bytes) -> str:
     """sha256 hex of a line's bytes (without its newline)."""
-    return hashlib.sha256(line).hexdigest()
+    return sha256_hex(line)
 
 
 def parse_line(line: bytes) -> dict[str, Any] | None:

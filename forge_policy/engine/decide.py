@@ -31,7 +31,6 @@ from forge_policy.engine.effects import (
     Audit,
     CountBlock,
     CountViolation,
-    NoteAgent,
     NoteBlockedCall,
     SetFlag,
     SetGrant,
@@ -578,6 +577,7 @@ def _noted_agent(event: Event, state: SessionState, now: float) -> Step:
     """A subagent's ``SubagentStart``/``SubagentStop``: the session remembers its type and
     when it started and stopped, so ``status`` names it."""
     from forge_policy._time import iso
+    from forge_policy.engine._more_effects import NoteAgent  # a rare event: built on first use
 
     stamp = iso(now)
     start = event.event_name == "SubagentStart"

@@ -15,22 +15,64 @@ Nothing here decides anything; an effect is applied exactly as it was decided.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
-from forge_policy.levels import Level
-from forge_policy.state import DISABLED_KEY, Grant, PendingBlock
+from forge_policy.engine._effect_base import _Effect
+from forge_policy.state import Grant, PendingBlock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from typing import Any, TypeAlias
+    from typing import TypeAlias
 
+    from forge_policy.engine._more_effects import (
+        CountAgent,
+        NoteAgent,
+        SetSessionDisabled,
+    )
+    from forge_policy.levels import Level
     from forge_policy.model import Violation
     from forge_policy.state import SessionState
 
+__all__ = [
+    "AddOverride",
+    "AgentTally",
+    "Audit",
+    "CountAgent",
+    "CountBlock",
+    "CountViolation",
+    "NoteAgent",
+    "NoteBlockedCall",
+    "SetCounter",
+    "SetFlag",
+    "SetGrant",
+    "SetLevel",
+    "SetPendingBlock",
+    "SetSessionDisabled",
+    "SetTotal",
+    "Step",
+    "apply_effects",
+    "audit_records",
+    "overrides",
+]
 
-@attrs.frozen
-class SetFlag:
+#: The effects of :mod:`forge_policy.engine._more_effects` (log replay, subagents, session
+#: switches), defined on first use: a hook decision builds only the classes it uses.
+_MORE = frozenset({"CountAgent", "NoteAgent", "SetSessionDisabled"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MORE:
+        from forge_policy.engine import _more_effects
+
+        return getattr(_more_effects, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@attrs.frozen(repr=False)
+class SetFlag(_Effect):
     """Set (``present``) or consume a session flag (SPEC §5 ``set_flag`` / ``check_flag``)."""
 
     name: str
@@ -43,8 +85,8 @@ class SetFlag:
             state.flags.pop(self.name, None)
 
 
-@attrs.frozen
-class SetTotal:
+@attrs.frozen(repr=False)
+class SetTotal(_Effect):
     """Set a session total to ``value``, or drop it (``None``: ``reset_total``)."""
 
     name: str
@@ -57,8 +99,8 @@ class SetTotal:
             state.totals[self.name] = self.value
 
 
-@attrs.frozen
-class AgentTally:
+@attrs.frozen(repr=False)
+class AgentTally(_Effect):
     """One agent's share of a behavior after a violation (issue 27): its ``agent_id``
     (``""``: the root thread), its type, its counter and the level it reached."""
 
@@ -77,8 +119,8 @@ class AgentTally:
             share.record_block()
 
 
-@attrs.frozen
-class CountViolation:
+@attrs.frozen(repr=False)
+class CountViolation(_Effect):
     """SPEC §3.2/§3.4: the behavior's counter becomes ``counter`` and its level ``level``;
     ``agent``: the share of the agent it came from (:class:`AgentTally`)."""
 
@@ -98,21 +140,8 @@ class CountViolation:
             self.agent.apply(state, self.behavior_id)
 
 
-@attrs.frozen
-class CountAgent:
-    """An agent's share of a behavior becomes ``tally`` (replayed from the audit log:
-    :mod:`~forge_policy.engine.reconcile`), with one more block when ``blocked``."""
-
-    behavior_id: str
-    tally: AgentTally
-    blocked: bool = False
-
-    def apply(self, state: SessionState) -> None:
-        self.tally.apply(state, self.behavior_id, blocked=self.blocked)
-
-
-@attrs.frozen
-class SetCounter:
+@attrs.frozen(repr=False)
+class SetCounter(_Effect):
     """The behavior's counter becomes ``counter`` (a violation replayed from the audit log:
     :mod:`~forge_policy.engine.reconcile`; its time is the log's, not the state's)."""
 
@@ -123,8 +152,8 @@ class SetCounter:
         state.behavior(self.behavior_id).counter = self.counter
 
 
-@attrs.frozen
-class SetLevel:
+@attrs.frozen(repr=False)
+class SetLevel(_Effect):
     """The behavior's effective level becomes ``level`` (replayed from the log, or the
     fail-closed level of a session decided statelessly, SPEC §9)."""
 
@@ -135,8 +164,8 @@ class SetLevel:
         state.behavior(self.behavior_id).effective_level = self.level
 
 
-@attrs.frozen
-class CountBlock:
+@attrs.frozen(repr=False)
+class CountBlock(_Effect):
     """A call of the behavior was (or, overridden, would have been) blocked: ``blocks`` + 1,
     and the ``blocks`` of the agent it came from, when ``agent_id`` is given."""
 
@@ -150,22 +179,8 @@ class CountBlock:
             bstate.agent(self.agent_id).record_block()
 
 
-@attrs.frozen
-class NoteAgent:
-    """A subagent announced itself (``SubagentStart``) or ended (``SubagentStop``): the
-    session remembers its type (:meth:`~forge_policy.state.SessionState.note_agent`)."""
-
-    agent_id: str
-    agent_type: str
-    started: str = ""
-    stopped: str = ""
-
-    def apply(self, state: SessionState) -> None:
-        state.note_agent(self.agent_id, self.agent_type, started=self.started, stopped=self.stopped)
-
-
-@attrs.frozen
-class SetPendingBlock:
+@attrs.frozen(repr=False)
+class SetPendingBlock(_Effect):
     """The behavior's pending block becomes ``pending`` (``None``: cleared)."""
 
     behavior_id: str
@@ -175,8 +190,8 @@ class SetPendingBlock:
         state.behavior(self.behavior_id).pending_block = self.pending
 
 
-@attrs.frozen
-class SetGrant:
+@attrs.frozen(repr=False)
+class SetGrant(_Effect):
     """The behavior's explicit grant becomes ``grant`` (``None``: spent or cleared)."""
 
     behavior_id: str
@@ -186,8 +201,8 @@ class SetGrant:
         state.behavior(self.behavior_id).grant = self.grant
 
 
-@attrs.frozen
-class NoteBlockedCall:
+@attrs.frozen(repr=False)
+class NoteBlockedCall(_Effect):
     """A soft-blocked call is remembered by its short id (``override --call ID``,
     :meth:`~forge_policy.state.BehaviorState.note_blocked_call`)."""
 
@@ -209,8 +224,8 @@ class NoteBlockedCall:
         state.behavior(self.behavior_id).note_blocked_call(entry)
 
 
-@attrs.frozen
-class AddOverride:
+@attrs.frozen(repr=False)
+class AddOverride(_Effect):
     """An override: ``record`` goes to the audit log, and (without its ``kind``) to the
     behavior's ``overrides[]`` (:meth:`~forge_policy.state.BehaviorState.add_override`)."""
 
@@ -221,19 +236,8 @@ class AddOverride:
         state.behavior(self.behavior_id).add_override(self.record)
 
 
-@attrs.frozen
-class SetSessionDisabled:
-    """The behaviors switched off for this session only become ``ids`` (``forge-policy
-    off ID --session``; :attr:`~forge_policy.state.SessionState.disabled`)."""
-
-    ids: tuple[str, ...]
-
-    def apply(self, state: SessionState) -> None:
-        state.data[DISABLED_KEY] = sorted(self.ids)
-
-
-@attrs.frozen
-class Audit:
+@attrs.frozen(repr=False)
+class Audit(_Effect):
     """A record for the audit log only (a ``block``, ``violation`` or ``grant``)."""
 
     record: dict[str, Any] = attrs.field(eq=False)
@@ -280,8 +284,8 @@ def apply_effects(state: SessionState, effects: Iterable[Effect]) -> None:
         effect.apply(state)
 
 
-@attrs.frozen
-class Step:
+@attrs.frozen(repr=False)
+class Step(_Effect):
     """What one behavior contributed to a decision: its effects, its violation (if any), the
     message shown for it (non-blocking levels), and whether it is ``tentative``: an override
     that takes effect only if the call goes through (SPEC §4), dropped when the chain blocks."""

@@ -41,7 +41,6 @@ from forge_policy._time import parse_iso
 from forge_policy.engine.effects import (
     AddOverride,
     AgentTally,
-    CountAgent,
     CountBlock,
     NoteBlockedCall,
     SetCounter,
@@ -198,6 +197,8 @@ def _agent_effects(
     tally = AgentTally(
         agent_id, agent_type if isinstance(agent_type, str) else "", counter, reached
     )
+    from forge_policy.engine._more_effects import CountAgent  # a subagent's: built on first use
+
     return [CountAgent(behavior_id, tally, blocked=record.get("kind") == "block")]
 
 

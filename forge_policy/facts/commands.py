@@ -35,7 +35,6 @@ curl -s x | sh
 
 from __future__ import annotations
 
-from forge_policy.commands import command_lines, data, recursive_deletes, runs
 from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_commands, event_cwd
 from forge_policy.facts._runtime import truncated
@@ -70,6 +69,9 @@ def provide_shell_commands(event: Event) -> list[str]:
 
     def lines() -> Iterator[str]:
         for command in event_commands(event):
+            # the command model is imported by a call that runs commands, not by a Read
+            from forge_policy.commands import command_lines
+
             yield from command_lines(command, cwd)
 
     return _capped(lines())[0]
@@ -99,7 +101,7 @@ def provide_recursive_deletes(event: Event) -> list[str]:
     ``find -delete``, however reached): ``SCOPE[ forced]: PATH by READING``, where SCOPE is
     ``root``, ``home``, ``project``, ``inside``, ``temp``, ``outside`` or ``unknown`` (see
     :mod:`forge_policy.commands.deletes`; the project is the event's cwd)."""
-    return _distinct(event, lambda run, cwd: [str(d) for d in recursive_deletes(run, cwd)])
+    return _distinct(event, _deletes)
 
 
 def provide_shell_data(event: Event) -> list[str]:
@@ -107,7 +109,19 @@ def provide_shell_data(event: Event) -> list[str]:
     ``echo``/``printf`` text, ``grep`` patterns, here-documents and here-strings fed to a program
     that is not a shell (``cat <<EOF``, ``tee x <<< …``) — for rules about content, not
     commands."""
-    return _distinct(event, lambda run, _cwd: data(run))
+    return _distinct(event, _data)
+
+
+def _deletes(run: Run, cwd: str) -> list[str]:
+    from forge_policy.commands import recursive_deletes  # loaded with the runs it reads
+
+    return [str(d) for d in recursive_deletes(run, cwd)]
+
+
+def _data(run: Run, _cwd: str) -> list[str]:
+    from forge_policy.commands import data  # loaded with the runs it reads
+
+    return data(run)
 
 
 def _distinct(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]:
@@ -117,6 +131,9 @@ def _distinct(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]
 
     def produced() -> Iterator[str]:
         for command in event_commands(event):
+            # the command model is imported by a call that runs commands, not by a Read
+            from forge_policy.commands import runs
+
             for run in runs(command, cwd):
                 if not run.complete:
                     incomplete.append(f"{run.reading}: its code was not read in full")

@@ -10,7 +10,6 @@ The parser is :mod:`forge_policy.commands.git_commit`; this module gives it an e
 
 from __future__ import annotations
 
-from forge_policy.commands import commits
 from forge_policy.facts._io import event_commands, event_cwd
 
 TYPE_CHECKING = False
@@ -30,10 +29,15 @@ def provide_commit_message(event: Event) -> str:
     if event.event_name in GIT_HOOK_EVENTS:
         message = event.payload.get("commit_message")
         return message if isinstance(message, str) else ""
+    commands = event_commands(event)
+    if not commands:
+        return ""  # a Read: the command model is not even imported
+    from forge_policy.commands import commits
+
     cwd = event_cwd(event)
     messages = [
         commit.message
-        for command in event_commands(event)
+        for command in commands
         for commit in commits(command, cwd, distinct=True)
         if commit.message
     ]

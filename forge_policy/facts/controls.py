@@ -49,7 +49,9 @@ _SITE_PREFIXES = ("sitecustomize", "usercustomize", "forge_policy", "forge-polic
 _BIN_PREFIXES = ("forge-policy", "forge_policy", "python", "pyvenv.cfg")
 _GIT_CONFIG_NAMES = ("config", "config.worktree")
 
-_CODE_KEY = re.compile(
+# patterns, compiled (and cached by re) when a git configuration key is first judged: every
+# tool call imports this module, few set a git key
+_CODE_KEY = (
     r"(?ix)^(?:core\.(?:hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy"
     r"|alternaterefscommand|worktree)"
     r"|sequence\.editor|pager\..+|filter\..+|diff\.external|diff\..+\.(?:command|textconv)"
@@ -59,7 +61,7 @@ _CODE_KEY = re.compile(
     r"|interactive\.difffilter|sendemail\.(?:.+\.)?(?:\w*cmd|smtpserver))$"
 )
 #: keys that run code only with a ``!`` value
-_BANG_KEY = re.compile(r"(?i)^(?:alias\..+|credential\.(?:.+\.)?helper|submodule\..+\.update)$")
+_BANG_KEY = r"(?i)^(?:alias\..+|credential\.(?:.+\.)?helper|submodule\..+\.update)$"
 #: sections whose removal or renaming may change what runs
 _CODE_SECTIONS = frozenset({"core", "alias", "filter", "diff", "merge", "include", "includeif",
                             "pager", "credential", "gpg", "sequence", "uploadpack", "remote",
@@ -75,9 +77,9 @@ def code_key(key: str, value: str | None) -> bool:
     >>> code_key("user.name", "me"), code_key("includeIf.gitdir:~/w/.path", "x")
     (False, True)
     """
-    if _CODE_KEY.match(key):
+    if re.match(_CODE_KEY, key):
         return True
-    if _BANG_KEY.match(key):
+    if re.match(_BANG_KEY, key):
         return value is None or value.lstrip().startswith("!")
     return False
 

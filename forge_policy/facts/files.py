@@ -21,8 +21,7 @@ import stat
 
 import attrs
 
-from forge_policy.commands import UNKNOWN, expand_path, iter_commands, reader_operands, runs
-from forge_policy.commands.readers import GREPS
+from forge_policy.commands import expand_path  # the lexer only: the command model loads on use
 from forge_policy.facts._io import event_commands, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import check_deadline, note, shared, truncated
@@ -126,6 +125,9 @@ def _collect(event: Event) -> Collected:
         consider(path, cwd, True)
     aliases: dict[str, str] = {}  # a name the call links or moves a file to -> that file
     for command in event_commands(event):
+        # the command model is imported by a call that runs commands, not by a Read
+        from forge_policy.commands import UNKNOWN, reader_operands, runs
+
         for run in runs(command, cwd):
             if not run.cwd:
                 continue  # a remote host's files (ssh host cat x)
@@ -182,6 +184,8 @@ def _record_aliases(argv: list[str], cwd: str, aliases: dict[str, str]) -> None:
     >>> seen["/r/notes.txt"]
     '/h/.ssh/id_rsa'
     """
+    from forge_policy.commands import UNKNOWN  # loaded with the commands it reads
+
     name = os.path.basename(argv[0])
     if name not in ("ln", "link", "mv"):
         return
@@ -492,6 +496,8 @@ def _shell_sizes(event: Event, files: list[tuple[str, int]]) -> list[tuple[str, 
     limited: dict[str, tuple[str, int, bool]] = {}  # path -> (command, count, bytes?)
     whole: set[str] = set()
     for command in event_commands(event):
+        from forge_policy.commands import iter_commands, reader_operands  # loaded on use
+
         for argv, _cmd, current in iter_commands(command, cwd, distinct=True):
             operands = reader_operands(argv)
             name = os.path.basename(argv[0])
@@ -849,6 +855,8 @@ def _archive_operands(argv: list[str], cwd: str) -> list[tuple[str, str]]:
     >>> _archive_operands(["tar", "czf", "o.tgz", "."], "/r")
     [('/r', '.')]
     """
+    from forge_policy.commands import UNKNOWN  # loaded with the commands it reads
+
     base = cwd
     out: list[tuple[str, str]] = []
     args = list(argv[1:])
@@ -1077,6 +1085,8 @@ def reached(event: Event) -> list[str]:
         if sample:  # what it targets, whether or not such a file exists yet
             out.append(os.path.join(cwd, os.path.expanduser(text("path") or "."), sample))
     for command in event_commands(event):
+        from forge_policy.commands import runs  # loaded on use
+
         for run in runs(command, cwd):
             if not run.cwd or not run.argv:
                 continue
@@ -1086,6 +1096,9 @@ def reached(event: Event) -> list[str]:
 
 def _shell_reached(argv: list[str], cwd: str) -> list[str]:
     """What one command reads of the secret files without naming them (see :func:`reached`)."""
+    from forge_policy.commands import UNKNOWN
+    from forge_policy.commands.readers import GREPS
+
     name = os.path.basename(argv[0])
     out: list[str] = []
 

@@ -70,15 +70,6 @@ import re
 from fnmatch import fnmatchcase
 from itertools import pairwise
 
-from forge_policy.commands import (
-    Command,
-    basename,
-    expand_path,
-    runs,
-    simple_commands,
-    split_options,
-    stdin_text,
-)
 from forge_policy.facts import controls
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
@@ -90,6 +81,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from forge_policy.commands import Command
     from forge_policy.model import Event
 
 #: The forge-policy commands that change governance (``worker`` and ``git`` by subcommand).
@@ -240,6 +232,8 @@ class _Places:
     def absolute(self, word: str, cwd: str) -> str:
         """A command-line word as a normalized absolute path (``~``, ``$HOME``, ``$FORGE_ROOT``,
         ``$CLAUDE_PROJECT_DIR``, ``$CLAUDE_PLUGIN_ROOT``, ``$PWD`` expanded)."""
+        from forge_policy.commands import expand_path
+
         text = word[7:] if word.startswith("file://") else word
         for name, value in self.vars.items():
             if value:
@@ -478,6 +472,9 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
         elif what is not None:
             found.setdefault(f"{verb} {path}")
     for command in event_commands(event):
+        # the command model is imported by a call that runs commands, not by a Read or a Write
+        from forge_policy.commands import Command, runs, simple_commands
+
         bare = [
             (argv, cmd, cwd)
             for argv, cmd, cwd in simple_commands(command, places.cwd, bare=True)
@@ -511,6 +508,8 @@ def _opaque(word: str) -> bool:
 
 
 def _command_changes(argv: list[str], cmd: Command, cwd: str, places: _Places) -> list[str]:
+    from forge_policy.commands import basename, runs
+
     out: list[str] = []
     for redirect in cmd.redirects:
         if redirect.op in _OUTPUT_OPS and redirect.target:
@@ -581,6 +580,8 @@ _ENGINE_WORD = re.compile(r"forge[-_]policy")
 def _record_links(name: str, argv: list[str], cwd: str, places: _Places) -> None:
     """Remember the links (``ln``, ``cp -s``/``-l``) and the copies of a forge-policy entry
     point this command makes, for the commands after it (SPEC §6: links in command order)."""
+    from forge_policy.commands import basename, expand_path, split_options
+
     if name not in ("ln", "cp"):
         return
     options, operands = split_options(argv[1:])
@@ -627,6 +628,8 @@ def _targets(
     name: str, argv: list[str], cmd: Command, cwd: str, places: _Places
 ) -> list[tuple[str, str]]:
     """(verb, absolute path) for each governance path a command changes."""
+    from forge_policy.commands import basename, split_options
+
     hits: list[tuple[str, str]] = []
 
     def check(
@@ -740,6 +743,8 @@ def _find_roots(argv: list[str]) -> list[str]:
 
 
 def _git_targets(argv: list[str], cwd: str, places: _Places) -> list[tuple[str, str]]:
+    from forge_policy.commands import split_options
+
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
         if argv[i] == "-C" and i + 1 < len(argv):
@@ -819,6 +824,8 @@ def _git_removes(sub: str, rest: list[str], cwd: str, places: _Places) -> list[t
     tracked ones: ``stash -u/-a``, ``clean -f`` (``-x``/``-X``: ignored files too), a checkout,
     ``switch`` or ``reset --hard`` that changes them, ``worktree remove --force`` of a tree that
     holds them. Asks git where the answer depends on what it tracks (failing: yes)."""
+    from forge_policy.commands import split_options
+
     if not cwd.startswith("/"):
         return []  # run on another machine (`ssh host 'git clean -fdx'`)
     options, operands = split_options(rest)
@@ -913,6 +920,8 @@ def _xargs_targets(
     argv: list[str], cmd: Command, cwd: str, places: _Places
 ) -> list[tuple[str, str]]:
     """``echo .forge | xargs rm -rf``: the command xargs runs, with the words it is fed."""
+    from forge_policy.commands import Command, basename, stdin_text
+
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
         i += 2 if argv[i] in ("-I", "-n", "-P", "-L", "-s", "-d", "-E", "-a") else 1
@@ -926,6 +935,8 @@ def _xargs_targets(
 
 def _script(argv: list[str], cmd: Command) -> str | None:
     """The program an interpreter runs from the command line (``-c``/``-e``) or stdin."""
+    from forge_policy.commands import stdin_text
+
     for i, arg in enumerate(argv[1:-1], start=1):
         if arg in _SCRIPT_FLAGS or (
             arg.startswith("-") and not arg.startswith("--") and arg[-1] in "ce" and len(arg) <= 4
@@ -977,6 +988,8 @@ def _forge_policy_command(
     by its name or path, through a runner (``uvx``, ``python -m``), through a copy or link of
     its entry point (made in this call, or a small file that runs ``forge_policy``), or as
     interpreter code that imports ``forge_policy`` and names a governance command."""
+    from forge_policy.commands import Command, basename
+
     args = argv
     if not args:
         return ""
@@ -1025,6 +1038,8 @@ def _forge_policy_command(
 def _lock_holders(words: list[str], run: list[str]) -> list[int]:
     """Where ``flock`` stands among a command's words when the command model read past it to
     the program it launches (so ``run``, what runs, is not the ``flock`` itself)."""
+    from forge_policy.commands import basename
+
     if "flock" not in " ".join(words) or (run and basename(run[0]) == "flock"):
         return []
     return [k for k, word in enumerate(words) if basename(word) == "flock"]

@@ -6,7 +6,9 @@ worker) every tool call pays this. Issue 28's target: an allow and a hard block 
 ``importlib.metadata``). Each install gets its own temporary project set up by
 ``forge-policy init --here --no-worker``, warmed up (catalog cache, bytecode), then one hyperfine
 run times the bare interpreter and every install's allow and hard block side by side (without
-hyperfine: interleaved ``subprocess`` runs, medians). The imports are read from ``-X importtime``.
+hyperfine: interleaved ``subprocess`` runs, medians). The modules are those the hook process holds
+beyond ``python -c pass``'s (``sys.modules``, which also sees the ``importlib.import_module``
+imports that ``-X importtime`` never logs).
 
 Usage: ``python tests/benchmarks/bench_cold_path.py [--python VENV/bin/python] [--before DIR]
 [--runs 30] [--json]``; ``--before`` is a source tree (``git archive REV forge_policy | tar -x -C
@@ -34,7 +36,8 @@ TARGET = 4.0
 #: Never imported by the cold path's allow or hard block (tests/test_hook_e2e.py pins the same).
 NEVER = (
     "cattrs", "portalocker", "importlib.metadata", "email", "redis", "ruamel", "argparse",
-    "tempfile", "base64",
+    "tempfile", "base64", "hashlib", "forge_policy.audit._more_records",
+    "forge_policy.engine._more_effects",
 )  # fmt: skip
 KINDS = ("allow", "hard_block")
 
@@ -78,14 +81,29 @@ def hook(python: str) -> list[str]:
     return [str(script), "hook"] if script.exists() else [python, "-m", "forge_policy.cli", "hook"]
 
 
+#: The hook in-process, then every module the process holds: ``sys.modules`` also counts what
+#: ``-X importtime`` never logs (``importlib.import_module``'s imports: the fact registry's
+#: providers, ``forge_policy.commands``' lazy names).
+LOADED = """import sys
+from forge_policy.hook import main
+code = main(argv=[])
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
 def imports(python: str, folder: Path, env: dict[str, str], kind: str) -> list[str]:
+    """The modules one hook process loaded beyond those of ``python -c pass``."""
     data = (folder / f"{kind}.json").read_bytes()
-    result = subprocess.run(
-        [*hook(python)], input=data, env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
-        cwd=folder, capture_output=True, check=True,
+    bare = subprocess.run(
+        [python, "-c", "import sys; print(' '.join(sys.modules))"], env=env, cwd=folder,
+        capture_output=True, check=True,
     )  # fmt: skip
-    lines = result.stderr.decode().splitlines()
-    return [line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")][1:]
+    result = subprocess.run(
+        [python, "-c", LOADED], input=data, env=env, cwd=folder, capture_output=True, check=True
+    )
+    lines = result.stderr.decode().splitlines()  # the module list is the last line
+    return sorted(set(lines[-1].split() if lines else ()) - set(bare.stdout.decode().split()))
 
 
 def with_hyperfine(commands: dict[str, str], runs: int) -> dict[str, tuple[float, float]]:
@@ -139,6 +157,11 @@ def main() -> None:
                     imported[f"{install}_{kind}"] = imports(python, folder, env, kind)
                 line = " ".join(hook(python))
                 commands[f"{install}_{kind}"] = f"env {prefix} {line} < {folder}/{kind}.json"
+            launcher = folder / ".forge" / "bin" / "forge-policy-hook"
+            if install == "now" and launcher.exists():
+                # what Claude Code runs: the committed launcher `init` writes (sh, then the
+                # machine record's forge-policy), for the allow: its cost over the hook's
+                commands["now_allow_launcher"] = f"env {prefix} {launcher} < {folder}/allow.json"
         timer = with_hyperfine if shutil.which("hyperfine") else interleaved
         timed = timer(commands, args.runs)
     medians = {name: wall for name, (wall, _) in timed.items()}
@@ -182,10 +205,12 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for name, value in medians.items():
         modules = imported.get(name)
-        seen = ", ".join(sorted({m.split(".")[0] for m in forbidden.get(name, [])})) or "none"
+        found = forbidden.get(name, [])
+        seen = ", ".join(sorted({next(n for n in NEVER if m.startswith(n)) for m in found}))
         count = len(modules) if modules is not None else ""
         used = f"{cpu[name] * 1000:.1f} | {cpu[name] / cpu['bare']:.2f}"
-        print(f"| {name} | {value * 1000:.1f} | {value / bare:.2f} | {used} | {count} | {seen} |")
+        row = f"| {name} | {value * 1000:.1f} | {value / bare:.2f} | {used} | {count} |"
+        print(f"{row} {seen or ('none' if modules is not None else '')} |")
 
 
 if __name__ == "__main__":
