@@ -53,6 +53,9 @@ SCHEMA_VERSION = 1
 RECENT_OVERRIDES = 8
 #: The key of a session's list of behaviors switched off for it alone (``off ID --session``).
 DISABLED_KEY = "disabled"
+#: The key of where the audit log stood at the session's last catch-up (:attr:`SessionState.
+#: reconciled`): the log's bookkeeping, not what the session did.
+RECONCILED_KEY = "reconciled"
 
 #: How many soft-blocked calls a behavior's ``blocked_calls`` remembers (the latest ones), so
 #: that ``override --call ID`` can name one of them.
@@ -599,7 +602,7 @@ class SessionState:
         ``origin`` (its first line's hash) up to ``seq`` and stamped from ``since`` on is in
         this state, so a catch-up reads only what was appended after ``seq``
         (:func:`forge_policy.engine.session.catch_up`); None before the first catch-up."""
-        value = self.data.get("reconciled")
+        value = self.data.get(RECONCILED_KEY)
         if not isinstance(value, dict):
             return None
         seq, since, origin = value.get("seq"), value.get("since"), value.get("origin")
@@ -610,7 +613,7 @@ class SessionState:
         return (seq, float(since), origin) if isinstance(origin, str) else None
 
     def set_reconciled(self, seq: int, since: float, origin: str) -> None:
-        self.data["reconciled"] = {"seq": seq, "since": since, "origin": origin}
+        self.data[RECONCILED_KEY] = {"seq": seq, "since": since, "origin": origin}
 
     @property
     def agents(self) -> dict[str, dict[str, Any]]:

@@ -147,8 +147,8 @@ class SessionRecordsSince(Protocol):
 class Span(NamedTuple):
     """What :meth:`SessionRecordsAfter.session_records_after` read: the session's records,
     oldest first, and where the log stood when they were read (the ``seq`` of its last record,
-    0 for an empty log; the hash of its first line, which names the log): every record appended
-    later has a higher ``seq``."""
+    0 for an empty log; the hash of its first line, which names the log, or for the memory sink
+    a token of its own): every record appended later has a higher ``seq``."""
 
     records: list[dict[str, Any]]
     seq: int
@@ -157,8 +157,10 @@ class Span(NamedTuple):
 
 @runtime_checkable
 class SessionRecordsAfter(Protocol):
-    """A :class:`Verifiable` sink that reads one session's records from a known ``seq`` on, so
-    that a catch-up reads what was appended since the last one, not the session's history.
+    """A sink that reads one session's records from a known ``seq`` on, so that a catch-up
+    reads what was appended since the last one, not the session's history. On a
+    :class:`Verifiable` sink ``seq`` is the records' own; the memory sink numbers its records
+    by their place in the log without storing it in them.
 
     ``session_records_after(session_id, seq, since)`` returns a :class:`Span`: at least every
     record of the session whose ``seq`` is above ``seq`` and that ``session_records_since(

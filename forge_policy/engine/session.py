@@ -31,7 +31,7 @@ from forge_policy.engine.decide import could_override
 from forge_policy.engine.effects import CountViolation, SetLevel, apply_effects
 from forge_policy.engine.reconcile import RECONCILE_MARGIN as RECONCILE_MARGIN
 from forge_policy.levels import Level
-from forge_policy.state import SessionState
+from forge_policy.state import RECONCILED_KEY, SessionState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -147,7 +147,20 @@ class Base:
             return current.copy() if touch_due else None
         state = state if state is not current else current.copy()
         apply_effects(state, effects)
-        return state if touch_due or state.data != current.data else None
+        return state if touch_due or _changed(state, current) else None
+
+
+def _changed(state: SessionState, current: SessionState) -> bool:
+    """Whether ``state`` differs from ``current`` in more than its catch-up position: a
+    position alone is not worth a write (the next catch-up reads from the older one)."""
+    new, old = state.data, current.data
+    if new == old:
+        return False
+    if new.get(RECONCILED_KEY) == old.get(RECONCILED_KEY):
+        return True
+    return {k: v for k, v in new.items() if k != RECONCILED_KEY} != {
+        k: v for k, v in old.items() if k != RECONCILED_KEY
+    }
 
 
 def reconcile(
