@@ -202,12 +202,23 @@ class Grant:
         return 0 <= now - self.at <= seconds
 
 
+#: The exact types a JSON copy keeps as they are, without a call (a subclass takes the call).
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
 def copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (cheaper to import than :mod:`copy`)."""
+    """A deep copy of a JSON value (cheaper to import than :mod:`copy`).
+
+    >>> doc = {"a": [1, {"b": None}], "c": "x"}
+    >>> copied = copy_json(doc)
+    >>> copied == doc, copied["a"] is doc["a"], copied["a"][1] is doc["a"][1]
+    (True, False, False)
+    """
     if isinstance(value, dict):
-        return {k: copy_json(v) for k, v in value.items()}
+        # most values of a state are atoms: kept inline, the recursion only for containers
+        return {k: v if type(v) in _ATOMS else copy_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [copy_json(v) for v in value]
+        return [v if type(v) in _ATOMS else copy_json(v) for v in value]
     return value
 
 
@@ -475,10 +486,12 @@ class SessionState:
     {'search_context_ready': True}
     """
 
-    __slots__ = ("data",)
+    __slots__ = ("_shared", "data")
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
+        # behaviors whose entry is still the document's this one was derived from (derive())
+        self._shared: set[str] | None = None
 
     @classmethod
     def new(cls, now: float) -> SessionState:
@@ -511,6 +524,33 @@ class SessionState:
 
     def copy(self) -> SessionState:
         return SessionState(copy_json(self.data))
+
+    def derive(self) -> SessionState:
+        """A copy to change, copied where it is changed: every value of the document is
+        copied but the behaviors' entries, each copied when first written through
+        :meth:`behavior` (the effects of one event touch one or two behaviors of many).
+        Reading it (:meth:`find`) reads this state's entries; writing it never changes this
+        state. The copy of a state's every write (:class:`~forge_policy.engine.session.Base`).
+
+        >>> s = SessionState.new(0.0)
+        >>> s.behavior("a").counter, s.behavior("b").counter = 1, 2
+        >>> d = s.derive()
+        >>> d.behavior("a").counter = 5
+        >>> s.behavior("a").counter, d.find("a").counter, d.find("b").data is s.find("b").data
+        (1, 5, True)
+        """
+        data = {
+            k: v if k == "behaviors" or type(v) in _ATOMS else copy_json(v)
+            for k, v in self.data.items()
+        }
+        derived = SessionState(data)
+        behaviors = data.get("behaviors")
+        if isinstance(behaviors, dict):
+            data["behaviors"] = dict(behaviors)
+            derived._shared = {k for k, v in behaviors.items() if type(v) not in _ATOMS}
+        elif "behaviors" in data:
+            data["behaviors"] = copy_json(behaviors)
+        return derived
 
     def to_dict(self) -> dict[str, Any]:
         return self.data
@@ -548,6 +588,10 @@ class SessionState:
         """The state of one behavior, created empty on first use."""
         behaviors = self._mapping("behaviors")
         data = behaviors.get(behavior_id)
+        shared = self._shared
+        if shared and behavior_id in shared:  # derive(): copied before its first write
+            shared.discard(behavior_id)
+            data = behaviors[behavior_id] = copy_json(data)
         if not isinstance(data, dict):
             data = behaviors[behavior_id] = {
                 "counter": 0,

@@ -121,7 +121,7 @@ class Base:
         return since < self._caught_up_since and self._catch_up_since(since)
 
     def _catch_up_since(self, since: float) -> bool:
-        caught_up = self.state.copy()
+        caught_up = self.state.derive()
         position = catch_up(self._audit, caught_up, self.session_id, since)
         self._caught_up_since = min(self._caught_up_since, since)
         changed = caught_up.data != self.state.data
@@ -144,8 +144,8 @@ class Base:
             return state if changed else None
         touch_due = self.now - current.last_accessed_at >= touch_interval
         if state is current and not effects:  # the allow path: no copy, no compare
-            return current.copy() if touch_due else None
-        state = state if state is not current else current.copy()
+            return current.derive() if touch_due else None
+        state = state if state is not current else current.derive()
         apply_effects(state, effects)
         return state if touch_due or _changed(state, current) else None
 
