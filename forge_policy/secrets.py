@@ -521,10 +521,22 @@ def redact_json(value: Any) -> Any:
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {k: redact_json(v) for k, v in value.items()}
+        # the common values inline (an exact str redacted, a number or null kept), the
+        # recursion for the rest: containers and subclasses, as before
+        return {
+            k: redact(v) if type(v) is str else v if type(v) in _KEPT else redact_json(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [redact_json(v) for v in value]
+        return [
+            redact(v) if type(v) is str else v if type(v) in _KEPT else redact_json(v)
+            for v in value
+        ]
     return value
+
+
+#: The exact types :func:`redact_json` keeps as they are (no text in them).
+_KEPT = frozenset({int, float, bool, type(None)})
 
 
 def summarize(tool_name: str, tool_input: object, limit: int = 100) -> str:
