@@ -33,6 +33,8 @@ to be applied).
 
 from __future__ import annotations
 
+import math
+
 import attrs
 
 from forge_policy._time import iso, parse_iso
@@ -561,7 +563,12 @@ class SessionState:
 
     @property
     def last_accessed_at(self) -> float:
-        return parse_iso(self.data.get("last_accessed_at"), default=self.created_at)
+        """When the session was last accessed (unreadable: when it was created)."""
+        raw = self.data.get("last_accessed_at")
+        stamp = parse_iso(raw, default=-math.inf)  # created_at parsed only when it is needed
+        if stamp == -math.inf and (isinstance(raw, bool) or not isinstance(raw, int | float)):
+            return self.created_at
+        return stamp
 
     def touch(self, now: float) -> None:
         self.data["last_accessed_at"] = iso(now)
