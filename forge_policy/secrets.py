@@ -299,6 +299,14 @@ _REDACTED_BYTES = REDACTED.encode()
 # at once (adapters evaluate in worker threads) store the same entry twice, never one in the
 # other's place
 _compiled: dict[str, Any] = {}
+#: Texts :func:`redact` found no secret in: every state and audit write redacts the same
+#: behavior ids, levels, tool names, summaries and stamps again and again. Whether a text holds
+#: a secret depends on the text alone (redaction is a pure function of it), so a remembered
+#: verdict is exactly the scan's; only clean texts are kept (never a secret), only short ones,
+#: and the set is emptied when full.
+_CLEAN: set[str] = set()
+_CLEAN_MAX = 4096
+_CLEAN_LONGEST = 512
 _GROUP_KINDS = ("value", "assigned", "blob", "body", "user")
 _SECRET_KINDS = ("value", "assigned", "blob")
 
@@ -507,12 +515,20 @@ def redact(text: str) -> str:
     >>> redact("pass: c0rrect-horse  # prod")
     'pass: [REDACTED]  # prod'
     """
+    if text in _CLEAN:
+        return text
     original = _as_bytes(text)
     data = original
     for _pass in range(MAX_PASSES):
         spans = _spans(data)
         if not spans:
-            return text if data is original else data.decode("utf-8", "surrogatepass")
+            if data is not original:
+                return data.decode("utf-8", "surrogatepass")
+            if type(text) is str and len(text) <= _CLEAN_LONGEST:
+                if len(_CLEAN) >= _CLEAN_MAX:
+                    _CLEAN.clear()
+                _CLEAN.add(text)
+            return text
         pieces: list[bytes] = []
         kept = 0
         for _pid, start, end in spans:
@@ -534,10 +550,22 @@ def redact_json(value: Any) -> Any:
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {k: redact_json(v) for k, v in value.items()}
+        # the common values inline (an exact str redacted, a number or null kept), the
+        # recursion for the rest: containers and subclasses, as before
+        return {
+            k: redact(v) if type(v) is str else v if type(v) in _KEPT else redact_json(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [redact_json(v) for v in value]
+        return [
+            redact(v) if type(v) is str else v if type(v) in _KEPT else redact_json(v)
+            for v in value
+        ]
     return value
+
+
+#: The exact types :func:`redact_json` keeps as they are (no text in them).
+_KEPT = frozenset({int, float, bool, type(None)})
 
 
 def summarize(tool_name: str, tool_input: object, limit: int = 100) -> str:

@@ -33,6 +33,8 @@ to be applied).
 
 from __future__ import annotations
 
+import math
+
 import attrs
 
 from forge_policy._time import iso, parse_iso
@@ -53,6 +55,9 @@ SCHEMA_VERSION = 1
 RECENT_OVERRIDES = 8
 #: The key of a session's list of behaviors switched off for it alone (``off ID --session``).
 DISABLED_KEY = "disabled"
+#: The key of where the audit log stood at the session's last catch-up (:attr:`SessionState.
+#: reconciled`): the log's bookkeeping, not what the session did.
+RECONCILED_KEY = "reconciled"
 
 #: How many soft-blocked calls a behavior's ``blocked_calls`` remembers (the latest ones), so
 #: that ``override --call ID`` can name one of them.
@@ -199,12 +204,23 @@ class Grant:
         return 0 <= now - self.at <= seconds
 
 
+#: The exact types a JSON copy keeps as they are, without a call (a subclass takes the call).
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
 def copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (cheaper to import than :mod:`copy`)."""
+    """A deep copy of a JSON value (cheaper to import than :mod:`copy`).
+
+    >>> doc = {"a": [1, {"b": None}], "c": "x"}
+    >>> copied = copy_json(doc)
+    >>> copied == doc, copied["a"] is doc["a"], copied["a"][1] is doc["a"][1]
+    (True, False, False)
+    """
     if isinstance(value, dict):
-        return {k: copy_json(v) for k, v in value.items()}
+        # most values of a state are atoms: kept inline, the recursion only for containers
+        return {k: v if type(v) in _ATOMS else copy_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [copy_json(v) for v in value]
+        return [v if type(v) in _ATOMS else copy_json(v) for v in value]
     return value
 
 
@@ -472,10 +488,12 @@ class SessionState:
     {'search_context_ready': True}
     """
 
-    __slots__ = ("data",)
+    __slots__ = ("_shared", "data")
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
+        # behaviors whose entry is still the document's this one was derived from (derive())
+        self._shared: set[str] | None = None
 
     @classmethod
     def new(cls, now: float) -> SessionState:
@@ -509,6 +527,33 @@ class SessionState:
     def copy(self) -> SessionState:
         return SessionState(copy_json(self.data))
 
+    def derive(self) -> SessionState:
+        """A copy to change, copied where it is changed: every value of the document is
+        copied but the behaviors' entries, each copied when first written through
+        :meth:`behavior` (the effects of one event touch one or two behaviors of many).
+        Reading it (:meth:`find`) reads this state's entries; writing it never changes this
+        state. The copy of a state's every write (:class:`~forge_policy.engine.session.Base`).
+
+        >>> s = SessionState.new(0.0)
+        >>> s.behavior("a").counter, s.behavior("b").counter = 1, 2
+        >>> d = s.derive()
+        >>> d.behavior("a").counter = 5
+        >>> s.behavior("a").counter, d.find("a").counter, d.find("b").data is s.find("b").data
+        (1, 5, True)
+        """
+        data = {
+            k: v if k == "behaviors" or type(v) in _ATOMS else copy_json(v)
+            for k, v in self.data.items()
+        }
+        derived = SessionState(data)
+        behaviors = data.get("behaviors")
+        if isinstance(behaviors, dict):
+            data["behaviors"] = dict(behaviors)
+            derived._shared = {k for k, v in behaviors.items() if type(v) not in _ATOMS}
+        elif "behaviors" in data:
+            data["behaviors"] = copy_json(behaviors)
+        return derived
+
     def to_dict(self) -> dict[str, Any]:
         return self.data
 
@@ -518,7 +563,12 @@ class SessionState:
 
     @property
     def last_accessed_at(self) -> float:
-        return parse_iso(self.data.get("last_accessed_at"), default=self.created_at)
+        """When the session was last accessed (unreadable: when it was created)."""
+        raw = self.data.get("last_accessed_at")
+        stamp = parse_iso(raw, default=-math.inf)  # created_at parsed only when it is needed
+        if stamp == -math.inf and (isinstance(raw, bool) or not isinstance(raw, int | float)):
+            return self.created_at
+        return stamp
 
     def touch(self, now: float) -> None:
         self.data["last_accessed_at"] = iso(now)
@@ -545,6 +595,10 @@ class SessionState:
         """The state of one behavior, created empty on first use."""
         behaviors = self._mapping("behaviors")
         data = behaviors.get(behavior_id)
+        shared = self._shared
+        if shared and behavior_id in shared:  # derive(): copied before its first write
+            shared.discard(behavior_id)
+            data = behaviors[behavior_id] = copy_json(data)
         if not isinstance(data, dict):
             data = behaviors[behavior_id] = {
                 "counter": 0,
@@ -599,7 +653,7 @@ class SessionState:
         ``origin`` (its first line's hash) up to ``seq`` and stamped from ``since`` on is in
         this state, so a catch-up reads only what was appended after ``seq``
         (:func:`forge_policy.engine.session.catch_up`); None before the first catch-up."""
-        value = self.data.get("reconciled")
+        value = self.data.get(RECONCILED_KEY)
         if not isinstance(value, dict):
             return None
         seq, since, origin = value.get("seq"), value.get("since"), value.get("origin")
@@ -610,7 +664,7 @@ class SessionState:
         return (seq, float(since), origin) if isinstance(origin, str) else None
 
     def set_reconciled(self, seq: int, since: float, origin: str) -> None:
-        self.data["reconciled"] = {"seq": seq, "since": since, "origin": origin}
+        self.data[RECONCILED_KEY] = {"seq": seq, "since": since, "origin": origin}
 
     @property
     def agents(self) -> dict[str, dict[str, Any]]:

@@ -170,3 +170,72 @@ def test_the_rule_is_never_asked_about_a_deny(tmp_path: Path) -> None:
 
     decision = fp.Evaluator(catalog, auto_approve=approve_everything).evaluate(ask_event())
     assert decision.blocking is not None and decision.blocking.override_mode == "agent"
+
+
+def test_a_derived_state_takes_every_effect_as_a_copy_and_never_changes_its_source() -> None:
+    """``SessionState.derive`` (issue 28: the state of a block is copied where its effects
+    write, not whole): every effect applied to it gives what it gives on a deep copy, and the
+    state it was derived from, shared entries included, stays as it was."""
+    from forge_policy.engine.effects import (
+        AgentTally,
+        CountAgent,
+        CountBlock,
+        CountViolation,
+        NoteAgent,
+        NoteBlockedCall,
+        SetCounter,
+        SetFlag,
+        SetGrant,
+        SetLevel,
+        SetSessionDisabled,
+        SetTotal,
+    )
+    from forge_policy.levels import Level
+    from forge_policy.state import Grant, PendingBlock
+
+    source = SessionState.new(0.0)
+    for n, behavior_id in enumerate(("a", "b", "c")):
+        tally = AgentTally("", "", n + 1, Level.WARNING)
+        apply_effects(
+            source,
+            [
+                CountViolation(behavior_id, n + 1, Level.WARNING, 1.0, "Bash", agent=tally),
+                CountBlock(behavior_id, agent_id=""),
+                AddOverride(behavior_id, {"kind": "override", "override_id": f"o{n}"}),
+                NoteBlockedCall(behavior_id, "c1", "h1", "Bash: x", "Bash", 1.0),
+            ],
+        )
+    apply_effects(source, [SetFlag("f", True), SetTotal("t", 3), NoteAgent("a1", "Explore")])
+    source.data["x-future"] = {"kept": [1, {"deep": True}]}
+    before = copy_json(source.data)
+    effects = [
+        CountViolation(
+            "a", 9, Level.SOFT_BLOCK, 2.0, "Write", agent=AgentTally("s", "", 1, Level.SOFT_BLOCK)
+        ),
+        CountAgent("b", AgentTally("", "", 7, Level.HARD_BLOCK), blocked=True),
+        SetCounter("c", 4),
+        SetLevel("new", Level.NUDGE),
+        SetPendingBlock("a", PendingBlock("h2", 2.0, 9)),
+        SetGrant("b", Grant(at=2.0, reason="ok", grant_id="g")),
+        NoteBlockedCall("a", "c2", "h2", "Write: y", "Write", 2.0),
+        AddOverride("c", {"kind": "override", "override_id": "o9"}),
+        SetFlag("f", False),
+        SetFlag("g", True),
+        SetTotal("t", None),
+        NoteAgent("a1", "", stopped="T"),
+        SetSessionDisabled(("b",)),
+    ]
+    for cut in range(len(effects) + 1):
+        derived, copied = source.derive(), source.copy()
+        apply_effects(derived, effects[:cut])
+        apply_effects(copied, effects[:cut])
+        derived.touch(5.0)
+        copied.touch(5.0)
+        derived.set_reconciled(3, 1.0, "o")
+        copied.set_reconciled(3, 1.0, "o")
+        assert derived.data == copied.data
+        assert source.data == before  # the source, shared entries and all, untouched
+        # a state derived from a derived one is as independent
+        again = derived.derive()
+        apply_effects(again, effects)
+        assert source.data == before and derived.data == copied.data

@@ -601,3 +601,26 @@ def test_a_summary_of_any_input_leaves_no_secret_a_pattern_matches(text: str, ke
     except ValueError:  # the whole text hidden (fail closed): nothing of it is left
         inner = summary
     assert _oracle(inner) == [], summary
+
+
+def test_a_remembered_clean_text_is_redacted_as_a_new_one() -> None:
+    """Issue 28: redaction remembers the short texts it found clean (every write redacts the
+    same ids, levels and tools again); a secret is never remembered, so every sample is
+    redacted the first time and every time after, and a clean one stays as it is."""
+    from forge_policy import secrets
+
+    for _round in range(3):
+        for text, _pid in SECRETS:
+            assert redact(text) != text and detect(redact(text)) == ""
+            assert text not in secrets._CLEAN
+        for text in NOT_SECRETS:
+            assert redact(text) == text
+        assert redact_json({"a": [SECRETS[0][0]], "b": NOT_SECRETS[0]}) == {
+            "a": [redact(SECRETS[0][0])],
+            "b": NOT_SECRETS[0],
+        }
+    assert any(text in secrets._CLEAN for text in NOT_SECRETS)
+    # a full set is emptied, never grown past its bound
+    for n in range(secrets._CLEAN_MAX + 10):
+        redact(f"clean text {n}")
+    assert len(secrets._CLEAN) <= secrets._CLEAN_MAX

@@ -33,10 +33,11 @@ capability is missing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from typing import TypeGuard
 
     from forge_policy.audit.verify import Appended, Checkpoint, VerifyReport
 
@@ -147,8 +148,8 @@ class SessionRecordsSince(Protocol):
 class Span(NamedTuple):
     """What :meth:`SessionRecordsAfter.session_records_after` read: the session's records,
     oldest first, and where the log stood when they were read (the ``seq`` of its last record,
-    0 for an empty log; the hash of its first line, which names the log): every record appended
-    later has a higher ``seq``."""
+    0 for an empty log; the hash of its first line, which names the log, or for the memory sink
+    a token of its own): every record appended later has a higher ``seq``."""
 
     records: list[dict[str, Any]]
     seq: int
@@ -157,8 +158,10 @@ class Span(NamedTuple):
 
 @runtime_checkable
 class SessionRecordsAfter(Protocol):
-    """A :class:`Verifiable` sink that reads one session's records from a known ``seq`` on, so
-    that a catch-up reads what was appended since the last one, not the session's history.
+    """A sink that reads one session's records from a known ``seq`` on, so that a catch-up
+    reads what was appended since the last one, not the session's history. On a
+    :class:`Verifiable` sink ``seq`` is the records' own; the memory sink numbers its records
+    by their place in the log without storing it in them.
 
     ``session_records_after(session_id, seq, since)`` returns a :class:`Span`: at least every
     record of the session whose ``seq`` is above ``seq`` and that ``session_records_since(
@@ -269,6 +272,27 @@ class Unsynced(Protocol):
         ...
 
 
+_Capability = TypeVar("_Capability")
+#: ``isinstance`` of each sink class against each capability, as first asked.
+_CLAIMED: dict[tuple[type, object], bool] = {}
+
+
+def _claims(sink: object, capability: Callable[..., _Capability]) -> TypeGuard[_Capability]:
+    """``isinstance(sink, capability)``, remembered per class: a protocol's ``isinstance``
+    walks the protocol's members on every call (several microseconds, a refusal the most), and
+    a block asks two of them. A capability is a class's methods (and attributes its
+    ``__init__`` sets); a class with ``__getattr__`` (a wrapper, whose capabilities may be
+    another object's) is asked every time."""
+    kind = type(sink)
+    key = (kind, capability)
+    known = _CLAIMED.get(key)
+    if known is None:
+        known = isinstance(sink, capability)  # type: ignore[arg-type]
+        if getattr(kind, "__getattr__", None) is None:
+            _CLAIMED[key] = known
+    return known
+
+
 def write(sink: AuditSink, records: Iterable[Mapping[str, Any]], *, durable: bool = True) -> None:
     """Hand ``records`` to ``sink``: the one way the engine, the hook, the CLI and the adapters
     write audit records. Each is made JSON-ready and redacted here
@@ -284,7 +308,7 @@ def write(sink: AuditSink, records: Iterable[Mapping[str, Any]], *, durable: boo
     from forge_policy.audit.verify import clean
 
     cleaned = [clean(dict(record)) for record in records]
-    if not durable and isinstance(sink, Unsynced):
+    if not durable and _claims(sink, Unsynced):
         sink.append_unsynced(cleaned)  # ``durable=False``: see :class:`Unsynced`
         return
     sink.append_many(cleaned)
@@ -300,7 +324,7 @@ def session_records(sink: AuditSink, session_id: str) -> Iterator[dict[str, Any]
     >>> [r["kind"] for r in session_records(sink, "a")]
     ['block']
     """
-    if isinstance(sink, SessionRecords):
+    if _claims(sink, SessionRecords):
         yield from sink.records_for_session(session_id)
         return
     for record in sink.records():
@@ -319,10 +343,10 @@ def recent_records(sink: AuditSink, session_id: str, since: float) -> Iterator[d
     >>> [r["kind"] for r in recent_records(sink, "a", since=0.0)]
     ['block']
     """
-    if isinstance(sink, SessionRecordsSince):
+    if _claims(sink, SessionRecordsSince):
         yield from sink.session_records_since(session_id, since)
         return
-    if not isinstance(sink, RecordsSince):
+    if not _claims(sink, RecordsSince):
         yield from session_records(sink, session_id)
         return
     for record in sink.records_since(since):
@@ -353,13 +377,14 @@ def records_after(
     >>> [r["n"] for r in records_after(sink, "a", 0.0, position)[0]]
     [2]
     """
-    if not isinstance(sink, SessionRecordsAfter):
+    reader = sink
+    if not _claims(reader, SessionRecordsAfter):
         return list(recent_records(sink, session_id, since)), None
     if after is not None:
-        span = sink.session_records_after(session_id, after[0], float("-inf"))
+        span = reader.session_records_after(session_id, after[0], float("-inf"))
         if span is not None and span.seq >= 0 and span.origin == after[1]:
             return span.records, (span.seq, span.origin)
-    span = sink.session_records_after(session_id, 0, since)
+    span = reader.session_records_after(session_id, 0, since)
     if span is None:  # cannot happen (no log ends below 0): read as a sink without positions
         return list(recent_records(sink, session_id, since)), None
     return span.records, ((span.seq, span.origin) if span.seq >= 0 else None)
@@ -375,7 +400,7 @@ def newest_first(sink: AuditSink) -> Iterator[dict[str, Any]]:
     >>> [r["i"] for r in newest_first(sink)]
     [2, 1]
     """
-    if isinstance(sink, NewestFirst):
+    if _claims(sink, NewestFirst):
         yield from sink.records_newest_first()
         return
     yield from reversed(list(sink.records()))
@@ -410,7 +435,7 @@ def verifier(sink: AuditSink) -> Verifiable | None:
     >>> verifier(MemoryAuditSink()) is None
     True
     """
-    return sink if isinstance(sink, Verifiable) else None
+    return sink if _claims(sink, Verifiable) else None
 
 
 def checkpointed(sink: AuditSink) -> Checkpointed | None:
@@ -420,4 +445,4 @@ def checkpointed(sink: AuditSink) -> Checkpointed | None:
     >>> checkpointed(MemoryAuditSink()) is None
     True
     """
-    return sink if isinstance(sink, Checkpointed) else None
+    return sink if _claims(sink, Checkpointed) else None

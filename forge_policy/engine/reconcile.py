@@ -71,13 +71,26 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
     apply_effects` (each record becomes the effects it had); the caller writes it in its store
     transaction.
     """
+    records = list(records)
+    if not records:
+        return []
     born = state.created_at
+    if not any(r.get("kind") in ("override", "grant") for r in records):
+        # the sets below are read by overrides and grants only: a catch-up over blocks (one
+        # per block since its position) skips them; a malformed entry is still mended (an
+        # empty behavior, an empty ``overrides[]``), as reading them does
+        behaviors = state.data.get("behaviors")
+        if isinstance(behaviors, dict) and not all(
+            isinstance(v, dict) and isinstance(v.get("overrides"), list) for v in behaviors.values()
+        ):
+            for behavior_id in state.behavior_ids():
+                _ = state.behavior(behavior_id).overrides
+        return _apply_records(state, records, born, set(), set())
     known = {
         override_id
         for behavior_id in state.behavior_ids()
         for override_id in state.behavior(behavior_id).override_ids()
     }
-    records = list(records)
     spent = {
         str(override.get("grant_id"))
         for behavior_id in state.behavior_ids()
@@ -97,6 +110,18 @@ def reconcile_session(state: SessionState, records: Iterable[dict[str, Any]]) ->
         for r in records
         if r.get("kind") == "grant" and latest.get(str(r.get("behavior_id"))) != r.get("grant_id")
     )
+    return _apply_records(state, records, born, known, spent)
+
+
+def _apply_records(
+    state: SessionState,
+    records: list[dict[str, Any]],
+    born: float,
+    known: set[str],
+    spent: set[str],
+) -> list[str]:
+    """Apply ``records`` in order (``known``: the override ids the state holds, ``spent``: the
+    grants gone for good); return the override ids added."""
     added: list[str] = []
     for record in records:
         behavior_id = record.get("behavior_id")

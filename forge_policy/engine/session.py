@@ -31,7 +31,7 @@ from forge_policy.engine.decide import could_override
 from forge_policy.engine.effects import CountViolation, SetLevel, apply_effects
 from forge_policy.engine.reconcile import RECONCILE_MARGIN as RECONCILE_MARGIN
 from forge_policy.levels import Level
-from forge_policy.state import SessionState
+from forge_policy.state import RECONCILED_KEY, SessionState, is_expired
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ class Base:
         "_audit",
         "_caught_up_since",
         "_grant_seconds",
+        "_last",
         "_ttl",
         "current",
         "fresh",
@@ -75,7 +76,9 @@ class Base:
         self.session_id = session_id
         self.current = current
         self.now = now
-        self.fresh = current is None or current.expired(now, settings.ttl)
+        # read once: ``current`` never changes, and the allow path asks for it twice
+        self._last = current.last_accessed_at if current is not None else 0.0
+        self.fresh = current is None or is_expired(self._last, now, settings.ttl)
         self.state = SessionState.new(now) if current is None or self.fresh else current
         self._caught_up_since = float("inf")  # records from then on are in ``state``
 
@@ -117,11 +120,11 @@ class Base:
             return True
         if self.fresh or not any(isinstance(effect, CountViolation) for effect in effects):
             return False
-        since = current.last_accessed_at - RECONCILE_MARGIN
+        since = self._last - RECONCILE_MARGIN
         return since < self._caught_up_since and self._catch_up_since(since)
 
     def _catch_up_since(self, since: float) -> bool:
-        caught_up = self.state.copy()
+        caught_up = self.state.derive()
         position = catch_up(self._audit, caught_up, self.session_id, since)
         self._caught_up_since = min(self._caught_up_since, since)
         changed = caught_up.data != self.state.data
@@ -142,12 +145,25 @@ class Base:
             apply_effects(state, effects)
             changed = bool(state.flags or state.totals or state.behavior_ids() or state.agents)
             return state if changed else None
-        touch_due = self.now - current.last_accessed_at >= touch_interval
+        touch_due = self.now - self._last >= touch_interval
         if state is current and not effects:  # the allow path: no copy, no compare
-            return current.copy() if touch_due else None
-        state = state if state is not current else current.copy()
+            return current.derive() if touch_due else None
+        state = state if state is not current else current.derive()
         apply_effects(state, effects)
-        return state if touch_due or state.data != current.data else None
+        return state if touch_due or _changed(state, current) else None
+
+
+def _changed(state: SessionState, current: SessionState) -> bool:
+    """Whether ``state`` differs from ``current`` in more than its catch-up position: a
+    position alone is not worth a write (the next catch-up reads from the older one)."""
+    new, old = state.data, current.data
+    if new == old:
+        return False
+    if new.get(RECONCILED_KEY) == old.get(RECONCILED_KEY):
+        return True
+    return {k: v for k, v in new.items() if k != RECONCILED_KEY} != {
+        k: v for k, v in old.items() if k != RECONCILED_KEY
+    }
 
 
 def reconcile(
