@@ -11,8 +11,9 @@ beyond ``python -c pass``'s (``sys.modules``, which also sees the ``importlib.im
 imports that ``-X importtime`` never logs).
 
 Usage: ``python tests/benchmarks/bench_cold_path.py [--python VENV/bin/python] [--before DIR]
-[--runs 30] [--json]``; ``--before`` is a source tree (``git archive REV forge_policy | tar -x -C
-DIR``) run by the same interpreter through ``PYTHONPATH``, timed in the same run.
+[--runs 30] [--json] [--interleaved]``; ``--before`` is a source tree (``git archive REV
+forge_policy | tar -x -C DIR``) run by the same interpreter through ``PYTHONPATH``, timed in the
+same run.
 """
 
 from __future__ import annotations
@@ -140,6 +141,12 @@ def main() -> None:
     parser.add_argument("--before", default="", help="a forge_policy source tree to compare")
     parser.add_argument("--runs", type=int, default=30, help="samples per command (default 30)")
     parser.add_argument("--json", action="store_true", help="print figures and ratios as JSON")
+    parser.add_argument(
+        "--interleaved",
+        action="store_true",
+        help="time round-robin (one run of each command in turn) instead of hyperfine, which "
+        "runs each command's samples together: fairer side by side on a shared, loaded machine",
+    )
     args = parser.parse_args()
     python = os.path.abspath(args.python)
     installs = {"now": ""} | ({"before": str(Path(args.before).absolute())} if args.before else {})
@@ -162,7 +169,8 @@ def main() -> None:
                 # what Claude Code runs: the committed launcher `init` writes (sh, then the
                 # machine record's forge-policy), for the allow: its cost over the hook's
                 commands["now_allow_launcher"] = f"env {prefix} {launcher} < {folder}/allow.json"
-        timer = with_hyperfine if shutil.which("hyperfine") else interleaved
+        use_hyperfine = shutil.which("hyperfine") and not args.interleaved
+        timer = with_hyperfine if use_hyperfine else interleaved
         timed = timer(commands, args.runs)
     medians = {name: wall for name, (wall, _) in timed.items()}
     cpu = {name: used for name, (_, used) in timed.items()}
