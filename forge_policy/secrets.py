@@ -596,8 +596,8 @@ def summarize(tool_name: str, tool_input: object, limit: int = 100) -> str:
             )
     else:
         text = str(tool_input or "")
-    # whitespace collapsed before redacting, so that the patterns read the summary as it is
-    # written: collapsing after could join two harmless pieces into a match (`-p  x`)
-    text = redact(" ".join(text.split()))
+    # redacted as written (a PEM key is matched by its lines), then again as collapsed: joining
+    # the spaces can make a match of harmless pieces (`-p  x`), and the summary is what is kept
+    text = redact(" ".join(redact(text).split()))
     summary = f"{tool_name}: {text}" if tool_name else text
     return summary if len(summary) <= limit else summary[: limit - 1] + "…"
