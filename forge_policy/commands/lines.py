@@ -23,7 +23,9 @@ from forge_policy.commands.shell import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
+
+    from forge_policy.commands.execution import Run
 
 #: Levels of scripts fed to a shell on stdin or run by ssh, followed inside each other.
 NESTING = 8
@@ -70,10 +72,16 @@ def command_lines(text: str, cwd: str, depth: int = 0) -> Iterator[str]:
     """
     from forge_policy.commands.execution import runs
 
+    return lines_of(runs(text, cwd))
+
+
+def lines_of(read: Iterable[Run]) -> Iterator[str]:
+    """:func:`command_lines` of a reading already made (the runs of one command line, in the
+    order :func:`~forge_policy.commands.execution.runs` gives them)."""
     # the last stages of each command's pipeline, kept per command so that each pipeline is
     # rendered from its predecessor's in one step (the commands stay alive meanwhile)
     windows: dict[int, list[str]] = {}
-    for run in runs(text, cwd):
+    for run in read:
         cmd = run.command
         if run.via or cmd is None:
             yield run.line

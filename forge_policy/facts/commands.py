@@ -35,10 +35,12 @@ curl -s x | sh
 
 from __future__ import annotations
 
-from forge_policy.commands import command_lines, data, recursive_deletes, runs
+from forge_policy._budget import CURRENT
+from forge_policy.commands import data, recursive_deletes, runs
+from forge_policy.commands.lines import lines_of
 from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_commands, event_cwd
-from forge_policy.facts._runtime import truncated
+from forge_policy.facts._runtime import shared, truncated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,6 +54,25 @@ if TYPE_CHECKING:
 MAX_COMMANDS = 1 << 14
 #: At most this many characters in all (nesting repeats the inner text in the outer command).
 MAX_CHARS = 8 << 20
+
+
+def command_runs(event: Event, command: str, cwd: str) -> list[Run]:
+    """Every program ``command`` runs from ``cwd`` (:func:`forge_policy.commands.runs`), read
+    once per event for all the facts that ask (six of them on a Bash call: the command facts,
+    the files it names, governance, apply_patch): the reading is kept in the event's shared work
+    (:func:`~forge_policy.facts._runtime.shared`), keyed by the exact command text and
+    directory, so it never outlives the event nor stands for another text. The cuts it reported
+    (a form the model does not read, a cap) are reported again to every fact that reuses it,
+    so each one is as incomplete as the first. The runs are shared: callers only read them.
+
+    >>> from forge_policy.model import Event
+    >>> ev = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "cd a && ls"})
+    >>> [(run.line, run.cwd) for run in command_runs(ev, "cd a && ls", "/r")]
+    [('ls', '/r/a')]
+    """
+    if CURRENT.get() is None:  # no running fact to report cuts to (nor to share with)
+        return list(runs(command, cwd))
+    return shared(f"commands.runs\0{cwd}\0{command}", event, lambda: list(runs(command, cwd)))
 
 
 def provide_commands(event: Event) -> list[str]:
@@ -70,7 +91,7 @@ def provide_shell_commands(event: Event) -> list[str]:
 
     def lines() -> Iterator[str]:
         for command in event_commands(event):
-            yield from command_lines(command, cwd)
+            yield from lines_of(command_runs(event, command, cwd))
 
     return _capped(lines())[0]
 
@@ -117,7 +138,7 @@ def _distinct(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]
 
     def produced() -> Iterator[str]:
         for command in event_commands(event):
-            for run in runs(command, cwd):
+            for run in command_runs(event, command, cwd):
                 if not run.complete:
                     incomplete.append(f"{run.reading}: its code was not read in full")
                 yield from lines(run, cwd)

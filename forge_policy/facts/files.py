@@ -21,11 +21,12 @@ import stat
 
 import attrs
 
-from forge_policy.commands import UNKNOWN, expand_path, iter_commands, reader_operands, runs
+from forge_policy.commands import UNKNOWN, expand_path, iter_commands, reader_operands
 from forge_policy.commands.readers import GREPS
 from forge_policy.facts._io import event_commands, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import check_deadline, note, shared, truncated
+from forge_policy.facts.commands import command_runs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def _collect(event: Event) -> Collected:
         consider(path, cwd, True)
     aliases: dict[str, str] = {}  # a name the call links or moves a file to -> that file
     for command in event_commands(event):
-        for run in runs(command, cwd):
+        for run in command_runs(event, command, cwd):
             if not run.cwd:
                 continue  # a remote host's files (ssh host cat x)
             _record_aliases(run.argv, run.cwd, aliases)
@@ -1077,7 +1078,7 @@ def reached(event: Event) -> list[str]:
         if sample:  # what it targets, whether or not such a file exists yet
             out.append(os.path.join(cwd, os.path.expanduser(text("path") or "."), sample))
     for command in event_commands(event):
-        for run in runs(command, cwd):
+        for run in command_runs(event, command, cwd):
             if not run.cwd or not run.argv:
                 continue
             out += _shell_reached(run.argv, run.cwd)

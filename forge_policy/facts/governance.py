@@ -83,6 +83,7 @@ from forge_policy.facts import controls
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import truncated
+from forge_policy.facts.commands import command_runs
 from forge_policy.harness.registry import hook_files
 from forge_policy.values import Unknown
 
@@ -488,7 +489,7 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
                 found.setdefault(change)
         # every program, however reached (busybox, parallel, find -exec, D=.forge; rm -r $D)
         names_engine = "forge-policy" in command or "forge_policy" in command
-        for run in runs(command, places.cwd):
+        for run in command_runs(event, command, places.cwd):
             cmd = run.command or Command(list(run.words))
             for change in _command_changes(run.words, cmd, run.cwd or places.cwd, places):
                 found.setdefault(change)
