@@ -203,3 +203,37 @@ def test_many_literals_of_one_field_are_found_at_once() -> None:
     assert [b.id for b in catalog.candidates(bash("tool10 x"))] == ["deny-1", "deny-10"]
     assert catalog.candidates(bash("ls")) == ()
     assert catalog.candidates(bash("")) == ()
+
+
+def test_the_firing_triggers_kept_per_subject_are_those_fires_on_selects() -> None:
+    # Behavior.firing keeps its answer by event name, subject and sent name (issue 28): a
+    # second event with the same three gets the same triggers, another subject its own
+    from forge_policy.catalog.behavior import FIRING_MEMO_LIMIT
+    from forge_policy.events import READ_FROM
+
+    catalog = fp.builtin_catalog()
+    events = [
+        fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "ls"}),
+        fp.Event("PreToolUse", "s", tool_name="Edit", tool_input={"file_path": "a"}),
+        fp.Event("PreToolUse", "s", tool_name="Read", tool_input={"file_path": "a"}),
+        fp.Event("PostToolUse", "s", tool_name="Bash", tool_input={"command": "ls"}),
+        fp.Event(
+            "PreToolUse",
+            "s",
+            tool_name="Write",
+            tool_input={"file_path": "a"},
+            payload={READ_FROM: "mcp__fs__write_file"},
+        ),
+        fp.Event("Stop", "s"),
+        fp.Event("UserPromptSubmit", "s", prompt="hi"),
+    ]
+    for _ in range(2):  # the second round answers from what the first kept
+        for event in events:
+            for behavior in catalog.behaviors:
+                expected = tuple(t for t in behavior.triggers if t.fires_on(event))
+                assert behavior.firing(event) == expected, (behavior.id, event.tool_name)
+    many = [fp.Event("PreToolUse", "s", tool_name=f"mcp__t{i}__x") for i in range(100)]
+    behavior = catalog.behaviors[0]
+    for event in many:
+        assert behavior.firing(event) == tuple(t for t in behavior.triggers if t.fires_on(event))
+    assert len(behavior._firing) <= FIRING_MEMO_LIMIT

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from forge_policy.catalog.dsl import Scope
     from forge_policy.model import Event
 
+#: at most this many (event name, subject) pairs a behavior remembers its firing triggers for
+#: (tool names are the agent's to choose: MCP tools are many)
+FIRING_MEMO_LIMIT = 64
 ACTIONS = ("evaluate", "set_flag", "check_flag", "accumulate", "reset_total")
 #: actions whose match only ever relaxes a rule: an undetermined trigger never takes them
 _RELAXING_ACTIONS = frozenset({"set_flag", "reset_total"})
@@ -255,6 +258,20 @@ class Trigger:
         return f"{self.event}{matcher} {self.action}{flag}"
 
 
+def firing_key(event: Event) -> tuple[str, str, str | None]:
+    """What decides which triggers fire on ``event`` (:meth:`Behavior.firing`): its name, its
+    matcher subject and the name an MCP call read as a built-in tool was sent under."""
+    name = event.event_name
+    subject_key = MATCHER_SUBJECT.get(name)
+    subject: object = "" if subject_key is None else event.top_level(subject_key)
+    sent = event.payload.get(READ_FROM) if subject_key == "tool_name" else None
+    return (
+        name,
+        subject if isinstance(subject, str) else "",
+        sent if isinstance(sent, str) else None,
+    )
+
+
 @attrs.frozen(eq=False, repr=False)
 class Behavior:
     """One governance rule, compiled: ``Behavior(spec)``; see :func:`forge_policy.load_catalog`.
@@ -298,6 +315,8 @@ class Behavior:
     admits_tool: Callable[[str], bool] = attrs.field(init=False)
     applies_agents: frozenset[str] = attrs.field(init=False)
     applies_profiles: frozenset[str] = attrs.field(init=False)
+    #: :meth:`firing`'s answers by what decides them (the event name, subject and sent name)
+    _firing: dict[tuple[str, str, str | None], tuple[Trigger, ...]] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         spec = self.spec
@@ -331,7 +350,37 @@ class Behavior:
             admits_tool=compile_names(frozenset(applies.get("tools", ()))),
             applies_agents=frozenset(applies.get("agents", ())),
             applies_profiles=frozenset(applies.get("profiles", ())),
+            _firing={},
         )
+
+    def firing(
+        self, event: Event, key: tuple[str, str, str | None] | None = None
+    ) -> tuple[Trigger, ...]:
+        """The triggers that :meth:`Trigger.fires_on` selects for ``event``, in order.
+
+        What they are depends only on the event name, its matcher subject and the name an MCP
+        call was sent under (:meth:`Trigger.fires_on` reads nothing else), and the triggers
+        never change: the answer is kept by those three, for a bounded number of them.
+
+        >>> from forge_policy.model import Event
+        >>> rule = Behavior({"id": "r", "name": "R", "default_level": "warning", "triggers": [
+        ...     {"event": "PreToolUse", "matcher": "Bash"}, {"event": "Stop"}]})
+        >>> [t.index for t in rule.firing(Event("PreToolUse", "s", tool_name="Bash"))]
+        [0]
+        >>> rule.firing(Event("PreToolUse", "s", tool_name="Edit"))
+        ()
+
+        ``key``: :func:`firing_key` of ``event``, when the caller asks for several behaviors.
+        """
+        if key is None:
+            key = firing_key(event)
+        memo = self._firing
+        found = memo.get(key)
+        if found is None:
+            found = tuple(t for t in self.triggers if t.fires_on(event))
+            if len(memo) < FIRING_MEMO_LIMIT:
+                memo[key] = found
+        return found
 
     def recovery_for(self, trigger: Trigger | None) -> tuple[str, str, str]:
         """``(hint, suggested_tool, suggested_action)`` for a violation found by ``trigger``:
@@ -408,7 +457,9 @@ class Behavior:
         fact that could not be computed."""
         return self.level_at(previous, counter).blocks
 
-    def cannot_fire(self, event: Event, scope: Scope) -> bool:
+    def cannot_fire(
+        self, event: Event, scope: Scope, key: tuple[str, str, str | None] | None = None
+    ) -> bool:
         """True when no trigger of this behavior can match ``event``: each one that fires on
         it fails its first required condition (see :meth:`Trigger.cannot_match`).
 
@@ -427,10 +478,7 @@ class Behavior:
         >>> rule.cannot_fire(*scope("ls")), rule.cannot_fire(*scope("git push"))
         (True, False)
         """
-        for trigger in self.triggers:
-            if trigger.fires_on(event) and not trigger.cannot_match(scope):
-                return False
-        return True
+        return all(trigger.cannot_match(scope) for trigger in self.firing(event, key))
 
     def with_enabled(self, enabled: bool) -> Behavior:
         """A copy with another ``enabled`` value."""

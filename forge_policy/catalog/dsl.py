@@ -378,10 +378,14 @@ def compile_field(field: str) -> Callable[[Scope], object]:
         def namespace(scope: Scope) -> object:
             return scope.totals.get(name, 0)
     elif len(path) >= 2 and head == "facts":
-        name = ".".join(path[1:])
+        fact = ".".join(path[1:])
 
-        def namespace(scope: Scope) -> object:
-            return scope.facts(name)
+        # reserved too (below), in one call: conditions on facts are most of a catalog's
+        def resolve_fact(scope: Scope) -> object:
+            value = scope.facts(fact)
+            return _MISSING if value is None else value
+
+        return resolve_fact
 
     if namespace is not None:
         # the engine's own namespaces are reserved: a ``facts`` or ``session`` key in the tool
@@ -504,16 +508,40 @@ def compile_operator(operator: str, expected: object) -> Callable[[object], bool
     if isinstance(compiled, tuple):
         compiled, regex = compiled
     test = compiled
-
-    def lifted(actual: object) -> bool:
-        if isinstance(actual, list):
-            if regex is not None and len(actual) > _JOIN_ABOVE and not regex.may_match_any(actual):
-                return False  # a long list (facts.shell_commands) without the literals
-            return any(test(item) for item in actual)
-        return test(actual)
+    lifted = _lift_regex(regex) if regex is not None else _lift(test)
 
     if negated:
         return lambda actual: not lifted(actual)
+    return lifted
+
+
+def _lift(test: Callable[[object], bool]) -> Callable[[object], bool]:
+    """``test`` on a value, or on any item of a list."""
+
+    def lifted(actual: object) -> bool:
+        if isinstance(actual, list):
+            return any(test(item) for item in actual)
+        return test(actual)
+
+    return lifted
+
+
+def _lift_regex(regex: LazyRegex) -> Callable[[object], bool]:
+    """A regex search on a value, or on any item of a list: :func:`_lift` of the search, with
+    it inlined (regexes on a fact's list of commands are most of what a catalog evaluates on
+    each event) and a long list refused at once when it lacks the literals a match needs."""
+    search = regex.search
+
+    def lifted(actual: object) -> bool:
+        if isinstance(actual, list):
+            if len(actual) > _JOIN_ABOVE and not regex.may_match_any(actual):
+                return False  # a long list (facts.shell_commands) without the literals
+            for item in actual:  # noqa: SIM110 (a loop: no generator frame per item)
+                if search(item if type(item) is str else as_text(item)):
+                    return True
+            return False
+        return search(actual if type(actual) is str else as_text(actual))
+
     return lifted
 
 
