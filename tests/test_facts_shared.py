@@ -95,21 +95,30 @@ RUN_FACTS = (
 
 
 def test_a_command_is_read_once_per_event(tmp_path: Path, monkeypatch) -> None:
+    from forge_policy.commands import shell
     from forge_policy.facts import commands
 
     read: list[str] = []
-    real = commands.runs
+    lexed: list[str] = []
+    real, real_lex = commands.runs, shell.lex
 
-    def counted(text: str, cwd: str):
+    def counted(text: str, cwd: str, words=None):
         read.append(text)
-        return real(text, cwd)
+        return real(text, cwd, words)
+
+    def counted_lex(text: str, *args, **kwargs):
+        lexed.append(text)
+        return real_lex(text, *args, **kwargs)
 
     monkeypatch.setattr(commands, "runs", counted)
+    monkeypatch.setattr(shell, "lex", counted_lex)
     event = bash("cd src && rm -rf build; git status", tmp_path)
     cache = FactCache(event, fp.builtin_facts())
-    for name in RUN_FACTS:
+    for name in (*RUN_FACTS, "commit_message", "search_credits", "estimated_tokens"):
         cache(name)
     assert read == ["cd src && rm -rf build; git status"]
+    # one lexer reading too, for the command model, governance, git commit and search credits
+    assert lexed == ["cd src && rm -rf build; git status"]
     # another event with the same text is read again: the reading lives as long as one cache
     FactCache(bash("cd src && rm -rf build; git status", tmp_path), fp.builtin_facts())(
         "executed_commands"
@@ -121,6 +130,8 @@ def test_command_facts_read_together_equal_each_read_alone(tmp_path: Path) -> No
     (tmp_path / ".env").write_text("API_KEY=sk-" + "a" * 40 + "\n")
     commands = (
         "ls -la",
+        'git commit -m "$(cat msg.txt)"',
+        "echo `date` > .forge/x",
         "cd src && make",
         "echo / | xargs rm -rf",
         "D=.forge; rm -r $D",
@@ -131,7 +142,7 @@ def test_command_facts_read_together_equal_each_read_alone(tmp_path: Path) -> No
     for command in commands:
         event = bash(command, tmp_path)
         cache = FactCache(event, fp.builtin_facts())
-        for name in reversed(RUN_FACTS):
+        for name in (*reversed(RUN_FACTS), "commit_message", "search_credits"):
             shared_value = cache(name)
             alone = each_alone(event, name)
             assert shared_value == alone, (command, name)

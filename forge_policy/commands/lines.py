@@ -35,16 +35,25 @@ _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 
 
 def simple_commands(
-    text: str, cwd: str, depth: int = 0, *, bare: bool = False
+    text: str,
+    cwd: str,
+    depth: int = 0,
+    *,
+    bare: bool = False,
+    read: Iterable[tuple[list[str], Command, str]] | None = None,
 ) -> Iterator[tuple[list[str], Command, str]]:
     """``(argv, command, cwd)`` for each simple command of ``text`` as
     :func:`~forge_policy.commands.shell.iter_commands` gives them (``distinct``), and those of the
     scripts a shell reads on stdin (``bash <<EOF``) or an ``ssh`` runs, :data:`NESTING` deep.
+    ``read``: what ``iter_commands(text, cwd, distinct=True, bare=bare)`` gave, when the caller
+    has it already.
 
     >>> [argv for argv, _cmd, _cwd in simple_commands("bash <<E\\nrm -r x\\nE", "/")]
     [['bash'], ['rm', '-r', 'x']]
     """
-    for argv, cmd, current in iter_commands(text, cwd, distinct=True, bare=bare):
+    if read is None:
+        read = iter_commands(text, cwd, distinct=True, bare=bare)
+    for argv, cmd, current in read:
         yield argv, cmd, current
         if not argv:
             continue

@@ -46,8 +46,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from forge_policy.commands import Run
+    from forge_policy.commands import Command, Run
     from forge_policy.model import Event
+
+    #: one simple command as the lexer reads it: ``(argv, command, cwd)``
+    Words = tuple[list[str], Command, str]
 
 #: At most this many distinct simple commands are listed; past it the fact is incomplete
 #: (a :class:`~forge_policy.facts.Partial`, which blocking rules read as a possible match).
@@ -72,7 +75,42 @@ def command_runs(event: Event, command: str, cwd: str) -> list[Run]:
     """
     if CURRENT.get() is None:  # no running fact to report cuts to (nor to share with)
         return list(runs(command, cwd))
-    return shared(f"commands.runs\0{cwd}\0{command}", event, lambda: list(runs(command, cwd)))
+
+    def read() -> list[Run]:
+        words, substituted = command_words(event, command, cwd)
+        return list(runs(command, cwd, None if substituted else words))
+
+    return shared(f"commands.runs\0{cwd}\0{command}", event, read)
+
+
+def command_words(event: Event, command: str, cwd: str) -> tuple[list[Words], bool]:
+    """The lexer's reading of ``command`` from ``cwd``, ``iter_commands(command, cwd,
+    distinct=True, bare=True)`` (commands with no argv included: ``> file``), read once per
+    event like :func:`command_runs`, and whether it read a substitution (``$(…)``, backticks):
+    readers that read substitutions their own way (the command model, ``git commit``'s
+    ``$(cat FILE)``) then lex the command themselves. The words are shared: callers only read
+    them.
+
+    >>> from forge_policy.model import Event
+    >>> ev = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "cd a && ls"})
+    >>> [(argv, at) for argv, _cmd, at in command_words(ev, "cd a && ls", "/r")[0]]
+    [(['ls'], '/r/a')]
+    """
+    from forge_policy.commands.shell import iter_commands, literal_subst
+
+    def read() -> tuple[list[Words], bool]:
+        substituted: list[bool] = []
+
+        def subst(done: list[Command], raw: str) -> str:
+            substituted.append(True)
+            return literal_subst(done, raw)
+
+        words = list(iter_commands(command, cwd, subst, distinct=True, bare=True))
+        return words, bool(substituted)
+
+    if CURRENT.get() is None:
+        return read()
+    return shared(f"commands.words\0{cwd}\0{command}", event, read)
 
 
 def provide_commands(event: Event) -> list[str]:

@@ -21,12 +21,12 @@ import stat
 
 import attrs
 
-from forge_policy.commands import UNKNOWN, expand_path, iter_commands, reader_operands
+from forge_policy.commands import UNKNOWN, expand_path, reader_operands
 from forge_policy.commands.readers import GREPS
 from forge_policy.facts._io import event_commands, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import check_deadline, note, shared, truncated
-from forge_policy.facts.commands import command_runs
+from forge_policy.facts.commands import command_runs, command_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -493,7 +493,9 @@ def _shell_sizes(event: Event, files: list[tuple[str, int]]) -> list[tuple[str, 
     limited: dict[str, tuple[str, int, bool]] = {}  # path -> (command, count, bytes?)
     whole: set[str] = set()
     for command in event_commands(event):
-        for argv, _cmd, current in iter_commands(command, cwd, distinct=True):
+        for argv, _cmd, current in command_words(event, command, cwd)[0]:
+            if not argv:
+                continue  # only assignments or redirections (``> file``)
             operands = reader_operands(argv)
             name = os.path.basename(argv[0])
             count = _head_tail_count(argv) if name in ("head", "tail") else None

@@ -83,7 +83,7 @@ from forge_policy.facts import controls
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import truncated
-from forge_policy.facts.commands import command_runs
+from forge_policy.facts.commands import command_runs, command_words
 from forge_policy.harness.registry import hook_files
 from forge_policy.values import Unknown
 
@@ -499,7 +499,9 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
     for command in event_commands(event):
         bare = [
             (argv, cmd, cwd)
-            for argv, cmd, cwd in simple_commands(command, places.cwd, bare=True)
+            for argv, cmd, cwd in simple_commands(
+                command, places.cwd, bare=True, read=command_words(event, command, places.cwd)[0]
+            )
             if not argv  # only redirections: `> .forge/x`
         ]
         for argv, cmd, cwd in bare:
