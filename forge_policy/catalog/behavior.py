@@ -296,6 +296,10 @@ class _FactLiterals:
         return True
 
 
+#: :meth:`Behavior.cannot_fire` has not grouped this tuple of triggers yet
+_UNPLANNED: tuple[_FactLiterals | None, ...] = (None,)
+
+
 def _fact_groups(triggers: tuple[Trigger, ...]) -> tuple[_FactLiterals | None, ...] | None:
     """For each trigger, the :class:`_FactLiterals` it belongs to (None: asked alone); None
     when no two triggers share one."""
@@ -556,9 +560,8 @@ class Behavior:
         (True, False)
         """
         firing = self.firing(event, key)
-        if firing in self._groups:
-            groups = self._groups[firing]
-        else:
+        groups = self._groups.get(firing, _UNPLANNED)
+        if groups is _UNPLANNED:
             groups = _fact_groups(firing)
             if len(self._groups) < FIRING_MEMO_LIMIT:
                 self._groups[firing] = groups

@@ -345,11 +345,11 @@ class _Chain:
     """One event on its way down the catalog: what every behavior's step needs."""
 
     __slots__ = (
+        "_firing",
         "_identity",
         "auto_approve",
         "event",
         "facts",
-        "firing",
         "now",
         "scratch",
         "seen",
@@ -371,8 +371,7 @@ class _Chain:
         #: what the rules judge: an MCP call read as the built-in tool it acts like (its
         #: triggers, conditions and facts); ``event`` is what the records and answers name
         self.seen = read_as(event)
-        #: what decides which triggers fire on ``seen`` (one key for every behavior)
-        self.firing = firing_key(self.seen)
+        self._firing: tuple[str, str, str | None] | None = None
         self.now = now
         self.settings = settings
         self.facts = facts
@@ -380,6 +379,14 @@ class _Chain:
         self._identity = ""
         self.scratch = _Scratch(state)
         self.trace: list[dict[str, Any]] | None = [] if explain else None
+
+    @property
+    def firing(self) -> tuple[str, str, str | None]:
+        """What decides which triggers fire on ``seen`` (one key for every behavior visited),
+        found when the first behavior is: most events of a large catalog visit none."""
+        if self._firing is None:
+            self._firing = firing_key(self.seen)
+        return self._firing
 
     @property
     def identity(self) -> str:
