@@ -203,3 +203,98 @@ def test_many_literals_of_one_field_are_found_at_once() -> None:
     assert [b.id for b in catalog.candidates(bash("tool10 x"))] == ["deny-1", "deny-10"]
     assert catalog.candidates(bash("ls")) == ()
     assert catalog.candidates(bash("")) == ()
+
+
+def test_the_firing_triggers_kept_per_subject_are_those_fires_on_selects() -> None:
+    # Behavior.firing keeps its answer by event name, subject and sent name (issue 28): a
+    # second event with the same three gets the same triggers, another subject its own
+    from forge_policy.catalog.behavior import FIRING_MEMO_LIMIT
+    from forge_policy.events import READ_FROM
+
+    catalog = fp.builtin_catalog()
+    events = [
+        fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "ls"}),
+        fp.Event("PreToolUse", "s", tool_name="Edit", tool_input={"file_path": "a"}),
+        fp.Event("PreToolUse", "s", tool_name="Read", tool_input={"file_path": "a"}),
+        fp.Event("PostToolUse", "s", tool_name="Bash", tool_input={"command": "ls"}),
+        fp.Event(
+            "PreToolUse",
+            "s",
+            tool_name="Write",
+            tool_input={"file_path": "a"},
+            payload={READ_FROM: "mcp__fs__write_file"},
+        ),
+        fp.Event("Stop", "s"),
+        fp.Event("UserPromptSubmit", "s", prompt="hi"),
+    ]
+    for _ in range(2):  # the second round answers from what the first kept
+        for event in events:
+            for behavior in catalog.behaviors:
+                expected = tuple(t for t in behavior.triggers if t.fires_on(event))
+                assert behavior.firing(event) == expected, (behavior.id, event.tool_name)
+    many = [fp.Event("PreToolUse", "s", tool_name=f"mcp__t{i}__x") for i in range(100)]
+    behavior = catalog.behaviors[0]
+    for event in many:
+        assert behavior.firing(event) == tuple(t for t in behavior.triggers if t.fires_on(event))
+    assert len(behavior._firing) <= FIRING_MEMO_LIMIT
+
+
+def test_triggers_refuted_together_by_their_fact_decide_as_one_by_one() -> None:
+    # Behavior.cannot_fire looks for the literals of the regexes several triggers have on one
+    # fact at once (issue 28): the answer, and which facts are computed in which order, are
+    # those of asking each trigger in turn, whatever the facts hold (undetermined included)
+    from itertools import product
+
+    from forge_policy.values import Partial, Unknown
+
+    def trigger(field: str, pattern: str) -> dict:
+        condition = {"field": field, "operator": "regex_match", "value": pattern}
+        return {"event": "PreToolUse", "matcher": "Bash", "conditions": [condition]}
+
+    behavior = Behavior(
+        {
+            "id": "grouped",
+            "name": "G",
+            "default_level": "hard_block",
+            "triggers": [
+                trigger("facts.a", r"^rm\s"),
+                trigger("facts.b", r"(?i)\bmkfs\b"),
+                trigger("facts.a", r"^git push --force"),
+                trigger("facts.b", r"(?i)shutdown"),
+                trigger("facts.a", r"curl.*\|\s*sh"),
+                trigger("facts.c", r"x"),
+            ],
+        }
+    )
+    values = (
+        [],
+        ["ls -la"],
+        ["ls", "rm -rf x"],
+        ["git push --force"],
+        ["MKFS.ext4 /dev/sda"],
+        ["curl x | sh"],
+        "rm x",
+        "",
+        Unknown("timed out"),
+        Partial(["ls"], "cut"),
+        [1, "rm -r x"],
+        None,
+    )
+    event = fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "x"})
+    firing = behavior.firing(event)
+    for a, b, c in product(values, values, values[:3]):
+        facts = {"a": a, "b": b, "c": c}
+        asked: list[str] = []
+        reference: list[str] = []
+
+        def grouped(name: str, asked: list[str] = asked, facts: dict = facts) -> object:
+            asked.append(name)
+            return facts[name]
+
+        def alone(name: str, reference: list[str] = reference, facts: dict = facts) -> object:
+            reference.append(name)
+            return facts[name]
+
+        expected = all(t.cannot_match(Scope(event, 0, {}, {}, alone)) for t in firing)
+        assert behavior.cannot_fire(event, Scope(event, 0, {}, {}, grouped)) == expected, facts
+        assert list(dict.fromkeys(asked)) == list(dict.fromkeys(reference)), facts

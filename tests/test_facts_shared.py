@@ -77,3 +77,87 @@ def test_a_provider_changing_its_list_does_not_change_another_fact(tmp_path: Pat
     assert isinstance(paths, list)
     paths.append("/etc/shadow")
     assert cache("path_basenames") == ["a.txt"]
+
+
+# --- the command model's reading, shared by the command facts (issue 28) ------------------------
+
+#: the facts built on the command model's reading of a Bash call (facts.commands.command_runs)
+RUN_FACTS = (
+    "governance_changes",
+    "shell_commands",
+    "executed_commands",
+    "command_readings",
+    "recursive_deletes",
+    "shell_data",
+    "sensitive_file",
+    "secret_in_files",
+)
+
+
+def test_a_command_is_read_once_per_event(tmp_path: Path, monkeypatch) -> None:
+    import forge_policy.commands as commands  # the facts import the model lazily, from here
+    from forge_policy.commands import shell
+
+    read: list[str] = []
+    lexed: list[str] = []
+    real, real_lex = commands.runs, shell.lex
+
+    def counted(text: str, cwd: str, words=None):
+        read.append(text)
+        return real(text, cwd, words)
+
+    def counted_lex(text: str, *args, **kwargs):
+        lexed.append(text)
+        return real_lex(text, *args, **kwargs)
+
+    monkeypatch.setattr(commands, "runs", counted)
+    monkeypatch.setattr(shell, "lex", counted_lex)
+    event = bash("cd src && rm -rf build; git status", tmp_path)
+    cache = FactCache(event, fp.builtin_facts())
+    for name in (*RUN_FACTS, "commit_message", "search_credits", "estimated_tokens"):
+        cache(name)
+    assert read == ["cd src && rm -rf build; git status"]
+    # one lexer reading too, for the command model, governance, git commit and search credits
+    assert lexed == ["cd src && rm -rf build; git status"]
+    # another event with the same text is read again: the reading lives as long as one cache
+    FactCache(bash("cd src && rm -rf build; git status", tmp_path), fp.builtin_facts())(
+        "executed_commands"
+    )
+    assert len(read) == 2
+
+
+def test_command_facts_read_together_equal_each_read_alone(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("API_KEY=sk-" + "a" * 40 + "\n")
+    commands = (
+        "ls -la",
+        'git commit -m "$(cat msg.txt)"',
+        "echo `date` > .forge/x",
+        "cd src && make",
+        "echo / | xargs rm -rf",
+        "D=.forge; rm -r $D",
+        "cat .env | sh -c 'curl -s x | bash'",
+        "f() { rm -rf /; }; f",
+        "rm -rf ${x@Q}",
+    )
+    for command in commands:
+        event = bash(command, tmp_path)
+        cache = FactCache(event, fp.builtin_facts())
+        for name in (*reversed(RUN_FACTS), "commit_message", "search_credits"):
+            shared_value = cache(name)
+            alone = each_alone(event, name)
+            assert shared_value == alone, (command, name)
+            assert type(shared_value) is type(alone), (command, name)
+
+
+def test_an_unread_form_leaves_every_command_fact_incomplete(tmp_path: Path) -> None:
+    # ${!X} (indirection) is not modelled: the first fact's reading is cut, and every later
+    # fact that reuses it must be as incomplete (a blocking rule decides as if it matched)
+    event = bash("rm -rf ${!X}", tmp_path)
+    cache = FactCache(event, fp.builtin_facts())
+    names = ("shell_commands", "executed_commands", "recursive_deletes", "command_readings")
+    for name in names:
+        value = cache(name)
+        assert type(value) in (Partial, Unknown), name
+        assert type(value) is type(each_alone(event, name)), name
+    cut = [note for note in cache.diagnostics if "is incomplete" in note]
+    assert len(cut) == len(names)

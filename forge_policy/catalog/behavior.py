@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from forge_policy.catalog.dsl import Scope
     from forge_policy.model import Event
 
+#: at most this many (event name, subject) pairs a behavior remembers its firing triggers for
+#: (tool names are the agent's to choose: MCP tools are many)
+FIRING_MEMO_LIMIT = 64
 ACTIONS = ("evaluate", "set_flag", "check_flag", "accumulate", "reset_total")
 #: actions whose match only ever relaxes a rule: an undetermined trigger never takes them
 _RELAXING_ACTIONS = frozenset({"set_flag", "reset_total"})
@@ -255,6 +258,96 @@ class Trigger:
         return f"{self.event}{matcher} {self.action}{flag}"
 
 
+class _FactLiterals:
+    """Triggers of one behavior whose first required condition is a ``regex_match`` on the same
+    fact (``facts.shell_commands``…): the literals one of their matches needs, all together
+    (:func:`~forge_policy.catalog.prefilter.required_literals`, none holding a newline), so
+    that one look at the fact's items joined by newlines refutes them all at once."""
+
+    __slots__ = ("alternatives", "casefold", "fact")
+
+    def __init__(self, fact: str, casefold: bool) -> None:
+        self.fact = fact
+        self.casefold = casefold
+        self.alternatives: list[tuple[str, ...]] = []
+
+    def refutes(self, scope: Scope) -> bool:
+        """True when no trigger of the group can match: the fact is known (a plain list of
+        strings, or a string that is not :class:`~forge_policy.values.Unknown`) and holds no
+        literal a match of any of them needs. An undetermined fact (Unknown, Partial) or an
+        unusual value refutes nothing: the triggers are then asked one by one."""
+        value = scope.facts(self.fact)
+        if type(value) is list:
+            if not all(type(item) is str for item in value):
+                return False
+            text = "\n".join(value)
+        elif type(value) is str:
+            text = value
+        else:
+            return False
+        if self.casefold:
+            text = text.casefold()
+        for literals in self.alternatives:
+            for literal in literals:
+                if literal not in text:
+                    break
+            else:
+                return False
+        return True
+
+
+#: :meth:`Behavior.cannot_fire` has not grouped this tuple of triggers yet
+_UNPLANNED: tuple[_FactLiterals | None, ...] = (None,)
+
+
+def _fact_groups(triggers: tuple[Trigger, ...]) -> tuple[_FactLiterals | None, ...] | None:
+    """For each trigger, the :class:`_FactLiterals` it belongs to (None: asked alone); None
+    when no two triggers share one."""
+    groups: dict[tuple[str, bool], _FactLiterals] = {}
+    members: dict[tuple[str, bool], int] = {}
+    keys: list[tuple[str, bool] | None] = []
+    for trigger in triggers:
+        conditions = trigger.conditions
+        first = conditions[0] if conditions and trigger.logic == "all" else None
+        requirement = None
+        if (
+            first is not None
+            and first.operator == "regex_match"
+            and first.regex is not None
+            and first.field.startswith("facts.")
+            and len(first.field) > len("facts.")
+        ):
+            requirement = first.regex.joinable_requirement()
+        if requirement is None:
+            keys.append(None)
+            continue
+        assert first is not None
+        key = (first.field[len("facts.") :], requirement.casefold)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _FactLiterals(*key)
+        group.alternatives.extend(requirement.alternatives)
+        members[key] = members.get(key, 0) + 1
+        keys.append(key)
+    if not any(count > 1 for count in members.values()):
+        return None
+    return tuple(groups[key] if key is not None and members[key] > 1 else None for key in keys)
+
+
+def firing_key(event: Event) -> tuple[str, str, str | None]:
+    """What decides which triggers fire on ``event`` (:meth:`Behavior.firing`): its name, its
+    matcher subject and the name an MCP call read as a built-in tool was sent under."""
+    name = event.event_name
+    subject_key = MATCHER_SUBJECT.get(name)
+    subject: object = "" if subject_key is None else event.top_level(subject_key)
+    sent = event.payload.get(READ_FROM) if subject_key == "tool_name" else None
+    return (
+        name,
+        subject if isinstance(subject, str) else "",
+        sent if isinstance(sent, str) else None,
+    )
+
+
 @attrs.frozen(eq=False, repr=False)
 class Behavior:
     """One governance rule, compiled: ``Behavior(spec)``; see :func:`forge_policy.load_catalog`.
@@ -298,6 +391,12 @@ class Behavior:
     admits_tool: Callable[[str], bool] = attrs.field(init=False)
     applies_agents: frozenset[str] = attrs.field(init=False)
     applies_profiles: frozenset[str] = attrs.field(init=False)
+    #: :meth:`firing`'s answers by what decides them (the event name, subject and sent name)
+    _firing: dict[tuple[str, str, str | None], tuple[Trigger, ...]] = attrs.field(init=False)
+    #: :meth:`cannot_fire`'s groups of triggers by fact, for each tuple :meth:`firing` gave
+    _groups: dict[tuple[Trigger, ...], tuple[_FactLiterals | None, ...] | None] = attrs.field(
+        init=False
+    )
 
     def __attrs_post_init__(self) -> None:
         spec = self.spec
@@ -331,7 +430,38 @@ class Behavior:
             admits_tool=compile_names(frozenset(applies.get("tools", ()))),
             applies_agents=frozenset(applies.get("agents", ())),
             applies_profiles=frozenset(applies.get("profiles", ())),
+            _firing={},
+            _groups={},
         )
+
+    def firing(
+        self, event: Event, key: tuple[str, str, str | None] | None = None
+    ) -> tuple[Trigger, ...]:
+        """The triggers that :meth:`Trigger.fires_on` selects for ``event``, in order.
+
+        What they are depends only on the event name, its matcher subject and the name an MCP
+        call was sent under (:meth:`Trigger.fires_on` reads nothing else), and the triggers
+        never change: the answer is kept by those three, for a bounded number of them.
+
+        >>> from forge_policy.model import Event
+        >>> rule = Behavior({"id": "r", "name": "R", "default_level": "warning", "triggers": [
+        ...     {"event": "PreToolUse", "matcher": "Bash"}, {"event": "Stop"}]})
+        >>> [t.index for t in rule.firing(Event("PreToolUse", "s", tool_name="Bash"))]
+        [0]
+        >>> rule.firing(Event("PreToolUse", "s", tool_name="Edit"))
+        ()
+
+        ``key``: :func:`firing_key` of ``event``, when the caller asks for several behaviors.
+        """
+        if key is None:
+            key = firing_key(event)
+        memo = self._firing
+        found = memo.get(key)
+        if found is None:
+            found = tuple(t for t in self.triggers if t.fires_on(event))
+            if len(memo) < FIRING_MEMO_LIMIT:
+                memo[key] = found
+        return found
 
     def recovery_for(self, trigger: Trigger | None) -> tuple[str, str, str]:
         """``(hint, suggested_tool, suggested_action)`` for a violation found by ``trigger``:
@@ -408,7 +538,9 @@ class Behavior:
         fact that could not be computed."""
         return self.level_at(previous, counter).blocks
 
-    def cannot_fire(self, event: Event, scope: Scope) -> bool:
+    def cannot_fire(
+        self, event: Event, scope: Scope, key: tuple[str, str, str | None] | None = None
+    ) -> bool:
         """True when no trigger of this behavior can match ``event``: each one that fires on
         it fails its first required condition (see :meth:`Trigger.cannot_match`).
 
@@ -427,8 +559,25 @@ class Behavior:
         >>> rule.cannot_fire(*scope("ls")), rule.cannot_fire(*scope("git push"))
         (True, False)
         """
-        for trigger in self.triggers:
-            if trigger.fires_on(event) and not trigger.cannot_match(scope):
+        firing = self.firing(event, key)
+        groups = self._groups.get(firing, _UNPLANNED)
+        if groups is _UNPLANNED:
+            groups = _fact_groups(firing)
+            if len(self._groups) < FIRING_MEMO_LIMIT:
+                self._groups[firing] = groups
+        if groups is None:
+            return all(trigger.cannot_match(scope) for trigger in firing)
+        # triggers whose first conditions are regexes on one fact are refuted together, when
+        # the first of them is reached (so facts are computed in the order they were)
+        refuted: dict[int, bool] = {}
+        for trigger, group in zip(firing, groups, strict=True):
+            if group is not None:
+                verdict = refuted.get(id(group))
+                if verdict is None:
+                    verdict = refuted[id(group)] = group.refutes(scope)
+                if verdict:
+                    continue
+            if not trigger.cannot_match(scope):
                 return False
         return True
 

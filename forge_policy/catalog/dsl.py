@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
+    from forge_policy.catalog.prefilter import Requirement
     from forge_policy.model import Event
 
     Test = Callable[[object, object], bool]
@@ -136,13 +137,14 @@ class LazyRegex:
     (True, True)
     """
 
-    __slots__ = ("_admits", "_compiled", "_joinable", "pattern")
+    __slots__ = ("_admits", "_compiled", "_joinable", "_requirement", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._compiled: Any = None
         self._admits: Callable[[str], bool] | None = None
         self._joinable = False
+        self._requirement: Requirement | None = None
 
     @property
     def compiled(self) -> bool:
@@ -159,7 +161,21 @@ class LazyRegex:
             self._joinable = requirement is not None and not any(
                 "\n" in literal for literals in requirement.alternatives for literal in literals
             )
+            self._requirement = requirement
         return admits
+
+    def joinable_requirement(self) -> Requirement | None:
+        """The literals every match needs (:func:`~forge_policy.catalog.prefilter.
+        required_literals`) when none of them holds a newline, so that they can be looked for
+        in several texts joined by newlines at once; else None.
+
+        >>> LazyRegex(r"^rm\\s").joinable_requirement()
+        Requirement(alternatives=(('rm',),), casefold=False)
+        >>> LazyRegex(r".").joinable_requirement() is None
+        True
+        """
+        self._admitter()
+        return self._requirement if self._joinable else None
 
     def may_match_any(self, items: list[object]) -> bool:
         """False only when no item of a list of strings can match: the literals a match needs
@@ -378,10 +394,14 @@ def compile_field(field: str) -> Callable[[Scope], object]:
         def namespace(scope: Scope) -> object:
             return scope.totals.get(name, 0)
     elif len(path) >= 2 and head == "facts":
-        name = ".".join(path[1:])
+        fact = ".".join(path[1:])
 
-        def namespace(scope: Scope) -> object:
-            return scope.facts(name)
+        # reserved too (below), in one call: conditions on facts are most of a catalog's
+        def resolve_fact(scope: Scope) -> object:
+            value = scope.facts(fact)
+            return _MISSING if value is None else value
+
+        return resolve_fact
 
     if namespace is not None:
         # the engine's own namespaces are reserved: a ``facts`` or ``session`` key in the tool
@@ -437,12 +457,13 @@ def as_number(value: object) -> float | None:
 
 
 def _scalar_test(
-    operator: str, expected: object
+    operator: str, expected: object, regex: LazyRegex | None = None
 ) -> Callable[[object], bool] | tuple[Callable[[object], bool], LazyRegex]:
     """The positive form of an operator on one value (``not_*`` use their positive twin);
-    a regex operator's comes with its :class:`LazyRegex`."""
+    a regex operator's comes with its :class:`LazyRegex` (``regex``, when given)."""
     if operator in REGEX_OPERATORS:
-        regex = LazyRegex(as_text(expected))
+        if regex is None:
+            regex = LazyRegex(as_text(expected))
         return (lambda actual: regex.search(as_text(actual))), regex
     if operator in NUMERIC_OPERATORS:
         bound = as_number(expected)
@@ -483,7 +504,9 @@ def _present(actual: object) -> bool:
     return actual != _MISSING and actual != []
 
 
-def compile_operator(operator: str, expected: object) -> Callable[[object], bool]:
+def compile_operator(
+    operator: str, expected: object, regex: LazyRegex | None = None
+) -> Callable[[object], bool]:
     """A total predicate ``actual -> bool`` for one operator and its configured value.
 
     A list value (e.g. ``facts.paths``) matches when any element matches; the negated operators
@@ -499,21 +522,45 @@ def compile_operator(operator: str, expected: object) -> Callable[[object], bool
     if operator == "not_exists":
         return lambda actual: not _present(actual)
     negated = operator in ("not_regex_match", "not_contains")
-    compiled = _scalar_test(operator[4:] if negated else operator, expected)
+    compiled = _scalar_test(operator[4:] if negated else operator, expected, regex)
     regex = None
     if isinstance(compiled, tuple):
         compiled, regex = compiled
     test = compiled
-
-    def lifted(actual: object) -> bool:
-        if isinstance(actual, list):
-            if regex is not None and len(actual) > _JOIN_ABOVE and not regex.may_match_any(actual):
-                return False  # a long list (facts.shell_commands) without the literals
-            return any(test(item) for item in actual)
-        return test(actual)
+    lifted = _lift_regex(regex) if regex is not None else _lift(test)
 
     if negated:
         return lambda actual: not lifted(actual)
+    return lifted
+
+
+def _lift(test: Callable[[object], bool]) -> Callable[[object], bool]:
+    """``test`` on a value, or on any item of a list."""
+
+    def lifted(actual: object) -> bool:
+        if isinstance(actual, list):
+            return any(test(item) for item in actual)
+        return test(actual)
+
+    return lifted
+
+
+def _lift_regex(regex: LazyRegex) -> Callable[[object], bool]:
+    """A regex search on a value, or on any item of a list: :func:`_lift` of the search, with
+    it inlined (regexes on a fact's list of commands are most of what a catalog evaluates on
+    each event) and a long list refused at once when it lacks the literals a match needs."""
+    search = regex.search
+
+    def lifted(actual: object) -> bool:
+        if isinstance(actual, list):
+            if len(actual) > _JOIN_ABOVE and not regex.may_match_any(actual):
+                return False  # a long list (facts.shell_commands) without the literals
+            for item in actual:  # noqa: SIM110 (a loop: no generator frame per item)
+                if search(item if type(item) is str else as_text(item)):
+                    return True
+            return False
+        return search(actual if type(actual) is str else as_text(actual))
+
     return lifted
 
 
@@ -535,11 +582,15 @@ class Condition:
     value: object
     resolve: Callable[[Scope], object] = attrs.field(init=False, eq=False, repr=False)
     test: Callable[[object], bool] = attrs.field(init=False, eq=False, repr=False)
+    #: a regex operator's pattern (the one ``test`` searches with), else None
+    regex: LazyRegex | None = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         # frozen: the compiled closures are set once, here, through object.__setattr__
+        regex = LazyRegex(as_text(self.value)) if self.operator in REGEX_OPERATORS else None
+        object.__setattr__(self, "regex", regex)
         object.__setattr__(self, "resolve", compile_field(self.field))
-        object.__setattr__(self, "test", compile_operator(self.operator, self.value))
+        object.__setattr__(self, "test", compile_operator(self.operator, self.value, regex))
 
     def __call__(self, scope: Scope) -> tuple[bool | None, object]:
         """``(matched, actual)``; ``matched`` is None when an undetermined fact leaves the

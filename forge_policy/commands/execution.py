@@ -71,7 +71,7 @@ from forge_policy.commands.shell_state import ShellState, env_split
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
 _UNSEEN = "\0unseen"  # a script piped into a shell that the command line does not show
 #: at most this many input items of one xargs or parallel are followed
@@ -197,13 +197,19 @@ def opaque(word: str) -> bool:
     return "$" in word or "`" in word or UNKNOWN in word
 
 
-def runs(text: str, cwd: str) -> Iterator[Run]:
+def runs(
+    text: str, cwd: str, read: Iterable[tuple[list[str], Command, str]] | None = None
+) -> Iterator[Run]:
     """Every program ``text`` runs, in completion order (see the module doc).
+
+    ``read``: what ``iter_commands(text, cwd, distinct=True, bare=True)`` gave, when the caller
+    has it and no substitution was read in it (with none, the lexer's reading does not depend
+    on how substitutions are read, so it is this model's too).
 
     >>> [r.line for r in runs("find / -exec rm -rf {} \\\\;", "/p")]
     ['rm -r -f /', 'find / -exec rm -rf {} ;']
     """
-    yield from _Walker().walk(text, cwd, "", 0)
+    yield from _Walker().walk(text, cwd, "", 0, read)
     revealed = deobfuscated(text)  # the textual safety net (commands/safety_net.py)
     if revealed is not None:
         for run in _Walker().walk(revealed, cwd, "", 0):
@@ -259,9 +265,18 @@ class _Walker:
         self.seen: set[tuple[object, ...]] = set()
         self.git_aliases: dict[str, str] = {}  # git config alias.NAME VALUE earlier in the call
 
-    def walk(self, text: str, cwd: str, via: str, depth: int) -> Iterator[Run]:
+    def walk(
+        self,
+        text: str,
+        cwd: str,
+        via: str,
+        depth: int,
+        read: Iterable[tuple[list[str], Command, str]] | None = None,
+    ) -> Iterator[Run]:
         state = self.state
-        for argv, cmd, current in iter_commands(text, cwd, _subst, distinct=True, bare=True):
+        if read is None:
+            read = iter_commands(text, cwd, _subst, distinct=True, bare=True)
+        for argv, cmd, current in read:
             words = cmd.words
             if cmd.opens or state.capture is not None or words[:1] == ["function"]:
                 body = state.define(words, cmd)

@@ -26,6 +26,10 @@ from forge_policy.commands.shell import (
     strip_wrappers,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 # fmt: off
 _GIT_VALUE_OPTS = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
                              "--super-prefix"})
@@ -51,10 +55,21 @@ class Commit:
     all: bool = attrs.field(alias="all_")
 
 
-def commits(command: str, cwd: str, *, distinct: bool = False) -> list[Commit]:
+def commits(
+    command: str,
+    cwd: str,
+    *,
+    distinct: bool = False,
+    read: Iterable[tuple[list[str], Command, str]] | None = None,
+) -> list[Commit]:
     """Every ``git commit`` in a shell command, with its message (``""`` when none is given);
     ``distinct``: a plain command repeated in a run of plain commands is read once (the fact
-    only asks which messages there are; a padded command then costs its distinct commands)."""
+    only asks which messages there are; a padded command then costs its distinct commands).
+    ``read``: what ``iter_commands(command, cwd, distinct=distinct)`` gave, when the caller has
+    it and no substitution was read in it (this parser reads ``$(cat FILE)``; with no
+    substitution, the lexer's reading does not depend on how substitutions are read)."""
+    if read is not None:
+        return [c for argv, cmd, at in read if argv and (c := _git_commit(argv, cmd, at))]
 
     def subst(done: list[Command], raw: str) -> str:
         argv = strip_wrappers(done[0].words) if len(done) == 1 else []

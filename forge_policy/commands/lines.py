@@ -23,7 +23,9 @@ from forge_policy.commands.shell import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
+
+    from forge_policy.commands.execution import Run
 
 #: Levels of scripts fed to a shell on stdin or run by ssh, followed inside each other.
 NESTING = 8
@@ -33,16 +35,25 @@ _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 
 
 def simple_commands(
-    text: str, cwd: str, depth: int = 0, *, bare: bool = False
+    text: str,
+    cwd: str,
+    depth: int = 0,
+    *,
+    bare: bool = False,
+    read: Iterable[tuple[list[str], Command, str]] | None = None,
 ) -> Iterator[tuple[list[str], Command, str]]:
     """``(argv, command, cwd)`` for each simple command of ``text`` as
     :func:`~forge_policy.commands.shell.iter_commands` gives them (``distinct``), and those of the
     scripts a shell reads on stdin (``bash <<EOF``) or an ``ssh`` runs, :data:`NESTING` deep.
+    ``read``: what ``iter_commands(text, cwd, distinct=True, bare=bare)`` gave, when the caller
+    has it already.
 
     >>> [argv for argv, _cmd, _cwd in simple_commands("bash <<E\\nrm -r x\\nE", "/")]
     [['bash'], ['rm', '-r', 'x']]
     """
-    for argv, cmd, current in iter_commands(text, cwd, distinct=True, bare=bare):
+    if read is None:
+        read = iter_commands(text, cwd, distinct=True, bare=bare)
+    for argv, cmd, current in read:
         yield argv, cmd, current
         if not argv:
             continue
@@ -70,10 +81,16 @@ def command_lines(text: str, cwd: str, depth: int = 0) -> Iterator[str]:
     """
     from forge_policy.commands.execution import runs
 
+    return lines_of(runs(text, cwd))
+
+
+def lines_of(read: Iterable[Run]) -> Iterator[str]:
+    """:func:`command_lines` of a reading already made (the runs of one command line, in the
+    order :func:`~forge_policy.commands.execution.runs` gives them)."""
     # the last stages of each command's pipeline, kept per command so that each pipeline is
     # rendered from its predecessor's in one step (the commands stay alive meanwhile)
     windows: dict[int, list[str]] = {}
-    for run in runs(text, cwd):
+    for run in read:
         cmd = run.command
         if run.via or cmd is None:
             yield run.line

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import attrs
 
-from forge_policy.catalog.behavior import AGENT_SCOPE
+from forge_policy.catalog.behavior import AGENT_SCOPE, firing_key
 from forge_policy.engine.effects import (
     AgentTally,
     Audit,
@@ -196,6 +196,7 @@ def _fire(
     facts: FactCache,
     trace: list[dict[str, Any]] | None,
     fail_closed: bool = True,
+    key: tuple[str, str, str | None] | None = None,
 ) -> tuple[Trigger, list[ConditionResult]] | None:
     """Run a behavior's triggers in order, recording flag and total actions in ``scratch``;
     return the first violating trigger (SPEC §3.1: one violation per behavior per event).
@@ -209,9 +210,7 @@ def _fire(
     scope = Scope(event, counter, scratch.flags, scratch.totals, facts, fail_closed)
     fired: tuple[Trigger, list[ConditionResult]] | None = None
     assumed = False  # whether ``fired`` matched only on undetermined facts
-    for trigger in behavior.triggers:
-        if not trigger.fires_on(event):
-            continue
+    for trigger in behavior.firing(event, key):
         matched, results = trigger.test(scope, explain=trace is not None)
         effect = "no match"
         if matched:
@@ -345,6 +344,7 @@ class _Chain:
     """One event on its way down the catalog: what every behavior's step needs."""
 
     __slots__ = (
+        "_firing",
         "_identity",
         "auto_approve",
         "event",
@@ -370,6 +370,7 @@ class _Chain:
         #: what the rules judge: an MCP call read as the built-in tool it acts like (its
         #: triggers, conditions and facts); ``event`` is what the records and answers name
         self.seen = read_as(event)
+        self._firing: tuple[str, str, str | None] | None = None
         self.now = now
         self.settings = settings
         self.facts = facts
@@ -377,6 +378,14 @@ class _Chain:
         self._identity = ""
         self.scratch = _Scratch(state)
         self.trace: list[dict[str, Any]] | None = [] if explain else None
+
+    @property
+    def firing(self) -> tuple[str, str, str | None]:
+        """What decides which triggers fire on ``seen`` (one key for every behavior visited),
+        found when the first behavior is: most events of a large catalog visit none."""
+        if self._firing is None:
+            self._firing = firing_key(self.seen)
+        return self._firing
 
     @property
     def identity(self) -> str:
@@ -410,7 +419,7 @@ class _Chain:
         counter = self.ladder(behavior, bstate)[0]
         scratch = self.scratch
         scope = Scope(self.seen, counter, scratch.flags, scratch.totals, self.facts)
-        return behavior.cannot_fire(self.seen, scope)
+        return behavior.cannot_fire(self.seen, scope, self.firing)
 
     def steps(self, behavior: Behavior, bstate: BehaviorState | None) -> list[Step]:
         """What ``behavior`` does with this event: pass a pending block's retry (SPEC §4:
@@ -435,7 +444,14 @@ class _Chain:
         counter_before, previous = self.ladder(behavior, bstate)
         fail_closed = behavior.fails_closed(previous, counter_before + 1)
         fired = _fire(
-            behavior, self.seen, self.scratch, counter_before, self.facts, self.trace, fail_closed
+            behavior,
+            self.seen,
+            self.scratch,
+            counter_before,
+            self.facts,
+            self.trace,
+            fail_closed,
+            self.firing,
         )
         flag_effects = self.scratch.take()
         steps = [Step(behavior.id, flag_effects)] if flag_effects else []

@@ -52,6 +52,19 @@ class Settings:
         return touch_interval(self.ttl)
 
 
+#: :func:`forge_policy.facts.call_provider`, imported on first use (importing this module stays
+#: cheap) and then kept: an import statement costs a microsecond on every fact of every event
+_CALL_PROVIDER: list[Callable[..., tuple[object, list[str]]]] = []
+
+
+def _call_provider() -> Callable[..., tuple[object, list[str]]]:
+    if not _CALL_PROVIDER:
+        from forge_policy.facts import call_provider
+
+        _CALL_PROVIDER.append(call_provider)
+    return _CALL_PROVIDER[0]
+
+
 class FactCache:
     """Fact providers for one event: computed on first use, memoised, never raising.
 
@@ -79,16 +92,15 @@ class FactCache:
         self._shared: dict[str, Any] = {}
 
     def __call__(self, name: str) -> object:
-        if name in self.values:
-            return self.values[name]
+        values = self.values
+        if name in values:
+            return values[name]
         provider = self._providers.get(name)
         value: object = ""
         if provider is None:
             self.diagnostics.append(f"fact {name!r} has no provider; it is empty")
         else:
-            from forge_policy.facts import call_provider
-
-            value, notes = call_provider(name, provider, self._event, self._shared)
+            value, notes = _call_provider()(name, provider, self._event, self._shared)
             self.diagnostics.extend(notes)
         self.values[name] = value
         return value

@@ -251,13 +251,19 @@ _BUILTINS: dict[str, tuple[str, str, float]] = {
 
 
 def _lazy(module: str, function: str) -> FactProvider:
+    #: the function, once imported (its module and name never change: nothing to go stale)
+    found: list[FactProvider] = []
+
     def provider(event: Event) -> object:
+        if found:
+            return found[0](event)
         import sys
         from importlib import import_module
 
         name = f"forge_policy.{module}"
         first = name not in sys.modules
         func: FactProvider = getattr(import_module(name), function)
+        found.append(func)
         if first:  # the import is the process's cost (once), not the event's
             from forge_policy._budget import restart
 

@@ -38,10 +38,11 @@ def event_patches(event: Event) -> list[tuple[str, str, str, dict[str, object]]]
     for command in event_commands(event):
         if not any(name in command for name in ("apply_patch", "applypatch", "apply-patch")):
             continue  # the common case: nothing to import, nothing to read
-        from forge_policy.commands import runs, stdin_text
+        from forge_policy.commands import stdin_text
         from forge_policy.commands.patches import applied
+        from forge_policy.facts.commands import command_runs
 
-        for run in runs(command, event_cwd(event)):
+        for run in command_runs(event, command, event_cwd(event)):
             if not run.cwd:
                 continue
             stdin = stdin_text(run.command, run.cwd) if run.command is not None else None

@@ -230,17 +230,16 @@ def call_provider(
     >>> call_provider("boom", lambda event: 1 // 0, Event("Stop", "s"))
     ('', ["fact 'boom' failed: ZeroDivisionError: integer division or modulo by zero"])
     """
-    if shared is not None:
-        token = SHARED.set(shared)
-        try:
-            return call_provider(name, provider, event)
-        finally:
-            SHARED.reset(token)
-    if isinstance(provider, BudgetedProvider):
-        return provider.evaluate(event)
+    token = SHARED.set(shared) if shared is not None else None
     try:
-        value = provider(event)
-    except Exception as exc:
-        failure = _failure(name, exc)
-        return Unknown(failure), [failure]
-    return ("" if value is None else value), []
+        if isinstance(provider, BudgetedProvider):
+            return provider.evaluate(event)
+        try:
+            value = provider(event)
+        except Exception as exc:
+            failure = _failure(name, exc)
+            return Unknown(failure), [failure]
+        return ("" if value is None else value), []
+    finally:
+        if token is not None:
+            SHARED.reset(token)

@@ -35,22 +35,83 @@ curl -s x | sh
 
 from __future__ import annotations
 
+from forge_policy._budget import CURRENT
 from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_commands, event_cwd
-from forge_policy.facts._runtime import truncated
+from forge_policy.facts._runtime import shared, truncated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from forge_policy.commands import Run
+    from forge_policy.commands import Command, Run
     from forge_policy.model import Event
+
+    #: one simple command as the lexer reads it: ``(argv, command, cwd)``
+    Words = tuple[list[str], Command, str]
 
 #: At most this many distinct simple commands are listed; past it the fact is incomplete
 #: (a :class:`~forge_policy.facts.Partial`, which blocking rules read as a possible match).
 MAX_COMMANDS = 1 << 14
 #: At most this many characters in all (nesting repeats the inner text in the outer command).
 MAX_CHARS = 8 << 20
+
+
+def command_runs(event: Event, command: str, cwd: str) -> list[Run]:
+    """Every program ``command`` runs from ``cwd`` (:func:`forge_policy.commands.runs`), read
+    once per event for all the facts that ask (six of them on a Bash call: the command facts,
+    the files it names, governance, apply_patch): the reading is kept in the event's shared work
+    (:func:`~forge_policy.facts._runtime.shared`), keyed by the exact command text and
+    directory, so it never outlives the event nor stands for another text. The cuts it reported
+    (a form the model does not read, a cap) are reported again to every fact that reuses it,
+    so each one is as incomplete as the first. The runs are shared: callers only read them.
+
+    >>> from forge_policy.model import Event
+    >>> ev = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "cd a && ls"})
+    >>> [(run.line, run.cwd) for run in command_runs(ev, "cd a && ls", "/r")]
+    [('ls', '/r/a')]
+    """
+    # the command model is imported by a call that runs commands, not by a Read
+    from forge_policy.commands import runs
+
+    if CURRENT.get() is None:  # no running fact to report cuts to (nor to share with)
+        return list(runs(command, cwd))
+
+    def read() -> list[Run]:
+        words, substituted = command_words(event, command, cwd)
+        return list(runs(command, cwd, None if substituted else words))
+
+    return shared(f"commands.runs\0{cwd}\0{command}", event, read)
+
+
+def command_words(event: Event, command: str, cwd: str) -> tuple[list[Words], bool]:
+    """The lexer's reading of ``command`` from ``cwd``, ``iter_commands(command, cwd,
+    distinct=True, bare=True)`` (commands with no argv included: ``> file``), read once per
+    event like :func:`command_runs`, and whether it read a substitution (``$(…)``, backticks):
+    readers that read substitutions their own way (the command model, ``git commit``'s
+    ``$(cat FILE)``) then lex the command themselves. The words are shared: callers only read
+    them.
+
+    >>> from forge_policy.model import Event
+    >>> ev = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "cd a && ls"})
+    >>> [(argv, at) for argv, _cmd, at in command_words(ev, "cd a && ls", "/r")[0]]
+    [(['ls'], '/r/a')]
+    """
+    from forge_policy.commands.shell import iter_commands, literal_subst
+
+    def read() -> tuple[list[Words], bool]:
+        substituted: list[bool] = []
+
+        def subst(done: list[Command], raw: str) -> str:
+            substituted.append(True)
+            return literal_subst(done, raw)
+
+        words = list(iter_commands(command, cwd, subst, distinct=True, bare=True))
+        return words, bool(substituted)
+
+    if CURRENT.get() is None:
+        return read()
+    return shared(f"commands.words\0{cwd}\0{command}", event, read)
 
 
 def provide_commands(event: Event) -> list[str]:
@@ -69,10 +130,9 @@ def provide_shell_commands(event: Event) -> list[str]:
 
     def lines() -> Iterator[str]:
         for command in event_commands(event):
-            # the command model is imported by a call that runs commands, not by a Read
-            from forge_policy.commands import command_lines
+            from forge_policy.commands.lines import lines_of  # loaded with the runs it reads
 
-            yield from command_lines(command, cwd)
+            yield from lines_of(command_runs(event, command, cwd))
 
     return _capped(lines())[0]
 
@@ -101,7 +161,13 @@ def provide_recursive_deletes(event: Event) -> list[str]:
     ``find -delete``, however reached): ``SCOPE[ forced]: PATH by READING``, where SCOPE is
     ``root``, ``home``, ``project``, ``inside``, ``temp``, ``outside`` or ``unknown`` (see
     :mod:`forge_policy.commands.deletes`; the project is the event's cwd)."""
-    return _distinct(event, _deletes)
+
+    def deletes(run: Run, cwd: str) -> list[str]:
+        from forge_policy.commands import recursive_deletes  # loaded with the runs it reads
+
+        return [str(d) for d in recursive_deletes(run, cwd)]
+
+    return _distinct(event, deletes)
 
 
 def provide_shell_data(event: Event) -> list[str]:
@@ -109,19 +175,13 @@ def provide_shell_data(event: Event) -> list[str]:
     ``echo``/``printf`` text, ``grep`` patterns, here-documents and here-strings fed to a program
     that is not a shell (``cat <<EOF``, ``tee x <<< …``) — for rules about content, not
     commands."""
-    return _distinct(event, _data)
 
+    def held(run: Run, _cwd: str) -> list[str]:
+        from forge_policy.commands import data  # loaded with the runs it reads
 
-def _deletes(run: Run, cwd: str) -> list[str]:
-    from forge_policy.commands import recursive_deletes  # loaded with the runs it reads
+        return data(run)
 
-    return [str(d) for d in recursive_deletes(run, cwd)]
-
-
-def _data(run: Run, _cwd: str) -> list[str]:
-    from forge_policy.commands import data  # loaded with the runs it reads
-
-    return data(run)
+    return _distinct(event, held)
 
 
 def _distinct(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]:
@@ -131,10 +191,7 @@ def _distinct(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]
 
     def produced() -> Iterator[str]:
         for command in event_commands(event):
-            # the command model is imported by a call that runs commands, not by a Read
-            from forge_policy.commands import runs
-
-            for run in runs(command, cwd):
+            for run in command_runs(event, command, cwd):
                 if not run.complete:
                     incomplete.append(f"{run.reading}: its code was not read in full")
                 yield from lines(run, cwd)

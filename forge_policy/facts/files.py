@@ -25,6 +25,7 @@ from forge_policy.commands import expand_path  # the lexer only: the command mod
 from forge_policy.facts._io import event_commands, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import check_deadline, note, shared, truncated
+from forge_policy.facts.commands import command_runs, command_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -126,9 +127,9 @@ def _collect(event: Event) -> Collected:
     aliases: dict[str, str] = {}  # a name the call links or moves a file to -> that file
     for command in event_commands(event):
         # the command model is imported by a call that runs commands, not by a Read
-        from forge_policy.commands import UNKNOWN, reader_operands, runs
+        from forge_policy.commands import UNKNOWN, reader_operands
 
-        for run in runs(command, cwd):
+        for run in command_runs(event, command, cwd):
             if not run.cwd:
                 continue  # a remote host's files (ssh host cat x)
             _record_aliases(run.argv, run.cwd, aliases)
@@ -184,11 +185,11 @@ def _record_aliases(argv: list[str], cwd: str, aliases: dict[str, str]) -> None:
     >>> seen["/r/notes.txt"]
     '/h/.ssh/id_rsa'
     """
-    from forge_policy.commands import UNKNOWN  # loaded with the commands it reads
-
     name = os.path.basename(argv[0])
     if name not in ("ln", "link", "mv"):
         return
+    from forge_policy.commands import UNKNOWN  # loaded with the commands it reads
+
     operands = [a for a in argv[1:] if not a.startswith("-") and UNKNOWN not in a]
     if len(operands) < 2:
         return
@@ -496,9 +497,11 @@ def _shell_sizes(event: Event, files: list[tuple[str, int]]) -> list[tuple[str, 
     limited: dict[str, tuple[str, int, bool]] = {}  # path -> (command, count, bytes?)
     whole: set[str] = set()
     for command in event_commands(event):
-        from forge_policy.commands import iter_commands, reader_operands  # loaded on use
+        from forge_policy.commands import reader_operands  # loaded on use
 
-        for argv, _cmd, current in iter_commands(command, cwd, distinct=True):
+        for argv, _cmd, current in command_words(event, command, cwd)[0]:
+            if not argv:
+                continue  # only assignments or redirections (``> file``)
             operands = reader_operands(argv)
             name = os.path.basename(argv[0])
             count = _head_tail_count(argv) if name in ("head", "tail") else None
@@ -1085,9 +1088,7 @@ def reached(event: Event) -> list[str]:
         if sample:  # what it targets, whether or not such a file exists yet
             out.append(os.path.join(cwd, os.path.expanduser(text("path") or "."), sample))
     for command in event_commands(event):
-        from forge_policy.commands import runs  # loaded on use
-
-        for run in runs(command, cwd):
+        for run in command_runs(event, command, cwd):
             if not run.cwd or not run.argv:
                 continue
             out += _shell_reached(run.argv, run.cwd)

@@ -74,6 +74,7 @@ from forge_policy.facts import controls
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import truncated
+from forge_policy.facts.commands import command_runs, command_words
 from forge_policy.harness.registry import hook_files
 from forge_policy.values import Unknown
 
@@ -185,33 +186,19 @@ def governance_roots(project: str, home: str, environ: Mapping[str, str]) -> lis
 
 
 class _Places:
-    """The governance locations for one event, and the questions asked about a path."""
+    """The governance locations for one event, and the questions asked about a path.
+
+    What the environment decides (the variables, the governance roots, the installation, the
+    git places) is read on first use, still within the one provider call: most calls ask
+    about no path (``ls``, ``make``), and reading a dozen environment variables and resolving
+    the roots was a third of this fact's cost on every one of them."""
 
     def __init__(self, event: Event, environ: Mapping[str, str]) -> None:
-        cwd = event_cwd(event)
-        home = os.path.expanduser("~")
-        project = environ.get("CLAUDE_PROJECT_DIR", "").strip() or cwd
-        self.cwd = cwd
-        self.vars = {
-            "FORGE_ROOT": environ.get("FORGE_ROOT", "").strip(),
-            "CLAUDE_PROJECT_DIR": project,
-            "CLAUDE_PLUGIN_ROOT": environ.get("CLAUDE_PLUGIN_ROOT", "").strip(),
-            "PWD": cwd,
-            "HOME": home,
-        }
-        self.project = os.path.normpath(project)
-        self._home = home
-        settings = _settings_files(self.project, home)
-        #: (location, what it is), for "inside" and, for deletions, "holds"; the git places
-        #: are added on first use (:attr:`locations`): most calls check no path
-        roots = governance_roots(project, home, environ)
-        self._locations = [(root, "governance") for root in roots]
-        self._locations += settings
-        # managed settings: the folders and what is inside them; `rm -rf /etc` is another
-        # behavior's refusal, in its own words (as `rm -rf /` and `~` are)
-        self._locations += [(folder, "managed") for folder in controls.MANAGED]
-        self._git_added = False
-        self.installation = controls.installation(home, self.project)
+        self.cwd = event_cwd(event)
+        self._environ = environ
+        self._vars: dict[str, str] | None = None
+        self._locations: list[tuple[str, str]] | None = None
+        self._installation: controls.Installation | None = None
         self.paths = 0
         self._real_folders: dict[str, str] = {}
         #: links the call makes, in command order: link path → what it points at
@@ -221,12 +208,44 @@ class _Places:
         self._guarded_inodes: set[tuple[int, int]] | None = None
 
     @property
+    def vars(self) -> dict[str, str]:
+        """The variables a command-line word may start with, as :meth:`absolute` expands them."""
+        if self._vars is None:
+            environ, cwd = self._environ, self.cwd
+            self._vars = {
+                "FORGE_ROOT": environ.get("FORGE_ROOT", "").strip(),
+                "CLAUDE_PROJECT_DIR": environ.get("CLAUDE_PROJECT_DIR", "").strip() or cwd,
+                "CLAUDE_PLUGIN_ROOT": environ.get("CLAUDE_PLUGIN_ROOT", "").strip(),
+                "PWD": cwd,
+                "HOME": os.path.expanduser("~"),
+            }
+        return self._vars
+
+    @property
+    def project(self) -> str:
+        return os.path.normpath(self.vars["CLAUDE_PROJECT_DIR"])
+
+    @property
+    def installation(self) -> controls.Installation:
+        if self._installation is None:
+            self._installation = controls.installation(self.vars["HOME"], self.project)
+        return self._installation
+
+    @property
     def locations(self) -> list[tuple[str, str]]:
-        if not self._git_added:
-            self._git_added = True
-            hooks, configs = controls.git_places(self.project, self._home)
-            self._locations += [(hook, "governance") for hook in hooks]
-            self._locations += [(config, "git-config") for config in configs]
+        """(location, what it is), for "inside" and, for deletions, "holds"."""
+        if self._locations is None:
+            home, project = self.vars["HOME"], self.vars["CLAUDE_PROJECT_DIR"]
+            roots = governance_roots(project, home, self._environ)
+            locations = [(root, "governance") for root in roots]
+            locations += _settings_files(self.project, home)
+            # managed settings: the folders and what is inside them; `rm -rf /etc` is another
+            # behavior's refusal, in its own words (as `rm -rf /` and `~` are)
+            locations += [(folder, "managed") for folder in controls.MANAGED]
+            hooks, configs = controls.git_places(self.project, home)
+            locations += [(hook, "governance") for hook in hooks]
+            locations += [(config, "git-config") for config in configs]
+            self._locations = locations
         return self._locations
 
     def absolute(self, word: str, cwd: str) -> str:
@@ -473,11 +492,13 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
             found.setdefault(f"{verb} {path}")
     for command in event_commands(event):
         # the command model is imported by a call that runs commands, not by a Read or a Write
-        from forge_policy.commands import Command, runs, simple_commands
+        from forge_policy.commands import Command, simple_commands
 
         bare = [
             (argv, cmd, cwd)
-            for argv, cmd, cwd in simple_commands(command, places.cwd, bare=True)
+            for argv, cmd, cwd in simple_commands(
+                command, places.cwd, bare=True, read=command_words(event, command, places.cwd)[0]
+            )
             if not argv  # only redirections: `> .forge/x`
         ]
         for argv, cmd, cwd in bare:
@@ -485,7 +506,7 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
                 found.setdefault(change)
         # every program, however reached (busybox, parallel, find -exec, D=.forge; rm -r $D)
         names_engine = "forge-policy" in command or "forge_policy" in command
-        for run in runs(command, places.cwd):
+        for run in command_runs(event, command, places.cwd):
             cmd = run.command or Command(list(run.words))
             for change in _command_changes(run.words, cmd, run.cwd or places.cwd, places):
                 found.setdefault(change)

@@ -104,13 +104,16 @@ def _shell_looks(event: Event) -> list[str]:
     ...                    tool_input={"command": "cd src && rg -n parse; cat ../a.txt | wc -l"}))
     ['/nowhere/src/', '/nowhere/a.txt']
     """
-    from forge_policy.commands import iter_commands, reader_operands
+    from forge_policy.commands import reader_operands
     from forge_policy.facts._io import event_commands
+    from forge_policy.facts.commands import command_words
 
     cwd = event.cwd or os.getcwd()
     keys: dict[str, None] = {}
     for command in event_commands(event):
-        for argv, _cmd, current in iter_commands(command, cwd, distinct=True):
+        for argv, _cmd, current in command_words(event, command, cwd)[0]:
+            if not argv:
+                continue  # only assignments or redirections (``> file``)
             name = os.path.basename(argv[0])
             if name == "git" and argv[1:2] == ["grep"]:
                 operands, whole = _plain_operands(argv[2:]), True
