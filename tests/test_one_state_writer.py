@@ -24,7 +24,9 @@ from forge_policy.state import BehaviorState, SessionState
 PACKAGE = Path(__file__).resolve().parents[1] / "forge_policy"
 #: The document itself (its typed accessors), the one writer, and the store conformance suite
 #: (which changes states it loaded to test the stores' isolation).
-ALLOWED = ("state.py", "engine/effects.py", "testing/conformance/")
+#: engine/_more_effects.py holds the effects a hook call rarely builds (issue 28: loaded on first
+#: use through engine.effects); they are applied by apply_effects like the others.
+ALLOWED = ("state.py", "engine/effects.py", "engine/_more_effects.py", "testing/conformance/")
 #: Fields of a behavior's state, and the session's mappings, that only an effect may set.
 FIELDS = {"counter", "effective_level", "pending_block", "grant"}
 MAPPINGS = {"flags", "totals", "data"}
