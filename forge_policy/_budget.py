@@ -66,7 +66,12 @@ class Run:
         self.cuts: list[str] = []
         deadline = DEADLINE.get()  # read here: the provider may run in another thread
         self.hook_end = float("inf") if deadline is None else deadline
-        self.start()
+        # start()'s clocks, inline (ten providers run per tool call)
+        now = time.monotonic()
+        self.gc_start = gc_seconds()
+        self.wall_end = now + self.budget * WALL_FACTOR
+        self.soft_end = now + self.budget
+        self.cpu_end = time.thread_time() + self.budget
 
     def start(self) -> None:
         """Start the clocks (again) in the thread that runs the provider."""

@@ -307,6 +307,14 @@ _compiled: dict[str, Any] = {}
 _CLEAN: set[str] = set()
 _CLEAN_MAX = 4096
 _CLEAN_LONGEST = 512
+#: Contents :func:`detect` found no secret in, kept whole (the key is the content itself, so a
+#: hit is exactly the scan's verdict): a read file's content is scanned on every call that names
+#: it (``cat README.md`` in a long-lived process: the warm worker, an adapter), one linear pass
+#: of every pattern each time. Only clean contents, at most :data:`_CLEAN_DATA_LONGEST` bytes
+#: each and :data:`_CLEAN_DATA_MAX` of them (a few MiB at most): emptied when full.
+_CLEAN_DATA: set[bytes] = set()
+_CLEAN_DATA_MAX = 64
+_CLEAN_DATA_LONGEST = 64 << 10
 _GROUP_KINDS = ("value", "assigned", "blob", "body", "user")
 _SECRET_KINDS = ("value", "assigned", "blob")
 
@@ -494,7 +502,13 @@ def detect(text: str | bytes) -> str:
     ('mysql_password', '')
     """
     data = _as_bytes(text)
+    if data in _CLEAN_DATA:
+        return ""
     if not _any_match(data):
+        if len(data) <= _CLEAN_DATA_LONGEST:
+            if len(_CLEAN_DATA) >= _CLEAN_DATA_MAX:
+                _CLEAN_DATA.clear()
+            _CLEAN_DATA.add(data)
         return ""
     for pid, regex, groups in _table():
         if next(_secrets(regex, groups, data), None) is not None:

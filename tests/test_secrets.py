@@ -626,3 +626,25 @@ def test_a_remembered_clean_text_is_redacted_as_a_new_one() -> None:
     for n in range(secrets._CLEAN_MAX + 10):
         redact(f"clean text {n}")
     assert len(secrets._CLEAN) <= secrets._CLEAN_MAX
+
+
+def test_a_remembered_clean_content_is_detected_as_a_new_one() -> None:
+    """Issue 28: detection remembers the contents it found clean (a file read on every call
+    that names it); a content with a secret is never remembered, so every sample is found the
+    first time and every time after, also once its clean twin is remembered."""
+    from forge_policy import secrets
+
+    for _round in range(3):
+        for text, pid in SECRETS:
+            assert detect(text) == pid
+            assert detect(text.encode()) == pid
+            assert text.encode() not in secrets._CLEAN_DATA
+        for text in NOT_SECRETS:
+            assert detect(text) == ""
+    assert any(text.encode() in secrets._CLEAN_DATA for text in NOT_SECRETS)
+    # a long content is scanned every time, never kept; a full set is emptied, never grown
+    long_clean = b"x " * (secrets._CLEAN_DATA_LONGEST + 1)
+    assert detect(long_clean) == "" and long_clean not in secrets._CLEAN_DATA
+    for n in range(secrets._CLEAN_DATA_MAX + 10):
+        detect(f"clean content {n}")
+    assert len(secrets._CLEAN_DATA) <= secrets._CLEAN_DATA_MAX

@@ -26,6 +26,7 @@ from __future__ import annotations
 import attrs
 
 from forge_policy.catalog.behavior import AGENT_SCOPE, firing_key
+from forge_policy.catalog.dsl import Scope  # loaded with behavior; imported once, not per call
 from forge_policy.engine.effects import (
     AgentTally,
     Audit,
@@ -67,7 +68,6 @@ if TYPE_CHECKING:
 
     from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.catalog.dsl import Scope
     from forge_policy.engine.effects import Effect
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.state import BehaviorState, SessionState
@@ -205,8 +205,6 @@ def _fire(
     A trigger that matched on known facts is preferred to an earlier one that matched only
     because a fact was undetermined: the known match decided the outcome, so the violation
     carries its recovery and no "could not read this call" note (issue 25)."""
-    from forge_policy.catalog.dsl import Scope
-
     scope = Scope(event, counter, scratch.flags, scratch.totals, facts, fail_closed)
     fired: tuple[Trigger, list[ConditionResult]] | None = None
     assumed = False  # whether ``fired`` matched only on undetermined facts
@@ -414,8 +412,6 @@ class _Chain:
     def cannot_fire(self, behavior: Behavior, bstate: BehaviorState | None) -> bool:
         """Whether ``behavior`` surely does nothing with this event (its first required
         conditions fail), seen through the scope its triggers would see."""
-        from forge_policy.catalog.dsl import Scope
-
         counter = self.ladder(behavior, bstate)[0]
         scratch = self.scratch
         scope = Scope(self.seen, counter, scratch.flags, scratch.totals, self.facts)

@@ -103,7 +103,7 @@ class BudgetedProvider:
         except Exception as exc:  # a provider must never break the hook
             failure = _failure(self.name, exc)
             return Unknown(failure), [*_prefixed(self.name, notes), failure]
-        diagnostics = _prefixed(self.name, notes)
+        diagnostics = _prefixed(self.name, notes) if notes else []
         if run.cuts:
             reason = f"fact {self.name!r} is incomplete: {'; '.join(run.cuts)}"
             diagnostics.append(reason)
