@@ -30,7 +30,8 @@ import shlex
 
 from forge_policy._budget import truncated
 from forge_policy.commands.expansion import BREAK, parameters
-from forge_policy.commands.shell import Command, basename, echo_text, expand_path, stdin_text
+from forge_policy.commands.paths import expand_path
+from forge_policy.commands.shell import Command, basename, echo_text, stdin_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
