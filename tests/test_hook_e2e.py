@@ -256,6 +256,8 @@ COLD_PATH_NEVER = (
     "rich",
     "jsonschema",
     "forge_policy.catalog.loader",
+    # the last-good reader and writer: a call whose copy is current only stats it (saved_copies)
+    "forge_policy.config.last_good",
 )
 
 
