@@ -258,6 +258,7 @@ COLD_PATH_NEVER = (
     "forge_policy.catalog.loader",
     # the last-good reader and writer: a call whose copy is current only stats it (saved_copies)
     "forge_policy.config.last_good",
+    "forge_policy.audit._report",  # VerifyReport: a hook call never verifies a whole log
 )
 
 
