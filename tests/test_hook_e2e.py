@@ -256,6 +256,9 @@ COLD_PATH_NEVER = (
     "rich",
     "jsonschema",
     "forge_policy.catalog.loader",
+    # the last-good reader and writer: a call whose copy is current only stats it (saved_copies)
+    "forge_policy.config.last_good",
+    "forge_policy.audit._report",  # VerifyReport: a hook call never verifies a whole log
 )
 
 
@@ -278,9 +281,13 @@ def test_the_cold_path_decides_without_cattrs_or_portalocker_s_metadata(
         assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-#: The command model (issue 28): a call that runs no command (a Read, a Write) never loads it;
-#: only the lexer, which expands a path's ``~`` and ``$VAR``.
+#: The command model (issue 28): a call that runs no command (a Read, a Write) never loads it,
+#: nor the lexer and its tables: a path's ``~`` and ``$HOME`` come from ``commands.paths``.
 COMMAND_MODEL = (
+    "forge_policy.commands.shell",
+    "forge_policy.commands.expansion",
+    "forge_policy.commands.launchers",
+    "forge_policy.commands.git_argv",
     "forge_policy.commands.execution",
     "forge_policy.commands.lines",
     "forge_policy.commands.deletes",

@@ -48,7 +48,6 @@ from forge_policy.audit.verify import (
     GENESIS,
     Appended,
     ChainChecker,
-    VerifyReport,
     encode_line,
     line_hash,
 )
@@ -61,7 +60,7 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
     from forge_policy.audit.base import Span
-    from forge_policy.audit.verify import Checkpoint
+    from forge_policy.audit.verify import Checkpoint, VerifyReport
 
 #: the first ``timestamp`` of a canonical line; only a hint (a nested object could hold one)
 _STAMP = re.compile(rb'"timestamp":"([^"\\]{1,64})"')

@@ -22,9 +22,6 @@ import json
 import math
 from typing import NamedTuple
 
-import attrs
-
-from forge_policy.errors import AuditIntegrityError
 from forge_policy.model import sha256_hex  # the builtin sha256: hashlib loads OpenSSL
 from forge_policy.secrets import redact
 
@@ -32,6 +29,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
+
+    from forge_policy.audit._report import VerifyReport as VerifyReport
 
 GENESIS = "0" * 64
 """The ``prev`` of the first record."""
@@ -113,58 +112,6 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     if not isinstance(seq, int) or isinstance(seq, bool):
         return None
     return value
-
-
-@attrs.frozen(eq=False, repr=False)
-class VerifyReport:
-    """What ``verify()`` found: ``ok`` is true when the log is intact and complete.
-
-    ``problems`` name the line (or row) of each finding; ``torn_tail`` says the last line was
-    left incomplete by a crash (the next append repairs it, keeping every earlier record).
-
-    >>> VerifyReport(3, [], False)
-    VerifyReport(ok=True, records=3, problems=[], torn_tail=False)
-    >>> VerifyReport(2, ["line 3: torn tail"], True).ok
-    False
-    """
-
-    records: int
-    problems: list[str]
-    torn_tail: bool
-    #: records spooled while the writer lock was held, not yet folded into the chain (JSONL)
-    spooled: int = 0
-
-    @property
-    def ok(self) -> bool:
-        """No problem found (a torn tail is a problem until it is repaired)."""
-        return not self.problems and not self.torn_tail
-
-    def __repr__(self) -> str:
-        return (
-            f"VerifyReport(ok={self.ok}, records={self.records}, "
-            f"problems={self.problems!r}, torn_tail={self.torn_tail})"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form, for ``forge-policy audit --verify --json``."""
-        return {
-            "ok": self.ok,
-            "records": self.records,
-            "problems": list(self.problems),
-            "torn_tail": self.torn_tail,
-            **({"spooled": self.spooled} if self.spooled else {}),
-        }
-
-    def raise_if_broken(self) -> None:
-        """Raise :class:`~forge_policy.AuditIntegrityError` listing the problems, if any.
-
-        >>> VerifyReport(1, ["line 2: seq 3, expected 2"], False).raise_if_broken()
-        Traceback (most recent call last):
-        ...
-        forge_policy.errors.AuditIntegrityError: audit log is broken: line 2: seq 3, expected 2
-        """
-        if not self.ok:
-            raise AuditIntegrityError("audit log is broken: " + "; ".join(self.problems))
 
 
 class Appended(NamedTuple):
@@ -278,4 +225,15 @@ class ChainChecker:
             f"{seq}: records were removed"
             for session_id, seq in sorted(furthest.items())
         ]
+        from forge_policy.audit._report import VerifyReport
+
         return VerifyReport(self.records, [*self.problems, *(extra or []), *missing], torn_tail)
+
+
+def __getattr__(name: str) -> Any:
+    """:class:`VerifyReport`, built on first use (a hook call never verifies a whole log)."""
+    if name == "VerifyReport":
+        from forge_policy.audit._report import VerifyReport
+
+        return VerifyReport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

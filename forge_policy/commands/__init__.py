@@ -43,13 +43,13 @@ if TYPE_CHECKING:
     from forge_policy.commands.git_argv import DISCARDING_SUBCOMMANDS, normalise_git
     from forge_policy.commands.git_commit import Commit, commit_messages, commits
     from forge_policy.commands.lines import command_lines, simple_commands
+    from forge_policy.commands.paths import expand_path
     from forge_policy.commands.readers import reader_operands
     from forge_policy.commands.shell import (
         SHELLS,
         Command,
         Redirect,
         basename,
-        expand_path,
         iter_commands,
         lex,
         literal_subst,
@@ -61,9 +61,10 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "forge_policy.commands.shell": (
-        *("SHELLS", "Command", "Redirect", "basename", "expand_path", "iter_commands", "lex"),
+        *("SHELLS", "Command", "Redirect", "basename", "iter_commands", "lex"),
         *("literal_subst", "read_text", "split_options", "stdin_text", "strip_wrappers"),
     ),
+    "forge_policy.commands.paths": ("expand_path",),
     "forge_policy.commands.lines": ("command_lines", "simple_commands"),
     "forge_policy.commands.git_argv": ("DISCARDING_SUBCOMMANDS", "normalise_git"),
     "forge_policy.commands.git_commit": ("Commit", "commit_messages", "commits"),

@@ -37,7 +37,8 @@ import os
 import attrs
 
 from forge_policy.commands.execution import UNKNOWN, Run, find_walk, opaque
-from forge_policy.commands.shell import expand_path, split_options
+from forge_policy.commands.paths import expand_path
+from forge_policy.commands.shell import split_options
 
 _TEMP_ROOTS = ("/tmp", "/var/tmp", "/private/tmp", "/dev/shm")
 

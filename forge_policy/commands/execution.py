@@ -52,13 +52,13 @@ from forge_policy.commands.launchers import (
     launch,
     sed_runs_commands,
 )
+from forge_policy.commands.paths import expand_path
 from forge_policy.commands.safety_net import deobfuscated, hidden_command
 from forge_policy.commands.shell import (
     SHELLS,
     Command,
     basename,
     echo_text,
-    expand_path,
     iter_commands,
     read_text,
     shell_c_script,

@@ -26,6 +26,7 @@ import re
 from fnmatch import fnmatchcase
 
 from forge_policy._budget import truncated
+from forge_policy._lazy import lazy_pattern
 
 #: the word a process substitution (``<(CMD)``) leaves among its command's words, as bash
 #: names the file it reads from
@@ -43,15 +44,15 @@ MAX_WORDS = 256
 BREAK = "\0"
 #: A value longer than this is not matched against a pattern (the work would grow with it).
 _MAX_PATTERN_VALUE = 4096
-_SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
+_SEQUENCE = lazy_pattern(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]"
-_PARAMETER = re.compile(r"\$(?:\{([^{}]*)\}|([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]))")
-_BODY = re.compile(rf"(#)?({_NAME})(.*)", re.S)
-_SLICE = re.compile(r":[ \t]*(-?[0-9]*)[ \t]*(?::[ \t]*(-?[0-9]+)[ \t]*)?")
-_LISTS = re.compile(r"![A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\]|[@*])")
-_ELEMENT = re.compile(r"\[([^\]]*)\]")
+_PARAMETER = lazy_pattern(r"\$(?:\{([^{}]*)\}|([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]))")
+_BODY = lazy_pattern(rf"(#)?({_NAME})(.*)", re.S)
+_SLICE = lazy_pattern(r":[ \t]*(-?[0-9]*)[ \t]*(?::[ \t]*(-?[0-9]+)[ \t]*)?")
+_LISTS = lazy_pattern(r"![A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\]|[@*])")
+_ELEMENT = lazy_pattern(r"\[([^\]]*)\]")
 _TWO_CHAR_OPS = frozenset({":-", ":=", ":+", ":?", "##", "%%", "//", "^^", ",,"})
-_GLOB = re.compile(r"[*?\[\\]")
+_GLOB = lazy_pattern(r"[*?\[\\]")
 
 
 def braces(word: str) -> list[str]:
@@ -146,7 +147,7 @@ def _alternatives(inner: str) -> list[str]:
 
 
 def _sequence(inner: str) -> list[str] | None:
-    m = _SEQUENCE.fullmatch(inner)
+    m = _SEQUENCE().fullmatch(inner)
     if m is None:
         return None
     first, last, step_text = m.groups()
@@ -183,7 +184,7 @@ def parameters(word: str, lookup: Lookup, assign: Callable[[str, str], None] | N
         return word
     start = word.find("${")
     while start >= 0:
-        if _PARAMETER.match(word, start) is None:  # nested or unclosed: ${X:-${Y}}, ${X
+        if _PARAMETER().match(word, start) is None:  # nested or unclosed: ${X:-${Y}}, ${X
             truncated(f"the parameter expansion in {word[start:start + 40]!r} is not one the "
                       "reading models")  # fmt: skip
             break
@@ -200,15 +201,15 @@ def parameters(word: str, lookup: Lookup, assign: Callable[[str, str], None] | N
         out = _operation(body, lookup, assign)
         return m.group() if out is None else out
 
-    return _PARAMETER.sub(one, word)
+    return _PARAMETER().sub(one, word)
 
 
 def _operation(body: str, lookup: Lookup, assign: Callable[[str, str], None] | None) -> str | None:
     """The value of ``${body}``, or None when it stays as written (an unset variable, or a form
     the reading does not model: then the reading is marked incomplete)."""
-    if _LISTS.fullmatch(body):  # the keys of an array, the names with a prefix: unknown words
+    if _LISTS().fullmatch(body):  # the keys of an array, the names with a prefix: unknown words
         return None
-    m = _BODY.fullmatch(body)
+    m = _BODY().fullmatch(body)
     if m is None:
         return _unmodelled(body)
     length, name, rest = m.groups()
@@ -216,12 +217,12 @@ def _operation(body: str, lookup: Lookup, assign: Callable[[str, str], None] | N
         return BREAK
     value = lookup(name)
     if length:
-        if rest and not _ELEMENT.fullmatch(rest):
+        if rest and not _ELEMENT().fullmatch(rest):
             return _unmodelled(body)
         return None if value is None else str(len(value))
     if not rest:
         return value
-    element = _ELEMENT.match(rest)
+    element = _ELEMENT().match(rest)
     if element is not None:  # an array element: arrays are not modelled, a scalar is element 0
         if value is not None and element.group(1) not in ("0", "@", "*"):
             return _unmodelled(body)
@@ -242,7 +243,7 @@ def _operation(body: str, lookup: Lookup, assign: Callable[[str, str], None] | N
             assign(name, arg)
         return None if op in (":?", "?") else arg
     if op == ":":
-        sliced = _SLICE.fullmatch(rest)
+        sliced = _SLICE().fullmatch(rest)
         if sliced is None:
             return _unmodelled(body)
         if value is None:
@@ -289,7 +290,7 @@ def _replace(value: str, op: str, arg: str, body: str) -> str | None:
     pattern, _slash, replacement = arg.partition("/")
     anchor = pattern[:1] if pattern[:1] in ("#", "%") else ""
     pattern = pattern[len(anchor) :]
-    if _GLOB.search(pattern) or _GLOB.search(replacement) or not pattern:
+    if _GLOB().search(pattern) or _GLOB().search(replacement) or not pattern:
         return _unmodelled(body)
     if anchor == "#":
         return replacement + value[len(pattern) :] if value.startswith(pattern) else value

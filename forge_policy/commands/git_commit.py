@@ -16,9 +16,9 @@ import os
 import attrs
 
 from forge_policy._budget import note
+from forge_policy.commands.paths import expand_path
 from forge_policy.commands.shell import (
     Command,
-    expand_path,
     iter_commands,
     literal_subst,
     read_text,

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 
+from forge_policy._lazy import lazy_pattern
 from forge_policy.commands.expansion import PROCESS_SUBSTITUTION
 from forge_policy.commands.git_argv import code_key
 
@@ -289,7 +290,7 @@ def crontab(argv: list[str]) -> Launch | None:
     return Launch(file=operands[0], cron=True)
 
 
-_CRON_ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*=")
+_CRON_ENV = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]*\s*=")
 
 
 def cron_commands(text: str) -> list[str]:
@@ -302,7 +303,7 @@ def cron_commands(text: str) -> list[str]:
     found: list[str] = []
     for line in text.splitlines():
         line = line.strip()
-        if not line or line.startswith("#") or _CRON_ENV.match(line):
+        if not line or line.startswith("#") or _CRON_ENV().match(line):
             continue
         fields = line.split(None, 1 if line.startswith("@") else 5)
         keep = 1 if line.startswith("@") else 5
@@ -377,9 +378,9 @@ def _value(argv: list[str], flags: tuple[str, ...]) -> str | None:
 # ---------------------------------------------------------------- awk and sed
 
 _AWK_STRING = r'"((?:[^"\\\n]|\\.)*)"'
-_AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|)")
-_AWK_PIPE_TO = re.compile(r"\|\s*(?:" + _AWK_STRING + r"|[A-Za-z_(])")
-_AWK_PIPE_FROM = re.compile(r"(?:" + _AWK_STRING + r"|[A-Za-z_)\]])\s*\|\s*getline\b")
+_AWK_SYSTEM = lazy_pattern(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|)")
+_AWK_PIPE_TO = lazy_pattern(r"\|\s*(?:" + _AWK_STRING + r"|[A-Za-z_(])")
+_AWK_PIPE_FROM = lazy_pattern(r"(?:" + _AWK_STRING + r"|[A-Za-z_)\]])\s*\|\s*getline\b")
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _AWK_VALUE = frozenset({"-F", "-v", "-f", "--field-separator", "--assign", "--file", "-i",
                         "--include", "-l", "--load", "-E", "--exec"})  # fmt: skip
@@ -422,7 +423,7 @@ def awk_commands(program: str) -> tuple[list[str], bool]:
     """
     found: list[str] = []
     complete = True
-    for pattern in (_AWK_SYSTEM, _AWK_PIPE_TO, _AWK_PIPE_FROM):
+    for pattern in (_AWK_SYSTEM(), _AWK_PIPE_TO(), _AWK_PIPE_FROM()):
         for m in pattern.finditer(program):
             if m.group(1) is None:
                 complete = False
@@ -430,7 +431,7 @@ def awk_commands(program: str) -> tuple[list[str], bool]:
                 found.append(_awk_unescape(m.group(1)))
     # what is printed into a shell is a script nobody has read
     if any(basename(c.split()[0]) in _SHELL_NAMES for c in found if c.split()):
-        complete = complete and not _AWK_PIPE_TO.search(program)
+        complete = complete and not _AWK_PIPE_TO().search(program)
     return found, complete
 
 
@@ -441,7 +442,9 @@ def _awk_unescape(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text)
 
 
-_SED_EXEC = re.compile(r"(?:^|[;\n{}]\s*|\d\s*|/\s*|\$\s*)e(?:\s|;|$)|s(.).*?\1.*?\1[gpIiMm0-9w]*e")
+_SED_EXEC = lazy_pattern(
+    r"(?:^|[;\n{}]\s*|\d\s*|/\s*|\$\s*)e(?:\s|;|$)|s(.).*?\1.*?\1[gpIiMm0-9w]*e"
+)
 
 
 def sed_runs_commands(argv: list[str]) -> bool:
@@ -468,7 +471,7 @@ def sed_runs_commands(argv: list[str]) -> bool:
         elif not word.startswith("-") and not scripts:
             scripts.append(word)
             break
-    return any(_SED_EXEC.search(script) for script in scripts)
+    return any(_SED_EXEC().search(script) for script in scripts)
 
 
 # ---------------------------------------------------------------- the environment
@@ -487,7 +490,7 @@ CODE_VARIABLES = frozenset(
      "GIT_CONFIG", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "ZDOTDIR", "BASH_FUNC_", "SHELLOPTS",
      "BASHOPTS", "PS4", "DYLD_INSERT_LIBRARIES"}
 )  # fmt: skip
-_NAME_VALUE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+_NAME_VALUE = lazy_pattern(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 
 
 def code_environment(words: list[str]) -> Iterator[tuple[str, str, bool]]:
@@ -510,7 +513,7 @@ def code_environment(words: list[str]) -> Iterator[tuple[str, str, bool]]:
     while i < len(words):
         word = words[i]
         i += 1
-        m = _NAME_VALUE.fullmatch(word)
+        m = _NAME_VALUE().fullmatch(word)
         if m is None:
             name = basename(word)
             if name in ("env", "export", "declare", "typeset", "readonly", "local", "sudo"):
@@ -542,8 +545,8 @@ def code_environment(words: list[str]) -> Iterator[tuple[str, str, bool]]:
 def _loads_code(key: str, value: str) -> bool:
     if not value.strip() or not (key in CODE_VARIABLES or key.startswith("BASH_FUNC_")):
         return False
-    return key != "NODE_OPTIONS" or bool(_NODE_CODE.search(value))
+    return key != "NODE_OPTIONS" or bool(_NODE_CODE().search(value))
 
 
 # NODE_OPTIONS that load code (node(1)): --require/-r, --import, --loader, --experimental-loader
-_NODE_CODE = re.compile(r"(?:^|\s)(?:-r|--require|--import|--loader|--experimental-loader)\b")
+_NODE_CODE = lazy_pattern(r"(?:^|\s)(?:-r|--require|--import|--loader|--experimental-loader)\b")

@@ -33,42 +33,49 @@ from __future__ import annotations
 import binascii
 import re
 
+from forge_policy._lazy import lazy_pattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # forms whose only use in a command line is to hide a word from a reader: a substring that
 # must be present, then the form itself (each pattern starts at its rare character, so a
-# megabyte of ordinary text is scanned at C speed)
-_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("IFS", re.compile(r"\$\{?IFS\b")),
-    ("$", re.compile(r"(?<=\w)\$\{?[0-9@*]\}?|\$\{?[0-9@*]\}?(?=[\w-])")),
-    ("\\", re.compile(r"\\(?:x[0-9A-Fa-f]{2}|[0-7]{3})|(?<=[A-Za-z])\\[A-Za-z]")),
-    ("$'", re.compile(r"\$'[^']*\\")),
-    (",", re.compile(r"(?<![\w$])\{[^\s{}'\"]*,[^\s{}'\"]*\}")),
-    ("''", re.compile(r"(?<=\w)''(?=\w)")),
-    ('""', re.compile(r'(?<=\w)""(?=\w)')),
-    ("base64", re.compile(r"\bbase64\b")),
-    ("b64decode", re.compile(r"b64decode")),
-    ("xxd", re.compile(r"\bxxd\b")),
-    ("rev", re.compile(r"(?<![\w-])rev(?![\w-])")),
-    ("base32", re.compile(r"\bbase32\b")),
+# megabyte of ordinary text is scanned at C speed; compiled the first time its substring is
+# seen, as are the patterns below, which only a marked text reaches)
+_MARKERS: tuple[tuple[str, Callable[[], re.Pattern[str]]], ...] = (
+    ("IFS", lazy_pattern(r"\$\{?IFS\b")),
+    ("$", lazy_pattern(r"(?<=\w)\$\{?[0-9@*]\}?|\$\{?[0-9@*]\}?(?=[\w-])")),
+    ("\\", lazy_pattern(r"\\(?:x[0-9A-Fa-f]{2}|[0-7]{3})|(?<=[A-Za-z])\\[A-Za-z]")),
+    ("$'", lazy_pattern(r"\$'[^']*\\")),
+    (",", lazy_pattern(r"(?<![\w$])\{[^\s{}'\"]*,[^\s{}'\"]*\}")),
+    ("''", lazy_pattern(r"(?<=\w)''(?=\w)")),
+    ('""', lazy_pattern(r'(?<=\w)""(?=\w)')),
+    ("base64", lazy_pattern(r"\bbase64\b")),
+    ("b64decode", lazy_pattern(r"b64decode")),
+    ("xxd", lazy_pattern(r"\bxxd\b")),
+    ("rev", lazy_pattern(r"(?<![\w-])rev(?![\w-])")),
+    ("base32", lazy_pattern(r"\bbase32\b")),
 )
 
 
 def _marked(text: str) -> bool:
-    return any(needle in text and form.search(text) for needle, form in _MARKERS)
+    return any(needle in text and form().search(text) for needle, form in _MARKERS)
 
 
-_IFS = re.compile(r"\$\{IFS(?:[:#%][^}]*)?\}|\$IFS\b")
+_IFS = lazy_pattern(r"\$\{IFS(?:[:#%][^}]*)?\}|\$IFS\b")
 # a positional parameter glued to a word (`git$IFS$9push`): empty in the agent's shell, it is
 # there to cut a word for a reader
-_GLUED_POSITIONAL = re.compile(r"(?<=\w)\$\{?[0-9@*]\}?|\$\{?[0-9@*]\}?(?=[\w-])")
-_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.S)
-_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{3})")
-_BRACES = re.compile(r"(?<![\w$])\{([^\s{}'\"]*,[^\s{}'\"]*)\}")
-_EMPTY_QUOTES = re.compile(r"(?<=\w)(?:''|\"\")|(?:''|\"\")(?=\w)")
-_INNER_BACKSLASH = re.compile(r"(?<=[A-Za-z])\\(?=[A-Za-z])")
-_B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])")
-_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){4,}(?![0-9A-Fa-f])")
-_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
-_PRINTABLE = re.compile(r"[\t\n\r\x20-\x7e]+")
+_GLUED_POSITIONAL = lazy_pattern(r"(?<=\w)\$\{?[0-9@*]\}?|\$\{?[0-9@*]\}?(?=[\w-])")
+_ANSI_C = lazy_pattern(r"\$'((?:[^'\\]|\\.)*)'", re.S)
+_ESCAPE = lazy_pattern(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{3})")
+_BRACES = lazy_pattern(r"(?<![\w$])\{([^\s{}'\"]*,[^\s{}'\"]*)\}")
+_EMPTY_QUOTES = lazy_pattern(r"(?<=\w)(?:''|\"\")|(?:''|\"\")(?=\w)")
+_INNER_BACKSLASH = lazy_pattern(r"(?<=[A-Za-z])\\(?=[A-Za-z])")
+_B64 = lazy_pattern(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])")
+_HEX = lazy_pattern(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){4,}(?![0-9A-Fa-f])")
+_QUOTED = lazy_pattern(r"'([^']*)'|\"([^\"]*)\"")
+_PRINTABLE = lazy_pattern(r"[\t\n\r\x20-\x7e]+")
 #: a text longer than this is read again only in the lines the net changes
 _WHOLE = 4096
 #: decoded literals longer than this are not read (a payload that large is not a command)
@@ -80,12 +87,12 @@ def deobfuscated(text: str) -> str | None:
     doc), or None when it holds none of them (or undoing them changes nothing)."""
     if not _marked(text):
         return None
-    out = _GLUED_POSITIONAL.sub("", _IFS.sub(" ", text))
-    out = _ANSI_C.sub(lambda m: "'" + _unescape(m.group(1)).replace("'", "") + "'", out)
-    out = _ESCAPE.sub(lambda m: _unescape("\\" + m.group(1)), out)
-    out = _BRACES.sub(lambda m: " ".join(m.group(1).split(",")), out)
-    out = _EMPTY_QUOTES.sub("", out)
-    out = _INNER_BACKSLASH.sub("", out)
+    out = _GLUED_POSITIONAL().sub("", _IFS().sub(" ", text))
+    out = _ANSI_C().sub(lambda m: "'" + _unescape(m.group(1)).replace("'", "") + "'", out)
+    out = _ESCAPE().sub(lambda m: _unescape("\\" + m.group(1)), out)
+    out = _BRACES().sub(lambda m: " ".join(m.group(1).split(",")), out)
+    out = _EMPTY_QUOTES().sub("", out)
+    out = _INNER_BACKSLASH().sub("", out)
     decoded = _decoded(text)
     if len(text) > _WHOLE and out != text:
         # a long text (a script, a here-document) is read again only in the lines the net
@@ -112,7 +119,7 @@ def _decoded(text: str) -> list[str]:
     if re.search(r"\bbase64\b|\bb64decode\b|\batob\b", text):
         import base64  # ~2.5 ms: only a line naming a decoder pays it
 
-        for m in _B64.finditer(text):
+        for m in _B64().finditer(text):
             word = m.group()
             if len(word) % 4 or (word.isalpha() and word.islower()):
                 continue  # not base64, or a plain word
@@ -130,10 +137,10 @@ def _decoded(text: str) -> list[str]:
             except (binascii.Error, ValueError):
                 continue
     if re.search(r"\bxxd\b|\bunhexlify\b|fromhex|\bhex\b", text):
-        for m in _HEX.finditer(text):
+        for m in _HEX().finditer(text):
             _keep(bytes.fromhex(m.group()), found)
     if re.search(r"(?<![\w-])rev(?![\w-])", text):
-        for m in _QUOTED.finditer(text):
+        for m in _QUOTED().finditer(text):
             literal = m.group(1) if m.group(1) is not None else m.group(2)
             if literal and " " in literal:
                 found.append(literal[::-1])
@@ -147,7 +154,7 @@ def _keep(raw: bytes, found: list[str]) -> None:
         decoded = raw.decode("utf-8")
     except UnicodeDecodeError:
         return
-    if decoded.strip() and _PRINTABLE.fullmatch(decoded):
+    if decoded.strip() and _PRINTABLE().fullmatch(decoded):
         found.append(decoded)
 
 

@@ -31,6 +31,7 @@ import attrs
 from forge_policy._budget import check_deadline, read_bounded, truncated
 from forge_policy.commands.expansion import PROCESS_SUBSTITUTION, braces
 from forge_policy.commands.launchers import LAUNCHERS, launch
+from forge_policy.commands.paths import expand_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -604,19 +605,6 @@ def basename(word: str) -> str:
     ('git', 'git', '')
     """
     return word[word.rfind("/") + 1 :]
-
-
-def expand_path(word: str) -> str:
-    """``~``, ``~/x``, ``$HOME/x`` and ``${HOME}/x`` expanded; other words unchanged."""
-    for prefix in ("${HOME}", "$HOME"):
-        if word == prefix or word.startswith(prefix + "/"):
-            return os.path.expanduser("~") + word[len(prefix) :]
-    if not word.startswith("~"):
-        return word
-    try:
-        return os.path.expanduser(word)
-    except (KeyError, ValueError):  # a user name with NUL or a lone surrogate
-        return word
 
 
 def echo_text(argv: list[str]) -> str | None:

@@ -29,8 +29,10 @@ import re
 import shlex
 
 from forge_policy._budget import truncated
+from forge_policy._lazy import lazy_pattern
 from forge_policy.commands.expansion import BREAK, parameters
-from forge_policy.commands.shell import Command, basename, echo_text, expand_path, stdin_text
+from forge_policy.commands.paths import expand_path
+from forge_policy.commands.shell import Command, basename, echo_text, stdin_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,10 +42,10 @@ if TYPE_CHECKING:
 UNKNOWN = "…"
 #: at most this many items of one loop are read (past it: incomplete)
 MAX_LOOP_ITEMS = 64
-_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)", re.S)
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_WHOLE = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^{}]*\}|[0-9@*])")
-_GLOB_CHARS = re.compile(r"[*?\[]")
+_ASSIGNMENT = lazy_pattern(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)", re.S)
+_NAME = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]*")
+_WHOLE = lazy_pattern(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^{}]*\}|[0-9@*])")
+_GLOB_CHARS = lazy_pattern(r"[*?\[]")
 _DECLARERS = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _READ_VALUED = frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
 _RESERVED = frozenset({"for", "select", "while", "until", "if", "case", "function", "then", "do",
@@ -135,7 +137,9 @@ class ShellState:
             value = parameters(word, lambda name: lookup(name, local), self.assign)
             if BREAK in value:
                 out.extend(w for part in value.split(BREAK) for w in part.split())
-            elif value != word and (i == 0 or _WHOLE.fullmatch(word)) and value.split() != [value]:
+            elif (
+                value != word and (i == 0 or _WHOLE().fullmatch(word)) and value.split() != [value]
+            ):
                 out.extend(value.split())
             else:
                 out.append(value)
@@ -188,7 +192,7 @@ class ShellState:
             self.assign("#", str(len(args)))
         elif name == "alias":
             for word in argv[1:]:
-                m = _ASSIGNMENT.fullmatch(word)
+                m = _ASSIGNMENT().fullmatch(word)
                 if m is not None:
                     self.aliases[m.group(1)] = m.group(3)
                     self.version += 1
@@ -205,7 +209,7 @@ class ShellState:
             if word.startswith(("-", "+")):
                 flags += word[1:]
                 continue
-            m = _ASSIGNMENT.fullmatch(word)
+            m = _ASSIGNMENT().fullmatch(word)
             name = m.group(1) if m is not None else word
             if "n" in flags:
                 truncated(f"{argv[0]} -n {word}: a name reference is not modelled")
@@ -248,7 +252,7 @@ class ShellState:
 
     def _loop(self, argv: list[str]) -> None:
         name = argv[1]
-        if not _NAME.fullmatch(name):
+        if not _NAME().fullmatch(name):
             return  # for ((…)): arithmetic, its variables are numbers
         items = argv[3:] if argv[2:3] == ["in"] else [UNKNOWN]
         known = [UNKNOWN if _unknown_item(item) else item for item in items]
@@ -332,7 +336,7 @@ class ShellState:
         capture = self.capture
         if capture is None:
             header = words[1:] if words[:1] == ["function"] else words
-            if words[:1] == ["function"] and len(words) >= 2 and _NAME.fullmatch(words[1]):
+            if words[:1] == ["function"] and len(words) >= 2 and _NAME().fullmatch(words[1]):
                 rest = words[2:]
                 if rest[:1] == ["()"]:
                     rest = rest[1:]
@@ -438,7 +442,7 @@ def shlex_split(text: str) -> list[str]:
 
 
 def _unknown_item(item: str) -> bool:
-    return "$" in item or "`" in item or UNKNOWN in item or bool(_GLOB_CHARS.search(item))
+    return "$" in item or "`" in item or UNKNOWN in item or bool(_GLOB_CHARS().search(item))
 
 
 def _function_name(word: str) -> bool:

@@ -323,11 +323,11 @@ class Config:
         copy is missing or older than the cache file ``used``; only where the runtime folder
         already exists (a read-only command whose cache writes nothing creates nothing here
         either). A cache hit costs two stats."""
-        from forge_policy.config import last_good
+        from forge_policy.config.saved_copies import path_of
 
         folder, name = self._last_good()
         if status == "hit" or status == "uncached":
-            path = last_good.path_of(folder, name)
+            path = path_of(folder, name)
             try:
                 saved = os.stat(path).st_mtime_ns
             except OSError:
@@ -347,6 +347,8 @@ class Config:
             "sources": list(catalog.sources),
             "specs": [behavior.spec for behavior in catalog.behaviors],
         }
+        from forge_policy.config import last_good
+
         last_good.save(folder, name, document)
 
     def enforced_catalog(self) -> tuple[Catalog, Fallback | None]:

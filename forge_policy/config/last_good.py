@@ -54,12 +54,13 @@ True
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import attrs
 
 from forge_policy import __version__
+from forge_policy.config.saved_copies import exists as exists
+from forge_policy.config.saved_copies import path_of as path_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,11 +73,6 @@ MAGIC = b"forge-policy-last-good"
 MAX_BYTES = 32 * 1024 * 1024
 #: The command that shows every error of the catalog (named in every notice).
 VALIDATE = "forge-policy validate"
-
-
-def path_of(folder: str, name: str) -> str:
-    """The last-good file of document ``name`` in ``folder`` (a ``runtime/`` folder)."""
-    return os.path.join(folder, f"last-good-{name}.json")
 
 
 @attrs.frozen
@@ -107,11 +103,6 @@ def save(folder: str, name: str, document: Mapping[str, Any]) -> bool:
     except (TypeError, ValueError):
         return False
     return _write_sealed_as(path_of(folder, name), body, MAGIC, FORMAT)
-
-
-def exists(folder: str, name: str) -> bool:
-    """Whether a last-good file of ``name`` is there (unverified: one ``stat``)."""
-    return os.path.exists(path_of(folder, name))
 
 
 def load(folder: str, name: str) -> tuple[Saved | None, str]:

@@ -408,12 +408,14 @@ def _keep(forge_root: str, layers: list[dict[str, Any]], parsed: bool) -> bool:
     """Keep ``layers`` as the last good ones (when parsed now, or when no copy exists);
     False while ``<forge_root>/runtime`` does not exist yet (a later load keeps them: the
     folder is never made here)."""
-    from forge_policy.config import last_good
+    from forge_policy.config.saved_copies import exists
 
     folder = os.path.join(forge_root, "runtime")
     if not os.path.isdir(folder):
         return False
-    if parsed or not last_good.exists(folder, LAST_GOOD):
+    if parsed or not exists(folder, LAST_GOOD):
+        from forge_policy.config import last_good
+
         last_good.save(folder, LAST_GOOD, {"layers": layers})
     return True
 

@@ -70,6 +70,7 @@ import re
 from fnmatch import fnmatchcase
 from itertools import pairwise
 
+from forge_policy._lazy import lazy_pattern
 from forge_policy.facts import controls
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
@@ -551,7 +552,7 @@ def _command_changes(argv: list[str], cmd: Command, cwd: str, places: _Places) -
         # timeout…), or a command line in one word (script -qc '…', su -c '…')
         for k in range(1, len(argv)):
             forge = _forge_policy_command(argv[k:], places, read=False)
-            if not forge and (" " in argv[k] or ";" in argv[k]) and _ENGINE_WORD.search(argv[k]):
+            if not forge and (" " in argv[k] or ";" in argv[k]) and _ENGINE_WORD().search(argv[k]):
                 forge = next(
                     (
                         f
@@ -574,7 +575,7 @@ def _command_changes(argv: list[str], cmd: Command, cwd: str, places: _Places) -
 
 
 _PACKAGE_VERBS = frozenset({"install", "uninstall", "remove", "reinstall", "upgrade", "sync"})
-_ENGINE_REQUIREMENT = re.compile(r"(?i)^forge[-_.]policy(?:$|[\[=<>!~;@ ])")
+_ENGINE_REQUIREMENT = lazy_pattern(r"(?i)^forge[-_.]policy(?:$|[\[=<>!~;@ ])")
 
 
 def _reinstalls_engine(name: str, argv: list[str]) -> bool:
@@ -587,7 +588,7 @@ def _reinstalls_engine(name: str, argv: list[str]) -> bool:
     if _interpreter(name) and argv[1:3] != ["-m", "pip"]:
         return False
     verb = next((i for i, w in enumerate(words) if w in _PACKAGE_VERBS), None)
-    return verb is not None and any(_ENGINE_REQUIREMENT.match(w) for w in words[verb + 1 :])
+    return verb is not None and any(_ENGINE_REQUIREMENT().match(w) for w in words[verb + 1 :])
 
 
 #: programs whose arguments are data, never a command they run
@@ -595,7 +596,7 @@ _DATA_PROGRAMS = frozenset({"echo", "printf", "grep", "egrep", "fgrep", "rg", "a
                             "gh", "cat", "less", "more", "head", "tail", "jq", "sed", "awk",
                             "sort", "uniq", "wc", "diff", "ls", "find", "tee", "man", "which",
                             "type", "command", "pip", "npm", "curl", "wget"})  # fmt: skip
-_ENGINE_WORD = re.compile(r"forge[-_]policy")
+_ENGINE_WORD = lazy_pattern(r"forge[-_]policy")
 
 
 def _record_links(name: str, argv: list[str], cwd: str, places: _Places) -> None:
@@ -632,7 +633,7 @@ def _record_links(name: str, argv: list[str], cwd: str, places: _Places) -> None
         return
     for src, dest in pairs:
         link = places.absolute(dest, cwd)
-        if _ENGINE_WORD.search(src):
+        if _ENGINE_WORD().search(src):
             places.aliases.add(link)
         if not linking:
             continue
@@ -982,7 +983,7 @@ def _writes_governance(script: str, places: _Places) -> bool:
 
 
 #: interpreter code that drives the engine rather than reading it
-_ENGINE_CALL = re.compile(
+_ENGINE_CALL = lazy_pattern(
     r"""["'](?:off|on|strict|relaxed|override|purge|init|hook|serve|stop|install|unfork)["']"""
     r"|\bmain\s*\(|\brespond\s*\(|\bevaluate\s*\(|\boverride\s*\(|subprocess|system\s*\("
 )
@@ -994,7 +995,9 @@ def _engine_program(word: str, places: _Places, *, read: bool = True) -> bool:
     if "/" not in word:
         return False
     path = places.absolute(word, places.cwd)
-    if path in places.aliases or (path in places.links and _ENGINE_WORD.search(places.links[path])):
+    if path in places.aliases or (
+        path in places.links and _ENGINE_WORD().search(places.links[path])
+    ):
         return True
     data = read_bounded(path, 16384) if read else None
     return data is not None and any(
@@ -1017,11 +1020,11 @@ def _forge_policy_command(
     name = basename(args[0])
     if places is not None and _engine_program(args[0], places, read=read):
         name = "forge-policy"
-    elif _opaque(args[0]) and _ENGINE_WORD.search(args[0]):
+    elif _opaque(args[0]) and _ENGINE_WORD().search(args[0]):
         name = "forge-policy"  # `$(command -v forge-policy) off`
     elif _interpreter(name) and "-m" not in args[1:]:
         script = _script(args, Command(list(args)))
-        if script and _ENGINE_WORD.search(script) and _ENGINE_CALL.search(script):
+        if script and _ENGINE_WORD().search(script) and _ENGINE_CALL().search(script):
             return "forge-policy (from interpreter code)"
     skip = _RUNNERS.get(name)
     if skip is not None and len(args) > skip and (skip == 1 or args[1] in ("run", "exec")):

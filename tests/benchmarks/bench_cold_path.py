@@ -38,7 +38,8 @@ TARGET = 4.0
 NEVER = (
     "cattrs", "portalocker", "importlib.metadata", "email", "redis", "ruamel", "argparse",
     "tempfile", "base64", "hashlib", "forge_policy.audit._more_records",
-    "forge_policy.engine._more_effects",
+    "forge_policy.engine._more_effects", "forge_policy.config.last_good",
+    "forge_policy.audit._report",
 )  # fmt: skip
 KINDS = ("allow", "hard_block")
 
