@@ -107,7 +107,8 @@ def over_socket(python: str, events: int, say: Any) -> dict[str, Any]:
             if not k.startswith(("FORGE_", "DISABLE_")) and k != "PYTHONDONTWRITEBYTECODE"
         }
         env.update(CLAUDE_PROJECT_DIR=str(project), XDG_CACHE_HOME=str(Path(tmp) / "cache"))
-        command = written_command(python, project, env)
+        # what the committed launcher runs on this machine: python -I -S …/launch.py
+        _line, command = written_command(python, project, env)
         launch = Path(command[-1])
         import subprocess
 
