@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from forge_policy.catalog.dsl import Condition, compile_matcher, compile_names, matcher_names
+from forge_policy.catalog.prefilter import Requirement
 from forge_policy.events import MATCHER_SUBJECT, READ_FROM
 from forge_policy.levels import Level, Step, escalate
 from forge_policy.model import ConditionResult
@@ -264,12 +265,13 @@ class _FactLiterals:
     (:func:`~forge_policy.catalog.prefilter.required_literals`, none holding a newline), so
     that one look at the fact's items joined by newlines refutes them all at once."""
 
-    __slots__ = ("alternatives", "casefold", "fact")
+    __slots__ = ("alternatives", "casefold", "fact", "requirement")
 
     def __init__(self, fact: str, casefold: bool) -> None:
         self.fact = fact
         self.casefold = casefold
-        self.alternatives: list[tuple[str, ...]] = []
+        self.alternatives: list[tuple[str, ...]] = []  # gathered, then frozen into requirement
+        self.requirement = Requirement((), casefold)
 
     def refutes(self, scope: Scope) -> bool:
         """True when no trigger of the group can match: the fact is known (a plain list of
@@ -285,15 +287,7 @@ class _FactLiterals:
             text = value
         else:
             return False
-        if self.casefold:
-            text = text.casefold()
-        for literals in self.alternatives:
-            for literal in literals:
-                if literal not in text:
-                    break
-            else:
-                return False
-        return True
+        return not self.requirement.admits(text)
 
 
 #: :meth:`Behavior.cannot_fire` has not grouped this tuple of triggers yet
@@ -331,6 +325,8 @@ def _fact_groups(triggers: tuple[Trigger, ...]) -> tuple[_FactLiterals | None, .
         keys.append(key)
     if not any(count > 1 for count in members.values()):
         return None
+    for group in groups.values():
+        group.requirement = Requirement(tuple(group.alternatives), group.casefold)
     return tuple(groups[key] if key is not None and members[key] > 1 else None for key in keys)
 
 
