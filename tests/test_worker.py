@@ -147,7 +147,9 @@ def test_request_threads_wait_for_the_next_call_and_stay_bounded(project: Client
         return found
 
     threads = settled(2)
-    assert len(threads) == 2  # the listening thread and the one that answered, waiting
+    # the listening thread and the one that answered, waiting (two, should a call have come
+    # before the first was back waiting)
+    assert 2 <= len(threads) <= 1 + SPARE_THREADS
     before = project.requests()
     for _ in range(4):  # one at a time: answered by the waiting thread, which waits again
         assert b'"deny"' in project.call(project.bash("echo hard-me")).stdout
