@@ -128,6 +128,45 @@ def test_worker_answers_are_the_in_process_answers(
     assert b"forge-policy validate" in got.stdout
 
 
+def test_request_threads_wait_for_the_next_call_and_stay_bounded(project: ClientProject) -> None:
+    """A request thread waits as a spare for the next connection instead of ending (no thread
+    start per call); a burst gets a thread per connection, and afterwards at most
+    SPARE_THREADS stay."""
+    from forge_policy.worker.server import SPARE_THREADS
+
+    project.call(project.bash("ls"))
+    pid = project.wait_worker()
+    tasks = Path(f"/proc/{pid}/task")
+
+    def settled(bound: int) -> set[str]:
+        deadline = time.monotonic() + 5
+        while len(found := set(p.name for p in tasks.iterdir())) > bound:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        return found
+
+    threads = settled(2)
+    # the listening thread and the one that answered, waiting (two, should a call have come
+    # before the first was back waiting)
+    assert 2 <= len(threads) <= 1 + SPARE_THREADS
+    before = project.requests()
+    for _ in range(4):  # one at a time: answered by the waiting thread, which waits again
+        assert b'"deny"' in project.call(project.bash("echo hard-me")).stdout
+    # (a call that arrives before the last thread is back waiting gets a new one: a spare more)
+    assert threads <= settled(1 + SPARE_THREADS) and project.requests() == before + 4
+    barrier = threading.Barrier(12)
+
+    def call(_: int) -> bytes:
+        barrier.wait()
+        return project.call(project.bash("echo hard-me")).stdout
+
+    with ThreadPoolExecutor(12) as pool:
+        assert all(b'"deny"' in out for out in pool.map(call, range(12)))
+    assert len(settled(1 + SPARE_THREADS)) <= 1 + SPARE_THREADS
+    assert project.requests() == before + 16 and worker_pids(project.root) == [pid]
+
+
 def test_parallel_clients_start_one_worker(project: ClientProject) -> None:
     with ThreadPoolExecutor(16) as pool:
         answers = list(pool.map(lambda _: project.call(project.bash("echo hard-me")), range(16)))

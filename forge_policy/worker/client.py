@@ -358,8 +358,9 @@ def read_stdin() -> bytes:
     chunks: list[bytes] = []
     size = 0
     while size <= protocol.MAX_INPUT:
-        # 64 KiB first (an event is a few hundred bytes): a 1 MiB buffer is mmap-ed and unmapped
-        step = 1 << 20 if chunks else 1 << 16
+        # 64 KiB for the event (a few hundred bytes) and for the read that finds the end: a
+        # 1 MiB buffer is mmap-ed and unmapped (two system calls), so only a large event gets one
+        step = 1 << 20 if len(chunks) > 1 else 1 << 16
         chunk = posix.read(0, min(step, protocol.MAX_INPUT + 1 - size))
         if not chunk:
             break

@@ -42,8 +42,9 @@ A hook request is answered only when the client's identity (the client file's st
 a reinstall changes it), working directory and answer-relevant variables
 (:func:`~forge_policy.worker.protocol.relevant`) equal the worker's own; otherwise it is refused
 and the client evaluates in-process. A changed identity also stops the worker, so the next
-client starts one of the new version. Requests are served by one thread each, through the
-handler ``serve`` uses (:class:`~forge_policy.serve.warm.Warm`). The worker exits after
+client starts one of the new version. Requests are served by one thread each (a thread that
+answered waits for the next connection: :data:`SPARE_THREADS`), through the handler ``serve``
+uses (:class:`~forge_policy.serve.warm.Warm`). The worker exits after
 ``FORGE_WORKER_IDLE_SECONDS`` (900) without a request, on SIGTERM/SIGINT, on a ``stop``
 request, or when its socket file is removed or replaced.
 
@@ -57,6 +58,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import signal
 import socket
 import sys
@@ -74,6 +76,11 @@ if TYPE_CHECKING:
 LOCK_WAIT = 3.0
 DRAIN_SECONDS = 5.0
 TICK = 0.25
+#: Request threads kept waiting for the next connection once theirs is answered: handing a
+#: connection to a waiting thread takes ~10 us, starting a thread for it ~60-100 us (its stack,
+#: and ``Thread.start`` waits until it runs), on every hook call. More connections at once than
+#: spare threads still get a new thread each, never a wait.
+SPARE_THREADS = 4
 
 
 def folder_of(root: str) -> str:
@@ -124,6 +131,10 @@ class Worker:
         self.busy = 0
         self.last = time.monotonic()
         self._busy_lock = threading.Lock()
+        # accepted connections for the spare request threads (:meth:`_dispatch`); None: exit
+        self._waiting: queue.SimpleQueue[socket.socket | None] = queue.SimpleQueue()
+        self._spare = 0  # request threads waiting on it (under _busy_lock)
+        self._uid = os.geteuid()  # the peer every connection must run as
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.path = os.path.join(folder, os.fsdecode(protocol.SOCKET))
         self.inode = -1
@@ -184,16 +195,35 @@ class Worker:
             except OSError:
                 continue
             try:
-                if protocol.peer_uid(conn) != os.geteuid():
+                if protocol.peer_uid(conn) != self._uid:
                     conn.close()  # never answer another user
                     continue
             except OSError as exc:  # not named, not answered
                 log(f"closed a connection whose peer is not named: {exc}")
                 conn.close()
                 continue
+            self._dispatch(conn)
+
+    def _dispatch(self, conn: socket.socket) -> None:
+        """Hand an authenticated connection to a spare request thread, or start one for it."""
+        with self._busy_lock:
+            self.busy += 1
+            if self._spare:
+                self._spare -= 1
+                self._waiting.put(conn)
+                return
+        threading.Thread(target=self._requests, args=(conn,), daemon=True).start()
+
+    def _requests(self, conn: socket.socket | None) -> None:
+        """A request thread: answer ``conn``, then wait as a spare for the next connection
+        (at most :data:`SPARE_THREADS` wait; the others end)."""
+        while conn is not None:
+            self._handle(conn)
             with self._busy_lock:
-                self.busy += 1
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+                if self._spare >= SPARE_THREADS or self.stopping.is_set():
+                    return
+                self._spare += 1
+            conn = self._waiting.get()
 
     def close(self) -> None:
         """Stop listening (removing the socket file if it is still ours), then drain."""
@@ -202,6 +232,10 @@ class Worker:
         deadline = time.monotonic() + DRAIN_SECONDS
         while self.busy and time.monotonic() < deadline:
             time.sleep(0.01)
+        with self._busy_lock:  # the spare request threads end
+            for _ in range(self._spare):
+                self._waiting.put(None)
+            self._spare = 0
 
     def _handle(self, conn: socket.socket) -> None:
         started = time.perf_counter()

@@ -15,7 +15,12 @@ machine record ``init`` writes) is timed alone too, so the launcher's own share 
 - ``bare``: ``python -c pass`` with the same interpreter (the floor the older figures used;
   it pays ``site`` and the venv's ``.pth`` files, so it varies from venv to venv);
 - ``bare -I -S``: ``python -I -S -c pass``, the floor issue 28's target is set against (warm
-  <= 1.3x: ``warm_*_over_bare_isolated``).
+  <= 1.3x: ``warm_*_over_bare_isolated``);
+- ``sh -c bare -I -S``: ``/bin/sh -c 'python -I -S -c pass'``, what a harness pays for ANY
+  shell-form hook command whose program is a bare interpreter start: ``warm`` over it
+  (``warm_*_over_sh_bare_isolated``, no target of its own) is what forge_policy adds (the
+  launcher script, the client's imports and work, the worker's answer), with the ``sh -c`` that
+  no hook command avoids on both sides.
 
 The commands run interleaved so that machine noise hits them alike; each median is divided by
 bare's (targets: warm <= 1.3x ``python -I -S -c pass``, cold <= 5x ``python -c pass``). Then 16
@@ -48,6 +53,7 @@ import json
 import os
 import platform
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -185,7 +191,9 @@ def report_json(
 ) -> None:
     base = statistics.median(floors["bare"])
     isolated = statistics.median(floors["bare -I -S"])
+    sh_isolated = statistics.median(floors["sh bare -I -S"])
     figures: dict[str, float] = {"bare-ms": base * 1000, "bare-isolated-ms": isolated * 1000}
+    figures["sh-bare-isolated-ms"] = sh_isolated * 1000
     compared: dict[str, dict[str, object]] = {}
     target = {"warm": "1.3x", "cold": "5x"}
     differing: list[str] = []
@@ -214,6 +222,14 @@ def report_json(
                         "(issue 28: warm <= 1.3x)",
                         target=1.3 if mode == "warm" else None,
                     )
+                if mode == "warm":
+                    compared[f"{pre}warm_{kind}_over_sh_bare_isolated"] = ratio(
+                        median / sh_isolated,
+                        "lower",
+                        f"wall median of the hook command init writes, worker warm, {kind}, over "
+                        "`sh -c 'python -I -S -c pass'` (the sh -c any hook command pays on both "
+                        "sides: what forge_policy adds; no target of its own)",
+                    )
             if f"client {kind}" in install.samples:
                 figures[f"{pre}launcher-{kind}-ms"] = (
                     install.median(f"warm {kind}") - install.median(f"client {kind}")
@@ -231,6 +247,12 @@ def report_json(
             "lower",
             "CPU of the hook command's processes (sh -c, launcher, client; not the worker's) on "
             "allow, worker warm, over `python -I -S -c pass`: steadier than wall time under load",
+        )
+        compared[f"{pre}warm_cpu_over_sh_bare_isolated"] = ratio(
+            statistics.median(install.cpu["warm"]) / statistics.median(floors["cpu sh bare -I -S"]),
+            "lower",
+            "CPU of the hook command's processes on allow, worker warm, over that of "
+            "`sh -c 'python -I -S -c pass'` (what forge_policy adds; no target of its own)",
         )
         bare_p99 = pct(floors["parallel bare"], 0.99)
         for mode, values in install.parallel.items():
@@ -252,6 +274,7 @@ def report_json(
     figures["parallel-bare-p99-ms"] = pct(floors["parallel bare"], 0.99) * 1000
     figures["cpu-bare-allow-ms"] = statistics.median(floors["cpu bare"]) * 1000
     figures["cpu-bare-isolated-ms"] = statistics.median(floors["cpu bare -I -S"]) * 1000
+    figures["cpu-sh-bare-isolated-ms"] = statistics.median(floors["cpu sh bare -I -S"]) * 1000
     emit(
         "worker_latency",
         figures,
@@ -302,6 +325,8 @@ def main() -> None:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     floors: dict[str, list[float]] = {"bare": [], "bare -I -S": [], "cpu bare": []}
     floors["cpu bare -I -S"] = []
+    floors["sh bare -I -S"] = []  # the sh -c every shell-form hook command pays, and python
+    floors["cpu sh bare -I -S"] = []
     floors["parallel bare"] = []
     with tempfile.TemporaryDirectory(prefix="forge-worker-bench-") as tmp:
         labels = [(f"tree{i}", tree) for i, tree in enumerate(trees)] or [("installed", None)]
@@ -309,6 +334,7 @@ def main() -> None:
         env = installs[0].env
         bare = [python, "-c", "pass"]
         isolated = [python, "-I", "-S", "-c", "pass"]
+        sh_isolated = ["/bin/sh", "-c", f"{shlex.quote(python)} -I -S -c pass"]
         try:
             for _ in range(5):  # warm-up: bytecode, catalog cache, state file, the worker
                 for install in installs:
@@ -329,6 +355,7 @@ def main() -> None:
                         )
                 floors["bare"].append(timed(bare, b"", env)[0])
                 floors["bare -I -S"].append(timed(isolated, b"", env)[0])
+                floors["sh bare -I -S"].append(timed(sh_isolated, b"", env)[0])
                 for install in installs:
                     for kind in KINDS:
                         for mode, (command, mode_env) in install.modes().items():
@@ -337,6 +364,7 @@ def main() -> None:
             for _ in range(args.runs):
                 floors["cpu bare"].append(cpu_of(bare, b"", env))
                 floors["cpu bare -I -S"].append(cpu_of(isolated, b"", env))
+                floors["cpu sh bare -I -S"].append(cpu_of(sh_isolated, b"", env))
                 for install in installs:
                     for mode, (command, mode_env) in install.modes().items():
                         install.cpu[mode].append(
@@ -365,6 +393,7 @@ def main() -> None:
         return
     base = statistics.median(floors["bare"])
     isolated_base = statistics.median(floors["bare -I -S"])
+    sh_base = statistics.median(floors["sh bare -I -S"])
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, {platform.system()}")
     print(f"python: {python} ({platform.python_implementation()} {platform.python_version()})")
     print(f"forge_policy: {where}")
@@ -372,37 +401,42 @@ def main() -> None:
     fresh = ", state.json deleted before each round" if args.fresh_state else ""
     print(f"runs: {args.runs} per command, interleaved{fresh}")
     print(f"bare `python -c pass` {base * 1000:.1f} ms, `python -I -S -c pass` ", end="")
-    print(f"{isolated_base * 1000:.1f} ms (the target's floor)")
+    print(f"{isolated_base * 1000:.1f} ms (the target's floor), ", end="")
+    print("`sh -c 'python -I -S -c pass'` ", end="")
+    print(f"{sh_base * 1000:.1f} ms (the sh -c any hook command pays, on both sides)")
     bare_cpu = statistics.median(floors["cpu bare"])
     isolated_cpu = statistics.median(floors["cpu bare -I -S"])
+    sh_cpu = statistics.median(floors["cpu sh bare -I -S"])
     bare_p99 = pct(floors["parallel bare"], 0.99)
     for install in installs:
         print(f"\n## {install.label}: {install.tree or where}\n")
         print(f"hook command (written by init, run as `/bin/sh -c`): {install.command}")
         print(f"what the launcher runs (`client`): {' '.join(install.client) or '(no record)'}\n")
         print(
-            "| event | warm | warm / bare -I -S | client | client / bare -I -S | sh + launcher "
-            "| warm / bare | cold | cold / bare |"
+            "| event | warm | warm / bare -I -S | warm / sh -c bare -I -S | client "
+            "| client / bare -I -S | sh + launcher | warm / bare | cold | cold / bare |"
         )
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for kind in KINDS:
             warm = install.median(f"warm {kind}")
             cold = install.median(f"cold {kind}")
             client = install.median(f"client {kind}") if install.client else float("nan")
             print(
                 f"| {kind} | {warm * 1000:.1f} ms | {warm / isolated_base:.2f}x "
-                f"| {client * 1000:.1f} ms | {client / isolated_base:.2f}x "
+                f"| {warm / sh_base:.2f}x | {client * 1000:.1f} ms | {client / isolated_base:.2f}x "
                 f"| {(warm - client) * 1000:.1f} ms | {warm / base:.2f}x "
                 f"| {cold * 1000:.1f} ms | {cold / base:.2f}x |"
             )
         shares = [
             f"{mode} {statistics.median(v) * 1000:.1f} ms ({statistics.median(v) / bare_cpu:.2f}x"
-            f" bare, {statistics.median(v) / isolated_cpu:.2f}x bare -I -S)"
+            f" bare, {statistics.median(v) / isolated_cpu:.2f}x bare -I -S, "
+            f"{statistics.median(v) / sh_cpu:.2f}x sh -c bare -I -S)"
             for mode, v in install.cpu.items()
         ]
         print(
             f"\nCPU (user + system) of the command's processes on allow, median: bare "
-            f"{bare_cpu * 1000:.1f} ms, bare -I -S {isolated_cpu * 1000:.1f} ms; "
+            f"{bare_cpu * 1000:.1f} ms, bare -I -S {isolated_cpu * 1000:.1f} ms, sh -c bare -I -S "
+            f"{sh_cpu * 1000:.1f} ms; "
             f"{'; '.join(shares)}"
         )
         rounds = f"{args.rounds} rounds ({16 * args.rounds} samples per mode)"
