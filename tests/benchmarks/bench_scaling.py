@@ -13,7 +13,11 @@ Workloads (all in-process, MemoryStore, one Evaluator, one session):
   ``Read``, ``*`` and a regex; each has one regex condition on ``command``), fed 2,000 Bash
   commands of which 5 % match one behavior;
 * ``deny-10``: 10 hard-block rules on Bash, each one regex on ``command``, the same traffic;
-* ``builtin``: the built-in catalog on mostly-allow Bash traffic (2 % blocked).
+* ``builtin``: the built-in catalog on mostly-allow Bash traffic (2 % blocked): ten commands in
+  turn, as an agent repeats ``git status`` and ``pytest``;
+* ``builtin-unique``: the same shapes with an operand that changes on every call (``cat
+  src/mod17.py``), so nothing remembered from an earlier call with the same text answers: what
+  a session of mostly new commands pays (no target of its own; read it beside ``builtin``).
 """
 
 from __future__ import annotations
@@ -112,6 +116,32 @@ def builtin_traffic() -> list[fp.Event]:
     return events
 
 
+#: The shapes of ALLOW_COMMANDS with an operand that changes on every call.
+UNIQUE_COMMANDS = (
+    "ls -la build/{k}",
+    "git log -n {k} --oneline",
+    "pytest -q tests/test_mod{k}.py",
+    "cat src/mod{k}.py",
+    "grep -rn TODO{k} src",
+    "python3 -m build --outdir dist/{k}",
+    "npm run lint -- src/mod{k}.ts",
+    "cd src/pkg{k} && make",
+    "echo step {k} done",
+    "git diff --stat HEAD~{k}",
+)
+
+
+def builtin_unique_traffic() -> list[fp.Event]:
+    events = builtin_traffic()
+    for k, event in enumerate(events):
+        if event.tool_input["command"] != "git push --force":
+            command = UNIQUE_COMMANDS[k % len(UNIQUE_COMMANDS)].format(k=k)
+            events[k] = fp.Event(
+                "PreToolUse", "s", tool_name="Bash", tool_input={"command": command}
+            )
+    return events
+
+
 def rate(catalog: Catalog, events: list[fp.Event], repeat: int = 3) -> float:
     """Best decisions/s over ``repeat`` passes (a fresh evaluator and store each pass)."""
     best = 0.0
@@ -159,6 +189,7 @@ def measure() -> dict[str, float]:
     results["deny-10"] = rate(deny_catalog(), deny_traffic)
     results["re-loop-10"] = re_loop_rate(deny_traffic)
     results["builtin"] = rate(fp.builtin_catalog(), builtin_traffic())
+    results["builtin-unique"] = rate(fp.builtin_catalog(), builtin_unique_traffic())
     results["cold-1000-first-event-ms"] = cold_first_event(1_000)
     return results
 
@@ -199,6 +230,7 @@ LABELS = {
     "deny-10": "10-rule deny workload, decisions/s",
     "re-loop-10": "plain `re.search` loop over the 10 deny patterns, decisions/s (reference)",
     "builtin": "built-in catalog, mostly-allow Bash, decisions/s",
+    "builtin-unique": "built-in catalog, mostly-allow Bash, every command new, decisions/s",
     "cold-1000-first-event-ms": "1,000 behaviors, first event of a process, ms",
     "builtin-regexes-compiled-on-ls": "built-in catalog, RE2 compiles for one `ls -la`",
 }
@@ -252,6 +284,12 @@ def ratios_of(results: dict[str, float]) -> dict[str, dict[str, object]]:
             f"{BUILTIN_TARGET:,.0f}/s (absolute: machine-dependent, hence the wide tolerance)",
             tolerance=1.0,
             target=1.0,
+        ),
+        "builtin_unique_over_re_loop": ratio(
+            results["builtin-unique"] / reference,
+            "higher",
+            "built-in catalog decisions/s on mostly-allow Bash whose every command is new (no "
+            "text seen before) over the plain re.search loop",
         ),
         "re2_compiles_on_ls": ratio(
             results["builtin-regexes-compiled-on-ls"],
