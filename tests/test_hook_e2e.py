@@ -303,6 +303,8 @@ ALLOW_NEVER = (
     "forge_policy.engine._step",
     "forge_policy.engine._flag_effects",
     "forge_policy.engine._block_effects",
+    "forge_policy.audit._block_records",
+    "forge_policy.audit._floor_record",
 )
 #: The hook in-process, then every module it loaded: ``sys.modules`` also sees what ``-X
 #: importtime`` does not (``importlib.import_module``, the fact registry's lazy providers).
