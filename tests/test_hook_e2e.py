@@ -305,6 +305,9 @@ ALLOW_NEVER = (
     "forge_policy.engine._block_effects",
     "forge_policy.audit._block_records",
     "forge_policy.audit._floor_record",
+    # a project that sets no behavior and no exception: their classes, and datetime
+    "forge_policy.config._layer_values",
+    "datetime",
 )
 #: The hook in-process, then every module it loaded: ``sys.modules`` also sees what ``-X
 #: importtime`` does not (``importlib.import_module``, the fact registry's lazy providers).
