@@ -357,3 +357,34 @@ def test_cache_follows_edits_even_same_size_ones(project: Project) -> None:
     [cache_file] = (project.root / "runtime").glob("catalog-cache-*.json")
     cache = cache_support.body(cache_file)
     assert cache["specs"][0]["default_level"] == "hard_block"
+
+
+#: A process that ends through ``forge_policy.cli._end`` (the hook command's last step).
+ENDS = """import atexit, sys, threading
+from forge_policy.cli import _end
+print("answer", end="")  # buffered: _end flushes it
+if sys.argv[1] == "atexit":
+    atexit.register(lambda: print(" atexit ran", end=""))
+elif sys.argv[1] == "thread":
+    done = threading.Event()
+    threading.Thread(target=lambda: (done.wait(0.2), print(" thread ran", end=""))).start()
+_end(3)
+sys.exit(5)  # _end returned: the process ends as usual
+"""
+
+
+@pytest.mark.parametrize(
+    ("case", "code", "out"),
+    [
+        ("plain", 3, "answer"),  # nothing left to do: it ends at once, its output flushed
+        ("atexit", 5, "answer atexit ran"),  # a callback: the usual exit runs it
+        ("thread", 5, "answer thread ran"),  # a non-daemon thread: the usual exit waits for it
+    ],
+)
+def test_the_hook_process_ends_at_once_only_when_nothing_is_left_to_run(
+    case: str, code: int, out: str
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", ENDS, case], capture_output=True, text=True, timeout=60
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (code, out, "")
