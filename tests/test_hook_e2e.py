@@ -297,6 +297,18 @@ COMMAND_MODEL = (
     "forge_policy.commands.shell_state",
     "forge_policy.commands.interpreters",
 )
+#: What an allow that changes nothing never loads (issue 28): the effect classes, defined on first
+#: use (``engine.effects``' names), and what only a block writes.
+ALLOW_NEVER = (
+    "forge_policy.engine._step",
+    "forge_policy.engine._flag_effects",
+    "forge_policy.engine._block_effects",
+    "forge_policy.audit._block_records",
+    "forge_policy.audit._floor_record",
+    # a project that sets no behavior and no exception: their classes, and datetime
+    "forge_policy.config._layer_values",
+    "datetime",
+)
 #: The hook in-process, then every module it loaded: ``sys.modules`` also sees what ``-X
 #: importtime`` does not (``importlib.import_module``, the fact registry's lazy providers).
 LOADED = """import sys
@@ -326,7 +338,7 @@ def test_a_read_is_decided_without_the_command_model(tmp_path: Path) -> None:
     loaded = set(result.stderr.decode().split())
     assert "forge_policy.facts.governance" in loaded  # the built-in catalog's facts did run
     assert "forge_policy.facts.files" in loaded
-    assert not {m for m in loaded if m.startswith(COLD_PATH_NEVER + COMMAND_MODEL)}
+    assert not {m for m in loaded if m.startswith(COLD_PATH_NEVER + COMMAND_MODEL + ALLOW_NEVER)}
 
 
 def test_cache_follows_edits_even_same_size_ones(project: Project) -> None:
@@ -345,3 +357,34 @@ def test_cache_follows_edits_even_same_size_ones(project: Project) -> None:
     [cache_file] = (project.root / "runtime").glob("catalog-cache-*.json")
     cache = cache_support.body(cache_file)
     assert cache["specs"][0]["default_level"] == "hard_block"
+
+
+#: A process that ends through ``forge_policy.cli._end`` (the hook command's last step).
+ENDS = """import atexit, sys, threading
+from forge_policy.cli import _end
+print("answer", end="")  # buffered: _end flushes it
+if sys.argv[1] == "atexit":
+    atexit.register(lambda: print(" atexit ran", end=""))
+elif sys.argv[1] == "thread":
+    done = threading.Event()
+    threading.Thread(target=lambda: (done.wait(0.2), print(" thread ran", end=""))).start()
+_end(3)
+sys.exit(5)  # _end returned: the process ends as usual
+"""
+
+
+@pytest.mark.parametrize(
+    ("case", "code", "out"),
+    [
+        ("plain", 3, "answer"),  # nothing left to do: it ends at once, its output flushed
+        ("atexit", 5, "answer atexit ran"),  # a callback: the usual exit runs it
+        ("thread", 5, "answer thread ran"),  # a non-daemon thread: the usual exit waits for it
+    ],
+)
+def test_the_hook_process_ends_at_once_only_when_nothing_is_left_to_run(
+    case: str, code: int, out: str
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", ENDS, case], capture_output=True, text=True, timeout=60
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (code, out, "")

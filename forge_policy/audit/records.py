@@ -2,10 +2,12 @@
 converter, :func:`to_dict`, to the plain dict :func:`forge_policy.audit.base.write` redacts and
 every sink chains.
 
-The classes a hook decision builds (:class:`Violation`, :class:`Block`, :class:`FloorRun`,
-:class:`Seen`) are defined here; the rarer ones live in :mod:`forge_policy.audit._more_records`,
-imported on first use of their name here (``records.Override``), so a hook call does not build
-attrs classes it never uses (issue 28's cold path).
+The record every decided tool call leaves (:class:`Seen`) is defined here; a decision's
+:class:`Violation` and :class:`Block` live in :mod:`forge_policy.audit._block_records`,
+:class:`FloorRun` in :mod:`forge_policy.audit._floor_record`, the rarer ones in
+:mod:`forge_policy.audit._more_records`, each imported on first use of its name here
+(``records.Block``), so a hook call does not build attrs classes it never uses (issue 28's cold
+path: an allow builds :class:`Seen` only).
 
 Whoever writes a record builds one of these classes; nobody spells a record's keys by hand. A
 field marked *omitted* is left out of the dict while it holds None (a store's recovery has a
@@ -32,6 +34,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TypeAlias
 
+    from forge_policy.audit._block_records import Block, Violation
+    from forge_policy.audit._floor_record import FloorRun
     from forge_policy.audit._more_records import (
         Bypass,
         BypassSwitch,
@@ -62,87 +66,23 @@ __all__ = [
     "to_dict",
 ]
 
-#: The record classes of :mod:`forge_policy.audit._more_records`, built on first use.
-_MORE = frozenset(
-    {"Override", "Grant", "Bypass", "BypassSwitch", "Recovery", "Integrity", "Diagnostic"}
-    | {"Tuning", "Shadow"}
-)
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class Violation(_Record):
-    """A violation that was only counted or shown (``record_violations``, or a shadow block).
-
-    ``call_hash`` identifies the call for an override by retry; ``override_mode`` is the
-    behavior's ``override`` setting (``agent`` or ``user``); ``overridden`` names the mechanism
-    that let it through, ``undetermined`` why a fact the decision assumed to match could
-    not be computed, and ``call_id`` the short id a soft block names its call by (``override
-    --call``; all three omitted when empty). ``event_input`` is what ``explain --record``
-    rebuilds the event from: the call's ``tool_input`` (or ``prompt``), ``cwd``, ``agent``,
-    ``permission_mode`` and ``harness``, redacted and bounded
-    (:func:`forge_policy.engine.records.recorded_input`; ``cut`` true when a long value was
-    shortened); records written before it have none.
-
-    ``agent_id`` names the subagent the call came from (omitted on the root thread), ``agent``
-    its type (omitted when it is the harness's name: a root thread of no named agent), and
-    ``agent_counter`` that agent's own counter of the behavior after this violation (omitted
-    when it equals ``counter``, as on a session with no subagent): what rebuilds the per-agent
-    breakdown of a session from its log (:mod:`forge_policy.engine.reconcile`). Records
-    written before them read as the root thread's.
-    """
-
-    kind: ClassVar[str] = "violation"
-    timestamp: str
-    session_id: str
-    behavior_id: str
-    level: str
-    counter: int
-    tool_name: str
-    event: str
-    input_summary: str
-    shadow: bool
-    call_hash: str
-    override_mode: str
-    tool_use_id: str
-    overridden: str | None = _omitted()
-    undetermined: tuple[str, ...] | None = _omitted()
-    call_id: str | None = _omitted()
-    event_input: dict[str, Any] | None = _omitted()  # noqa: RUF009 (an attrs field, not a value)
-    agent_id: str | None = _omitted()
-    agent: str | None = _omitted()
-    agent_counter: int | None = _omitted()
-    #: an MCP call's reading (:func:`forge_policy.facts.mcp.label`: ``shell``, ``write``,
-    #: ``read``, ``fetch``, ``none``, ``unreadable``); omitted for every other tool
-    reading: str | None = _omitted()
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class Block(Violation):
-    """A violation that blocked the call (soft or hard, not shadow): the same fields."""
-
-    kind: ClassVar[str] = "block"
-
-
-@attrs.frozen(kw_only=True, repr=False)
-class FloorRun(_Record):
-    """A shell call let through to run under the floor it ran under (SPEC §13): ``floor`` is
-    ``own/<method>`` (rewritten to run in forge_policy's sandbox; ``input_summary`` is the
-    original command, as the rules read it), ``none`` (the own floor is wanted but cannot be
-    held: no sandbox method works here, or the harness cannot rewrite the call; the hook's
-    decision is the only guard) or ``off`` (the project turned the floor off). ``own/<method>``
-    is recorded beside the records of a call the evaluator recorded (a nudge, a warning), not
-    for a plain pass; calls the harness's own sandbox holds are not recorded one by one
-    (:mod:`forge_policy.floor.rewrite`)."""
-
-    kind: ClassVar[str] = "floor"
-    timestamp: str
-    session_id: str
-    harness: str
-    floor: str
-    tool_name: str
-    event: str
-    input_summary: str
-    tool_use_id: str
+#: The record classes defined elsewhere, built on first use: a decision's, and the rarer ones.
+_BLOCKS = "forge_policy.audit._block_records"
+_MORE = "forge_policy.audit._more_records"
+_CLASSES = {
+    "Violation": _BLOCKS,
+    "Block": _BLOCKS,
+    "Override": _MORE,
+    "Grant": _MORE,
+    "Bypass": _MORE,
+    "BypassSwitch": _MORE,
+    "Recovery": _MORE,
+    "Integrity": _MORE,
+    "Diagnostic": _MORE,
+    "Tuning": _MORE,
+    "Shadow": _MORE,
+    "FloorRun": "forge_policy.audit._floor_record",
+}
 
 
 @attrs.frozen(kw_only=True, repr=False)
@@ -193,17 +133,22 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """The rarer record classes (and :data:`AuditRecord`), imported on first use."""
-    if name in _MORE:
-        from forge_policy.audit import _more_records
+    """The record classes defined elsewhere (and :data:`AuditRecord`), imported on first use
+    and then kept here."""
+    module = _CLASSES.get(name)
+    if module is not None:
+        from importlib import import_module
 
-        return getattr(_more_records, name)
+        value = globals()[name] = getattr(import_module(module), name)
+        return value
     if name == "AuditRecord":
+        from forge_policy.audit import _block_records as blocks
+        from forge_policy.audit import _floor_record as floor
         from forge_policy.audit import _more_records as more
 
         return (
-            Violation | Block | more.Override | more.Grant | more.Bypass | more.BypassSwitch
-            | more.Recovery | more.Integrity | FloorRun | more.Diagnostic | more.Tuning
-            | more.Shadow | Seen
+            blocks.Violation | blocks.Block | more.Override | more.Grant | more.Bypass
+            | more.BypassSwitch | more.Recovery | more.Integrity | floor.FloorRun
+            | more.Diagnostic | more.Tuning | more.Shadow | Seen
         )  # fmt: skip
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

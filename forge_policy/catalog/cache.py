@@ -60,11 +60,12 @@ Each ignored cache is named with the reason in :attr:`CatalogCache.ignored`, whi
 validate`` prints. Writes are atomic (temp file + ``os.replace``); a cache that cannot be
 written is skipped, never an error.
 
-The body is the attrs class :class:`CacheDocument`, read by a strict structuring function of
-this module's own (the hook reads the cache on every call: a cattrs converter cost it ~10 ms of
-imports and hook compilation). A field of the wrong JSON type (a string for a number, a number
-for a path) fails the structuring, and a cache that does not structure is rebuilt from the
-YAML, never read as an empty catalog.
+The body is the named tuple :class:`CacheDocument` (issue 28: an attrs class cost every hook
+process its generated methods; a value, compared and shown alike), read by a strict
+structuring function of this module's own (the hook reads the cache on every call: a cattrs
+converter cost it ~10 ms of imports and hook compilation). A field of the wrong JSON type (a
+string for a number, a number for a path) fails the structuring, and a cache that does not
+structure is rebuilt from the YAML, never read as an empty catalog.
 
 This module imports neither ruamel.yaml, :mod:`pathlib` nor :mod:`hashlib` (which loads
 OpenSSL): a warm hook stats, reads the key and the cache, checks the seal, structures the JSON
@@ -91,9 +92,7 @@ import sys
 import time
 
 # typing is loaded by attrs already
-from typing import Any, TypeVar
-
-import attrs
+from typing import Any, NamedTuple, TypeVar
 
 from forge_policy import __version__
 from forge_policy.catalog.behavior import Behavior
@@ -195,8 +194,7 @@ def _same(a: str, b: str) -> bool:
     return bool(_compare_digest(a.encode("ascii", "replace"), b.encode("ascii", "replace")))
 
 
-@attrs.frozen
-class SourceRecord:
+class SourceRecord(NamedTuple):
     """One file the specs came from: its path, stat identity (``()``: hash it) and sha256."""
 
     path: str
@@ -204,8 +202,7 @@ class SourceRecord:
     sha256: str
 
 
-@attrs.frozen
-class CacheDocument:
+class CacheDocument(NamedTuple):
     """A cache body: the normalised specs of one catalog folder and every file they depend on.
 
     >>> doc = CacheDocument(FORMAT, __version__, "/c", (SourceRecord("/c/index.yaml", (1, 2),
@@ -331,7 +328,7 @@ class CatalogCache:
                 continue
             self.used = path
             if refreshed is not None:
-                renewed = attrs.evolve(doc, sources=refreshed)
+                renewed = doc._replace(sources=refreshed)
                 self.status = "refreshed" if self._write(renewed, first=path) else "hit"
             else:
                 self.status = "hit"
@@ -376,7 +373,7 @@ class CatalogCache:
             return catalog
         now = time.time_ns()
         settled = tuple(
-            attrs.evolve(fp, stat=_settled(fp.stat, now)) for fp in recorded if fp is not None
+            fp._replace(stat=_settled(fp.stat, now)) for fp in recorded if fp is not None
         )
         doc = CacheDocument(FORMAT, __version__, root, settled, tuple(specs))
         self.status = "rebuilt" if self._write(doc) else "unwritable"
@@ -524,7 +521,7 @@ def _check_sources(doc: CacheDocument) -> tuple[SourceRecord, ...] | None:
                 fresh = _settled(identity, now_ns)
                 if fresh != source.stat:
                     stale = True
-                    source = attrs.evolve(source, stat=fresh)
+                    source = source._replace(stat=fresh)
         except OSError:
             raise Ignored(f"{source.path} is missing") from None
         refreshed.append(source)

@@ -44,13 +44,17 @@ if TYPE_CHECKING:
 CANDIDATE_MEMO_LIMIT = 1024
 
 
-@attrs.frozen
 class _EventIndex:
     """The behaviors (by position) that one event name can reach: ``named[subject]`` lists
-    those whose every trigger for this event names its subjects, ``catch_all`` the others."""
+    those whose every trigger for this event names its subjects, ``catch_all`` the others.
+    A plain class: an attrs class would cost every hook process its generated methods, and
+    an index is never compared, hashed or shown (issue 28's cold path)."""
 
-    named: dict[str, list[int]] = attrs.field(factory=dict)
-    catch_all: list[int] = attrs.field(factory=list)
+    __slots__ = ("catch_all", "named")
+
+    def __init__(self) -> None:
+        self.named: dict[str, list[int]] = {}
+        self.catch_all: list[int] = []
 
 
 def _index_by_event(behaviors: tuple[Behavior, ...]) -> dict[str, _EventIndex]:

@@ -77,7 +77,6 @@ warm hook parses no YAML and verifies no signature.
 
 from __future__ import annotations
 
-import datetime
 import itertools
 import json
 import os
@@ -88,11 +87,26 @@ from forge_policy.errors import ProjectConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import datetime
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
     from forge_policy.catalog.catalog import Catalog
+    from forge_policy.config._layer_values import BehaviorSettings as BehaviorSettings
+    from forge_policy.config._layer_values import ExceptionRule as ExceptionRule
     from forge_policy.config.last_good import Fallback
+
+
+def __getattr__(name: str) -> Any:
+    """:class:`BehaviorSettings` and :class:`ExceptionRule`, defined on first use (issue 28: a
+    hook call in a project that sets neither builds neither, nor imports :mod:`datetime`)."""
+    if name in ("BehaviorSettings", "ExceptionRule"):
+        from forge_policy.config import _layer_values
+
+        value = globals()[name] = getattr(_layer_values, name)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: the layers, lowest precedence first
 LAYER_NAMES = ("user", "project", "local", "managed")
@@ -133,62 +147,6 @@ BUILT_IN = "built-in"
 
 
 @attrs.frozen
-class BehaviorSettings:
-    """One behavior's settings as the layers leave them (None: the catalog's own value).
-
-    ``escalation`` is ``((after, level), ...)``; ``locked``: the managed layer locked it.
-
-    >>> BehaviorSettings(enabled=False).tuning is None
-    True
-    """
-
-    enabled: bool | None = None
-    level: str | None = None
-    escalation: tuple[tuple[int, str], ...] | None = None
-    tuning: str | None = None
-    locked: bool = False
-
-    def is_empty(self) -> bool:
-        return self == BehaviorSettings()
-
-
-@attrs.frozen
-class ExceptionRule:
-    """An audited, expiring allowance of one behavior for the events ``kind``/``value`` match.
-
-    >>> rule = ExceptionRule("risky-commands", "command", "npm  install x",
-    ...                      datetime.date(2030, 1, 1), "vendored", "/p/.forge/config.yaml:7")
-    >>> rule.expired(datetime.date(2030, 1, 1)), rule.expired(datetime.date(2030, 1, 2))
-    (False, True)
-    >>> rule.match
-    {'command': 'npm  install x'}
-    """
-
-    behavior: str
-    kind: str
-    value: str
-    until: datetime.date
-    reason: str
-    origin: str
-
-    @property
-    def match(self) -> dict[str, str]:
-        return {self.kind: self.value}
-
-    def expired(self, today: datetime.date) -> bool:
-        return today > self.until
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "behavior": self.behavior,
-            "match": self.match,
-            "until": self.until.isoformat(),
-            "reason": self.reason,
-            "origin": self.origin,
-        }
-
-
-@attrs.frozen
 class Settings:
     """The effective settings of one project for one environment (SPEC §10).
 
@@ -226,7 +184,11 @@ class Settings:
 
     def active_exceptions(self, today: datetime.date | None = None) -> tuple[ExceptionRule, ...]:
         """The exceptions not expired on ``today`` (default: the local date)."""
-        day = today or datetime.date.today()
+        if today is None:
+            import datetime
+
+            today = datetime.date.today()
+        day = today
         return tuple(rule for rule in self.exceptions if not rule.expired(day))
 
     def to_dict(self) -> dict[str, Any]:
@@ -865,6 +827,8 @@ def _parse_exception(layer: dict[str, Any], listed: Any, index: int, entry: Any)
         bad("match", f"expected exactly one of {{command|path|tool: text}}, got {match!r}")
     else:
         kind, value = next(iter(match.items()))
+    import datetime
+
     day = None
     try:
         day = datetime.date.fromisoformat(str(until))
@@ -916,6 +880,10 @@ def merge(
         for key, line in layer["locks"]:
             locks[key] = f"{layer['file']}:{line}"
         for behavior, kind, value, until, reason, line in layer["exceptions"]:
+            import datetime
+
+            from forge_policy.config._layer_values import ExceptionRule
+
             day = datetime.date.fromisoformat(until)
             origin = f"{layer['file']}:{line}"
             if kind == "path" and project_dir and not os.path.isabs(value):
@@ -1003,7 +971,10 @@ def merge(
             disable[behavior_id] = variable
 
     kept: list[ExceptionRule] = []
-    today = datetime.date.today()
+    if exceptions:
+        import datetime
+
+        today = datetime.date.today()
     for rule in exceptions:
         if rule.behavior in managed:
             notes.append(
@@ -1052,6 +1023,8 @@ def _behavior(
         if raw and found is not None:
             return found[0]
         return found
+
+    from forge_policy.config._layer_values import BehaviorSettings
 
     escalation = get("escalation")
     return BehaviorSettings(
@@ -1291,7 +1264,11 @@ def overlay_catalog(catalog: Catalog, settings: Settings) -> tuple[Catalog, list
             )
             notes.append(f"{where}: behaviors.{behavior_id}: no such behavior in the catalog")
             continue
-        bs = settings.behaviors.get(behavior_id, BehaviorSettings())
+        bs = settings.behaviors.get(behavior_id)
+        if bs is None:  # a locked behavior the lower layers leave alone
+            from forge_policy.config._layer_values import BehaviorSettings
+
+            bs = BehaviorSettings()
         try:
             spec = apply_behavior(behavior.spec, bs)
             if settings.shadow and not bs.locked and spec.get("bypass") != "never":

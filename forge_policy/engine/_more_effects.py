@@ -1,19 +1,23 @@
-"""The effects no ordinary hook decision makes (issue 28's cold path builds only the attrs
-classes it uses): a subagent's share replayed from the audit log
-(:mod:`~forge_policy.engine.reconcile`), a subagent noted, a session's switches. Reached as
-``forge_policy.engine.effects.<Name>``, which imports this module on first use.
+"""The effects neither an allow nor a hard block makes (issue 28's cold path builds only the
+attrs classes it uses): a counter, a level and an agent's share replayed from the audit log
+(:mod:`~forge_policy.engine.reconcile`), a soft block's call noted and its override, a subagent
+noted, a session's switches. Reached as ``forge_policy.engine.effects.<Name>``, which imports
+this module on first use.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from forge_policy.engine._effect_base import _Effect
+from forge_policy.engine.effects import _Effect, _Override
 from forge_policy.state import DISABLED_KEY
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from forge_policy.engine.effects import AgentTally
+    from forge_policy.levels import Level
     from forge_policy.state import SessionState
 
 
@@ -53,3 +57,62 @@ class SetSessionDisabled(_Effect):
 
     def apply(self, state: SessionState) -> None:
         state.data[DISABLED_KEY] = sorted(self.ids)
+
+
+@attrs.frozen(repr=False)
+class SetCounter(_Effect):
+    """The behavior's counter becomes ``counter`` (a violation replayed from the audit log:
+    :mod:`~forge_policy.engine.reconcile`; its time is the log's, not the state's)."""
+
+    behavior_id: str
+    counter: int
+
+    def apply(self, state: SessionState) -> None:
+        state.behavior(self.behavior_id).counter = self.counter
+
+
+@attrs.frozen(repr=False)
+class SetLevel(_Effect):
+    """The behavior's effective level becomes ``level`` (replayed from the log, or the
+    fail-closed level of a session decided statelessly, SPEC §9)."""
+
+    behavior_id: str
+    level: Level
+
+    def apply(self, state: SessionState) -> None:
+        state.behavior(self.behavior_id).effective_level = self.level
+
+
+@attrs.frozen(repr=False)
+class NoteBlockedCall(_Effect):
+    """A soft-blocked call is remembered by its short id (``override --call ID``,
+    :meth:`~forge_policy.state.BehaviorState.note_blocked_call`)."""
+
+    behavior_id: str
+    call_id: str
+    call_hash: str
+    summary: str
+    tool_name: str
+    at: float
+
+    def apply(self, state: SessionState) -> None:
+        entry = {
+            "call_id": self.call_id,
+            "call_hash": self.call_hash,
+            "summary": self.summary,
+            "tool_name": self.tool_name,
+            "at": self.at,
+        }
+        state.behavior(self.behavior_id).note_blocked_call(entry)
+
+
+@attrs.frozen(repr=False)
+class AddOverride(_Override):
+    """An override: ``record`` goes to the audit log, and (without its ``kind``) to the
+    behavior's ``overrides[]`` (:meth:`~forge_policy.state.BehaviorState.add_override`)."""
+
+    behavior_id: str
+    record: dict[str, Any] = attrs.field(eq=False)
+
+    def apply(self, state: SessionState) -> None:
+        state.behavior(self.behavior_id).add_override(self.record)

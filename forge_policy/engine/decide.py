@@ -27,20 +27,8 @@ import attrs
 
 from forge_policy.catalog.behavior import AGENT_SCOPE, firing_key
 from forge_policy.catalog.dsl import Scope  # loaded with behavior; imported once, not per call
-from forge_policy.engine.effects import (
-    AgentTally,
-    Audit,
-    CountBlock,
-    CountViolation,
-    NoteBlockedCall,
-    SetFlag,
-    SetGrant,
-    SetPendingBlock,
-    SetTotal,
-    Step,
-    audit_records,
-    overrides,
-)
+from forge_policy.engine import effects as fx  # its classes load on first use: an allow uses none
+from forge_policy.engine.effects import audit_records, overrides
 from forge_policy.engine.inputs import FactCache, Settings, event_identity, read_as
 from forge_policy.engine.overrides import (
     auto_approved,
@@ -68,7 +56,7 @@ if TYPE_CHECKING:
 
     from forge_policy.catalog.behavior import Behavior, Trigger
     from forge_policy.catalog.catalog import Catalog
-    from forge_policy.engine.effects import Effect
+    from forge_policy.engine.effects import Effect, Step
     from forge_policy.engine.overrides import AutoApprove
     from forge_policy.state import BehaviorState, SessionState
 
@@ -163,7 +151,7 @@ class _Scratch:
             if name not in self.flags:
                 return
             del self.flags[name]
-        self.effects.append(SetFlag(name, present))
+        self.effects.append(fx.SetFlag(name, present))
 
     def set_total(self, name: str, value: float | None) -> None:
         if value is None:
@@ -175,11 +163,11 @@ class _Scratch:
             if old == value and type(old) is type(value):
                 return
             self.totals[name] = value
-        self.effects.append(SetTotal(name, value))
+        self.effects.append(fx.SetTotal(name, value))
 
     def record_flags(self, changes: list[tuple[str, bool]]) -> None:
         """Effects for flag changes already made in :attr:`flags` (keyed flags)."""
-        self.effects.extend(SetFlag(name, present) for name, present in changes)
+        self.effects.extend(fx.SetFlag(name, present) for name, present in changes)
 
     def take(self) -> tuple[Effect, ...]:
         if not self.effects:
@@ -450,7 +438,7 @@ class _Chain:
             self.firing,
         )
         flag_effects = self.scratch.take()
-        steps = [Step(behavior.id, flag_effects)] if flag_effects else []
+        steps = [fx.Step(behavior.id, flag_effects)] if flag_effects else []
         if fired is not None:
             steps.append(self.violation(behavior, bstate, counter_before, *fired))
         return steps
@@ -515,12 +503,12 @@ class _Chain:
         if undetermined:  # decided as matched on a fact that could not be computed
             text = f"{text}\n{undetermined_note(undetermined)}"
         violation = attrs.evolve(violation, counter=counter, message=text, call_id=call_id)
-        tally = AgentTally(
+        tally = fx.AgentTally(
             event.agent_id, agent_fields(event)["agent"] or "", agent_before + 1, agent_level
         )
         counts = (session_before + 1, agent_before + 1)
         counted = (
-            CountViolation(
+            fx.CountViolation(
                 behavior.id, counts[0], session_level, now, event.tool_name, agent=tally
             ),
         )
@@ -540,18 +528,18 @@ class _Chain:
                 call_id=call_id,
                 counts=counts,
             )
-            effects.append(Audit(record))
+            effects.append(fx.Audit(record))
         if level.blocks and not shadow:
             effects += self.block(behavior.id, level, counts[0], behavior.override)
         shown = text if level > Level.SILENT and not shadow and not level.blocks else ""
-        return Step(behavior.id, tuple(effects), violation=violation, shown=shown)
+        return fx.Step(behavior.id, tuple(effects), violation=violation, shown=shown)
 
     def block(self, behavior_id: str, level: Level, counter: int, mode: str) -> list[Effect]:
         """A block is counted; a soft block waits for its override, a hard block leaves
         nothing to override (SPEC §4)."""
-        effects: list[Effect] = [CountBlock(behavior_id, agent_id=self.event.agent_id)]
+        effects: list[Effect] = [fx.CountBlock(behavior_id, agent_id=self.event.agent_id)]
         if level is Level.HARD_BLOCK:
-            return [*effects, SetPendingBlock(behavior_id, None), SetGrant(behavior_id, None)]
+            return [*effects, fx.SetPendingBlock(behavior_id, None), fx.SetGrant(behavior_id, None)]
         event = self.event
         pending = PendingBlock(
             call_hash=self.identity,
@@ -564,7 +552,7 @@ class _Chain:
         )
         from forge_policy.secrets import summarize
 
-        noted = NoteBlockedCall(
+        noted = fx.NoteBlockedCall(
             behavior_id,
             call_id_of(self.identity),
             self.identity,
@@ -572,7 +560,7 @@ class _Chain:
             event.tool_name,
             self.now,
         )
-        return [*effects, SetPendingBlock(behavior_id, pending), noted]
+        return [*effects, fx.SetPendingBlock(behavior_id, pending), noted]
 
 
 #: The events that announce a subagent (``SubagentStart``) or its end (``SubagentStop``).
@@ -599,7 +587,7 @@ def _noted_agent(event: Event, state: SessionState, now: float) -> Step:
         started=stamp if start else "",
         stopped="" if start else stamp,
     )
-    return Step("", (noted,))
+    return fx.Step("", (noted,))
 
 
 def decide(

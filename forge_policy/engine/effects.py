@@ -4,6 +4,15 @@ goes to the audit log first (SPEC §4 triple write: the log is the source of tru
 
 Nothing here decides anything; an effect is applied exactly as it was decided.
 
+The effect classes are this module's names, each defined on first use (issue 28: a hook call
+builds only the attrs classes it uses, an allow that changes nothing none): a session's flags
+and totals in :mod:`~forge_policy.engine._flag_effects`, a violation and its block in
+:mod:`~forge_policy.engine._block_effects`, the rest (replayed from the log, a soft block's
+override, subagents, session switches) in :mod:`~forge_policy.engine._more_effects`, and
+:class:`Step` in :mod:`~forge_policy.engine._step`. Code that builds them reads them from this
+module (``effects.SetFlag``), which loads their module then; their base classes are here.
+
+>>> from forge_policy.engine.effects import CountViolation, SetFlag
 >>> from forge_policy.levels import Level
 >>> from forge_policy.state import SessionState
 >>> state = SessionState.new(0.0)
@@ -15,25 +24,34 @@ Nothing here decides anything; an effect is applied exactly as it was decided.
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
-from forge_policy.engine._effect_base import _Effect
-from forge_policy.state import Grant, PendingBlock
+from forge_policy._lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from typing import TypeAlias
+    from typing import Any, TypeAlias
 
+    from forge_policy.engine._block_effects import (
+        AgentTally,
+        Audit,
+        CountBlock,
+        CountViolation,
+        SetGrant,
+        SetPendingBlock,
+    )
+    from forge_policy.engine._flag_effects import SetFlag, SetTotal
     from forge_policy.engine._more_effects import (
+        AddOverride,
         CountAgent,
         NoteAgent,
+        NoteBlockedCall,
+        SetCounter,
+        SetLevel,
         SetSessionDisabled,
     )
-    from forge_policy.levels import Level
-    from forge_policy.model import Violation
+    from forge_policy.engine._step import Step
     from forge_policy.state import SessionState
 
 __all__ = [
@@ -58,192 +76,65 @@ __all__ = [
     "overrides",
 ]
 
-#: The effects of :mod:`forge_policy.engine._more_effects` (log replay, subagents, session
-#: switches), defined on first use: a hook decision builds only the classes it uses.
-_MORE = frozenset({"CountAgent", "NoteAgent", "SetSessionDisabled"})
+_FLAGS = "forge_policy.engine._flag_effects"
+_BLOCKS = "forge_policy.engine._block_effects"
+_MORE = "forge_policy.engine._more_effects"
+#: Each effect class and the module that defines it (loaded on first use, then cached here).
+_CLASSES = {
+    "Step": "forge_policy.engine._step",
+    "SetFlag": _FLAGS,
+    "SetTotal": _FLAGS,
+    "AgentTally": _BLOCKS,
+    "CountViolation": _BLOCKS,
+    "CountBlock": _BLOCKS,
+    "SetPendingBlock": _BLOCKS,
+    "SetGrant": _BLOCKS,
+    "Audit": _BLOCKS,
+    "SetCounter": _MORE,
+    "SetLevel": _MORE,
+    "NoteBlockedCall": _MORE,
+    "AddOverride": _MORE,
+    "CountAgent": _MORE,
+    "NoteAgent": _MORE,
+    "SetSessionDisabled": _MORE,
+}
+__getattr__, __dir__ = lazy_exports(__name__, _CLASSES, __all__, globals())
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MORE:
-        from forge_policy.engine import _more_effects
+class _Effect:
+    """What every effect shares: attrs' repr, written once (generating one per class is most
+    of the cost of defining it, which every hook call pays)."""
 
-        return getattr(_more_effects, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    __slots__ = ()
 
-
-@attrs.frozen(repr=False)
-class SetFlag(_Effect):
-    """Set (``present``) or consume a session flag (SPEC §5 ``set_flag`` / ``check_flag``)."""
-
-    name: str
-    present: bool
-
-    def apply(self, state: SessionState) -> None:
-        if self.present:
-            state.flags[self.name] = True
-        else:
-            state.flags.pop(self.name, None)
+    def __repr__(self) -> str:
+        values = ", ".join(
+            f"{field.name}={getattr(self, field.name)!r}"
+            for field in attrs.fields(type(self))  # type: ignore[arg-type]
+            if field.repr
+        )
+        return f"{type(self).__name__}({values})"
 
 
-@attrs.frozen(repr=False)
-class SetTotal(_Effect):
-    """Set a session total to ``value``, or drop it (``None``: ``reset_total``)."""
+class _Recorded(_Effect):
+    """An effect whose ``record`` goes to the audit log (``Audit``, ``AddOverride``): what
+    :func:`audit_records` tells apart without loading their classes."""
 
-    name: str
-    value: float | None
-
-    def apply(self, state: SessionState) -> None:
-        if self.value is None:
-            state.totals.pop(self.name, None)
-        else:
-            state.totals[self.name] = self.value
+    __slots__ = ()
+    record: dict[str, Any]
 
 
-@attrs.frozen(repr=False)
-class AgentTally(_Effect):
-    """One agent's share of a behavior after a violation (issue 27): its ``agent_id``
-    (``""``: the root thread), its type, its counter and the level it reached."""
+class _Override(_Recorded):
+    """An override (``AddOverride``): what :func:`overrides` tells apart."""
 
-    agent_id: str
-    agent_type: str
-    counter: int
-    level: Level
-
-    def apply(self, state: SessionState, behavior_id: str, *, blocked: bool = False) -> None:
-        share = state.behavior(behavior_id).agent(self.agent_id)
-        share.counter = self.counter
-        share.effective_level = self.level
-        if self.agent_type:
-            share.type = self.agent_type
-        if blocked:
-            share.record_block()
+    __slots__ = ()
 
 
-@attrs.frozen(repr=False)
-class CountViolation(_Effect):
-    """SPEC §3.2/§3.4: the behavior's counter becomes ``counter`` and its level ``level``;
-    ``agent``: the share of the agent it came from (:class:`AgentTally`)."""
+class _Counted(_Effect):
+    """A violation counted (``CountViolation``): what a catch-up
+    (:meth:`~forge_policy.engine.session.Base.catch_up`) looks for, without loading its class."""
 
-    behavior_id: str
-    counter: int
-    level: Level
-    at: float
-    tool_name: str
-    agent: AgentTally | None = attrs.field(default=None, kw_only=True)
-
-    def apply(self, state: SessionState) -> None:
-        bstate = state.behavior(self.behavior_id)
-        bstate.counter = self.counter
-        bstate.effective_level = self.level
-        bstate.record_violation(self.at, self.tool_name)
-        if self.agent is not None:
-            self.agent.apply(state, self.behavior_id)
-
-
-@attrs.frozen(repr=False)
-class SetCounter(_Effect):
-    """The behavior's counter becomes ``counter`` (a violation replayed from the audit log:
-    :mod:`~forge_policy.engine.reconcile`; its time is the log's, not the state's)."""
-
-    behavior_id: str
-    counter: int
-
-    def apply(self, state: SessionState) -> None:
-        state.behavior(self.behavior_id).counter = self.counter
-
-
-@attrs.frozen(repr=False)
-class SetLevel(_Effect):
-    """The behavior's effective level becomes ``level`` (replayed from the log, or the
-    fail-closed level of a session decided statelessly, SPEC §9)."""
-
-    behavior_id: str
-    level: Level
-
-    def apply(self, state: SessionState) -> None:
-        state.behavior(self.behavior_id).effective_level = self.level
-
-
-@attrs.frozen(repr=False)
-class CountBlock(_Effect):
-    """A call of the behavior was (or, overridden, would have been) blocked: ``blocks`` + 1,
-    and the ``blocks`` of the agent it came from, when ``agent_id`` is given."""
-
-    behavior_id: str
-    agent_id: str | None = attrs.field(default=None, kw_only=True)
-
-    def apply(self, state: SessionState) -> None:
-        bstate = state.behavior(self.behavior_id)
-        bstate.record_block()
-        if self.agent_id is not None:
-            bstate.agent(self.agent_id).record_block()
-
-
-@attrs.frozen(repr=False)
-class SetPendingBlock(_Effect):
-    """The behavior's pending block becomes ``pending`` (``None``: cleared)."""
-
-    behavior_id: str
-    pending: PendingBlock | None
-
-    def apply(self, state: SessionState) -> None:
-        state.behavior(self.behavior_id).pending_block = self.pending
-
-
-@attrs.frozen(repr=False)
-class SetGrant(_Effect):
-    """The behavior's explicit grant becomes ``grant`` (``None``: spent or cleared)."""
-
-    behavior_id: str
-    grant: Grant | None
-
-    def apply(self, state: SessionState) -> None:
-        state.behavior(self.behavior_id).grant = self.grant
-
-
-@attrs.frozen(repr=False)
-class NoteBlockedCall(_Effect):
-    """A soft-blocked call is remembered by its short id (``override --call ID``,
-    :meth:`~forge_policy.state.BehaviorState.note_blocked_call`)."""
-
-    behavior_id: str
-    call_id: str
-    call_hash: str
-    summary: str
-    tool_name: str
-    at: float
-
-    def apply(self, state: SessionState) -> None:
-        entry = {
-            "call_id": self.call_id,
-            "call_hash": self.call_hash,
-            "summary": self.summary,
-            "tool_name": self.tool_name,
-            "at": self.at,
-        }
-        state.behavior(self.behavior_id).note_blocked_call(entry)
-
-
-@attrs.frozen(repr=False)
-class AddOverride(_Effect):
-    """An override: ``record`` goes to the audit log, and (without its ``kind``) to the
-    behavior's ``overrides[]`` (:meth:`~forge_policy.state.BehaviorState.add_override`)."""
-
-    behavior_id: str
-    record: dict[str, Any] = attrs.field(eq=False)
-
-    def apply(self, state: SessionState) -> None:
-        state.behavior(self.behavior_id).add_override(self.record)
-
-
-@attrs.frozen(repr=False)
-class Audit(_Effect):
-    """A record for the audit log only (a ``block``, ``violation`` or ``grant``)."""
-
-    record: dict[str, Any] = attrs.field(eq=False)
-
-    def apply(self, state: SessionState) -> None:
-        """The log only: nothing in the state."""
+    __slots__ = ()
 
 
 if TYPE_CHECKING:
@@ -266,15 +157,15 @@ if TYPE_CHECKING:
 
 
 def audit_records(effects: Iterable[Effect]) -> Iterator[dict[str, Any]]:
-    """The audit records among ``effects``, in order."""
+    """The audit records among ``effects`` (``AddOverride``, ``Audit``), in order."""
     for effect in effects:
-        if isinstance(effect, AddOverride | Audit):
+        if isinstance(effect, _Recorded):
             yield effect.record
 
 
 def overrides(effects: Iterable[Effect]) -> list[dict[str, Any]]:
-    """The override records among ``effects``, in order."""
-    return [effect.record for effect in effects if isinstance(effect, AddOverride)]
+    """The override records among ``effects`` (``AddOverride``), in order."""
+    return [effect.record for effect in effects if isinstance(effect, _Override)]
 
 
 def apply_effects(state: SessionState, effects: Iterable[Effect]) -> None:
@@ -282,17 +173,3 @@ def apply_effects(state: SessionState, effects: Iterable[Effect]) -> None:
     one writer of a session document's content."""
     for effect in effects:
         effect.apply(state)
-
-
-@attrs.frozen(repr=False)
-class Step(_Effect):
-    """What one behavior contributed to a decision: its effects, its violation (if any), the
-    message shown for it (non-blocking levels), and whether it is ``tentative``: an override
-    that takes effect only if the call goes through (SPEC §4), dropped when the chain blocks."""
-
-    behavior_id: str
-    effects: tuple[Effect, ...] = ()
-    violation: Violation | None = None
-    shown: str = ""
-    tentative: bool = False
-    trace: dict[str, Any] | None = attrs.field(default=None, eq=False)

@@ -25,14 +25,7 @@ from __future__ import annotations
 
 import attrs
 
-from forge_policy.engine.effects import (
-    AddOverride,
-    Audit,
-    CountBlock,
-    SetGrant,
-    SetPendingBlock,
-    Step,
-)
+from forge_policy.engine import effects as fx  # its classes load on first use
 from forge_policy.engine.records import decision_record, override_record
 from forge_policy.levels import Level
 from forge_policy.model import OVERRIDE_BY_USER, AutoApproval, Violation
@@ -41,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from forge_policy.engine.effects import Effect
+    from forge_policy.engine.effects import Effect, Step
     from forge_policy.model import Event
     from forge_policy.state import BehaviorState, Grant, SessionState
 
@@ -144,8 +137,8 @@ def user_approvals(event: Event, state: SessionState, now: float) -> list[Step]:
             basis=repr(pending.at),
             released=("pending",),
         )
-        effects = (SetPendingBlock(behavior_id, None), AddOverride(behavior_id, record))
-        steps.append(Step(behavior_id, effects))
+        effects = (fx.SetPendingBlock(behavior_id, None), fx.AddOverride(behavior_id, record))
+        steps.append(fx.Step(behavior_id, effects))
     return steps
 
 
@@ -198,11 +191,11 @@ def retry_pass(
         # SPEC §4: only the PostToolUse of the asked call proves the user let it run; a retry
         # after a refusal (no PostToolUse) is asked again, never taken as the user's yes
         return None
-    effects: list[Effect] = [SetPendingBlock(behavior_id, None)]
+    effects: list[Effect] = [fx.SetPendingBlock(behavior_id, None)]
     released: tuple[str, ...]
     grant_id = ""
     if grant is not None:  # the user's explicit override is spent on this retry
-        effects.append(SetGrant(behavior_id, None))
+        effects.append(fx.SetGrant(behavior_id, None))
         mechanism, reason, released = "explicit", grant.reason, ("pending", "grant")
         grant_id = grant.grant_id
     else:
@@ -218,9 +211,9 @@ def retry_pass(
         released=released,
         grant_id=grant_id,
     )
-    effects.append(AddOverride(behavior_id, record))
+    effects.append(fx.AddOverride(behavior_id, record))
     trace = {"behavior_id": behavior_id, "override": mechanism}
-    return Step(behavior_id, tuple(effects), tentative=True, trace=trace)
+    return fx.Step(behavior_id, tuple(effects), tentative=True, trace=trace)
 
 
 def explicit_pass(
@@ -250,12 +243,12 @@ def explicit_pass(
         grant_id=grant.grant_id,
     )
     effects: tuple[Effect, ...] = (
-        SetGrant(behavior_id, None),
-        CountBlock(behavior_id, agent_id=event.agent_id),
-        Audit(decision_record(event, passed, now, identity, mode, counts=counts)),
-        AddOverride(behavior_id, record),
+        fx.SetGrant(behavior_id, None),
+        fx.CountBlock(behavior_id, agent_id=event.agent_id),
+        fx.Audit(decision_record(event, passed, now, identity, mode, counts=counts)),
+        fx.AddOverride(behavior_id, record),
     )
-    return Step(behavior_id, effects, violation=passed, tentative=True)
+    return fx.Step(behavior_id, effects, violation=passed, tentative=True)
 
 
 def auto_approved(
@@ -284,12 +277,12 @@ def auto_approved(
     )
     effects: tuple[Effect, ...] = (
         *counted,
-        CountBlock(behavior_id, agent_id=event.agent_id),
-        Audit(decision_record(event, passed, now, identity, OVERRIDE_BY_USER, counts=counts)),
-        AddOverride(behavior_id, record),
+        fx.CountBlock(behavior_id, agent_id=event.agent_id),
+        fx.Audit(decision_record(event, passed, now, identity, OVERRIDE_BY_USER, counts=counts)),
+        fx.AddOverride(behavior_id, record),
     )
     from forge_policy.render.messages import USER_OVERRIDE_LINE
 
     # the block's text without the line that says the user is asked: the rule's note says why not
     text = violation.message.replace(f"\n{USER_OVERRIDE_LINE}", "")
-    return Step(behavior_id, effects, violation=passed, shown=f"{text}\n{approval.note}")
+    return fx.Step(behavior_id, effects, violation=passed, shown=f"{text}\n{approval.note}")

@@ -38,17 +38,8 @@ it twice changes nothing the second time.
 from __future__ import annotations
 
 from forge_policy._time import parse_iso
-from forge_policy.engine.effects import (
-    AddOverride,
-    AgentTally,
-    CountBlock,
-    NoteBlockedCall,
-    SetCounter,
-    SetGrant,
-    SetLevel,
-    SetPendingBlock,
-    apply_effects,
-)
+from forge_policy.engine import effects as fx  # its classes load on first use
+from forge_policy.engine.effects import apply_effects
 from forge_policy.levels import Level
 from forge_policy.state import Grant, PendingBlock
 
@@ -219,7 +210,7 @@ def _agent_effects(
     current = share.effective_level if share is not None else None
     reached = level if current is None else max(current, level)
     agent_type = record.get("agent")
-    tally = AgentTally(
+    tally = fx.AgentTally(
         agent_id, agent_type if isinstance(agent_type, str) else "", counter, reached
     )
     from forge_policy.engine._more_effects import CountAgent  # a subagent's: built on first use
@@ -230,7 +221,7 @@ def _agent_effects(
 def _override_effects(
     behavior_id: str, bstate: BehaviorState | None, record: dict[str, Any], at: float
 ) -> list[Effect]:
-    effects: list[Effect] = [AddOverride(behavior_id, record)]
+    effects: list[Effect] = [fx.AddOverride(behavior_id, record)]
     mechanism = record.get("mechanism")
     released = record.get("released")
     if isinstance(released, list):  # the evaluator says what the override consumed
@@ -244,10 +235,10 @@ def _override_effects(
         and pending.at <= at
         and pending.counter == record.get("counter")
     ):
-        effects.append(SetPendingBlock(behavior_id, None))
+        effects.append(fx.SetPendingBlock(behavior_id, None))
     grant = bstate.grant if bstate is not None else None
     if frees_grant and grant is not None and grant.at <= at:
-        effects.append(SetGrant(behavior_id, None))
+        effects.append(fx.SetGrant(behavior_id, None))
     return effects
 
 
@@ -280,7 +271,7 @@ def _grant_effects(
         call_id=str(record.get("call_id") or ""),
         summary=str(record.get("input_summary") or ""),
     )
-    return [SetGrant(behavior_id, grant)]
+    return [fx.SetGrant(behavior_id, grant)]
 
 
 def _violation_effects(
@@ -290,19 +281,19 @@ def _violation_effects(
     known = bstate.counter if bstate is not None else 0
     if not isinstance(counter, int) or isinstance(counter, bool) or counter <= known:
         return []  # already in the state (the counter is the natural key within a session)
-    effects: list[Effect] = [SetCounter(behavior_id, counter)]
+    effects: list[Effect] = [fx.SetCounter(behavior_id, counter)]
     try:
         level = Level.parse(str(record.get("level")))
     except ValueError:
         return effects
     current = bstate.effective_level if bstate is not None else None
     reached = level if current is None else max(current, level)
-    effects.append(SetLevel(behavior_id, reached))
+    effects.append(fx.SetLevel(behavior_id, reached))
     if record.get("kind") != "block":
         return effects
-    effects.append(CountBlock(behavior_id))
+    effects.append(fx.CountBlock(behavior_id))
     if reached is Level.HARD_BLOCK:  # as the evaluator: nothing left to override
-        return [*effects, SetPendingBlock(behavior_id, None), SetGrant(behavior_id, None)]
+        return [*effects, fx.SetPendingBlock(behavior_id, None), fx.SetGrant(behavior_id, None)]
     call_hash = record.get("call_hash")
     if level is Level.SOFT_BLOCK and isinstance(call_hash, str) and not record.get("overridden"):
         pending = PendingBlock.from_dict(
@@ -316,12 +307,12 @@ def _violation_effects(
                 "mode": record.get("override_mode", "agent"),
             }
         )
-        effects.append(SetPendingBlock(behavior_id, pending))
+        effects.append(fx.SetPendingBlock(behavior_id, pending))
         call_id = record.get("call_id")
         if isinstance(call_id, str) and call_id:
             summary, tool = record.get("input_summary"), record.get("tool_name")
             effects.append(
-                NoteBlockedCall(
+                fx.NoteBlockedCall(
                     behavior_id,
                     call_id,
                     call_hash,

@@ -27,8 +27,9 @@ session as the log makes it, or the fail-closed state when the log cannot be rea
 
 from __future__ import annotations
 
+from forge_policy.engine import effects as fx  # its classes load on first use
 from forge_policy.engine.decide import could_override
-from forge_policy.engine.effects import CountViolation, SetLevel, apply_effects
+from forge_policy.engine.effects import apply_effects
 from forge_policy.engine.reconcile import RECONCILE_MARGIN as RECONCILE_MARGIN
 from forge_policy.levels import Level
 from forge_policy.state import RECONCILED_KEY, SessionState, is_expired
@@ -118,7 +119,7 @@ class Base:
                 return False
             self.state = rebuilt
             return True
-        if self.fresh or not any(isinstance(effect, CountViolation) for effect in effects):
+        if self.fresh or not any(isinstance(effect, fx._Counted) for effect in effects):
             return False
         since = self._last - RECONCILE_MARGIN
         return since < self._caught_up_since and self._catch_up_since(since)
@@ -254,7 +255,7 @@ def failed_closed(catalog: Catalog, now: float, why: str) -> tuple[SessionState,
     """The fail-closed session (each behavior at :func:`highest_below_hard`), with its
     diagnostic (``why`` first) and the ``degraded`` mark ``fail_closed``."""
     state = SessionState.new(now)
-    apply_effects(state, [SetLevel(b.id, highest_below_hard(b)) for b in catalog.behaviors])
+    apply_effects(state, [fx.SetLevel(b.id, highest_below_hard(b)) for b in catalog.behaviors])
     how = (
         f"{why}; decided statelessly at each behavior's highest level below hard_block "
         "(fail closed)"

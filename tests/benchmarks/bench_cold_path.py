@@ -39,7 +39,8 @@ NEVER = (
     "cattrs", "portalocker", "importlib.metadata", "email", "redis", "ruamel", "argparse",
     "tempfile", "base64", "hashlib", "forge_policy.audit._more_records",
     "forge_policy.engine._more_effects", "forge_policy.config.last_good",
-    "forge_policy.audit._report",
+    "forge_policy.audit._report", "forge_policy.engine._flag_effects",
+    "forge_policy.audit._floor_record", "forge_policy.config._layer_values", "datetime",
 )  # fmt: skip
 KINDS = ("allow", "hard_block")
 
