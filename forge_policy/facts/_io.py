@@ -40,8 +40,10 @@ def event_commands(event: Event) -> list[str]:
     (:func:`~forge_policy._budget.truncated`), so a blocking rule reads it as a possible match.
     """
     tool_input = event.tool_input
-    found: list[str] = []
     command = tool_input.get("command")
+    if type(command) is str and "commands" not in tool_input:
+        return [command]  # one plain command (an Unknown is a str subclass): the common case
+    found: list[str] = []
     # an Unknown (a str with a reason; this module imports only _budget) is no command
     reason = getattr(command, "reason", None) if isinstance(command, str) else None
     if isinstance(reason, str):
