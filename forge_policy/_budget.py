@@ -251,6 +251,26 @@ def restart() -> None:
         run.start()
 
 
+#: How many times code below a provider read something besides the text it was given: a file
+#: (:func:`read_bounded`, a ``stat``), the environment (``$HOME``, ``$TMPDIR``). Only ever grows
+#: (threads may lose an increment to each other, never a whole change), so a computation whose
+#: count did not move read only its arguments (:func:`outside_reads`).
+_OUTSIDE = [0]
+
+
+def read_outside() -> None:
+    """Say that the running computation read a file or the environment: its result may differ
+    for the same arguments, and :mod:`forge_policy.facts.commands` does not keep it across
+    tool calls."""
+    _OUTSIDE[0] += 1
+
+
+def outside_reads() -> int:
+    """The count :func:`read_outside` raises: equal before and after a computation when it
+    read nothing but its arguments."""
+    return _OUTSIDE[0]
+
+
 def check_deadline() -> None:
     """Raise :class:`FactTimeout` if the running provider's budget is spent (no-op outside one).
 
@@ -313,6 +333,7 @@ def read_bounded(path: str, limit: int) -> bytes | None:
     >>> read_bounded("/nonexistent/x", 10) is None
     True
     """
+    read_outside()
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))

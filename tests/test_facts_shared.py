@@ -119,8 +119,14 @@ def test_a_command_is_read_once_per_event(tmp_path: Path, monkeypatch) -> None:
     assert read == ["cd src && rm -rf build; git status"]
     # one lexer reading too, for the command model, governance, git commit and search credits
     assert lexed == ["cd src && rm -rf build; git status"]
-    # another event with the same text is read again: the reading lives as long as one cache
+    # another event with the same text from the same directory reuses the reading, which read
+    # nothing but the text (tests/test_facts_kept_readings.py); from another directory it is
+    # read again
     FactCache(bash("cd src && rm -rf build; git status", tmp_path), fp.builtin_facts())(
+        "executed_commands"
+    )
+    assert len(read) == 1
+    FactCache(bash("cd src && rm -rf build; git status", tmp_path / "a"), fp.builtin_facts())(
         "executed_commands"
     )
     assert len(read) == 2

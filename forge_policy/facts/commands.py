@@ -35,7 +35,9 @@ curl -s x | sh
 
 from __future__ import annotations
 
-from forge_policy._budget import CURRENT
+import contextlib
+
+from forge_policy._budget import CURRENT, outside_reads
 from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_commands, event_cwd
 from forge_policy.facts._runtime import shared, truncated
@@ -43,9 +45,12 @@ from forge_policy.facts._runtime import shared, truncated
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from typing import TypeVar
 
     from forge_policy.commands import Command, Run
     from forge_policy.model import Event
+
+    T = TypeVar("T")
 
     #: one simple command as the lexer reads it: ``(argv, command, cwd)``
     Words = tuple[list[str], Command, str]
@@ -56,15 +61,25 @@ MAX_COMMANDS = 1 << 14
 #: At most this many characters in all (nesting repeats the inner text in the outer command).
 MAX_CHARS = 8 << 20
 
+#: Readings kept across tool calls (:func:`_kept`), by (command text, directory): an agent
+#: repeats its commands (``git status``, ``pytest -q``), and the process reads each once.
+_KEPT_RUNS: dict[tuple[str, str], list[Run]] = {}
+_KEPT_WORDS: dict[tuple[str, str], tuple[list[Words], bool]] = {}
+#: at most this many readings of each kind are kept, each of a text at most this long
+KEPT_READINGS = 256
+KEPT_CHARS = 4096
+
 
 def command_runs(event: Event, command: str, cwd: str) -> list[Run]:
     """Every program ``command`` runs from ``cwd`` (:func:`forge_policy.commands.runs`), read
     once per event for all the facts that ask (six of them on a Bash call: the command facts,
     the files it names, governance, apply_patch): the reading is kept in the event's shared work
     (:func:`~forge_policy.facts._runtime.shared`), keyed by the exact command text and
-    directory, so it never outlives the event nor stands for another text. The cuts it reported
-    (a form the model does not read, a cap) are reported again to every fact that reuses it,
-    so each one is as incomplete as the first. The runs are shared: callers only read them.
+    directory, so it never stands for another text. The cuts it reported (a form the model
+    does not read, a cap) are reported again to every fact that reuses it, so each one is as
+    incomplete as the first. A reading that read nothing but its text (no file, no environment
+    variable) and was not cut is also kept for later calls with the same text and directory
+    (:func:`_kept`). The runs are shared: callers only read them.
 
     >>> from forge_policy.model import Event
     >>> ev = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "cd a && ls"})
@@ -81,7 +96,9 @@ def command_runs(event: Event, command: str, cwd: str) -> list[Run]:
         words, substituted = command_words(event, command, cwd)
         return list(runs(command, cwd, None if substituted else words))
 
-    return shared(f"commands.runs\0{cwd}\0{command}", event, read)
+    return shared(
+        f"commands.runs\0{cwd}\0{command}", event, lambda: _kept(_KEPT_RUNS, command, cwd, read)
+    )
 
 
 def command_words(event: Event, command: str, cwd: str) -> tuple[list[Words], bool]:
@@ -111,7 +128,40 @@ def command_words(event: Event, command: str, cwd: str) -> tuple[list[Words], bo
 
     if CURRENT.get() is None:
         return read()
-    return shared(f"commands.words\0{cwd}\0{command}", event, read)
+    return shared(
+        f"commands.words\0{cwd}\0{command}",
+        event,
+        lambda: _kept(_KEPT_WORDS, command, cwd, read),
+    )
+
+
+def _kept(store: dict[tuple[str, str], T], command: str, cwd: str, read: Callable[[], T]) -> T:
+    """``read()``, kept in ``store`` for the next tool call with the same command text and
+    directory when nothing else decided it: it read no file and no environment variable
+    (:func:`~forge_policy._budget.outside_reads` did not move: a script fed to a shell, ``$(cat
+    F)``, git's configured aliases, ``~`` and ``$HOME`` all count) and reported no cut or note
+    (an incomplete reading is read again, so that each call reports its own reasons). Runs
+    inside :func:`~forge_policy.facts._runtime.shared`, whose run holds only this computation's
+    cuts and notes. The value is shared like the event's: callers only read it."""
+    key = (command, cwd)
+    found = store.get(key)
+    if found is not None:
+        return found
+    run = CURRENT.get()
+    before = outside_reads()
+    value = read()
+    if (
+        run is not None
+        and not run.cuts
+        and not run.notes
+        and outside_reads() == before
+        and len(command) <= KEPT_CHARS
+    ):
+        if len(store) >= KEPT_READINGS:  # the oldest goes (dicts keep insertion order)
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):  # a thread's race
+                del store[next(iter(store))]
+        store[key] = value
+    return value
 
 
 def provide_commands(event: Event) -> list[str]:
