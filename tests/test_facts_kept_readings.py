@@ -1,9 +1,10 @@
-"""Command readings kept across tool calls (``forge_policy.facts.commands._kept``, issue 28): a
-command text read from one directory is read once per process, but only when nothing besides
-the text decided its reading. A reading that read a file (a script fed to a shell, ``$(cat F)``,
-git's configured aliases), the environment (``~``, ``$HOME``, ``$TMPDIR``), or that was cut, is
-read again on every call, so that the next call sees the file or variable as it is then and
-reports its own reasons."""
+"""Command readings and command facts kept across tool calls (issue 28:
+``forge_policy.facts.commands._kept`` and ``kept_value``): a command text read from one
+directory is read once per process, but only when nothing besides the text decided its
+reading. A reading that read a file (a script fed to a shell, ``$(cat F)``, git's configured
+aliases), the environment (``~``, ``$HOME``, ``$TMPDIR``), or that was cut, is read again on
+every call, so that the next call sees the file or variable as it is then and reports its own
+reasons."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def fact(command: str, cwd: Path | str, name: str = "executed_commands") -> obje
 def _empty_memo() -> None:
     commands._KEPT_RUNS.clear()
     commands._KEPT_WORDS.clear()
+    commands._KEPT_VALUES.clear()
 
 
 def test_a_plain_reading_is_kept_per_text_and_directory(tmp_path: Path) -> None:
@@ -155,3 +157,25 @@ def test_the_memo_is_bounded(tmp_path: Path) -> None:
     long = "echo " + "x" * commands.KEPT_CHARS
     fact(long, tmp_path)
     assert (long, str(tmp_path)) not in commands._KEPT_RUNS
+
+
+def test_a_kept_fact_is_handed_out_as_a_copy(tmp_path: Path) -> None:
+    first = fact("ls -la; make", tmp_path)
+    assert ("executed_commands", ("ls -la; make",), str(tmp_path)) in commands._KEPT_VALUES
+    assert isinstance(first, list)
+    first.append("rm -r -f /")  # a caller changing its own value
+    assert fact("ls -la; make", tmp_path) == ["ls -l -a", "make"]
+
+
+def test_kept_facts_equal_the_facts_read_afresh(tmp_path: Path) -> None:
+    names = ("shell_commands", "executed_commands", "command_readings", "recursive_deletes",
+             "shell_data", "commit_message", "governance_changes")  # fmt: skip
+    texts = ("ls -la", "git commit -m 'fix: x' && rm -rf build", "echo / | xargs rm -rf",
+             "cd .forge && rm -rf x", "bash -c 'git push -f'", "cat a | grep b > c")  # fmt: skip
+    for text in texts:
+        afresh = {name: fact(text, tmp_path, name) for name in names}
+        for _ in range(2):
+            assert {name: fact(text, tmp_path, name) for name in names} == afresh, text
+        commands._KEPT_RUNS.clear()
+        commands._KEPT_WORDS.clear()
+        commands._KEPT_VALUES.clear()

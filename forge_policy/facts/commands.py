@@ -135,6 +135,37 @@ def command_words(event: Event, command: str, cwd: str) -> tuple[list[Words], bo
     )
 
 
+#: Command facts kept across tool calls (:func:`kept_value`), by (fact, command texts,
+#: directory); at most this many
+_KEPT_VALUES: dict[tuple[str, tuple[str, ...], str], object] = {}
+KEPT_VALUES = 1024
+
+
+def kept_value(fact: str, event: Event, compute: Callable[[], T]) -> T:
+    """``compute()``, the value of a command ``fact`` of the event read from its command texts
+    and directory alone (the command facts, ``commit_message``), kept for later calls with the
+    same texts and directory as :func:`_kept` keeps a reading: when computing it read no file
+    and no environment variable and reported no cut or note. The running provider's cuts and
+    notes so far must be none (a kept value stands for a whole provider call). A kept list is
+    handed out as a copy: a caller may change its own."""
+    run = CURRENT.get()
+    commands = event_commands(event)
+    if run is None or run.cuts or run.notes or sum(map(len, commands)) > KEPT_CHARS:
+        return compute()
+    key = (fact, tuple(commands), event_cwd(event))
+    found = _KEPT_VALUES.get(key)
+    if found is not None:
+        return list(found) if isinstance(found, list) else found  # type: ignore[return-value]
+    before = outside_reads()
+    value = compute()
+    if not run.cuts and not run.notes and outside_reads() == before:
+        if len(_KEPT_VALUES) >= KEPT_VALUES:
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):  # a thread's race
+                del _KEPT_VALUES[next(iter(_KEPT_VALUES))]
+        _KEPT_VALUES[key] = list(value) if isinstance(value, list) else value
+    return value
+
+
 def _kept(store: dict[tuple[str, str], T], command: str, cwd: str, read: Callable[[], T]) -> T:
     """``read()``, kept in ``store`` for the next tool call with the same command text and
     directory when nothing else decided it: it read no file and no environment variable
@@ -184,7 +215,7 @@ def provide_shell_commands(event: Event) -> list[str]:
 
             yield from lines_of(command_runs(event, command, cwd))
 
-    return _capped(lines())[0]
+    return kept_value("shell_commands", event, lambda: _capped(lines())[0])
 
 
 def provide_executed_commands(event: Event) -> list[str]:
@@ -197,13 +228,13 @@ def provide_executed_commands(event: Event) -> list[str]:
     rm -rf /``. Incomplete (a :class:`~forge_policy.facts.Partial`) past the caps of
     ``shell_commands`` or when interpreter code could not be read in full.
     """
-    return _distinct(event, lambda run, _cwd: [run.line])
+    return _distinct(event, "executed_commands", lambda run, _cwd: [run.line])
 
 
 def provide_command_readings(event: Event) -> list[str]:
     """``facts.command_readings``: ``executed_commands`` as messages name them, each program
     reached through another one with its route (``rm -r -f / reached through xargs``)."""
-    return _distinct(event, lambda run, _cwd: [run.reading])
+    return _distinct(event, "command_readings", lambda run, _cwd: [run.reading])
 
 
 def provide_recursive_deletes(event: Event) -> list[str]:
@@ -217,7 +248,7 @@ def provide_recursive_deletes(event: Event) -> list[str]:
 
         return [str(d) for d in recursive_deletes(run, cwd)]
 
-    return _distinct(event, deletes)
+    return _distinct(event, "recursive_deletes", deletes)
 
 
 def provide_shell_data(event: Event) -> list[str]:
@@ -231,11 +262,16 @@ def provide_shell_data(event: Event) -> list[str]:
 
         return data(run)
 
-    return _distinct(event, held)
+    return _distinct(event, "shell_data", held)
 
 
-def _distinct(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]:
-    """The distinct lines of every run of the call, capped as ``shell_commands`` is."""
+def _distinct(event: Event, fact: str, lines: Callable[[Run, str], list[str]]) -> list[str]:
+    """The distinct lines of every run of the call, capped as ``shell_commands`` is (kept as
+    :func:`kept_value` keeps ``fact``)."""
+    return kept_value(fact, event, lambda: _distinct_lines(event, lines))
+
+
+def _distinct_lines(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]:
     cwd = event_cwd(event)
     incomplete: list[str] = []
 

@@ -125,6 +125,9 @@ _MODIFIERS = frozenset(
 )
 _COPIERS = frozenset({"cp", "install", "rsync", "ln"})
 _IN_PLACE = frozenset({"sed", "gsed", "perl"})
+#: every program :func:`_targets` reads the operands of (interpreters aside): keep in step
+_TARGETING = _DELETERS | _MODIFIERS | _COPIERS | _IN_PLACE | {"mv", "dd", "find", "git", "flock",
+                                                             "xargs"}  # fmt: skip
 _INTERPRETERS = frozenset(
     {"python", "pypy", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua", "Rscript",
      "osascript"}
@@ -650,6 +653,8 @@ def _targets(
     name: str, argv: list[str], cmd: Command, cwd: str, places: _Places
 ) -> list[tuple[str, str]]:
     """(verb, absolute path) for each governance path a command changes."""
+    if name not in _TARGETING and not _interpreter(name):
+        return []  # a program none of the branches below reads (ls, make, pytest…)
     from forge_policy.commands import basename, split_options
 
     hits: list[tuple[str, str]] = []
