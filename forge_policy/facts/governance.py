@@ -465,7 +465,7 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
     found: dict[str, None] = {}
     tool = event.tool_name
     key = PATH_TOOLS.get(tool)
-    writer = key is None and any(word in tool.lower() for word in _WRITER_WORDS)
+    writer = key is None and _writer(tool)
     keys = (key,) if key is not None else _PATH_KEYS if writer else ()
     if event.tool_input.get(LEAVE_SANDBOX) is True:  # the floor is the project's to turn off
         found[f"{tool} {LEAVE_SANDBOX}: runs outside the harness's sandbox"] = None
@@ -526,6 +526,12 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
                 for change in _command_changes(argv, cmd, cwd, places):
                     found.setdefault(change)
     return list(found)
+
+
+@functools.lru_cache(maxsize=256)
+def _writer(tool: str) -> bool:
+    """Whether a tool's name says it writes (asked once per tool name)."""
+    return any(word in tool.lower() for word in _WRITER_WORDS)
 
 
 def _opaque(word: str) -> bool:
@@ -605,10 +611,10 @@ _ENGINE_WORD = lazy_pattern(r"forge[-_]policy")
 def _record_links(name: str, argv: list[str], cwd: str, places: _Places) -> None:
     """Remember the links (``ln``, ``cp -s``/``-l``) and the copies of a forge-policy entry
     point this command makes, for the commands after it (SPEC §6: links in command order)."""
-    from forge_policy.commands import basename, expand_path, split_options
-
     if name not in ("ln", "cp"):
         return
+    from forge_policy.commands import basename, expand_path, split_options
+
     options, operands = split_options(argv[1:])
     letters = "".join(o[1:] for o in options if not o.startswith("--"))
     linking = (
@@ -1067,9 +1073,11 @@ def _forge_policy_command(
 def _lock_holders(words: list[str], run: list[str]) -> list[int]:
     """Where ``flock`` stands among a command's words when the command model read past it to
     the program it launches (so ``run``, what runs, is not the ``flock`` itself)."""
+    if "flock" not in " ".join(words):
+        return []
     from forge_policy.commands import basename
 
-    if "flock" not in " ".join(words) or (run and basename(run[0]) == "flock"):
+    if run and basename(run[0]) == "flock":
         return []
     return [k for k, word in enumerate(words) if basename(word) == "flock"]
 
