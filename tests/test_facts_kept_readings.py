@@ -179,3 +179,49 @@ def test_kept_facts_equal_the_facts_read_afresh(tmp_path: Path) -> None:
         commands._KEPT_RUNS.clear()
         commands._KEPT_WORDS.clear()
         commands._KEPT_VALUES.clear()
+
+
+def gov(command: str, cwd: Path, **extra: object) -> object:
+    event = fp.Event(
+        "PreToolUse",
+        "s",
+        tool_name="Bash",
+        tool_input={"command": command, **extra},
+        cwd=str(cwd),
+    )
+    return FactCache(event, fp.builtin_facts())("governance_changes")
+
+
+def test_governance_of_a_command_that_names_no_path_is_kept(tmp_path: Path) -> None:
+    for _ in range(2):
+        assert gov("ls -la && make", tmp_path) == []
+        assert gov("forge-policy off", tmp_path) == ["forge-policy off"]
+    assert ("governance_changes", ("ls -la && make",), str(tmp_path)) in commands._KEPT_VALUES
+
+
+def test_governance_that_asks_the_disk_is_asked_again(tmp_path: Path) -> None:
+    """``rm -rf build`` is no change until ``build`` is a link to the governance folder: the
+    answer that asked the disk is never kept."""
+    (tmp_path / ".forge").mkdir()
+    (tmp_path / "build").mkdir()
+    assert gov("rm -rf build/x", tmp_path) == []
+    (tmp_path / "build").rmdir()
+    (tmp_path / "build").symlink_to(tmp_path / ".forge")
+    assert gov("rm -rf build/x", tmp_path) != []
+    assert gov("cat a > build/x", tmp_path) != []
+
+
+def test_governance_that_reads_the_environment_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FORGE_ROOT", raising=False)
+    assert gov("rm -rf custom/x", tmp_path) == []
+    monkeypatch.setenv("FORGE_ROOT", str(tmp_path / "custom"))
+    assert gov("rm -rf custom/x", tmp_path) != []
+
+
+def test_governance_of_other_inputs_is_never_kept(tmp_path: Path) -> None:
+    for _ in range(2):
+        found = gov("ls", tmp_path, dangerouslyDisableSandbox=True)
+        assert any("dangerouslyDisableSandbox" in line for line in found)  # type: ignore[union-attr]
+    assert gov("ls", tmp_path) == []

@@ -70,12 +70,13 @@ import re
 from fnmatch import fnmatchcase
 from itertools import pairwise
 
+from forge_policy._budget import read_outside
 from forge_policy._lazy import lazy_pattern
 from forge_policy.facts import controls
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import truncated
-from forge_policy.facts.commands import command_runs, command_words
+from forge_policy.facts.commands import command_runs, command_words, kept_value
 from forge_policy.harness.registry import hook_files
 from forge_policy.values import Unknown
 
@@ -215,6 +216,9 @@ class _Places:
     def vars(self) -> dict[str, str]:
         """The variables a command-line word may start with, as :meth:`absolute` expands them."""
         if self._vars is None:
+            # every question about a path starts here: the environment and the file system
+            # decide from now on, so the answer is not kept across calls (facts.commands)
+            read_outside()
             environ, cwd = self._environ, self.cwd
             self._vars = {
                 "FORGE_ROOT": environ.get("FORGE_ROOT", "").strip(),
@@ -455,8 +459,20 @@ def _settings_files(project: str, home: str) -> tuple[tuple[str, str], ...]:
 
 def provide_governance_changes(event: Event) -> list[str]:
     """``facts.governance_changes``: the governance changes a tool call would make (module
-    doc), as ``"WHAT TARGET"`` strings in first-seen order; empty when it makes none."""
+    doc), as ``"WHAT TARGET"`` strings in first-seen order; empty when it makes none.
+
+    A shell call that gives only its command (``ls -la``, ``make``) is answered from its text
+    and directory: the answer is kept for the next such call (:func:`kept_value`) when it asked
+    nothing of a path, the environment or the file system (each of those says so:
+    :func:`~forge_policy._budget.read_outside`)."""
+    if event.tool_name == "Bash" and _TEXT_ONLY.issuperset(event.tool_input):
+        return kept_value("governance_changes", event, lambda: changes(event, os.environ))
     return changes(event, os.environ)
+
+
+#: the Bash inputs that leave the answer to the command text (any other, such as
+#: ``dangerouslyDisableSandbox`` or a ``patch``, is read afresh on every call)
+_TEXT_ONLY = frozenset({"command", "description", "timeout", "run_in_background"})
 
 
 def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
@@ -613,6 +629,7 @@ def _record_links(name: str, argv: list[str], cwd: str, places: _Places) -> None
     point this command makes, for the commands after it (SPEC §6: links in command order)."""
     if name not in ("ln", "cp"):
         return
+    read_outside()  # a folder on disk decides where a link goes
     from forge_policy.commands import basename, expand_path, split_options
 
     options, operands = split_options(argv[1:])
@@ -661,6 +678,7 @@ def _targets(
     """(verb, absolute path) for each governance path a command changes."""
     if name not in _TARGETING and not _interpreter(name):
         return []  # a program none of the branches below reads (ls, make, pytest…)
+    read_outside()  # the branches ask the file system, git, the environment
     from forge_policy.commands import basename, split_options
 
     hits: list[tuple[str, str]] = []
