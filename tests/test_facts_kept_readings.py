@@ -225,3 +225,14 @@ def test_governance_of_other_inputs_is_never_kept(tmp_path: Path) -> None:
         found = gov("ls", tmp_path, dangerouslyDisableSandbox=True)
         assert any("dangerouslyDisableSandbox" in line for line in found)  # type: ignore[union-attr]
     assert gov("ls", tmp_path) == []
+
+
+def test_search_credits_that_ask_the_disk_are_asked_again(tmp_path: Path) -> None:
+    for _ in range(2):
+        assert fact("ls -la", tmp_path, "search_credits") == [f"{tmp_path}/"]
+    assert ("search_credits", ("ls -la",), str(tmp_path)) in commands._KEPT_VALUES
+    (tmp_path / "a").write_text("x")
+    assert fact("cat a", tmp_path, "search_credits") == [f"{tmp_path}/a"]
+    (tmp_path / "a").unlink()
+    (tmp_path / "a").mkdir()
+    assert fact("cat a", tmp_path, "search_credits") == [f"{tmp_path}/a/"]

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import os
 
+from forge_policy._budget import read_outside
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from forge_policy.model import Event
@@ -49,7 +51,10 @@ def provide_search_credits(event: Event) -> list[str]:
     (:func:`_shell_looks`). Any other call earns nothing.
     """
     if event.tool_name == "Bash":
-        return _shell_looks(event)
+        # the credits of commands that name no file (ls, make) are kept across calls
+        from forge_policy.facts.commands import kept_value
+
+        return kept_value("search_credits", event, lambda: _shell_looks(event))
     key = _LOOKS.get(event.tool_name or "")
     if key is None:
         return []
@@ -129,6 +134,7 @@ def _shell_looks(event: Event) -> list[str]:
             if whole and not operands:
                 keys.setdefault(_as_dir(current))
             for operand in operands:
+                read_outside()  # the disk (and ~) decides what an operand looks at
                 path = _absolute(_literal_path(operand), current)
                 if not path:
                     continue
