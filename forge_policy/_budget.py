@@ -46,6 +46,10 @@ from contextvars import ContextVar
 
 from forge_policy.errors import FactTimeout
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 #: A provider may take this many times its budget in wall-clock time (waiting, or starved of
 #: CPU on a loaded machine) before it is stopped; its CPU time is held to the budget itself.
 WALL_FACTOR = 4.0
@@ -57,18 +61,25 @@ class Run:
     the wall clock also ends where the hook's deadline leaves the answer its reserve. Time spent
     in garbage collection during the call (:func:`gc_seconds`) extends the budget's clocks."""
 
-    __slots__ = ("budget", "cpu_end", "cuts", "gc_start", "hook_end", "notes", "soft_end",
-                 "wall_end")  # fmt: skip
+    __slots__ = ("budget", "cpu_end", "cuts", "gc_start", "hook_end", "notes", "shared",
+                 "soft_end", "wall_end")  # fmt: skip
 
-    def __init__(self, budget_ms: float, notes: list[str]) -> None:
+    def __init__(
+        self, budget_ms: float, notes: list[str], shared: dict[str, Any] | None = None
+    ) -> None:
         self.budget = budget_ms / 1000.0
         self.notes = notes
         self.cuts: list[str] = []
+        #: the work the providers of one event share (forge_policy.facts._runtime.shared),
+        #: carried by the run instead of a context variable of its own (one set and reset
+        #: fewer per provider call; ten providers run per tool call)
+        self.shared = shared
         deadline = DEADLINE.get()  # read here: the provider may run in another thread
-        self.hook_end = float("inf") if deadline is None else deadline
+        self.hook_end = _NO_END if deadline is None else deadline
         # start()'s clocks, inline (ten providers run per tool call)
         now = time.monotonic()
-        self.gc_start = gc_seconds()
+        total, since = _GC_STATE[0]  # gc_seconds(), inline
+        self.gc_start = total if since is None else total + now - since
         self.wall_end = now + self.budget * WALL_FACTOR
         self.soft_end = now + self.budget
         self.cpu_end = time.thread_time() + self.budget
@@ -109,6 +120,8 @@ class Run:
             return f"used {used:.0f} ms of CPU, over its budget of {ms:g} ms"
         return None
 
+
+_NO_END = float("inf")
 
 #: ``[(seconds, since)]``: the wall-clock time this process has spent in garbage collection and
 #: the instant the one under way began (None: none is). One tuple, replaced whole, so that a
@@ -238,6 +251,26 @@ def restart() -> None:
         run.start()
 
 
+#: How many times code below a provider read something besides the text it was given: a file
+#: (:func:`read_bounded`, a ``stat``), the environment (``$HOME``, ``$TMPDIR``). Only ever grows
+#: (threads may lose an increment to each other, never a whole change), so a computation whose
+#: count did not move read only its arguments (:func:`outside_reads`).
+_OUTSIDE = [0]
+
+
+def read_outside() -> None:
+    """Say that the running computation read a file or the environment: its result may differ
+    for the same arguments, and :mod:`forge_policy.facts.commands` does not keep it across
+    tool calls."""
+    _OUTSIDE[0] += 1
+
+
+def outside_reads() -> int:
+    """The count :func:`read_outside` raises: equal before and after a computation when it
+    read nothing but its arguments."""
+    return _OUTSIDE[0]
+
+
 def check_deadline() -> None:
     """Raise :class:`FactTimeout` if the running provider's budget is spent (no-op outside one).
 
@@ -300,6 +333,7 @@ def read_bounded(path: str, limit: int) -> bytes | None:
     >>> read_bounded("/nonexistent/x", 10) is None
     True
     """
+    read_outside()
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))

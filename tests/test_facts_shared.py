@@ -119,8 +119,14 @@ def test_a_command_is_read_once_per_event(tmp_path: Path, monkeypatch) -> None:
     assert read == ["cd src && rm -rf build; git status"]
     # one lexer reading too, for the command model, governance, git commit and search credits
     assert lexed == ["cd src && rm -rf build; git status"]
-    # another event with the same text is read again: the reading lives as long as one cache
+    # another event with the same text from the same directory reuses the reading, which read
+    # nothing but the text (tests/test_facts_kept_readings.py); from another directory it is
+    # read again
     FactCache(bash("cd src && rm -rf build; git status", tmp_path), fp.builtin_facts())(
+        "executed_commands"
+    )
+    assert len(read) == 1
+    FactCache(bash("cd src && rm -rf build; git status", tmp_path / "a"), fp.builtin_facts())(
         "executed_commands"
     )
     assert len(read) == 2
@@ -161,3 +167,22 @@ def test_an_unread_form_leaves_every_command_fact_incomplete(tmp_path: Path) -> 
         assert type(value) is type(each_alone(event, name)), name
     cut = [note for note in cache.diagnostics if "is incomplete" in note]
     assert len(cut) == len(names)
+
+
+def test_an_event_without_cwd_reads_the_process_directory_once(tmp_path: Path, monkeypatch) -> None:
+    """An event that gives no ``cwd`` is read in the process's directory, read once for all
+    its providers (one system call, and one directory even if the process moves meanwhile);
+    the next event reads it again."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+
+    def event() -> fp.Event:
+        return fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "ls; rm -rf x"})
+
+    cache = FactCache(event(), fp.builtin_facts())
+    assert cache("search_credits") == [f"{tmp_path / 'a'}/"]
+    monkeypatch.chdir(tmp_path / "b")
+    assert cache("recursive_deletes") == [f"inside forced: {tmp_path / 'a' / 'x'} by rm -r -f x"]
+    again = FactCache(event(), fp.builtin_facts())
+    assert again("recursive_deletes") == [f"inside forced: {tmp_path / 'b' / 'x'} by rm -r -f x"]

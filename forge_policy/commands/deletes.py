@@ -36,6 +36,7 @@ import os
 
 import attrs
 
+from forge_policy._budget import read_outside
 from forge_policy.commands.execution import UNKNOWN, Run, find_walk, opaque
 from forge_policy.commands.paths import expand_path
 from forge_policy.commands.shell import split_options
@@ -135,10 +136,12 @@ def _where(path: str, project: str) -> str:
 
 
 def _home() -> str:
+    read_outside()  # the environment decides
     return (os.environ.get("HOME") or os.path.expanduser("~")).rstrip("/") or "/"
 
 
 def _temp_roots() -> tuple[str, ...]:
+    read_outside()
     return _temp_roots_for(os.environ.get("TMPDIR", ""))
 
 

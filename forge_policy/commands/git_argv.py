@@ -35,6 +35,8 @@ from __future__ import annotations
 import os
 from bisect import bisect_left
 
+from forge_policy._budget import read_outside
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -395,7 +397,10 @@ def _looks_like_path(word: str, cwd: str) -> bool:
         return True
     if any(c in word for c in "*?["):
         return True
-    return bool(cwd) and os.path.isfile(os.path.join(cwd, word))
+    if not cwd:
+        return False
+    read_outside()  # the file system decides
+    return os.path.isfile(os.path.join(cwd, word))
 
 
 def _explicit_defaults(
@@ -630,6 +635,7 @@ def _config_aliases(cwd: str) -> dict[str, str]:
     includes, last value wins)."""
     from forge_policy._budget import read_bounded
 
+    read_outside()  # the configuration files (and $HOME) decide
     paths = [os.path.expanduser("~/.gitconfig"), os.path.expanduser("~/.config/git/config")]
     here = os.path.abspath(cwd)
     for _ in range(64):

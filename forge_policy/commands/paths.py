@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import os
 
+from forge_policy._budget import read_outside
+
 
 def expand_path(word: str) -> str:
     """``~``, ``~/x``, ``$HOME/x`` and ``${HOME}/x`` expanded; other words unchanged."""
     for prefix in ("${HOME}", "$HOME"):
         if word == prefix or word.startswith(prefix + "/"):
+            read_outside()  # the environment's $HOME
             return os.path.expanduser("~") + word[len(prefix) :]
     if not word.startswith("~"):
         return word
+    read_outside()
     try:
         return os.path.expanduser(word)
     except (KeyError, ValueError):  # a user name with NUL or a lone surrogate

@@ -28,7 +28,7 @@ import os
 import re
 import shlex
 
-from forge_policy._budget import truncated
+from forge_policy._budget import read_outside, truncated
 from forge_policy._lazy import lazy_pattern
 from forge_policy.commands.expansion import BREAK, parameters
 from forge_policy.commands.paths import expand_path
@@ -455,6 +455,7 @@ def _path(word: str, cwd: str) -> str:
 
 def _environment(name: str) -> str | None:
     """The variables whose value the hook knows as the agent's shell would."""
+    read_outside()  # the reading depends on the environment, not on its text alone
     if name == "HOME":
         return os.path.expanduser("~")
     if name == "TMPDIR":

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
+from forge_policy._budget import CURRENT, truncated
 from forge_policy._budget import read_bounded as read_bounded
-from forge_policy._budget import truncated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,7 +29,23 @@ def event_cwd(event: Event) -> str:
     >>> event_cwd(Event("Stop", "s", cwd="/repo"))
     '/repo'
     """
-    return event.cwd or os.getcwd()
+    if event.cwd:
+        return event.cwd
+    # the process's directory, read once per event for all its providers (a system call each
+    # time otherwise, ten per Bash call): the run carries the event's shared work
+    run = CURRENT.get()
+    memo = run.shared if run is not None else None
+    if memo is None:
+        return os.getcwd()
+    held = memo.get(_PROCESS_CWD)
+    if held is not None and held[0] is event:
+        return held[1]  # type: ignore[no-any-return]
+    cwd = os.getcwd()
+    memo[_PROCESS_CWD] = (event, cwd, (), ())  # the shape of facts._runtime.shared's entries
+    return cwd
+
+
+_PROCESS_CWD = "\0the process's directory"
 
 
 def event_commands(event: Event) -> list[str]:
@@ -40,8 +56,10 @@ def event_commands(event: Event) -> list[str]:
     (:func:`~forge_policy._budget.truncated`), so a blocking rule reads it as a possible match.
     """
     tool_input = event.tool_input
-    found: list[str] = []
     command = tool_input.get("command")
+    if type(command) is str and "commands" not in tool_input:
+        return [command]  # one plain command (an Unknown is a str subclass): the common case
+    found: list[str] = []
     # an Unknown (a str with a reason; this module imports only _budget) is no command
     reason = getattr(command, "reason", None) if isinstance(command, str) else None
     if isinstance(reason, str):

@@ -94,10 +94,13 @@ class BudgetedProvider:
     def __call__(self, event: Event) -> object:
         return self._run(event, Run(self.budget_ms, []))
 
-    def evaluate(self, event: Event) -> tuple[object, list[str]]:
-        """The value and the diagnostics of one run; never raises."""
+    def evaluate(
+        self, event: Event, shared: dict[str, Any] | None = None
+    ) -> tuple[object, list[str]]:
+        """The value and the diagnostics of one run; never raises. ``shared``: the work the
+        providers of this event share (:func:`shared`)."""
         notes: list[str] = []
-        run = Run(self.budget_ms, notes)
+        run = Run(self.budget_ms, notes, shared)
         try:
             value = self._run(event, run)
         except Exception as exc:  # a provider must never break the hook
@@ -164,8 +167,9 @@ def _failure(name: str, exc: BaseException) -> str:
     return f"fact {name!r} failed: {type(exc).__name__}: {exc}"
 
 
-#: The work the providers of one event share (:func:`shared`): set by the evaluator's fact
-#: cache around each provider it runs (one dict per event), unset elsewhere.
+#: The work the providers of one event share (:func:`shared`): set by :func:`call_provider`
+#: around a plain callable it runs (one dict per event), unset elsewhere; a
+#: :class:`BudgetedProvider`'s run carries the dict itself (``Run.shared``).
 SHARED: ContextVar[dict[str, tuple[Any, Any, tuple[str, ...], tuple[str, ...]]] | None] = (
     ContextVar("forge_policy_shared_facts", default=None)
 )
@@ -185,7 +189,8 @@ def shared(name: str, event: Event, compute: Callable[[], T]) -> T:
     (7, 7, [1])
     >>> SHARED.reset(token)
     """
-    memo = SHARED.get()
+    run = CURRENT.get()
+    memo = run.shared if run is not None and run.shared is not None else SHARED.get()
     if memo is None:
         return compute()
     held = memo.get(name)
@@ -195,7 +200,6 @@ def shared(name: str, event: Event, compute: Callable[[], T]) -> T:
         for message in held[3]:
             note(message)
         return held[1]  # type: ignore[no-any-return]
-    run = CURRENT.get()
     if run is None:
         value = compute()
         memo[name] = (event, value, (), ())
@@ -230,16 +234,15 @@ def call_provider(
     >>> call_provider("boom", lambda event: 1 // 0, Event("Stop", "s"))
     ('', ["fact 'boom' failed: ZeroDivisionError: integer division or modulo by zero"])
     """
+    if isinstance(provider, BudgetedProvider):  # its run carries ``shared``
+        return provider.evaluate(event, shared)
     token = SHARED.set(shared) if shared is not None else None
     try:
-        if isinstance(provider, BudgetedProvider):
-            return provider.evaluate(event)
-        try:
-            value = provider(event)
-        except Exception as exc:
-            failure = _failure(name, exc)
-            return Unknown(failure), [failure]
-        return ("" if value is None else value), []
+        value = provider(event)
+    except Exception as exc:
+        failure = _failure(name, exc)
+        return Unknown(failure), [failure]
     finally:
         if token is not None:
             SHARED.reset(token)
+    return ("" if value is None else value), []

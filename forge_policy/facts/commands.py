@@ -35,7 +35,9 @@ curl -s x | sh
 
 from __future__ import annotations
 
-from forge_policy._budget import CURRENT
+import contextlib
+
+from forge_policy._budget import CURRENT, outside_reads
 from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_commands, event_cwd
 from forge_policy.facts._runtime import shared, truncated
@@ -43,9 +45,12 @@ from forge_policy.facts._runtime import shared, truncated
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from typing import TypeVar
 
     from forge_policy.commands import Command, Run
     from forge_policy.model import Event
+
+    T = TypeVar("T")
 
     #: one simple command as the lexer reads it: ``(argv, command, cwd)``
     Words = tuple[list[str], Command, str]
@@ -56,15 +61,25 @@ MAX_COMMANDS = 1 << 14
 #: At most this many characters in all (nesting repeats the inner text in the outer command).
 MAX_CHARS = 8 << 20
 
+#: Readings kept across tool calls (:func:`_kept`), by (command text, directory): an agent
+#: repeats its commands (``git status``, ``pytest -q``), and the process reads each once.
+_KEPT_RUNS: dict[tuple[str, str], list[Run]] = {}
+_KEPT_WORDS: dict[tuple[str, str], tuple[list[Words], bool]] = {}
+#: at most this many readings of each kind are kept, each of a text at most this long
+KEPT_READINGS = 256
+KEPT_CHARS = 4096
+
 
 def command_runs(event: Event, command: str, cwd: str) -> list[Run]:
     """Every program ``command`` runs from ``cwd`` (:func:`forge_policy.commands.runs`), read
     once per event for all the facts that ask (six of them on a Bash call: the command facts,
     the files it names, governance, apply_patch): the reading is kept in the event's shared work
     (:func:`~forge_policy.facts._runtime.shared`), keyed by the exact command text and
-    directory, so it never outlives the event nor stands for another text. The cuts it reported
-    (a form the model does not read, a cap) are reported again to every fact that reuses it,
-    so each one is as incomplete as the first. The runs are shared: callers only read them.
+    directory, so it never stands for another text. The cuts it reported (a form the model
+    does not read, a cap) are reported again to every fact that reuses it, so each one is as
+    incomplete as the first. A reading that read nothing but its text (no file, no environment
+    variable) and was not cut is also kept for later calls with the same text and directory
+    (:func:`_kept`). The runs are shared: callers only read them.
 
     >>> from forge_policy.model import Event
     >>> ev = Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": "cd a && ls"})
@@ -81,7 +96,9 @@ def command_runs(event: Event, command: str, cwd: str) -> list[Run]:
         words, substituted = command_words(event, command, cwd)
         return list(runs(command, cwd, None if substituted else words))
 
-    return shared(f"commands.runs\0{cwd}\0{command}", event, read)
+    return shared(
+        f"commands.runs\0{cwd}\0{command}", event, lambda: _kept(_KEPT_RUNS, command, cwd, read)
+    )
 
 
 def command_words(event: Event, command: str, cwd: str) -> tuple[list[Words], bool]:
@@ -111,7 +128,71 @@ def command_words(event: Event, command: str, cwd: str) -> tuple[list[Words], bo
 
     if CURRENT.get() is None:
         return read()
-    return shared(f"commands.words\0{cwd}\0{command}", event, read)
+    return shared(
+        f"commands.words\0{cwd}\0{command}",
+        event,
+        lambda: _kept(_KEPT_WORDS, command, cwd, read),
+    )
+
+
+#: Command facts kept across tool calls (:func:`kept_value`), by (fact, command texts,
+#: directory); at most this many
+_KEPT_VALUES: dict[tuple[str, tuple[str, ...], str], object] = {}
+KEPT_VALUES = 1024
+
+
+def kept_value(fact: str, event: Event, compute: Callable[[], T]) -> T:
+    """``compute()``, the value of a command ``fact`` of the event read from its command texts
+    and directory alone (the command facts, ``commit_message``), kept for later calls with the
+    same texts and directory as :func:`_kept` keeps a reading: when computing it read no file
+    and no environment variable and reported no cut or note. The running provider's cuts and
+    notes so far must be none (a kept value stands for a whole provider call). A kept list is
+    handed out as a copy: a caller may change its own."""
+    run = CURRENT.get()
+    commands = event_commands(event)
+    if run is None or run.cuts or run.notes or sum(map(len, commands)) > KEPT_CHARS:
+        return compute()
+    key = (fact, tuple(commands), event_cwd(event))
+    found = _KEPT_VALUES.get(key)
+    if found is not None:
+        return list(found) if isinstance(found, list) else found  # type: ignore[return-value]
+    before = outside_reads()
+    value = compute()
+    if not run.cuts and not run.notes and outside_reads() == before:
+        if len(_KEPT_VALUES) >= KEPT_VALUES:
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):  # a thread's race
+                del _KEPT_VALUES[next(iter(_KEPT_VALUES))]
+        _KEPT_VALUES[key] = list(value) if isinstance(value, list) else value
+    return value
+
+
+def _kept(store: dict[tuple[str, str], T], command: str, cwd: str, read: Callable[[], T]) -> T:
+    """``read()``, kept in ``store`` for the next tool call with the same command text and
+    directory when nothing else decided it: it read no file and no environment variable
+    (:func:`~forge_policy._budget.outside_reads` did not move: a script fed to a shell, ``$(cat
+    F)``, git's configured aliases, ``~`` and ``$HOME`` all count) and reported no cut or note
+    (an incomplete reading is read again, so that each call reports its own reasons). Runs
+    inside :func:`~forge_policy.facts._runtime.shared`, whose run holds only this computation's
+    cuts and notes. The value is shared like the event's: callers only read it."""
+    key = (command, cwd)
+    found = store.get(key)
+    if found is not None:
+        return found
+    run = CURRENT.get()
+    before = outside_reads()
+    value = read()
+    if (
+        run is not None
+        and not run.cuts
+        and not run.notes
+        and outside_reads() == before
+        and len(command) <= KEPT_CHARS
+    ):
+        if len(store) >= KEPT_READINGS:  # the oldest goes (dicts keep insertion order)
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):  # a thread's race
+                del store[next(iter(store))]
+        store[key] = value
+    return value
 
 
 def provide_commands(event: Event) -> list[str]:
@@ -134,7 +215,7 @@ def provide_shell_commands(event: Event) -> list[str]:
 
             yield from lines_of(command_runs(event, command, cwd))
 
-    return _capped(lines())[0]
+    return kept_value("shell_commands", event, lambda: _capped(lines())[0])
 
 
 def provide_executed_commands(event: Event) -> list[str]:
@@ -147,13 +228,13 @@ def provide_executed_commands(event: Event) -> list[str]:
     rm -rf /``. Incomplete (a :class:`~forge_policy.facts.Partial`) past the caps of
     ``shell_commands`` or when interpreter code could not be read in full.
     """
-    return _distinct(event, lambda run, _cwd: [run.line])
+    return _distinct(event, "executed_commands", lambda run, _cwd: [run.line])
 
 
 def provide_command_readings(event: Event) -> list[str]:
     """``facts.command_readings``: ``executed_commands`` as messages name them, each program
     reached through another one with its route (``rm -r -f / reached through xargs``)."""
-    return _distinct(event, lambda run, _cwd: [run.reading])
+    return _distinct(event, "command_readings", lambda run, _cwd: [run.reading])
 
 
 def provide_recursive_deletes(event: Event) -> list[str]:
@@ -167,7 +248,7 @@ def provide_recursive_deletes(event: Event) -> list[str]:
 
         return [str(d) for d in recursive_deletes(run, cwd)]
 
-    return _distinct(event, deletes)
+    return _distinct(event, "recursive_deletes", deletes)
 
 
 def provide_shell_data(event: Event) -> list[str]:
@@ -181,11 +262,16 @@ def provide_shell_data(event: Event) -> list[str]:
 
         return data(run)
 
-    return _distinct(event, held)
+    return _distinct(event, "shell_data", held)
 
 
-def _distinct(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]:
-    """The distinct lines of every run of the call, capped as ``shell_commands`` is."""
+def _distinct(event: Event, fact: str, lines: Callable[[Run, str], list[str]]) -> list[str]:
+    """The distinct lines of every run of the call, capped as ``shell_commands`` is (kept as
+    :func:`kept_value` keeps ``fact``)."""
+    return kept_value(fact, event, lambda: _distinct_lines(event, lines))
+
+
+def _distinct_lines(event: Event, lines: Callable[[Run, str], list[str]]) -> list[str]:
     cwd = event_cwd(event)
     incomplete: list[str] = []
 

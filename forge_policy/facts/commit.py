@@ -11,7 +11,7 @@ The parser is :mod:`forge_policy.commands.git_commit`; this module gives it an e
 from __future__ import annotations
 
 from forge_policy.facts._io import event_commands, event_cwd
-from forge_policy.facts.commands import command_words
+from forge_policy.facts.commands import command_words, kept_value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,11 +36,16 @@ def provide_commit_message(event: Event) -> str:
     from forge_policy.commands import commits
 
     cwd = event_cwd(event)
-    messages: list[str] = []
-    for command in commands:
-        # the call's one lexer reading, unless it read a substitution: this parser reads
-        # `$(cat FILE)` its own way
-        words, substituted = command_words(event, command, cwd)
-        found = commits(command, cwd, distinct=True, read=None if substituted else words)
-        messages += [commit.message for commit in found if commit.message]
-    return "\n\n".join(dict.fromkeys(messages))
+
+    def read() -> str:
+        messages: list[str] = []
+        for command in commands:
+            # the call's one lexer reading, unless it read a substitution: this parser reads
+            # `$(cat FILE)` its own way
+            words, substituted = command_words(event, command, cwd)
+            found = commits(command, cwd, distinct=True, read=None if substituted else words)
+            messages += [commit.message for commit in found if commit.message]
+        return "\n\n".join(dict.fromkeys(messages))
+
+    # read from the command texts alone (a message file, -F, is read again each call)
+    return kept_value("commit_message", event, read)

@@ -27,6 +27,8 @@ import os
 import re
 import sys
 
+from forge_policy._budget import read_outside
+
 #: Managed (administrator) settings of the coding-agent CLIs, and forge-policy's managed layer:
 #: Claude Code (https://code.claude.com/docs/en/settings, "managed-settings.json",
 #: "managed-mcp.json"), Codex (``/etc/codex/managed_config.toml``, ``requirements.toml``),
@@ -370,6 +372,7 @@ def kills_engine(name: str, words: list[str]) -> bool:
     of a live worker (its ``/proc`` command line says so)."""
     if name not in _KILLERS:
         return False
+    read_outside()  # a live worker's /proc entry decides
     if name == "fuser" and not any(w == "-k" or (w[:1] == "-" and "k" in w[1:2]) for w in words):
         return False
     text = " ".join(words)

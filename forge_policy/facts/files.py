@@ -22,7 +22,7 @@ import stat
 import attrs
 
 from forge_policy.commands import expand_path  # the lexer only: the command model loads on use
-from forge_policy.facts._io import event_commands, read_bounded
+from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import check_deadline, note, shared, truncated
 from forge_policy.facts.commands import command_runs, command_words
@@ -76,7 +76,7 @@ def collect(event: Event) -> Collected:
 
 
 def _collect(event: Event) -> Collected:
-    cwd = event.cwd or os.getcwd()
+    cwd = event_cwd(event)
     found = Collected()
     seen: set[str] = set()
     inodes: set[tuple[int, int]] = set()
@@ -493,7 +493,7 @@ def _read_sizes(event: Event) -> list[tuple[str, int]]:
 def _shell_sizes(event: Event, files: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """``files`` with the size of each one that only ``head``/``tail`` with a line or byte
     count read replaced by what they print; any other reader of a file counts it whole."""
-    cwd = event.cwd or os.getcwd()
+    cwd = event_cwd(event)
     limited: dict[str, tuple[str, int, bool]] = {}  # path -> (command, count, bytes?)
     whole: set[str] = set()
     for command in event_commands(event):
@@ -1069,7 +1069,7 @@ def reached(event: Event) -> list[str]:
     ``rg``, ``git grep`` (likewise), of an archiver or a recursive copy (all of them), and what
     ``git show REV:path``, ``curl file://…`` print."""
 
-    cwd = event.cwd or os.getcwd()
+    cwd = event_cwd(event)
     tool_input = event.tool_input if isinstance(event.tool_input, dict) else {}
     out: list[str] = []
 
@@ -1097,9 +1097,10 @@ def reached(event: Event) -> list[str]:
 
 def _shell_reached(argv: list[str], cwd: str) -> list[str]:
     """What one command reads of the secret files without naming them (see :func:`reached`)."""
-    from forge_policy.commands import UNKNOWN
-    from forge_policy.commands.readers import GREPS
+    # `from package import name`: a dotted `from module import` costs more per call here
+    from forge_policy.commands import UNKNOWN, readers
 
+    GREPS = readers.GREPS
     name = os.path.basename(argv[0])
     out: list[str] = []
 

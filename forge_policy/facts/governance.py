@@ -70,12 +70,13 @@ import re
 from fnmatch import fnmatchcase
 from itertools import pairwise
 
+from forge_policy._budget import read_outside
 from forge_policy._lazy import lazy_pattern
 from forge_policy.facts import controls
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
 from forge_policy.facts._runtime import truncated
-from forge_policy.facts.commands import command_runs, command_words
+from forge_policy.facts.commands import command_runs, command_words, kept_value
 from forge_policy.harness.registry import hook_files
 from forge_policy.values import Unknown
 
@@ -125,6 +126,9 @@ _MODIFIERS = frozenset(
 )
 _COPIERS = frozenset({"cp", "install", "rsync", "ln"})
 _IN_PLACE = frozenset({"sed", "gsed", "perl"})
+#: every program :func:`_targets` reads the operands of (interpreters aside): keep in step
+_TARGETING = _DELETERS | _MODIFIERS | _COPIERS | _IN_PLACE | {"mv", "dd", "find", "git", "flock",
+                                                             "xargs"}  # fmt: skip
 _INTERPRETERS = frozenset(
     {"python", "pypy", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua", "Rscript",
      "osascript"}
@@ -212,6 +216,9 @@ class _Places:
     def vars(self) -> dict[str, str]:
         """The variables a command-line word may start with, as :meth:`absolute` expands them."""
         if self._vars is None:
+            # every question about a path starts here: the environment and the file system
+            # decide from now on, so the answer is not kept across calls (facts.commands)
+            read_outside()
             environ, cwd = self._environ, self.cwd
             self._vars = {
                 "FORGE_ROOT": environ.get("FORGE_ROOT", "").strip(),
@@ -452,8 +459,20 @@ def _settings_files(project: str, home: str) -> tuple[tuple[str, str], ...]:
 
 def provide_governance_changes(event: Event) -> list[str]:
     """``facts.governance_changes``: the governance changes a tool call would make (module
-    doc), as ``"WHAT TARGET"`` strings in first-seen order; empty when it makes none."""
+    doc), as ``"WHAT TARGET"`` strings in first-seen order; empty when it makes none.
+
+    A shell call that gives only its command (``ls -la``, ``make``) is answered from its text
+    and directory: the answer is kept for the next such call (:func:`kept_value`) when it asked
+    nothing of a path, the environment or the file system (each of those says so:
+    :func:`~forge_policy._budget.read_outside`)."""
+    if event.tool_name == "Bash" and _TEXT_ONLY.issuperset(event.tool_input):
+        return kept_value("governance_changes", event, lambda: changes(event, os.environ))
     return changes(event, os.environ)
+
+
+#: the Bash inputs that leave the answer to the command text (any other, such as
+#: ``dangerouslyDisableSandbox`` or a ``patch``, is read afresh on every call)
+_TEXT_ONLY = frozenset({"command", "description", "timeout", "run_in_background"})
 
 
 def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
@@ -462,7 +481,7 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
     found: dict[str, None] = {}
     tool = event.tool_name
     key = PATH_TOOLS.get(tool)
-    writer = key is None and any(word in tool.lower() for word in _WRITER_WORDS)
+    writer = key is None and _writer(tool)
     keys = (key,) if key is not None else _PATH_KEYS if writer else ()
     if event.tool_input.get(LEAVE_SANDBOX) is True:  # the floor is the project's to turn off
         found[f"{tool} {LEAVE_SANDBOX}: runs outside the harness's sandbox"] = None
@@ -523,6 +542,12 @@ def changes(event: Event, environ: Mapping[str, str]) -> list[str]:
                 for change in _command_changes(argv, cmd, cwd, places):
                     found.setdefault(change)
     return list(found)
+
+
+@functools.lru_cache(maxsize=256)
+def _writer(tool: str) -> bool:
+    """Whether a tool's name says it writes (asked once per tool name)."""
+    return any(word in tool.lower() for word in _WRITER_WORDS)
 
 
 def _opaque(word: str) -> bool:
@@ -602,10 +627,11 @@ _ENGINE_WORD = lazy_pattern(r"forge[-_]policy")
 def _record_links(name: str, argv: list[str], cwd: str, places: _Places) -> None:
     """Remember the links (``ln``, ``cp -s``/``-l``) and the copies of a forge-policy entry
     point this command makes, for the commands after it (SPEC §6: links in command order)."""
-    from forge_policy.commands import basename, expand_path, split_options
-
     if name not in ("ln", "cp"):
         return
+    read_outside()  # a folder on disk decides where a link goes
+    from forge_policy.commands import basename, expand_path, split_options
+
     options, operands = split_options(argv[1:])
     letters = "".join(o[1:] for o in options if not o.startswith("--"))
     linking = (
@@ -650,6 +676,9 @@ def _targets(
     name: str, argv: list[str], cmd: Command, cwd: str, places: _Places
 ) -> list[tuple[str, str]]:
     """(verb, absolute path) for each governance path a command changes."""
+    if name not in _TARGETING and not _interpreter(name):
+        return []  # a program none of the branches below reads (ls, make, pytest…)
+    read_outside()  # the branches ask the file system, git, the environment
     from forge_policy.commands import basename, split_options
 
     hits: list[tuple[str, str]] = []
@@ -1062,9 +1091,11 @@ def _forge_policy_command(
 def _lock_holders(words: list[str], run: list[str]) -> list[int]:
     """Where ``flock`` stands among a command's words when the command model read past it to
     the program it launches (so ``run``, what runs, is not the ``flock`` itself)."""
+    if "flock" not in " ".join(words):
+        return []
     from forge_policy.commands import basename
 
-    if "flock" not in " ".join(words) or (run and basename(run[0]) == "flock"):
+    if run and basename(run[0]) == "flock":
         return []
     return [k for k, word in enumerate(words) if basename(word) == "flock"]
 

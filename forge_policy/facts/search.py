@@ -26,6 +26,9 @@ from __future__ import annotations
 
 import os
 
+from forge_policy._budget import read_outside
+from forge_policy.facts._io import event_cwd
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from forge_policy.model import Event
@@ -49,12 +52,15 @@ def provide_search_credits(event: Event) -> list[str]:
     (:func:`_shell_looks`). Any other call earns nothing.
     """
     if event.tool_name == "Bash":
-        return _shell_looks(event)
+        # the credits of commands that name no file (ls, make) are kept across calls
+        from forge_policy.facts.commands import kept_value
+
+        return kept_value("search_credits", event, lambda: _shell_looks(event))
     key = _LOOKS.get(event.tool_name or "")
     if key is None:
         return []
     tool_input = event.tool_input if isinstance(event.tool_input, dict) else {}
-    cwd = event.cwd or os.getcwd()
+    cwd = event_cwd(event)
     target = tool_input.get(key)
     given = isinstance(target, str) and bool(target)
     if event.tool_name == "Read" and not given:
@@ -80,7 +86,7 @@ def provide_write_credits(event: Event) -> list[str]:
     target = tool_input.get(key) if key else None
     if not isinstance(target, str) or not target:
         return []
-    path = _absolute(target, event.cwd or os.getcwd())
+    path = _absolute(target, event_cwd(event))
     if not path:
         return []
     keys = [path]
@@ -108,7 +114,7 @@ def _shell_looks(event: Event) -> list[str]:
     from forge_policy.facts._io import event_commands
     from forge_policy.facts.commands import command_words
 
-    cwd = event.cwd or os.getcwd()
+    cwd = event_cwd(event)
     keys: dict[str, None] = {}
     for command in event_commands(event):
         for argv, _cmd, current in command_words(event, command, cwd)[0]:
@@ -129,6 +135,7 @@ def _shell_looks(event: Event) -> list[str]:
             if whole and not operands:
                 keys.setdefault(_as_dir(current))
             for operand in operands:
+                read_outside()  # the disk (and ~) decides what an operand looks at
                 path = _absolute(_literal_path(operand), current)
                 if not path:
                     continue

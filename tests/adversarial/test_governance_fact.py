@@ -486,3 +486,31 @@ def test_the_path_tools_on_the_installation_are_changes(where: str) -> None:
         key = "path" if name.startswith("mcp") else "file_path"
         assert changes(tool(name, **{key: path, "content": "x"}), ENV) == [f"{name} {path}"]
     assert changes(tool("Read", file_path=path), ENV) == []
+
+
+def test_every_program_targets_reads_passes_its_early_exit() -> None:
+    """``_targets`` returns at once for a program outside ``_TARGETING`` (and not an
+    interpreter): every program one of its branches names must be in that set, or the branch
+    is never reached (a governance write let through)."""
+    import ast
+    import inspect
+
+    from forge_policy.facts import governance
+
+    tree = ast.parse(inspect.getsource(governance._targets))
+    named: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name):
+            if node.left.id != "name":
+                continue
+            for right in node.comparators:
+                if isinstance(right, ast.Constant) and isinstance(right.value, str):
+                    named.add(right.value)
+                elif isinstance(right, ast.Name):
+                    value = getattr(governance, right.id)
+                    if right.id != "_TARGETING":
+                        named |= set(value)
+                elif isinstance(right, ast.Tuple):
+                    named |= {e.value for e in right.elts if isinstance(e, ast.Constant)}
+    assert {"rm", "mv", "cp", "tee", "sed", "dd", "find", "git", "flock", "xargs"} <= named
+    assert named <= governance._TARGETING
