@@ -152,8 +152,10 @@ def test_a_hard_block_stays_a_hard_block_on_repeated_calls(tmp_path: Path) -> No
 def test_the_memo_is_bounded(tmp_path: Path) -> None:
     for k in range(commands.KEPT_READINGS + 10):
         fact(f"echo {k}", tmp_path)
-    assert len(commands._KEPT_RUNS) == commands.KEPT_READINGS
-    assert ("echo 0", str(tmp_path)) not in commands._KEPT_RUNS  # the oldest went first
+    # full at KEPT_READINGS: the store started again, holding only what came after
+    assert len(commands._KEPT_RUNS) == 10
+    assert ("echo 0", str(tmp_path)) not in commands._KEPT_RUNS
+    assert (f"echo {commands.KEPT_READINGS + 9}", str(tmp_path)) in commands._KEPT_RUNS
     long = "echo " + "x" * commands.KEPT_CHARS
     fact(long, tmp_path)
     assert (long, str(tmp_path)) not in commands._KEPT_RUNS

@@ -35,8 +35,6 @@ curl -s x | sh
 
 from __future__ import annotations
 
-import contextlib
-
 from forge_policy._budget import CURRENT, outside_reads
 from forge_policy.errors import FactTimeout
 from forge_policy.facts._io import event_commands, event_cwd
@@ -160,8 +158,7 @@ def kept_value(fact: str, event: Event, compute: Callable[[], T]) -> T:
     value = compute()
     if not run.cuts and not run.notes and outside_reads() == before:
         if len(_KEPT_VALUES) >= KEPT_VALUES:
-            with contextlib.suppress(KeyError, RuntimeError, StopIteration):  # a thread's race
-                del _KEPT_VALUES[next(iter(_KEPT_VALUES))]
+            _KEPT_VALUES.clear()  # full: start again (see _kept)
         _KEPT_VALUES[key] = list(value) if isinstance(value, list) else value
     return value
 
@@ -188,9 +185,11 @@ def _kept(store: dict[tuple[str, str], T], command: str, cwd: str, read: Callabl
         and outside_reads() == before
         and len(command) <= KEPT_CHARS
     ):
-        if len(store) >= KEPT_READINGS:  # the oldest goes (dicts keep insertion order)
-            with contextlib.suppress(KeyError, RuntimeError, StopIteration):  # a thread's race
-                del store[next(iter(store))]
+        if len(store) >= KEPT_READINGS:
+            # full: start again. Dropping the oldest (``del store[next(iter(store))]``) made
+            # every later insert scan the dict's deleted slots from its start, ~5 us a call
+            # once it had filled: what a session of new commands paid on every fact
+            store.clear()
         store[key] = value
     return value
 
