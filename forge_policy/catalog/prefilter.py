@@ -52,11 +52,13 @@ class Requirement:
     (True, False)
     """
 
-    __slots__ = ("alternatives", "casefold")
+    __slots__ = ("alternatives", "casefold", "keys")
 
     def __init__(self, alternatives: tuple[tuple[str, ...], ...], casefold: bool) -> None:
         self.alternatives = alternatives
         self.casefold = casefold
+        #: :func:`hitting_literals`: a text holding none of them is refused at once
+        self.keys = hitting_literals(alternatives)
 
     def __repr__(self) -> str:
         return f"Requirement(alternatives={self.alternatives!r}, casefold={self.casefold!r})"
@@ -65,6 +67,11 @@ class Requirement:
         """False only when no match of the pattern can exist in ``text``."""
         if self.casefold:
             text = text.casefold()
+        for key in self.keys:  # most texts hold none of them: a few ``in``, not one per literal
+            if key in text:
+                break
+        else:
+            return False
         for literals in self.alternatives:
             for literal in literals:
                 if literal not in text:
@@ -80,6 +87,31 @@ class Requirement:
             literal = self.alternatives[0][0]
             return lambda text: literal in text
         return self.admits
+
+
+def hitting_literals(alternatives: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
+    """A few literals such that every alternative holds one of them or a longer literal that
+    contains one: a text with none of them satisfies no alternative. Chosen greedily (the
+    literal that covers the most alternatives left), preferring literals of three characters
+    or more (a ``-`` or a ``|`` is in many commands, and a text holding one is then checked in
+    full).
+
+    >>> hitting_literals((("npm", "install"), ("pnpm", "add"), ("rm", "-", "--no-preserve-root")))
+    ('npm', '--no-preserve-root')
+    >>> hitting_literals(())
+    ()
+    """
+    left = list(alternatives)
+    chosen: list[str] = []
+    while left:
+        covered = {
+            candidate: sum(any(candidate in literal for literal in literals) for literals in left)
+            for candidate in {literal for literals in left for literal in literals}
+        }
+        best = max(covered, key=lambda c: (len(c) >= 3, covered[c], len(c), c))
+        chosen.append(best)
+        left = [literals for literals in left if not any(best in lit for lit in literals)]
+    return tuple(chosen)
 
 
 def required_literals(pattern: str) -> Requirement | None:
