@@ -344,6 +344,7 @@ class _Chain:
     __slots__ = (
         "_firing",
         "_identity",
+        "_scope",
         "auto_approve",
         "event",
         "facts",
@@ -374,6 +375,7 @@ class _Chain:
         self.facts = facts
         self.auto_approve = auto_approve
         self._identity = ""
+        self._scope: Scope | None = None
         self.scratch = _Scratch(state)
         self.trace: list[dict[str, Any]] | None = [] if explain else None
 
@@ -410,12 +412,21 @@ class _Chain:
         return bstate.counter, bstate.effective_level
 
     def cannot_fire(self, behavior: Behavior, bstate: BehaviorState | None) -> bool:
-        """Whether ``behavior`` surely does nothing with this event (its first required
-        conditions fail), seen through the scope its triggers would see."""
-        counter = self.ladder(behavior, bstate)[0]
-        scratch = self.scratch
-        scope = Scope(self.seen, counter, scratch.flags, scratch.totals, self.facts)
-        return behavior.cannot_fire(self.seen, scope, self.firing)
+        """Whether ``behavior`` surely does nothing with this event
+        (:meth:`~forge_policy.catalog.behavior.Behavior.refute`), seen through the scope its
+        triggers would see; the totals its ``preview`` triggers set for this event are set
+        here, as running it would set them."""
+        scope = self._scope
+        if scope is None:  # one per event: the scratch's flags and totals change in place
+            scratch = self.scratch
+            scope = self._scope = Scope(self.seen, 0, scratch.flags, scratch.totals, self.facts)
+        scope.counter = 0 if bstate is None else self.ladder(behavior, bstate)[0]
+        previews = behavior.refute(self.seen, scope, self.firing)
+        if previews is None:
+            return False
+        for name, total in previews:
+            self.scratch.totals[name] = total
+        return True
 
     def steps(self, behavior: Behavior, bstate: BehaviorState | None) -> list[Step]:
         """What ``behavior`` does with this event: pass a pending block's retry (SPEC §4:
