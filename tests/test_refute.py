@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import forge_policy as fp
 from forge_policy.catalog.behavior import Behavior, firing_key
-from forge_policy.catalog.dsl import Scope
+from forge_policy.catalog.dsl import Condition, Scope
 from forge_policy.engine.decide import _fire, _Scratch
 from forge_policy.state import SessionState
 from forge_policy.values import Partial, Unknown
@@ -169,3 +169,38 @@ def test_a_previewed_total_is_what_later_triggers_see() -> None:
         state.data["totals"] = {"t": 4}
         fired = _fire(behavior, event, _Scratch(state), 0, lambda name, n=n: n, None)
         assert (fired is None) == (expected is not None)
+
+
+VERDICT_FIELDS = ("facts.a", "facts.n", "command", "session.totals.t", "session.flags.f")
+VERDICT_VALUES = (*LISTS, *NUMBERS, {"k": 1}, True, ["", "x"], Partial([], "cut"))
+OPERATOR_VALUES = (
+    ("regex_match", r"^rm\s"),
+    ("regex_match", ".*"),
+    ("not_regex_match", r"^rm\s"),
+    ("contains", "rm"),
+    ("not_contains", "rm"),
+    ("equals", ""),
+    ("in", ["", "rm x"]),
+    ("exists", None),
+    ("not_exists", None),
+    ("gt", 5),
+    ("lte", 0),
+    ("glob", "*"),
+)
+
+
+@given(
+    st.sampled_from(VERDICT_FIELDS),
+    st.sampled_from(OPERATOR_VALUES),
+    st.sampled_from(VERDICT_VALUES),
+    st.sampled_from(VERDICT_VALUES),
+)
+def test_a_verdict_is_what_the_condition_decides(
+    field: str, operator: tuple[str, object], value: object, other: object
+) -> None:
+    # Condition.verdict answers empty texts and lists from what it kept: ask twice, in turn
+    condition = Condition(field, operator[0], operator[1])
+    for actual in (value, other, value):
+        event = fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": actual})
+        scope = Scope(event, 0, {"f": actual}, {"t": actual}, lambda name, v=actual: v)
+        assert condition.verdict(scope) is condition(scope)[0]

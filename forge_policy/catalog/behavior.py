@@ -366,14 +366,14 @@ def _verdict(trigger: Trigger, scope: Scope) -> bool | None:
     unknown = False
     if trigger.logic == "all":
         for condition in conditions:
-            matched = condition(scope)[0]
+            matched = condition.verdict(scope)
             if matched is False:
                 return False  # one false decides, whatever came before
             if matched is None:
                 unknown = True
         return None if unknown else True
     for condition in conditions:
-        matched = condition(scope)[0]
+        matched = condition.verdict(scope)
         if matched:
             return True
         if matched is None:

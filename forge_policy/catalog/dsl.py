@@ -584,6 +584,8 @@ class Condition:
     test: Callable[[object], bool] = attrs.field(init=False, eq=False, repr=False)
     #: a regex operator's pattern (the one ``test`` searches with), else None
     regex: LazyRegex | None = attrs.field(init=False, eq=False, repr=False)
+    #: ``self(scope)[0]``, the actual value left out (:func:`_compile_verdict`)
+    verdict: Callable[[Scope], bool | None] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         # frozen: the compiled closures are set once, here, through object.__setattr__
@@ -591,6 +593,7 @@ class Condition:
         object.__setattr__(self, "regex", regex)
         object.__setattr__(self, "resolve", compile_field(self.field))
         object.__setattr__(self, "test", compile_operator(self.operator, self.value, regex))
+        object.__setattr__(self, "verdict", _compile_verdict(self))
 
     def __call__(self, scope: Scope) -> tuple[bool | None, object]:
         """``(matched, actual)``; ``matched`` is None when an undetermined fact leaves the
@@ -607,3 +610,69 @@ class Condition:
                 return (None if matched else False), actual
             return (True if matched else None), actual
         return self.test(actual), actual
+
+
+def _compile_verdict(condition: Condition) -> Callable[[Scope], bool | None]:
+    """What :meth:`Condition.__call__` decides, without its actual value: the engine asks
+    this of most conditions of a catalog on every event, to skip the behaviors that cannot
+    fire. A fact is read from the fact cache at once, and an empty text or list (most facts
+    of most calls: no recursive delete, no commit message) is answered by what ``test``
+    gave it when compiled (``test`` is a function of the value alone).
+
+    >>> from forge_policy.model import Event
+    >>> values = {"n": Unknown("timed out"), "l": Partial(["rm x"], "cut"), "e": []}
+    >>> scope = Scope(Event("Stop", "s"), 0, {}, {}, values.get)
+    >>> [Condition(f"facts.{n}", "regex_match", "^rm").verdict(scope) for n in "nle"]
+    [None, True, False]
+    >>> Condition("facts.l", "not_regex_match", "^rm").verdict(scope)
+    False
+    """
+    test = condition.test
+    negated = condition.operator in NEGATED_OPERATORS
+    #: ``test`` of the empty str and the empty list, by type, kept on first need (computed
+    #: when loading, a regex without literals would be compiled by every cold start)
+    on_empty: dict[type, bool] = {}
+
+    def empty(actual: str | list[object]) -> bool:
+        found = on_empty.get(type(actual))
+        if found is None:
+            found = on_empty[type(actual)] = test(actual)
+        return found
+
+    path = condition.field.split(".")
+
+    def decided(actual: object) -> bool | None:  # the rare cases: undetermined, odd types
+        if isinstance(actual, str):
+            if type(actual) is Unknown:
+                return None
+        elif type(actual) is Partial:
+            matched = test(actual)
+            if negated:
+                return None if matched else False
+            return True if matched else None
+        return test(actual)
+
+    if len(path) >= 2 and path[0] == "facts":
+        fact = ".".join(path[1:])
+
+        def verdict_of_fact(scope: Scope) -> bool | None:
+            actual = scope.facts(fact)
+            kind = type(actual)
+            if kind is list or kind is str:
+                return test(actual) if actual else empty(actual)  # type: ignore[arg-type]
+            if actual is None:  # a missing fact is the empty string
+                return empty(_MISSING)
+            return decided(actual)
+
+        return verdict_of_fact
+
+    resolve = condition.resolve
+
+    def verdict(scope: Scope) -> bool | None:
+        actual = resolve(scope)
+        kind = type(actual)
+        if kind is list or kind is str:
+            return test(actual) if actual else empty(actual)  # type: ignore[arg-type]
+        return decided(actual)
+
+    return verdict
