@@ -6,6 +6,8 @@ produces that form (and the compiled cache stores it), so this module never sees
 
 from __future__ import annotations
 
+import json
+
 import attrs
 
 from forge_policy.catalog.dsl import (
@@ -14,6 +16,7 @@ from forge_policy.catalog.dsl import (
     as_number,
     compile_matcher,
     compile_names,
+    event_only_field,
     matcher_names,
 )
 from forge_policy.catalog.prefilter import Requirement
@@ -29,6 +32,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from forge_policy.model import Event
+
+    #: a condition's verdict, and its place among those an event asks more than once (-1: none)
+    _Check = tuple[Callable[[Scope], bool | None], int]
 
 #: at most this many (event name, subject) pairs a behavior remembers its firing triggers for
 #: (tool names are the agent's to choose: MCP tools are many)
@@ -356,70 +362,93 @@ def _fact_groups(triggers: tuple[Trigger, ...]) -> tuple[_FactLiterals | None, .
     return tuple(groups[key] if key is not None and members[key] > 1 else None for key in keys)
 
 
-def _verdict(trigger: Trigger, scope: Scope) -> bool | None:
+def _decided(
+    checks: tuple[_Check, ...], want_all: bool, scope: Scope, known: dict[int, bool | None]
+) -> bool | None:
     """What :meth:`Trigger.test` decides on known conditions, evaluating the same conditions
     in the same order: True (matched), False (cannot match), None (an undetermined condition
-    leaves it to :meth:`Trigger.fails_closed`)."""
-    conditions = trigger.conditions
-    if not conditions:
-        return True
+    leaves it to :meth:`Trigger.fails_closed`). ``known``: the verdicts of this event's
+    conditions asked before, by their place (see :class:`_Refutation`)."""
     unknown = False
-    if trigger.logic == "all":
-        for condition in conditions:
-            matched = condition.verdict(scope)
+    for verdict, place in checks:
+        if place < 0:
+            matched = verdict(scope)
+        elif place in known:
+            matched = known[place]
+        else:
+            matched = known[place] = verdict(scope)
+        if want_all:
             if matched is False:
-                return False  # one false decides, whatever came before
-            if matched is None:
-                unknown = True
-        return None if unknown else True
-    for condition in conditions:
-        matched = condition.verdict(scope)
-        if matched:
-            return True
+                return False  # all: one false decides, whatever came before
+        elif matched:
+            return True  # any: one true does
         if matched is None:
             unknown = True
-    return None if unknown else False
+    return None if unknown else want_all
+
+
+def _per_event(field: str) -> bool:
+    """Whether a condition on ``field`` decides the same all through one event: it reads the
+    event or a fact, not the session's counter, flags or totals (which a preview changes)."""
+    path = field.split(".")
+    return event_only_field(field) or (len(path) >= 2 and path[0] == "facts")
 
 
 class _Refutation:
     """How :meth:`Behavior.refute` shows that none of one tuple of firing triggers acts on an
-    event, compiled once: each trigger with its group of regexes on one fact, and whether it
-    is a ``preview`` accumulate (which changes only this event's totals, and is carried out
-    here: its total is what the refutation returns)."""
+    event, compiled once: for each trigger its group of regexes on one fact, its conditions,
+    and whether it is a ``preview`` accumulate (which changes only this event's totals, and is
+    carried out here: its total is what the refutation returns). A condition that several
+    triggers hold alike (token-budget's ``tool_name`` test) is asked once per event when it
+    does not read the session."""
 
-    __slots__ = ("always", "steps")
+    __slots__ = ("always", "groups", "steps")
 
     def __init__(self, triggers: tuple[Trigger, ...]) -> None:
-        groups = _fact_groups(triggers) or (None,) * len(triggers)
+        grouped = _fact_groups(triggers) or (None,) * len(triggers)
+        #: each group once, in the order its first trigger comes
+        self.groups = tuple({id(g): g for g in grouped if g is not None}.values())
+        places = {id(g): n for n, g in enumerate(self.groups)}
+        alike: dict[tuple[str, str, str], list[Condition]] = {}
+        for trigger in triggers:
+            for condition in trigger.conditions:
+                if _per_event(condition.field):
+                    value = json.dumps(condition.value, sort_keys=True, default=str)
+                    alike.setdefault((condition.field, condition.operator, value), []).append(
+                        condition
+                    )
+        shared = [same for same in alike.values() if len(same) > 1]
+        place_of = {id(c): n for n, same in enumerate(shared) for c in same}
         steps = []
         always = False
-        for trigger, group in zip(triggers, groups, strict=True):
+        for trigger, group in zip(triggers, grouped, strict=True):
             preview = trigger.action == "accumulate" and trigger.preview
             if not trigger.conditions and not preview:
                 always = True  # matched whatever the event holds: its action is taken
-            steps.append((trigger, group, preview))
+            checks = tuple((c.verdict, place_of.get(id(c), -1)) for c in trigger.conditions)
+            place = -1 if group is None else places[id(group)]
+            steps.append((place, checks, trigger.logic == "all", preview, trigger))
         #: some trigger always acts: nothing to evaluate
         self.always = always
-        self.steps: tuple[tuple[Trigger, _FactLiterals | None, bool], ...] = tuple(steps)
+        self.steps: tuple[tuple[int, tuple[_Check, ...], bool, bool, Trigger], ...] = tuple(steps)
 
     def __call__(self, scope: Scope) -> tuple[tuple[str, float], ...] | None:
         if self.always:
             return None
-        verdicts: dict[int, bool] | None = None
+        refuted: list[bool | None] = [None] * len(self.groups)
+        known: dict[int, bool | None] = {}
         previewed: list[tuple[str, float]] = []
         totals: dict[str, Any] | None = None
-        for trigger, group, preview in self.steps:
-            if group is not None:
+        for place, checks, want_all, preview, trigger in self.steps:
+            if place >= 0:
                 # refuted together when the first of them is reached (so facts are computed
                 # in the order the triggers would compute them)
-                if verdicts is None:
-                    verdicts = {}
-                verdict = verdicts.get(id(group))
+                verdict = refuted[place]
                 if verdict is None:
-                    verdict = verdicts[id(group)] = group.refutes(scope)
+                    verdict = refuted[place] = self.groups[place].refutes(scope)
                 if verdict:
                     continue
-            matched = _verdict(trigger, scope)
+            matched = _decided(checks, want_all, scope, known) if checks else True
             if matched is False:
                 continue
             if matched is None or not preview:
@@ -609,7 +638,8 @@ class Behavior:
                 return False
         if self.applies_agents and event.agent not in self.applies_agents:
             return False
-        return not self.excluded_by(profile)
+        profiles = self.applies_profiles  # excluded_by, inline: asked of every behavior visited
+        return not profiles or profile in profiles or self.bypass == "never"
 
     def excluded_by(self, profile: str) -> bool:
         """Whether ``applies_to.profiles`` leaves this behavior out under ``profile`` (enabled

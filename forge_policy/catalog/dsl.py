@@ -423,6 +423,18 @@ def compile_field(field: str) -> Callable[[Scope], object]:
                 found, value = _dig(top, path[1:]) if len(path) > 1 else (True, top)
         return _MISSING if value is None else value
 
+    if len(path) == 1:  # ``command``, ``tool_name``: most fields of most catalogs
+
+        def resolve_key(scope: Scope) -> object:
+            event = scope.event
+            tool_input = event.tool_input
+            if not isinstance(tool_input, dict):
+                return resolve(scope)
+            value = tool_input[head] if head in tool_input else event.top_level(head)
+            return _MISSING if value is None else value
+
+        return resolve_key
+
     return resolve
 
 

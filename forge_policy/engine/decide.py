@@ -421,7 +421,7 @@ class _Chain:
             scratch = self.scratch
             scope = self._scope = Scope(self.seen, 0, scratch.flags, scratch.totals, self.facts)
         scope.counter = 0 if bstate is None else self.ladder(behavior, bstate)[0]
-        previews = behavior.refute(self.seen, scope, self.firing)
+        previews = behavior.refute(self.seen, scope, self._firing or self.firing)
         if previews is None:
             return False
         for name, total in previews:
@@ -646,6 +646,9 @@ def decide(
     # those whose pending block a retry may release (SPEC §4: whatever the matcher says)
     pending = () if explain else _with_pending(state)
     visited = catalog.behaviors if explain else catalog.candidates(seen, pending)
+    held = state.data.get("behaviors")
+    if not isinstance(held, dict):
+        held = {}
     for behavior in visited:
         skipped = _skipped(behavior, seen, session_off, settings.profile)
         if skipped is None and behavior.id in excepted:
@@ -654,7 +657,8 @@ def decide(
             if skipped and trace is not None:
                 trace.append({"behavior_id": behavior.id, "skipped": skipped})
             continue
-        bstate = state.find(behavior.id)
+        # most behaviors hold no state in a session: no lookup, no BehaviorState
+        bstate = state.find(behavior.id) if behavior.id in held else None
         if trace is None and behavior.id not in pending and chain.cannot_fire(behavior, bstate):
             continue  # no trigger can match: its steps would be empty
         behavior_steps = chain.steps(behavior, bstate)
