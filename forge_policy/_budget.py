@@ -49,6 +49,8 @@ from forge_policy.errors import FactTimeout
 #: A provider may take this many times its budget in wall-clock time (waiting, or starved of
 #: CPU on a loaded machine) before it is stopped; its CPU time is held to the budget itself.
 WALL_FACTOR = 4.0
+#: :attr:`Run.hook_end` outside a hook call (a constant: ``float("inf")`` parses a string)
+_NO_DEADLINE = float("inf")
 _MAX_NOTES = 20
 
 
@@ -65,10 +67,11 @@ class Run:
         self.notes = notes
         self.cuts: list[str] = []
         deadline = DEADLINE.get()  # read here: the provider may run in another thread
-        self.hook_end = float("inf") if deadline is None else deadline
-        # start()'s clocks, inline (ten providers run per tool call)
+        self.hook_end = _NO_DEADLINE if deadline is None else deadline
+        # start()'s clocks and gc_seconds(), inline (ten providers run per tool call)
         now = time.monotonic()
-        self.gc_start = gc_seconds()
+        total, since = _GC_STATE[0]
+        self.gc_start = total if since is None else total + now - since
         self.wall_end = now + self.budget * WALL_FACTOR
         self.soft_end = now + self.budget
         self.cpu_end = time.thread_time() + self.budget

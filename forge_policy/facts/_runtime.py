@@ -94,10 +94,14 @@ class BudgetedProvider:
     def __call__(self, event: Event) -> object:
         return self._run(event, Run(self.budget_ms, []))
 
-    def evaluate(self, event: Event) -> tuple[object, list[str]]:
-        """The value and the diagnostics of one run; never raises."""
+    def evaluate(
+        self, event: Event, shared: dict[str, Any] | None = None
+    ) -> tuple[object, list[str]]:
+        """The value and the diagnostics of one run; never raises. ``shared``: the work the
+        providers of this event share (:func:`shared`)."""
         notes: list[str] = []
-        run = Run(self.budget_ms, notes)
+        run = _FactRun(self.budget_ms, notes)
+        run.shared = shared
         try:
             value = self._run(event, run)
         except Exception as exc:  # a provider must never break the hook
@@ -114,6 +118,16 @@ class BudgetedProvider:
 
     def __repr__(self) -> str:
         return f"<BudgetedProvider {self.name} budget={self.budget_ms:g}ms>"
+
+
+class _FactRun(Run):
+    """The run of a provider that a fact cache calls: the work this event's providers share
+    (:func:`shared`) goes with it, in the context variable the run is in already (setting and
+    resetting one more per fact cost as much as the rest of the run's bookkeeping)."""
+
+    __slots__ = ("shared",)
+
+    shared: dict[str, Any] | None
 
 
 def _run_isolated(func: FactProvider, event: Event, run: Run) -> object:
@@ -164,8 +178,9 @@ def _failure(name: str, exc: BaseException) -> str:
     return f"fact {name!r} failed: {type(exc).__name__}: {exc}"
 
 
-#: The work the providers of one event share (:func:`shared`): set by the evaluator's fact
-#: cache around each provider it runs (one dict per event), unset elsewhere.
+#: The work the providers of one event share (:func:`shared`) when the fact cache runs a plain
+#: callable (one dict per event, set around it); a budgeted provider's run carries it instead
+#: (:class:`_FactRun`). Unset elsewhere.
 SHARED: ContextVar[dict[str, tuple[Any, Any, tuple[str, ...], tuple[str, ...]]] | None] = (
     ContextVar("forge_policy_shared_facts", default=None)
 )
@@ -185,9 +200,12 @@ def shared(name: str, event: Event, compute: Callable[[], T]) -> T:
     (7, 7, [1])
     >>> SHARED.reset(token)
     """
-    memo = SHARED.get()
+    run = CURRENT.get()
+    memo = run.shared if type(run) is _FactRun else None
     if memo is None:
-        return compute()
+        memo = SHARED.get()
+        if memo is None:
+            return compute()
     held = memo.get(name)
     if held is not None and held[0] is event:
         for reason in held[2]:
@@ -195,7 +213,6 @@ def shared(name: str, event: Event, compute: Callable[[], T]) -> T:
         for message in held[3]:
             note(message)
         return held[1]  # type: ignore[no-any-return]
-    run = CURRENT.get()
     if run is None:
         value = compute()
         memo[name] = (event, value, (), ())
@@ -230,10 +247,10 @@ def call_provider(
     >>> call_provider("boom", lambda event: 1 // 0, Event("Stop", "s"))
     ('', ["fact 'boom' failed: ZeroDivisionError: integer division or modulo by zero"])
     """
+    if isinstance(provider, BudgetedProvider):
+        return provider.evaluate(event, shared)
     token = SHARED.set(shared) if shared is not None else None
     try:
-        if isinstance(provider, BudgetedProvider):
-            return provider.evaluate(event)
         try:
             value = provider(event)
         except Exception as exc:
