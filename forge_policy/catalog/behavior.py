@@ -293,9 +293,10 @@ class _FactLiterals:
         unusual value refutes nothing: the triggers are then asked one by one."""
         value = scope.facts(self.fact)
         if type(value) is list:
-            if not all(type(item) is str for item in value):
-                return False
-            text = "\n".join(value)
+            for item in value:  # a loop, not all(): no generator per call
+                if type(item) is not str:
+                    return False
+            text = value[0] if len(value) == 1 else "\n".join(value)
         elif type(value) is str:
             text = value
         else:
