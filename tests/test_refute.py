@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import forge_policy as fp
 from forge_policy.catalog.behavior import Behavior, firing_key
-from forge_policy.catalog.dsl import Condition, Scope
+from forge_policy.catalog.dsl import Condition, Scope, compile_verdict
 from forge_policy.engine.decide import _fire, _Scratch
 from forge_policy.state import SessionState
 from forge_policy.values import Partial, Unknown
@@ -200,7 +200,8 @@ def test_a_verdict_is_what_the_condition_decides(
 ) -> None:
     # Condition.verdict answers empty texts and lists from what it kept: ask twice, in turn
     condition = Condition(field, operator[0], operator[1])
+    verdict = compile_verdict(condition)
     for actual in (value, other, value):
         event = fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"command": actual})
         scope = Scope(event, 0, {"f": actual}, {"t": actual}, lambda name, v=actual: v)
-        assert condition.verdict(scope) is condition(scope)[0]
+        assert verdict(scope) is condition(scope)[0]

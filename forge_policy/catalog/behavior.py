@@ -16,6 +16,7 @@ from forge_policy.catalog.dsl import (
     as_number,
     compile_matcher,
     compile_names,
+    compile_verdict,
     event_only_field,
     matcher_names,
 )
@@ -426,7 +427,9 @@ class _Refutation:
             preview = trigger.action == "accumulate" and trigger.preview
             if not trigger.conditions and not preview:
                 always = True  # matched whatever the event holds: its action is taken
-            checks = tuple((c.verdict, place_of.get(id(c), -1)) for c in trigger.conditions)
+            checks = tuple(
+                (compile_verdict(c), place_of.get(id(c), -1)) for c in trigger.conditions
+            )
             place = -1 if group is None else places[id(group)]
             steps.append((place, checks, trigger.logic == "all", preview, trigger))
         #: some trigger always acts: nothing to evaluate

@@ -596,8 +596,6 @@ class Condition:
     test: Callable[[object], bool] = attrs.field(init=False, eq=False, repr=False)
     #: a regex operator's pattern (the one ``test`` searches with), else None
     regex: LazyRegex | None = attrs.field(init=False, eq=False, repr=False)
-    #: ``self(scope)[0]``, the actual value left out (:func:`_compile_verdict`)
-    verdict: Callable[[Scope], bool | None] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         # frozen: the compiled closures are set once, here, through object.__setattr__
@@ -605,7 +603,6 @@ class Condition:
         object.__setattr__(self, "regex", regex)
         object.__setattr__(self, "resolve", compile_field(self.field))
         object.__setattr__(self, "test", compile_operator(self.operator, self.value, regex))
-        object.__setattr__(self, "verdict", _compile_verdict(self))
 
     def __call__(self, scope: Scope) -> tuple[bool | None, object]:
         """``(matched, actual)``; ``matched`` is None when an undetermined fact leaves the
@@ -624,19 +621,20 @@ class Condition:
         return self.test(actual), actual
 
 
-def _compile_verdict(condition: Condition) -> Callable[[Scope], bool | None]:
+def compile_verdict(condition: Condition) -> Callable[[Scope], bool | None]:
     """What :meth:`Condition.__call__` decides, without its actual value: the engine asks
     this of most conditions of a catalog on every event, to skip the behaviors that cannot
-    fire. A fact is read from the fact cache at once, and an empty text or list (most facts
-    of most calls: no recursive delete, no commit message) is answered by what ``test``
-    gave it when compiled (``test`` is a function of the value alone).
+    fire (compiled when a behavior first plans that, not with the catalog: a cold start
+    builds every condition). A fact is read from the fact cache at once, and an empty text or
+    list (most facts of most calls: no recursive delete, no commit message) is answered by
+    what ``test`` gave it the first time (``test`` is a function of the value alone).
 
     >>> from forge_policy.model import Event
     >>> values = {"n": Unknown("timed out"), "l": Partial(["rm x"], "cut"), "e": []}
     >>> scope = Scope(Event("Stop", "s"), 0, {}, {}, values.get)
-    >>> [Condition(f"facts.{n}", "regex_match", "^rm").verdict(scope) for n in "nle"]
+    >>> [compile_verdict(Condition(f"facts.{n}", "regex_match", "^rm"))(scope) for n in "nle"]
     [None, True, False]
-    >>> Condition("facts.l", "not_regex_match", "^rm").verdict(scope)
+    >>> compile_verdict(Condition("facts.l", "not_regex_match", "^rm"))(scope)
     False
     """
     test = condition.test

@@ -57,8 +57,9 @@ class Requirement:
     def __init__(self, alternatives: tuple[tuple[str, ...], ...], casefold: bool) -> None:
         self.alternatives = alternatives
         self.casefold = casefold
-        #: :func:`hitting_literals`: a text holding none of them is refused at once
-        self.keys = hitting_literals(alternatives)
+        #: :func:`hitting_literals`, found on the first :meth:`admits` (the literal index of a
+        #: large catalog builds a requirement per behavior and never asks it to admit)
+        self.keys: tuple[str, ...] | None = None
 
     def __repr__(self) -> str:
         return f"Requirement(alternatives={self.alternatives!r}, casefold={self.casefold!r})"
@@ -67,7 +68,10 @@ class Requirement:
         """False only when no match of the pattern can exist in ``text``."""
         if self.casefold:
             text = text.casefold()
-        for key in self.keys:  # most texts hold none of them: a few ``in``, not one per literal
+        keys = self.keys
+        if keys is None:
+            keys = self.keys = hitting_literals(self.alternatives)
+        for key in keys:  # most texts hold none of them: a few ``in``, not one per literal
             if key in text:
                 break
         else:
