@@ -94,27 +94,37 @@ class Requirement:
 
 
 def hitting_literals(alternatives: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
-    """A few literals such that every alternative holds one of them or a longer literal that
-    contains one: a text with none of them satisfies no alternative. Chosen greedily (the
-    literal that covers the most alternatives left), preferring literals of three characters
-    or more (a ``-`` or a ``|`` is in many commands, and a text holding one is then checked in
-    full).
+    """A few literals such that every alternative holds one of them: a text with none of them
+    satisfies no alternative. Chosen greedily (the literal in the most alternatives left),
+    preferring literals of three characters or more (a ``-`` or a ``|`` is in many commands,
+    and a text holding one is then checked in full). Linear in the literals but for the
+    choices: it runs on a hook's first event.
 
-    >>> hitting_literals((("npm", "install"), ("pnpm", "add"), ("rm", "-", "--no-preserve-root")))
+    >>> hitting_literals((("npm", "install"), ("npm", "add"), ("rm", "-", "--no-preserve-root")))
     ('npm', '--no-preserve-root')
     >>> hitting_literals(())
     ()
     """
-    left = list(alternatives)
+    holders: dict[str, list[int]] = {}  # literal -> the alternatives that hold it
+    for index, literals in enumerate(alternatives):
+        for literal in set(literals):
+            holders.setdefault(literal, []).append(index)
+    #: how many uncovered alternatives hold each literal (a literal that covers none is gone)
+    left = {literal: len(indexes) for literal, indexes in holders.items()}
+    covered = [False] * len(alternatives)
+    uncovered = len(alternatives)
     chosen: list[str] = []
-    while left:
-        covered = {
-            candidate: sum(any(candidate in literal for literal in literals) for literals in left)
-            for candidate in {literal for literals in left for literal in literals}
-        }
-        best = max(covered, key=lambda c: (len(c) >= 3, covered[c], len(c), c))
+    while uncovered:
+        best = max(left, key=lambda c: (len(c) >= 3, left[c], len(c), c))
         chosen.append(best)
-        left = [literals for literals in left if not any(best in lit for lit in literals)]
+        for index in holders[best]:
+            if not covered[index]:
+                covered[index] = True
+                uncovered -= 1
+                for literal in set(alternatives[index]):
+                    left[literal] -= 1
+                    if not left[literal]:
+                        del left[literal]
     return tuple(chosen)
 
 
