@@ -404,7 +404,7 @@ class _Refutation:
     triggers hold alike (token-budget's ``tool_name`` test) is asked once per event when it
     does not read the session."""
 
-    __slots__ = ("always", "groups", "steps")
+    __slots__ = ("always", "groups", "shared", "steps")
 
     def __init__(self, triggers: tuple[Trigger, ...]) -> None:
         grouped = _fact_groups(triggers) or (None,) * len(triggers)
@@ -421,6 +421,8 @@ class _Refutation:
                     )
         shared = [same for same in alike.values() if len(same) > 1]
         place_of = {id(c): n for n, same in enumerate(shared) for c in same}
+        #: whether some condition is asked by several triggers (see :func:`_decided`)
+        self.shared = bool(shared)
         steps = []
         always = False
         for trigger, group in zip(triggers, grouped, strict=True):
@@ -439,8 +441,9 @@ class _Refutation:
     def __call__(self, scope: Scope) -> tuple[tuple[str, float], ...] | None:
         if self.always:
             return None
-        refuted: list[bool | None] = [None] * len(self.groups)
-        known: dict[int, bool | None] = {}
+        # allocated only when the plan has what they hold (most plans: one trigger, no group)
+        refuted: list[bool | None] = [None] * len(self.groups) if self.groups else []
+        known: dict[int, bool | None] = {} if self.shared else _NOTHING_SHARED
         previewed: list[tuple[str, float]] = []
         totals: dict[str, Any] | None = None
         for place, checks, want_all, preview, trigger in self.steps:
@@ -463,7 +466,11 @@ class _Refutation:
                     scope.event, scope.counter, scope.flags, totals, scope.facts, scope.fail_closed
                 )
             previewed += _preview(trigger, scope, totals)
-        return tuple(previewed)
+        return tuple(previewed) if previewed else ()
+
+
+#: the ``known`` of a plan without a condition asked twice (never written: no place is >= 0)
+_NOTHING_SHARED: dict[int, bool | None] = {}
 
 
 def _preview(trigger: Trigger, scope: Scope, totals: dict[str, Any]) -> list[tuple[str, float]]:
