@@ -177,3 +177,22 @@ def test_a_condition_is_a_frozen_value_of_its_three_parts() -> None:
         condition.value = "x"  # type: ignore[misc]
     assert not hasattr(condition, "__dict__")  # slots
     assert condition(scope(EVENT)) == (False, "git push")
+
+
+def test_a_one_key_field_reads_the_tool_input_then_the_event() -> None:
+    # compile_field's path for one key (``command``, ``tool_name``) is the dotted path's rule
+    from forge_policy.catalog.dsl import compile_field
+
+    inputs: list[object] = [{"command": "ls"}, {"command": None}, {}, ["a", "b"], {"tool_name": 1}]
+    for tool_input in inputs:
+        event = fp.Event("PreToolUse", "s", tool_name="Bash", tool_input={"x": 1})
+        object.__setattr__(event, "tool_input", tool_input)  # what a harness may send
+        scope = Scope(event, 0, {}, {}, lambda name: "")
+        for key in ("command", "tool_name", "0", "missing"):
+            if isinstance(tool_input, dict) and key in tool_input:
+                expected = tool_input[key]
+            elif isinstance(tool_input, list) and key.isdigit():
+                expected = tool_input[int(key)]
+            else:
+                expected = event.top_level(key)
+            assert compile_field(key)(scope) == ("" if expected is None else expected)

@@ -155,3 +155,25 @@ def test_a_catalog_decides_as_before_with_the_prefilter() -> None:
     listed = fp.Event("PreToolUse", "t", tool_name="Bash", tool_input={"command": "ls -la"})
     assert evaluator.evaluate(pushed).outcome == "hard_block"
     assert evaluator.evaluate(listed).outcome == "allow"
+
+
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["rm", "-", "--force", "git ", "push", ":", "iex", "x"]),
+                 min_size=1, max_size=3).map(tuple),
+        max_size=12,
+    ),
+    st.lists(st.sampled_from(["rm -rf x", "git push --force", "ls", "a:b", "iex x", "-"]),
+             max_size=3),
+)  # fmt: skip
+def test_the_hitting_literals_refuse_only_what_no_alternative_admits(
+    alternatives: list[tuple[str, ...]], parts: list[str]
+) -> None:
+    # Requirement.admits first looks for a few literals that every alternative holds one of
+    from forge_policy.catalog.prefilter import Requirement, hitting_literals
+
+    keys = hitting_literals(tuple(alternatives))
+    assert all(any(key in literals for key in keys) for literals in alternatives)
+    text = " ".join(parts)
+    expected = any(all(literal in text for literal in literals) for literals in alternatives)
+    assert Requirement(tuple(alternatives), False).admits(text) == expected

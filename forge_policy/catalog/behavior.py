@@ -6,9 +6,20 @@ produces that form (and the compiled cache stores it), so this module never sees
 
 from __future__ import annotations
 
+import json
+
 import attrs
 
-from forge_policy.catalog.dsl import Condition, compile_matcher, compile_names, matcher_names
+from forge_policy.catalog.dsl import (
+    Condition,
+    Scope,
+    as_number,
+    compile_matcher,
+    compile_names,
+    compile_verdict,
+    event_only_field,
+    matcher_names,
+)
 from forge_policy.catalog.prefilter import Requirement
 from forge_policy.events import MATCHER_SUBJECT, READ_FROM
 from forge_policy.levels import Level, Step, escalate
@@ -21,8 +32,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from forge_policy.catalog.dsl import Scope
     from forge_policy.model import Event
+
+    #: a condition's verdict, and its place among those an event asks more than once (-1: none)
+    _Check = tuple[Callable[[Scope], bool | None], int]
 
 #: at most this many (event name, subject) pairs a behavior remembers its firing triggers for
 #: (tool names are the agent's to choose: MCP tools are many)
@@ -260,8 +273,9 @@ class Trigger:
 
 
 class _FactLiterals:
-    """Triggers of one behavior whose first required condition is a ``regex_match`` on the same
-    fact (``facts.shell_commands``…): the literals one of their matches needs, all together
+    """Triggers of one behavior that only a ``regex_match`` on one fact (``facts.shell_commands``
+    …) can open: their first required condition is one, or (``any``) all their conditions are.
+    It holds the literals one of their matches needs, all together
     (:func:`~forge_policy.catalog.prefilter.required_literals`, none holding a newline), so
     that one look at the fact's items joined by newlines refutes them all at once."""
 
@@ -280,9 +294,10 @@ class _FactLiterals:
         unusual value refutes nothing: the triggers are then asked one by one."""
         value = scope.facts(self.fact)
         if type(value) is list:
-            if not all(type(item) is str for item in value):
-                return False
-            text = "\n".join(value)
+            for item in value:  # a loop, not all(): no generator per call
+                if type(item) is not str:
+                    return False
+            text = value[0] if len(value) == 1 else "\n".join(value)
         elif type(value) is str:
             text = value
         else:
@@ -290,44 +305,184 @@ class _FactLiterals:
         return not self.requirement.admits(text)
 
 
-#: :meth:`Behavior.cannot_fire` has not grouped this tuple of triggers yet
-_UNPLANNED: tuple[_FactLiterals | None, ...] = (None,)
+def _fact_regex(condition: Condition) -> tuple[str, Requirement] | None:
+    """``(fact, requirement)`` of a ``regex_match`` on ``facts.NAME`` whose required literals
+    hold no newline, else None."""
+    if (
+        condition.operator != "regex_match"
+        or condition.regex is None
+        or not condition.field.startswith("facts.")
+        or len(condition.field) == len("facts.")
+    ):
+        return None
+    requirement = condition.regex.joinable_requirement()
+    return None if requirement is None else (condition.field[len("facts.") :], requirement)
+
+
+def _opened_by(trigger: Trigger) -> tuple[str, bool, list[tuple[str, ...]]] | None:
+    """``(fact, casefold, alternatives)`` when ``trigger`` matches only if that fact holds the
+    literals of one of the alternatives: its first required condition (``all``), or every
+    condition (``any``, one fact, one casefolding), is a :func:`_fact_regex`."""
+    conditions = trigger.conditions
+    if not conditions:
+        return None
+    if trigger.logic == "all":
+        conditions = conditions[:1]
+    found = [_fact_regex(condition) for condition in conditions]
+    facts = {(f[0], f[1].casefold) for f in found if f is not None}
+    if None in found or len(facts) != 1:
+        return None
+    fact, casefold = facts.pop()
+    return fact, casefold, [a for f in found if f is not None for a in f[1].alternatives]
 
 
 def _fact_groups(triggers: tuple[Trigger, ...]) -> tuple[_FactLiterals | None, ...] | None:
     """For each trigger, the :class:`_FactLiterals` it belongs to (None: asked alone); None
-    when no two triggers share one."""
+    when no group would hold two regexes."""
     groups: dict[tuple[str, bool], _FactLiterals] = {}
     members: dict[tuple[str, bool], int] = {}
     keys: list[tuple[str, bool] | None] = []
     for trigger in triggers:
-        conditions = trigger.conditions
-        first = conditions[0] if conditions and trigger.logic == "all" else None
-        requirement = None
-        if (
-            first is not None
-            and first.operator == "regex_match"
-            and first.regex is not None
-            and first.field.startswith("facts.")
-            and len(first.field) > len("facts.")
-        ):
-            requirement = first.regex.joinable_requirement()
-        if requirement is None:
+        opened = _opened_by(trigger)
+        if opened is None:
             keys.append(None)
             continue
-        assert first is not None
-        key = (first.field[len("facts.") :], requirement.casefold)
+        fact, casefold, alternatives = opened
+        key = (fact, casefold)
         group = groups.get(key)
         if group is None:
             group = groups[key] = _FactLiterals(*key)
-        group.alternatives.extend(requirement.alternatives)
-        members[key] = members.get(key, 0) + 1
+        group.alternatives.extend(alternatives)
+        # an ``any`` trigger with two regexes is worth one look at its fact already
+        regexes = 1 if trigger.logic == "all" else len(trigger.conditions)
+        members[key] = members.get(key, 0) + regexes
         keys.append(key)
     if not any(count > 1 for count in members.values()):
         return None
     for group in groups.values():
         group.requirement = Requirement(tuple(group.alternatives), group.casefold)
     return tuple(groups[key] if key is not None and members[key] > 1 else None for key in keys)
+
+
+def _decided(
+    checks: tuple[_Check, ...], want_all: bool, scope: Scope, known: dict[int, bool | None]
+) -> bool | None:
+    """What :meth:`Trigger.test` decides on known conditions, evaluating the same conditions
+    in the same order: True (matched), False (cannot match), None (an undetermined condition
+    leaves it to :meth:`Trigger.fails_closed`). ``known``: the verdicts of this event's
+    conditions asked before, by their place (see :class:`_Refutation`)."""
+    unknown = False
+    for verdict, place in checks:
+        if place < 0:
+            matched = verdict(scope)
+        elif place in known:
+            matched = known[place]
+        else:
+            matched = known[place] = verdict(scope)
+        if want_all:
+            if matched is False:
+                return False  # all: one false decides, whatever came before
+        elif matched:
+            return True  # any: one true does
+        if matched is None:
+            unknown = True
+    return None if unknown else want_all
+
+
+def _per_event(field: str) -> bool:
+    """Whether a condition on ``field`` decides the same all through one event: it reads the
+    event or a fact, not the session's counter, flags or totals (which a preview changes)."""
+    path = field.split(".")
+    return event_only_field(field) or (len(path) >= 2 and path[0] == "facts")
+
+
+class _Refutation:
+    """How :meth:`Behavior.refute` shows that none of one tuple of firing triggers acts on an
+    event, compiled once: for each trigger its group of regexes on one fact, its conditions,
+    and whether it is a ``preview`` accumulate (which changes only this event's totals, and is
+    carried out here: its total is what the refutation returns). A condition that several
+    triggers hold alike (token-budget's ``tool_name`` test) is asked once per event when it
+    does not read the session."""
+
+    __slots__ = ("always", "groups", "shared", "steps")
+
+    def __init__(self, triggers: tuple[Trigger, ...]) -> None:
+        grouped = _fact_groups(triggers) or (None,) * len(triggers)
+        #: each group once, in the order its first trigger comes
+        self.groups = tuple({id(g): g for g in grouped if g is not None}.values())
+        places = {id(g): n for n, g in enumerate(self.groups)}
+        alike: dict[tuple[str, str, str], list[Condition]] = {}
+        for trigger in triggers:
+            for condition in trigger.conditions:
+                if _per_event(condition.field):
+                    value = json.dumps(condition.value, sort_keys=True, default=str)
+                    alike.setdefault((condition.field, condition.operator, value), []).append(
+                        condition
+                    )
+        shared = [same for same in alike.values() if len(same) > 1]
+        place_of = {id(c): n for n, same in enumerate(shared) for c in same}
+        #: whether some condition is asked by several triggers (see :func:`_decided`)
+        self.shared = bool(shared)
+        steps = []
+        always = False
+        for trigger, group in zip(triggers, grouped, strict=True):
+            preview = trigger.action == "accumulate" and trigger.preview
+            if not trigger.conditions and not preview:
+                always = True  # matched whatever the event holds: its action is taken
+            checks = tuple(
+                (compile_verdict(c), place_of.get(id(c), -1)) for c in trigger.conditions
+            )
+            place = -1 if group is None else places[id(group)]
+            steps.append((place, checks, trigger.logic == "all", preview, trigger))
+        #: some trigger always acts: nothing to evaluate
+        self.always = always
+        self.steps: tuple[tuple[int, tuple[_Check, ...], bool, bool, Trigger], ...] = tuple(steps)
+
+    def __call__(self, scope: Scope) -> tuple[tuple[str, float], ...] | None:
+        if self.always:
+            return None
+        # allocated only when the plan has what they hold (most plans: one trigger, no group)
+        refuted: list[bool | None] = [None] * len(self.groups) if self.groups else []
+        known: dict[int, bool | None] = {} if self.shared else _NOTHING_SHARED
+        previewed: list[tuple[str, float]] = []
+        totals: dict[str, Any] | None = None
+        for place, checks, want_all, preview, trigger in self.steps:
+            if place >= 0:
+                # refuted together when the first of them is reached (so facts are computed
+                # in the order the triggers would compute them)
+                verdict = refuted[place]
+                if verdict is None:
+                    verdict = refuted[place] = self.groups[place].refutes(scope)
+                if verdict:
+                    continue
+            matched = _decided(checks, want_all, scope, known) if checks else True
+            if matched is False:
+                continue
+            if matched is None or not preview:
+                return None  # it may act: the behavior is run
+            if totals is None:  # later triggers see the totals as this one leaves them
+                totals = dict(scope.totals)
+                scope = Scope(
+                    scope.event, scope.counter, scope.flags, totals, scope.facts, scope.fail_closed
+                )
+            previewed += _preview(trigger, scope, totals)
+        return tuple(previewed) if previewed else ()
+
+
+#: the ``known`` of a plan without a condition asked twice (never written: no place is >= 0)
+_NOTHING_SHARED: dict[int, bool | None] = {}
+
+
+def _preview(trigger: Trigger, scope: Scope, totals: dict[str, Any]) -> list[tuple[str, float]]:
+    """A matched ``preview`` accumulate, as the engine carries it out (``decide._act``): its
+    value added to ``totals`` for this event; the total it sets, if any."""
+    value_field = trigger.value_field
+    amount = as_number(value_field.resolve(scope)) if value_field else None
+    if amount is None:
+        return []
+    total = (as_number(totals.get(trigger.total)) or 0) + amount
+    totals[trigger.total] = total
+    return [(trigger.total, total)]
 
 
 def firing_key(event: Event) -> tuple[str, str, str | None]:
@@ -389,10 +544,8 @@ class Behavior:
     applies_profiles: frozenset[str] = attrs.field(init=False)
     #: :meth:`firing`'s answers by what decides them (the event name, subject and sent name)
     _firing: dict[tuple[str, str, str | None], tuple[Trigger, ...]] = attrs.field(init=False)
-    #: :meth:`cannot_fire`'s groups of triggers by fact, for each tuple :meth:`firing` gave
-    _groups: dict[tuple[Trigger, ...], tuple[_FactLiterals | None, ...] | None] = attrs.field(
-        init=False
-    )
+    #: :meth:`refute`'s plans, by the same keys as ``_firing``
+    _refutations: dict[tuple[str, str, str | None], _Refutation] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         spec = self.spec
@@ -427,7 +580,7 @@ class Behavior:
             applies_agents=frozenset(applies.get("agents", ())),
             applies_profiles=frozenset(applies.get("profiles", ())),
             _firing={},
-            _groups={},
+            _refutations={},
         )
 
     def firing(
@@ -496,7 +649,8 @@ class Behavior:
                 return False
         if self.applies_agents and event.agent not in self.applies_agents:
             return False
-        return not self.excluded_by(profile)
+        profiles = self.applies_profiles  # excluded_by, inline: asked of every behavior visited
+        return not profiles or profile in profiles or self.bypass == "never"
 
     def excluded_by(self, profile: str) -> bool:
         """Whether ``applies_to.profiles`` leaves this behavior out under ``profile`` (enabled
@@ -537,12 +691,8 @@ class Behavior:
     def cannot_fire(
         self, event: Event, scope: Scope, key: tuple[str, str, str | None] | None = None
     ) -> bool:
-        """True when no trigger of this behavior can match ``event``: each one that fires on
-        it fails its first required condition (see :meth:`Trigger.cannot_match`).
-
-        A skipped behavior changes nothing: a trigger that does not match takes no action.
-        Stops at the first trigger that may match, so conditions (and the facts they read)
-        are evaluated in the order :meth:`Trigger.test` would evaluate them.
+        """True when this behavior surely does nothing with ``event``: :meth:`refute` shows
+        that no trigger acts on it and none previews a total.
 
         >>> from forge_policy.catalog.dsl import Scope
         >>> from forge_policy.model import Event
@@ -555,27 +705,45 @@ class Behavior:
         >>> rule.cannot_fire(*scope("ls")), rule.cannot_fire(*scope("git push"))
         (True, False)
         """
-        firing = self.firing(event, key)
-        groups = self._groups.get(firing, _UNPLANNED)
-        if groups is _UNPLANNED:
-            groups = _fact_groups(firing)
-            if len(self._groups) < FIRING_MEMO_LIMIT:
-                self._groups[firing] = groups
-        if groups is None:
-            return all(trigger.cannot_match(scope) for trigger in firing)
-        # triggers whose first conditions are regexes on one fact are refuted together, when
-        # the first of them is reached (so facts are computed in the order they were)
-        refuted: dict[int, bool] = {}
-        for trigger, group in zip(firing, groups, strict=True):
-            if group is not None:
-                verdict = refuted.get(id(group))
-                if verdict is None:
-                    verdict = refuted[id(group)] = group.refutes(scope)
-                if verdict:
-                    continue
-            if not trigger.cannot_match(scope):
-                return False
-        return True
+        return self.refute(event, scope, key) == ()
+
+    def refute(
+        self, event: Event, scope: Scope, key: tuple[str, str, str | None] | None = None
+    ) -> tuple[tuple[str, float], ...] | None:
+        """What running this behavior on ``event`` would do, when that is surely nothing but
+        ``preview`` totals: the ``(total, value)`` pairs they set for this event's later
+        triggers (in order; usually none). None: some trigger may act, run the behavior.
+
+        Each trigger that fires on the event is decided as :meth:`Trigger.test` decides it
+        from known conditions, evaluating the same conditions in the same order (so the facts
+        computed are those running it would compute, in that order); an undetermined one is
+        never refuted. Triggers whose first required condition (all of whose conditions, with
+        ``any``) is a regex on one fact are refuted together, by one look for the literals
+        their matches need. A matched ``preview`` accumulate is carried out as the engine
+        would (it changes nothing but this event's totals), and later triggers see its total.
+        Only known false conditions refute: a skipped behavior changes nothing, as a trigger
+        that does not match takes no action.
+
+        >>> from forge_policy.catalog.dsl import Scope
+        >>> from forge_policy.model import Event
+        >>> rule = Behavior({"id": "r", "name": "R", "default_level": "warning", "triggers": [
+        ...     {"event": "Stop", "action": "accumulate", "total": "t", "value": "facts.n",
+        ...      "preview": True},
+        ...     {"event": "Stop", "conditions": [
+        ...         {"field": "session.totals.t", "operator": "gt", "value": 10}]}]})
+        >>> def scope(n):
+        ...     return Scope(Event("Stop", "s"), 0, {}, {"t": 4}, lambda name: n)
+        >>> rule.refute(Event("Stop", "s"), scope(2)), rule.refute(Event("Stop", "s"), scope(7))
+        ((('t', 6.0),), None)
+        """
+        if key is None:
+            key = firing_key(event)
+        plan = self._refutations.get(key)
+        if plan is None:
+            plan = _Refutation(self.firing(event, key))
+            if len(self._refutations) < FIRING_MEMO_LIMIT:
+                self._refutations[key] = plan
+        return plan(scope)
 
     def with_enabled(self, enabled: bool) -> Behavior:
         """A copy with another ``enabled`` value."""

@@ -423,6 +423,18 @@ def compile_field(field: str) -> Callable[[Scope], object]:
                 found, value = _dig(top, path[1:]) if len(path) > 1 else (True, top)
         return _MISSING if value is None else value
 
+    if len(path) == 1:  # ``command``, ``tool_name``: most fields of most catalogs
+
+        def resolve_key(scope: Scope) -> object:
+            event = scope.event
+            tool_input = event.tool_input
+            if not isinstance(tool_input, dict):
+                return resolve(scope)
+            value = tool_input[head] if head in tool_input else event.top_level(head)
+            return _MISSING if value is None else value
+
+        return resolve_key
+
     return resolve
 
 
@@ -607,3 +619,70 @@ class Condition:
                 return (None if matched else False), actual
             return (True if matched else None), actual
         return self.test(actual), actual
+
+
+def compile_verdict(condition: Condition) -> Callable[[Scope], bool | None]:
+    """What :meth:`Condition.__call__` decides, without its actual value: the engine asks
+    this of most conditions of a catalog on every event, to skip the behaviors that cannot
+    fire (compiled when a behavior first plans that, not with the catalog: a cold start
+    builds every condition). A fact is read from the fact cache at once, and an empty text or
+    list (most facts of most calls: no recursive delete, no commit message) is answered by
+    what ``test`` gave it the first time (``test`` is a function of the value alone).
+
+    >>> from forge_policy.model import Event
+    >>> values = {"n": Unknown("timed out"), "l": Partial(["rm x"], "cut"), "e": []}
+    >>> scope = Scope(Event("Stop", "s"), 0, {}, {}, values.get)
+    >>> [compile_verdict(Condition(f"facts.{n}", "regex_match", "^rm"))(scope) for n in "nle"]
+    [None, True, False]
+    >>> compile_verdict(Condition("facts.l", "not_regex_match", "^rm"))(scope)
+    False
+    """
+    test = condition.test
+    negated = condition.operator in NEGATED_OPERATORS
+    #: ``test`` of the empty str and the empty list, by type, kept on first need (computed
+    #: when loading, a regex without literals would be compiled by every cold start)
+    on_empty: dict[type, bool] = {}
+
+    def empty(actual: str | list[object]) -> bool:
+        found = on_empty.get(type(actual))
+        if found is None:
+            found = on_empty[type(actual)] = test(actual)
+        return found
+
+    path = condition.field.split(".")
+
+    def decided(actual: object) -> bool | None:  # the rare cases: undetermined, odd types
+        if isinstance(actual, str):
+            if type(actual) is Unknown:
+                return None
+        elif type(actual) is Partial:
+            matched = test(actual)
+            if negated:
+                return None if matched else False
+            return True if matched else None
+        return test(actual)
+
+    if len(path) >= 2 and path[0] == "facts":
+        fact = ".".join(path[1:])
+
+        def verdict_of_fact(scope: Scope) -> bool | None:
+            actual = scope.facts(fact)
+            kind = type(actual)
+            if kind is list or kind is str:
+                return test(actual) if actual else empty(actual)  # type: ignore[arg-type]
+            if actual is None:  # a missing fact is the empty string
+                return empty(_MISSING)
+            return decided(actual)
+
+        return verdict_of_fact
+
+    resolve = condition.resolve
+
+    def verdict(scope: Scope) -> bool | None:
+        actual = resolve(scope)
+        kind = type(actual)
+        if kind is list or kind is str:
+            return test(actual) if actual else empty(actual)  # type: ignore[arg-type]
+        return decided(actual)
+
+    return verdict

@@ -52,11 +52,14 @@ class Requirement:
     (True, False)
     """
 
-    __slots__ = ("alternatives", "casefold")
+    __slots__ = ("alternatives", "casefold", "keys")
 
     def __init__(self, alternatives: tuple[tuple[str, ...], ...], casefold: bool) -> None:
         self.alternatives = alternatives
         self.casefold = casefold
+        #: :func:`hitting_literals`, found on the first :meth:`admits` (the literal index of a
+        #: large catalog builds a requirement per behavior and never asks it to admit)
+        self.keys: tuple[str, ...] | None = None
 
     def __repr__(self) -> str:
         return f"Requirement(alternatives={self.alternatives!r}, casefold={self.casefold!r})"
@@ -65,6 +68,14 @@ class Requirement:
         """False only when no match of the pattern can exist in ``text``."""
         if self.casefold:
             text = text.casefold()
+        keys = self.keys
+        if keys is None:
+            keys = self.keys = hitting_literals(self.alternatives)
+        for key in keys:  # most texts hold none of them: a few ``in``, not one per literal
+            if key in text:
+                break
+        else:
+            return False
         for literals in self.alternatives:
             for literal in literals:
                 if literal not in text:
@@ -80,6 +91,41 @@ class Requirement:
             literal = self.alternatives[0][0]
             return lambda text: literal in text
         return self.admits
+
+
+def hitting_literals(alternatives: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
+    """A few literals such that every alternative holds one of them: a text with none of them
+    satisfies no alternative. Chosen greedily (the literal in the most alternatives left),
+    preferring literals of three characters or more (a ``-`` or a ``|`` is in many commands,
+    and a text holding one is then checked in full). Linear in the literals but for the
+    choices: it runs on a hook's first event.
+
+    >>> hitting_literals((("npm", "install"), ("npm", "add"), ("rm", "-", "--no-preserve-root")))
+    ('npm', '--no-preserve-root')
+    >>> hitting_literals(())
+    ()
+    """
+    holders: dict[str, list[int]] = {}  # literal -> the alternatives that hold it
+    for index, literals in enumerate(alternatives):
+        for literal in set(literals):
+            holders.setdefault(literal, []).append(index)
+    #: how many uncovered alternatives hold each literal (a literal that covers none is gone)
+    left = {literal: len(indexes) for literal, indexes in holders.items()}
+    covered = [False] * len(alternatives)
+    uncovered = len(alternatives)
+    chosen: list[str] = []
+    while uncovered:
+        best = max(left, key=lambda c: (len(c) >= 3, left[c], len(c), c))
+        chosen.append(best)
+        for index in holders[best]:
+            if not covered[index]:
+                covered[index] = True
+                uncovered -= 1
+                for literal in set(alternatives[index]):
+                    left[literal] -= 1
+                    if not left[literal]:
+                        del left[literal]
+    return tuple(chosen)
 
 
 def required_literals(pattern: str) -> Requirement | None:

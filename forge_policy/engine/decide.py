@@ -332,6 +332,7 @@ class _Chain:
     __slots__ = (
         "_firing",
         "_identity",
+        "_scope",
         "auto_approve",
         "event",
         "facts",
@@ -362,6 +363,7 @@ class _Chain:
         self.facts = facts
         self.auto_approve = auto_approve
         self._identity = ""
+        self._scope: Scope | None = None
         self.scratch = _Scratch(state)
         self.trace: list[dict[str, Any]] | None = [] if explain else None
 
@@ -398,12 +400,21 @@ class _Chain:
         return bstate.counter, bstate.effective_level
 
     def cannot_fire(self, behavior: Behavior, bstate: BehaviorState | None) -> bool:
-        """Whether ``behavior`` surely does nothing with this event (its first required
-        conditions fail), seen through the scope its triggers would see."""
-        counter = self.ladder(behavior, bstate)[0]
-        scratch = self.scratch
-        scope = Scope(self.seen, counter, scratch.flags, scratch.totals, self.facts)
-        return behavior.cannot_fire(self.seen, scope, self.firing)
+        """Whether ``behavior`` surely does nothing with this event
+        (:meth:`~forge_policy.catalog.behavior.Behavior.refute`), seen through the scope its
+        triggers would see; the totals its ``preview`` triggers set for this event are set
+        here, as running it would set them."""
+        scope = self._scope
+        if scope is None:  # one per event: the scratch's flags and totals change in place
+            scratch = self.scratch
+            scope = self._scope = Scope(self.seen, 0, scratch.flags, scratch.totals, self.facts)
+        scope.counter = 0 if bstate is None else self.ladder(behavior, bstate)[0]
+        previews = behavior.refute(self.seen, scope, self._firing or self.firing)
+        if previews is None:
+            return False
+        for name, total in previews:
+            self.scratch.totals[name] = total
+        return True
 
     def steps(self, behavior: Behavior, bstate: BehaviorState | None) -> list[Step]:
         """What ``behavior`` does with this event: pass a pending block's retry (SPEC §4:
@@ -623,6 +634,9 @@ def decide(
     # those whose pending block a retry may release (SPEC §4: whatever the matcher says)
     pending = () if explain else _with_pending(state)
     visited = catalog.behaviors if explain else catalog.candidates(seen, pending)
+    held = state.data.get("behaviors")
+    if not isinstance(held, dict):
+        held = {}
     for behavior in visited:
         skipped = _skipped(behavior, seen, session_off, settings.profile)
         if skipped is None and behavior.id in excepted:
@@ -631,7 +645,8 @@ def decide(
             if skipped and trace is not None:
                 trace.append({"behavior_id": behavior.id, "skipped": skipped})
             continue
-        bstate = state.find(behavior.id)
+        # most behaviors hold no state in a session: no lookup, no BehaviorState
+        bstate = state.find(behavior.id) if behavior.id in held else None
         if trace is None and behavior.id not in pending and chain.cannot_fire(behavior, bstate):
             continue  # no trigger can match: its steps would be empty
         behavior_steps = chain.steps(behavior, bstate)
