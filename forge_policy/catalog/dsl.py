@@ -338,6 +338,12 @@ class Scope:
         self.facts = facts
         self.fail_closed = fail_closed
 
+    def seen_at(self, counter: int) -> Scope:
+        """This scope for a behavior whose counter is ``counter`` (one scope per event serves
+        every behavior the event visits: its flags and totals are the event's scratch)."""
+        self.counter = counter
+        return self
+
 
 def _dig(root: object, path: list[str]) -> tuple[bool, object]:
     node = root

@@ -408,12 +408,13 @@ class _Chain:
         if scope is None:  # one per event: the scratch's flags and totals change in place
             scratch = self.scratch
             scope = self._scope = Scope(self.seen, 0, scratch.flags, scratch.totals, self.facts)
-        scope.counter = 0 if bstate is None else self.ladder(behavior, bstate)[0]
-        previews = behavior.refute(self.seen, scope, self._firing or self.firing)
+        counter = 0 if bstate is None else self.ladder(behavior, bstate)[0]
+        previews = behavior.refute(self.seen, scope.seen_at(counter), self._firing or self.firing)
         if previews is None:
             return False
+        totals = self.scratch.totals
         for name, total in previews:
-            self.scratch.totals[name] = total
+            totals[name] = total
         return True
 
     def steps(self, behavior: Behavior, bstate: BehaviorState | None) -> list[Step]:
