@@ -43,7 +43,7 @@ from forge_policy.facts._runtime import shared, truncated
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
     from forge_policy.commands import Command, Run
     from forge_policy.model import Event
@@ -154,12 +154,9 @@ def kept_value(fact: str, event: Event, compute: Callable[[], T]) -> T:
     found = _KEPT_VALUES.get(key)
     if found is not None:
         return list(found) if isinstance(found, list) else found  # type: ignore[return-value]
-    before = outside_reads()
-    value = compute()
-    if not run.cuts and not run.notes and outside_reads() == before:
-        if len(_KEPT_VALUES) >= KEPT_VALUES:
-            _KEPT_VALUES.clear()  # full: start again (see _kept)
-        _KEPT_VALUES[key] = list(value) if isinstance(value, list) else value
+    value, alone = _read_alone(compute)
+    if alone:
+        _keep(_KEPT_VALUES, KEPT_VALUES, key, list(value) if isinstance(value, list) else value)
     return value
 
 
@@ -175,23 +172,30 @@ def _kept(store: dict[tuple[str, str], T], command: str, cwd: str, read: Callabl
     found = store.get(key)
     if found is not None:
         return found
+    value, alone = _read_alone(read)
+    if alone and len(command) <= KEPT_CHARS:
+        _keep(store, KEPT_READINGS, key, value)
+    return value
+
+
+def _read_alone(compute: Callable[[], T]) -> tuple[T, bool]:
+    """``compute()``, and whether nothing but its arguments decided it: it ran in a provider's
+    run, read no file and no environment variable (:func:`~forge_policy._budget.outside_reads`
+    did not move) and reported no cut or note. Only such a value may be kept across calls."""
     run = CURRENT.get()
     before = outside_reads()
-    value = read()
-    if (
-        run is not None
-        and not run.cuts
-        and not run.notes
-        and outside_reads() == before
-        and len(command) <= KEPT_CHARS
-    ):
-        if len(store) >= KEPT_READINGS:
-            # full: start again. Dropping the oldest (``del store[next(iter(store))]``) made
-            # every later insert scan the dict's deleted slots from its start, ~5 us a call
-            # once it had filled: what a session of new commands paid on every fact
-            store.clear()
-        store[key] = value
-    return value
+    value = compute()
+    alone = run is not None and not run.cuts and not run.notes and outside_reads() == before
+    return value, alone
+
+
+def _keep(store: dict[Any, Any], limit: int, key: object, value: object) -> None:
+    """Keep ``value`` under ``key``; a full store starts again. Dropping the oldest (``del
+    store[next(iter(store))]``) made every later insert scan the dict's deleted slots from its
+    start, ~5 us a call once it had filled: what a session of new commands paid on every fact."""
+    if len(store) >= limit:
+        store.clear()
+    store[key] = value
 
 
 def provide_commands(event: Event) -> list[str]:
