@@ -25,6 +25,16 @@ def clean_env(root: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def claude_code_argv(handler: dict[str, Any], project: Path) -> list[str]:
+    """What Claude Code (2.1.332) spawns for the command hook ``handler`` of ``project``: in exec
+    form (``args`` present) ``command`` then ``args``, with ``${CLAUDE_PROJECT_DIR}`` replaced in
+    each as a plain string and no shell; in shell form ``command`` through a shell."""
+    if "args" not in handler:
+        return ["/bin/sh", "-c", str(handler["command"])]
+    words = [str(handler["command"]), *map(str, handler["args"])]
+    return [w.replace("${CLAUDE_PROJECT_DIR}", str(project)) for w in words]
+
+
 class Project:
     """A temporary project folder with ``.forge`` as FORGE_ROOT; runs commands in it.
 

@@ -19,10 +19,14 @@ from tests.cli_support import FORGE, Project
 #: The interpreter of the forge-policy script (its shebang), which the CLI's init writes.
 PYTHON = FORGE.read_text().splitlines()[0].removeprefix("#!")
 CLIENT_PY = f"{fp.__path__[0]}/worker/launch.py"
-CLIENT = {"type": "command", "command": f"{PYTHON} -I -S {CLIENT_PY}", "timeout": 30}
-#: The portable command init writes into the committed settings file: the project's launcher.
-LAUNCHER = '"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook'
-LAUNCHED = {"type": "command", "command": LAUNCHER, "timeout": 30}
+#: Claude Code's entries are in exec form: ``command`` spawned with ``args``, no shell.
+CLIENT = {"type": "command", "command": PYTHON, "args": ["-I", "-S", CLIENT_PY], "timeout": 30}
+#: The portable command init writes into the committed settings file: the project's launcher,
+#: by way of the placeholder Claude Code substitutes in an exec-form entry.
+LAUNCHER = "${CLAUDE_PROJECT_DIR}/.forge/bin/forge-policy-hook"
+LAUNCHED = {"type": "command", "command": LAUNCHER, "args": [], "timeout": 30}
+#: The shell-form entry init wrote before (3dcbf21): run through the user's shell.
+SHELL_FORM = {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook'}
 #: What PreToolUse's entry adds: a hook that cannot start or times out refuses the call.
 CLOSED = {"onFailure": "block"}
 
@@ -150,6 +154,28 @@ def test_init_updates_its_own_hook_in_place(project: Project) -> None:
     ]
 
 
+def test_init_turns_its_shell_form_entries_into_the_exec_form(project: Project) -> None:
+    """A project set up by an older init (the launcher run through the user's shell, with
+    ``--via-serve`` too): a re-run replaces each entry in place, keeping what the user set on
+    it, never adding a second one beside it."""
+    settings_path = project.path / ".claude" / "settings.json"
+    settings_path.parent.mkdir()
+    served = {**SHELL_FORM, "command": f"{SHELL_FORM['command']} --via-serve"}
+    old = {
+        "PreToolUse": [{"matcher": "*", "hooks": [{**SHELL_FORM, "timeout": 12, **CLOSED}]}],
+        "Stop": [{"hooks": [{"command": "x"}, served, dict(SHELL_FORM)]}],
+    }
+    settings_path.write_text(json.dumps({"hooks": old}))
+    project.run("init")
+    hooks = _settings(project)["hooks"]
+    assert hooks["PreToolUse"] == [
+        {"matcher": "*", "hooks": [{**LAUNCHED, "timeout": 12, **CLOSED}]}
+    ]
+    assert hooks["Stop"] == [{"hooks": [{"command": "x"}, LAUNCHED]}]
+    assert all(len(_ours({"hooks": hooks}, event)) == 1 for event in EVENTS)
+    assert '"$CLAUDE_PROJECT_DIR"' not in settings_path.read_text()
+
+
 def test_init_refuses_invalid_settings(project: Project) -> None:
     settings_path = project.path / ".claude" / "settings.json"
     settings_path.parent.mkdir()
@@ -178,7 +204,7 @@ def test_init_serve_forms(project: Project) -> None:
     assert "evaluate in-process when it does not answer" in out
     for event in EVENTS:
         [(_, handler)] = _ours(_settings(project), event)
-        assert handler["command"] == f"{LAUNCHER} --via-serve"
+        assert (handler["command"], handler["args"]) == (LAUNCHER, ["--via-serve"])
     secret = token.read_text()
 
     result = project.run("init", "--serve", "--http-only", "--port", "8123")

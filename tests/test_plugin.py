@@ -45,12 +45,19 @@ def forge(
     return done
 
 
-def hook_command(folder: Path, event: str) -> str:
-    """The command ``hooks/hooks.json`` registers on ``event`` (one group, one handler)."""
+def hook_argv(folder: Path, event: str, project: Path) -> list[str]:
+    """What Claude Code spawns for the handler ``hooks/hooks.json`` registers on ``event`` (one
+    group, one handler, in exec form): ``command`` then ``args``, with ``${CLAUDE_PLUGIN_ROOT}``
+    and ``${CLAUDE_PROJECT_DIR}`` replaced in each as plain strings, no shell."""
     document = json.loads((folder / plugin.HOOKS).read_text("utf-8"))
     [group] = document["hooks"][event]
     [handler] = group["hooks"]
-    return str(handler["command"])
+    return [
+        word.replace("${CLAUDE_PLUGIN_ROOT}", str(folder)).replace(
+            "${CLAUDE_PROJECT_DIR}", str(project)
+        )
+        for word in [handler["command"], *handler["args"]]
+    ]
 
 
 def run_hook(
@@ -59,10 +66,10 @@ def run_hook(
     event: str = "PreToolUse",
     *,
     path: str = BARE_PATH,
-    command: str | None = None,
+    command: list[str] | None = None,
     **env: str,
 ) -> subprocess.CompletedProcess[str]:
-    """The plugin's hook on ``event`` as Claude Code runs it: through ``sh -c``, with the
+    """The plugin's hook on ``event`` as Claude Code runs it (:func:`hook_argv`), with the
     plugin's folder in ``CLAUDE_PLUGIN_ROOT`` and the project's in ``CLAUDE_PROJECT_DIR``."""
     payload: dict[str, Any] = {
         "session_id": str(uuid.uuid4()),
@@ -81,7 +88,7 @@ def run_hook(
         **env,
     }
     return subprocess.run(
-        ["sh", "-c", command if command is not None else hook_command(folder, event)],
+        command if command is not None else hook_argv(folder, event, project),
         input=json.dumps(payload),
         cwd=project,
         env=environ,
@@ -124,8 +131,8 @@ def written(tmp_path: Path, home: Path) -> Path:
 def test_the_hooks_are_the_ones_init_registers_for_claude_code(
     written: Path, project: Path, home: Path
 ) -> None:
-    """Same events, matchers, timeout and onFailure as the project's settings; only the command
-    differs (the plugin's launcher)."""
+    """Same events, matchers, timeout and onFailure as the project's settings, in exec form too;
+    only the command and its arguments differ (the plugin's launcher, run by ``/bin/sh``)."""
     forge(project, "init", "--harness", "claude-code", "--floor", "off", home=home)
     settings = json.loads((project / ".claude" / "settings.json").read_text("utf-8"))["hooks"]
     hooks = json.loads((written / plugin.HOOKS).read_text("utf-8"))["hooks"]
@@ -137,11 +144,14 @@ def test_the_hooks_are_the_ones_init_registers_for_claude_code(
             k: v for k, v in theirs.items() if k != "hooks"
         }
         [mine], [init_handler] = ours["hooks"], theirs["hooks"]
-        assert (
-            mine.pop("command")
-            == f'sh "${{CLAUDE_PLUGIN_ROOT}}"/hooks/forge-policy-hook --event {event}'
-        )
-        init_handler.pop("command")
+        assert [mine.pop("command"), *mine.pop("args")] == [
+            "/bin/sh",
+            "${CLAUDE_PLUGIN_ROOT}/hooks/forge-policy-hook",
+            "--event",
+            event,
+        ]
+        assert init_handler.pop("command").startswith("${CLAUDE_PROJECT_DIR}/")
+        assert init_handler.pop("args") == []
         assert mine == init_handler
     assert hooks["PreToolUse"][0]["hooks"][0]["onFailure"] == "block"
 
@@ -168,10 +178,13 @@ def test_no_file_names_a_path_of_this_machine(written: Path, tmp_path: Path, hom
 
     for name in (plugin.MANIFEST, plugin.HOOKS):
         for text in strings(json.loads((written / name).read_text("utf-8"))):
-            assert not text.startswith(("/", "~")), (name, text)
+            # /bin/sh: the program that runs the launcher, the one its #! line names
+            assert text == plugin.SHELL or not text.startswith(("/", "~")), (name, text)
     hooks = json.loads((written / plugin.HOOKS).read_text("utf-8"))["hooks"]
     for groups in hooks.values():
-        assert all("${CLAUDE_PLUGIN_ROOT}" in h["command"] for g in groups for h in g["hooks"])
+        assert all(
+            h["args"][0].startswith("${CLAUDE_PLUGIN_ROOT}/") for g in groups for h in g["hooks"]
+        )
 
 
 def test_the_folder_moved_elsewhere_still_decides(
@@ -215,7 +228,8 @@ def test_a_rerun_keeps_what_was_added_and_updates_ours(
     again = json.loads(hooks_path.read_text("utf-8"))["hooks"]
     assert again["PreToolUse"][1] == {"matcher": "Bash", "hooks": [theirs]}
     assert len(again["PreToolUse"]) == 2
-    assert again["Stop"][0]["hooks"][0]["command"] == plugin.command("Stop")
+    [stop] = again["Stop"][0]["hooks"]
+    assert [stop["command"], *stop["args"]] == plugin.argv("Stop")
     manifest = json.loads(manifest_path.read_text("utf-8"))
     assert manifest["homepage"] == "https://example.org/forge"
     assert manifest["version"] == plugin.manifest()["version"] != "0.0.1"
@@ -354,9 +368,9 @@ def test_without_forge_policy_a_tool_call_is_refused(written: Path, project: Pat
 
 
 def test_a_command_without_its_event_fails_closed(written: Path, project: Path) -> None:
-    bare = hook_command(written, "PreToolUse").split(" --event")[0]
+    bare = hook_argv(written, "PreToolUse", project)[:2]  # /bin/sh, the launcher
     assert run_hook(written, project, command=bare).returncode == 2
-    unknown = run_hook(written, project, command=bare + " --event PermissionRequest")
+    unknown = run_hook(written, project, command=[*bare, "--event", "PermissionRequest"])
     assert unknown.returncode == 2
 
 
@@ -502,7 +516,7 @@ def _call(folder: Path, project: Path, tool: str, tool_input: dict[str, Any]) ->
         "tool_input": tool_input,
     }
     done = subprocess.run(
-        ["sh", "-c", hook_command(folder, "PreToolUse")],
+        hook_argv(folder, "PreToolUse", project),
         input=json.dumps(payload),
         cwd=project,
         env={

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from forge_policy.ops.settings_file import is_ours
-from tests.cli_support import FORGE, Project, clean_env
+from tests.cli_support import FORGE, Project, claude_code_argv, clean_env
 
 PUSH = "git push --force origin main"
 SYSTEM_PATH = "/usr/bin:/bin"
@@ -50,32 +50,35 @@ def payload(project: Path, command: str = PUSH) -> str:
     )
 
 
-def pre_tool_command(project: Path) -> str:
+def pre_tool_handler(project: Path) -> dict[str, Any]:
     settings = json.loads((project / ".claude" / "settings.json").read_text())
-    [command] = {
-        h["command"] for g in settings["hooks"]["PreToolUse"] for h in g["hooks"] if is_ours(h)
-    }
-    return str(command)
+    [handler] = [h for g in settings["hooks"]["PreToolUse"] for h in g["hooks"] if is_ours(h)]
+    return dict(handler)
 
 
-def set_command(project: Path, command: str) -> None:
-    """Every forge-policy handler of ``.claude/settings.json`` runs ``command``."""
+def set_command(project: Path, command: str, args: list[str] | None = None) -> None:
+    """Every forge-policy handler of ``.claude/settings.json`` runs ``command``: with ``args``
+    in exec form, else in shell form (a shell command line)."""
     path = project / ".claude" / "settings.json"
     settings = json.loads(path.read_text())
     for groups in settings["hooks"].values():
         for group in groups:
             for handler in group["hooks"]:
                 handler["command"] = command
+                handler.pop("args", None)
+                if args is not None:
+                    handler["args"] = args
     path.write_text(json.dumps(settings, indent=2))
 
 
 def as_claude_code(project: Path, path: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    """The PreToolUse command of the committed settings, run as Claude Code runs it: ``sh -c``,
-    ``CLAUDE_PROJECT_DIR``, the user's ``PATH`` (no FORGE_ROOT: the harness sets none)."""
+    """The PreToolUse entry of the committed settings, run as Claude Code runs it (exec form:
+    no shell), ``CLAUDE_PROJECT_DIR``, the user's ``PATH`` (no FORGE_ROOT: the harness sets
+    none)."""
     env = {k: v for k, v in clean_env(project / ".forge").items() if k != "FORGE_ROOT"}
     env |= {"PATH": path, "CLAUDE_PROJECT_DIR": str(project), **extra}
     return subprocess.run(
-        ["/bin/sh", "-c", pre_tool_command(project)],
+        claude_code_argv(pre_tool_handler(project), project),
         input=payload(project),
         capture_output=True,
         text=True,
@@ -100,8 +103,8 @@ def test_doctor_says_not_enforced_for_a_hook_that_cannot_start(project: Project)
     """Defect 1: a committed settings file naming another machine's venv. Before: "enforces 12
     of 12 active behaviors" and exit 0."""
     project.run("init", "--floor", "own")
-    other = "/home/someone-else/venv/bin/forge-policy hook"
-    set_command(project.path, other)
+    other = "/home/someone-else/venv/bin/forge-policy hook"  # what init --local wrote there
+    set_command(project.path, other.removesuffix(" hook"), args=["hook"])
     result = project.run("doctor", check=1)
     assert "enforces 12 of 12" not in result.stdout
     assert "NOT ENFORCED: 0 of " in result.stdout
@@ -119,6 +122,24 @@ def test_doctor_says_not_enforced_for_a_hook_that_cannot_start(project: Project)
     report = json.loads(project.run("doctor", "--json").stdout)
     assert report["harnesses"][0]["hook_answers"] is True
     assert report["harnesses"][0]["hook_runs"][0]["detail"].startswith("answers (")
+
+
+def test_doctor_names_a_launcher_claude_code_cannot_start(project: Project) -> None:
+    """The exec-form entry spawns the launcher itself: a clone without it (never committed) or
+    with it not executable cannot start the hook, which doctor names, with what fixes it."""
+    project.run("init", "--floor", "own")
+    hook = project.root / "bin" / "forge-policy-hook"
+    hook.chmod(0o644)
+    [run] = json.loads(project.run("doctor", "--json", check=1).stdout)["harnesses"][0]["hook_runs"]
+    assert run["command"] == "${CLAUDE_PROJECT_DIR}/.forge/bin/forge-policy-hook"
+    assert "the launcher .forge/bin/forge-policy-hook is not executable" in run["detail"]
+    assert "onFailure: block" in run["detail"] and "git add --chmod=+x" in run["fix"]
+    hook.unlink()
+    result = project.run("doctor", check=1)
+    assert "the launcher .forge/bin/forge-policy-hook is missing" in result.stdout
+    assert "fix: forge-policy init, then commit .forge/bin/forge-policy-hook" in result.stdout
+    project.run("init", "--floor", "own")  # the fix it names works
+    assert json.loads(project.run("doctor", "--json").stdout)["harnesses"][0]["hook_answers"]
 
 
 def test_doctor_says_not_enforced_for_a_hook_that_answers_garbage(project: Project) -> None:

@@ -82,6 +82,10 @@ def test_init_s_on_failure_and_fail_closed_validate(initialized: Project) -> Non
         )
         != []
     )
+    # the exec form's ``args``: SchemaStore's schema has it (a list of strings), nothing added
+    assert handler["args"] == [] and "args" in raw["$defs"]["hookCommand"]["anyOf"][0]["properties"]
+    one_string = {**claude, "hooks": {"Stop": [{"hooks": [{**handler, "args": "--via-serve"}]}]}}
+    assert _Validator(patched).errors(one_string) != []
     cursor = init_document(initialized, "cursor")
     assert all(h["failClosed"] is True for hs in cursor["hooks"].values() for h in hs)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import FORGE
+from cli_support import FORGE, claude_code_argv
 from helpers import behavior_yaml, write_catalog
 from hookrun import CLIENT_PY, stop_workers, worker_pids
 
@@ -107,10 +107,12 @@ class Claude:
         data: dict[str, Any] = json.loads((self.path / ".claude" / name).read_text())
         return data
 
-    def shell(self, command: str, stdin: bytes, **env: str) -> str:
-        """``command`` as Claude Code runs it; exit 0 and nothing on stderr asserted."""
+    def shell(self, command: str | list[str], stdin: bytes, **env: str) -> str:
+        """``command`` as Claude Code runs it (a line: ``sh -c``; a list: spawned as it is, as
+        an exec-form hook); exit 0 and nothing on stderr asserted."""
+        argv = ["sh", "-c", command] if isinstance(command, str) else command
         done = subprocess.run(
-            ["sh", "-c", command], input=stdin, capture_output=True, cwd=self.path,
+            argv, input=stdin, capture_output=True, cwd=self.path,
             env={**self.env, **env}, timeout=60,
         )  # fmt: skip
         assert done.returncode == 0, done
@@ -130,7 +132,7 @@ class Claude:
         return line.rsplit(" · floor ", 1)[0]
 
     def pre_tool_use(self, command: str) -> str:
-        hook = self.settings()["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        hook = claude_code_argv(self.settings()["hooks"]["PreToolUse"][0]["hooks"][0], self.path)
         event = {
             "session_id": SESSION, "hook_event_name": "PreToolUse", "cwd": str(self.path),
             "tool_name": "Bash", "tool_input": {"command": command},

@@ -348,11 +348,19 @@ def hook_matchers(project: str, home: str | None = None) -> tuple[str, ...] | No
 
 def _runs_forge(handlers: object) -> bool:
     """Whether a matcher group's handlers run forge-policy's hook (the command, or the warm
-    worker's launcher ``init`` writes)."""
+    worker's launcher ``init`` writes; in exec form with its ``args``: the client's
+    ``…/forge_policy/worker/launch.py`` is an argument of the interpreter).
+
+    >>> _runs_forge([{"command": "/v/bin/python", "args": ["-I", "-S", "/v/forge_policy/w.py"]}])
+    True
+    """
     if not isinstance(handlers, list):
         return False
     for handler in handlers:
         command = handler.get("command") if isinstance(handler, dict) else None
+        args = handler.get("args") if isinstance(handler, dict) else None
+        if isinstance(command, str) and isinstance(args, list):
+            command = " ".join([command, *(a for a in args if isinstance(a, str))])
         if isinstance(command, str) and ("forge-policy" in command or "forge_policy" in command):
             return True
     return False

@@ -6,10 +6,12 @@ another machine, a launcher that was never committed or a ``forge-policy`` missi
 command that cannot start as a non-blocking error). So for each file a harness reads project
 hooks from (:func:`forge_policy.ops.harness_config.files`, and Codex's ``config.toml``),
 :func:`run_hooks` takes forge-policy's handler on the harness's pre-tool event and runs its
-command the way the harness does: through ``sh -c``, in the project folder (Copilot CLI: the
-handler's ``cwd``), with the variables the harness sets (``CLAUDE_PROJECT_DIR``, … :func:`
-forge_policy.ops.launcher.hook_env`), the user's ``PATH``, and a harmless payload in the
-harness's own shape: a shell call of ``true`` in session ``forge-policy-doctor``.
+command the way the harness does (:func:`argv`): through ``sh -c``, or, for Claude Code's exec
+form (``args``), the ``command`` spawned with them after substituting ``${CLAUDE_PROJECT_DIR}``,
+no shell; in the project folder (Copilot CLI: the handler's ``cwd``), with the variables the
+harness sets (``CLAUDE_PROJECT_DIR``, … :func:`forge_policy.ops.launcher.hook_env`), the user's
+``PATH``, and a harmless payload in the harness's own shape: a shell call of ``true`` in session
+``forge-policy-doctor``.
 
 A run passes when the command exits 0 within the handler's timeout and prints nothing or a JSON
 object (a catalog may refuse even ``true``: that is an answer). Anything else is a
@@ -177,25 +179,49 @@ def _timeout(harness: str, handler: dict[str, Any]) -> float:
     return min(float(value) / (1000 if harness == "gemini" else 1), 60.0)
 
 
+def argv(harness: str, handler: dict[str, Any], project: Path) -> list[str]:
+    """What ``harness`` spawns for ``handler`` of the project ``project``: an exec-form entry
+    (``args``, :data:`forge_policy.ops.launcher.EXEC_REFS`) as ``[command, *args]`` with the
+    placeholders substituted, no shell; any other as ``/bin/sh -c COMMAND``.
+
+    >>> argv("claude-code", {"command": "${CLAUDE_PROJECT_DIR}/h", "args": ["-x"]}, Path("/p"))
+    ['/p/h', '-x']
+    >>> argv("cursor", {"command": ".forge/bin/forge-policy-hook --harness cursor"}, Path("/p"))
+    ['/bin/sh', '-c', '.forge/bin/forge-policy-hook --harness cursor']
+    """
+    args = handler.get("args")
+    if harness in launcher.EXEC_REFS and isinstance(args, list):
+        where = project.absolute()
+        words = [str(handler.get("command") or ""), *map(str, args)]
+        return [launcher.substituted(harness, word, where) for word in words]
+    key = harness_config.spec(harness).command_key
+    return ["/bin/sh", "-c", str(handler.get(key) or handler.get("command") or "")]
+
+
 def run_hooks(
     project: Path, harness: str, environ: Mapping[str, str] | None = None
 ) -> list[HookRun]:
     """Run each configured command of ``harness`` in ``project`` (see the module docstring)."""
+    from forge_policy.ops import settings_file
+
     hook_file = harness_config.spec(harness)
     env = dict(os.environ if environ is None else environ)
     env.update(launcher.hook_env(harness, project.absolute()))
     body = json.dumps(payload(harness, str(project.absolute())))
     runs = []
     for name, event, handler in configured(project, harness):
-        command = str(handler.get(hook_file.command_key) or handler.get("command") or "")
+        command = settings_file.command_line(handler, hook_file.command_key) or str(
+            handler.get("command") or ""
+        )
         cwd = project
         if isinstance(handler.get("cwd"), str):
             cwd = project / handler["cwd"]
         started = time.monotonic()
         timeout = _timeout(harness, handler)
+        spawned = argv(harness, handler, project)
         try:
             done = subprocess.run(
-                ["/bin/sh", "-c", command],
+                spawned,
                 input=body,
                 capture_output=True,
                 text=True,
@@ -208,13 +234,40 @@ def run_hooks(
             detail = f"`{command}` did not answer within {timeout:g} s (the harness gives up)"
             runs.append(HookRun(harness, name, event, command, False, detail, _fix(harness)))
             continue
-        except OSError as exc:
-            detail = f"`{command}` could not be run: {exc.strerror or exc}"
-            runs.append(HookRun(harness, name, event, command, False, detail, _fix(harness)))
+        except OSError as exc:  # exec form: the program is missing or not executable
+            runs.append(_not_started(project, harness, name, event, command, spawned[0], exc))
             continue
         seconds = time.monotonic() - started
         runs.append(_judge(project, harness, name, event, command, done, seconds))
     return runs
+
+
+def _not_started(
+    project: Path, harness: str, name: str, event: str, command: str, program: str, exc: OSError
+) -> HookRun:
+    """The exec-form program ``program`` could not be spawned (``exc``): Claude Code cannot
+    start the hook, which ``onFailure: "block"`` refuses on ``PreToolUse`` (2.1.295 on)."""
+    why = f"{exc.strerror or exc}"
+    closed = (
+        "Claude Code cannot start it and refuses every tool call where the entry says "
+        "onFailure: block (2.1.295 on), else lets the call through"
+    )
+    if program.endswith(launcher.LAUNCHER.as_posix()):
+        where = os.path.relpath(program, project.absolute()).replace(os.sep, "/")
+        if not os.path.isfile(program):
+            return HookRun(
+                harness, name, event, command, False,
+                f"`{command}` cannot start: the launcher {where} is missing ({why}); {closed}",
+                f"{_fix(harness)}, then commit {where}",
+            )  # fmt: skip
+        return HookRun(
+            harness, name, event, command, False,
+            f"`{command}` cannot start: the launcher {where} is not executable ({why}); {closed}",
+            f"{_fix(harness)} (it makes the launcher executable: commit its mode, git add "
+            f"--chmod=+x {where})",
+        )  # fmt: skip
+    detail = f"`{command}` cannot start on this machine ({why}); {closed}"
+    return HookRun(harness, name, event, command, False, detail, _fix(harness))
 
 
 def _first_line(text: str) -> str:

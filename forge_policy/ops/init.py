@@ -112,48 +112,72 @@ class Report:
 
 
 def client_command() -> str:
-    """The warm-worker hook client: this interpreter (the venv's, unresolved, so its packages are
-    found) with ``-I -S`` on :mod:`forge_policy.worker.launch`'s file, shell-quoted.
+    """The warm-worker hook client (:func:`client_argv`), shell-quoted.
 
     >>> "-I -S" in client_command() and client_command().endswith("worker/launch.py")
     True
     """
+    return shlex.join(client_argv())
+
+
+def client_argv() -> list[str]:
+    """The warm-worker hook client: this interpreter (the venv's, unresolved, so its packages are
+    found) with ``-I -S`` on :mod:`forge_policy.worker.launch`'s file."""
     from forge_policy.worker import client
 
     launch = os.path.join(os.path.dirname(os.path.abspath(client.__file__)), "launch.py")
-    return f"{shlex.quote(os.path.abspath(sys.executable))} -I -S {shlex.quote(launch)}"
+    return [os.path.abspath(sys.executable), "-I", "-S", launch]
+
+
+def hook_argv(
+    *, via_serve: bool = False, worker: bool = False, harness: str = "claude-code"
+) -> list[str]:
+    """The hook's program and arguments: the worker client, ``forge-policy hook --via-serve``
+    or plain ``forge-policy hook``, with ``--harness NAME`` for any harness but Claude Code.
+
+    >>> hook_argv(worker=True, harness="codex")[-3:-2][0].endswith("worker/launch.py")
+    True
+    """
+    if worker and not via_serve:
+        argv = client_argv()
+    else:
+        argv = [*launcher.executable_argv(), "hook"] + (["--via-serve"] if via_serve else [])
+    return argv + ([] if harness == "claude-code" else ["--harness", harness])
 
 
 def hook_command(
     *, via_serve: bool = False, worker: bool = False, harness: str = "claude-code"
 ) -> str:
-    """The hook's command line: the worker client, ``forge-policy hook --via-serve`` or plain
-    ``forge-policy hook``, with ``--harness NAME`` for any harness but Claude Code.
+    """The hook's command line (:func:`hook_argv`, shell-quoted).
 
     >>> hook_command(worker=True, harness="codex").endswith("worker/launch.py --harness codex")
     True
     """
-    if worker and not via_serve:
-        command = client_command()
-    else:
-        command = f"{executable()} hook" + (" --via-serve" if via_serve else "")
-    return command + ("" if harness == "claude-code" else f" --harness {harness}")
+    return shlex.join(hook_argv(via_serve=via_serve, worker=worker, harness=harness))
 
 
 def command_handler(
-    *, via_serve: bool = False, worker: bool = False, event: str = "", command: str | None = None
+    *,
+    via_serve: bool = False,
+    worker: bool = False,
+    event: str = "",
+    command: str | None = None,
+    args: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The Claude Code command hook ``init`` writes on ``event`` (``command``, else
-    :func:`hook_command`):
-    on ``PreToolUse`` with ``onFailure: "block"``, so a hook that cannot start, crashes or times
-    out refuses the call instead of letting it run (:attr:`harness_config.HookFile.fail_closed`).
+    """The Claude Code command hook ``init`` writes on ``event``, in exec form: ``command``
+    spawned with the list ``args``, no shell (``command`` None: :func:`hook_argv`). On
+    ``PreToolUse`` with ``onFailure: "block"``, so a hook that cannot start (a ``command``
+    that is missing or not executable), crashes or times out refuses the call instead of
+    letting it run (:attr:`harness_config.HookFile.fail_closed`).
 
     >>> command_handler(event="PreToolUse")["onFailure"], "onFailure" in command_handler()
     ('block', False)
+    >>> command_handler(command="/x/forge-policy-hook", args=["--via-serve"])["args"]
+    ['--via-serve']
     """
     if command is None:
-        command = hook_command(via_serve=via_serve, worker=worker)
-    handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
+        command, *args = hook_argv(via_serve=via_serve, worker=worker)
+    handler = {"type": "command", "command": command, "args": list(args), "timeout": HOOK_TIMEOUT}
     return handler | harness_config.SPECS["claude-code"].closing(event)
 
 
@@ -368,11 +392,19 @@ def init(
             _install_plugin(project, root, relative, report)
             continue
         local = place == "local" and hook_file.local is not None
-        if local or relative is None:  # this machine's command
+        mine = local or relative is None  # this machine's command, else the launcher
+        serving = " --via-serve" if serve else ""
+        if name in launcher.EXEC_REFS:  # exec form: program and arguments, no shell reads them
+            if mine:
+                argv = hook_argv(via_serve=serve, worker=warm, harness=name)
+            else:
+                program, rest = launcher.exec_form(name, relative or "")
+                argv = [program, *rest, *serving.split()]
+        elif mine:
             command = hook_command(via_serve=serve, worker=warm, harness=name)
         else:
             prefix = launcher.git_prefix(project) if name == "codex" else ""
-            command = launcher.command(name, relative, prefix) + (" --via-serve" if serve else "")
+            command = launcher.command(name, relative or "", prefix) + serving
         if relative is None and not local:
             report.notes.append(
                 f"{hook_file.path}: the forge root {settings_file.shown(root)} is outside the "
@@ -384,7 +416,7 @@ def init(
                 event: (
                     http_handler(host, port, event=event)
                     if serve and http_only and event not in COMMAND_ONLY_EVENTS
-                    else command_handler(event=event, command=command)
+                    else command_handler(event=event, command=argv[0], args=argv[1:])
                 )
                 for event in HOOK_EVENTS
             }

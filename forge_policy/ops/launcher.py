@@ -7,6 +7,10 @@ that cannot start (``sh`` exit 127) as a *non-blocking* error: the hook silently
 enforcing. ``init`` (``--shared``, the default) writes instead a small POSIX ``sh`` script into
 the project, ``<FORGE_ROOT>/bin/forge-policy-hook``, committed with it, and makes each
 harness's command run it by a project-relative path (:func:`command`, :data:`PROJECT_REFS`).
+Claude Code's entry is in its *exec form* (:func:`exec_form`): ``command`` the launcher's path
+by way of the ``${CLAUDE_PROJECT_DIR}`` placeholder, ``args`` its arguments; Claude Code
+substitutes the placeholder and spawns the launcher directly, without starting the user's shell
+(bash, zsh) first for every tool call.
 
 The launcher runs this machine's forge-policy, first found of:
 
@@ -25,6 +29,8 @@ fix when it does not answer.
 
 >>> print(command("claude-code", ".forge"))
 "$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook
+>>> exec_form("claude-code", ".forge")
+('${CLAUDE_PROJECT_DIR}/.forge/bin/forge-policy-hook', [])
 >>> print(command("cursor", ".forge"))
 .forge/bin/forge-policy-hook --harness cursor
 >>> "exit 2" in SCRIPT and "hook-client" in SCRIPT
@@ -61,6 +67,12 @@ PROJECT_REFS = {
     "copilot": "",
     "antigravity": "",
 }
+#: The harnesses whose hook entry has an exec form (``command`` spawned with the list ``args``,
+#: no shell; Claude Code from 2.1.139, so on every version that honours ``onFailure``, 2.1.295)
+#: and the placeholder that reaches the project folder in it: Claude Code substitutes
+#: ``${CLAUDE_PROJECT_DIR}`` (braces only, a plain string: no quoting) in ``command`` and in each
+#: of ``args``.
+EXEC_REFS = {"claude-code": "${CLAUDE_PROJECT_DIR}/"}
 #: The environment each harness gives a hook (beyond its own), as ``doctor`` recreates it.
 HARNESS_ENV = {
     "claude-code": ("CLAUDE_PROJECT_DIR",),
@@ -171,6 +183,31 @@ def command(harness: str, launcher: str, git_prefix: str = "") -> str:
     return out + ("" if harness == "claude-code" else f" --harness {harness}")
 
 
+def exec_form(harness: str, launcher: str) -> tuple[str, list[str]]:
+    """``(command, args)`` of ``harness``'s exec-form entry (:data:`EXEC_REFS`) for the launcher
+    at ``launcher`` (as for :func:`command`): the path is not shell-quoted, no shell reads it.
+
+    >>> exec_form("claude-code", "my forge/bin/forge-policy-hook")[0]
+    '${CLAUDE_PROJECT_DIR}/my forge/bin/forge-policy-hook'
+    """
+    if not launcher.endswith(LAUNCHER.name):
+        launcher = f"{launcher.rstrip('/')}/{LAUNCHER.as_posix()}"
+    args = [] if harness == "claude-code" else ["--harness", harness]
+    return EXEC_REFS[harness] + launcher, args
+
+
+def substituted(harness: str, value: str, project: Path | str, plugin: str | None = None) -> str:
+    """``value`` of an exec-form entry with the placeholders ``harness`` substitutes (Claude
+    Code: ``${CLAUDE_PROJECT_DIR}``, in a plugin's hooks ``${CLAUDE_PLUGIN_ROOT}`` too), as
+    plain strings: what it spawns, for ``doctor`` and the tests.
+
+    >>> substituted("claude-code", "${CLAUDE_PROJECT_DIR}/.forge/x", "/a $b")
+    '/a $b/.forge/x'
+    """
+    out = value.replace("${CLAUDE_PROJECT_DIR}", os.fspath(project))
+    return out if plugin is None else out.replace("${CLAUDE_PLUGIN_ROOT}", plugin)
+
+
 def git_prefix(project: Path) -> str:
     """``project`` relative to its git top level (``""`` at the top or outside a repository)."""
     import subprocess
@@ -207,20 +244,24 @@ def write(root: Path) -> bool:
 
 
 def executable() -> str:
-    """The ``forge-policy`` command this process runs from, as a shell-quoted absolute path.
+    """The ``forge-policy`` command this process runs from, as a shell-quoted absolute path
+    (:func:`executable_argv`, joined)."""
+    return shlex.join(executable_argv())
 
-    It is looked up beside :data:`sys.executable` (the virtual environment's ``bin``), then on
-    ``PATH``; failing both it is ``<python> -m forge_policy.cli``. Never a bare ``python3``.
-    """
+
+def executable_argv() -> list[str]:
+    """The ``forge-policy`` command this process runs from: an absolute path, looked up beside
+    :data:`sys.executable` (the virtual environment's ``bin``), then on ``PATH``; failing both
+    ``<python> -m forge_policy.cli``. Never a bare ``python3``."""
     bindir = Path(sys.executable).parent
     for name in ("forge-policy", "forge-policy.exe"):
         candidate = bindir / name
         if candidate.is_file():
-            return shlex.quote(str(candidate.absolute()))
+            return [str(candidate.absolute())]
     found = shutil.which("forge-policy")
     if found:
-        return shlex.quote(os.path.abspath(found))
-    return f"{shlex.quote(os.path.abspath(sys.executable))} -m forge_policy.cli"
+        return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-m", "forge_policy.cli"]
 
 
 def record_text(*, worker: bool) -> str:
@@ -231,7 +272,7 @@ def record_text(*, worker: bool) -> str:
 
         launch = os.path.join(os.path.dirname(os.path.abspath(client.__file__)), "launch.py")
         return f"{os.path.abspath(sys.executable)}\n{launch}\n"
-    program = shlex.split(executable())
+    program = executable_argv()
     if len(program) != 1:  # ``python -m forge_policy.cli``: the launcher's PATH lookup instead
         return ""
     return f"{program[0]}\n"

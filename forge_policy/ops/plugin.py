@@ -11,9 +11,10 @@ https://code.claude.com/docs/en/plugins/marketplace-reference). This one holds:
                                     manifest-reference)
 ``hooks/hooks.json``                the hooks ``init`` registers in ``.claude/settings.json``,
                                     the same events, matchers, timeout and ``onFailure``
-                                    (:func:`forge_policy.ops.init.command_handler`), each
-                                    command ``sh "${CLAUDE_PLUGIN_ROOT}"/hooks/forge-policy-hook
-                                    --event EVENT``
+                                    (:func:`forge_policy.ops.init.command_handler`), each in
+                                    exec form: ``command`` ``/bin/sh``, ``args``
+                                    ``["${CLAUDE_PLUGIN_ROOT}/hooks/forge-policy-hook",
+                                    "--event", EVENT]`` (:func:`argv`)
 ``hooks/forge-policy-hook``         the launcher (POSIX ``sh``, :func:`script`)
 ==================================  ============================================================
 
@@ -30,9 +31,10 @@ found of:
 
 With none it **fails closed** on ``PreToolUse`` (exit 2, which Claude Code reads as a refusal,
 with a message on stderr naming how to install forge-policy; the entry's ``onFailure: "block"``
-refuses too when ``sh`` itself cannot start the launcher); ``SessionStart`` lets the session
-start with a ``systemMessage`` telling the user that it is not governed; the other events go
-ahead with the message on stderr (exit 1: a non-blocking error Claude Code reports).
+refuses too when Claude Code cannot start ``/bin/sh`` or ``/bin/sh`` cannot read the launcher);
+``SessionStart`` lets the session start with a ``systemMessage`` telling the user that it is not
+governed; the other events go ahead with the message on stderr (exit 1: a non-blocking error
+Claude Code reports).
 
 A project without ``.forge`` (never ``forge-policy init``-ed) is governed by the built-in catalog
 at the default profile, as the hook governs any folder: its session state and audit log go to
@@ -100,24 +102,31 @@ HOOKS_DESCRIPTION = "forge-policy decides each event (written by forge-policy in
 NOT_FOUND = launcher.NOT_FOUND
 
 
-def command(event: str) -> str:
-    """The hook command of ``event``: the launcher, by way of ``${CLAUDE_PLUGIN_ROOT}``, run by
-    ``sh`` (an install that loses the executable bit still runs it).
+#: The program that runs the plugin's launcher: the one its ``#!`` line names.
+SHELL = "/bin/sh"
 
-    >>> print(command("PreToolUse"))
-    sh "${CLAUDE_PLUGIN_ROOT}"/hooks/forge-policy-hook --event PreToolUse
+
+def argv(event: str) -> list[str]:
+    """The hook of ``event`` in exec form, program then arguments (Claude Code substitutes
+    ``${CLAUDE_PLUGIN_ROOT}`` in each and spawns them, no shell of the user's first): the
+    launcher, run by :data:`SHELL` rather than by its executable bit, which a plugin install
+    may lose (a zip or npm source, a copied folder): spawned directly, a launcher without it
+    could not start, and ``onFailure: "block"`` would refuse every tool call.
+
+    >>> argv("PreToolUse")
+    ['/bin/sh', '${CLAUDE_PLUGIN_ROOT}/hooks/forge-policy-hook', '--event', 'PreToolUse']
     """
-    return f'sh "{ROOT_REF}"/{LAUNCHER.as_posix()} --event {shlex.quote(event)}'
+    return [SHELL, f"{ROOT_REF}/{LAUNCHER.as_posix()}", "--event", event]
 
 
 def handlers() -> dict[str, dict[str, Any]]:
     """The plugin's handler per event: the ones ``init`` writes for Claude Code (its events,
-    timeout, ``onFailure``: :func:`forge_policy.ops.init.command_handler`), run by the plugin's
-    launcher."""
+    timeout, ``onFailure``, exec form: :func:`forge_policy.ops.init.command_handler`), run by
+    the plugin's launcher (:func:`argv`)."""
     from forge_policy.ops import init
 
     return {
-        event: init.command_handler(event=event, command=command(event))
+        event: init.command_handler(event=event, command=argv(event)[0], args=argv(event)[1:])
         for event in init.HOOK_EVENTS
     }
 

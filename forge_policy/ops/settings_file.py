@@ -3,12 +3,13 @@
 Every supported harness keeps its hooks in a JSON object; the lists of hook entries come in two
 shapes: ``nested`` (Claude Code, Codex, Gemini CLI, Antigravity: matcher groups, each with a
 ``hooks`` list of handlers) and ``flat`` (Cursor, Copilot CLI: the handlers themselves).
-forge-policy's own handlers are recognised by their command (``… forge-policy hook``, the
-worker client's ``…/forge_policy/worker/launch.py`` or the project's launcher
-``…/.forge/bin/forge-policy-hook``: :mod:`forge_policy.ops.launcher`) or serve URL, and are
-updated in place, never duplicated; every other key, hook and key order is kept, and so is the
-file's indent. A file that is not valid JSON, or not of the expected shape, is refused with its
-line and column: it is never overwritten.
+forge-policy's own handlers are recognised by their command, with its ``args`` in exec form
+(:func:`command_line`: ``… forge-policy hook``, the worker client's
+``…/forge_policy/worker/launch.py`` or the project's launcher ``…/.forge/bin/forge-policy-hook``:
+:mod:`forge_policy.ops.launcher`) or serve URL, and are updated in place, never duplicated (an
+entry of the shell form becomes the exec form, and back); every other key, hook and key order
+is kept, and so is the file's indent. A file that is not valid JSON, or not of the expected
+shape, is refused with its line and column: it is never overwritten.
 
 >>> groups = [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]
 >>> mine = {"type": "command", "command": "forge-policy hook", "timeout": 30}
@@ -56,15 +57,32 @@ def is_ours(handler: object) -> bool:
     (True, False)
     >>> is_ours({"command": '"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook'})
     True
+    >>> is_ours({"command": "/v/python", "args": ["-I", "-S", "/v/forge_policy/worker/launch.py"]})
+    True
     """
     if not isinstance(handler, dict):
         return False
     if handler.get("type", "command") == "command":
-        return any(_OURS.search(str(handler.get(key, ""))) for key in COMMAND_KEYS)
+        return any(_OURS.search(command_line(handler, key)) for key in COMMAND_KEYS)
     if handler.get("type") == "http":
         url = str(handler.get("url", ""))
         return url.endswith(HOOK_PATH) and TOKEN_ENV in json.dumps(handler.get("headers"))
     return False
+
+
+def command_line(handler: dict[str, Any], key: str = "command") -> str:
+    """The handler's command under ``key``, with an exec-form entry's ``args`` (Claude Code:
+    ``command`` spawned with them, no shell) after it, space-separated: what
+    forge-policy's handlers are recognised by, and how messages show them.
+
+    >>> command_line({"command": "${CLAUDE_PROJECT_DIR}/h", "args": ["--via-serve"]})
+    '${CLAUDE_PROJECT_DIR}/h --via-serve'
+    """
+    text = str(handler.get(key, ""))
+    args = handler.get("args")
+    if key == "command" and isinstance(args, list):
+        text = " ".join([text, *map(str, args)])
+    return text
 
 
 def _update(current: dict[str, Any], handler: dict[str, Any]) -> dict[str, Any]:

@@ -1,16 +1,20 @@
 """Wall time of the hook command ``forge-policy init`` writes, worker warm and cold, next to a bare
 interpreter start of the same venv.
 
-The command is read back from the ``.claude/settings.json`` that ``init`` writes in a temporary
-project (``"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook``, the committed launcher,
-:mod:`forge_policy.ops.launcher`) and run as Claude Code runs a shell-form hook: ``/bin/sh -c
-COMMAND`` with ``CLAUDE_PROJECT_DIR`` set, one Claude Code payload on stdin, a fresh process per
-sample. What the launcher runs (``python -I -S …/forge_policy/worker/launch.py``, from the
-machine record ``init`` writes) is timed alone too, so the launcher's own share shows:
+The PreToolUse entry is read back from the ``.claude/settings.json`` that ``init`` writes in a
+temporary project (the committed launcher, :mod:`forge_policy.ops.launcher`) and run as Claude
+Code runs an entry of its form (:func:`as_claude_code`): the exec form (``"command":
+"${CLAUDE_PROJECT_DIR}/.forge/bin/forge-policy-hook", "args": [...]``) spawned directly, the
+placeholder substituted, no shell; the shell form of older trees
+(``"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook``) through ``/bin/sh -c COMMAND`` (Claude
+Code runs the user's shell, bash or zsh, which starts slower still). ``CLAUDE_PROJECT_DIR`` set,
+one Claude Code payload on stdin, a fresh process per sample. What the launcher runs (``python
+-I -S …/forge_policy/worker/launch.py``, from the machine record ``init`` writes) is timed alone
+too, so the launcher's own share shows:
 
 - ``warm``: the full command, the worker of the project running (started by the warm-up calls);
 - ``client``: what the launcher executes, alone (the worker warm): ``warm - client`` is what
-  ``sh -c`` and the launcher script cost per call;
+  the launcher script (and, in the shell form, ``sh -c``) costs per call;
 - ``cold``: the full command with ``FORGE_WORKER=off``: the client evaluates in-process;
 - ``bare``: ``python -c pass`` with the same interpreter (the floor the older figures used;
   it pays ``site`` and the venv's ``.pth`` files, so it varies from venv to venv);
@@ -111,18 +115,34 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def written_command(python: str, project: Path, env: dict[str, str]) -> tuple[str, list[str]]:
-    """Run ``forge-policy init``; return the PreToolUse command it wrote (a shell command line,
-    as Claude Code passes it to ``/bin/sh -c``) and what the launcher runs on this machine
-    (``python -I -S …/launch.py`` from the record; [] when the record names no client)."""
+def as_claude_code(handler: dict[str, object], project: Path) -> list[str]:
+    """What Claude Code spawns for the command hook ``handler``: an exec-form entry (``args``)
+    as ``[command, *args]`` with ``${CLAUDE_PROJECT_DIR}`` substituted, no shell; a shell-form
+    one as ``/bin/sh -c COMMAND``."""
+    args = handler.get("args")
+    if not isinstance(args, list):
+        return ["/bin/sh", "-c", str(handler["command"])]
+    words = [str(handler["command"]), *map(str, args)]
+    return [w.replace("${CLAUDE_PROJECT_DIR}", str(project)) for w in words]
+
+
+def written_command(
+    python: str, project: Path, env: dict[str, str]
+) -> tuple[str, list[str], list[str]]:
+    """Run ``forge-policy init``; return the PreToolUse entry it wrote (as a line: the command,
+    then any ``args``), what Claude Code spawns for it (:func:`as_claude_code`) and what the
+    launcher runs on this machine (``python -I -S …/launch.py`` from the record; [] when the
+    record names no client)."""
     script = Path(python).with_name("forge-policy")
     cli = [str(script)] if script.exists() else [python, "-m", "forge_policy.cli"]
     subprocess.run([*cli, "init"], cwd=project, env=env, check=True, capture_output=True)
     settings = json.loads((project / ".claude" / "settings.json").read_text())
-    command: str = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    handler: dict[str, object] = settings["hooks"]["PreToolUse"][0]["hooks"][0]
+    args = handler.get("args")
+    shown = " ".join([str(handler["command"]), *(map(str, args) if isinstance(args, list) else ())])
     lines = (project / ".forge" / "runtime" / "hook-client").read_text().splitlines()
     client = [lines[0], "-I", "-S", lines[1]] if len(lines) == 2 else []
-    return command, client
+    return shown, as_claude_code(handler, project), client
 
 
 def stop_worker(root: Path) -> None:
@@ -155,11 +175,10 @@ class Install:
         }
         env.update(CLAUDE_PROJECT_DIR=str(self.project), XDG_CACHE_HOME=str(tmp / "cache"))
         init_env = {**env, "PYTHONPATH": tree} if tree else env
-        self.command, self.client = written_command(python, self.project, init_env)
+        # as Claude Code runs the entry: exec form spawned directly, shell form through `sh -c`
+        self.command, self.full, self.client = written_command(python, self.project, init_env)
         self.env = env
         self.cold_env = {**env, "FORGE_WORKER": "off"}
-        # as Claude Code runs a shell-form hook: `sh -c` on macOS and Linux
-        self.full = ["/bin/sh", "-c", self.command]
         self.samples: dict[str, list[float]] = {}
         self.cpu: dict[str, list[float]] = {"warm": [], "client": [], "cold": []}
         self.parallel: dict[str, list[float]] = {"warm": [], "cold": []}
@@ -209,7 +228,7 @@ def report_json(
                     compared[f"{pre}{mode}_{kind}_over_bare"] = ratio(
                         median / base,
                         "lower",
-                        f"wall median of the hook command init writes (sh -c, launcher, client), "
+                        f"wall median of the hook entry init writes (launcher, client), "
                         f"worker {mode}, {kind}, over `python -c pass` (issue 9: {mode} <= "
                         f"{target[mode]})",
                     )
@@ -245,7 +264,7 @@ def report_json(
         compared[f"{pre}warm_cpu_over_bare_isolated"] = ratio(
             statistics.median(install.cpu["warm"]) / statistics.median(floors["cpu bare -I -S"]),
             "lower",
-            "CPU of the hook command's processes (sh -c, launcher, client; not the worker's) on "
+            "CPU of the hook entry's processes (launcher, client; not the worker's) on "
             "allow, worker warm, over `python -I -S -c pass`: steadier than wall time under load",
         )
         compared[f"{pre}warm_cpu_over_sh_bare_isolated"] = ratio(
@@ -410,7 +429,10 @@ def main() -> None:
     bare_p99 = pct(floors["parallel bare"], 0.99)
     for install in installs:
         print(f"\n## {install.label}: {install.tree or where}\n")
-        print(f"hook command (written by init, run as `/bin/sh -c`): {install.command}")
+        form = "through `/bin/sh -c`" if install.full[:2] == ["/bin/sh", "-c"] else "no shell"
+        print(
+            f"hook entry (written by init, run as Claude Code runs it: {form}): {install.command}"
+        )
         print(f"what the launcher runs (`client`): {' '.join(install.client) or '(no record)'}\n")
         print(
             "| event | warm | warm / bare -I -S | warm / sh -c bare -I -S | client "

@@ -113,7 +113,7 @@ def test_hard_block_refuses_every_time(claude: Any, tool: str) -> None:
     assert not any(p.startswith(".forge/behaviors") for p in run.files_written)
 
 
-LAUNCHER_COMMAND = '"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook'
+LAUNCHER_COMMAND = "${CLAUDE_PROJECT_DIR}/.forge/bin/forge-policy-hook"  # exec form, args []
 
 
 def _machine_record(project: Any) -> list[str]:
@@ -130,6 +130,38 @@ def test_the_warm_worker_client_is_what_init_wrote(claude: Any) -> None:
     program, script = _machine_record(claude)
     assert script.endswith("worker/launch.py"), (program, script)
     assert Path(program).is_file() and Path(script).is_file(), (program, script)
+
+
+def test_claude_code_starts_the_launcher_itself_no_shell_first(tmp_path: Path) -> None:
+    """The entries ``init`` writes are in exec form (``command`` and ``args``): Claude Code
+    substitutes ``${CLAUDE_PROJECT_DIR}`` and spawns the launcher directly, in a project folder
+    whose name a shell would read otherwise (a space, a quote, ``$`` and backticks). The
+    launcher is wrapped to record its parent process (then it runs as written): Claude Code
+    itself, where a shell-form entry's parent is the shell (``/bin/sh -c …``, observed with
+    2.1.332)."""
+    folder = tmp_path / "it's $HOME `id`"
+    claude = open_real_client("claude-code", folder, search=[NODE_BIN])
+    try:
+        [handler] = claude.settings()["hooks"]["PreToolUse"][0]["hooks"]
+        assert (handler["command"], handler["args"]) == (LAUNCHER_COMMAND, [])
+        claude.write(".forge/config.yaml", "floor: off\n")
+        launcher = claude.project / ".forge" / "bin" / "forge-policy-hook"
+        launcher.rename(launcher.with_name("launcher-as-written"))
+        parents = tmp_path / "parents.txt"
+        launcher.write_text(
+            "#!/bin/sh\n"
+            f"ps -o args= -p \"$PPID\" >> '{parents}'\n"
+            'exec /bin/sh "${0%/*}/launcher-as-written" "$@"\n'
+        )
+        launcher.chmod(0o755)
+        run = claude.run(
+            [Turn.call("Bash", command="git push --force origin main"), Turn.say("ok")]
+        )
+        assert run.denied and not run.ran, run.describe()
+        seen = parents.read_text().splitlines()
+        assert seen and all(Path(p.split(" ")[0]).name == "claude" for p in seen), seen
+    finally:
+        claude.close()
 
 
 def test_the_plain_hook_command_of_no_worker_is_honoured(forge_real_client: Any) -> None:

@@ -2,7 +2,9 @@
 file holding it is one Claude Code rejects: the fail-open cases a user does not see.
 
 Observed with the bundled Claude Code (``claude_agent_sdk/_bundled/claude``, 2.1.332):
-- a hook command that does not exist (exit 127) is a non-blocking error: the call runs;
+- a hook command that does not exist is a non-blocking error: the call runs, whether the entry
+  is in the exec form ``init`` writes (``command`` spawned with ``args``, no shell: it cannot
+  start) or in the shell form (the shell exits 127);
 - the same entry with ``"onFailure": "block"`` (Claude Code 2.1.295 and later:
   https://github.com/anthropics/claude-code/releases/tag/v2.1.295, "Added onFailure: "block"
   for command and HTTP hooks") refuses the call, and ``init`` writes it on PreToolUse: with the
@@ -60,33 +62,49 @@ def test_the_hook_as_init_wrote_it_refuses(claude: Any) -> None:
     assert run.denied and not run.ran, run.describe()
 
 
-def _break_command(claude: Any, **pre_tool_use: Any) -> None:
+def _break_command(claude: Any, form: str = "exec", **pre_tool_use: Any) -> None:
     """Every handler's command names a program that does not exist, without the
-    ``onFailure`` init writes; ``pre_tool_use`` keys are added to the PreToolUse handlers only
-    (``onFailure: block`` on UserPromptSubmit would refuse the prompt itself, before the model
-    is asked anything)."""
+    ``onFailure`` init writes, in exec form (``args``, as init writes it) or in shell form;
+    ``pre_tool_use`` keys are added to the PreToolUse handlers only (``onFailure: block`` on
+    UserPromptSubmit would refuse the prompt itself, before the model is asked anything)."""
     settings = claude.settings()
+    gone = str(claude.folder / "gone" / "forge-policy")
     for event, entries in settings["hooks"].items():
         for handler in (h for entry in entries for h in entry["hooks"]):
-            handler["command"] = str(claude.folder / "gone" / "forge-policy") + " hook"
+            handler.pop("args", None)
             handler.pop("onFailure", None)
+            if form == "exec":
+                handler.update(command=gone, args=["hook"])
+            else:
+                handler["command"] = f"{gone} hook"
             if event == "PreToolUse":
                 handler.update(pre_tool_use)
     claude.write_settings(settings)
 
 
-def test_a_hook_command_that_does_not_exist_lets_the_call_run(claude: Any) -> None:
+@pytest.mark.parametrize("form", ["exec", "shell"])
+def test_a_hook_command_that_does_not_exist_lets_the_call_run(claude: Any, form: str) -> None:
     """The hazard ``init``'s ``onFailure: "block"`` closes: an entry without it."""
-    _break_command(claude)
+    _break_command(claude, form)
     run = _push(claude)
     assert run.ran and not run.denials, run.describe()
 
 
-def test_on_failure_block_refuses_when_the_hook_cannot_start(claude: Any) -> None:
-    _break_command(claude, onFailure="block")
+@pytest.mark.parametrize("form", ["exec", "shell"])
+def test_on_failure_block_refuses_when_the_hook_cannot_start(claude: Any, form: str) -> None:
+    _break_command(claude, form, onFailure="block")
     run = _push(claude)
     assert run.denied and not run.ran, run.describe()
     assert "hook" in run.result().text
+
+
+def test_a_clone_without_the_launcher_refuses(claude: Any) -> None:
+    """The entries exactly as init wrote them, the launcher they spawn missing (a clone made
+    before it was committed): Claude Code cannot start it, and PreToolUse's ``onFailure``
+    refuses the call."""
+    (claude.project / ".forge" / "bin" / "forge-policy-hook").unlink()
+    run = _push(claude)
+    assert run.denied and not run.ran, run.describe()
 
 
 def test_on_failure_block_refuses_when_the_hook_times_out(claude: Any) -> None:
@@ -95,7 +113,7 @@ def test_on_failure_block_refuses_when_the_hook_times_out(claude: Any) -> None:
     settings = claude.settings()
     [handler] = settings["hooks"]["PreToolUse"][0]["hooks"]
     assert handler["onFailure"] == "block"
-    handler.update(command="sleep 20", timeout=1)
+    handler.update(command="sleep", args=["20"], timeout=1)
     claude.write_settings(settings)
     run = _push(claude)
     assert run.denied and not run.ran, run.describe()
@@ -179,7 +197,7 @@ def _machine(folder: Path) -> Path:
     return program
 
 
-LAUNCHER_COMMAND = '"$CLAUDE_PROJECT_DIR"/.forge/bin/forge-policy-hook'
+LAUNCHER_COMMAND = "${CLAUDE_PROJECT_DIR}/.forge/bin/forge-policy-hook"  # exec form, args []
 
 
 def _record(project: Any) -> Path:

@@ -6,7 +6,7 @@ in ``.forge/config.yaml``, and committed. Machine B: another venv at another pat
 ``python -m venv`` whose site folder points at the same source tree: a teammate's install), its
 own ``PATH`` and ``HOME``, and a ``git clone`` of A. Then, with real processes only:
 
-- the committed hook command, run as Claude Code runs it (``sh -c`` with
+- the committed hook entry, run as Claude Code runs it (exec form, no shell, with
   ``CLAUDE_PROJECT_DIR``), answers in B before anything is done there, and the same in A;
   without any forge-policy on B's ``PATH`` it refuses the call (exit 2) and ``doctor`` in B says
   the hook is not enforced and names what to run;
@@ -37,6 +37,7 @@ import attrs
 import pytest
 
 from forge_policy.ops.settings_file import is_ours
+from tests.cli_support import claude_code_argv
 
 TREE = Path(__file__).resolve().parents[2]
 SYSTEM_PATH = "/usr/bin:/bin"
@@ -111,12 +112,11 @@ class Machine:
     def hook(
         self, command: str, session: str = "team", **extra: str
     ) -> subprocess.CompletedProcess[str]:
-        """The committed PreToolUse command, run as Claude Code runs it: ``sh -c`` in the
-        project, ``CLAUDE_PROJECT_DIR`` set, this machine's ``PATH`` and home."""
+        """The committed PreToolUse entry, run as Claude Code runs it (exec form: spawned
+        without a shell) in the project, ``CLAUDE_PROJECT_DIR`` set, this machine's ``PATH``
+        and home."""
         settings = json.loads((self.project / ".claude" / "settings.json").read_text())
-        [line] = {
-            h["command"] for g in settings["hooks"]["PreToolUse"] for h in g["hooks"] if is_ours(h)
-        }
+        [handler] = [h for g in settings["hooks"]["PreToolUse"] for h in g["hooks"] if is_ours(h)]
         payload = {
             "session_id": f"{session}-{self.name}",
             "transcript_path": "",
@@ -128,7 +128,7 @@ class Machine:
             "permission_mode": "default",
         }
         return subprocess.run(
-            ["/bin/sh", "-c", line],
+            claude_code_argv(handler, self.project),
             input=json.dumps(payload),
             cwd=self.project,
             env=self.environ(CLAUDE_PROJECT_DIR=str(self.project), **extra),
