@@ -176,6 +176,18 @@ def test_init_turns_its_shell_form_entries_into_the_exec_form(project: Project) 
     assert '"$CLAUDE_PROJECT_DIR"' not in settings_path.read_text()
 
 
+def test_uninstall_takes_out_either_form(project: Project) -> None:
+    """An entry of the shell form (an older init) and one of the exec form (this one, the
+    local file's naming this machine's client in ``command`` and ``args``) are both ours."""
+    project.run("init", "--local")
+    local = project.path / ".claude" / "settings.local.json"
+    document = json.loads(local.read_text())
+    document["hooks"]["Stop"][0]["hooks"] += [{"command": "x"}, dict(SHELL_FORM)]
+    local.write_text(json.dumps(document))
+    project.run("uninstall")
+    assert json.loads(local.read_text()) == {"hooks": {"Stop": [{"hooks": [{"command": "x"}]}]}}
+
+
 def test_init_refuses_invalid_settings(project: Project) -> None:
     settings_path = project.path / ".claude" / "settings.json"
     settings_path.parent.mkdir()
