@@ -136,9 +136,9 @@ def test_claude_code_starts_the_launcher_itself_no_shell_first(tmp_path: Path) -
     """The entries ``init`` writes are in exec form (``command`` and ``args``): Claude Code
     substitutes ``${CLAUDE_PROJECT_DIR}`` and spawns the launcher directly, in a project folder
     whose name a shell would read otherwise (a space, a quote, ``$`` and backticks). The
-    launcher is wrapped to record its parent process (then it runs as written): Claude Code
-    itself, where a shell-form entry's parent is the shell (``/bin/sh -c …``, observed with
-    2.1.332)."""
+    launcher is wrapped to record its parent process and ``$CLAUDE_PROJECT_DIR`` (then it runs
+    as written): the parent is Claude Code itself, where a shell-form entry's is the shell
+    (``/bin/sh -c …``, observed with 2.1.332)."""
     folder = tmp_path / "it's $HOME `id`"
     claude = open_real_client("claude-code", folder, search=[NODE_BIN])
     try:
@@ -147,10 +147,11 @@ def test_claude_code_starts_the_launcher_itself_no_shell_first(tmp_path: Path) -
         claude.write(".forge/config.yaml", "floor: off\n")
         launcher = claude.project / ".forge" / "bin" / "forge-policy-hook"
         launcher.rename(launcher.with_name("launcher-as-written"))
-        parents = tmp_path / "parents.txt"
+        parents, folders = tmp_path / "parents.txt", tmp_path / "folders.txt"
         launcher.write_text(
             "#!/bin/sh\n"
             f"ps -o args= -p \"$PPID\" >> '{parents}'\n"
+            f"printf '%s\\n' \"$CLAUDE_PROJECT_DIR\" >> '{folders}'\n"
             'exec /bin/sh "${0%/*}/launcher-as-written" "$@"\n'
         )
         launcher.chmod(0o755)
@@ -160,6 +161,8 @@ def test_claude_code_starts_the_launcher_itself_no_shell_first(tmp_path: Path) -
         assert run.denied and not run.ran, run.describe()
         seen = parents.read_text().splitlines()
         assert seen and all(Path(p.split(" ")[0]).name == "claude" for p in seen), seen
+        # the variable is set for the hook too (the worker's fingerprint names it)
+        assert set(folders.read_text().splitlines()) == {str(claude.project)}
     finally:
         claude.close()
 
