@@ -10,9 +10,11 @@ it. Checked against each harness's newest public docs (2026):
 harness         file                              shape
 ==============  ================================  ==============================================
 claude-code     ``.claude/settings.json``         ``hooks.<Event>[].hooks[]``: ``type``,
-                                                  ``command``, ``timeout`` (s), ``onFailure``
-codex           ``.codex/hooks.json``             the same (root keys: ``description``,
-                                                  ``hooks`` only); ``[hooks]`` in
+                                                  ``command``, ``args`` (exec form: no shell,
+                                                  :data:`~forge_policy.ops.launcher.EXEC_REFS`),
+                                                  ``timeout`` (s), ``onFailure``
+codex           ``.codex/hooks.json``             the same, no ``args`` (root keys:
+                                                  ``description``, ``hooks`` only); ``[hooks]`` in
                                                   ``.codex/config.toml`` is read, not written
 gemini          ``.gemini/settings.json``         the same, plus ``name``; ``timeout`` in ms
 cursor          ``.cursor/hooks.json``            ``version: 1``, ``hooks.<event>[]``:
