@@ -4,6 +4,7 @@ model as the tool result."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,26 @@ def test_claude_code_starts_the_launcher_itself_no_shell_first(tmp_path: Path) -
         assert set(folders.read_text().splitlines()) == {str(claude.project)}
     finally:
         claude.close()
+
+
+def test_the_local_entry_spawns_this_machines_client(forge_real_client: Any) -> None:
+    """``init --local`` writes this machine's warm-worker client into the git-ignored
+    ``.claude/settings.local.json``, in exec form too: the interpreter as ``command``, ``-I -S``
+    and ``launch.py`` as ``args``. Claude Code runs it and it refuses what it refuses."""
+    claude = forge_real_client("claude-code", init_args=("--local",))
+    path = claude.project / ".claude" / "settings.local.json"
+    [handler] = json.loads(path.read_text("utf-8"))["hooks"]["PreToolUse"][0]["hooks"]
+    assert handler["args"][:2] == ["-I", "-S"] and handler["args"][2].endswith("launch.py")
+    assert Path(handler["command"]).is_file() and handler["onFailure"] == "block", handler
+    run = claude.run(
+        [
+            Turn.call("Bash", command="echo fine"),
+            Turn.call("Bash", command="git push --force origin main"),
+            Turn.say("done"),
+        ]
+    )
+    assert [c.id for c in run.ran] == [run.requested[0].id], run.describe()
+    assert [c.id for c in run.denied] == [run.requested[1].id], run.describe()
 
 
 def test_the_plain_hook_command_of_no_worker_is_honoured(forge_real_client: Any) -> None:
