@@ -135,8 +135,9 @@ def hook_argv(
     """The hook's program and arguments: the worker client, ``forge-policy hook --via-serve``
     or plain ``forge-policy hook``, with ``--harness NAME`` for any harness but Claude Code.
 
-    >>> hook_argv(worker=True, harness="codex")[-3:-2][0].endswith("worker/launch.py")
-    True
+    >>> argv = hook_argv(worker=True, harness="codex")
+    >>> argv[-3].endswith("worker/launch.py"), argv[-2:]
+    (True, ['--harness', 'codex'])
     """
     if worker and not via_serve:
         argv = client_argv()

@@ -196,16 +196,15 @@ def exec_form(harness: str, launcher: str) -> tuple[str, list[str]]:
     return EXEC_REFS[harness] + launcher, args
 
 
-def substituted(harness: str, value: str, project: Path | str, plugin: str | None = None) -> str:
-    """``value`` of an exec-form entry with the placeholders ``harness`` substitutes (Claude
-    Code: ``${CLAUDE_PROJECT_DIR}``, in a plugin's hooks ``${CLAUDE_PLUGIN_ROOT}`` too), as
-    plain strings: what it spawns, for ``doctor`` and the tests.
+def substituted(harness: str, value: str, project: Path | str) -> str:
+    """``value`` of a project's exec-form entry of ``harness`` with the placeholder it
+    substitutes (:data:`EXEC_REFS`) replaced by ``project`` as a plain string: what the harness
+    spawns, for ``doctor``.
 
     >>> substituted("claude-code", "${CLAUDE_PROJECT_DIR}/.forge/x", "/a $b")
     '/a $b/.forge/x'
     """
-    out = value.replace("${CLAUDE_PROJECT_DIR}", os.fspath(project))
-    return out if plugin is None else out.replace("${CLAUDE_PLUGIN_ROOT}", plugin)
+    return value.replace(EXEC_REFS[harness].rstrip("/"), os.fspath(project))
 
 
 def git_prefix(project: Path) -> str:
