@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import platform
-import shlex
 import statistics
 import subprocess
 import sys
@@ -74,9 +73,11 @@ def project(base: Path, name: str, extra: dict[str, str]) -> tuple[dict[str, str
     subprocess.run([str(script), "init"], cwd=folder, env=env, check=True, capture_output=True)
     (folder / ".forge" / "config.yaml").write_text("floor: off\n")
     settings = json.loads((folder / ".claude" / "settings.json").read_text())
-    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    # the launcher init commits: $CLAUDE_PROJECT_DIR/.forge/bin/forge-policy-hook
-    return env, [part.replace("$CLAUDE_PROJECT_DIR", str(folder)) for part in shlex.split(command)]
+    handler = settings["hooks"]["PreToolUse"][0]["hooks"][0]
+    # the launcher init commits, in exec form (command and args, spawned without a shell):
+    # ${CLAUDE_PROJECT_DIR}/.forge/bin/forge-policy-hook, placeholder substituted
+    words = [handler["command"], *handler["args"]]
+    return env, [part.replace("${CLAUDE_PROJECT_DIR}", str(folder)) for part in words]
 
 
 def timed(command: list[str], data: bytes, env: dict[str, str]) -> tuple[float, bytes]:
