@@ -35,6 +35,7 @@ import itertools
 import json
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -171,7 +172,9 @@ class JsonlAuditSink:
         if not batch:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            folder = self.path.parent
+            if not os.path.isdir(folder):  # one stat per append, not a failing mkdir and a stat
+                folder.mkdir(parents=True, exist_ok=True)
             try:
                 locked = self._locked()
                 lock_fd = locked.__enter__()
@@ -185,7 +188,9 @@ class JsonlAuditSink:
                 spooled, folded = self._spooled()
                 sync = self.fsync and (sync or bool(spooled))  # a folded spool file is removed
                 created = not self.path.exists()
-                fd = self._open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+                # not _open: _locked refused a symlinked log, lock file or folder just now, and
+                # O_NOFOLLOW guards the log's name in the open itself (checked once per append)
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _FLAGS, 0o600)
                 try:
                     head = read_head(lock_fd)
                     before, seq, digest = self._append(fd, folded + batch, head, sync=sync)
@@ -245,7 +250,11 @@ class JsonlAuditSink:
     def _spooled(self) -> tuple[list[str], list[dict[str, Any]]]:
         """The spool's files and their records, oldest first (a line that is not a JSON
         object, from a crash while spooling, is kept as a ``recovery`` note)."""
-        if self.spool_dir.is_symlink():
+        try:  # no spool folder, the usual case: one lstat
+            mode = os.lstat(self.spool_dir).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return [], []
+        if stat.S_ISLNK(mode):
             return [], []
         names = self.spooled_files()
         records: list[dict[str, Any]] = []
