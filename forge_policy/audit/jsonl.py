@@ -123,8 +123,11 @@ class JsonlAuditSink:
                 f"audit log folder is a symlink, refused: {str(exc.filename)!r}"
             ) from None
 
-    def _open(self, path: Path, flags: int) -> int:
-        self._refuse_symlink()  # O_NOFOLLOW does the same atomically where it exists
+    def _open(self, path: Path, flags: int, *, checked: bool = False) -> int:
+        """Open ``path`` refusing symlinked names; ``checked``: :meth:`_locked` has just
+        refused them, under the lock this open is made in (checked once per append)."""
+        if not checked:
+            self._refuse_symlink()  # O_NOFOLLOW does the same atomically where it exists
         return os.open(path, flags | _FLAGS, 0o600)
 
     @contextlib.contextmanager
@@ -188,9 +191,8 @@ class JsonlAuditSink:
                 spooled, folded = self._spooled()
                 sync = self.fsync and (sync or bool(spooled))  # a folded spool file is removed
                 created = not self.path.exists()
-                # not _open: _locked refused a symlinked log, lock file or folder just now, and
-                # O_NOFOLLOW guards the log's name in the open itself (checked once per append)
-                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _FLAGS, 0o600)
+                flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
+                fd = self._open(self.path, flags, checked=True)
                 try:
                     head = read_head(lock_fd)
                     before, seq, digest = self._append(fd, folded + batch, head, sync=sync)
