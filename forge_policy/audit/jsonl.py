@@ -35,6 +35,7 @@ import itertools
 import json
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -122,8 +123,11 @@ class JsonlAuditSink:
                 f"audit log folder is a symlink, refused: {str(exc.filename)!r}"
             ) from None
 
-    def _open(self, path: Path, flags: int) -> int:
-        self._refuse_symlink()  # O_NOFOLLOW does the same atomically where it exists
+    def _open(self, path: Path, flags: int, *, checked: bool = False) -> int:
+        """Open ``path`` refusing symlinked names; ``checked``: :meth:`_locked` has just
+        refused them, under the lock this open is made in (checked once per append)."""
+        if not checked:
+            self._refuse_symlink()  # O_NOFOLLOW does the same atomically where it exists
         return os.open(path, flags | _FLAGS, 0o600)
 
     @contextlib.contextmanager
@@ -171,7 +175,9 @@ class JsonlAuditSink:
         if not batch:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            folder = self.path.parent
+            if not os.path.isdir(folder):  # one stat per append, not a failing mkdir and a stat
+                folder.mkdir(parents=True, exist_ok=True)
             try:
                 locked = self._locked()
                 lock_fd = locked.__enter__()
@@ -185,7 +191,8 @@ class JsonlAuditSink:
                 spooled, folded = self._spooled()
                 sync = self.fsync and (sync or bool(spooled))  # a folded spool file is removed
                 created = not self.path.exists()
-                fd = self._open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+                flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
+                fd = self._open(self.path, flags, checked=True)
                 try:
                     head = read_head(lock_fd)
                     before, seq, digest = self._append(fd, folded + batch, head, sync=sync)
@@ -245,7 +252,11 @@ class JsonlAuditSink:
     def _spooled(self) -> tuple[list[str], list[dict[str, Any]]]:
         """The spool's files and their records, oldest first (a line that is not a JSON
         object, from a crash while spooling, is kept as a ``recovery`` note)."""
-        if self.spool_dir.is_symlink():
+        try:  # no spool folder, the usual case: one lstat
+            mode = os.lstat(self.spool_dir).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return [], []
+        if stat.S_ISLNK(mode):
             return [], []
         names = self.spooled_files()
         records: list[dict[str, Any]] = []

@@ -433,7 +433,11 @@ def provide_sensitive_file(event: Event) -> str:
     """
     found = collect(event)
     named = [p for p in [*found.paths, *found.declared] if p not in found.used]
-    return most_sensitive([p for p in [*named, *reached(event)] if not _empty(p)])
+    # each path once (a Read's file is both found and declared): the first deny and the first
+    # class are those of first occurrences, so dropping repeats changes no answer, and saves
+    # a stat and the families' patterns per repeat
+    candidates = dict.fromkeys([*named, *reached(event)])
+    return most_sensitive([p for p in candidates if not _empty(p)])
 
 
 def _empty(path: str) -> bool:

@@ -79,8 +79,9 @@ class Warm:
         """Why the catalog does not load (empty when it does)."""
         return self._snapshot.error
 
-    def _catalog_files(self) -> list[str]:
-        """The files whose change reloads the catalog: the configured folder's index and every
+    def _catalog_files(self) -> tuple[str | None, list[str]]:
+        """The catalog folder in use (``config.catalog_dir``: looked up once per answer) and
+        the files whose change reloads the catalog: the folder's index and every
         ``*/behavior.yaml`` in it (a superset of what a load reads), or the single file; and
         every layer of the configuration (:func:`~forge_policy.config.layers.watched_files`)."""
         layers: list[str] = []
@@ -89,7 +90,8 @@ class Warm:
 
             layers = watched_files(self.config.root, self.config.environ)
         candidate = _catalog_sources(self._candidate) if self._candidate else []
-        return [*_catalog_sources(self.config.catalog_dir), *layers, *candidate]
+        folder = self.config.catalog_dir
+        return folder, [*_catalog_sources(folder), *layers, *candidate]
 
     def _candidate_folder(self) -> str | None:
         """The candidate catalog's folder as the layers say now (they are watched: a change of
@@ -102,8 +104,9 @@ class Warm:
             return None  # the load reports it
         return settings.candidate if settings is not None else None
 
-    def _sign(self, files: list[str]) -> tuple[Any, ...]:
-        parts: list[Any] = [self.config.catalog_dir, self._candidate]
+    def _sign(self, watched: tuple[str | None, list[str]]) -> tuple[Any, ...]:
+        folder, files = watched
+        parts: list[Any] = [folder, self._candidate]
         for path in files:
             try:
                 st = os.stat(path)
@@ -121,8 +124,8 @@ class Warm:
         from forge_policy.errors import ForgePolicyError
 
         self._candidate = self._candidate_folder()
-        files = self._catalog_files()
-        signature = self._sign(files)  # taken first: a change while reading shows next time
+        watched = self._catalog_files()
+        signature = self._sign(watched)  # taken first: a change while reading shows next time
         self.reloads += 1
         try:
             # the threads share one evaluator (thread-safe) and one pool (a PostgreSQL store);
@@ -132,9 +135,9 @@ class Warm:
             )
             self._last = evaluator
         except ForgePolicyError as exc:
-            return _Snapshot(files, signature, None, " ".join(str(exc).split()))
+            return _Snapshot(watched[1], signature, None, " ".join(str(exc).split()))
         # a last known good catalog enforcing (SPEC §10): answered with, and reported
-        return _Snapshot(files, signature, evaluator, " ".join(evaluator.notices))
+        return _Snapshot(watched[1], signature, evaluator, " ".join(evaluator.notices))
 
     def current(self) -> _Snapshot:
         """The snapshot to answer with, reloaded first when a catalog file changed."""

@@ -35,7 +35,12 @@ and a fresh session per sample are used:
 - ``allow``: a ``Read`` no behavior objects to;
 - ``nudge``: a ``Write`` with no search first;
 - ``soft_block``: ``npm install left-pad`` (asks the user: a soft block with a ``user`` override);
-- ``hard_block``: ``git push --force`` (a block record appended to the audit log, fsynced).
+- ``hard_block``: ``git push --force`` (a block record appended to the audit log, fsynced);
+- ``allow_ongoing``: the ``Read`` of ``allow`` in an ongoing session (one session id per install
+  for every sample, as an agent's later calls are: the call users make most). The other rows pay
+  a new session's start on every sample (its state created, the audit log looked up for records
+  of it); this one does not. With ``--fresh-state`` an untimed call restores its session after
+  each deletion, so its samples stay calls of an ongoing session.
 
 ``--tree DIR`` (repeatable) measures the source tree ``DIR`` (a checkout's or ``git archive``'s
 folder holding ``forge_policy/``) instead of the installed package, each in its own project with
@@ -69,13 +74,18 @@ from pathlib import Path
 
 from benchjson import emit, ratio  # this folder's shared --json format
 
-KINDS = ("allow", "nudge", "soft_block", "hard_block")
+#: The ``allow`` Read again, in one ongoing session (:meth:`Install.payload`).
+ONGOING = "allow_ongoing"
+#: The rows; the parallel rounds mix the first four (``KINDS[i % 4]``), each in a new session.
+KINDS = ("allow", "nudge", "soft_block", "hard_block", ONGOING)
 
 
-def payload(kind: str, cwd: str) -> bytes:
-    session = str(uuid.uuid4())
+def payload(kind: str, cwd: str, session: str | None = None) -> bytes:
+    """A Claude Code ``PreToolUse`` payload of ``kind``, in ``session`` (default: a new one)."""
+    session = session or str(uuid.uuid4())
     tool, tool_input = {
         "allow": ("Read", {"file_path": f"{cwd}/src/app.py"}),
+        ONGOING: ("Read", {"file_path": f"{cwd}/src/app.py"}),
         "nudge": ("Write", {"file_path": f"{cwd}/src/new.py", "content": "X = 1\n"}),
         "soft_block": ("Bash", {"command": "npm install left-pad"}),
         "hard_block": ("Bash", {"command": "git push --force origin main"}),
@@ -183,9 +193,10 @@ class Install:
         self.cpu: dict[str, list[float]] = {"warm": [], "client": [], "cold": []}
         self.parallel: dict[str, list[float]] = {"warm": [], "cold": []}
         self.answers: dict[str, tuple[bytes, bytes, bytes]] = {}
+        self.session = str(uuid.uuid4())  # the ongoing one (ONGOING)
 
     def payload(self, kind: str) -> bytes:
-        return payload(kind, str(self.project))
+        return payload(kind, str(self.project), self.session if kind == ONGOING else None)
 
     def modes(self) -> dict[str, tuple[list[str], dict[str, str]]]:
         found = {"warm": (self.full, self.env), "cold": (self.full, self.cold_env)}
@@ -372,6 +383,8 @@ def main() -> None:
                         (install.project / ".forge" / "runtime" / "state.json").unlink(
                             missing_ok=True
                         )
+                        # untimed: the ongoing session's state is back (rebuilt from its log)
+                        timed(install.full, install.payload(ONGOING), install.env)
                 floors["bare"].append(timed(bare, b"", env)[0])
                 floors["bare -I -S"].append(timed(isolated, b"", env)[0])
                 floors["sh bare -I -S"].append(timed(sh_isolated, b"", env)[0])

@@ -11,7 +11,10 @@ connect, peer check, request, answer):
   reading it: the transport, the peer check, the framing and the request thread, no evaluation;
 - ``allow``: a Claude Code ``Read`` in a new session (the state file deleted every ten requests,
   as ``worker_latency --fresh-state`` does per round);
-- ``hard_block``: ``git push --force`` in a new session (a block record appended, fsynced).
+- ``hard_block``: ``git push --force`` in a new session (a block record appended, fsynced);
+- ``allow_ongoing``: the ``Read`` of ``allow`` again and again in one ongoing session (begun by
+  an untimed request first), as an agent's later calls are: the call users make most, with no
+  new session's start (its state created, the audit log looked up for records of it).
 
 The worker's CPU is its user + system time over all the requests of a kind divided by their
 number: what the answer costs the machine beside the client, steadier than wall time on a
@@ -34,9 +37,9 @@ import time
 from pathlib import Path
 
 from benchjson import emit  # this folder's shared --json format
-from worker_latency import Install, stop_worker, timed
+from worker_latency import ONGOING, Install, stop_worker, timed
 
-KINDS = ("refused", "allow", "hard_block")
+KINDS = ("refused", "allow", "hard_block", ONGOING)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -110,6 +113,10 @@ def main() -> None:
             targets = [Target(install) for install in installs]
             for kind in KINDS:
                 count = args.requests * (3 if kind == "refused" else 1)
+                if kind == ONGOING:  # the session begins here, untimed
+                    for target in targets:
+                        target.ask(kind, -1)
+                        target.wall[kind].clear()
                 before = {t.pid: cpu_seconds(t.pid) for t in targets}
                 for index in range(count):
                     for target in targets:

@@ -169,8 +169,8 @@ def override_writer(
             where["audit"] = False
         strike("audit_after")
 
-    def open_(path: Path, flags: int) -> int:
-        fd: int = real_open(path, flags)
+    def open_(path: Path, flags: int, **options: Any) -> int:
+        fd: int = real_open(path, flags, **options)
         if path == sink.path:
             where["fd"] = fd
         return fd
