@@ -270,11 +270,13 @@ def _respond(
     adapter = _adapter(harness)
     event_name = event
     on_error = "deny"
+    sniff = False  # input that is too large or no JSON: its event name is sniffed from the bytes
     try:
         on_error = _on_error(env)
-        event_name = event or sniff_event(raw)
+        sniff = True  # sniffed on failure only: the regex costs a parsed call nothing
         check_size(raw)
         payload = parse(raw)
+        sniff = False
         event_name = event or _own_event_name(payload)  # parsed: only an object's own counts
         notes: list[dict[str, Any]] = []
         try:
@@ -287,6 +289,8 @@ def _respond(
         decision = _floor(decision, harness, payload, env, err, audit)
         return adapter.render(decision, hook_event)
     except Exception as exc:  # the hook never crashes: it fails closed, with one line
+        if sniff:
+            event_name = event or sniff_event(raw)
         return _failure(harness, event_name, on_error, _describe(exc), err)
 
 

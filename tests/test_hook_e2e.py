@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -339,6 +340,47 @@ def test_a_read_is_decided_without_the_command_model(tmp_path: Path) -> None:
     assert "forge_policy.facts.governance" in loaded  # the built-in catalog's facts did run
     assert "forge_policy.facts.files" in loaded
     assert not {m for m in loaded if m.startswith(COLD_PATH_NEVER + COMMAND_MODEL + ALLOW_NEVER)}
+
+
+#: The hook in-process, then whether the secret screen's RE2 regex was compiled (issue 28).
+SCREENED = LOADED.replace(
+    "sys.exit(code)",
+    "from forge_policy import secrets\nprint(sorted(secrets._compiled), file=sys.stderr)\n"
+    "sys.exit(code)",
+)
+
+
+def test_a_git_push_block_skips_the_regex_screen_and_the_commit_model() -> None:
+    """A hard block redacts its command, message and records, but texts that hold none of the
+    literals a secret needs skip the RE2 screen (``secrets.may_hold``), and a push is no commit:
+    no ``commands.git_commit``. A secret in the command is still redacted from the record."""
+    # not tmp_path: the test's name in it would hold literals of a secret (``k_``, ``test``)
+    with tempfile.TemporaryDirectory(prefix="forge-push-") as folder:
+        _push_block_skips_the_screen(Project(Path(folder), catalog={}))  # the built-in catalog
+
+
+def _push_block_skips_the_screen(project: Project) -> None:
+    payload = project.bash("git push --force origin main")
+    project.run(payload)  # the first run compiles the catalog cache
+    result = subprocess.run(
+        [sys.executable, "-c", SCREENED],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env={**project.env, "FORGE_WORKER": "off"},
+        cwd=project.dir,
+        timeout=60,
+    )
+    answer = json.loads(result.stdout)
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    modules, compiled = result.stderr.decode().splitlines()[-2:]
+    assert "forge_policy.commands.git_commit" not in modules.split()
+    assert compiled == "[]"  # the screen was never compiled
+    secret = "ghp_" + "aZ09" * 9
+    out, _ = project.run(project.bash(f"git push --force https://x:{secret}@github.com/o/r main"))
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert secret not in json.dumps(out)
+    assert "[REDACTED]" in json.dumps(project.audit()[-1])
+    assert secret not in (project.root / "audit" / "overrides.log").read_text()
 
 
 def test_cache_follows_edits_even_same_size_ones(project: Project) -> None:

@@ -128,15 +128,17 @@ def hitting_literals(alternatives: tuple[tuple[str, ...], ...]) -> tuple[str, ..
     return tuple(chosen)
 
 
-def required_literals(pattern: str) -> Requirement | None:
-    """The requirement of ``pattern`` (a valid RE2 pattern), or None when there is none.
+def required_literals(pattern: str, limit: int = MAX_ALTERNATIVES) -> Requirement | None:
+    """The requirement of ``pattern`` (a valid RE2 pattern), or None when there is none; a part
+    with more than ``limit`` alternatives is dropped (a larger one keeps more of a long
+    alternation such as the secret patterns', for a reading done once, not on a hook's path).
 
     >>> required_literals(r"\\.(py|ts)$").alternatives
     (('.', 'py'), ('.', 'ts'))
     >>> required_literals(r"\\p{Greek}+x") is None  # not modelled: no prefilter
     True
     """
-    reader = _Reader(pattern)
+    reader = _Reader(pattern, limit)
     try:
         dnf = reader.alternation()
         if reader.pos != len(pattern):
@@ -152,24 +154,24 @@ def required_literals(pattern: str) -> Requirement | None:
     return Requirement(tuple(dnf), reader.casefold)
 
 
-def _product(left: _Dnf, right: _Dnf) -> _Dnf:
+def _product(left: _Dnf, right: _Dnf, limit: int) -> _Dnf:
     if left == _NONE:
         return right
     if right == _NONE:
         return left
-    if len(left) * len(right) > MAX_ALTERNATIVES:
+    if len(left) * len(right) > limit:
         # keep the side with fewer alternatives: dropping a conjunct only weakens
         return left if len(left) <= len(right) else right
     return [tuple(dict.fromkeys(a + b)) for a in left for b in right]
 
 
-def _union(branches: list[_Dnf]) -> _Dnf:
+def _union(branches: list[_Dnf], limit: int) -> _Dnf:
     out: _Dnf = []
     for branch in branches:
         if any(not literals for literals in branch):
             return _NONE  # a branch with no requirement: the whole alternation has none
         out += branch
-    if len(out) > MAX_ALTERNATIVES:
+    if len(out) > limit:
         return _NONE
     return out
 
@@ -177,8 +179,9 @@ def _union(branches: list[_Dnf]) -> _Dnf:
 class _Reader:
     """A recursive-descent reading of the subset of RE2 syntax that carries literals."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, limit: int) -> None:
         self.pattern = pattern
+        self.limit = limit
         self.pos = 0
         self.casefold = False
 
@@ -187,11 +190,11 @@ class _Reader:
         while self.pos < len(self.pattern) and self.pattern[self.pos] == "|":
             self.pos += 1
             branches.append(self.sequence())
-        return _union(branches)
+        return _union(branches, self.limit)
 
     def sequence(self) -> _Dnf:
         """A concatenation: the product of its parts; literal characters join into runs."""
-        pattern = self.pattern
+        pattern, limit = self.pattern, self.limit
         result: _Dnf = _NONE
         run = ""
         while self.pos < len(pattern) and pattern[self.pos] not in "|)":
@@ -199,16 +202,16 @@ class _Reader:
             min_repeat = self.quantifier()
             if char is not None:
                 if min_repeat == 0:
-                    result, run = _product(result, [(run,)] if run else _NONE), ""
+                    result, run = _product(result, [(run,)] if run else _NONE, limit), ""
                 elif min_repeat == 1:
                     run += char  # "ab" then a plain atom: the run goes on
                 else:  # "x+", "x{2,}": one x is certain, what follows may be another
-                    result, run = _product(result, [(run + char,)]), ""
+                    result, run = _product(result, [(run + char,)], limit), ""
                 continue
-            result, run = _product(result, [(run,)] if run else _NONE), ""
+            result, run = _product(result, [(run,)] if run else _NONE, limit), ""
             if min_repeat != 0:
-                result = _product(result, part)
-        return _product(result, [(run,)] if run else _NONE)
+                result = _product(result, part, limit)
+        return _product(result, [(run,)] if run else _NONE, limit)
 
     def atom(self) -> tuple[_Dnf, str | None]:
         """One atom: (its requirement, or the literal character it is)."""

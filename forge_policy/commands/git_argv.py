@@ -33,7 +33,6 @@ costs nothing, and such a spelling is an attempt to slip past a rule.
 from __future__ import annotations
 
 import os
-from bisect import bisect_left
 
 from forge_policy._budget import read_outside
 
@@ -381,6 +380,8 @@ def _long_name(spec: Spec, name: str) -> str:
     ``--no-`` forms of flags included)."""
     if name in spec.names or len(name) < 3:
         return name
+    from bisect import bisect_left  # an abbreviation is rare: a whole name never loads _bisect
+
     names = spec.sorted_names
     at = bisect_left(names, name)
     unique = at < len(names) and names[at].startswith(name)

@@ -30,7 +30,6 @@ True
 
 from __future__ import annotations
 
-import binascii
 import re
 
 from forge_policy._lazy import lazy_pattern
@@ -125,7 +124,7 @@ def _decoded(text: str) -> list[str]:
                 continue  # not base64, or a plain word
             try:
                 raw = base64.b64decode(word, validate=True)
-            except (binascii.Error, ValueError):
+            except ValueError:  # binascii.Error is one (no import for it)
                 continue
             _keep(raw, found)
     if re.search(r"\bbase32\b|\bb32decode\b", text):
@@ -134,7 +133,7 @@ def _decoded(text: str) -> list[str]:
         for m in re.finditer(r"[A-Z2-7]{8,}=*", text):
             try:
                 _keep(base64.b32decode(m.group()), found)
-            except (binascii.Error, ValueError):
+            except ValueError:  # binascii.Error is one (no import for it)
                 continue
     if re.search(r"\bxxd\b|\bunhexlify\b|fromhex|\bhex\b", text):
         for m in _HEX().finditer(text):

@@ -29,6 +29,7 @@ import re
 import attrs
 
 from forge_policy._budget import check_deadline, read_bounded, truncated
+from forge_policy._lazy import lazy_pattern
 from forge_policy.commands.expansion import PROCESS_SUBSTITUTION, braces
 from forge_policy.commands.launchers import LAUNCHERS, launch
 from forge_policy.commands.paths import expand_path
@@ -42,9 +43,9 @@ if TYPE_CHECKING:
 MAX_DEPTH = 32  # nesting of $(…), backticks and sh -c
 MAX_MESSAGE_BYTES = 1 << 20
 
-_PLAIN_STOP = re.compile(r"[ \t\r\n'\"\\$`;&|()<>#]")
+_PLAIN_STOP = lazy_pattern(r"[ \t\r\n'\"\\$`;&|()<>#]")
 _SPECIAL = frozenset(" \t\r\n'\"\\$`;&|()<>#")
-_OPERATOR = re.compile(r"<<<|<<-|&>>|<<|<>|<&|>>|>&|>\||&>|&&|\|\||;;|\|&|[<>|;&]")
+_OPERATOR = lazy_pattern(r"<<<|<<-|&>>|<<|<>|<&|>>|>&|>\||&>|&&|\|\||;;|\|&|[<>|;&]")
 # A run of plain simple commands: words of plain characters, blanks, and the separators ``;``,
 # ``&&``, ``||`` and newline after each command. Possessive quantifiers: no backtracking.
 _WORD = r"[^\s'\"\\$`;&|()<>#]++"
@@ -54,22 +55,22 @@ _BULK = re.compile(
     # followed by a blank, or by the end of the text)
     rf"[ \t]*+(?:{_WORD}[ \t]++)*+(?:{_WORD}\Z)?+"
 )
-_ESCAPES = re.compile(r"(?:\\[^\n])+")
+_ESCAPES = lazy_pattern(r"(?:\\[^\n])+")
 _BULK_SEPARATOR = re.compile(r";|&&|\|\||\n")
 _CWD_WORDS = ("cd", "pushd", "popd")
-_LEADING_TABS = re.compile(r"^\t+", re.M)
-_DQ_STOP = re.compile(r'["\\`]|\$\(')
-_ARITH_STOP = re.compile(r"[()`$]")
-_BACKTICK_ESCAPE = re.compile(r"\\([\\`$])")
+_LEADING_TABS = lazy_pattern(r"^\t+", re.M)
+_DQ_STOP = lazy_pattern(r'["\\`]|\$\(')
+_ARITH_STOP = lazy_pattern(r"[()`$]")
+_BACKTICK_ESCAPE = lazy_pattern(r"\\([\\`$])")
 #: the lexer looks at its budget every this many steps
 _CHECK_EVERY = 2048
-_CONVERSION = re.compile(r"%%|%[-+ #0-9.]*[sbdiouxXcfeEgG]")
-_ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_CONVERSION = lazy_pattern(r"%%|%[-+ #0-9.]*[sbdiouxXcfeEgG]")
+_ANSI_ESCAPE = lazy_pattern(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)
+_ASSIGNMENT = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 # a leading word that only looks like one (``1A=2``, ``A-B=2``, ``=2``): POSIX sh runs it as a
 # program that is not found, but shells differ on names, so what follows is read as the command
 # too (fail closed), never dropped
-_ASSIGNMENT_LIKE = re.compile(r"[^=/\s'\"$`\\-][^=/\s'\"$`\\]*=|=")
+_ASSIGNMENT_LIKE = lazy_pattern(r"[^=/\s'\"$`\\-][^=/\s'\"$`\\]*=|=")
 # fmt: off
 _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f",
          "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
@@ -223,7 +224,7 @@ class _Lexer:
                 countdown = _CHECK_EVERY
             c = s[i]
             if c not in _SPECIAL:
-                m = _PLAIN_STOP.search(s, i + 1)
+                m = _PLAIN_STOP().search(s, i + 1)
                 j = n if m is None else m.start()
                 part = s[i:j]
                 sc.parts.append(part)
@@ -257,7 +258,7 @@ class _Lexer:
             elif c == "$" and s.startswith("$'", i):
                 i = self._ansi_c(i + 2, sc)
             elif c == "$":
-                m = _PLAIN_STOP.search(s, i + 1)
+                m = _PLAIN_STOP().search(s, i + 1)
                 j = n if m is None else m.start()
                 part = s[i:j]
                 sc.add(part)
@@ -292,7 +293,7 @@ class _Lexer:
         s = self.text
         if s.startswith("\\\n", i):
             return i + 2
-        m = _ESCAPES.match(s, i)
+        m = _ESCAPES().match(s, i)
         if m is None:  # a backslash at the end of the text
             sc.add("\\", quoted=True)
             return i + 2
@@ -303,7 +304,7 @@ class _Lexer:
         """A redirection operator (``2>err``: its file descriptor dropped) starts a target; any
         other (``;``, ``&&``, ``|``…) ends the command."""
         c = self.text[i]
-        found = _OPERATOR.match(self.text, i)
+        found = _OPERATOR().match(self.text, i)
         op = found.group() if found is not None else c
         i += len(op)
         if c == "<" or c == ">" or op.startswith("&>"):
@@ -371,14 +372,14 @@ class _Lexer:
                 body = s[i : m.start()]
                 # bash accepts "EOF)" closing $(… <<EOF: stop at the ")"
                 i = m.end() - 1 if m.group(1) is None else m.end() + 1
-            redirect.body = _LEADING_TABS.sub("", body) if strip else body
+            redirect.body = _LEADING_TABS().sub("", body) if strip else body
         sc.heredocs = []
         return min(i, n)
 
     def _double(self, i: int, depth: int, parts: list[str]) -> int:
         s, n = self.text, len(self.text)
         while i < n:
-            m = _DQ_STOP.search(s, i)
+            m = _DQ_STOP().search(s, i)
             if m is None:
                 break
             j = m.start()
@@ -420,7 +421,7 @@ class _Lexer:
             return None  # read as a substitution, which marks the fact incomplete
         level = 0
         while i < n:
-            m = _ARITH_STOP.search(s, i)
+            m = _ARITH_STOP().search(s, i)
             if m is None:
                 return None
             j = m.start()
@@ -477,7 +478,7 @@ class _Lexer:
     def _backtick(self, i: int, depth: int, parts: list[str]) -> int:
         s, n = self.text, len(self.text)
         end = self._closing(i, "`")
-        inner = _BACKTICK_ESCAPE.sub(r"\1", s[i:end])
+        inner = _BACKTICK_ESCAPE().sub(r"\1", s[i:end])
         if depth >= MAX_DEPTH:
             truncated(f"substitutions nested deeper than {MAX_DEPTH} levels were not read")
             parts.append(inner)
@@ -527,7 +528,7 @@ def unescape(text: str) -> str:
             return chr(int(code, 8))
         return _ANSI.get(code, "\\" + code)
 
-    return _ANSI_ESCAPE.sub(one, text)
+    return _ANSI_ESCAPE().sub(one, text)
 
 
 def literal_subst(done: list[Command], raw: str) -> str:
@@ -574,7 +575,7 @@ def strip_wrappers(words: list[str]) -> list[str]:
     i, count = 0, len(words)
     while i < count:
         word = words[i]
-        if _ASSIGNMENT.match(word) or (_ASSIGNMENT_LIKE.match(word) and i + 1 < count):
+        if _ASSIGNMENT().match(word) or (_ASSIGNMENT_LIKE().match(word) and i + 1 < count):
             i += 1
             continue
         name = basename(word)
@@ -625,7 +626,7 @@ def _printf(form: str, args: list[str]) -> str:
     """``printf FORMAT ARGS``: ``%s``/``%b``/``%d``-style conversions take the arguments in turn,
     the format repeating while arguments remain (widths and precisions are not applied)."""
     text = unescape(form)
-    if not args or all(m.group() == "%%" for m in _CONVERSION.finditer(text)):
+    if not args or all(m.group() == "%%" for m in _CONVERSION().finditer(text)):
         return text.replace("%%", "%")  # nothing takes an argument (a round takes at least one)
     out: list[str] = []
     rest = iter(args)
@@ -639,7 +640,7 @@ def _printf(form: str, args: list[str]) -> str:
         return next(rest, "")
 
     while left > 0:  # each round takes at least one argument
-        out.append(_CONVERSION.sub(take, text))
+        out.append(_CONVERSION().sub(take, text))
     return "".join(out)
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 
 from forge_policy._budget import read_outside, truncated
 from forge_policy._lazy import lazy_pattern
@@ -393,6 +392,8 @@ class ShellState:
         value = self.aliases.get(argv[0])
         if value is None:
             return None
+        import shlex  # only an alias call pays its import
+
         return " ".join([value, *(shlex.quote(word) for word in argv[1:])])
 
 
@@ -435,6 +436,8 @@ def env_split(words: list[str]) -> list[str] | None:
 
 def shlex_split(text: str) -> list[str]:
     """``text`` split as ``env -S`` splits it (quotes honoured; unbalanced: at blanks)."""
+    import shlex  # only ``env -S`` pays its import
+
     try:
         return shlex.split(text)
     except ValueError:

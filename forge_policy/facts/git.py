@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 
-from forge_policy.commands import commits
 from forge_policy.errors import FactTimeout
 from forge_policy.events import GIT_HOOK_EVENTS
 from forge_policy.facts._io import event_commands, event_cwd
@@ -35,6 +34,10 @@ def provide_staged_files(event: Event) -> list[str]:
     cwd = event_cwd(event)
     if event.event_name in GIT_HOOK_EVENTS:
         return staged(cwd, timeout=remaining())
+    # imported here: the git commands of a push or a reset (for messages) never need the
+    # commit model (``commands.git_commit`` and its class)
+    from forge_policy.commands import commits
+
     found: dict[str, None] = {}
     for command in event_commands(event):
         for commit in commits(command, cwd):

@@ -1,0 +1,103 @@
+"""The secret screen's gate (issue 28): :func:`forge_policy.secrets.may_hold` lets a text skip
+the RE2 screen only when no secret pattern can match it, so it must admit every text a pattern
+matches, or a secret would pass unredacted and a read of it unblocked. Its table
+(:data:`~forge_policy.secrets.NEEDS`) is derived from the patterns (``tests/secrets_gate.py``),
+never written by hand: a pattern that changes without it fails here."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from secrets_gate import derived, source
+from test_secrets import NOT_SECRETS, SECRETS
+from test_secrets_families import FOUND, NOT_FOUND
+from test_secrets_relaxed import FILLER, PIECES
+from test_secrets_shapes import FOUND as SHAPES
+from test_secrets_shapes import NOT_FOUND as NOT_SHAPES
+
+from forge_policy.catalog.dsl import compile_regex
+from forge_policy.secrets import NEEDS, SECRET_PATTERNS, detect, may_hold, redact
+
+REGEXES = [compile_regex(pattern) for _pid, pattern in SECRET_PATTERNS]
+SAMPLES = [t for t, _ in SECRETS] + [t for t, *_ in FOUND + SHAPES] + NOT_SECRETS
+SAMPLES += NOT_FOUND + NOT_SHAPES
+#: each pattern's own gate: a pattern whose literals are wrong could hide behind another's
+ALONE = [derived(((pid, pattern),)) or () for pid, pattern in SECRET_PATTERNS]
+
+
+def _bytes(text: str | bytes) -> bytes:
+    return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+
+
+def test_the_table_is_derived_from_the_patterns() -> None:
+    table = derived()
+    assert table is not None, "a secret pattern has no required literal: no gate is possible"
+    assert table == NEEDS, "a secret pattern changed: paste this into forge_policy/secrets.py\n" + (
+        source(table)
+    )
+
+
+def test_each_pattern_admits_every_sample_it_matches() -> None:
+    hits = 0
+    for text in SAMPLES:
+        data = _bytes(text)
+        for (pid, _pattern), regex, needs in zip(SECRET_PATTERNS, REGEXES, ALONE, strict=True):
+            if regex.search(data) is not None:
+                hits += 1
+                assert may_hold(data, needs), (pid, text)
+    assert hits > len(SECRETS)  # the samples did exercise the patterns
+
+
+def _python(pattern: str) -> str:
+    """An RE2 pattern as Python's ``re`` reads it (the secret patterns use one RE2-only escape)."""
+    return pattern.replace(r"\z", r"\Z")
+
+
+#: a PEM key's 64 characters of key material are more than Hypothesis likes to generate
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
+
+
+@pytest.mark.parametrize("index", range(len(SECRET_PATTERNS)), ids=[p for p, _ in SECRET_PATTERNS])
+@settings(max_examples=40, deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_every_text_a_pattern_matches_passes_its_gate(index: int, data: st.DataObject) -> None:
+    pattern = SECRET_PATTERNS[index][1]
+    text = data.draw(st.from_regex(re.compile(_python(pattern))))
+    raw = _bytes(text)
+    if REGEXES[index].search(raw) is not None:  # RE2's reading (\b, \s are ASCII there)
+        assert may_hold(raw, ALONE[index]), (SECRET_PATTERNS[index][0], text)
+        assert may_hold(raw)
+
+
+@given(st.lists(st.one_of(PIECES, FILLER), max_size=12))
+def test_pieces_of_secrets_never_match_past_the_gate(parts: list[str]) -> None:
+    data = "".join(parts).encode()
+    if any(regex.search(data) is not None for regex in REGEXES):
+        assert may_hold(data), data
+
+
+@given(st.text(max_size=80))
+def test_a_text_the_gate_refuses_holds_no_secret(text: str) -> None:
+    data = _bytes(text)
+    if not may_hold(data):
+        assert all(regex.search(data) is None for regex in REGEXES), text
+        assert redact(text) == text
+
+
+def test_the_gate_fails_closed_on_text_that_is_not_ascii() -> None:
+    # RE2 folds the Kelvin sign to k: "\u212aey" is a key name to the case-insensitive patterns
+    kelvin = 'API_\u212aEY = "hunter22hunter22"'
+    assert may_hold(kelvin.encode())
+    assert detect(kelvin) == "password_assignment"
+    assert redact(kelvin) == 'API_\u212aEY = "[REDACTED]"'
+
+
+def test_the_gate_lets_the_common_texts_skip_the_screen() -> None:
+    # what a hard block writes: its command, record keys, ids, stamps, digests
+    common = ["git push --force origin main", "session_id", "no-destructive-git"]
+    for text in [*common, "2026-12-03T09:18:58.560017+00:00", "3f33515788426f3b10a1e4eef"]:
+        assert not may_hold(text.encode()), text
+        assert detect(text) == ""
