@@ -173,3 +173,37 @@ def test_forged_literals_are_found_by_validate_and_replaced(
     requirement = required_literals("(?i)git\\s+push\\s+--force")
     assert requirement is not None and requirement.admits("git push --force")
     assert cache_support.body(cache.paths[0])["literals"][0][2] == [["git", "push", "--force"]]
+
+
+def test_a_hook_served_by_the_cache_reads_none_of_its_patterns(
+    cache: CatalogCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The built-in catalog from a warm cache blocks ``git push --force`` as a parse of its
+    YAML does, and the prefilter reads none of the catalog's patterns to decide it."""
+    cache.load(BUILTIN_DIR)
+    catalog = cache.load(BUILTIN_DIR)
+    assert cache.status == "hit"
+    read: list[str] = []
+    real_read = prefilter._read
+
+    def reading(pattern: str, limit: int) -> prefilter.Requirement | None:
+        read.append(pattern)
+        return real_read(pattern, limit)
+
+    monkeypatch.setattr(prefilter, "_read", reading)
+    payload = {
+        "session_id": "s-cache-literals",
+        "hook_event_name": "PreToolUse",
+        "cwd": str(tmp_path),
+        "tool_name": "Bash",
+        "tool_input": {"command": "git push --force origin main"},
+    }
+    decision = fp.Evaluator(catalog).evaluate(fp.Event.from_claude_code(payload))
+    parsed = fp.Evaluator(fp.load_catalog(BUILTIN_DIR)).evaluate(
+        fp.Event.from_claude_code({**payload, "session_id": "s-cache-literals-2"})
+    )
+    assert decision.blocked and decision.blocking is not None
+    assert parsed.blocking is not None
+    assert decision.blocking.behavior_id == parsed.blocking.behavior_id
+    patterns = set(_patterns(catalog))
+    assert not [pattern for pattern in read if pattern in patterns]
