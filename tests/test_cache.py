@@ -68,7 +68,11 @@ def test_the_cache_records_stat_and_hash_of_every_source(
 ) -> None:
     cache.load(str(folder))
     doc = cache_doc(cache)
-    assert (doc["format"], doc["forge_policy"], doc["root"]) == (2, fp.__version__, str(folder))
+    assert (doc["format"], doc["forge_policy"], doc["root"]) == (
+        cache_module.FORMAT,
+        fp.__version__,
+        str(folder),
+    )
     sources = doc["sources"]
     assert isinstance(sources, list)
     paths = [s["path"] for s in sources]
@@ -195,7 +199,7 @@ def test_a_cache_field_of_the_wrong_type_is_rebuilt_not_refreshed(
     cache_support.edit(cache.paths[0], field, value)
     assert specs(cache.load(str(folder))) == specs(fp.load_catalog(folder))
     assert cache.status == "rebuilt"
-    assert cache_doc(cache)["format"] == 2
+    assert cache_doc(cache)["format"] == cache_module.FORMAT
 
 
 @pytest.mark.parametrize("kept", [0, 1])

@@ -7,18 +7,24 @@ What a cache file is
 --------------------
 A header line and a JSON body::
 
-    forge-policy-catalog-cache 2 <HMAC-SHA256 of the body, hex>
-    {"format": 2, "forge_policy": "0.1.0", "root": "/abs/catalog",
+    forge-policy-catalog-cache 3 <HMAC-SHA256 of the body, hex>
+    {"format": 3, "forge_policy": "0.1.0", "root": "/abs/catalog",
      "sources": [{"path": "/abs/catalog/index.yaml", "stat": [M, S, I, D, C], "sha256": "…"},
                  {"path": "/abs/catalog/<id>/behavior.yaml", …}, …, {"path": "…/loader.py", …}],
-     "specs": [{…normalised spec…}, …]}
+     "specs": [{…normalised spec…}, …],
+     "literals": [["git\\s+push", false, [["git", "push"]]], [".*", null], …]}
 
 ``sources`` are the files :func:`~forge_policy.catalog.loader.read_catalog` read, in its order
 (the index, then the behavior file of every entry the index lists), then the modules that turn
 YAML into specs (:data:`LOADER_FILES`); each with its stat identity (``st_mtime_ns``,
 ``st_size``, ``st_ino``, ``st_dev``, ``st_ctime_ns``) and sha256. ``specs`` are what those
-files gave. The header seals the body with a key of the folder the cache lives in
-(``catalog-cache.key`` beside it: 32 random bytes, mode 0600, made on the first write).
+files gave. ``literals`` are, for each regex of the specs, the literals every match needs
+(:func:`~forge_policy.catalog.prefilter.derive_literals`, ``null``: none), derived from the
+pattern when the cache is written, so a cold hook does not read its patterns again; the
+prefilter is one of the loader modules, and ``forge-policy validate`` derives them anew and
+rebuilds a cache whose literals differ. The header seals the body with a key of the folder
+the cache lives in (``catalog-cache.key`` beside it: 32 random bytes, mode 0600, made on the
+first write).
 
 Why a hit is sound
 ------------------
@@ -97,6 +103,8 @@ from typing import Any, NamedTuple, TypeVar
 from forge_policy import __version__
 from forge_policy.catalog.behavior import Behavior
 from forge_policy.catalog.catalog import BEHAVIOR_FILE, INDEX_FILE, Catalog
+from forge_policy.catalog.dsl import matcher_kind
+from forge_policy.catalog.prefilter import Known, derive_literals, remember
 from forge_policy.errors import CatalogError
 
 TYPE_CHECKING = False
@@ -105,7 +113,9 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-FORMAT = 2
+#: 3: the body also holds the literals each regex needs (``literals``); a format-2 cache lacks
+#: them and is ignored (its header names the old format)
+FORMAT = 3
 #: The first word of a cache file's header line.
 MAGIC = b"forge-policy-catalog-cache"
 #: The key file beside every cache file of a folder.
@@ -130,6 +140,7 @@ LOADER_FILES = (
             "tuning.py",
             "dsl.py",
             "behavior.py",
+            "prefilter.py",  # it derives the literals the cache stores for each regex
             "cache.py",  # it structures the cache document: a new reader never trusts an old one
         )
     ),
@@ -211,6 +222,11 @@ class CacheDocument(NamedTuple):
     True
     >>> _structure({**_unstructure(doc), "format": "2"}) is None  # a string is not a number
     True
+    >>> doc = doc._replace(literals=(("git", ((("git",),), False)), (".", None)))
+    >>> _structure(_unstructure(doc)) == doc
+    True
+    >>> _structure({**_unstructure(doc), "literals": [["x", False, []]]}) is None  # refuses all
+    True
     """
 
     format: int
@@ -218,6 +234,9 @@ class CacheDocument(NamedTuple):
     root: str
     sources: tuple[SourceRecord, ...]
     specs: tuple[dict[str, Any], ...]
+    #: each regex of the specs (conditions, matchers) with what
+    #: :func:`~forge_policy.catalog.prefilter.derive_literals` gave for it when written
+    literals: tuple[tuple[str, Known], ...] = ()
 
 
 def _structure(data: object) -> CacheDocument | None:
@@ -238,9 +257,28 @@ def _structure(data: object) -> CacheDocument | None:
             _exactly(str, _field(data, "root")),
             tuple(_source(item) for item in _exactly(list, _field(data, "sources"))),
             tuple(_exactly(dict, item) for item in _exactly(list, _field(data, "specs"))),
+            tuple(_literals(item) for item in _exactly(list, _field(data, "literals"))),
         )
     except (TypeError, KeyError):  # any other shape: the cache is rebuilt
         return None
+
+
+def _literals(data: object) -> tuple[str, Known]:
+    """One ``[pattern, null]`` or ``[pattern, casefold, [[literal, ...], ...]]``. A requirement
+    with no alternative, or an alternative with no literal, is refused: the first would refuse
+    every text and :func:`~forge_policy.catalog.prefilter.derive_literals` gives neither."""
+    entry = _exactly(list, data)
+    if len(entry) == 2 and entry[1] is None:
+        return _exactly(str, entry[0]), None
+    if len(entry) != 3:
+        raise TypeError("expected [pattern, null] or [pattern, casefold, alternatives]")
+    alternatives = tuple(
+        tuple(_exactly(str, literal) for literal in _exactly(list, alternative))
+        for alternative in _exactly(list, entry[2])
+    )
+    if not alternatives or not all(alternatives):
+        raise TypeError("an empty requirement")
+    return _exactly(str, entry[0]), (alternatives, _exactly(bool, entry[1]))
 
 
 def _source(data: object) -> SourceRecord:
@@ -274,7 +312,27 @@ def _unstructure(doc: CacheDocument) -> dict[str, Any]:
             {"path": s.path, "stat": list(s.stat), "sha256": s.sha256} for s in doc.sources
         ],
         "specs": list(doc.specs),
+        "literals": [
+            [pattern, None]
+            if known is None
+            else [pattern, known[1], [list(alternative) for alternative in known[0]]]
+            for pattern, known in doc.literals
+        ],
     }
+
+
+def _derived_literals(catalog: Catalog) -> tuple[tuple[str, Known], ...]:
+    """Each regex of ``catalog`` (a condition's, a trigger's regex matcher), once, in order,
+    with the literals a match needs, read from the pattern itself."""
+    patterns: dict[str, None] = {}
+    for behavior in catalog:
+        for trigger in behavior.triggers:
+            if matcher_kind(trigger.matcher) == "regex":
+                patterns[trigger.matcher.strip()] = None
+            for condition in trigger.conditions:
+                if condition.regex is not None:
+                    patterns[condition.regex.pattern] = None
+    return tuple((pattern, derive_literals(pattern)) for pattern in patterns)
 
 
 class Ignored(Exception):
@@ -292,13 +350,15 @@ class CatalogCache:
     load did not use, with the reason; ``used`` is the cache file it used (``""``: none).
     """
 
-    __slots__ = ("ignored", "paths", "status", "used")
+    __slots__ = ("document", "ignored", "paths", "status", "used")
 
     def __init__(self, paths: Sequence[str]) -> None:
         self.paths = tuple(paths)
         self.status = ""
         self.used = ""
         self.ignored: list[tuple[str, str]] = []
+        #: the document of the cache file the last load used (None: none)
+        self.document: CacheDocument | None = None
 
     def load(self, root: str) -> Catalog:
         """The catalog at ``root`` (a folder with ``index.yaml``, or one behavior file).
@@ -309,6 +369,7 @@ class CatalogCache:
         root = os.path.abspath(root)
         self.ignored = []
         self.used = ""
+        self.document = None
         if os.path.isfile(root):
             from forge_policy.catalog.loader import load_catalog
 
@@ -327,6 +388,7 @@ class CatalogCache:
                 self.ignored.append((path, str(why)))
                 continue
             self.used = path
+            self.document = doc
             if refreshed is not None:
                 renewed = doc._replace(sources=refreshed)
                 self.status = "refreshed" if self._write(renewed, first=path) else "hit"
@@ -339,13 +401,17 @@ class CatalogCache:
         """Compare what a load of the folder ``root`` through the cache gives with ``parsed``
         (its YAML, loaded directly); return every cache file ignored, with the reason.
 
-        A cache served whose specs differ from the YAML's (only a forged seal gets there) is
-        listed too, and the cache is rebuilt from the YAML.
+        A cache served whose specs differ from the YAML's, or whose literals differ from those
+        its patterns need (only a forged seal gets there), is listed too, and the cache is
+        rebuilt from the YAML.
         """
         cached = self.load(root)
         ignored = list(self.ignored)
         if self.used and [b.spec for b in cached] != [b.spec for b in parsed]:
             ignored.append((self.used, "its specs differ from the YAML's"))
+            self.rebuild(root)
+        elif self.document is not None and self.document.literals != _derived_literals(parsed):
+            ignored.append((self.used, "its literals differ from those its patterns need"))
             self.rebuild(root)
         self.ignored = ignored
         return ignored
@@ -375,7 +441,9 @@ class CatalogCache:
         settled = tuple(
             fp._replace(stat=_settled(fp.stat, now)) for fp in recorded if fp is not None
         )
-        doc = CacheDocument(FORMAT, __version__, root, settled, tuple(specs))
+        literals = _derived_literals(catalog)
+        remember(literals)  # over any a forged cache of this process gave (see check)
+        doc = CacheDocument(FORMAT, __version__, root, settled, tuple(specs), literals)
         self.status = "rebuilt" if self._write(doc) else "unwritable"
         return catalog
 
@@ -441,6 +509,7 @@ def _use(path: str, root: str) -> tuple[Catalog, CacheDocument, tuple[SourceReco
         catalog = _compile(doc.specs, root, catalog_files)
     except Exception:  # specs that structure but do not compile: rebuild from the YAML
         raise Ignored("its specs do not compile") from None
+    remember(doc.literals)  # sealed and of this loader: the hook need not read its regexes
     return catalog, doc, refreshed
 
 

@@ -24,7 +24,11 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
+
+#: what :func:`required_literals` gives for a pattern, as data: ``(alternatives, casefold)``, or
+#: None for no requirement (the form the compiled catalog cache stores)
+Known = tuple[tuple[tuple[str, ...], ...], bool] | None
 
 #: alternatives of conjunctions; ``[()]`` means "no requirement"
 _Dnf = list[tuple[str, ...]]
@@ -37,6 +41,19 @@ _ESCAPED_CHARS = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\
 _CLASS_ESCAPES = frozenset("dDsSwW")
 _ZERO_WIDTH_ESCAPES = frozenset("bBAz")
 _FLAGS = frozenset("imsU-")
+
+
+#: requirements read from a sealed compiled catalog cache (:mod:`forge_policy.catalog.cache`),
+#: by pattern: derived by :func:`derive_literals` when the cache was written, with this module
+#: among the files whose change invalidates every cache, so a cold hook reads them instead of
+#: parsing its patterns again
+_KNOWN: dict[str, Known] = {}
+
+
+def remember(known: Iterable[tuple[str, Known]]) -> None:
+    """Take the requirements of ``known``'s patterns (each derived by :func:`derive_literals`
+    with the default limit) as read: :func:`required_literals` then answers them from memory."""
+    _KNOWN.update(known)
 
 
 class _GiveUp(Exception):
@@ -132,12 +149,31 @@ def required_literals(pattern: str, limit: int = MAX_ALTERNATIVES) -> Requiremen
     """The requirement of ``pattern`` (a valid RE2 pattern), or None when there is none; a part
     with more than ``limit`` alternatives is dropped (a larger one keeps more of a long
     alternation such as the secret patterns', for a reading done once, not on a hook's path).
+    A pattern whose requirement was :func:`remember`-ed is not read again.
 
     >>> required_literals(r"\\.(py|ts)$").alternatives
     (('.', 'py'), ('.', 'ts'))
     >>> required_literals(r"\\p{Greek}+x") is None  # not modelled: no prefilter
     True
     """
+    if limit == MAX_ALTERNATIVES and pattern in _KNOWN:
+        known = _KNOWN[pattern]
+        return None if known is None else Requirement(*known)
+    return _read(pattern, limit)
+
+
+def derive_literals(pattern: str) -> Known:
+    """The requirement of ``pattern`` read from the pattern itself (never from memory), as
+    data: what a compiled catalog cache stores for it.
+
+    >>> derive_literals(r"(?i)git\\s+push"), derive_literals(r".*")
+    (((('git', 'push'),), True), None)
+    """
+    requirement = _read(pattern, MAX_ALTERNATIVES)
+    return None if requirement is None else (requirement.alternatives, requirement.casefold)
+
+
+def _read(pattern: str, limit: int) -> Requirement | None:
     reader = _Reader(pattern, limit)
     try:
         dnf = reader.alternation()
