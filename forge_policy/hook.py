@@ -58,7 +58,8 @@ import os
 import sys
 import time
 
-from forge_policy.errors import HookInputError, UnknownEventError
+from forge_policy._budget import hook_deadline
+from forge_policy.errors import ConfigError, HookInputError, UnknownEventError
 from forge_policy.harness.payload import MAX_INPUT, check_size, parse, sniff_event
 from forge_policy.worker.protocol import USAGE, HookOptions, OptionsError
 
@@ -252,8 +253,6 @@ def respond(
     if deadline is None:
         deadline_seconds = _deadline_seconds(env)
         deadline = time.monotonic() + deadline_seconds
-    from forge_policy._budget import hook_deadline
-
     with hook_deadline(deadline, deadline_seconds):
         return _respond(raw, harness, event, env, err, evaluator, observers)
 
@@ -315,7 +314,6 @@ def _object(payload: object) -> dict[str, Any]:
 def _deadline_seconds(env: Mapping[str, str]) -> float:
     """``FORGE_HOOK_DEADLINE`` (its default when unusable: the evaluation reports the error)."""
     from forge_policy.config.env import DEFAULT_HOOK_DEADLINE, hook_deadline_from
-    from forge_policy.errors import ConfigError
 
     try:
         return hook_deadline_from(env)
@@ -325,7 +323,6 @@ def _deadline_seconds(env: Mapping[str, str]) -> float:
 
 def _on_error(env: Mapping[str, str]) -> str:
     from forge_policy.config.env import on_error_from
-    from forge_policy.errors import ConfigError
 
     try:
         return on_error_from(env)
@@ -442,11 +439,24 @@ def _floor(
     return decision
 
 
-def _adapter(harness: str) -> HookAdapter:
-    """The adapter of ``harness`` (its module imported now: only the one in use is loaded)."""
+#: :func:`forge_policy.harness.registry.get`, imported on first use and then kept: an import
+#: statement of a module's names costs ~0.6 us a call (a module, not a package, is asked
+#: for the ``__path__`` it lacks: an AttributeError made and dropped)
+_GET: list[Any] = []
+
+
+def _get() -> Any:
     from forge_policy.harness.registry import get
 
-    return get(harness).adapter
+    _GET.append(get)
+    return get
+
+
+def _adapter(harness: str) -> HookAdapter:
+    """The adapter of ``harness`` (its module imported now: only the one in use is loaded)."""
+    get = _GET[0] if _GET else _get()
+    adapter: HookAdapter = get(harness).adapter
+    return adapter
 
 
 def _describe(exc: BaseException) -> str:

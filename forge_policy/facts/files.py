@@ -29,6 +29,8 @@ from forge_policy.facts.commands import command_runs, command_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from forge_policy.model import Event
 
 #: The token advisor's "code" extensions: 4 bytes per token. Any other file: 6 bytes per word,
@@ -652,15 +654,28 @@ def _after_newline(chunk: bytes, nth: int) -> int:
     return len(chunk) - len(chunk.split(b"\n", nth)[-1])
 
 
+#: :func:`forge_policy.facts.secrets.scan_files`, imported on first use and then kept: an import
+#: statement of a module's names costs ~0.6 us a call (a module, not a package, is asked
+#: for the ``__path__`` it lacks: an AttributeError made and dropped)
+_SCAN_FILES: list[Any] = []
+
+
+def _scan_files() -> Any:
+    from forge_policy.facts.secrets import scan_files
+
+    _SCAN_FILES.append(scan_files)
+    return scan_files
+
+
 def provide_secret_in_files(event: Event) -> str:
     """``facts.secret_in_files``: id of the first secret pattern in a named file under 1 MiB.
 
     See :data:`forge_policy.facts.secrets.SECRET_PATTERNS`. Larger and unreadable files are
     skipped, each with a diagnostic note.
     """
-    from forge_policy.facts.secrets import scan_files
-
-    return scan_files(collect(event).files)
+    scan_files = _SCAN_FILES[0] if _SCAN_FILES else _scan_files()
+    found: str = scan_files(collect(event).files)
+    return found
 
 
 # --- readers that reach secret files without naming them ---------------------------------------
