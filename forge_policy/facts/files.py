@@ -149,8 +149,9 @@ def _collect(event: Event) -> Collected:
                         consider(target, run.cwd, True)
     found.declared = list(declared)
     names: dict[str, None] = {}
-    for path in [*found.paths, *found.declared]:
-        if not os.path.isdir(path):
+    regular = set(found.paths)  # stat'ed above as regular files: no folder, no second stat
+    for path in dict.fromkeys([*found.paths, *found.declared]):  # a Read's file is in both
+        if path in regular or not os.path.isdir(path):
             names.setdefault(os.path.basename(path))
     found.basenames = [name for name in names if name]
     return found
@@ -439,14 +440,17 @@ def provide_sensitive_file(event: Event) -> str:
     # class are those of first occurrences, so dropping repeats changes no answer, and saves
     # a stat and the families' patterns per repeat
     candidates = dict.fromkeys([*named, *reached(event)])
-    return most_sensitive([p for p in candidates if not _empty(p)])
+    sizes = dict(found.files)  # the size collect's stat of this event read: no second stat
+    return most_sensitive([p for p in candidates if not _empty(p, sizes.get(p))])
 
 
-def _empty(path: str) -> bool:
+def _empty(path: str, size: int | None = None) -> bool:
     """An existing regular file of no bytes (not procfs, whose files all say 0): reading it
-    shows nothing, whatever its name."""
+    shows nothing, whatever its name. ``size``: the regular file's size, already read."""
     if path.startswith("/proc/"):
         return False
+    if size is not None:
+        return size == 0
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -626,7 +630,9 @@ def read_slice_bytes(path: str, offset: int, limit: int, size: int) -> int:
     lines = scanned = 0  # newlines and bytes before the current chunk
     start: int | None = None  # where the slice begins, once found
     try:
-        with open(path, "rb") as handle:
+        # unbuffered: the chunks are large, and a buffer costs its own object and an ioctl and
+        # an lseek per open; a short read is one more turn of the loop
+        with open(path, "rb", buffering=0) as handle:
             while True:
                 check_deadline()
                 chunk = handle.read(_CHUNK)
