@@ -321,11 +321,32 @@ def _deadline_seconds(env: Mapping[str, str]) -> float:
         return DEFAULT_HOOK_DEADLINE
 
 
-def _on_error(env: Mapping[str, str]) -> str:
+#: :func:`forge_policy.config.env.on_error_from` and :func:`forge_policy.floor.rewrite.applies`,
+#: imported on first use and then kept: an import statement of a module's names costs ~0.6 us
+#: a call (a module, not a package, is asked for the ``__path__`` it lacks)
+_ON_ERROR_FROM: list[Any] = []
+_APPLIES: list[Any] = []
+
+
+def _on_error_from() -> Any:
     from forge_policy.config.env import on_error_from
 
+    _ON_ERROR_FROM.append(on_error_from)
+    return on_error_from
+
+
+def _applies() -> Any:
+    from forge_policy.floor.rewrite import applies
+
+    _APPLIES.append(applies)
+    return applies
+
+
+def _on_error(env: Mapping[str, str]) -> str:
+    on_error_from = _ON_ERROR_FROM[0] if _ON_ERROR_FROM else _on_error_from()
     try:
-        return on_error_from(env)
+        choice: str = on_error_from(env)
+        return choice
     except ConfigError:
         return "deny"  # and the same error stops the evaluation, which reports it
 
@@ -371,13 +392,13 @@ def _evaluate(
 ) -> tuple[Decision, AuditSink]:
     """The decision on ``event`` and the audit sink it was recorded in; ``notes`` (the derived
     session id's record, then the bypass's) are audited beside it."""
-    from forge_policy.config.env import Config
-
     for note in notes:
         print(f"forge-policy: {note['message']}", file=stderr)
     if warm is not None:
         evaluator = warm
-    else:
+    else:  # the warm worker passes its evaluator: the import is the in-process hook's
+        from forge_policy.config.env import Config
+
         evaluator = Config.from_env(env).build_evaluator(observers=observers)  # and FORGE_DISABLE
         for line in evaluator.bypass.notes if evaluator.bypass is not None else ():
             print(f"forge-policy: {line}", file=stderr)
@@ -411,8 +432,7 @@ def _floor(
     allowed shell call rewritten to run under forge_policy's own sandbox where the harness's
     does not hold it, and the floor it runs under audited beside the decision (the original
     command). Only a shell call before it runs is concerned; anything else passes untouched."""
-    from forge_policy.floor.rewrite import applies
-
+    applies = _APPLIES[0] if _APPLIES else _applies()
     if not applies(decision):
         return decision
     from forge_policy.config.env import Config
