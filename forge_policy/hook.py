@@ -58,7 +58,8 @@ import os
 import sys
 import time
 
-from forge_policy.errors import HookInputError, UnknownEventError
+from forge_policy._budget import hook_deadline
+from forge_policy.errors import ConfigError, HookInputError, UnknownEventError
 from forge_policy.harness.payload import MAX_INPUT, check_size, parse, sniff_event
 from forge_policy.worker.protocol import USAGE, HookOptions, OptionsError
 
@@ -252,8 +253,6 @@ def respond(
     if deadline is None:
         deadline_seconds = _deadline_seconds(env)
         deadline = time.monotonic() + deadline_seconds
-    from forge_policy._budget import hook_deadline
-
     with hook_deadline(deadline, deadline_seconds):
         return _respond(raw, harness, event, env, err, evaluator, observers)
 
@@ -319,7 +318,6 @@ def _object(payload: object) -> dict[str, Any]:
 def _deadline_seconds(env: Mapping[str, str]) -> float:
     """``FORGE_HOOK_DEADLINE`` (its default when unusable: the evaluation reports the error)."""
     from forge_policy.config.env import DEFAULT_HOOK_DEADLINE, hook_deadline_from
-    from forge_policy.errors import ConfigError
 
     try:
         return hook_deadline_from(env)
@@ -327,12 +325,32 @@ def _deadline_seconds(env: Mapping[str, str]) -> float:
         return DEFAULT_HOOK_DEADLINE
 
 
-def _on_error(env: Mapping[str, str]) -> str:
-    from forge_policy.config.env import on_error_from
-    from forge_policy.errors import ConfigError
+#: :func:`forge_policy.config.env.on_error_from` and :func:`forge_policy.floor.rewrite.applies`,
+#: imported on first use and then kept: an import statement of a module's names costs ~0.6 us
+#: a call (a module, not a package, is asked for the ``__path__`` it lacks)
+_ON_ERROR_FROM: list[Any] = []
+_APPLIES: list[Any] = []
 
+
+def _on_error_from() -> Any:
+    from forge_policy.config.env import on_error_from
+
+    _ON_ERROR_FROM.append(on_error_from)
+    return on_error_from
+
+
+def _applies() -> Any:
+    from forge_policy.floor.rewrite import applies
+
+    _APPLIES.append(applies)
+    return applies
+
+
+def _on_error(env: Mapping[str, str]) -> str:
+    on_error_from = _ON_ERROR_FROM[0] if _ON_ERROR_FROM else _on_error_from()
     try:
-        return on_error_from(env)
+        choice: str = on_error_from(env)
+        return choice
     except ConfigError:
         return "deny"  # and the same error stops the evaluation, which reports it
 
@@ -378,13 +396,13 @@ def _evaluate(
 ) -> tuple[Decision, AuditSink]:
     """The decision on ``event`` and the audit sink it was recorded in; ``notes`` (the derived
     session id's record, then the bypass's) are audited beside it."""
-    from forge_policy.config.env import Config
-
     for note in notes:
         print(f"forge-policy: {note['message']}", file=stderr)
     if warm is not None:
         evaluator = warm
-    else:
+    else:  # the warm worker passes its evaluator: the import is the in-process hook's
+        from forge_policy.config.env import Config
+
         evaluator = Config.from_env(env).build_evaluator(observers=observers)  # and FORGE_DISABLE
         for line in evaluator.bypass.notes if evaluator.bypass is not None else ():
             print(f"forge-policy: {line}", file=stderr)
@@ -418,8 +436,7 @@ def _floor(
     allowed shell call rewritten to run under forge_policy's own sandbox where the harness's
     does not hold it, and the floor it runs under audited beside the decision (the original
     command). Only a shell call before it runs is concerned; anything else passes untouched."""
-    from forge_policy.floor.rewrite import applies
-
+    applies = _APPLIES[0] if _APPLIES else _applies()
     if not applies(decision):
         return decision
     from forge_policy.config.env import Config
@@ -446,11 +463,24 @@ def _floor(
     return decision
 
 
-def _adapter(harness: str) -> HookAdapter:
-    """The adapter of ``harness`` (its module imported now: only the one in use is loaded)."""
+#: :func:`forge_policy.harness.registry.get`, imported on first use and then kept: an import
+#: statement of a module's names costs ~0.6 us a call (a module, not a package, is asked
+#: for the ``__path__`` it lacks: an AttributeError made and dropped)
+_GET: list[Any] = []
+
+
+def _get() -> Any:
     from forge_policy.harness.registry import get
 
-    return get(harness).adapter
+    _GET.append(get)
+    return get
+
+
+def _adapter(harness: str) -> HookAdapter:
+    """The adapter of ``harness`` (its module imported now: only the one in use is loaded)."""
+    get = _GET[0] if _GET else _get()
+    adapter: HookAdapter = get(harness).adapter
+    return adapter
 
 
 def _describe(exc: BaseException) -> str:

@@ -293,6 +293,18 @@ def _claims(sink: object, capability: Callable[..., _Capability]) -> TypeGuard[_
     return known
 
 
+#: :func:`forge_policy.audit.verify.clean`, imported on the first write and then kept (an
+#: import statement costs ~1 us a call for a module with a ``__getattr__``, as verify has)
+_CLEAN: list[Callable[[object], Any]] = []
+
+
+def _clean() -> Callable[[object], Any]:
+    from forge_policy.audit.verify import clean
+
+    _CLEAN.append(clean)
+    return clean
+
+
 def write(sink: AuditSink, records: Iterable[Mapping[str, Any]], *, durable: bool = True) -> None:
     """Hand ``records`` to ``sink``: the one way the engine, the hook, the CLI and the adapters
     write audit records. Each is made JSON-ready and redacted here
@@ -305,8 +317,7 @@ def write(sink: AuditSink, records: Iterable[Mapping[str, Any]], *, durable: boo
     >>> next(sink.records())
     {'kind': 'bypass', 'note': 'export KEY=[REDACTED]', 'ids': ['a']}
     """
-    from forge_policy.audit.verify import clean
-
+    clean = _CLEAN[0] if _CLEAN else _clean()
     cleaned = [clean(dict(record)) for record in records]
     if not durable and _claims(sink, Unsynced):
         sink.append_unsynced(cleaned)  # ``durable=False``: see :class:`Unsynced`

@@ -31,6 +31,7 @@ VerifyReport(ok=True, records=1, problems=[], torn_tail=False)
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import json
 import os
@@ -38,6 +39,7 @@ import re
 import stat
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import attrs
 
@@ -66,6 +68,37 @@ if TYPE_CHECKING:
 #: the first ``timestamp`` of a canonical line; only a hint (a nested object could hold one)
 _STAMP = re.compile(rb'"timestamp":"([^"\\]{1,64})"')
 _FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+
+
+class _Names(NamedTuple):
+    """A sink's paths as text (:meth:`JsonlAuditSink._names`), for the ``path`` and
+    ``lock_path`` objects they were computed from."""
+
+    path: Path
+    lock: Path
+    text: str
+    lock_text: str
+    spool_text: str
+    folder: str
+    #: the two folders above the log (absolute logs only), as refuse_symlinked_folders walks
+    folders: tuple[str, ...] | None
+
+
+def _is_symlink(path: str) -> bool:
+    """``Path(path).is_symlink()`` on text: False for a missing name, other errors raised."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError as exc:
+        if exc.errno in _IGNORED_ERRNOS or getattr(exc, "winerror", None) in _IGNORED_WINERRORS:
+            return False
+        raise
+    except ValueError:
+        return False
+
+
+#: the errors pathlib's ``is_symlink`` reads as "no symlink" (pathlib._IGNORED_ERRNOS)
+_IGNORED_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+_IGNORED_WINERRORS = (21, 123, 1921)  # not ready, invalid name, cannot be resolved
 
 
 def default_path() -> Path:
@@ -107,17 +140,50 @@ class JsonlAuditSink:
         #: where this sink's last append began and ended (a
         #: :class:`~forge_policy.audit.base.Checkpointed` sink), None before the first
         self.last_append: Appended | None = None
+        self._names_of: _Names | None = None
         self._refuse_symlink()
 
     def __repr__(self) -> str:
         return f"JsonlAuditSink({str(self.path)!r})"
 
+    def _names(self) -> _Names:
+        """The text of this sink's paths (the log, its lock file, its spool folder, its
+        folder and the folders above it that must not be symlinks), computed once per
+        ``path``/``lock_path`` and not per append: pathlib builds a new object for each
+        ``with_name`` or ``parent``. A relative log's folders are not kept (they depend on the
+        process's directory)."""
+        names = self._names_of
+        if names is not None and names.path is self.path and names.lock is self.lock_path:
+            return names
+        text = str(self.path)
+        folders: tuple[str, ...] | None = None
+        if os.path.isabs(text):
+            first = os.path.dirname(os.path.abspath(text))
+            folders = (first, os.path.dirname(first))
+        names = _Names(
+            self.path,
+            self.lock_path,
+            text,
+            str(self.lock_path),
+            str(self.path.with_name(self.path.name + ".spool")),
+            str(self.path.parent),
+            folders,
+        )
+        self._names_of = names
+        return names
+
     def _refuse_symlink(self) -> None:
-        for path in (self.path, self.lock_path):
-            if path.is_symlink():
-                raise AuditError(f"audit log path is a symlink, refused: {str(path)!r}")
+        names = self._names()
+        for path in (names.text, names.lock_text):
+            if _is_symlink(path):
+                raise AuditError(f"audit log path is a symlink, refused: {path!r}")
         try:
-            refuse_symlinked_folders(str(self.path))
+            if names.folders is None:
+                refuse_symlinked_folders(names.text)
+            else:  # refuse_symlinked_folders's two levels, their names computed once
+                for folder in names.folders:
+                    if os.path.islink(folder):
+                        raise OSError(errno.ELOOP, "is a symlinked folder", folder)
         except OSError as exc:
             raise AuditError(
                 f"audit log folder is a symlink, refused: {str(exc.filename)!r}"
@@ -134,7 +200,7 @@ class JsonlAuditSink:
     def _locked(self, create: bool = True) -> Iterator[int]:
         """Hold the exclusive writer lock; yield the lock file's descriptor."""
         self._refuse_symlink()  # O_NOFOLLOW does the same atomically where it exists
-        lock = FileLock(str(self.lock_path), timeout=self.lock_timeout, create=create)
+        lock = FileLock(self._names().lock_text, timeout=self.lock_timeout, create=create)
         with self._lock_errors():
             lock.__enter__()
         try:
@@ -142,6 +208,32 @@ class JsonlAuditSink:
         finally:
             with self._lock_errors():
                 lock.__exit__(None, None, None)
+
+    def _take_lock(self) -> FileLock:
+        """:meth:`_locked`'s acquisition without its generators (the append's, once per
+        call): the lock, taken; its errors as this sink's (:meth:`_lock_errors`'s)."""
+        self._refuse_symlink()  # O_NOFOLLOW does the same atomically where it exists
+        lock = FileLock(self._names().lock_text, timeout=self.lock_timeout)
+        try:
+            lock.__enter__()
+        except (LockTimeout, StoreError) as exc:
+            raise self._lock_error(exc) from exc
+        return lock
+
+    def _release_lock(self, lock: FileLock) -> None:
+        """:meth:`_locked`'s release of a lock :meth:`_take_lock` took."""
+        try:
+            lock.__exit__(None, None, None)
+        except (LockTimeout, StoreError) as exc:
+            raise self._lock_error(exc) from exc
+
+    def _lock_error(self, exc: StoreError) -> AuditError:
+        if isinstance(exc, LockTimeout):
+            return AuditError(
+                f"audit log lock not acquired within {self.lock_timeout:g} s: "
+                f"{str(self.lock_path)!r}"
+            )
+        return AuditError(f"audit log lock: {exc}")
 
     @contextlib.contextmanager
     def _lock_errors(self) -> Iterator[None]:
@@ -175,22 +267,23 @@ class JsonlAuditSink:
         if not batch:
             return
         try:
-            folder = self.path.parent
-            if not os.path.isdir(folder):  # one stat per append, not a failing mkdir and a stat
-                folder.mkdir(parents=True, exist_ok=True)
+            names = self._names()
+            if not os.path.isdir(names.folder):  # one stat per append, not a failing mkdir
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                locked = self._locked()
-                lock_fd = locked.__enter__()
+                lock = self._take_lock()
             except AuditError as exc:
                 if isinstance(exc.__cause__, LockTimeout) and in_hook_call():
                     self._spool(batch)  # durable, in a file of its own; folded by the next append
                     return
                 raise
-            with contextlib.ExitStack() as stack:
-                stack.push(locked)
+            lock_fd = lock.fd
+            try:
                 spooled, folded = self._spooled()
                 sync = self.fsync and (sync or bool(spooled))  # a folded spool file is removed
-                created = not self.path.exists()
+                # whether the open creates the log matters to an fsynced append only (its
+                # folder is fsynced then): an unsynced one (``seen``) skips the stat
+                created = sync and not os.path.exists(names.text)
                 flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
                 fd = self._open(self.path, flags, checked=True)
                 try:
@@ -206,6 +299,8 @@ class JsonlAuditSink:
                 os.write(lock_fd, format_head(seq, digest))
                 for name in spooled:  # in the chain and fsynced: the spool file has served
                     os.unlink(self.spool_dir / name)
+            finally:
+                self._release_lock(lock)
         except OSError as exc:
             raise AuditError(f"cannot append to audit log {str(self.path)!r}: {exc}") from exc
 
@@ -253,7 +348,7 @@ class JsonlAuditSink:
         """The spool's files and their records, oldest first (a line that is not a JSON
         object, from a crash while spooling, is kept as a ``recovery`` note)."""
         try:  # no spool folder, the usual case: one lstat
-            mode = os.lstat(self.spool_dir).st_mode
+            mode = os.lstat(self._names().spool_text).st_mode
         except (FileNotFoundError, NotADirectoryError):
             return [], []
         if stat.S_ISLNK(mode):

@@ -118,6 +118,19 @@ def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
     return environ if environ is not None else {}
 
 
+#: :func:`forge_policy.catalog.catalog.catalog_folder`, imported on first use and then kept:
+#: an import statement of a module's names costs ~0.6 us a call (a module, not a package, is
+#: asked for the ``__path__`` it lacks: an AttributeError made and dropped)
+_CATALOG_FOLDER: list[Any] = []
+
+
+def _catalog_folder() -> Any:
+    from forge_policy.catalog.catalog import catalog_folder
+
+    _CATALOG_FOLDER.append(catalog_folder)
+    return catalog_folder
+
+
 @attrs.frozen(kw_only=True, eq=False)
 class Config:
     """Where forge_policy keeps its files and how it evaluates, as read from ``FORGE_*``.
@@ -223,9 +236,9 @@ class Config:
     @property
     def catalog_dir(self) -> str | None:
         """The catalog folder in use, or None for the built-in catalog."""
-        from forge_policy.catalog.catalog import catalog_folder
-
-        return catalog_folder(self.root, self.behaviors_dir)
+        catalog_folder = _CATALOG_FOLDER[0] if _CATALOG_FOLDER else _catalog_folder()
+        folder: str | None = catalog_folder(self.root, self.behaviors_dir)
+        return folder
 
     def cache_paths(self) -> list[str]:
         """Where the compiled catalog cache may live (see :mod:`forge_policy.catalog.cache`).

@@ -26,10 +26,11 @@ from __future__ import annotations
 import attrs
 
 from forge_policy.catalog.behavior import AGENT_SCOPE, firing_key
-from forge_policy.catalog.dsl import Scope  # loaded with behavior; imported once, not per call
+from forge_policy.catalog.dsl import Scope, as_number  # loaded with behavior: once, not per call
 from forge_policy.engine import effects as fx  # its classes load on first use: an allow uses none
 from forge_policy.engine.effects import audit_records, overrides
 from forge_policy.engine.inputs import FactCache, Settings, event_identity, read_as
+from forge_policy.engine.keyed_flags import as_keys, set_keys  # small; a Read's allow sets keys
 from forge_policy.engine.overrides import (
     auto_approved,
     explicit_pass,
@@ -222,8 +223,6 @@ def _fire(
 def _act(trigger: Trigger, scope: Scope, scratch: _Scratch) -> tuple[str, bool]:
     """Carry out a matched trigger's action: what it did (for the trace) and whether it is a
     violation."""
-    from forge_policy.catalog.dsl import as_number
-
     action = trigger.action
     flags, totals = scratch.flags, scratch.totals
     if action == "set_flag" and trigger.keys_field is not None:
@@ -262,8 +261,6 @@ def _act(trigger: Trigger, scope: Scope, scratch: _Scratch) -> tuple[str, bool]:
 def _set_keyed(trigger: Trigger, scope: Scope, scratch: _Scratch) -> str:
     """``set_flag`` with ``keys`` (:mod:`forge_policy.engine.keyed_flags`): a key for each
     string the field gives; an undetermined field sets nothing (setting only ever relaxes)."""
-    from forge_policy.engine.keyed_flags import as_keys, set_keys
-
     assert trigger.keys_field is not None
     value = trigger.keys_field.resolve(scope)
     if type(value) is Unknown:
@@ -277,7 +274,7 @@ def _check_keyed(trigger: Trigger, scope: Scope, scratch: _Scratch) -> tuple[str
     """``check_flag`` with ``keys``: present when any key the field gives is set; returns the
     trace line and whether it is a violation. Undetermined keys (or a cut list none of whose
     items is set) violate only when the behavior would block (fail closed)."""
-    from forge_policy.engine.keyed_flags import as_keys, found_key, keyed_name, touch
+    from forge_policy.engine.keyed_flags import found_key, keyed_name, touch
 
     assert trigger.keys_field is not None
     value = trigger.keys_field.resolve(scope)

@@ -39,6 +39,8 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from forge_policy._budget import no_wait
+from forge_policy._time import iso
+from forge_policy.audit.base import write
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
 from forge_policy.engine import session
 from forge_policy.engine.decide import Outcome, decide
@@ -50,6 +52,7 @@ from forge_policy.engine.inputs import (
     Settings,
 )
 from forge_policy.engine.overrides import harness_auto_approval
+from forge_policy.engine.records import agent_fields, mcp_reading
 from forge_policy.engine.session import RECONCILE_MARGIN, Base
 from forge_policy.errors import AuditError, StoreError
 from forge_policy.model import Decision, Event
@@ -247,8 +250,6 @@ class Evaluator:
             try:
                 records = self.notice_records(event)
                 if records:
-                    from forge_policy.audit.base import write
-
                     write(self.audit, records)
             except (AuditError, OSError) as exc:
                 notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
@@ -434,8 +435,6 @@ class Evaluator:
         outcome = decide(self.catalog, event, state, now, settings, facts, auto_approve=rule)
         records = [{**record, "degraded": mark} for record in outcome.audit]
         if records:
-            from forge_policy.audit.base import write
-
             try:
                 write(self.audit, records)
             except (AuditError, OSError) as exc:
@@ -521,8 +520,6 @@ def _with_bypasses(audit: AuditSink, decision: Decision, records: list[dict[str,
     append them leaves the decision, with a diagnostic)."""
     notes = decision.diagnostics
     try:
-        from forge_policy.audit.base import write
-
         write(audit, records)
     except (AuditError, OSError) as exc:
         notes = (*notes, f"audit record not written ({type(exc).__name__}: {exc})")
@@ -536,11 +533,7 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
     record) and for no fsync (:class:`~forge_policy.audit.base.Unsynced`: a power cut may lose
     it, and the call then shows as a gap); a failure to write it leaves the decision, with a
     diagnostic: it only says that the hook ran."""
-    from forge_policy._time import iso
-    from forge_policy.audit.base import write
-    from forge_policy.audit.records import Seen, to_dict
-    from forge_policy.engine.records import agent_fields, mcp_reading
-
+    Seen, to_dict = _SEEN[0] if _SEEN else _seen()
     record = Seen(
         timestamp=iso(now),
         session_id=event.session_id,
@@ -559,6 +552,20 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
         note = f"seen record not written ({type(exc).__name__}: {exc})"
         return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))
     return decision
+
+
+#: ``Seen`` and ``to_dict``, imported on the first ``seen`` record and then kept: an import
+#: statement of a module's names costs ~0.6 us on every call (the module, not a package, is
+#: asked for a ``__path__`` it lacks: an AttributeError made and dropped), ~1 us for a module
+#: with a ``__getattr__`` (audit.records)
+_SEEN: list[tuple[Any, Any]] = []
+
+
+def _seen() -> tuple[Any, Any]:
+    from forge_policy.audit.records import Seen, to_dict
+
+    _SEEN.append((Seen, to_dict))
+    return _SEEN[0]
 
 
 def _logged_not_written(decision: Decision, exc: Exception) -> Decision:

@@ -10,6 +10,7 @@ The parser is :mod:`forge_policy.commands.git_commit`; this module gives it an e
 
 from __future__ import annotations
 
+from forge_policy.events import GIT_HOOK_EVENTS
 from forge_policy.facts._io import event_commands, event_cwd
 from forge_policy.facts.commands import command_words, kept_value
 
@@ -25,8 +26,6 @@ def provide_commit_message(event: Event) -> str:
     For the git-side events (``commit-msg`` …) it is the event's ``commit_message``: the text
     ``forge-policy git commit-msg FILE`` read from the message file.
     """
-    from forge_policy.events import GIT_HOOK_EVENTS
-
     if event.event_name in GIT_HOOK_EVENTS:
         message = event.payload.get("commit_message")
         return message if isinstance(message, str) else ""

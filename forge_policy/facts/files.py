@@ -29,6 +29,8 @@ from forge_policy.facts.commands import command_runs, command_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from forge_policy.model import Event
 
 #: The token advisor's "code" extensions: 4 bytes per token. Any other file: 6 bytes per word,
@@ -147,8 +149,9 @@ def _collect(event: Event) -> Collected:
                         consider(target, run.cwd, True)
     found.declared = list(declared)
     names: dict[str, None] = {}
-    for path in [*found.paths, *found.declared]:
-        if not os.path.isdir(path):
+    regular = set(found.paths)  # stat'ed above as regular files: no folder, no second stat
+    for path in dict.fromkeys([*found.paths, *found.declared]):  # a Read's file is in both
+        if path in regular or not os.path.isdir(path):
             names.setdefault(os.path.basename(path))
     found.basenames = [name for name in names if name]
     return found
@@ -437,14 +440,17 @@ def provide_sensitive_file(event: Event) -> str:
     # class are those of first occurrences, so dropping repeats changes no answer, and saves
     # a stat and the families' patterns per repeat
     candidates = dict.fromkeys([*named, *reached(event)])
-    return most_sensitive([p for p in candidates if not _empty(p)])
+    sizes = dict(found.files)  # the size collect's stat of this event read: no second stat
+    return most_sensitive([p for p in candidates if not _empty(p, sizes.get(p))])
 
 
-def _empty(path: str) -> bool:
+def _empty(path: str, size: int | None = None) -> bool:
     """An existing regular file of no bytes (not procfs, whose files all say 0): reading it
-    shows nothing, whatever its name."""
+    shows nothing, whatever its name. ``size``: the regular file's size, already read."""
     if path.startswith("/proc/"):
         return False
+    if size is not None:
+        return size == 0
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -624,7 +630,9 @@ def read_slice_bytes(path: str, offset: int, limit: int, size: int) -> int:
     lines = scanned = 0  # newlines and bytes before the current chunk
     start: int | None = None  # where the slice begins, once found
     try:
-        with open(path, "rb") as handle:
+        # unbuffered: the chunks are large, and a buffer costs its own object and an ioctl and
+        # an lseek per open; a short read is one more turn of the loop
+        with open(path, "rb", buffering=0) as handle:
             while True:
                 check_deadline()
                 chunk = handle.read(_CHUNK)
@@ -652,15 +660,28 @@ def _after_newline(chunk: bytes, nth: int) -> int:
     return len(chunk) - len(chunk.split(b"\n", nth)[-1])
 
 
+#: :func:`forge_policy.facts.secrets.scan_files`, imported on first use and then kept: an import
+#: statement of a module's names costs ~0.6 us a call (a module, not a package, is asked
+#: for the ``__path__`` it lacks: an AttributeError made and dropped)
+_SCAN_FILES: list[Any] = []
+
+
+def _scan_files() -> Any:
+    from forge_policy.facts.secrets import scan_files
+
+    _SCAN_FILES.append(scan_files)
+    return scan_files
+
+
 def provide_secret_in_files(event: Event) -> str:
     """``facts.secret_in_files``: id of the first secret pattern in a named file under 1 MiB.
 
     See :data:`forge_policy.facts.secrets.SECRET_PATTERNS`. Larger and unreadable files are
     skipped, each with a diagnostic note.
     """
-    from forge_policy.facts.secrets import scan_files
-
-    return scan_files(collect(event).files)
+    scan_files = _SCAN_FILES[0] if _SCAN_FILES else _scan_files()
+    found: str = scan_files(collect(event).files)
+    return found
 
 
 # --- readers that reach secret files without naming them ---------------------------------------

