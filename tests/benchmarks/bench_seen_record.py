@@ -59,10 +59,9 @@ def project_of(base: Path, name: str, python: str, off: bool) -> tuple[list[str]
         if not k.startswith(("FORGE_", "DISABLE_")) and k != "PYTHONDONTWRITEBYTECODE"
     }
     env.update(CLAUDE_PROJECT_DIR=str(project), XDG_CACHE_HOME=str(base / f"cache-{name}"))
-    # the committed command is a shell line naming the project's launcher: run it as Claude Code
-    # does, through /bin/sh -c with CLAUDE_PROJECT_DIR set (env above)
-    command, _client = written_command(python, project, env)
-    client = ["/bin/sh", "-c", command]
+    # the committed entry names the project's launcher: run it as Claude Code does (the exec
+    # form spawned with ${CLAUDE_PROJECT_DIR} substituted, no shell), CLAUDE_PROJECT_DIR set
+    _line, client, _launched = written_command(python, project, env)
     if off:
         config = project / ".forge" / "config.yaml"
         text = config.read_text() if config.exists() else ""

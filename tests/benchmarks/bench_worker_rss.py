@@ -108,7 +108,7 @@ def over_socket(python: str, events: int, say: Any) -> dict[str, Any]:
         }
         env.update(CLAUDE_PROJECT_DIR=str(project), XDG_CACHE_HOME=str(Path(tmp) / "cache"))
         # what the committed launcher runs on this machine: python -I -S …/launch.py
-        _line, command = written_command(python, project, env)
+        _line, _spawned, command = written_command(python, project, env)
         launch = Path(command[-1])
         import subprocess
 
