@@ -102,17 +102,7 @@ class BudgetedProvider:
         notes: list[str] = []
         run = Run(self.budget_ms, notes, shared)
         try:
-            if self.isolate:
-                value = _run_isolated(self.func, event, run)
-            else:  # _run, inline: ten providers run per tool call
-                token = CURRENT.set(run)
-                try:
-                    value = self.func(event)
-                    late = run.spent()
-                finally:
-                    CURRENT.reset(token)
-                if late is not None and not run.cuts:
-                    raise FactTimeout(late)
+            value = self._run(event, run)
         except Exception as exc:  # a provider must never break the hook
             failure = _failure(self.name, exc)
             return Unknown(failure), [*_prefixed(self.name, notes), failure]
