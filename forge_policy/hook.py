@@ -59,6 +59,7 @@ import sys
 import time
 
 from forge_policy._budget import hook_deadline
+from forge_policy._lazy import kept
 from forge_policy.errors import ConfigError, HookInputError, UnknownEventError
 from forge_policy.harness.payload import MAX_INPUT, check_size, parse, sniff_event
 from forge_policy.worker.protocol import USAGE, HookOptions, OptionsError
@@ -325,29 +326,22 @@ def _deadline_seconds(env: Mapping[str, str]) -> float:
         return DEFAULT_HOOK_DEADLINE
 
 
-#: :func:`forge_policy.config.env.on_error_from` and :func:`forge_policy.floor.rewrite.applies`,
-#: imported on first use and then kept: an import statement of a module's names costs ~0.6 us
-#: a call (a module, not a package, is asked for the ``__path__`` it lacks)
-_ON_ERROR_FROM: list[Any] = []
-_APPLIES: list[Any] = []
-
-
+@kept
 def _on_error_from() -> Any:
     from forge_policy.config.env import on_error_from
 
-    _ON_ERROR_FROM.append(on_error_from)
     return on_error_from
 
 
+@kept
 def _applies() -> Any:
     from forge_policy.floor.rewrite import applies
 
-    _APPLIES.append(applies)
     return applies
 
 
 def _on_error(env: Mapping[str, str]) -> str:
-    on_error_from = _ON_ERROR_FROM[0] if _ON_ERROR_FROM else _on_error_from()
+    on_error_from = _on_error_from()
     try:
         choice: str = on_error_from(env)
         return choice
@@ -436,7 +430,7 @@ def _floor(
     allowed shell call rewritten to run under forge_policy's own sandbox where the harness's
     does not hold it, and the floor it runs under audited beside the decision (the original
     command). Only a shell call before it runs is concerned; anything else passes untouched."""
-    applies = _APPLIES[0] if _APPLIES else _applies()
+    applies = _applies()
     if not applies(decision):
         return decision
     from forge_policy.config.env import Config
@@ -463,22 +457,16 @@ def _floor(
     return decision
 
 
-#: :func:`forge_policy.harness.registry.get`, imported on first use and then kept: an import
-#: statement of a module's names costs ~0.6 us a call (a module, not a package, is asked
-#: for the ``__path__`` it lacks: an AttributeError made and dropped)
-_GET: list[Any] = []
-
-
+@kept
 def _get() -> Any:
     from forge_policy.harness.registry import get
 
-    _GET.append(get)
     return get
 
 
 def _adapter(harness: str) -> HookAdapter:
     """The adapter of ``harness`` (its module imported now: only the one in use is loaded)."""
-    get = _GET[0] if _GET else _get()
+    get = _get()
     adapter: HookAdapter = get(harness).adapter
     return adapter
 

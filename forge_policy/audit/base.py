@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
+from forge_policy._lazy import kept
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import TypeGuard
@@ -293,15 +295,10 @@ def _claims(sink: object, capability: Callable[..., _Capability]) -> TypeGuard[_
     return known
 
 
-#: :func:`forge_policy.audit.verify.clean`, imported on the first write and then kept (an
-#: import statement costs ~1 us a call for a module with a ``__getattr__``, as verify has)
-_CLEAN: list[Callable[[object], Any]] = []
-
-
+@kept
 def _clean() -> Callable[[object], Any]:
     from forge_policy.audit.verify import clean
 
-    _CLEAN.append(clean)
     return clean
 
 
@@ -317,7 +314,7 @@ def write(sink: AuditSink, records: Iterable[Mapping[str, Any]], *, durable: boo
     >>> next(sink.records())
     {'kind': 'bypass', 'note': 'export KEY=[REDACTED]', 'ids': ['a']}
     """
-    clean = _CLEAN[0] if _CLEAN else _clean()
+    clean = _clean()
     cleaned = [clean(dict(record)) for record in records]
     if not durable and _claims(sink, Unsynced):
         sink.append_unsynced(cleaned)  # ``durable=False``: see :class:`Unsynced`

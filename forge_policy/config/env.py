@@ -73,6 +73,7 @@ import time
 import attrs
 
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
+from forge_policy._lazy import kept
 from forge_policy.catalog.behavior import DEFAULT_PROFILE, PROFILES
 from forge_policy.config.layers import LEGACY_DISABLE as LEGACY_DISABLE  # its old home
 from forge_policy.config.layers import disabled_switches as _disabled
@@ -118,16 +119,10 @@ def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
     return environ if environ is not None else {}
 
 
-#: :func:`forge_policy.catalog.catalog.catalog_folder`, imported on first use and then kept:
-#: an import statement of a module's names costs ~0.6 us a call (a module, not a package, is
-#: asked for the ``__path__`` it lacks: an AttributeError made and dropped)
-_CATALOG_FOLDER: list[Any] = []
-
-
+@kept
 def _catalog_folder() -> Any:
     from forge_policy.catalog.catalog import catalog_folder
 
-    _CATALOG_FOLDER.append(catalog_folder)
     return catalog_folder
 
 
@@ -236,7 +231,7 @@ class Config:
     @property
     def catalog_dir(self) -> str | None:
         """The catalog folder in use, or None for the built-in catalog."""
-        catalog_folder = _CATALOG_FOLDER[0] if _CATALOG_FOLDER else _catalog_folder()
+        catalog_folder = _catalog_folder()
         folder: str | None = catalog_folder(self.root, self.behaviors_dir)
         return folder
 

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from forge_policy._budget import no_wait
+from forge_policy._lazy import kept
 from forge_policy._time import iso
 from forge_policy.audit.base import write
 from forge_policy.catalog.behavior import DEFAULT_PROFILE
@@ -533,7 +534,7 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
     record) and for no fsync (:class:`~forge_policy.audit.base.Unsynced`: a power cut may lose
     it, and the call then shows as a gap); a failure to write it leaves the decision, with a
     diagnostic: it only says that the hook ran."""
-    Seen, to_dict = _SEEN[0] if _SEEN else _seen()
+    Seen, to_dict = _seen()
     record = Seen(
         timestamp=iso(now),
         session_id=event.session_id,
@@ -554,18 +555,11 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
     return decision
 
 
-#: ``Seen`` and ``to_dict``, imported on the first ``seen`` record and then kept: an import
-#: statement of a module's names costs ~0.6 us on every call (the module, not a package, is
-#: asked for a ``__path__`` it lacks: an AttributeError made and dropped), ~1 us for a module
-#: with a ``__getattr__`` (audit.records)
-_SEEN: list[tuple[Any, Any]] = []
-
-
+@kept
 def _seen() -> tuple[Any, Any]:
     from forge_policy.audit.records import Seen, to_dict
 
-    _SEEN.append((Seen, to_dict))
-    return _SEEN[0]
+    return (Seen, to_dict)
 
 
 def _logged_not_written(decision: Decision, exc: Exception) -> Decision:

@@ -21,6 +21,7 @@ import stat
 
 import attrs
 
+from forge_policy._lazy import kept
 from forge_policy.commands import expand_path  # the lexer only: the command model loads on use
 from forge_policy.facts._io import event_commands, event_cwd, read_bounded
 from forge_policy.facts._patches import event_patches
@@ -660,16 +661,10 @@ def _after_newline(chunk: bytes, nth: int) -> int:
     return len(chunk) - len(chunk.split(b"\n", nth)[-1])
 
 
-#: :func:`forge_policy.facts.secrets.scan_files`, imported on first use and then kept: an import
-#: statement of a module's names costs ~0.6 us a call (a module, not a package, is asked
-#: for the ``__path__`` it lacks: an AttributeError made and dropped)
-_SCAN_FILES: list[Any] = []
-
-
+@kept
 def _scan_files() -> Any:
     from forge_policy.facts.secrets import scan_files
 
-    _SCAN_FILES.append(scan_files)
     return scan_files
 
 
@@ -679,7 +674,7 @@ def provide_secret_in_files(event: Event) -> str:
     See :data:`forge_policy.facts.secrets.SECRET_PATTERNS`. Larger and unreadable files are
     skipped, each with a diagnostic note.
     """
-    scan_files = _SCAN_FILES[0] if _SCAN_FILES else _scan_files()
+    scan_files = _scan_files()
     found: str = scan_files(collect(event).files)
     return found
 

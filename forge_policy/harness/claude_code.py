@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 
+from forge_policy._lazy import kept
 from forge_policy.events import BLOCKABLE_TOOL_EVENTS, EVENTS
 from forge_policy.harness.common import CommandHookAdapter
 
@@ -28,16 +29,10 @@ if TYPE_CHECKING:
     from forge_policy.model import Decision, Event
 
 
-#: :func:`forge_policy.render.claude_code.render`, imported on first use and then kept: an import
-#: statement of a module's names costs ~0.6 us a call (a module, not a package, is asked
-#: for the ``__path__`` it lacks: an AttributeError made and dropped)
-_RENDER: list[Any] = []
-
-
+@kept
 def _render() -> Any:
     from forge_policy.render.claude_code import render
 
-    _RENDER.append(render)
     return render
 
 
@@ -53,7 +48,7 @@ class ClaudeCodeAdapter(CommandHookAdapter):
 
     def render(self, decision: Decision, event: Event) -> tuple[str, int]:
         """``(stdout, exit code)``: the Claude Code answer, exit 0."""
-        render_claude = _RENDER[0] if _RENDER else _render()
+        render_claude = _render()
         answer: tuple[str, int] = render_claude(decision, event)
         return answer
 

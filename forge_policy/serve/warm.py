@@ -29,6 +29,8 @@ import threading
 
 import attrs
 
+from forge_policy._lazy import kept
+
 #: Connections a PostgreSQL store keeps for the threads of one worker or serve process.
 POOL_SIZE = 8
 
@@ -181,7 +183,7 @@ class Warm:
         """``(stdout text, stderr text, exit code)`` of the command hook for one raw payload of
         ``harness`` (``event``: its ``--event``); ``deadline``: the :func:`time.monotonic`
         instant by which it answers (default: ``FORGE_HOOK_DEADLINE`` from now)."""
-        respond = _RESPOND[0] if _RESPOND else _respond()
+        respond = _respond()
         with self._counting:
             self.requests += 1
         snapshot = self.current()
@@ -214,15 +216,10 @@ class Warm:
         }
 
 
-#: :func:`forge_policy.hook.respond`, imported on the first answer and then kept (an import
-#: statement of a module's names costs ~0.6 us on every answer)
-_RESPOND: list[Any] = []
-
-
+@kept
 def _respond() -> Any:
     from forge_policy.hook import respond
 
-    _RESPOND.append(respond)
     return respond
 
 

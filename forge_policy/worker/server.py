@@ -65,6 +65,7 @@ import sys
 import threading
 import time
 
+from forge_policy._lazy import kept
 from forge_policy.worker import protocol
 
 TYPE_CHECKING = False
@@ -374,23 +375,17 @@ def _differing(theirs: list[bytes], ours: list[bytes]) -> list[bytes]:
     return sorted({entry.split(b"=", 1)[0] for entry in left ^ right})
 
 
-#: :data:`forge_policy.harness.registry.HARNESSES`, imported on first use and then kept: an import
-#: statement of a module's names costs ~0.6 us a call (a module, not a package, is asked
-#: for the ``__path__`` it lacks: an AttributeError made and dropped)
-_HARNESSES: list[Any] = []
-
-
+@kept
 def _harnesses() -> Any:
     from forge_policy.harness.registry import HARNESSES
 
-    _HARNESSES.append(HARNESSES)
     return HARNESSES
 
 
 def _hook_options(args: list[str]) -> dict[str, str] | None:
     """``harness`` and ``event`` from the client's ``forge-policy hook`` arguments, or None
     when they are not valid hook options the worker answers."""
-    harnesses = _HARNESSES[0] if _HARNESSES else _harnesses()
+    harnesses = _harnesses()
     try:
         options = protocol.HookOptions.parse(args, harnesses)
     except ValueError:
