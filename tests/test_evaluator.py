@@ -486,6 +486,7 @@ def test_override_is_refused_where_it_could_never_apply(tmp_path: Path) -> None:
         ev.override("s1", "ghost")
 
 
+WRITES = "    - event: PreToolUse\n      matcher: Write\n"
 ESCALATES = "    escalation:\n      - after: 4\n        level: soft_block\n"
 
 
@@ -551,3 +552,23 @@ def test_with_neither_state_nor_log_every_behavior_fails_closed(tmp_path: Path) 
     state = SessionState.new(0.0)
     reconcile_session(state, recorded)
     assert state.behavior_ids() == [] or state.behavior("esc").counter == 0
+
+
+def test_with_no_state_and_an_unreadable_log_a_count_fails_closed(tmp_path: Path) -> None:
+    """SPEC §9: a state that is missing is rebuilt from the log. With the log unreadable, a
+    session whose state was deleted looks like a new one, so a counted call is not decided on
+    a new state (a silent reset) but fails closed, written nowhere; an allow that counts
+    nothing still passes without reading the log."""
+    cat = catalog(tmp_path, esc=rule("esc", "nudge", ESCALATES))
+    store = fp.FileStore(tmp_path / "state")
+    ev = fp.Evaluator(cat, store=store, audit=UnreadableAudit(), clock=Clock())
+    d = ev.evaluate(bash("ls"))
+    assert d.blocked and d.blocking is not None and d.blocking.behavior_id == "esc"
+    assert d.blocking.level is fp.Level.SOFT_BLOCK  # the ladder's highest below hard_block
+    assert any("fail closed" in line for line in d.diagnostics)
+    assert store.load("s1") is None  # the made-up levels are never stored
+    recorded = [r for r in ev.audit._records if r.get("degraded") == "fail_closed"]
+    assert [r["behavior_id"] for r in recorded] == ["esc"]
+    quiet = catalog(tmp_path / "quiet", nothing=rule("nothing", "nudge", triggers=WRITES))
+    calm = fp.Evaluator(quiet, store=store, audit=UnreadableAudit(), clock=Clock())
+    assert calm.evaluate(bash("ls")).outcome == "allow"

@@ -297,7 +297,10 @@ class Evaluator:
     ) -> Decision:
         early = None
         if view is not _UNREADABLE:
-            early = self._decide_read_only(event, view, now, facts)
+            try:
+                early = self._decide_read_only(event, view, now, facts)
+            except AuditError:  # no state and an unreadable log: the transaction fails closed
+                early = None
             if early is not None and early[1] is None:
                 return early[0].decision  # the allow path: no lock, no copy, no write
         hard = self._hard_blocked(event, early, now, facts)

@@ -221,14 +221,18 @@ def from_log(audit: AuditSink, session_id: str, born: float) -> tuple[SessionSta
 
 def rebuilt_if_logged(audit: AuditSink, session_id: str, born: float) -> SessionState | None:
     """:func:`from_log` (the records since ``born``), or None when the log holds nothing
-    of the session (a new one: the common case) or cannot be read (the transaction goes on
-    from a new state)."""
-    from forge_policy.errors import ForgePolicyError
+    of the session (a new one: the common case). A log that cannot be read raises
+    :class:`~forge_policy.errors.AuditError`: with no state either, a new session and one whose
+    state was deleted look the same, so the call is decided as SPEC §9 says for neither being
+    readable (fail closed), never on a new state."""
+    from forge_policy.errors import AuditError, ForgePolicyError
 
     try:
         state, counted = from_log(audit, session_id, born)
-    except (ForgePolicyError, OSError):
-        return None
+    except AuditError:
+        raise
+    except (ForgePolicyError, OSError) as exc:
+        raise AuditError(f"the audit log cannot be read ({type(exc).__name__}: {exc})") from exc
     return state if counted else None
 
 
