@@ -202,3 +202,30 @@ def test_only_a_long_lived_process_keeps_the_index(tmp_path: Path) -> None:
     config = Config(root=str(tmp_path), store="memory")
     assert config.build_evaluator(pool_size=8).audit.sink()._index is not None  # type: ignore[attr-defined]
     assert config.build_evaluator().audit.sink()._index is None  # type: ignore[attr-defined]
+
+
+def _writes_without_a_look(long_lived: bool, root: Path) -> list[tuple[str, ...]]:
+    """Six writes nothing credited in session s1, its state deleted before each (every one is
+    rebuilt from the log), a new session's Read between them; the levels decided."""
+    import forge_policy as fp
+
+    evaluator = Config(root=str(root / ".forge")).build_evaluator(pool_size=8 if long_lived else 1)
+    levels = []
+    for i in range(6):
+        (root / ".forge" / "runtime" / "state.json").unlink(missing_ok=True)
+        read = {"file_path": str(root / "src" / f"r{i}.py")}
+        evaluator.evaluate(fp.Event("PreToolUse", f"new-{i}", tool_name="Read", tool_input=read))
+        write = {"file_path": str(root / "src" / f"w{i}.py"), "content": "X = 1\n"}
+        decision = evaluator.evaluate(
+            fp.Event("PreToolUse", "s1", tool_name="Write", tool_input=write)
+        )
+        levels.append(tuple(str(v.level) for v in decision.violations))
+    return levels
+
+
+def test_the_worker_rebuilds_a_logged_session_as_a_hook_process_does(tmp_path: Path) -> None:
+    """Through the evaluator the worker builds (its sink indexed), a session with no state
+    is rebuilt from its records as the one-call hook rebuilds it: its count goes on."""
+    indexed = _writes_without_a_look(True, tmp_path / "worker")
+    assert indexed == _writes_without_a_look(False, tmp_path / "hook")
+    assert indexed[-1] == ("soft_block",)  # the sixth violation: counted on the five before
