@@ -44,8 +44,9 @@ _PAIR = re.compile(rb'"session_id"[ \t\r]*:[ \t\r]*"([^"\\\n]*)"')  # never acro
 #: how much is read at a time, and the bytes before ``offset`` kept to recognise the log
 _CHUNK = 1 << 20
 _MARK = 256
-#: a larger log is not indexed (its first build would hold one answer that long): read in full
-MAX_BYTES = 256 << 20
+#: a larger log is not indexed (its first build, ~2 ms a MiB, would hold one answer past the
+#: hook's deadline): it is read back from the end, as without the index
+MAX_BYTES = 64 << 20
 
 
 def sessions_in(data: bytes) -> set[str]:

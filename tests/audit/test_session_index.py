@@ -229,3 +229,19 @@ def test_the_worker_rebuilds_a_logged_session_as_a_hook_process_does(tmp_path: P
     indexed = _writes_without_a_look(True, tmp_path / "worker")
     assert indexed == _writes_without_a_look(False, tmp_path / "hook")
     assert indexed[-1] == ("soft_block",)  # the sixth violation: counted on the five before
+
+
+def test_a_log_over_the_cap_is_read_back_without_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from forge_policy.audit import _index
+
+    log = tmp_path / "overrides.log"
+    indexed = JsonlAuditSink(log, fsync=False, session_index=True)
+    indexed.append_many([{"kind": "block", "session_id": "a", "timestamp": iso(NOW)}])
+    assert indexed.session_records_since("b", NOW - 60) == []
+    monkeypatch.setattr(_index, "MAX_BYTES", log.stat().st_size)  # at the cap: still indexed
+    indexed.append_many([{"kind": "block", "session_id": "b", "timestamp": iso(NOW)}])
+    assert [r["session_id"] for r in indexed.session_records_since("b", NOW - 60)] == ["b"]
+    assert [r["session_id"] for r in indexed.session_records_since("a", NOW - 60)] == ["a"]
+    assert indexed.session_records_since("c", NOW - 60) == []
