@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any, BinaryIO
 
+    from forge_policy.audit._index import SessionIndex
     from forge_policy.audit.base import Span
     from forge_policy.audit.verify import Checkpoint, VerifyReport
 
@@ -117,7 +118,11 @@ class JsonlAuditSink:
     append. A symlinked log (or lock file) is refused. ``fsync=False`` skips the fsync (tests,
     benchmarks): a power loss may then lose records, or be reported as truncation.
     ``lock_timeout`` bounds the wait for the writer lock (``FORGE_LOCK_TIMEOUT``'s default, then
-    :class:`~forge_policy.AuditError`); ``clock`` stamps recovery records.
+    :class:`~forge_policy.AuditError`); ``clock`` stamps recovery records. ``session_index``
+    (a long-lived process: the warm worker, ``serve``): keep an index of the sessions the log
+    holds lines of, read on from where the last lookup stopped, so that
+    :meth:`session_records_since` of a session the log holds nothing of reads no log
+    (:mod:`forge_policy.audit._index`); a one-call process would read the whole log to build it.
 
     Capabilities beyond :class:`~forge_policy.AuditSink` (:mod:`forge_policy.audit.base`):
     :class:`~forge_policy.audit.base.Verifiable`, :class:`~forge_policy.audit.base.Checkpointed`
@@ -131,6 +136,7 @@ class JsonlAuditSink:
         fsync: bool = True,
         lock_timeout: float = DEFAULT_TIMEOUT,
         clock: Callable[[], float] = time.time,
+        session_index: bool = False,
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
         self.lock_path = self.path.with_name(self.path.name + ".lock")
@@ -141,6 +147,13 @@ class JsonlAuditSink:
         #: :class:`~forge_policy.audit.base.Checkpointed` sink), None before the first
         self.last_append: Appended | None = None
         self._names_of: _Names | None = None
+        #: ``session_index``: the sessions the log holds lines of, kept by a long-lived process
+        #: (:mod:`forge_policy.audit._index`): a new session's lookup then reads no log
+        self._index: SessionIndex | None = None
+        if session_index:
+            from forge_policy.audit._index import SessionIndex
+
+            self._index = SessionIndex()
         self._refuse_symlink()
 
     def __repr__(self) -> str:
@@ -493,9 +506,13 @@ class JsonlAuditSink:
         (:class:`~forge_policy.audit.base.SessionRecordsSince`): read back from the end like
         :meth:`records_since`, but only the session's lines (found on the raw bytes) and the
         one that ends the scan are parsed."""
+        index = self._index
         try:
             with open(self._open(self.path, os.O_RDONLY), "rb") as handle:
-                found = _session_newest_since(_lines_newest_first(handle), session_id, since)
+                if index is not None and not index.holds(handle.fileno(), session_id):
+                    found = []  # the log holds no line of the session: nothing to read back
+                else:
+                    found = _session_newest_since(_lines_newest_first(handle), session_id, since)
         except FileNotFoundError:
             found = []
         except OSError as exc:

@@ -29,17 +29,23 @@ if TYPE_CHECKING:
 
 class LazyJsonlSink:
     """An :class:`~forge_policy.AuditSink` over ``JsonlAuditSink(path, fsync=fsync,
-    lock_timeout=lock_timeout)``, with its capabilities (``verify``, ``records_since``) and
-    :class:`~forge_policy.audit.base.SessionRecords`."""
+    lock_timeout=lock_timeout, session_index=session_index)``, with its capabilities
+    (``verify``, ``records_since``) and :class:`~forge_policy.audit.base.SessionRecords`."""
 
-    __slots__ = ("_sink", "fsync", "lock_timeout", "path")
+    __slots__ = ("_sink", "fsync", "lock_timeout", "path", "session_index")
 
     def __init__(
-        self, path: str, *, fsync: bool = True, lock_timeout: float = DEFAULT_TIMEOUT
+        self,
+        path: str,
+        *,
+        fsync: bool = True,
+        lock_timeout: float = DEFAULT_TIMEOUT,
+        session_index: bool = False,
     ) -> None:
         self.path = path
         self.fsync = fsync
         self.lock_timeout = lock_timeout
+        self.session_index = session_index
         self._sink: JsonlAuditSink | None = None
 
     @property
@@ -52,7 +58,12 @@ class LazyJsonlSink:
         if self._sink is None:
             from forge_policy.audit.jsonl import JsonlAuditSink
 
-            self._sink = JsonlAuditSink(self.path, fsync=self.fsync, lock_timeout=self.lock_timeout)
+            self._sink = JsonlAuditSink(
+                self.path,
+                fsync=self.fsync,
+                lock_timeout=self.lock_timeout,
+                session_index=self.session_index,
+            )
         return self._sink
 
     def append_many(self, records: Iterable[dict[str, Any]]) -> None:

@@ -420,9 +420,11 @@ class Config:
             return None, "its specs do not compile"
         return (catalog, saved), ""
 
-    def open_audit(self) -> AuditSink:
+    def open_audit(self, *, long_lived: bool = False) -> AuditSink:
         """The configured audit sink (``FORGE_AUDIT``), opened on first use: by default the
-        JSONL log ``<root>/audit/overrides.log``."""
+        JSONL log ``<root>/audit/overrides.log``, which a ``long_lived`` process (the warm
+        worker, ``serve``) reads through an index of the sessions it holds
+        (:mod:`forge_policy.audit._index`)."""
         spec = self.audit
         if spec.startswith("sqlite:"):
             from forge_policy.audit.sqlite import SQLiteAuditSink
@@ -439,7 +441,9 @@ class Config:
         from forge_policy.audit.lazy import LazyJsonlSink
 
         return LazyJsonlSink(
-            os.path.join(self.root, "audit", "overrides.log"), lock_timeout=self.lock_timeout
+            os.path.join(self.root, "audit", "overrides.log"),
+            lock_timeout=self.lock_timeout,
+            session_index=long_lived,
         )
 
     def open_store(
@@ -549,7 +553,7 @@ class Config:
         if reuse is not None:
             audit, store = reuse.audit, reuse.store
         else:
-            audit = self.open_audit()
+            audit = self.open_audit(long_lived=pool_size > 1)  # a pool: the worker, serve
             store = self.open_store(audit=audit, clock=clock, pool_size=pool_size)
         auto_approve = auto_approve or PermissionModes.from_registry()
         candidate = None

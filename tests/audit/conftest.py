@@ -26,6 +26,8 @@ def make_sink(backend: str, root: Path) -> Any:
         return JsonlAuditSink(root / "audit" / "overrides.log")
     if backend == "lazy":  # what the hook and the CLI use
         return LazyJsonlSink(str(root / "audit" / "overrides.log"))
+    if backend == "indexed":  # what the warm worker and serve use
+        return LazyJsonlSink(str(root / "audit" / "overrides.log"), session_index=True)
     return SQLiteAuditSink(root / "audit" / "audit.db")
 
 

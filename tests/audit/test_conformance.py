@@ -67,6 +67,10 @@ class TestLazyJsonlSink(_ProjectSink):
     backend = "lazy"  # what the hook and the CLI use
 
 
+class TestIndexedJsonlSink(_ProjectSink):
+    backend = "indexed"  # what the warm worker and serve use (a session index)
+
+
 class TestSQLiteAuditSink(_ProjectSink):
     backend = "sqlite"
 

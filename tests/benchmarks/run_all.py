@@ -75,6 +75,11 @@ BENCHMARKS: dict[str, tuple[list[str], list[str], bool]] = {
         ["--runs", "10", "--rounds", "2", "--fresh-state"],
         True,
     ),
+    "bench_first_call": (
+        ["--reps", "40", "--rounds", "3"],
+        ["--reps", "15", "--rounds", "1"],
+        False,
+    ),
     "serve_latency": (["--requests", "2000", "--rounds", "3"], ["--requests", "500"], False),
     "bench_worker_rss": (["--events", "100000"], ["--events", "10000"], True),
     "bench_floor_launcher": (["--runs", "200"], ["--runs", "40"], False),
