@@ -1,8 +1,8 @@
-"""attrs imported by the cold hook without inspect and platform
+"""attrs imported by the cold hook without inspect, platform and its validators
 (:mod:`forge_policy._infra.lean_attrs`): the classes it builds are those a plain ``import attrs``
 builds, the stand-ins answer what :func:`inspect.signature` and
-:func:`platform.python_implementation` answer, and every later import of either gets the real
-module."""
+:func:`platform.python_implementation` answer, and every later import of any of them gets the
+real module."""
 
 from __future__ import annotations
 
@@ -34,14 +34,27 @@ import attrs
 from forge_policy.catalog.catalog import Catalog
 from forge_policy.config.env import Config
 from forge_policy.model import Decision, Event, Violation
-kept_out = sorted(name for name in ("inspect", "platform", "ast", "dis") if name in sys.modules)
+kept_out = sorted(
+    name for name in ("inspect", "platform", "ast", "dis", "attr.validators", "attrs.validators")
+    if name in sys.modules
+)
 from forge_policy.config.project import TddSettings  # converter=tuple: asks the real inspect
 notes = {c.__name__: {k: str(v) for k, v in c.__init__.__annotations__.items()}
          for c in (Catalog, Config, TddSettings, Decision, Event, Violation)}
-import inspect, platform
-print(json.dumps({"before": before, "kept_out": kept_out, "notes": notes,
-                  "real": hasattr(inspect, "getsource") and hasattr(platform, "machine"),
-                  "impl": platform.python_implementation()}))
+@attrs.frozen
+class Checked:  # the validators, asked through attrs' own name first
+    n: int = attrs.field(validator=attrs.validators.instance_of(int))
+import attr.validators, attrs.validators, inspect, platform
+from attrs.validators import optional
+try:
+    Checked("1")
+    checked = "not checked"
+except TypeError:
+    checked = "checked"
+real = hasattr(inspect, "getsource") and hasattr(platform, "machine")
+real = real and sys.modules["attrs.validators"].optional is optional is attr.validators.optional
+print(json.dumps({"before": before, "kept_out": kept_out, "notes": notes, "checked": checked,
+                  "real": real, "impl": platform.python_implementation()}))
 """
 
 
@@ -58,6 +71,7 @@ def test_the_classes_are_those_of_a_plain_import() -> None:
     assert lean["notes"] == plain["notes"]
     assert lean["notes"]["Event"]  # type: ignore[index]  # converters' annotations were read
     assert lean["real"] and lean["impl"] == plain["impl"] == platform.python_implementation()
+    assert lean["checked"] == plain["checked"] == "checked"
 
 
 def _seen(sig: object, empty: object) -> tuple[list[tuple[str, object]], object]:
