@@ -7,8 +7,8 @@ question at import (``platform.python_implementation() == "PyPy"``), ``inspect``
 annotation of the generated ``__init__``'s argument; whether the pre-init takes arguments).
 ``attr.validators`` (and ``attrs.validators``, its re-export) builds a dozen attrs classes at
 import; no class of forge_policy uses them, and building a class never reads them. In a cold
-hook process the three cost ~45M instructions (``ast``, ``dis``, nine regexes compiled, 13
-classes' methods generated and compiled), 12% of a hard block.
+hook process the three cost ~42M instructions (``ast``, ``dis``, nine regexes compiled, 13
+classes' methods generated and compiled), 11% of a hard block.
 
 :func:`load` imports attrs with stand-ins under those names, then takes the stand-ins out of
 :data:`sys.modules`: every later import of any of them gets the real module, and only attrs
