@@ -59,6 +59,7 @@ import sys
 import time
 
 from forge_policy._budget import hook_deadline
+from forge_policy._infra.lean_attrs import load as lean_attrs
 from forge_policy._lazy import kept
 from forge_policy.errors import ConfigError, HookInputError, UnknownEventError
 from forge_policy.harness.payload import MAX_INPUT, check_size, parse, sniff_event
@@ -110,6 +111,7 @@ def main(
         print(USAGE, file=stdout)
         return 0
     harness, event = options.harness, options.event
+    lean_attrs()  # before anything imports attrs: without inspect and platform
     text: str | None = None
     code = 0
     # FORGE_OTEL=hook: the decisions, noted for the export after the answer

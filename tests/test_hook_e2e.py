@@ -260,6 +260,8 @@ COLD_PATH_NEVER = (
     # the last-good reader and writer: a call whose copy is current only stats it (saved_copies)
     "forge_policy.config.last_good",
     "forge_policy.audit._report",  # VerifyReport: a hook call never verifies a whole log
+    # what attrs imports for questions the hook's stand-ins answer (forge_policy._infra.lean_attrs)
+    *("inspect", "platform", "attr.validators", "attrs.validators"),
 )
 
 

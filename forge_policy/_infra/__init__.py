@@ -1,5 +1,6 @@
 """Private plumbing shared by the stores and the audit sinks: the one file lock
 (:mod:`~forge_policy._infra.filelock`) and the PostgreSQL connection helpers
-(:mod:`~forge_policy._infra.pg`). Not a public API: any module of ``forge_policy`` may import
-it, nothing outside the package should.
+(:mod:`~forge_policy._infra.pg`); and the cold hook's import of attrs
+(:mod:`~forge_policy._infra.lean_attrs`). Not a public API: any module of ``forge_policy`` may
+import it, nothing outside the package should.
 """

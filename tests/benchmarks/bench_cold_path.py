@@ -41,6 +41,7 @@ NEVER = (
     "forge_policy.engine._more_effects", "forge_policy.config.last_good",
     "forge_policy.audit._report", "forge_policy.engine._flag_effects",
     "forge_policy.audit._floor_record", "forge_policy.config._layer_values", "datetime",
+    "inspect", "platform", "attr.validators", "attrs.validators",
 )  # fmt: skip
 KINDS = ("allow", "hard_block")
 
