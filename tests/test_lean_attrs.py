@@ -157,3 +157,24 @@ def test_no_signature_raises_as_inspect_raises(function: object, error: type[Exc
 
 def test_python_implementation() -> None:
     assert lean_attrs._python_implementation() == platform.python_implementation()
+
+
+def test_an_attrs_the_stand_ins_cannot_serve_is_imported_as_it_is() -> None:
+    """A later attrs that asks what no stand-in answers (here: the implementation question
+    raises) gets a plain import: the hook goes on, it does not fail on an upgrade."""
+    code = """import sys
+from forge_policy._infra import lean_attrs
+def unanswered():
+    raise AttributeError("a question the stand-in does not know")
+lean_attrs._python_implementation = unanswered
+lean_attrs.load()
+import attrs, attr.validators, inspect, platform
+@attrs.frozen
+class Point:
+    x: int = attrs.field(validator=attrs.validators.instance_of(int))
+assert Point(1).x == 1 and hasattr(inspect, "getsource") and hasattr(platform, "machine")
+assert not any(isinstance(m, lean_attrs._StandIn) for m in sys.modules.values())
+print("plain")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (out.returncode, out.stdout.strip()) == (0, "plain"), out.stderr

@@ -140,8 +140,17 @@ def load() -> None:
         stand_ins["platform"].__dict__["python_implementation"] = _python_implementation
     sys.modules.update(stand_ins)
     try:
+        import attrs
+    except Exception:  # an attrs that asks what no stand-in answers: imported as it is
+        for name in [name for name in sys.modules if name.partition(".")[0] in ("attr", "attrs")]:
+            del sys.modules[name]
+        _drop(stand_ins)
         import attrs  # noqa: F401
     finally:
-        for name, stand_in in stand_ins.items():
-            if sys.modules.get(name) is stand_in:
-                del sys.modules[name]
+        _drop(stand_ins)
+
+
+def _drop(stand_ins: dict[str, _StandIn]) -> None:
+    for name, stand_in in stand_ins.items():
+        if sys.modules.get(name) is stand_in:
+            del sys.modules[name]
