@@ -101,9 +101,9 @@ DEBTS: dict[tuple[str, str], str] = {
         (f"forge_policy.worker.{name}", "forge_policy.ops.statusline"): (
             "the status line's floor word is the floor report's (ops.floor_report reads the "
             "harness settings init wrote); the worker answers the line, the client computes it "
-            "when no worker does"
+            "when no worker does (its slow paths, worker.fallback)"
         )
-        for name in ("client", "server")
+        for name in ("fallback", "server")
     },
 }
 

@@ -5,7 +5,8 @@
 once per agent tool call, so it imports only interpreter built-ins (``sys``, ``posix``,
 ``time``), ``_socket`` and, from its own folder, :mod:`~forge_policy.worker.protocol` (the wire
 format, the hook's options, ``FORGE_ROOT``; built-ins only): no ``site``, no ``os``, not the
-package. The line:
+package. What only a call the worker does not answer needs (step 4) is in
+:mod:`~forge_policy.worker.fallback`, imported then: a warm call never unmarshals it. The line:
 
 1. read the raw event from stdin (at most the hook's limit plus one byte);
 2. unless ``FORGE_WORKER=off`` (or ``FORGE_STORE=memory``, whose state a hook process never
@@ -21,12 +22,13 @@ package. The line:
    the whole call answers within the hook's deadline, counted from this process's start);
 3. a complete answer: write its stdout and stderr bytes, exit with its exit code (the harness
    adapter's: 0 for every harness so far), at once (:func:`run`: no interpreter teardown);
-4. anything else (no worker, stale socket, impostor, refusal, short, malformed or late answer):
-   start a worker when none answers (detached, one per root and environment: a
-   ``worker.starting`` marker created with ``O_EXCL`` keeps parallel clients from starting
-   several), count the reason (:func:`~forge_policy.worker.protocol.record`: one appended line,
-   shown by ``forge-policy worker status``), then evaluate this event in-process with the full
-   engine (:func:`forge_policy.hook.main`). A failure of the worker never becomes an allow.
+4. anything else (no worker, stale socket, impostor, refusal, short, malformed or late answer,
+   :mod:`~forge_policy.worker.fallback`): start a worker when none answers (detached, one
+   per root and environment: a ``worker.starting`` marker created with ``O_EXCL`` keeps
+   parallel clients from starting several), count the reason
+   (:func:`~forge_policy.worker.protocol.record`: one appended line, shown by ``forge-policy
+   worker status``), then evaluate this event in-process with the full engine
+   (:func:`forge_policy.hook.main`). A failure of the worker never becomes an allow.
 
 The worker answers only when it would answer exactly as this process would: the client sends
 its working directory, the identity of this file (a reinstall changes it: the worker then exits
@@ -65,6 +67,8 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
+
+    from forge_policy.worker import fallback
 if TYPE_CHECKING or (__spec__ is not None and __spec__.parent):
     from forge_policy.worker import protocol
 else:  # run by file (launch.py, ``-I -S client.py --worker``): protocol.py from this folder
@@ -73,6 +77,21 @@ else:  # run by file (launch.py, ``-I -S client.py --worker``): protocol.py from
         import protocol  # type: ignore[no-redef]
     finally:
         del sys.path[0]  # nothing else is imported from this folder by name
+
+
+def _load_fallback() -> None:
+    """Import :mod:`~forge_policy.worker.fallback` (the slow paths) as this module's
+    ``fallback``, the way this module found ``protocol``: only a call that leaves the warm path
+    loads it."""
+    global fallback
+    if TYPE_CHECKING or (__spec__ is not None and __spec__.parent):
+        from forge_policy.worker import fallback
+    else:
+        sys.path.insert(0, __file__.rpartition("/")[0] or ".")
+        try:
+            import fallback  # type: ignore[no-redef]
+        finally:
+            del sys.path[0]
 
 
 class Unavailable(Exception):
@@ -145,57 +164,6 @@ def _connect(sock: _socket.socket, folder: bytes) -> None:
         raise Unavailable("the worker socket belongs to another user")
 
 
-def _mkdir(path: bytes, mode: int) -> None:
-    try:  # noqa: SIM105 - contextlib is not a built-in module
-        posix.mkdir(path, mode)
-    except FileExistsError:
-        pass
-
-
-def make_folder(root: bytes) -> bytes:
-    """Create ``<root>/runtime/worker`` (mode 0700) and the folders above it; return it."""
-    for path, mode in ((root, 0o777), (root + b"/runtime", 0o777)):
-        _mkdir(path, mode)
-    parent = protocol.folder_of(root)
-    _mkdir(parent, 0o700)
-    return parent
-
-
-def start_worker(root: bytes, here: bytes, slot: bytes) -> bool:
-    """Start a detached worker for ``root`` and this environment (its folder ``slot``) unless
-    another client is starting one; never raises (a worker that does not start only means this
-    event is evaluated in-process)."""
-    try:
-        parent = make_folder(root)
-        _mkdir(slot, 0o700)
-        if not (protocol.private_folder(parent) and protocol.private_folder(slot)):
-            return False
-        folder = slot
-        marker = folder + b"/" + protocol.STARTING
-        for _ in range(2):
-            try:
-                fd = posix.open(marker, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL, 0o600)
-            except FileExistsError:
-                if time.time() - posix.stat(marker).st_mtime < protocol.STARTING_STALE:
-                    return False  # another client is starting it
-                posix.unlink(marker)  # its client died before the worker came up
-                continue
-            posix.close(fd)
-            break
-        else:
-            return False
-        if _listening(folder):
-            # a worker came up between this client's failed connect and its marker: once it
-            # listened it removed its own client's marker, which the O_EXCL above cannot see.
-            # Another would only wait for the worker lock and exit ("not started").
-            posix.unlink(marker)
-            return False
-        _spawn(root, here, parent)
-        return True
-    except OSError:
-        return False
-
-
 def _listening(folder: bytes) -> bool:
     """Whether a worker of this user accepts connections on ``folder``'s socket now."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -208,150 +176,14 @@ def _listening(folder: bytes) -> bool:
     return True
 
 
-def _spawn(root: bytes, here: bytes, folder: bytes) -> None:
-    """Double fork: the worker is reparented to init and never holds the hook's pipes. It
-    inherits this process's environment and working directory: the ones it serves."""
-    pid = posix.fork()
-    if pid:
-        posix.waitpid(pid, 0)
-        return
-    try:
-        posix.setsid()
-        if posix.fork() == 0:
-            null = posix.open(b"/dev/null", posix.O_RDWR)
-            log = posix.open(
-                folder + b"/" + protocol.LOG, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o600
-            )
-            posix.dup2(null, 0)
-            posix.dup2(null, 1)
-            posix.dup2(log, 2)
-            posix.closerange(3, 1 << 16)  # no pipe of the harness may outlive this hook
-            executable = sys.executable.encode()
-            posix.execv(executable, [executable, b"-I", b"-S", here, b"--worker", root])
-    finally:
-        posix._exit(0)
-
-
-def enable_packages(here: bytes) -> None:
-    """Make the package and its dependencies importable after ``-S``, as ``site`` would but
-    without running the ``import`` lines of ``.pth`` files: the tree this file belongs to
-    first, then the site folders of this interpreter (its venv's, found as ``site`` finds it:
-    ``pyvenv.cfg`` beside or above the executable) and the folders their ``.pth`` path lines
-    name. An ``import`` line is code run at every start of the engine: one written by an agent
-    would patch the hook before it decides. No dependency needs one (an editable install's
-    finder is such a line; the tree this file is in is the package it would find), and
-    ``sitecustomize``/``usercustomize`` stay unimported as ``-S`` leaves them."""
-    import os
-    import site
-
-    executable = os.path.abspath(sys.executable)
-    bin_dir = os.path.dirname(executable)
-    prefixes = [sys.prefix]
-    for conf in (os.path.join(bin_dir, "pyvenv.cfg"), os.path.join(bin_dir, "..", "pyvenv.cfg")):
-        if not os.path.isfile(conf):
-            continue
-        system = "true"
-        with open(conf, encoding="utf-8") as f:
-            for line in f:
-                key, eq, value = line.partition("=")
-                if eq and key.strip().lower() == "include-system-site-packages":
-                    system = value.strip().lower()
-        venv = os.path.dirname(bin_dir)
-        prefixes = [venv, sys.prefix] if system == "true" else [venv]
-        sys.prefix = sys.exec_prefix = venv
-        break
-    known = set(sys.path)
-    for folder in site.getsitepackages(prefixes):
-        if folder in known or not os.path.isdir(folder):
-            continue
-        sys.path.append(folder)
-        known.add(folder)
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".pth") and not name.startswith("."):
-                _path_lines(folder, name, known)
-    tree = here.decode("utf-8", "surrogateescape").rsplit("/", 3)[0]
-    if tree not in sys.path:
-        sys.path.insert(0, tree)
-
-
-def _path_lines(folder: str, name: str, known: set[str]) -> None:
-    """The folders a ``.pth`` file adds to ``sys.path`` (its ``import`` lines skipped)."""
-    import os
-
-    try:
-        with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
-            lines = f.read(1 << 20).splitlines()
-    except OSError:
-        return
-    for line in lines:
-        if not line.strip() or line.startswith(("#", "import ", "import\t")):
-            continue
-        path = os.path.normpath(os.path.join(folder, line.rstrip()))
-        if path not in known and os.path.exists(path):
-            sys.path.append(path)
-            known.add(path)
-
-
 #: When this process read its event (:func:`time.monotonic`): the hook's deadline counts from it.
 STARTED = [time.monotonic()]
 
 
 def in_process(here: bytes, raw: bytes | None, args: list[str], note: str = "") -> int:
-    """The full hook in this process: what ``forge-policy hook`` would answer.
-
-    An engine that does not even import (a broken install) exits 2, the code Claude Code (and
-    Codex, Gemini CLI and Cursor) treat as a blocking error, unless ``FORGE_ON_ERROR=allow``;
-    for the harnesses that do not (:data:`BROKEN_ENGINE`) it prints their refusal too.
-    """
-    try:
-        enable_packages(here)
-        import io
-
-        from forge_policy.hook import main
-    except Exception as exc:
-        allow = posix.environ.get(b"FORGE_ON_ERROR", b"").strip() == b"allow"
-        what = "letting the event through" if allow else "refusing the event"
-        sys.stderr.write(f"forge-policy: cannot load the engine ({exc!r}); {what}\n")
-        if not allow:
-            refusal = _broken_engine_refusal(args)
-            if refusal:
-                sys.stdout.write(refusal + "\n")
-                sys.stdout.flush()
-        return 0 if allow else 2
-
-    if note:
-        sys.stderr.write(f"forge-policy: worker: {note}; evaluating in-process\n")
-        sys.stderr.flush()
-    stdin = sys.stdin if raw is None else io.BytesIO(raw)
-    started = STARTED[0] if raw is not None else None  # else the hook reads and starts it
-    return main(stdin, sys.stdout, sys.stderr, None, args, started=started)
-
-
-#: What a harness that does not block on exit 2 reads as a refusal, per harness and the events
-#: it is printed at ("" = the event was not named), for a hook whose engine does not import.
-BROKEN_ENGINE = {
-    "copilot": (
-        '{"permissionDecision":"deny","permissionDecisionReason":'
-        '"forge-policy cannot load its engine, so this call is refused"}',
-        ("preToolUse", "PreToolUse"),
-    ),
-    "antigravity": (
-        '{"decision":"deny","reason":'
-        '"forge-policy cannot load its engine, so this call is refused"}',
-        ("PreToolUse", ""),
-    ),
-}
-
-
-def _broken_engine_refusal(args: list[str]) -> str:
-    try:
-        options = protocol.HookOptions.parse(args)
-    except ValueError:
-        return ""
-    entry = BROKEN_ENGINE.get(options.harness)
-    if entry is None or options.event not in entry[1]:
-        return ""
-    return entry[0]
+    """The full hook in this process (:func:`forge_policy.worker.fallback.in_process`)."""
+    _load_fallback()
+    return fallback.in_process(here, raw, args, note, STARTED[0])
 
 
 def read_stdin() -> bytes:
@@ -401,12 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["statusline"]:
         return statusline(here)
     if args[:1] == ["--worker"]:
-        enable_packages(here)
-        import runpy  # ``python -m forge_policy.worker.server``, from this file's tree
-
-        sys.argv = [sys.argv[0], *args[1:]]
-        runpy.run_module("forge_policy.worker.server", run_name="__main__", alter_sys=True)
-        return 0  # not reached: the server exits
+        _load_fallback()
+        return fallback.serve(here, args[1:])
     try:
         options = protocol.HookOptions.parse(args)
     except ValueError:
@@ -433,16 +261,14 @@ def main(argv: list[str] | None = None) -> int:
 
 #: Seconds a status line waits for the worker before it computes the line itself.
 STATUSLINE_TIMEOUT = 1.0
-#: What the status line says when even the engine does not load
-#: (:data:`forge_policy.reports.statusline.UNKNOWN`).
-UNKNOWN = b"forge-policy: ?\n"
 
 
 def statusline(here: bytes) -> int:
     """Claude Code's ``statusLine`` command (``… statusline``): the worker's line for the status
     JSON on stdin, else the line computed here (:mod:`forge_policy.ops.statusline`). Read-only:
     it starts no worker and records no refusal (both write files), and it always exits 0 with
-    one line, :data:`UNKNOWN` at worst: a status line decides nothing."""
+    one line, :data:`~forge_policy.worker.fallback.UNKNOWN` at worst: a status line decides
+    nothing."""
     environ = posix.environ
     try:
         raw = b"" if posix.isatty(0) else read_stdin()
@@ -472,28 +298,13 @@ def statusline(here: bytes) -> int:
                 return 0
         except Exception:  # any failure: the line is computed here
             pass
-    try:
-        enable_packages(here)
-        import os
-
-        from forge_policy.ops.statusline import in_process as line_here
-
-        out = line_here(raw, os.environ).encode("utf-8", "replace") + b"\n"
-    except Exception:
-        out = UNKNOWN
+    _load_fallback()
+    out = fallback.status_line(here, raw)
     try:  # noqa: SIM105 - contextlib is not a built-in module
         _write_all(1, out)
     except OSError:
         pass
     return 0
-
-
-def count(root: bytes, reason: str) -> None:
-    """Record why this call is evaluated in-process (:func:`~forge_policy.worker.protocol.record`),
-    where ``forge-policy worker status`` counts it; only into a private worker folder."""
-    folder = protocol.folder_of(root)
-    if root and protocol.private_folder(folder):
-        protocol.record(folder, reason)
 
 
 def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions) -> int:
@@ -520,29 +331,17 @@ def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions)
             relevant,
         )
         status, out, err, code = exchange(slot, request.encode(), timeout)
-    except Unavailable as exc:
-        if exc.start:
-            started = start_worker(root, here, slot)
-            what = "started one" if started else "one is starting"
-            count(root, f"no worker for this environment: {what}")
-            return in_process(here, raw, args)
-        if not exc.note:  # a lasting state: counted where `worker status` shows it
-            try:  # noqa: SIM105 - contextlib is not a built-in module
-                make_folder(root)
-            except OSError:
-                pass
-        count(root, exc.reason)
-        return in_process(here, raw, args, exc.reason if exc.note else "")
+    except Unavailable as exc:  # started, counted, then evaluated in-process
+        _load_fallback()
+        why = (exc.reason, exc.start, exc.note)
+        return fallback.unavailable(here, raw, args, (root, slot), why, _listening, STARTED[0])
     except OSError as exc:
         return in_process(here, raw, args, f"{exc.strerror or exc}")
     except Exception as exc:  # never a traceback, never an allow: the engine decides
         return in_process(here, raw, args, f"internal error: {exc!r}")
-    if status != b"A":
-        if out.startswith(protocol.CHANGED):  # that worker is exiting: start one of this version
-            start_worker(root, here, slot)
-        reason = f"refused: {out.decode('utf-8', 'replace')}"
-        count(root, reason)
-        return in_process(here, raw, args, reason)
+    if status != b"A":  # counted, then evaluated in-process
+        _load_fallback()
+        return fallback.refused(here, raw, args, (root, slot), out, _listening, STARTED[0])
     try:
         _write_all(2, err)
         _write_all(1, out)
