@@ -55,6 +55,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.settings_check",),
     # data and value types: the harness table, the worker's wire protocol (built-ins only)
     ("harness.registry", "worker.protocol", "values", "events", "levels"),
+    # the worker protocol's rules, functions only: all the hook client loads (built-ins only)
+    ("worker.wire",),
     # the error family: the data types above raise its members (it imports nothing of the package)
     ("errors",),
     ("_time", "_limits", "_lazy"),  # private helpers of the whole package

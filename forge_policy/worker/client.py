@@ -3,7 +3,7 @@
 ``forge-policy init`` writes ``python -I -S …/forge_policy/worker/launch.py`` into
 ``.claude/settings.json``, which runs :func:`main` from this module's cached bytecode. It runs
 once per agent tool call, so it imports only interpreter built-ins (``sys``, ``posix``,
-``time``), ``_socket`` and, from its own folder, :mod:`~forge_policy.worker.protocol` (the wire
+``time``), ``_socket`` and, from its own folder, :mod:`~forge_policy.worker.wire` (the wire
 format, the hook's options, ``FORGE_ROOT``; built-ins only): no ``site``, no ``os``, not the
 package. What only a call the worker does not answer needs (step 4) is in
 :mod:`~forge_policy.worker.fallback`, imported then: a warm call never unmarshals it. The line:
@@ -12,12 +12,12 @@ package. What only a call the worker does not answer needs (step 4) is in
 2. unless ``FORGE_WORKER=off`` (or ``FORGE_STORE=memory``, whose state a hook process never
    keeps, and a worker would): find ``<FORGE_ROOT>/runtime/worker/<fingerprint>/``, the folder of
    the worker for this working directory and these variables
-   (:func:`~forge_policy.worker.protocol.fingerprint`; it and its parent owned by this user, no
+   (:func:`~forge_policy.worker.wire.fingerprint`; it and its parent owned by this user, no
    access for group or others), connect to ``worker.sock`` in it, check with the system's peer
-   credentials (:func:`~forge_policy.worker.protocol.peer_uid`: ``SO_PEERCRED`` on Linux,
+   credentials (:func:`~forge_policy.worker.wire.peer_uid`: ``SO_PEERCRED`` on Linux,
    ``LOCAL_PEERCRED`` on macOS) that the peer runs as this user, send the request
-   (:func:`~forge_policy.worker.protocol.encode_request`) and read the answer before the
-   deadline (``FORGE_WORKER_TIMEOUT``, at most :data:`~forge_policy.worker.protocol.WORKER_SHARE`
+   (:func:`~forge_policy.worker.wire.encode_request`) and read the answer before the
+   deadline (``FORGE_WORKER_TIMEOUT``, at most :data:`~forge_policy.worker.wire.WORKER_SHARE`
    of ``FORGE_HOOK_DEADLINE``: the in-process evaluation that may follow keeps the rest, and
    the whole call answers within the hook's deadline, counted from this process's start);
 3. a complete answer: write its stdout and stderr bytes, exit with its exit code (the harness
@@ -26,22 +26,22 @@ package. What only a call the worker does not answer needs (step 4) is in
    :mod:`~forge_policy.worker.fallback`): start a worker when none answers (detached, one
    per root and environment: a ``worker.starting`` marker created with ``O_EXCL`` keeps
    parallel clients from starting several), count the reason
-   (:func:`~forge_policy.worker.protocol.record`: one appended line, shown by ``forge-policy
+   (:func:`~forge_policy.worker.wire.record`: one appended line, shown by ``forge-policy
    worker status``), then evaluate this event in-process with the full engine
    (:func:`forge_policy.hook.main`). A failure of the worker never becomes an allow.
 
 The worker answers only when it would answer exactly as this process would: the client sends
 its working directory, the identity of this file (a reinstall changes it: the worker then exits
 and a new one starts) and the variables the answer depends on
-(:func:`~forge_policy.worker.protocol.relevant`). It also sends
+(:func:`~forge_policy.worker.wire.relevant`). It also sends
 its deadline: a worker that gets to the request after it refuses instead of evaluating, so that
 the in-process evaluation that follows is the only one.
 
 The worker is authenticated by where it is and who runs it, not by a MAC as ``serve``'s answers
 are (:mod:`forge_policy.serve.auth`): only this user can create the socket in the private
 folder, and the kernel names the user of the process that listens on it
-(:func:`~forge_policy.worker.protocol.peer_uid`; on a system where it cannot,
-:func:`~forge_policy.worker.protocol.authenticates_peers`, no worker is asked or started).
+(:func:`~forge_policy.worker.wire.peer_uid`; on a system where it cannot,
+:func:`~forge_policy.worker.wire.authenticates_peers`, no worker is asked or started).
 Anything that could still pass those checks runs as this user, so it could read any shared key
 too (and is outside the threat model: forge-policy is no sandbox against code running as its own
 user). A MAC would add no protection and would cost the warm path what it exists to save:
@@ -70,18 +70,18 @@ if TYPE_CHECKING:
 
     from forge_policy.worker import fallback
 if TYPE_CHECKING or (__spec__ is not None and __spec__.parent):
-    from forge_policy.worker import protocol
-else:  # run by file (launch.py, ``-I -S client.py --worker``): protocol.py from this folder
+    from forge_policy.worker import wire
+else:  # run by file (launch.py, ``-I -S client.py --worker``): wire.py from this folder
     sys.path.insert(0, __file__.rpartition("/")[0] or ".")
     try:
-        import protocol  # type: ignore[no-redef]
+        import wire  # type: ignore[no-redef]
     finally:
         del sys.path[0]  # nothing else is imported from this folder by name
 
 
 def _load_fallback() -> None:
     """Import :mod:`~forge_policy.worker.fallback` (the slow paths) as this module's
-    ``fallback``, the way this module found ``protocol``: only a call that leaves the warm path
+    ``fallback``, the way this module found ``wire``: only a call that leaves the warm path
     loads it."""
     global fallback
     if TYPE_CHECKING or (__spec__ is not None and __spec__.parent):
@@ -107,13 +107,13 @@ class Unavailable(Exception):
 
 def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, bytes, bytes, int]:
     """Send ``request`` to the worker in ``folder`` (one environment's, inside the private
-    worker folder: :func:`~forge_policy.worker.protocol.slot_of`); return its decoded answer or
+    worker folder: :func:`~forge_policy.worker.wire.slot_of`); return its decoded answer or
     raise :class:`Unavailable`. Checks both folders and the peer before sending anything."""
-    problem = protocol.address_problem(folder + b"/" + protocol.SOCKET)
+    problem = wire.address_problem(folder + b"/" + wire.SOCKET)
     if problem:  # no worker could listen there either: none is started
         raise Unavailable(problem, note=False)
     for each in (folder.rpartition(b"/")[0], folder):
-        if not protocol.private_folder(each):
+        if not wire.private_folder(each):
             try:
                 posix.stat(each)
             except OSError:
@@ -128,7 +128,7 @@ def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, byte
             sock.settimeout(timeout)
             sock.sendall(request)
             sock.shutdown(_socket.SHUT_WR)
-            data = protocol.receive(sock, protocol.MAX_ANSWER, deadline)
+            data = wire.receive(sock, wire.MAX_ANSWER, deadline)
         except TimeoutError:
             raise Unavailable(f"no answer within {timeout:g} s") from None
         except OSError as exc:
@@ -138,15 +138,15 @@ def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, byte
     if data is None:
         raise Unavailable("answer too large")
     try:
-        return protocol.decode_answer(data)
+        return wire.decode_answer(data)
     except ValueError as exc:
         raise Unavailable(str(exc)) from None
 
 
 def _connect(sock: _socket.socket, folder: bytes) -> None:
     """Connect to the worker's socket in ``folder`` and check that it runs as this user."""
-    address, fd = protocol.address(folder, protocol.SOCKET)
-    sock.settimeout(protocol.CONNECT_TIMEOUT)
+    address, fd = wire.address(folder, wire.SOCKET)
+    sock.settimeout(wire.CONNECT_TIMEOUT)
     try:
         sock.connect(address)
     except (FileNotFoundError, ConnectionRefusedError) as exc:
@@ -157,7 +157,7 @@ def _connect(sock: _socket.socket, folder: bytes) -> None:
         if fd >= 0:
             posix.close(fd)
     try:
-        uid = protocol.peer_uid(sock)
+        uid = wire.peer_uid(sock)
     except OSError as exc:  # never trust a peer the kernel did not name
         raise Unavailable(f"cannot authenticate the worker ({exc.strerror or exc})") from None
     if uid != posix.geteuid():
@@ -189,11 +189,11 @@ def in_process(here: bytes, raw: bytes | None, args: list[str], note: str = "") 
 def read_stdin() -> bytes:
     chunks: list[bytes] = []
     size = 0
-    while size <= protocol.MAX_INPUT:
+    while size <= wire.MAX_INPUT:
         # 64 KiB for the event (a few hundred bytes) and for the read that finds the end: a
         # 1 MiB buffer is mmap-ed and unmapped (two system calls), so only a large event gets one
         step = 1 << 20 if len(chunks) > 1 else 1 << 16
-        chunk = posix.read(0, min(step, protocol.MAX_INPUT + 1 - size))
+        chunk = posix.read(0, min(step, wire.MAX_INPUT + 1 - size))
         if not chunk:
             break
         chunks.append(chunk)
@@ -236,10 +236,10 @@ def main(argv: list[str] | None = None) -> int:
         _load_fallback()
         return fallback.serve(here, args[1:])
     try:
-        options = protocol.HookOptions.parse(args)
+        harness, event, via_serve, help_ = wire.parse_options(args)
     except ValueError:
         return in_process(here, None, args)  # the hook reports them
-    if not options.for_worker:
+    if help_ or via_serve:  # the worker neither prints help nor asks `forge-policy serve`
         return in_process(here, None, args)
     environ = posix.environ
     try:
@@ -249,14 +249,14 @@ def main(argv: list[str] | None = None) -> int:
     STARTED[0] = time.monotonic()
     if environ.get(b"FORGE_WORKER", b"").strip() not in (b"", b"on"):
         return in_process(here, raw, args)  # off (or unknown: the hook reports it)
-    if not protocol.authenticates_peers():  # the worker's peer could not be named
+    if not wire.authenticates_peers():  # the worker's peer could not be named
         return in_process(here, raw, args)
     if environ.get(b"FORGE_STORE", b"").strip() == b"memory":
         return in_process(here, raw, args)  # a hook process starts empty; a worker would not
-    deadline = seconds(environ, b"FORGE_HOOK_DEADLINE", protocol.HOOK_DEADLINE)
-    if deadline < 0 or min(seconds(environ, name, 1.0) for name in protocol.CLIENT_ONLY[1:]) < 0:
+    deadline = seconds(environ, b"FORGE_HOOK_DEADLINE", wire.HOOK_DEADLINE)
+    if deadline < 0 or min(seconds(environ, name, 1.0) for name in wire.CLIENT_ONLY[1:]) < 0:
         return in_process(here, raw, args)  # the hook names the unusable variable
-    return ask(here, raw, args, options)
+    return ask(here, raw, args, wire.options_argv(harness, event, via_serve))
 
 
 #: Seconds a status line waits for the worker before it computes the line itself.
@@ -278,20 +278,17 @@ def statusline(here: bytes) -> int:
     if (
         environ.get(b"FORGE_WORKER", b"").strip() in (b"", b"on")
         and environ.get(b"FORGE_STORE", b"").strip() != b"memory"
-        and protocol.authenticates_peers()
+        and wire.authenticates_peers()
     ):
         try:
             cwd = posix.getcwdb()
-            relevant = protocol.relevant(environ)
-            slot = protocol.slot_of(
-                protocol.root_of(environ, cwd), protocol.fingerprint(cwd, relevant)
-            )
+            relevant = wire.relevant(environ)
+            slot = wire.slot_of(wire.root_of(environ, cwd), wire.fingerprint(cwd, relevant))
             flags = [] if color else ["--no-color"]
             deadline = time.monotonic() + STATUSLINE_TIMEOUT
-            request = protocol.HookRequest(
-                protocol.own_identity(here), deadline, cwd, flags, raw, relevant, b"statusline"
-            )
-            status, out, _, _ = exchange(slot, request.encode(), STATUSLINE_TIMEOUT)
+            identity = wire.own_identity(here)
+            items = wire.hook_items(identity, deadline, cwd, flags, raw, relevant, b"statusline")
+            status, out, _, _ = exchange(slot, wire.encode_request(items), STATUSLINE_TIMEOUT)
             if status == b"A" and out:
                 _write_all(1, out)
                 ANSWERED[0] = True  # nothing but built-ins ran: exit at once (:func:`run`)
@@ -307,30 +304,30 @@ def statusline(here: bytes) -> int:
     return 0
 
 
-def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions) -> int:
-    """Ask the worker (starting one when none answers); evaluate in-process on any failure."""
+def ask(here: bytes, raw: bytes, args: list[str], options: list[str]) -> int:
+    """Ask the worker (starting one when none answers) with the hook's ``options``
+    (:func:`~forge_policy.worker.wire.options_argv`); evaluate in-process on any failure."""
     environ = posix.environ
     root = slot = b""
     try:
         cwd = posix.getcwdb()
-        root = protocol.root_of(environ, cwd)
-        relevant = protocol.relevant(environ)
-        slot = protocol.slot_of(root, protocol.fingerprint(cwd, relevant))
+        root = wire.root_of(environ, cwd)
+        relevant = wire.relevant(environ)
+        slot = wire.slot_of(root, wire.fingerprint(cwd, relevant))
         timeout = min(
-            seconds(environ, b"FORGE_WORKER_TIMEOUT", protocol.ANSWER_TIMEOUT),
-            seconds(environ, b"FORGE_HOOK_DEADLINE", protocol.HOOK_DEADLINE)
-            * protocol.WORKER_SHARE,
+            seconds(environ, b"FORGE_WORKER_TIMEOUT", wire.ANSWER_TIMEOUT),
+            seconds(environ, b"FORGE_HOOK_DEADLINE", wire.HOOK_DEADLINE) * wire.WORKER_SHARE,
         )
-        request = protocol.HookRequest(
-            protocol.own_identity(here),
+        items = wire.hook_items(
+            wire.own_identity(here),
             # the worker starts no evaluation past this instant (CLOCK_MONOTONIC is system-wide)
             time.monotonic() + timeout,
             cwd,
-            options.argv(),
+            options,
             raw,
             relevant,
         )
-        status, out, err, code = exchange(slot, request.encode(), timeout)
+        status, out, err, code = exchange(slot, wire.encode_request(items), timeout)
     except Unavailable as exc:  # started, counted, then evaluated in-process
         _load_fallback()
         why = (exc.reason, exc.start, exc.note)
@@ -363,7 +360,13 @@ def run() -> "NoReturn":
     ``python -I -S`` start the warm call is measured against) that nobody needs on that path:
     the answer went out with ``posix.write`` (nothing is buffered), no thread was started, no
     ``atexit`` handler registered. Every other path (the in-process engine, which may flush
-    files or export telemetry at exit) ends with ``sys.exit`` as usual."""
+    files or export telemetry at exit) ends with ``sys.exit`` as usual.
+
+    ``launch.py``, the file the launcher runs, is compiled from source on every call (a script
+    has no cached bytecode), so it holds only what must run before this module loads: the path
+    to this folder, and the cyclic collector off from the start, as ``forge-policy hook`` has
+    it: a process that answers one call and ends gains nothing from its passes over what the
+    imports allocate. (The worker starts as ``client.py --worker`` and keeps its collector.)"""
     code = main()
     if ANSWERED[0]:
         posix._exit(code)

@@ -3,14 +3,14 @@ gives no answer, and the worker's start.
 
 The client runs once per agent tool call and loads this module only when it leaves the warm
 path (a call the worker answers never unmarshals it); like the client it imports interpreter
-built-ins only, and :mod:`~forge_policy.worker.protocol` from its own folder. It never imports
+built-ins only, and :mod:`~forge_policy.worker.wire` from its own folder. It never imports
 the client (the client hands it what it needs: no import cycle). What it owns:
 
 - :func:`unavailable` and :func:`refused`: a failed or refused exchange, handled as the client's
   step 4 says: start a worker when none answers (detached, one per root and environment: a
   ``worker.starting`` marker created with ``O_EXCL`` keeps parallel clients from starting
   several, :func:`start_worker`), count the reason (:func:`count`:
-  :func:`~forge_policy.worker.protocol.record`, shown by ``forge-policy worker status``), then
+  :func:`~forge_policy.worker.wire.record`, shown by ``forge-policy worker status``), then
   evaluate the event in-process;
 - :func:`in_process`: the full engine (:func:`forge_policy.hook.main`) in this process, after
   :func:`enable_packages` made the package importable without ``site``; an engine that does not
@@ -27,11 +27,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 if TYPE_CHECKING or (__spec__ is not None and __spec__.parent):
-    from forge_policy.worker import protocol
-else:  # run by file (launch.py): the client's protocol.py, already imported by that name
+    from forge_policy.worker import wire
+else:  # run by file (launch.py): the client's wire.py, already imported by that name
     sys.path.insert(0, __file__.rpartition("/")[0] or ".")
     try:
-        import protocol  # type: ignore[no-redef]
+        import wire  # type: ignore[no-redef]
     finally:
         del sys.path[0]  # nothing else is imported from this folder by name
 
@@ -148,11 +148,11 @@ BROKEN_ENGINE = {
 
 def _broken_engine_refusal(args: list[str]) -> str:
     try:
-        options = protocol.HookOptions.parse(args)
+        harness, event, _, _ = wire.parse_options(args)
     except ValueError:
         return ""
-    entry = BROKEN_ENGINE.get(options.harness)
-    if entry is None or options.event not in entry[1]:
+    entry = BROKEN_ENGINE.get(harness)
+    if entry is None or event not in entry[1]:
         return ""
     return entry[0]
 
@@ -168,7 +168,7 @@ def make_folder(root: bytes) -> bytes:
     """Create ``<root>/runtime/worker`` (mode 0700) and the folders above it; return it."""
     for path, mode in ((root, 0o777), (root + b"/runtime", 0o777)):
         _mkdir(path, mode)
-    parent = protocol.folder_of(root)
+    parent = wire.folder_of(root)
     _mkdir(parent, 0o700)
     return parent
 
@@ -183,15 +183,15 @@ def start_worker(
     try:
         parent = make_folder(root)
         _mkdir(slot, 0o700)
-        if not (protocol.private_folder(parent) and protocol.private_folder(slot)):
+        if not (wire.private_folder(parent) and wire.private_folder(slot)):
             return False
         folder = slot
-        marker = folder + b"/" + protocol.STARTING
+        marker = folder + b"/" + wire.STARTING
         for _ in range(2):
             try:
                 fd = posix.open(marker, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL, 0o600)
             except FileExistsError:
-                if time.time() - posix.stat(marker).st_mtime < protocol.STARTING_STALE:
+                if time.time() - posix.stat(marker).st_mtime < wire.STARTING_STALE:
                     return False  # another client is starting it
                 posix.unlink(marker)  # its client died before the worker came up
                 continue
@@ -223,7 +223,7 @@ def _spawn(root: bytes, here: bytes, folder: bytes) -> None:
         if posix.fork() == 0:
             null = posix.open(b"/dev/null", posix.O_RDWR)
             log = posix.open(
-                folder + b"/" + protocol.LOG, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o600
+                folder + b"/" + wire.LOG, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o600
             )
             posix.dup2(null, 0)
             posix.dup2(null, 1)
@@ -236,11 +236,11 @@ def _spawn(root: bytes, here: bytes, folder: bytes) -> None:
 
 
 def count(root: bytes, reason: str) -> None:
-    """Record why this call is evaluated in-process (:func:`~forge_policy.worker.protocol.record`),
+    """Record why this call is evaluated in-process (:func:`~forge_policy.worker.wire.record`),
     where ``forge-policy worker status`` counts it; only into a private worker folder."""
-    folder = protocol.folder_of(root)
-    if root and protocol.private_folder(folder):
-        protocol.record(folder, reason)
+    folder = wire.folder_of(root)
+    if root and wire.private_folder(folder):
+        wire.record(folder, reason)
 
 
 def unavailable(
@@ -283,7 +283,7 @@ def refused(
     """The worker refused the request (``out``: why): a worker of another version is exiting,
     so one of this version is started; counted, then evaluated in-process."""
     root, slot = where
-    if out.startswith(protocol.CHANGED):
+    if out.startswith(wire.CHANGED):
         start_worker(root, here, slot, listening)
     reason = f"refused: {out.decode('utf-8', 'replace')}"
     count(root, reason)
