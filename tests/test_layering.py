@@ -55,6 +55,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.settings_check",),
     # data and value types: the harness table, the worker's wire protocol (built-ins only)
     ("harness.registry", "worker.protocol", "values", "events", "levels"),
+    # the worker protocol's rules, functions only: all the hook client loads (built-ins only)
+    ("worker.wire",),
     # the error family: the data types above raise its members (it imports nothing of the package)
     ("errors",),
     ("_time", "_limits", "_lazy"),  # private helpers of the whole package
@@ -101,9 +103,9 @@ DEBTS: dict[tuple[str, str], str] = {
         (f"forge_policy.worker.{name}", "forge_policy.ops.statusline"): (
             "the status line's floor word is the floor report's (ops.floor_report reads the "
             "harness settings init wrote); the worker answers the line, the client computes it "
-            "when no worker does"
+            "when no worker does (its slow paths, worker.fallback)"
         )
-        for name in ("client", "server")
+        for name in ("fallback", "server")
     },
 }
 

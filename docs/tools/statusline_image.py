@@ -1,9 +1,10 @@
 """Make ``docs/images/statusline.png``: the real ``statusLine`` command's output, rendered.
 
 A temporary project is set up with ``forge-policy init --statusline``; one session gets real
-hook calls through the hook command ``init`` wrote (a ``git push --force``, four writes of files
-nothing searched, an ``npm install`` the user must approve); then the ``statusLine`` command
-``init`` wrote is run as Claude Code runs it (``sh -c``, the status JSON on stdin). Its ANSI
+hook calls through the hook entry ``init`` wrote, spawned as Claude Code spawns an exec-form entry
+(no shell; a ``git push --force``, four writes of files nothing searched, an ``npm install`` the
+user must approve); then the ``statusLine`` command ``init`` wrote is run as Claude Code runs it
+(``sh -c``, the status JSON on stdin). Its ANSI
 output becomes a small HTML page (a terminal's colours, the line as Claude Code shows it under
 the prompt), which headless Chromium screenshots. No network: the page has no external resource.
 
@@ -69,12 +70,24 @@ def ansi_to_html(text: str) -> str:
     return "".join(out)
 
 
-def _shell(command: str, data: dict[str, object], env: dict[str, str], cwd: str) -> str:
+def _shell(command: str | list[str], data: dict[str, object], env: dict[str, str], cwd: str) -> str:
+    """``command`` as Claude Code runs it: a line through ``sh -c``, a list (an exec-form hook
+    entry, :func:`_exec_form`) spawned as it is."""
+    argv = ["sh", "-c", command] if isinstance(command, str) else command
     done = subprocess.run(
-        ["sh", "-c", command], input=json.dumps(data).encode(), capture_output=True,
+        argv, input=json.dumps(data).encode(), capture_output=True,
         env=env, cwd=cwd, check=True,
     )  # fmt: skip
     return done.stdout.decode()
+
+
+def _exec_form(handler: dict[str, object], project: str) -> str | list[str]:
+    """The hook entry ``handler`` as Claude Code spawns it: exec form (``args``) as ``[command,
+    *args]`` with ``${CLAUDE_PROJECT_DIR}`` substituted, no shell; else its shell line."""
+    args = handler.get("args")
+    if not isinstance(args, list):
+        return str(handler["command"])
+    return [w.replace("${CLAUDE_PROJECT_DIR}", project) for w in [str(handler["command"]), *args]]
 
 
 def real_line() -> str:
@@ -88,7 +101,7 @@ def real_line() -> str:
         subprocess.run([str(FORGE), "init", "--statusline"], cwd=project, env=env, check=True,
                        capture_output=True)  # fmt: skip
         settings = json.loads(Path(project, ".claude", "settings.json").read_text())
-        hook = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        hook = _exec_form(settings["hooks"]["PreToolUse"][0]["hooks"][0], project)
         calls = [("Bash", {"command": "git push --force origin main"})]
         calls += [
             ("Write", {"file_path": f"{project}/src/m{n}.py", "content": "X = 1\n"})

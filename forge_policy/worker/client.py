@@ -3,43 +3,45 @@
 ``forge-policy init`` writes ``python -I -S …/forge_policy/worker/launch.py`` into
 ``.claude/settings.json``, which runs :func:`main` from this module's cached bytecode. It runs
 once per agent tool call, so it imports only interpreter built-ins (``sys``, ``posix``,
-``time``), ``_socket`` and, from its own folder, :mod:`~forge_policy.worker.protocol` (the wire
+``time``), ``_socket`` and, from its own folder, :mod:`~forge_policy.worker.wire` (the wire
 format, the hook's options, ``FORGE_ROOT``; built-ins only): no ``site``, no ``os``, not the
-package. The line:
+package. What only a call the worker does not answer needs (step 4) is in
+:mod:`~forge_policy.worker.fallback`, imported then: a warm call never unmarshals it. The line:
 
 1. read the raw event from stdin (at most the hook's limit plus one byte);
 2. unless ``FORGE_WORKER=off`` (or ``FORGE_STORE=memory``, whose state a hook process never
    keeps, and a worker would): find ``<FORGE_ROOT>/runtime/worker/<fingerprint>/``, the folder of
    the worker for this working directory and these variables
-   (:func:`~forge_policy.worker.protocol.fingerprint`; it and its parent owned by this user, no
+   (:func:`~forge_policy.worker.wire.fingerprint`; it and its parent owned by this user, no
    access for group or others), connect to ``worker.sock`` in it, check with the system's peer
-   credentials (:func:`~forge_policy.worker.protocol.peer_uid`: ``SO_PEERCRED`` on Linux,
+   credentials (:func:`~forge_policy.worker.wire.peer_uid`: ``SO_PEERCRED`` on Linux,
    ``LOCAL_PEERCRED`` on macOS) that the peer runs as this user, send the request
-   (:func:`~forge_policy.worker.protocol.encode_request`) and read the answer before the
-   deadline (``FORGE_WORKER_TIMEOUT``, at most :data:`~forge_policy.worker.protocol.WORKER_SHARE`
+   (:func:`~forge_policy.worker.wire.encode_request`) and read the answer before the
+   deadline (``FORGE_WORKER_TIMEOUT``, at most :data:`~forge_policy.worker.wire.WORKER_SHARE`
    of ``FORGE_HOOK_DEADLINE``: the in-process evaluation that may follow keeps the rest, and
    the whole call answers within the hook's deadline, counted from this process's start);
 3. a complete answer: write its stdout and stderr bytes, exit with its exit code (the harness
    adapter's: 0 for every harness so far), at once (:func:`run`: no interpreter teardown);
-4. anything else (no worker, stale socket, impostor, refusal, short, malformed or late answer):
-   start a worker when none answers (detached, one per root and environment: a
-   ``worker.starting`` marker created with ``O_EXCL`` keeps parallel clients from starting
-   several), count the reason (:func:`~forge_policy.worker.protocol.record`: one appended line,
-   shown by ``forge-policy worker status``), then evaluate this event in-process with the full
-   engine (:func:`forge_policy.hook.main`). A failure of the worker never becomes an allow.
+4. anything else (no worker, stale socket, impostor, refusal, short, malformed or late answer,
+   :mod:`~forge_policy.worker.fallback`): start a worker when none answers (detached, one
+   per root and environment: a ``worker.starting`` marker created with ``O_EXCL`` keeps
+   parallel clients from starting several), count the reason
+   (:func:`~forge_policy.worker.wire.record`: one appended line, shown by ``forge-policy
+   worker status``), then evaluate this event in-process with the full engine
+   (:func:`forge_policy.hook.main`). A failure of the worker never becomes an allow.
 
 The worker answers only when it would answer exactly as this process would: the client sends
 its working directory, the identity of this file (a reinstall changes it: the worker then exits
 and a new one starts) and the variables the answer depends on
-(:func:`~forge_policy.worker.protocol.relevant`). It also sends
+(:func:`~forge_policy.worker.wire.relevant`). It also sends
 its deadline: a worker that gets to the request after it refuses instead of evaluating, so that
 the in-process evaluation that follows is the only one.
 
 The worker is authenticated by where it is and who runs it, not by a MAC as ``serve``'s answers
 are (:mod:`forge_policy.serve.auth`): only this user can create the socket in the private
 folder, and the kernel names the user of the process that listens on it
-(:func:`~forge_policy.worker.protocol.peer_uid`; on a system where it cannot,
-:func:`~forge_policy.worker.protocol.authenticates_peers`, no worker is asked or started).
+(:func:`~forge_policy.worker.wire.peer_uid`; on a system where it cannot,
+:func:`~forge_policy.worker.wire.authenticates_peers`, no worker is asked or started).
 Anything that could still pass those checks runs as this user, so it could read any shared key
 too (and is outside the threat model: forge-policy is no sandbox against code running as its own
 user). A MAC would add no protection and would cost the warm path what it exists to save:
@@ -65,14 +67,31 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
+
+    from forge_policy.worker import fallback
 if TYPE_CHECKING or (__spec__ is not None and __spec__.parent):
-    from forge_policy.worker import protocol
-else:  # run by file (launch.py, ``-I -S client.py --worker``): protocol.py from this folder
+    from forge_policy.worker import wire
+else:  # run by file (launch.py, ``-I -S client.py --worker``): wire.py from this folder
     sys.path.insert(0, __file__.rpartition("/")[0] or ".")
     try:
-        import protocol  # type: ignore[no-redef]
+        import wire  # type: ignore[no-redef]
     finally:
         del sys.path[0]  # nothing else is imported from this folder by name
+
+
+def _load_fallback() -> None:
+    """Import :mod:`~forge_policy.worker.fallback` (the slow paths) as this module's
+    ``fallback``, the way this module found ``wire``: only a call that leaves the warm path
+    loads it."""
+    global fallback
+    if TYPE_CHECKING or (__spec__ is not None and __spec__.parent):
+        from forge_policy.worker import fallback
+    else:
+        sys.path.insert(0, __file__.rpartition("/")[0] or ".")
+        try:
+            import fallback  # type: ignore[no-redef]
+        finally:
+            del sys.path[0]
 
 
 class Unavailable(Exception):
@@ -88,13 +107,13 @@ class Unavailable(Exception):
 
 def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, bytes, bytes, int]:
     """Send ``request`` to the worker in ``folder`` (one environment's, inside the private
-    worker folder: :func:`~forge_policy.worker.protocol.slot_of`); return its decoded answer or
+    worker folder: :func:`~forge_policy.worker.wire.slot_of`); return its decoded answer or
     raise :class:`Unavailable`. Checks both folders and the peer before sending anything."""
-    problem = protocol.address_problem(folder + b"/" + protocol.SOCKET)
+    problem = wire.address_problem(folder + b"/" + wire.SOCKET)
     if problem:  # no worker could listen there either: none is started
         raise Unavailable(problem, note=False)
     for each in (folder.rpartition(b"/")[0], folder):
-        if not protocol.private_folder(each):
+        if not wire.private_folder(each):
             try:
                 posix.stat(each)
             except OSError:
@@ -109,7 +128,7 @@ def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, byte
             sock.settimeout(timeout)
             sock.sendall(request)
             sock.shutdown(_socket.SHUT_WR)
-            data = protocol.receive(sock, protocol.MAX_ANSWER, deadline)
+            data = wire.receive(sock, wire.MAX_ANSWER, deadline)
         except TimeoutError:
             raise Unavailable(f"no answer within {timeout:g} s") from None
         except OSError as exc:
@@ -119,15 +138,15 @@ def exchange(folder: bytes, request: bytes, timeout: float) -> tuple[bytes, byte
     if data is None:
         raise Unavailable("answer too large")
     try:
-        return protocol.decode_answer(data)
+        return wire.decode_answer(data)
     except ValueError as exc:
         raise Unavailable(str(exc)) from None
 
 
 def _connect(sock: _socket.socket, folder: bytes) -> None:
     """Connect to the worker's socket in ``folder`` and check that it runs as this user."""
-    address, fd = protocol.address(folder, protocol.SOCKET)
-    sock.settimeout(protocol.CONNECT_TIMEOUT)
+    address, fd = wire.address(folder, wire.SOCKET)
+    sock.settimeout(wire.CONNECT_TIMEOUT)
     try:
         sock.connect(address)
     except (FileNotFoundError, ConnectionRefusedError) as exc:
@@ -138,62 +157,11 @@ def _connect(sock: _socket.socket, folder: bytes) -> None:
         if fd >= 0:
             posix.close(fd)
     try:
-        uid = protocol.peer_uid(sock)
+        uid = wire.peer_uid(sock)
     except OSError as exc:  # never trust a peer the kernel did not name
         raise Unavailable(f"cannot authenticate the worker ({exc.strerror or exc})") from None
     if uid != posix.geteuid():
         raise Unavailable("the worker socket belongs to another user")
-
-
-def _mkdir(path: bytes, mode: int) -> None:
-    try:  # noqa: SIM105 - contextlib is not a built-in module
-        posix.mkdir(path, mode)
-    except FileExistsError:
-        pass
-
-
-def make_folder(root: bytes) -> bytes:
-    """Create ``<root>/runtime/worker`` (mode 0700) and the folders above it; return it."""
-    for path, mode in ((root, 0o777), (root + b"/runtime", 0o777)):
-        _mkdir(path, mode)
-    parent = protocol.folder_of(root)
-    _mkdir(parent, 0o700)
-    return parent
-
-
-def start_worker(root: bytes, here: bytes, slot: bytes) -> bool:
-    """Start a detached worker for ``root`` and this environment (its folder ``slot``) unless
-    another client is starting one; never raises (a worker that does not start only means this
-    event is evaluated in-process)."""
-    try:
-        parent = make_folder(root)
-        _mkdir(slot, 0o700)
-        if not (protocol.private_folder(parent) and protocol.private_folder(slot)):
-            return False
-        folder = slot
-        marker = folder + b"/" + protocol.STARTING
-        for _ in range(2):
-            try:
-                fd = posix.open(marker, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL, 0o600)
-            except FileExistsError:
-                if time.time() - posix.stat(marker).st_mtime < protocol.STARTING_STALE:
-                    return False  # another client is starting it
-                posix.unlink(marker)  # its client died before the worker came up
-                continue
-            posix.close(fd)
-            break
-        else:
-            return False
-        if _listening(folder):
-            # a worker came up between this client's failed connect and its marker: once it
-            # listened it removed its own client's marker, which the O_EXCL above cannot see.
-            # Another would only wait for the worker lock and exit ("not started").
-            posix.unlink(marker)
-            return False
-        _spawn(root, here, parent)
-        return True
-    except OSError:
-        return False
 
 
 def _listening(folder: bytes) -> bool:
@@ -208,160 +176,24 @@ def _listening(folder: bytes) -> bool:
     return True
 
 
-def _spawn(root: bytes, here: bytes, folder: bytes) -> None:
-    """Double fork: the worker is reparented to init and never holds the hook's pipes. It
-    inherits this process's environment and working directory: the ones it serves."""
-    pid = posix.fork()
-    if pid:
-        posix.waitpid(pid, 0)
-        return
-    try:
-        posix.setsid()
-        if posix.fork() == 0:
-            null = posix.open(b"/dev/null", posix.O_RDWR)
-            log = posix.open(
-                folder + b"/" + protocol.LOG, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o600
-            )
-            posix.dup2(null, 0)
-            posix.dup2(null, 1)
-            posix.dup2(log, 2)
-            posix.closerange(3, 1 << 16)  # no pipe of the harness may outlive this hook
-            executable = sys.executable.encode()
-            posix.execv(executable, [executable, b"-I", b"-S", here, b"--worker", root])
-    finally:
-        posix._exit(0)
-
-
-def enable_packages(here: bytes) -> None:
-    """Make the package and its dependencies importable after ``-S``, as ``site`` would but
-    without running the ``import`` lines of ``.pth`` files: the tree this file belongs to
-    first, then the site folders of this interpreter (its venv's, found as ``site`` finds it:
-    ``pyvenv.cfg`` beside or above the executable) and the folders their ``.pth`` path lines
-    name. An ``import`` line is code run at every start of the engine: one written by an agent
-    would patch the hook before it decides. No dependency needs one (an editable install's
-    finder is such a line; the tree this file is in is the package it would find), and
-    ``sitecustomize``/``usercustomize`` stay unimported as ``-S`` leaves them."""
-    import os
-    import site
-
-    executable = os.path.abspath(sys.executable)
-    bin_dir = os.path.dirname(executable)
-    prefixes = [sys.prefix]
-    for conf in (os.path.join(bin_dir, "pyvenv.cfg"), os.path.join(bin_dir, "..", "pyvenv.cfg")):
-        if not os.path.isfile(conf):
-            continue
-        system = "true"
-        with open(conf, encoding="utf-8") as f:
-            for line in f:
-                key, eq, value = line.partition("=")
-                if eq and key.strip().lower() == "include-system-site-packages":
-                    system = value.strip().lower()
-        venv = os.path.dirname(bin_dir)
-        prefixes = [venv, sys.prefix] if system == "true" else [venv]
-        sys.prefix = sys.exec_prefix = venv
-        break
-    known = set(sys.path)
-    for folder in site.getsitepackages(prefixes):
-        if folder in known or not os.path.isdir(folder):
-            continue
-        sys.path.append(folder)
-        known.add(folder)
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".pth") and not name.startswith("."):
-                _path_lines(folder, name, known)
-    tree = here.decode("utf-8", "surrogateescape").rsplit("/", 3)[0]
-    if tree not in sys.path:
-        sys.path.insert(0, tree)
-
-
-def _path_lines(folder: str, name: str, known: set[str]) -> None:
-    """The folders a ``.pth`` file adds to ``sys.path`` (its ``import`` lines skipped)."""
-    import os
-
-    try:
-        with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
-            lines = f.read(1 << 20).splitlines()
-    except OSError:
-        return
-    for line in lines:
-        if not line.strip() or line.startswith(("#", "import ", "import\t")):
-            continue
-        path = os.path.normpath(os.path.join(folder, line.rstrip()))
-        if path not in known and os.path.exists(path):
-            sys.path.append(path)
-            known.add(path)
-
-
 #: When this process read its event (:func:`time.monotonic`): the hook's deadline counts from it.
 STARTED = [time.monotonic()]
 
 
 def in_process(here: bytes, raw: bytes | None, args: list[str], note: str = "") -> int:
-    """The full hook in this process: what ``forge-policy hook`` would answer.
-
-    An engine that does not even import (a broken install) exits 2, the code Claude Code (and
-    Codex, Gemini CLI and Cursor) treat as a blocking error, unless ``FORGE_ON_ERROR=allow``;
-    for the harnesses that do not (:data:`BROKEN_ENGINE`) it prints their refusal too.
-    """
-    try:
-        enable_packages(here)
-        import io
-
-        from forge_policy.hook import main
-    except Exception as exc:
-        allow = posix.environ.get(b"FORGE_ON_ERROR", b"").strip() == b"allow"
-        what = "letting the event through" if allow else "refusing the event"
-        sys.stderr.write(f"forge-policy: cannot load the engine ({exc!r}); {what}\n")
-        if not allow:
-            refusal = _broken_engine_refusal(args)
-            if refusal:
-                sys.stdout.write(refusal + "\n")
-                sys.stdout.flush()
-        return 0 if allow else 2
-
-    if note:
-        sys.stderr.write(f"forge-policy: worker: {note}; evaluating in-process\n")
-        sys.stderr.flush()
-    stdin = sys.stdin if raw is None else io.BytesIO(raw)
-    started = STARTED[0] if raw is not None else None  # else the hook reads and starts it
-    return main(stdin, sys.stdout, sys.stderr, None, args, started=started)
-
-
-#: What a harness that does not block on exit 2 reads as a refusal, per harness and the events
-#: it is printed at ("" = the event was not named), for a hook whose engine does not import.
-BROKEN_ENGINE = {
-    "copilot": (
-        '{"permissionDecision":"deny","permissionDecisionReason":'
-        '"forge-policy cannot load its engine, so this call is refused"}',
-        ("preToolUse", "PreToolUse"),
-    ),
-    "antigravity": (
-        '{"decision":"deny","reason":'
-        '"forge-policy cannot load its engine, so this call is refused"}',
-        ("PreToolUse", ""),
-    ),
-}
-
-
-def _broken_engine_refusal(args: list[str]) -> str:
-    try:
-        options = protocol.HookOptions.parse(args)
-    except ValueError:
-        return ""
-    entry = BROKEN_ENGINE.get(options.harness)
-    if entry is None or options.event not in entry[1]:
-        return ""
-    return entry[0]
+    """The full hook in this process (:func:`forge_policy.worker.fallback.in_process`)."""
+    _load_fallback()
+    return fallback.in_process(here, raw, args, note, STARTED[0])
 
 
 def read_stdin() -> bytes:
     chunks: list[bytes] = []
     size = 0
-    while size <= protocol.MAX_INPUT:
+    while size <= wire.MAX_INPUT:
         # 64 KiB for the event (a few hundred bytes) and for the read that finds the end: a
         # 1 MiB buffer is mmap-ed and unmapped (two system calls), so only a large event gets one
         step = 1 << 20 if len(chunks) > 1 else 1 << 16
-        chunk = posix.read(0, min(step, protocol.MAX_INPUT + 1 - size))
+        chunk = posix.read(0, min(step, wire.MAX_INPUT + 1 - size))
         if not chunk:
             break
         chunks.append(chunk)
@@ -401,17 +233,13 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["statusline"]:
         return statusline(here)
     if args[:1] == ["--worker"]:
-        enable_packages(here)
-        import runpy  # ``python -m forge_policy.worker.server``, from this file's tree
-
-        sys.argv = [sys.argv[0], *args[1:]]
-        runpy.run_module("forge_policy.worker.server", run_name="__main__", alter_sys=True)
-        return 0  # not reached: the server exits
+        _load_fallback()
+        return fallback.serve(here, args[1:])
     try:
-        options = protocol.HookOptions.parse(args)
+        harness, event, via_serve, help_ = wire.parse_options(args)
     except ValueError:
         return in_process(here, None, args)  # the hook reports them
-    if not options.for_worker:
+    if help_ or via_serve:  # the worker neither prints help nor asks `forge-policy serve`
         return in_process(here, None, args)
     environ = posix.environ
     try:
@@ -421,28 +249,26 @@ def main(argv: list[str] | None = None) -> int:
     STARTED[0] = time.monotonic()
     if environ.get(b"FORGE_WORKER", b"").strip() not in (b"", b"on"):
         return in_process(here, raw, args)  # off (or unknown: the hook reports it)
-    if not protocol.authenticates_peers():  # the worker's peer could not be named
+    if not wire.authenticates_peers():  # the worker's peer could not be named
         return in_process(here, raw, args)
     if environ.get(b"FORGE_STORE", b"").strip() == b"memory":
         return in_process(here, raw, args)  # a hook process starts empty; a worker would not
-    deadline = seconds(environ, b"FORGE_HOOK_DEADLINE", protocol.HOOK_DEADLINE)
-    if deadline < 0 or min(seconds(environ, name, 1.0) for name in protocol.CLIENT_ONLY[1:]) < 0:
+    deadline = seconds(environ, b"FORGE_HOOK_DEADLINE", wire.HOOK_DEADLINE)
+    if deadline < 0 or min(seconds(environ, name, 1.0) for name in wire.CLIENT_ONLY[1:]) < 0:
         return in_process(here, raw, args)  # the hook names the unusable variable
-    return ask(here, raw, args, options)
+    return ask(here, raw, args, wire.options_argv(harness, event, via_serve))
 
 
 #: Seconds a status line waits for the worker before it computes the line itself.
 STATUSLINE_TIMEOUT = 1.0
-#: What the status line says when even the engine does not load
-#: (:data:`forge_policy.reports.statusline.UNKNOWN`).
-UNKNOWN = b"forge-policy: ?\n"
 
 
 def statusline(here: bytes) -> int:
     """Claude Code's ``statusLine`` command (``… statusline``): the worker's line for the status
     JSON on stdin, else the line computed here (:mod:`forge_policy.ops.statusline`). Read-only:
     it starts no worker and records no refusal (both write files), and it always exits 0 with
-    one line, :data:`UNKNOWN` at worst: a status line decides nothing."""
+    one line, :data:`~forge_policy.worker.fallback.UNKNOWN` at worst: a status line decides
+    nothing."""
     environ = posix.environ
     try:
         raw = b"" if posix.isatty(0) else read_stdin()
@@ -452,35 +278,25 @@ def statusline(here: bytes) -> int:
     if (
         environ.get(b"FORGE_WORKER", b"").strip() in (b"", b"on")
         and environ.get(b"FORGE_STORE", b"").strip() != b"memory"
-        and protocol.authenticates_peers()
+        and wire.authenticates_peers()
     ):
         try:
             cwd = posix.getcwdb()
-            relevant = protocol.relevant(environ)
-            slot = protocol.slot_of(
-                protocol.root_of(environ, cwd), protocol.fingerprint(cwd, relevant)
-            )
+            relevant = wire.relevant(environ)
+            slot = wire.slot_of(wire.root_of(environ, cwd), wire.fingerprint(cwd, relevant))
             flags = [] if color else ["--no-color"]
             deadline = time.monotonic() + STATUSLINE_TIMEOUT
-            request = protocol.HookRequest(
-                protocol.own_identity(here), deadline, cwd, flags, raw, relevant, b"statusline"
-            )
-            status, out, _, _ = exchange(slot, request.encode(), STATUSLINE_TIMEOUT)
+            identity = wire.own_identity(here)
+            items = wire.hook_items(identity, deadline, cwd, flags, raw, relevant, b"statusline")
+            status, out, _, _ = exchange(slot, wire.encode_request(items), STATUSLINE_TIMEOUT)
             if status == b"A" and out:
                 _write_all(1, out)
                 ANSWERED[0] = True  # nothing but built-ins ran: exit at once (:func:`run`)
                 return 0
         except Exception:  # any failure: the line is computed here
             pass
-    try:
-        enable_packages(here)
-        import os
-
-        from forge_policy.ops.statusline import in_process as line_here
-
-        out = line_here(raw, os.environ).encode("utf-8", "replace") + b"\n"
-    except Exception:
-        out = UNKNOWN
+    _load_fallback()
+    out = fallback.status_line(here, raw)
     try:  # noqa: SIM105 - contextlib is not a built-in module
         _write_all(1, out)
     except OSError:
@@ -488,61 +304,41 @@ def statusline(here: bytes) -> int:
     return 0
 
 
-def count(root: bytes, reason: str) -> None:
-    """Record why this call is evaluated in-process (:func:`~forge_policy.worker.protocol.record`),
-    where ``forge-policy worker status`` counts it; only into a private worker folder."""
-    folder = protocol.folder_of(root)
-    if root and protocol.private_folder(folder):
-        protocol.record(folder, reason)
-
-
-def ask(here: bytes, raw: bytes, args: list[str], options: protocol.HookOptions) -> int:
-    """Ask the worker (starting one when none answers); evaluate in-process on any failure."""
+def ask(here: bytes, raw: bytes, args: list[str], options: list[str]) -> int:
+    """Ask the worker (starting one when none answers) with the hook's ``options``
+    (:func:`~forge_policy.worker.wire.options_argv`); evaluate in-process on any failure."""
     environ = posix.environ
     root = slot = b""
     try:
         cwd = posix.getcwdb()
-        root = protocol.root_of(environ, cwd)
-        relevant = protocol.relevant(environ)
-        slot = protocol.slot_of(root, protocol.fingerprint(cwd, relevant))
+        root = wire.root_of(environ, cwd)
+        relevant = wire.relevant(environ)
+        slot = wire.slot_of(root, wire.fingerprint(cwd, relevant))
         timeout = min(
-            seconds(environ, b"FORGE_WORKER_TIMEOUT", protocol.ANSWER_TIMEOUT),
-            seconds(environ, b"FORGE_HOOK_DEADLINE", protocol.HOOK_DEADLINE)
-            * protocol.WORKER_SHARE,
+            seconds(environ, b"FORGE_WORKER_TIMEOUT", wire.ANSWER_TIMEOUT),
+            seconds(environ, b"FORGE_HOOK_DEADLINE", wire.HOOK_DEADLINE) * wire.WORKER_SHARE,
         )
-        request = protocol.HookRequest(
-            protocol.own_identity(here),
+        items = wire.hook_items(
+            wire.own_identity(here),
             # the worker starts no evaluation past this instant (CLOCK_MONOTONIC is system-wide)
             time.monotonic() + timeout,
             cwd,
-            options.argv(),
+            options,
             raw,
             relevant,
         )
-        status, out, err, code = exchange(slot, request.encode(), timeout)
-    except Unavailable as exc:
-        if exc.start:
-            started = start_worker(root, here, slot)
-            what = "started one" if started else "one is starting"
-            count(root, f"no worker for this environment: {what}")
-            return in_process(here, raw, args)
-        if not exc.note:  # a lasting state: counted where `worker status` shows it
-            try:  # noqa: SIM105 - contextlib is not a built-in module
-                make_folder(root)
-            except OSError:
-                pass
-        count(root, exc.reason)
-        return in_process(here, raw, args, exc.reason if exc.note else "")
+        status, out, err, code = exchange(slot, wire.encode_request(items), timeout)
+    except Unavailable as exc:  # started, counted, then evaluated in-process
+        _load_fallback()
+        why = (exc.reason, exc.start, exc.note)
+        return fallback.unavailable(here, raw, args, (root, slot), why, _listening, STARTED[0])
     except OSError as exc:
         return in_process(here, raw, args, f"{exc.strerror or exc}")
     except Exception as exc:  # never a traceback, never an allow: the engine decides
         return in_process(here, raw, args, f"internal error: {exc!r}")
-    if status != b"A":
-        if out.startswith(protocol.CHANGED):  # that worker is exiting: start one of this version
-            start_worker(root, here, slot)
-        reason = f"refused: {out.decode('utf-8', 'replace')}"
-        count(root, reason)
-        return in_process(here, raw, args, reason)
+    if status != b"A":  # counted, then evaluated in-process
+        _load_fallback()
+        return fallback.refused(here, raw, args, (root, slot), out, _listening, STARTED[0])
     try:
         _write_all(2, err)
         _write_all(1, out)
@@ -564,7 +360,13 @@ def run() -> "NoReturn":
     ``python -I -S`` start the warm call is measured against) that nobody needs on that path:
     the answer went out with ``posix.write`` (nothing is buffered), no thread was started, no
     ``atexit`` handler registered. Every other path (the in-process engine, which may flush
-    files or export telemetry at exit) ends with ``sys.exit`` as usual."""
+    files or export telemetry at exit) ends with ``sys.exit`` as usual.
+
+    ``launch.py``, the file the launcher runs, is compiled from source on every call (a script
+    has no cached bytecode), so it holds only what must run before this module loads: the path
+    to this folder, and the cyclic collector off from the start, as ``forge-policy hook`` has
+    it: a process that answers one call and ends gains nothing from its passes over what the
+    imports allocate. (The worker starts as ``client.py --worker`` and keeps its collector.)"""
     code = main()
     if ANSWERED[0]:
         posix._exit(code)

@@ -1,14 +1,12 @@
-"""What the hook launcher runs on this machine: ``python -I -S …/forge_policy/worker/launch.py``.
+"""``python -I -S …/worker/launch.py``: runs :mod:`~forge_policy.worker.client` (see ``run``).
 
-Python compiles a script on every run but loads a module from its cached bytecode, so this file
-only imports :mod:`forge_policy.worker.client` (which ``-S`` leaves off ``sys.path``: it is found
-beside this file) and runs it, saving the ~4 ms it takes to compile the client each call
-(:func:`~forge_policy.worker.client.run`: it exits too).
-"""
+Python compiles this file on every run: it is kept short. The worker runs ``client.py``."""
 
+import gc
 import sys
 
 if __name__ == "__main__":
+    gc.disable()  # one call, then the process ends: the collector's passes buy it nothing
     sys.path.insert(0, sys.argv[0].rpartition("/")[0] or ".")
     try:
         import client  # type: ignore[import-not-found]  # forge_policy/worker/client.py

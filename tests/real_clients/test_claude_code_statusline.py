@@ -3,8 +3,9 @@ claude-agent-sdk wheel, started interactively in a pseudo-terminal (the status l
 interactive UI's; print mode has none), in a temporary ``HOME`` whose ``.claude.json`` trusts the
 project (Claude Code runs no status line in an untrusted folder), with ``ANTHROPIC_BASE_URL`` on a
 closed port of 127.0.0.1 (nothing leaves the machine; no prompt is sent). The session already
-has real hook calls (made through the hook command ``init`` wrote, with the session id given to
-``claude --session-id``): the line Claude Code draws is forge-policy's, colours included."""
+has real hook calls (made through the hook entry ``init`` wrote, spawned as Claude Code spawns its
+exec form, with the session id given to ``claude --session-id``): the line Claude Code draws is
+forge-policy's, colours included."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.cli_support import claude_code_argv
 
 sdk = pytest.importorskip("claude_agent_sdk", reason="claude-agent-sdk not installed")
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="a pty and the warm worker")
@@ -83,13 +86,13 @@ def test_claude_code_draws_forge_policys_status_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done
     settings = json.loads((project / ".claude" / "settings.json").read_text())
-    hook = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    hook = claude_code_argv(settings["hooks"]["PreToolUse"][0]["hooks"][0], project)
     session = str(uuid.uuid4())
     for command in ("git push --force origin main", "npm install left-pad"):
         event = {"session_id": session, "hook_event_name": "PreToolUse", "cwd": str(project),
                  "tool_name": "Bash", "tool_input": {"command": command}}  # fmt: skip
         subprocess.run(
-            ["sh", "-c", hook], input=json.dumps(event).encode(), cwd=project,
+            hook, input=json.dumps(event).encode(), cwd=project,
             env={**env, "CLAUDE_PROJECT_DIR": str(project)}, capture_output=True, check=True,
         )  # fmt: skip
     (home / ".claude.json").write_text(
