@@ -362,6 +362,40 @@ def test_symlink_adds_its_target_and_counts_once(tree: Path) -> None:
     assert fact("paths", bash("cat plain/b.txt", tree)) == [str(tree / "plain" / "b.txt")]
 
 
+def test_the_kernels_resolution_is_realpaths(tmp_path: Path) -> None:
+    """``files._realpath`` (``/proc/self/fd`` on Linux) answers as :func:`os.path.realpath` for
+    every kind of name a file fact resolves: plain, symlinked file or folder, relative and
+    chained links, ``..`` after a link, a dangling or looping link, a folder, a missing name."""
+    from forge_policy.facts.files import _realpath
+
+    real = tmp_path / "real"
+    (real / "deep").mkdir(parents=True)
+    (real / "deep" / "f.txt").write_text("x")
+    (real / "id_rsa").write_text("k")
+    (tmp_path / "dirlink").symlink_to(real / "deep", target_is_directory=True)
+    (tmp_path / "rel").symlink_to("real/id_rsa")
+    (tmp_path / "chain").symlink_to(tmp_path / "rel")
+    (real / "deep" / "up").symlink_to("..", target_is_directory=True)
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "space (deleted)").write_text("y")
+    names = [
+        real / "deep" / "f.txt",
+        tmp_path / "dirlink" / "f.txt",
+        tmp_path / "rel",
+        tmp_path / "chain",
+        tmp_path / "dirlink" / "up" / "id_rsa",
+        tmp_path / "dirlink" / ".." / "real" / "id_rsa",
+        tmp_path / "dangling",
+        tmp_path / "loop",
+        tmp_path / "dirlink",
+        tmp_path / "missing" / "x",
+        tmp_path / "space (deleted)",
+    ]
+    for name in names:
+        assert _realpath(str(name)) == os.path.realpath(name), name
+
+
 def test_basenames_include_declared_files_that_do_not_exist(tmp_path: Path) -> None:
     assert fact("paths", read(".env", tmp_path)) == []
     assert fact("path_basenames", read(".env", tmp_path)) == [".env"]

@@ -246,12 +246,37 @@ def _identities(argv: list[str]) -> set[str]:
 def _revealing_target(path: str) -> str:
     """The symlink-resolved path when it shows another file name or a hidden directory (``.ssh``,
     ``.git`` …) that ``path`` hides, else ``""``. A symlinked ``/tmp`` adds nothing."""
-    real = os.path.realpath(path)
+    real = _realpath(path)
     if real == path:
         return ""
     shown = set(path.split(os.sep))
     hidden = any(part.startswith(".") and part not in shown for part in real.split(os.sep))
     return real if hidden or os.path.basename(real) != os.path.basename(path) else ""
+
+
+#: ``O_PATH`` (Linux): a file opened to name it, without reading it (no read permission needed)
+_O_PATH = getattr(os, "O_PATH", 0)
+
+
+def _realpath(path: str) -> str:
+    """:func:`os.path.realpath` of an existing file's absolute, normalised ``path``: on Linux
+    the kernel's resolution, read back from ``/proc/self/fd`` (three system calls, where
+    ``realpath`` makes one ``lstat`` and a Python loop turn per component); anywhere that does
+    not answer with an absolute path of a file still there, ``realpath`` itself."""
+    if _O_PATH:
+        try:
+            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+        except (OSError, ValueError):
+            return os.path.realpath(path)
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            real = ""
+        finally:
+            os.close(fd)
+        if real.startswith("/") and not real.endswith(" (deleted)"):
+            return real
+    return os.path.realpath(path)
 
 
 def _strings(root: object) -> list[tuple[str, str]]:
