@@ -131,6 +131,11 @@ class Warm:
         folder, files = watched
         parts: list[Any] = [folder, self._candidate]
         for path in files:
+            # most layers' files do not exist: access() says so without the OSError a failed
+            # stat builds (a third of the cost); one created meanwhile is stat'ed below
+            if not os.access(path, os.F_OK):
+                parts.append(None)
+                continue
             try:
                 st = os.stat(path)
                 # ctime too: a same-size edit can restore the mtime (`touch -d`), not the ctime
