@@ -706,3 +706,41 @@ def test_tdd_globs_have_gitignore_syntax(
 
     settings = TddSettings(tdd_mode="strict", production_globs=("*.py",), test_globs=test_globs)
     assert untested_files(staged, settings) == untested
+
+
+@pytest.mark.parametrize(
+    "tool_input",
+    [
+        {"file_path": "/r/a.py"},
+        {"pattern": "rm -rf /", "path": "/r"},
+        {"content": "git push --force", "file_path": "/r/run.sh"},
+        {"cmd": "rm -rf /", "args": ["git", "push", "--force"]},
+        {},
+    ],
+)
+def test_command_facts_of_a_call_without_commands_are_empty_without_a_run(
+    tool_input: dict[str, Any],
+) -> None:
+    """A built-in command fact (``facts._COMMANDS_ONLY``) of a call whose input has neither
+    ``command`` nor ``commands`` is what its provider gives, ``[]``, without running it; one
+    registered over it, or a call with a command, runs."""
+    from forge_policy.engine.inputs import _commands_in, read_as
+    from forge_policy.facts import _COMMANDS_ONLY
+
+    registry = fp.FactRegistry.with_builtins()
+    for tool in ("Read", "Write", "Grep", "mcp__fs__read"):
+        event = Event("PreToolUse", "s", tool_name=tool, tool_input=tool_input, cwd="/r")
+        seen = read_as(event)  # what providers see: an MCP call's ``cmd`` is a command
+        cache = FactCache(event, registry)
+        for name in sorted(_COMMANDS_ONLY):
+            assert registry[name].commands_only
+            assert cache(name) == registry[name](seen), (tool, name)
+            if not _commands_in(seen):
+                assert cache(name) == [], (tool, name)
+        assert cache.diagnostics == []
+    mine = fp.FactRegistry.with_builtins()
+    mine.register("shell_commands", lambda event: ["mine"])
+    event = Event("PreToolUse", "s", tool_name="Read", tool_input=tool_input, cwd="/r")
+    assert FactCache(event, mine)("shell_commands") == ["mine"]
+    bash = Event("PreToolUse", "s", tool_name="Bash", tool_input={**tool_input, "command": "ls"})
+    assert FactCache(bash, registry)("shell_commands") == ["ls"]
