@@ -20,11 +20,20 @@ def iso(ts: float) -> str:
     micros = round((ts - whole) * 1_000_000)
     if micros >= 1_000_000:
         whole, micros = whole + 1, micros - 1_000_000
-    t = time.gmtime(whole)
-    return (
-        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
-        f"{t.tm_sec:02d}.{micros:06d}+00:00"
-    )
+    second, prefix = _SECOND[0]
+    if second != whole:  # the date and time of a second, formatted once per second
+        t = time.gmtime(whole)
+        prefix = (
+            f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
+            f"{t.tm_sec:02d}."
+        )
+        _SECOND[0] = (whole, prefix)  # one tuple, replaced whole: threads see either
+    return f"{prefix}{micros:06d}+00:00"
+
+
+#: the last second :func:`iso` formatted and its text up to the fraction (a warm process stamps
+#: many events a second)
+_SECOND: list[tuple[int, str]] = [(-(1 << 62), "")]
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:

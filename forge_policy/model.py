@@ -22,7 +22,14 @@ if TYPE_CHECKING:
 
 def canonical_json(value: object) -> str:
     """SPEC §4: sorted keys, compact separators, UTF-8 (non-ASCII kept as is)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(value)
+
+
+#: :func:`json.dumps`'s encoder for :func:`canonical_json`'s options, made once (``dumps`` with
+#: any option builds one per call; its ``encode`` keeps no state between calls)
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
 
 
 def _sha256_constructor() -> Any:

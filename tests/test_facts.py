@@ -362,6 +362,40 @@ def test_symlink_adds_its_target_and_counts_once(tree: Path) -> None:
     assert fact("paths", bash("cat plain/b.txt", tree)) == [str(tree / "plain" / "b.txt")]
 
 
+def test_the_kernels_resolution_is_realpaths(tmp_path: Path) -> None:
+    """``files._realpath`` (``/proc/self/fd`` on Linux) answers as :func:`os.path.realpath` for
+    every kind of name a file fact resolves: plain, symlinked file or folder, relative and
+    chained links, ``..`` after a link, a dangling or looping link, a folder, a missing name."""
+    from forge_policy.facts.files import _realpath
+
+    real = tmp_path / "real"
+    (real / "deep").mkdir(parents=True)
+    (real / "deep" / "f.txt").write_text("x")
+    (real / "id_rsa").write_text("k")
+    (tmp_path / "dirlink").symlink_to(real / "deep", target_is_directory=True)
+    (tmp_path / "rel").symlink_to("real/id_rsa")
+    (tmp_path / "chain").symlink_to(tmp_path / "rel")
+    (real / "deep" / "up").symlink_to("..", target_is_directory=True)
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "space (deleted)").write_text("y")
+    names = [
+        real / "deep" / "f.txt",
+        tmp_path / "dirlink" / "f.txt",
+        tmp_path / "rel",
+        tmp_path / "chain",
+        tmp_path / "dirlink" / "up" / "id_rsa",
+        tmp_path / "dirlink" / ".." / "real" / "id_rsa",
+        tmp_path / "dangling",
+        tmp_path / "loop",
+        tmp_path / "dirlink",
+        tmp_path / "missing" / "x",
+        tmp_path / "space (deleted)",
+    ]
+    for name in names:
+        assert _realpath(str(name)) == os.path.realpath(name), name
+
+
 def test_basenames_include_declared_files_that_do_not_exist(tmp_path: Path) -> None:
     assert fact("paths", read(".env", tmp_path)) == []
     assert fact("path_basenames", read(".env", tmp_path)) == [".env"]
@@ -672,3 +706,41 @@ def test_tdd_globs_have_gitignore_syntax(
 
     settings = TddSettings(tdd_mode="strict", production_globs=("*.py",), test_globs=test_globs)
     assert untested_files(staged, settings) == untested
+
+
+@pytest.mark.parametrize(
+    "tool_input",
+    [
+        {"file_path": "/r/a.py"},
+        {"pattern": "rm -rf /", "path": "/r"},
+        {"content": "git push --force", "file_path": "/r/run.sh"},
+        {"cmd": "rm -rf /", "args": ["git", "push", "--force"]},
+        {},
+    ],
+)
+def test_command_facts_of_a_call_without_commands_are_empty_without_a_run(
+    tool_input: dict[str, Any],
+) -> None:
+    """A built-in command fact (``facts._COMMANDS_ONLY``) of a call whose input has neither
+    ``command`` nor ``commands`` is what its provider gives, ``[]``, without running it; one
+    registered over it, or a call with a command, runs."""
+    from forge_policy.engine.inputs import _commands_in, read_as
+    from forge_policy.facts import _COMMANDS_ONLY
+
+    registry = fp.FactRegistry.with_builtins()
+    for tool in ("Read", "Write", "Grep", "mcp__fs__read"):
+        event = Event("PreToolUse", "s", tool_name=tool, tool_input=tool_input, cwd="/r")
+        seen = read_as(event)  # what providers see: an MCP call's ``cmd`` is a command
+        cache = FactCache(event, registry)
+        for name in sorted(_COMMANDS_ONLY):
+            assert registry[name].commands_only
+            assert cache(name) == registry[name](seen), (tool, name)
+            if not _commands_in(seen):
+                assert cache(name) == [], (tool, name)
+        assert cache.diagnostics == []
+    mine = fp.FactRegistry.with_builtins()
+    mine.register("shell_commands", lambda event: ["mine"])
+    event = Event("PreToolUse", "s", tool_name="Read", tool_input=tool_input, cwd="/r")
+    assert FactCache(event, mine)("shell_commands") == ["mine"]
+    bash = Event("PreToolUse", "s", tool_name="Bash", tool_input={**tool_input, "command": "ls"})
+    assert FactCache(bash, registry)("shell_commands") == ["ls"]

@@ -149,5 +149,23 @@ def test_slices_match_splitlines_whatever_the_chunk_size(
             map(len, lines[skip : skip + limit])
         )
         assert files._tail_bytes(str(path), limit, len(data)) == sum(map(len, lines[-limit:]))
+        # the same slice of the bytes a secret scan already read (no file read then)
+        assert read_slice_bytes("/nonexistent", offset, limit, 0, data) == sum(
+            map(len, lines[skip : skip + limit])
+        )
     finally:
         files._CHUNK = original
+
+
+def test_a_read_the_secret_scan_read_is_measured_from_the_same_bytes(tmp_path: Path) -> None:
+    """One event reads a Read's file once: the slice is measured from the bytes the secret scan
+    read (the file gone since changes nothing), as a read of the file alone measures it."""
+    from forge_policy.engine.inputs import FactCache
+
+    path = numbered(tmp_path, "m.py", 5000)
+    event = read(path, offset=4001)
+    alone = fact("file_bytes", read(path, offset=4001))
+    facts = FactCache(event, fp.FactRegistry.with_builtins())
+    assert facts("secret_in_files") == ""
+    Path(path).unlink()
+    assert facts("file_bytes") == alone == 1000 * len(LINE)

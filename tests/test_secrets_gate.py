@@ -19,7 +19,7 @@ from test_secrets_shapes import FOUND as SHAPES
 from test_secrets_shapes import NOT_FOUND as NOT_SHAPES
 
 from forge_policy.catalog.dsl import compile_regex
-from forge_policy.secrets import NEEDS, SECRET_PATTERNS, detect, may_hold, redact
+from forge_policy.secrets import NEEDS, SECRET_PATTERNS, _key_gate, detect, may_hold, redact
 
 REGEXES = [compile_regex(pattern) for _pid, pattern in SECRET_PATTERNS]
 SAMPLES = [t for t, _ in SECRETS] + [t for t, *_ in FOUND + SHAPES] + NOT_SECRETS
@@ -101,3 +101,20 @@ def test_the_gate_lets_the_common_texts_skip_the_screen() -> None:
     for text in [*common, "2026-12-03T09:18:58.560017+00:00", "3f33515788426f3b10a1e4eef"]:
         assert not may_hold(text.encode()), text
         assert detect(text) == ""
+
+
+KEYS = st.sampled_from([key for key, _ in NEEDS])
+
+
+@given(st.lists(st.one_of(KEYS, PIECES, FILLER, st.text(max_size=12)), max_size=8))
+def test_the_key_gate_refuses_exactly_the_texts_that_hold_no_key(parts: list[str]) -> None:
+    """The warm process's gate (a trie of the keys, built after GATE_AFTER calls) says "no key"
+    exactly when no key of NEEDS is in the lower-cased text, so may_hold answers as without it
+    (the table given explicitly skips the gate)."""
+    search = _key_gate(now=True)
+    assert search is not None
+    text = "".join(parts)
+    lower = text.lower()
+    assert (search(lower) is None) == (not any(key in lower for key, _ in NEEDS)), text
+    if text.isascii():
+        assert may_hold(text.encode()) == may_hold(text.encode(), NEEDS), text

@@ -28,3 +28,13 @@ def test_parse_round_trips(ts: float) -> None:
 @given(st.text(max_size=40))
 def test_parse_never_raises(text: str) -> None:
     assert isinstance(parse_iso(text, default=-1.0), float)
+
+
+@given(MOMENTS, st.lists(st.integers(0, 999_999), min_size=1, max_size=4))
+def test_stamps_of_one_second_share_its_text_and_nothing_else(
+    ts: float, fractions: list[int]
+) -> None:
+    second = ts // 1
+    for micros in fractions:  # iso formats a second's date once; each stamp keeps its fraction
+        moment = second + micros / 1_000_000
+        assert iso(moment) == datetime.fromtimestamp(moment, UTC).isoformat(timespec="microseconds")

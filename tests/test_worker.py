@@ -322,3 +322,20 @@ def test_the_shared_handler_evaluates_concurrently_without_losing_increments(
         f"[nudger] nudger: Bash ({n})" for n in range(1, 17)
     )
     assert project.counter("nudger") == 16 and warm.requests == 16
+
+
+def test_a_layer_file_created_or_removed_later_reloads_the_warm_evaluator(tmp_path: Path) -> None:
+    """The warm evaluator watches every layer's file, missing ones included (asked with
+    ``access`` first, then ``stat``): one that appears, changes or goes reloads it."""
+    project = ClientProject(tmp_path)
+    warm = Warm(Config.from_env(project.env, cwd=str(project.dir)))
+    layer = project.root / "config.local.yaml"
+    assert not layer.exists()
+    first = warm.current()
+    assert warm.current() is first and warm.reloads == 0
+    layer.write_text("coverage: false\n")
+    second = warm.current()
+    assert second is not first and warm.reloads == 1
+    assert warm.current() is second
+    layer.unlink()
+    assert warm.current() is not second and warm.reloads == 2

@@ -300,3 +300,19 @@ def test_a_hook_request_past_or_without_a_deadline_is_expired() -> None:
     items = decode_request(HookRequest(b"", now + 60, b"", [], b"", []).encode())
     for garbage in (b"soon", b"nan", b""):
         assert HookRequest.decode([*items[:2], garbage, *items[3:]]).expired() is True
+
+
+def test_the_hook_options_the_worker_keeps_are_a_copy_of_the_parse() -> None:
+    """The worker keeps the answer for each argument list (a pure function of it): a kept one
+    is the parse's, refusals included, and a caller that changes its copy changes nothing."""
+    from forge_policy.worker.server import _hook_options
+
+    args = ["--harness", "gemini", "--event", "BeforeTool"]
+    first = _hook_options(args)
+    assert first == {"harness": "gemini", "event": "BeforeTool"}
+    assert first is not None
+    first["harness"] = "changed"
+    assert _hook_options(list(args)) == {"harness": "gemini", "event": "BeforeTool"}
+    for refused in (["--harness", "nope"], ["--via-serve"], ["--help"], ["--bogus"]):
+        assert _hook_options(refused) is None
+        assert _hook_options(refused) is None

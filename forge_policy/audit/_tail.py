@@ -99,14 +99,20 @@ def tail(fd: int) -> Tail:
     size = os.fstat(fd).st_size
     if size == 0:
         return 0, GENESIS, b"", None
-    if _pread(fd, size - 1, 1) == b"\n":
-        start, line = _line_ending_at(fd, size - 1)
+    # the last byte and the chunk before it in one read (the last line is usually in it)
+    want = min(size, _CHUNK + 1)
+    block = _pread(fd, size - want, want)
+    if len(block) != want:  # the file changed meanwhile (writers hold the lock): no shortcut
+        block = _pread(fd, size - 1, 1)
+        block = b"\n" if block == b"\n" else b""
+    if block[-1:] == b"\n":
+        start, line = _line_ending_at(fd, size - 1, block[:-1])
         record = parse_line(line)
         if record is not None:
             return record["seq"], line_hash(line), b"", None
         seq, prev = _record_before(fd, start)
         return seq, prev, b"", (start, line + b"\n")
-    start, fragment = _line_ending_at(fd, size)
+    start, fragment = _line_ending_at(fd, size, block)
     seq, prev = _record_before(fd, start)
     if _unterminated_kind(fragment, seq, prev) == "unterminated":
         return seq + 1, line_hash(fragment), b"\n", None
@@ -121,15 +127,29 @@ def _unterminated_kind(line: bytes, seq: int, prev: str) -> str:
 
 
 def _pread(fd: int, offset: int, size: int) -> bytes:
+    if _PREAD is not None:  # one system call, and the file's offset stays (O_APPEND writes)
+        data: bytes = _PREAD(fd, size, offset)
+        return data
     os.lseek(fd, offset, os.SEEK_SET)
     return os.read(fd, size)
 
 
-def _line_ending_at(fd: int, end: int) -> tuple[int, bytes]:
-    """``(start, bytes)`` of the line whose bytes end at offset ``end`` (newline excluded)."""
+_PREAD = getattr(os, "pread", None)  # not on Windows
+
+
+def _line_ending_at(fd: int, end: int, known: bytes = b"") -> tuple[int, bytes]:
+    """``(start, bytes)`` of the line whose bytes end at offset ``end`` (newline excluded);
+    ``known``: the bytes just before ``end``, already read (a shorter read, the file's end
+    moved, is not used)."""
     buf = b""
     pos = end
     chunk = _CHUNK
+    if known and len(known) <= end:
+        start = end - len(known)
+        cut = known.rfind(b"\n")
+        if cut >= 0:
+            return start + cut + 1, known[cut + 1 :]
+        buf, pos = known, start
     while pos > 0:
         step = min(chunk, pos)
         pos -= step

@@ -308,8 +308,7 @@ class JsonlAuditSink:
                 self.last_append = Appended(before, seq, digest, origin)
                 if created and sync and os.name != "nt":
                     _fsync_dir(self.path.parent)
-                os.lseek(lock_fd, 0, os.SEEK_SET)
-                os.write(lock_fd, format_head(seq, digest))
+                _write_head(lock_fd, format_head(seq, digest))
                 for name in spooled:  # in the chain and fsynced: the spool file has served
                     os.unlink(self.spool_dir / name)
             finally:
@@ -675,6 +674,15 @@ def _scan_session(
             found.append(record)
     found.reverse()
     return found
+
+
+def _write_head(fd: int, head: bytes) -> None:
+    """Write the head anchor at the start of the lock file: one ``pwrite`` where there is one."""
+    if hasattr(os, "pwrite"):
+        os.pwrite(fd, head, 0)
+        return
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, head)
 
 
 def _fsync_dir(path: Path) -> None:

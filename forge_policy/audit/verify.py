@@ -63,6 +63,8 @@ def clean(value: object) -> Any:
 
 def _text(text: str) -> str:
     text = redact(text)
+    if text.isascii():  # nothing to encode: no lone surrogate
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates cannot be written as UTF-8
@@ -72,8 +74,12 @@ def _text(text: str) -> str:
 
 def canonical(record: Mapping[str, Any]) -> bytes:
     """Sorted keys, compact separators, UTF-8: the exact bytes of one stored line."""
-    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return text.encode("utf-8")
+    return _CANONICAL.encode(record).encode("utf-8")
+
+
+#: :func:`json.dumps`'s encoder for :func:`canonical`'s options, made once (``dumps`` with any
+#: option builds one per call; its ``encode`` keeps no state between calls)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def encode_line(record: Mapping[str, Any], seq: int, prev: str) -> bytes:

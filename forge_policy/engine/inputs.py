@@ -102,6 +102,8 @@ class FactCache:
         value: object = ""
         if provider is None:
             self.diagnostics.append(f"fact {name!r} has no provider; it is empty")
+        elif getattr(provider, "commands_only", False) and not _commands_in(self._event):
+            value = []  # a built-in command fact of a call without commands: nothing to run
         else:
             call = _CALL_PROVIDER[0] if _CALL_PROVIDER else _call_provider()
             value, notes = call(name, provider, self._event, self._shared)
@@ -115,6 +117,13 @@ class FactCache:
         from forge_policy.values import undetermined
 
         return [reason for value in self.values.values() if (reason := undetermined(value))]
+
+
+def _commands_in(event: Event) -> bool:
+    """Whether ``event``'s input names shell commands (``command`` or ``commands``: what
+    :func:`~forge_policy.facts._io.event_commands` reads, an unreadable one included)."""
+    tool_input = event.tool_input
+    return "command" in tool_input or "commands" in tool_input
 
 
 def read_as(event: Event) -> Event:

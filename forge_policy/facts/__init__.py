@@ -119,6 +119,7 @@ class FactRegistry(Mapping[str, "BudgetedProvider"]):
         registry = cls()
         for name, (module, function, budget) in _BUILTINS.items():
             registry.register(name, _lazy(module, function), budget_ms=budget)
+            registry._providers[name].commands_only = name in _COMMANDS_ONLY
         return registry
 
     def register(
@@ -137,14 +138,17 @@ class FactRegistry(Mapping[str, "BudgetedProvider"]):
         if not name or name.startswith(".") or name.endswith(".") or not callable(provider):
             raise InvalidArgument(f"invalid fact name or provider: {name!r}")
         func: FactProvider = provider
+        commands_only = False
         if isinstance(provider, BudgetedProvider):
             func = provider.func
             budget_ms = provider.budget_ms if budget_ms is None else budget_ms
             isolate = provider.isolate if isolate is None else isolate
+            commands_only = provider.commands_only  # the same function: the same reading
         budget = DEFAULT_BUDGET_MS if budget_ms is None else budget_ms
         if not budget > 0:
             raise InvalidArgument(f"fact {name!r}: budget_ms must be positive, got {budget!r}")
         self._providers[name] = BudgetedProvider(name, func, budget, bool(isolate))
+        self._providers[name].commands_only = commands_only
 
     def budget_ms(self, name: str) -> float:
         """The budget of provider ``name`` in milliseconds."""
@@ -248,6 +252,13 @@ _BUILTINS: dict[str, tuple[str, str, float]] = {
     "search_credits": ("facts.search", "provide_search_credits", 250.0),
     "write_credits": ("facts.search", "provide_write_credits", 250.0),
 }
+
+
+#: The built-in facts read from ``tool_input.command``/``commands`` alone
+#: (:func:`~forge_policy.facts._io.event_commands`): ``[]`` for a call that has neither key
+#: (a Read, a Write, a Grep), whatever else it holds; ``tests/test_facts.py`` checks each.
+_COMMANDS_ONLY = frozenset({"commands", "shell_commands", "executed_commands", "git_commands",
+                            "command_readings", "recursive_deletes", "shell_data"})  # fmt: skip
 
 
 def _lazy(module: str, function: str) -> FactProvider:

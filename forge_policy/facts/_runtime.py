@@ -69,13 +69,17 @@ class BudgetedProvider:
     provider failed, ran out of budget or was cut.
     """
 
-    __slots__ = ("budget_ms", "func", "isolate", "name")
+    __slots__ = ("budget_ms", "commands_only", "func", "isolate", "name")
 
     def __init__(self, name: str, func: FactProvider, budget_ms: float, isolate: bool) -> None:
         self.name = name
         self.func = func
         self.budget_ms = float(budget_ms)
         self.isolate = isolate
+        #: a built-in command fact: ``[]`` for an event whose ``tool_input`` has neither
+        #: ``command`` nor ``commands`` (its value is read from them alone), so its cache
+        #: answers that without a run (:class:`~forge_policy.engine.inputs.FactCache`)
+        self.commands_only = False
 
     def _run(self, event: Event, run: Run) -> object:
         if self.isolate:

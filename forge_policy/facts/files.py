@@ -30,6 +30,7 @@ from forge_policy.facts.commands import command_runs, command_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from forge_policy.model import Event
@@ -245,12 +246,37 @@ def _identities(argv: list[str]) -> set[str]:
 def _revealing_target(path: str) -> str:
     """The symlink-resolved path when it shows another file name or a hidden directory (``.ssh``,
     ``.git`` …) that ``path`` hides, else ``""``. A symlinked ``/tmp`` adds nothing."""
-    real = os.path.realpath(path)
+    real = _realpath(path)
     if real == path:
         return ""
     shown = set(path.split(os.sep))
     hidden = any(part.startswith(".") and part not in shown for part in real.split(os.sep))
     return real if hidden or os.path.basename(real) != os.path.basename(path) else ""
+
+
+#: ``O_PATH`` (Linux): a file opened to name it, without reading it (no read permission needed)
+_O_PATH = getattr(os, "O_PATH", 0)
+
+
+def _realpath(path: str) -> str:
+    """:func:`os.path.realpath` of an existing file's absolute, normalised ``path``: on Linux
+    the kernel's resolution, read back from ``/proc/self/fd`` (three system calls, where
+    ``realpath`` makes one ``lstat`` and a Python loop turn per component); anywhere that does
+    not answer with an absolute path of a file still there, ``realpath`` itself."""
+    if _O_PATH:
+        try:
+            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+        except (OSError, ValueError):
+            return os.path.realpath(path)
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            real = ""
+        finally:
+            os.close(fd)
+        if real.startswith("/") and not real.endswith(" (deleted)"):
+            return real
+    return os.path.realpath(path)
 
 
 def _strings(root: object) -> list[tuple[str, str]]:
@@ -498,7 +524,15 @@ def _read_sizes(event: Event) -> list[tuple[str, int]]:
         return files
     offset = _count(tool_input.get("offset"))
     limit = _count(tool_input.get("limit")) or READ_DEFAULT_LIMIT
-    return [(path, read_slice_bytes(path, offset, limit, size))]
+    # the secret scan of this event may have read the whole file already: not read twice
+    content = _contents(event).get(path)
+    return [(path, read_slice_bytes(path, offset, limit, size, content))]
+
+
+def _contents(event: Event) -> dict[str, bytes]:
+    """The files this event's providers read whole (a Read's file: the secret scan reads it,
+    then its slice is measured), by path: one dict per event, shared by its providers."""
+    return shared("files.contents", event, dict)
 
 
 def _shell_sizes(event: Event, files: list[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -615,43 +649,57 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
-def read_slice_bytes(path: str, offset: int, limit: int, size: int) -> int:
+def read_slice_bytes(
+    path: str, offset: int, limit: int, size: int, content: bytes | None = None
+) -> int:
     """The bytes of lines ``offset`` .. ``offset + limit - 1`` (1-based; Claude Code's Read
     starts at line 1 for an offset of 0 or 1) of the file at ``path``, read only up to the end of
     the slice. ``size`` (the file's size) is the answer when the file cannot be read.
+    ``content``: the whole file, read already (then it is not read again).
 
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
     ...     _ = handle.write("".join(f"line {n}\\n" for n in range(1, 101)))
     >>> read_slice_bytes(handle.name, 0, 2, 0), read_slice_bytes(handle.name, 99, 50, 0)
     (14, 17)
+    >>> from pathlib import Path
+    >>> read_slice_bytes("/nonexistent", 99, 50, 0, Path(handle.name).read_bytes())
+    17
     """
     skip = max(offset - 1, 0)
     end = skip + limit
-    lines = scanned = 0  # newlines and bytes before the current chunk
-    start: int | None = None  # where the slice begins, once found
+    if content is not None:  # one chunk, then the end of the file
+        return _slice_bytes(iter((content,)), skip, end, size)
     try:
         # unbuffered: the chunks are large, and a buffer costs its own object and an ioctl and
         # an lseek per open; a short read is one more turn of the loop
         with open(path, "rb", buffering=0) as handle:
-            while True:
-                check_deadline()
-                chunk = handle.read(_CHUNK)
-                if not chunk:
-                    break
-                if start is None and lines >= skip:
-                    start = scanned
-                count = chunk.count(b"\n")
-                if start is None and lines + count >= skip:
-                    start = scanned + _after_newline(chunk, skip - lines)
-                if start is not None and lines + count >= end:
-                    return scanned + _after_newline(chunk, end - lines) - start
-                lines += count
-                scanned += len(chunk)
-                if scanned >= _SLICE_SCAN_LIMIT:
-                    return max(size, scanned) - (scanned if start is None else start)
+            return _slice_bytes(iter(lambda: handle.read(_CHUNK), b""), skip, end, size)
     except OSError:
         return size
+
+
+def _slice_bytes(chunks: Iterator[bytes], skip: int, end: int, size: int) -> int:
+    """:func:`read_slice_bytes` over a file's ``chunks``, in order (the last one is followed by
+    the end of the file): the bytes after ``skip`` lines up to the end of line ``end``."""
+    lines = scanned = 0  # newlines and bytes before the current chunk
+    start: int | None = None  # where the slice begins, once found
+    while True:
+        check_deadline()
+        chunk = next(chunks, b"")
+        if not chunk:
+            break
+        if start is None and lines >= skip:
+            start = scanned
+        count = chunk.count(b"\n")
+        if start is None and lines + count >= skip:
+            start = scanned + _after_newline(chunk, skip - lines)
+        if start is not None and lines + count >= end:
+            return scanned + _after_newline(chunk, end - lines) - start
+        lines += count
+        scanned += len(chunk)
+        if scanned >= _SLICE_SCAN_LIMIT:
+            return max(size, scanned) - (scanned if start is None else start)
     return 0 if start is None else scanned - start
 
 
@@ -675,7 +723,15 @@ def provide_secret_in_files(event: Event) -> str:
     skipped, each with a diagnostic note.
     """
     scan_files = _scan_files()
-    found: str = scan_files(collect(event).files)
+    contents = _contents(event)
+
+    def read(path: str, limit: int) -> bytes | None:
+        data = read_bounded(path, limit)
+        if data is not None:  # kept for this event's other readers of the file
+            contents[path] = data
+        return data
+
+    found: str = scan_files(collect(event).files, read)
     return found
 
 

@@ -384,15 +384,28 @@ def _harnesses() -> Any:
 
 def _hook_options(args: list[str]) -> dict[str, str] | None:
     """``harness`` and ``event`` from the client's ``forge-policy hook`` arguments, or None
-    when they are not valid hook options the worker answers."""
+    when they are not valid hook options the worker answers (a pure function of ``args``: the
+    answers for the few argument lists a project's hooks send are kept)."""
+    key = tuple(args)
+    if key in _OPTIONS:
+        found = _OPTIONS[key]
+        return None if found is None else dict(found)
     harnesses = _harnesses()
     try:
         options = protocol.HookOptions.parse(args, harnesses)
     except ValueError:
-        return None
-    if not options.for_worker:
-        return None
-    return {"harness": options.harness, "event": options.event}
+        options = None
+    found = None
+    if options is not None and options.for_worker:
+        found = {"harness": options.harness, "event": options.event}
+    if len(_OPTIONS) >= 64:  # a client sending ever new arguments: no unbounded growth
+        _OPTIONS.clear()
+    _OPTIONS[key] = found
+    return None if found is None else dict(found)
+
+
+#: :func:`_hook_options`'s answers by argument list
+_OPTIONS: dict[tuple[str, ...], dict[str, str] | None] = {}
 
 
 def run(args: list[str], here: bytes | None = None) -> int:
