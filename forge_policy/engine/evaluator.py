@@ -318,8 +318,11 @@ class Evaluator:
             return outcome, state
 
         # ``apply`` never changes the state it is given (Base decides on it and changes a
-        # copy): a store that can lend its own document uncopied is asked to
-        transact = getattr(self.store, "transact_borrowed", None) or self.store.transact
+        # copy): a store that can lend its own document uncopied is asked to. Asked of its
+        # class: a wrapper forwarding attributes (``__getattr__``) keeps its own transact
+        store = self.store
+        lends = getattr(type(store), "transact_borrowed", None) is not None
+        transact = getattr(store, "transact_borrowed") if lends else store.transact  # noqa: B009
         try:
             if hard:  # a hard block never waits for a lock (SPEC §9)
                 with no_wait():
