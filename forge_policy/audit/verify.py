@@ -63,6 +63,8 @@ def clean(value: object) -> Any:
 
 def _text(text: str) -> str:
     text = redact(text)
+    if text.isascii():  # no lone surrogate: UTF-8 as it is (a record's texts mostly are)
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates cannot be written as UTF-8

@@ -102,6 +102,10 @@ class MemoryStore:
         self.close()
 
 
+#: The exact types a written value keeps as they are (no text in them), as redact_json does.
+_KEPT = frozenset({int, float, bool, type(None)})
+
+
 def _redacted_over(new: Any, old: Any) -> Any:
     """``redact_json(new)``, reusing each value of ``old`` (a stored document: redacted, never
     changed in place) that ``new`` holds as the very same object.
@@ -121,9 +125,11 @@ def _redacted_over(new: Any, old: Any) -> Any:
         kind = type(value)
         if kind is str:
             out[key] = redact(value)
+        elif kind in _KEPT:  # a flag's True, a counter: no text in it
+            out[key] = value
         elif kind is dict:
             held = old.get(key)
             out[key] = held if value is held else _redacted_over(value, held)
-        else:  # numbers, null, lists: as redact_json would
+        else:  # lists, subclasses: as redact_json would
             out[key] = redact_json(value)
     return out
