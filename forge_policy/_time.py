@@ -76,15 +76,16 @@ def parse_iso(text: object, default: float = 0.0) -> float:
     >>> parse_iso("yesterday", default=-1.0)
     -1.0
     """
-    if isinstance(text, bool):
+    if type(text) is str:  # the common case first: a stamp parsed before
+        known = _PARSED.get(text)
+        if known is not None:
+            return known
+    elif isinstance(text, bool):
         return default
-    if isinstance(text, int | float):
+    elif isinstance(text, int | float):
         return float(text)
     if not isinstance(text, str):
         return default
-    known = _PARSED.get(text)
-    if known is not None:
-        return known
     fast = _fast_parse(text)
     if fast is not None:
         if len(_PARSED) >= _PARSED_MAX:

@@ -34,7 +34,7 @@ class Level(IntEnum):
     @property
     def label(self) -> str:
         """The YAML spelling, e.g. ``"soft_block"``."""
-        return self.name.lower()
+        return _LABEL_OF[self]  # an enum's ``name`` is a descriptor call; a block asks twice
 
     @property
     def blocks(self) -> bool:
@@ -57,6 +57,7 @@ class Level(IntEnum):
 
 
 _BY_LABEL = {level.name.lower(): level for level in Level}
+_LABEL_OF = {level: label for label, level in _BY_LABEL.items()}
 LEVEL_NAMES: tuple[str, ...] = tuple(_BY_LABEL)
 #: the word a person reads for a soft block that the user approves (``override: user``): it is
 #: no level of its own (SPEC §2), only how ``status``, ``list``, ``replay`` and ``audit`` show it

@@ -44,7 +44,7 @@ class CountingStore:
         self.transactions = self.writes = 0
         self.peeked = None
 
-    def transact(self, session_id, apply):
+    def _checked(self, apply):
         self.transactions += 1
 
         def checked(current):
@@ -55,7 +55,15 @@ class CountingStore:
             self.writes += new_state is not None
             return result, new_state
 
-        return self.inner.transact(session_id, checked)
+        return checked
+
+    def transact(self, session_id, apply):
+        return self.inner.transact(session_id, self._checked(apply))
+
+    def transact_borrowed(self, session_id, apply):
+        """The evaluator's transaction on the inner store's own, uncopied document: the same
+        checks, so that a decision changing what it was lent fails here."""
+        return self.inner.transact_borrowed(session_id, self._checked(apply))
 
     def data(self, session_id: str) -> dict | None:
         state = self.inner.load(session_id)

@@ -151,11 +151,14 @@ class Catalog:
         sent = event.payload.get(READ_FROM) if subject_key == "tool_name" else None
         if isinstance(sent, str) and sent != subject:
             visit = sorted({*visit, *self._plan(name, sent, event).visit(event)})
-        extra = [self._positions[i] for i in also if i in self._positions]
-        if extra:
-            visit = sorted({*extra, *visit})
+        if also:
+            extra = [self._positions[i] for i in also if i in self._positions]
+            if extra:
+                visit = sorted({*extra, *visit})
+        if not visit:  # most events of a deny catalog: no behavior to visit
+            return ()
         behaviors = self.behaviors
-        return tuple(behaviors[i] for i in visit)
+        return tuple([behaviors[i] for i in visit])
 
     def _plan(self, name: str, subject: str, event: Event) -> LiteralPlan:
         """The candidates of event ``name`` with matcher subject ``subject`` (memoised)."""

@@ -19,13 +19,15 @@ visited, never skipped into an allow.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from forge_policy.catalog.dsl import Scope, as_text, event_only_field
 from forge_policy.catalog.prefilter import required_literals
 from forge_policy.values import Unknown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from forge_policy.catalog.behavior import Behavior, Trigger
@@ -38,6 +40,11 @@ SET_THRESHOLD = 12
 
 def _facts_unused(_name: str) -> object:
     return ""  # never called: only fields without a session or facts namespace are indexed
+
+
+#: the flags and totals of the scope a field is read through: never read either (event fields
+#: only), so one read-only empty mapping serves every event instead of two new dicts each
+_NO_VALUES: Mapping[str, Any] = MappingProxyType({})
 
 
 def _fires(trigger: Trigger, event: Event, subject: str | None) -> bool:
@@ -95,7 +102,7 @@ class _FieldLiterals:
         """The field's text to look the literals up in; None when the field could not be
         read (an MCP call's unreadable argument, :mod:`forge_policy.facts.mcp`): every
         literal is then taken as found (undetermined is never skipped into an allow)."""
-        value = self.resolve(Scope(event, 0, {}, {}, _facts_unused))
+        value = self.resolve(Scope(event, 0, _NO_VALUES, _NO_VALUES, _facts_unused))
         if type(value) is Unknown:
             return None
         # a list matches when one item does: joined, each item's literals are still found
@@ -167,10 +174,9 @@ class LiteralPlan:
         for group in self.fields.values():
             try:
                 text = group.text(event)
-                every = list(range(len(group.literals)))
-                found = group.present(text) if text is not None else every
+                found = group.present(text) if text is not None else range(len(group.literals))
             except Exception:  # an odd text the set cannot search: visit them all (safe)
-                found = list(range(len(group.literals)))
+                found = range(len(group.literals))
             for index in found:
                 live |= group.owners[index]
-        return sorted(live)
+        return sorted(live) if live else []  # most events of a deny catalog: no literal found

@@ -654,6 +654,9 @@ def decide(
             blocking = last
             break  # SPEC §3.6: the first block cuts the chain
 
+    if not steps and blocking is None:  # most events: nothing to apply, show or record
+        allowed = Decision(event, (), (), overrides=(), diagnostics=facts.diagnostics)
+        return Outcome(allowed, (), trace or [])
     if blocking is not None:  # the call does not go through: its overrides do not happen
         kept = [step for step in steps if not step.tentative]
         if trace is not None and len(kept) < len(steps):

@@ -320,11 +320,17 @@ class Evaluator:
                 audited.append(outcome)
             return outcome, state
 
+        # ``apply`` never changes the state it is given (Base decides on it and changes a
+        # copy): a store that can lend its own document uncopied is asked to. Asked of its
+        # class: a wrapper forwarding attributes (``__getattr__``) keeps its own transact
+        store = self.store
+        lends = getattr(type(store), "transact_borrowed", None) is not None
+        transact = getattr(store, "transact_borrowed") if lends else store.transact  # noqa: B009
         try:
             if hard:  # a hard block never waits for a lock (SPEC §9)
                 with no_wait():
-                    return self.store.transact(event.session_id, apply).decision
-            return self.store.transact(event.session_id, apply).decision
+                    return transact(event.session_id, apply).decision
+            return transact(event.session_id, apply).decision
         except (StoreError, AuditError, OSError) as exc:
             if audited:  # the log holds this decision: answering otherwise would contradict it
                 return _logged_not_written(audited[-1].decision, exc)
@@ -516,7 +522,7 @@ def _same(view: SessionState | None, current: SessionState | None) -> bool:
     """Whether the transaction read the state the read-only view showed."""
     if view is None or current is None:
         return view is current
-    return view.data == current.data
+    return view.data is current.data or view.data == current.data
 
 
 def _with_bypasses(audit: AuditSink, decision: Decision, records: list[dict[str, Any]]) -> Decision:
