@@ -32,6 +32,8 @@ by pattern.
 
 from __future__ import annotations
 
+from forge_policy._lazy import kept
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -414,8 +416,8 @@ def may_hold(data: bytes, needs: Needs | None = None) -> bool:
     exact = data.decode("ascii")
     lower = exact.lower()
     if needs is None:
-        gate = _GATE[0] if _GATE else _key_gate()
-        if gate is not None and gate(lower) is None:
+        _GATE_CALLS[0] += 1
+        if _GATE_CALLS[0] >= GATE_AFTER and _key_gate()(lower) is None:
             return False  # no key at all (a stamp, a digest): no alternative can hold
     for key, alternatives in NEEDS if needs is None else needs:
         if key in lower:  # every alternative holds its key: most texts hold no key
@@ -429,22 +431,18 @@ def may_hold(data: bytes, needs: Needs | None = None) -> bool:
     return False
 
 
-#: the keys of :data:`NEEDS` as one regex's ``search`` (once :func:`_key_gate` built it)
-_GATE: list[Callable[[str], object]] = []
-#: :func:`may_hold` calls before the gate is built: it costs ~1 ms to compile, which a long
-#: process (the warm worker: a seen record's stamp and id per call) repays and a hook never
-#: reaches
+#: :func:`may_hold` calls before it builds :func:`_key_gate`: the gate costs ~1 ms to compile,
+#: which a long process (the warm worker: a seen record's stamp and id per call) repays and a
+#: hook never reaches
 GATE_AFTER = 200
 _GATE_CALLS = [0]
 
 
-def _key_gate(now: bool = False) -> Callable[[str], object] | None:
+@kept
+def _key_gate() -> Callable[[str], object]:
     """``search`` of a regex that finds any key of :data:`NEEDS` in a lower-case text (a trie
-    of the keys: one pass over the text, where the keys one by one take ~100 ``in`` tests);
-    None until :data:`GATE_AFTER` calls asked for it (``now``: build it now)."""
-    _GATE_CALLS[0] += 1
-    if _GATE_CALLS[0] < GATE_AFTER and not now:
-        return None
+    of the keys: one pass over the text, where the keys one by one take ~100 ``in`` tests),
+    built on its first call and kept."""
     import re
 
     trie: dict[str, Any] = {}
@@ -462,7 +460,6 @@ def _key_gate(now: bool = False) -> Callable[[str], object] | None:
         return f"(?:{body})?" if "" in node else body
 
     search: Callable[[str], object] = re.compile(branch(trie)).search
-    _GATE[:] = [search]
     return search
 
 

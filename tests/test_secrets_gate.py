@@ -108,10 +108,10 @@ KEYS = st.sampled_from([key for key, _ in NEEDS])
 
 @given(st.lists(st.one_of(KEYS, PIECES, FILLER, st.text(max_size=12)), max_size=8))
 def test_the_key_gate_refuses_exactly_the_texts_that_hold_no_key(parts: list[str]) -> None:
-    """The warm process's gate (a trie of the keys, built after GATE_AFTER calls) says "no key"
+    """The warm process's gate (a trie of the keys, asked for after GATE_AFTER calls) says "no key"
     exactly when no key of NEEDS is in the lower-cased text, so may_hold answers as without it
     (the table given explicitly skips the gate)."""
-    search = _key_gate(now=True)
+    search = _key_gate()
     assert search is not None
     text = "".join(parts)
     lower = text.lower()
