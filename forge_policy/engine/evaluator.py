@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from forge_policy._budget import no_wait
+from forge_policy._infra.answer_first import defer
 from forge_policy._lazy import kept
 from forge_policy._time import iso
 from forge_policy.audit.base import write
@@ -542,7 +543,19 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
     the audit lock (an agent holding it must not slow every call; the JSONL log spools the
     record) and for no fsync (:class:`~forge_policy.audit.base.Unsynced`: a power cut may lose
     it, and the call then shows as a gap); a failure to write it leaves the decision, with a
-    diagnostic: it only says that the hook ran."""
+    diagnostic: it only says that the hook ran. In a warm answer it is written once the answer
+    is out (:mod:`forge_policy._infra.answer_first`), a failure then reported by the worker."""
+    if defer(lambda: _append_seen(audit, decision, event, now)):
+        return decision
+    try:
+        _append_seen(audit, decision, event, now)
+    except (AuditError, OSError) as exc:
+        note = f"seen record not written ({type(exc).__name__}: {exc})"
+        return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))
+    return decision
+
+
+def _append_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -> None:
     Seen, to_dict = _seen()
     record = Seen(
         timestamp=iso(now),
@@ -555,13 +568,8 @@ def _with_seen(audit: AuditSink, decision: Decision, event: Event, now: float) -
         **agent_fields(event),
         reading=mcp_reading(event),  # an MCP tool's: what doctor reports
     )
-    try:
-        with no_wait(SEEN_WAIT):
-            write(audit, [to_dict(record)], durable=False)  # no fsync on the allow path
-    except (AuditError, OSError) as exc:
-        note = f"seen record not written ({type(exc).__name__}: {exc})"
-        return attrs.evolve(decision, diagnostics=(*decision.diagnostics, note))
-    return decision
+    with no_wait(SEEN_WAIT):
+        write(audit, [to_dict(record)], durable=False)  # no fsync on the allow path
 
 
 @kept

@@ -41,11 +41,26 @@ def status(evaluator: Evaluator, session_id: str) -> Status:
     from forge_policy.engine.reports import status_of
 
     state = evaluator.store.load(session_id)
-    if state is not None and state.expired(evaluator.clock(), evaluator.settings.ttl):
+    now, ttl = evaluator.clock(), evaluator.settings.ttl
+    if state is not None and state.expired(now, ttl):
         state = None
     if state is not None:  # with what was decided while the state could not be written
         state = _caught_up(evaluator, state, session_id)
+    else:  # never written (a crash, a warm answer's write still in flight): the log's
+        state = _rebuilt(evaluator, session_id, now - ttl)
     return status_of(evaluator.catalog, session_id, state, evaluator.settings.profile)
+
+
+def _rebuilt(evaluator: Evaluator, session_id: str, born: float) -> SessionState | None:
+    """The session as its audit records since ``born`` make it (SPEC §9: a missing state is
+    rebuilt from the log), None when the log holds none of it or cannot be read."""
+    from forge_policy.engine import session
+    from forge_policy.errors import ForgePolicyError
+
+    try:
+        return session.rebuilt_if_logged(evaluator.audit, session_id, born)
+    except (ForgePolicyError, OSError):
+        return None
 
 
 def _caught_up(evaluator: Evaluator, state: SessionState, session_id: str) -> SessionState:

@@ -11,7 +11,8 @@ Every read-modify-write holds the OS lock of :mod:`forge_policy._infra.filelock`
 drops it when its holder dies, and a live holder is never robbed. Writes go to a temporary file
 that is fsynced and renamed over ``state.json``, then the folder is fsynced: a reader sees the old
 or the new document, never a torn one, so reads (:meth:`FileStore.load`) need no lock, and a crash
-loses at most the transaction in flight.
+loses at most the transaction in flight. In the warm worker's answer the write follows the
+answer (:mod:`forge_policy._infra.answer_first`), the locks kept until it is done.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import stat
 import threading
 import time
 
+from forge_policy._infra.answer_first import defer, settle
 from forge_policy._infra.filelock import (
     DEFAULT_TIMEOUT,
     FLAGS,
@@ -147,20 +149,47 @@ class FileStore:
     def transact(
         self, session_id: str, apply: Callable[[SessionState | None], tuple[T, SessionState | None]]
     ) -> T:
-        with self._threads, self._lock():
-            # the cached document when the file is still the one it was parsed from (checked
-            # under the lock): a write re-serialises the document but does not re-parse it
-            doc = self._read_locked(cached=True)
-            raw = doc["sessions"].get(session_id)
-            # readers may hold the cached session: ``apply`` gets its own copy to keep or mutate
-            result, new_state = apply(SessionState(copy_json(raw)) if raw is not None else None)
-            if new_state is not None:
+        settle()  # a write this thread handed over holds the lock: it goes first
+        self._threads.acquire()
+        held = True
+        try:
+            lock = self._lock().__enter__()
+            try:
+                # the cached document when the file is still the one it was parsed from
+                # (checked under the lock): a write re-serialises it but does not re-parse it
+                doc = self._read_locked(cached=True)
+                raw = doc["sessions"].get(session_id)
+                # readers may hold the cached session: ``apply`` gets its own copy
+                result, new_state = apply(SessionState(copy_json(raw)) if raw is not None else None)
+                if new_state is None:
+                    return result
                 # readers only ever look sessions up: replacing or dropping one in place is safe
                 doc["sessions"][session_id] = redact_json(new_state.to_dict())
                 if self.ttl is not None:
                     self._purge_due(doc, keep=session_id)
+                # in a warm answer the write follows the answer, the locks held until it is
+                # done (forge_policy._infra.answer_first); elsewhere it is written now
+                if defer(lambda: self._commit_and_release(doc, lock)):
+                    held = False
+                    return result
                 self._commit(doc)
-            return result
+                return result
+            finally:
+                if held:
+                    lock.__exit__(None, None, None)
+        finally:
+            if held:
+                self._threads.release()
+
+    def _commit_and_release(self, doc: dict[str, Any], lock: FileLock) -> None:
+        """A write handed over by :meth:`transact`, then the locks it kept for it."""
+        try:
+            self._commit(doc)
+        finally:
+            try:
+                lock.__exit__(None, None, None)
+            finally:
+                self._threads.release()
 
     def load(self, session_id: str) -> SessionState | None:
         raw = self._snapshot()["sessions"].get(session_id)
@@ -177,6 +206,7 @@ class FileStore:
         return sorted(self._snapshot()["sessions"])
 
     def purge(self, now: float, ttl: float) -> int:
+        settle()
         with self._threads, self._lock():
             doc = self._read_locked(cached=True)
             removed = self._drop_expired(doc, now, ttl, keep=None)
@@ -260,6 +290,7 @@ class FileStore:
         try:
             return self._read(cached)
         except _Corrupt:
+            settle()
             with self._threads, self._lock():
                 return self._read_locked()
 

@@ -44,7 +44,9 @@ a reinstall changes it), working directory and answer-relevant variables
 and the client evaluates in-process. A changed identity also stops the worker, so the next
 client starts one of the new version. Requests are served by one thread each (a thread that
 answered waits for the next connection: :data:`SPARE_THREADS`), through the handler ``serve``
-uses (:class:`~forge_policy.serve.warm.Warm`). The worker exits after
+uses (:class:`~forge_policy.serve.warm.Warm`). What a decision still writes once it is final
+and audited (the session state, the ``seen`` record) is written after the answer is sent, the
+session's lock held until then (:mod:`forge_policy._infra.answer_first`). The worker exits after
 ``FORGE_WORKER_IDLE_SECONDS`` (900) without a request, on SIGTERM/SIGINT, on a ``stop``
 request, or when its socket file is removed or replaced.
 
@@ -65,6 +67,7 @@ import sys
 import threading
 import time
 
+from forge_policy._infra.answer_first import answer_first
 from forge_policy._lazy import kept
 from forge_policy.worker import protocol
 
@@ -243,11 +246,13 @@ class Worker:
     def _handle(self, conn: socket.socket) -> None:
         started = time.perf_counter()
         try:
-            with conn:
-                conn.settimeout(protocol.REQUEST_TIMEOUT)
-                conn.sendall(self._answer(protocol.receive(conn, protocol.MAX_REQUEST)))
-            if self.telemetry is not None:  # the answer is out: its latency, recorded
-                self.telemetry.answered(time.perf_counter() - started)
+            # what the decision still writes (its state, its seen record) follows the answer
+            with answer_first(on_error=log):
+                with conn:
+                    conn.settimeout(protocol.REQUEST_TIMEOUT)
+                    conn.sendall(self._answer(protocol.receive(conn, protocol.MAX_REQUEST)))
+                if self.telemetry is not None:  # the answer is out: its latency, recorded
+                    self.telemetry.answered(time.perf_counter() - started)
         except OSError:
             pass  # the client went away: it evaluates in-process
         except Exception as exc:  # the client gets no answer and evaluates in-process

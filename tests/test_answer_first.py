@@ -1,0 +1,188 @@
+"""Answer first (forge_policy._infra.answer_first): in the warm worker's answer the session
+state and the ``seen`` record are written after the answer is out, its locks held until then."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import forge_policy as fp
+from forge_policy._infra.answer_first import answer_first, defer, settle
+from forge_policy._infra.filelock import FileLock
+from forge_policy.state import SessionState
+from forge_policy.stores import FileStore
+
+T0 = 1_800_000_000.0
+
+
+def counted(current: SessionState | None) -> tuple[str, SessionState]:
+    state = current if current is not None else SessionState.new(T0)
+    state.behavior("b").counter += 1
+    return "decided", state
+
+
+def on_disk(path: Path) -> dict[str, object]:
+    if not path.exists():
+        return {}
+    sessions: dict[str, object] = json.loads(path.read_text())["sessions"]
+    return sessions
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / ".forge" / "runtime" / "state.json"
+
+
+def test_work_runs_in_order_after_the_block_even_when_it_raises() -> None:
+    done: list[str] = []
+    errors: list[str] = []
+    with pytest.raises(RuntimeError), answer_first(on_error=errors.append):
+        assert defer(lambda: done.append("first"))
+        assert defer(lambda: done.append("second"))
+        raise RuntimeError("the answer failed")
+    assert done == ["first", "second"] and errors == []
+    assert not defer(lambda: done.append("outside"))  # no scope: declined, never run
+    assert done == ["first", "second"]
+
+
+def test_failing_work_is_reported_and_the_rest_still_runs() -> None:
+    done: list[str] = []
+    errors: list[str] = []
+
+    def broken() -> None:
+        raise OSError("disk full")
+
+    with answer_first(on_error=errors.append):
+        defer(broken)
+        defer(lambda: done.append("after"))
+    assert done == ["after"]
+    assert errors == ["work after the answer failed: OSError: disk full"]
+
+
+def test_outside_a_scope_the_store_writes_before_returning(path: Path) -> None:
+    store = FileStore(path)
+    assert store.transact("s1", counted) == "decided"
+    assert "s1" in on_disk(path)
+
+
+def test_the_state_is_written_after_the_answer_with_the_lock_held(path: Path) -> None:
+    store = FileStore(path)
+    with answer_first(on_error=pytest.fail):
+        assert store.transact("s1", counted) == "decided"
+        assert on_disk(path) == {}  # the answer goes out first
+        # the lock is held until the write: another process's transaction would wait
+        with pytest.raises(fp.LockTimeout), FileLock(str(path) + ".lock", timeout=0.05):
+            pass
+    assert on_disk(path)["s1"]["behaviors"]["b"]["counter"] == 1  # type: ignore[index]
+    with FileLock(str(path) + ".lock", timeout=0.05):  # and released after it
+        pass
+
+
+def test_a_second_transaction_in_the_scope_writes_the_first_one_first(path: Path) -> None:
+    store = FileStore(path, lock_timeout=0.5)
+    with answer_first(on_error=pytest.fail):
+        store.transact("s1", counted)
+        # the same thread again (a reconcile, a second event): no wait on its own lock
+        started = time.monotonic()
+        store.transact("s1", counted)
+        assert time.monotonic() - started < 0.4
+        assert on_disk(path)["s1"]["behaviors"]["b"]["counter"] == 1  # type: ignore[index]
+        settle()
+        assert on_disk(path)["s1"]["behaviors"]["b"]["counter"] == 2  # type: ignore[index]
+    assert on_disk(path)["s1"]["behaviors"]["b"]["counter"] == 2  # type: ignore[index]
+
+
+def test_another_thread_waits_for_the_write_and_reads_it(path: Path) -> None:
+    store = FileStore(path)
+    seen: list[int] = []
+    entered = threading.Event()
+
+    def other() -> None:
+        entered.set()
+
+        def read(current: SessionState | None) -> tuple[None, None]:
+            seen.append(current.behavior("b").counter if current is not None else 0)
+            return None, None
+
+        store.transact("s1", read)
+
+    with answer_first(on_error=pytest.fail):
+        store.transact("s1", counted)
+        thread = threading.Thread(target=other)
+        thread.start()
+        entered.wait(5)
+        time.sleep(0.1)  # it is waiting for the lock the deferred write holds
+        assert seen == []
+    thread.join(5)
+    assert seen == [1]  # it read the written state, never the one before it
+
+
+def test_a_write_that_fails_after_the_answer_is_reported_and_releases_the_lock(
+    path: Path,
+) -> None:
+    store = FileStore(path)
+    errors: list[str] = []
+
+    def oversized(current: SessionState | None) -> tuple[str, SessionState]:
+        state = SessionState.new(T0)
+        state.behavior("b").counter = 1
+        state.data["padding"] = "x" * 64
+        return "decided", state
+
+    store.MAX_BYTES = 10  # type: ignore[misc]  # this store's writes are all refused
+    with answer_first(on_error=errors.append):
+        assert store.transact("s1", oversized) == "decided"
+    assert len(errors) == 1 and "over the 10-byte cap" in errors[0]
+    assert on_disk(path) == {}
+    with FileLock(str(path) + ".lock", timeout=0.05):
+        pass
+
+
+def test_a_failing_apply_writes_nothing_and_keeps_no_lock(path: Path) -> None:
+    store = FileStore(path)
+
+    def broken(current: SessionState | None) -> tuple[str, SessionState]:
+        raise ValueError("the decision failed")
+
+    with answer_first(on_error=pytest.fail):
+        with pytest.raises(ValueError):
+            store.transact("s1", broken)
+        with FileLock(str(path) + ".lock", timeout=0.05):
+            pass
+    assert on_disk(path) == {}
+
+
+def test_the_evaluator_answers_before_its_writes_and_status_reads_the_log_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """A warm answer's order: the block record is in the log (fsynced) before the answer; the
+    state and the ``seen`` record follow it; ``status`` in between rebuilds the session from
+    the log (SPEC §9), so it never shows a counted block as missing."""
+    state_path, log_path = tmp_path / "state.json", tmp_path / "audit.log"
+    evaluator = fp.Evaluator(
+        fp.builtin_catalog(),
+        store=FileStore(state_path),
+        audit=fp.JsonlAuditSink(log_path),
+        record_calls=True,
+    )
+    event = fp.Event(
+        "PreToolUse", "s1", tool_name="Bash", tool_input={"command": "git push --force"}
+    )
+
+    def kinds() -> list[str]:
+        return [json.loads(line)["kind"] for line in log_path.read_text().splitlines()]
+
+    with answer_first(on_error=pytest.fail):
+        assert evaluator.evaluate(event).outcome == "hard_block"
+        assert kinds() == ["block"]  # the source of truth, before the answer
+        assert not state_path.exists()  # the state follows the answer
+        row = evaluator.status("s1").behaviors["no-destructive-git"]
+        assert (row.counter, row.blocks) == (1, 1)  # rebuilt from the log meanwhile
+    assert kinds() == ["block", "seen"]
+    assert on_disk(state_path)["s1"]["behaviors"]["no-destructive-git"]["counter"] == 1  # type: ignore[index]
+    row = evaluator.status("s1").behaviors["no-destructive-git"]
+    assert (row.counter, row.blocks) == (1, 1)
