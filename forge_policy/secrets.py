@@ -652,6 +652,36 @@ def redact_json(value: Any) -> Any:
 _KEPT = frozenset({int, float, bool, type(None)})
 
 
+def redact_json_over(new: Any, old: Any) -> Any:
+    """``redact_json(new)``, reusing each value of ``old`` (a stored document: redacted, never
+    changed in place) that ``new`` holds as the very same object: a store that keeps documents
+    in memory redacts only what a transaction changed.
+
+    >>> old = redact_json({"b": {"x": {"n": 1}, "y": {"n": 2}}})
+    >>> new = {"b": {**old["b"], "y": {"n": 3, "s": "AKIA" + "ABCDEFGHIJKLMNOP"}}}
+    >>> out = redact_json_over(new, old)
+    >>> out["b"]["x"] is old["b"]["x"], out["b"]["y"]
+    (True, {'n': 3, 's': '[REDACTED]'})
+    """
+    if new is old and old is not None:
+        return old
+    if type(new) is not dict or type(old) is not dict:
+        return redact_json(new)
+    out: dict[str, Any] = {}
+    for key, value in new.items():
+        kind = type(value)
+        if kind is str:
+            out[key] = redact(value)
+        elif kind in _KEPT:  # a flag's True, a counter: no text in it
+            out[key] = value
+        elif kind is dict:
+            held = old.get(key)
+            out[key] = held if value is held else redact_json_over(value, held)
+        else:  # lists, subclasses: as redact_json would
+            out[key] = redact_json(value)
+    return out
+
+
 def summarize(tool_name: str, tool_input: object, limit: int = 100) -> str:
     """A redacted one-line summary of a call, at most ``limit`` characters.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from forge_policy.secrets import redact, redact_json
+from forge_policy.secrets import redact_json, redact_json_over
 from forge_policy.state import SessionState, copy_json
 
 TYPE_CHECKING = False
@@ -63,7 +63,7 @@ class MemoryStore:
             data = self._sessions.get(session_id)
             result, new_state = apply(SessionState(data) if data is not None else None)
             if new_state is not None:
-                self._sessions[session_id] = _redacted_over(new_state.to_dict(), data)
+                self._sessions[session_id] = redact_json_over(new_state.to_dict(), data)
             return result
 
     def load(self, session_id: str) -> SessionState | None:
@@ -100,36 +100,3 @@ class MemoryStore:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-#: The exact types a written value keeps as they are (no text in them), as redact_json does.
-_KEPT = frozenset({int, float, bool, type(None)})
-
-
-def _redacted_over(new: Any, old: Any) -> Any:
-    """``redact_json(new)``, reusing each value of ``old`` (a stored document: redacted, never
-    changed in place) that ``new`` holds as the very same object.
-
-    >>> old = redact_json({"b": {"x": {"n": 1}, "y": {"n": 2}}})
-    >>> new = {"b": {**old["b"], "y": {"n": 3, "s": "AKIA" + "ABCDEFGHIJKLMNOP"}}}
-    >>> out = _redacted_over(new, old)
-    >>> out["b"]["x"] is old["b"]["x"], out["b"]["y"]
-    (True, {'n': 3, 's': '[REDACTED]'})
-    """
-    if new is old and old is not None:
-        return old
-    if type(new) is not dict or type(old) is not dict:
-        return redact_json(new)
-    out: dict[str, Any] = {}
-    for key, value in new.items():
-        kind = type(value)
-        if kind is str:
-            out[key] = redact(value)
-        elif kind in _KEPT:  # a flag's True, a counter: no text in it
-            out[key] = value
-        elif kind is dict:
-            held = old.get(key)
-            out[key] = held if value is held else _redacted_over(value, held)
-        else:  # lists, subclasses: as redact_json would
-            out[key] = redact_json(value)
-    return out
