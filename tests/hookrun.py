@@ -202,6 +202,26 @@ def worker_pids(root: Path) -> list[int]:
     return found
 
 
+def settle_workers(root: Path, timeout: float = 10.0) -> None:
+    """Wait until every worker of ``root`` has done what follows its answers: a warm answer is
+    sent before the session state's write and the call's ``seen`` record
+    (:mod:`forge_policy._infra.answer_first`), so a test that reads the state or the audit log
+    right after a warm call waits for them first, as the session's next call does (its lock)."""
+    import time
+
+    from forge_policy.cli.worker_cmds import census
+
+    deadline = time.monotonic() + timeout
+    while True:
+        # a status request is in flight itself: 1 is a worker with nothing else to do
+        busy = [a for _, a in census(str(root)) if isinstance(a, dict) and a["in_flight"] > 1]
+        if not busy:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"workers still busy after {timeout} s: {busy}")
+        time.sleep(0.005)
+
+
 def stop_workers(root: Path) -> None:
     """SIGTERM every worker of ``root``, then SIGKILL what is left after 5 s."""
     import signal
@@ -256,6 +276,7 @@ class ClientProject(Project):
         stderr = result.stderr.decode("utf-8", "replace")
         assert result.returncode == 0, stderr
         assert "Traceback" not in stderr, stderr
+        settle_workers(self.root)
         return Answer(result.stdout, stderr)
 
     def run_cli(self, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hookrun import ClientProject, stop_workers
+from hookrun import ClientProject, settle_workers, stop_workers
 
 import forge_policy
 from forge_policy.testing.answers import verdict
@@ -148,6 +148,7 @@ class World:
             decided, reason = verdict(harness, result.stdout)
             if OUT_OF_BUDGET not in reason:
                 break
+        settle_workers(self.project.root)  # its state and seen record follow the answer
         return decided, reason
 
 
