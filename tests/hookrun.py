@@ -203,23 +203,11 @@ def worker_pids(root: Path) -> list[int]:
 
 
 def settle_workers(root: Path, timeout: float = 10.0) -> None:
-    """Wait until every worker of ``root`` has done what follows its answers: a warm answer is
-    sent before the session state's write and the call's ``seen`` record
-    (:mod:`forge_policy._infra.answer_first`), so a test that reads the state or the audit log
-    right after a warm call waits for them first, as the session's next call does (its lock)."""
-    import time
+    """Wait until every worker of ``root`` has written what follows its answers (the state,
+    the ``seen`` record: :func:`forge_policy.cli.worker_cmds.settle`)."""
+    from forge_policy.cli.worker_cmds import settle
 
-    from forge_policy.cli.worker_cmds import census
-
-    deadline = time.monotonic() + timeout
-    while True:
-        # a status request is in flight itself: 1 is a worker with nothing else to do
-        busy = [a for _, a in census(str(root)) if isinstance(a, dict) and a["in_flight"] > 1]
-        if not busy:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"workers still busy after {timeout} s: {busy}")
-        time.sleep(0.005)
+    assert settle(str(root), timeout), f"the workers of {root} still busy after {timeout} s"
 
 
 def stop_workers(root: Path) -> None:
@@ -279,12 +267,12 @@ class ClientProject(Project):
         settle_workers(self.root)
         return Answer(result.stdout, stderr)
 
-    def run_cli(self, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
-        """``forge-policy ARGS`` in the project, exit code ``check`` asserted."""
+    def run_cli(self, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
+        """``forge-policy ARGS`` in the project, exit code ``check`` asserted (None: any)."""
         result = subprocess.run(
             [str(SCRIPT), *args], capture_output=True, text=True, env=self.env, cwd=self.dir
         )
-        assert result.returncode == check, result
+        assert check is None or result.returncode == check, result
         return result
 
     def wait_worker(self, timeout: float = 10.0, slot: Path | None = None) -> int:

@@ -283,7 +283,7 @@ def test_forge_worker_off_never_starts_one(project: ClientProject) -> None:
 
 
 def test_worker_status_stop_and_idle_exit(project: ClientProject) -> None:
-    assert "\n    forge-policy worker status|stop " in project.run_cli("--help").stdout
+    assert "\n    forge-policy worker status|stop|settle " in project.run_cli("--help").stdout
     status = project.run_cli("worker", "status", check=1)
     assert status.stdout == "worker: not running (no worker folder)\n"
     project.call(project.bash("ls"))
@@ -302,6 +302,31 @@ def test_worker_status_stop_and_idle_exit(project: ClientProject) -> None:
     while worker_pids(project.root) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert worker_pids(project.root) == [] and "idle for 0.5 s" in project.log()
+
+
+def test_worker_settle_waits_for_the_requests_in_flight(project: ClientProject) -> None:
+    """A warm answer precedes its state write and seen record: ``worker settle`` waits until
+    no request is in flight, so a reader of the state or the log sees a call's writes."""
+    from forge_policy._infra.filelock import FileLock
+
+    assert project.run_cli("worker", "settle").stdout == ""  # no worker: nothing to wait for
+    project.call(project.bash("ls"))
+    project.wait_worker()
+    lock = project.root / "runtime" / "state.json.lock"
+    # the state lock held here: the next counted call waits for it
+    with FileLock(str(lock), timeout=1.0), ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(project.call, project.bash("echo nudge-me"))
+        deadline = time.monotonic() + 10
+        while (
+            time.monotonic() < deadline
+            and project.run_cli("worker", "settle", "--timeout", "0.2", check=None).returncode == 0
+        ):
+            time.sleep(0.05)
+        busy = project.run_cli("worker", "settle", "--timeout", "0.2", check=1)
+        assert "worker: still busy after 0.2 s" in busy.stderr
+    waiting.result(timeout=30)  # the lock released: it answers, then writes
+    assert project.run_cli("worker", "settle").returncode == 0
+    assert project.counter("nudger") == 1
 
 
 def test_the_shared_handler_evaluates_concurrently_without_losing_increments(

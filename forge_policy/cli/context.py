@@ -18,7 +18,7 @@ OVERVIEW = """\
 
     forge-policy hook [--harness NAME] [--event E]     stdin event -> stdout decision (hot path)
     forge-policy serve [--port N]                      warm evaluator for Claude Code http hooks
-    forge-policy worker status|stop                    the warm worker the hook client asks
+    forge-policy worker status|stop|settle             the warm worker the hook client asks
     forge-policy statusline                            Claude Code's status line (JSON on stdin)
     forge-policy status [--session SID] [--limit N]    sessions newest first: counters, levels
     forge-policy list [--json]                         id, enabled, default level, category

@@ -1,4 +1,5 @@
-"""``forge-policy worker status|stop``: the project's warm workers (:mod:`forge_policy.worker`).
+"""``forge-policy worker status|stop|settle``: the project's warm workers
+(:mod:`forge_policy.worker`).
 
 One worker runs per environment that called the hook (:mod:`forge_policy.worker.server`), so
 ``status`` lists each with what tells their environments apart, and then the calls the hook
@@ -40,6 +41,15 @@ def register(command: Callable[..., Any]) -> None:
     q.set_defaults(handler=cmd_worker_status)
     q = sub.add_parser("stop", help="stop every worker after the requests in flight")
     q.set_defaults(handler=cmd_worker_stop)
+    q = sub.add_parser(
+        "settle",
+        help="wait until no worker has a request in flight: a warm answer is sent before its "
+        "session state and seen record are written (tests that read them right after a call)",
+    )
+    q.add_argument(
+        "--timeout", type=float, default=STOP_WAIT, help="seconds to wait at most (default 10)"
+    )
+    q.set_defaults(handler=cmd_worker_settle)
 
 
 def ask_slot(slot: bytes, kind: bytes, timeout: float = 2.0) -> dict[str, Any] | str:
@@ -88,6 +98,29 @@ def _idle(answer: dict[str, Any] | str) -> float:
         except (TypeError, ValueError):
             return 0.0
     return float("inf")
+
+
+def settle(root: str, timeout: float = 10.0) -> bool:
+    """Wait until no worker of ``root`` has a request in flight but this one's ``status``: a
+    warm answer is sent before its session state and ``seen`` record are written
+    (:mod:`forge_policy._infra.answer_first`), so a reader of the state or the audit log that
+    must see a call's writes (a test, right after the hook returned) waits here first, as the
+    session's next call waits for its lock. False when ``timeout`` passed first.
+
+    >>> import tempfile
+    >>> settle(tempfile.mkdtemp())  # no worker: nothing to wait for
+    True
+    """
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        busy = [a for _, a in census(root) if isinstance(a, dict) and a.get("in_flight", 0) > 1]
+        if not busy:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
 
 
 def ask(root: str, kind: bytes, timeout: float = 2.0) -> dict[str, Any] | str:
@@ -241,3 +274,12 @@ def cmd_worker_stop(args: Namespace, ctx: Context) -> int:
     for pid in sorted(pending):
         ctx.note(f"worker pid {pid} did not stop within {STOP_WAIT:g} s")
     return REFUSED if pending else OK
+
+
+def cmd_worker_settle(args: Namespace, ctx: Context) -> int:
+    """``forge-policy worker settle``: waits until the workers have written what follows their
+    answers (exit 1 when ``--timeout`` passed first)."""
+    if settle(ctx.config.root, args.timeout):
+        return OK
+    ctx.note(f"worker: still busy after {args.timeout:g} s")
+    return REFUSED

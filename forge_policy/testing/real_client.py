@@ -301,6 +301,8 @@ class RealClientProject:
             timeout=timeout,
             stdin=subprocess.DEVNULL,
         )
+        # the last answers' state and seen records follow them: written before this returns
+        self.settle()
         output, denials, session = self.driver.parse(done.stdout)
         calls = tuple(c for turn in script[: self.model.served] for c in turn.tool_calls)
         results = self.driver.results(self.model, calls)
@@ -327,6 +329,21 @@ class RealClientProject:
         )
         self.runs.append(result)
         return result
+
+    def settle(self, timeout: float = 10.0) -> None:
+        """Wait until the project's warm workers have written what follows their answers (the
+        session state, the ``seen`` records): :meth:`run` does, before it returns."""
+        if (self.project / ".forge" / "runtime" / "worker").is_dir():
+            # (a process, as `worker stop` below: the kit sits below the command line)
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run(
+                    [forge_policy_program(), "worker", "settle", "--timeout", str(timeout)],
+                    cwd=self.project,
+                    env=self.base_environ(),
+                    capture_output=True,
+                    timeout=timeout + 30,
+                    check=False,
+                )
 
     def close(self) -> None:
         """Stop the model and the project's warm worker, if one started."""
