@@ -79,7 +79,7 @@ def test_the_cache_answers_what_compile_makes(tmp_path, monkeypatch) -> None:
         _same(
             attrs_code.compile_(source, filename, "exec", FLAGS, True),
             compile(source, filename, "exec", FLAGS, True),
-        )  # type: ignore[arg-type]
+        )
     assert attrs_code._new
     attrs_code.save()
     assert os.path.exists(target) and not attrs_code._new
@@ -88,7 +88,7 @@ def test_the_cache_answers_what_compile_makes(tmp_path, monkeypatch) -> None:
         _same(
             attrs_code.compile_(source, filename, "exec", FLAGS, True),
             compile(source, filename, "exec", FLAGS, True),
-        )  # type: ignore[arg-type]
+        )
     assert not attrs_code._new
     # another process, another hash seed: its __hash__ scripts hold another number, the cache
     # still answers them, with that number
