@@ -59,6 +59,7 @@ import sys
 import time
 
 from forge_policy._budget import hook_deadline
+from forge_policy._infra import attrs_code
 from forge_policy._infra.lean_attrs import load as lean_attrs
 from forge_policy._lazy import kept
 from forge_policy.errors import ConfigError, HookInputError, UnknownEventError
@@ -156,6 +157,7 @@ def main(
     finally:
         if noted is not None:  # the answer is out: the export costs the harness a bounded wait
             _export(noted, started, env, stderr)
+    attrs_code.save()  # the answer is out: what attrs compiled here, for the next process
     return code
 
 

@@ -20,6 +20,10 @@ callable, or any other name (``attrs.validators.instance_of``), is asked of the 
 imported then. Python 3.14 reads annotations through ``annotationlib`` instead, so there attrs is
 imported as it is.
 
+It also puts :mod:`forge_policy._infra.attrs_code`'s compile in place, for attrs' own classes
+(as it is imported), then for every class it builds and every forward reference :mod:`typing`
+checks: the generated methods are read back compiled instead of compiled anew.
+
 >>> def convert(value: int, *rest: str, flag: bool = False, **more: int) -> str: ...
 >>> sig = _signature(convert)
 >>> [(name, p.annotation) for name, p in sig.parameters.items()], sig.return_annotation
@@ -30,8 +34,11 @@ True
 
 from __future__ import annotations
 
+import builtins
 import sys
 from types import FunctionType, ModuleType  # attrs imports types too
+
+from forge_policy._infra import attrs_code
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -139,6 +146,8 @@ def load() -> None:
     if "platform" in stand_ins:
         stand_ins["platform"].__dict__["python_implementation"] = _python_implementation
     sys.modules.update(stand_ins)
+    # attrs' own classes are built as it is imported: their methods from the code cache too
+    builtins.compile = attrs_code.compile_  # type: ignore[assignment]
     try:
         import attrs
     except Exception:  # an attrs that asks what no stand-in answers: imported as it is
@@ -147,7 +156,15 @@ def load() -> None:
         _drop(stand_ins)
         import attrs  # noqa: F401
     finally:
+        builtins.compile = attrs_code._compile
         _drop(stand_ins)
+    # and from now on (attrs_code): attrs' classes and typing's forward references
+    make = sys.modules.get("attr._make")
+    if make is not None and "_compile_and_eval" in make.__dict__:  # the name it compiles with
+        make.__dict__["compile"] = attrs_code.compile_
+    typing = sys.modules.get("typing")
+    if typing is not None and "ForwardRef" in typing.__dict__:
+        typing.__dict__["compile"] = attrs_code.compile_
 
 
 def _drop(stand_ins: dict[str, _StandIn]) -> None:

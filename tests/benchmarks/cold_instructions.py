@@ -6,8 +6,9 @@ with ``--before``, a source tree run by the same interpreter through ``PYTHONPAT
 set up as :mod:`bench_cold_path` sets one up and warmed (catalog cache, bytecode), then
 ``valgrind --tool=callgrind`` counts the instructions of ``forge-policy hook`` for each payload,
 and of ``python -c pass``. Beside them: the attrs classes the process builds (those whose
-generated methods attrs compiles: its own and forge_policy's) and the modules it holds beyond
-``python -c pass``'s.
+generated methods attrs evaluates: its own and forge_policy's), how many of them it compiled
+(not read back from :mod:`forge_policy._infra.attrs_code`'s cache) and the modules it holds
+beyond ``python -c pass``'s.
 
 Usage: ``python tests/benchmarks/cold_instructions.py [--python VENV/bin/python]
 [--before DIR]`` (valgrind must be installed).
@@ -27,19 +28,26 @@ from bench_cold_path import KINDS, hook, setup
 
 #: The hook in-process, counting the attrs classes it builds and the modules it loads.
 COUNT = """import builtins, sys
-compile_ = builtins.compile
-built = []
+compile_, eval_ = builtins.compile, builtins.eval
+built, compiled = [], []
+def name(filename):
+    return filename[:-1].rsplit(" ", 1)[-1]  # "<attrs generated WHAT CLASS>"
 def counting(source, filename, *args, **kwargs):
     if isinstance(filename, str) and filename.startswith("<attrs generated "):
-        built.append(filename[:-1].rsplit(" ", 1)[-1])  # "<attrs generated WHAT CLASS>"
+        compiled.append(name(filename))
     return compile_(source, filename, *args, **kwargs)
-builtins.compile = counting
+def evaluating(code, *args, **kwargs):  # attrs evaluates each generated script, compiled or not
+    filename = getattr(code, "co_filename", "")
+    if filename.startswith("<attrs generated "):
+        built.append(name(filename))
+    return eval_(code, *args, **kwargs)
+builtins.compile, builtins.eval = counting, evaluating
 before = set(sys.modules)
 from forge_policy.hook import main
 main(argv=[])
 classes = set(built)
 ours = sum(name.startswith("forge_policy.") for name in classes)
-print(len(classes), ours, len(set(sys.modules) - before), file=sys.stderr)
+print(len(classes), ours, len(set(compiled)), len(set(sys.modules) - before), file=sys.stderr)
 """
 
 
@@ -80,14 +88,14 @@ def main() -> None:
                     [python, "-c", COUNT], input=data, env=env, cwd=folder, capture_output=True,
                     check=True,
                 )  # fmt: skip
-                built, ours, modules = counted.stderr.decode().split()[-3:]
-                extra = f"{built} ({ours} of forge_policy) | {modules}"
+                built, ours, compiled, modules = counted.stderr.decode().split()[-4:]
+                extra = f"{built} ({ours} of forge_policy) | {compiled} | {modules}"
                 rows.append((f"{install}_{kind}", instructions(hook(python), folder, env, data),
                              extra))  # fmt: skip
-    print("| process | instructions | / bare | attrs classes built | modules |")
-    print("|---|---|---|---|---|")
+    print("| process | instructions | / bare | attrs classes built | compiled | modules |")
+    print("|---|---|---|---|---|---|")
     for name, count, extra in rows:
-        print(f"| {name} | {count / 1e6:.1f}M | {count / bare:.2f} | {extra or ' | '} |")
+        print(f"| {name} | {count / 1e6:.1f}M | {count / bare:.2f} | {extra or ' | | '} |")
 
 
 if __name__ == "__main__":
