@@ -18,6 +18,7 @@ would); an in-memory store returns the same object each time. The suite closes w
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from forge_policy._infra.answer_first import answer_first
 from forge_policy.state import SessionState, touch_interval
 from forge_policy.stores.base import RuntimeStore, read_only
 from forge_policy.stores.memory import MemoryStore
@@ -57,30 +59,43 @@ _OP = st.one_of(
 )
 
 
-def run_ops(store: RuntimeStore, ops: list[tuple[str, str, int]]) -> list[object]:
-    """Every answer ``store`` gives to ``ops`` (the oracle test compares them with memory's)."""
+def run_ops(
+    store: RuntimeStore, ops: list[tuple[str, str, int]], *, in_answers: bool = False
+) -> list[object]:
+    """Every answer ``store`` gives to ``ops`` (the oracle test compares them with memory's).
+    ``in_answers``: each op runs as a warm worker's request does, in an
+    :func:`~forge_policy._infra.answer_first` scope that the store may hand its write to; what
+    it read back is read once the scope has ended (as the next request would)."""
     answers: list[object] = []
     for name, sid, t in ops:
-        now = T0 + t * 1000.0
-        if name == "put":
-
-            def bump(current: SessionState | None, now: float = now) -> tuple[int, SessionState]:
-                state = current if current is not None else SessionState.new(now)
-                state.behavior("b").counter += 1
-                state.touch(now)
-                return state.behavior("b").counter, state
-
-            answers.append(store.transact(sid, bump))
-        elif name == "read":
-            answers.append(store.transact(sid, lambda cur: (cur and cur.to_dict(), None)))
-        elif name == "fail":
-            with pytest.raises(ZeroDivisionError):
-                store.transact(sid, lambda cur: (1 / 0, cur))
-        else:
-            answers.append(store.purge(now, 2500.0))
+        errors: list[str] = []
+        with answer_first(on_error=errors.append) if in_answers else contextlib.nullcontext():
+            _run_op(store, name, sid, t, answers)
+        assert errors == [], errors
         loaded = store.load(sid) if sid else None
         answers.append((store.session_ids(), loaded and loaded.to_dict()))
     return answers
+
+
+def _run_op(store: RuntimeStore, name: str, sid: str, t: int, answers: list[object]) -> None:
+    """One op of :func:`run_ops`, its answer appended to ``answers``."""
+    now = T0 + t * 1000.0
+    if name == "put":
+
+        def bump(current: SessionState | None, now: float = now) -> tuple[int, SessionState]:
+            state = current if current is not None else SessionState.new(now)
+            state.behavior("b").counter += 1
+            state.touch(now)
+            return state.behavior("b").counter, state
+
+        answers.append(store.transact(sid, bump))
+    elif name == "read":
+        answers.append(store.transact(sid, lambda cur: (cur and cur.to_dict(), None)))
+    elif name == "fail":
+        with pytest.raises(ZeroDivisionError):
+            store.transact(sid, lambda cur: (1 / 0, cur))
+    else:
+        answers.append(store.purge(now, 2500.0))
 
 
 class RuntimeStoreSuite:
@@ -116,7 +131,9 @@ class RuntimeStoreSuite:
     - **Faithful documents** (``test_unknown_keys_survive``): unknown keys round-trip.
     - **Works under the evaluator** (``test_evaluator_end_to_end_escalates_and_overrides``).
     - **Indistinguishable from memory** (``test_matches_memory_store``): random sequences of
-      writes, reads, failing applies and purges give MemoryStore's answers.
+      writes, reads, failing applies and purges give MemoryStore's answers; also when each runs
+      in a warm answer's scope (``test_matches_memory_store_answering_first``), to which a
+      store may hand its write (:mod:`forge_policy._infra.answer_first`: the file store does).
 
     Requirements of :class:`~forge_policy.RuntimeStore` the suite cannot check without knowing
     the backend, which a store's own tests must cover: mutual exclusion across threads and
@@ -364,3 +381,11 @@ class RuntimeStoreSuite:
         store.purge(_RESET, 0.0)
         assert store.session_ids() == []
         assert run_ops(store, ops) == run_ops(MemoryStore(), ops)
+
+    @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(ops=st.lists(_OP, max_size=25))
+    def test_matches_memory_store_answering_first(
+        self, store: Any, ops: list[tuple[str, str, int]]
+    ) -> None:
+        store.purge(_RESET, 0.0)
+        assert run_ops(store, ops, in_answers=True) == run_ops(MemoryStore(), ops)
