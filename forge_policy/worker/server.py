@@ -43,8 +43,8 @@ a reinstall changes it), working directory and answer-relevant variables
 (:func:`~forge_policy.worker.protocol.relevant`) equal the worker's own; otherwise it is refused
 and the client evaluates in-process. A changed identity also stops the worker, so the next
 client starts one of the new version. Requests are served by one thread each, the thread that
-accepted the connection (request threads take turns at accepting; one that answered waits for its
-next turn: :data:`SPARE_THREADS`), through the handler ``serve`` uses
+accepted the connection (the free request threads wait in ``accept``; one that answered waits
+again: :data:`SPARE_THREADS`), through the handler ``serve`` uses
 (:class:`~forge_policy.serve.warm.Warm`). What a decision still writes once it is final and
 audited (the session state, the ``seen`` record) is written after the answer is sent, the
 session's lock held until then (:mod:`forge_policy._infra.answer_first`). The worker exits after
@@ -82,10 +82,10 @@ if TYPE_CHECKING:
 LOCK_WAIT = 3.0
 DRAIN_SECONDS = 5.0
 TICK = 0.25
-#: Request threads kept waiting for their turn to accept once theirs is answered: starting a thread
-#: per connection costs ~60-100 us (its stack, and ``Thread.start`` waits until it runs) on every
-#: hook call. The thread that accepts answers: handing the connection over to another thread cost
-#: one more wake-up on the way to every answer, ~0.1 ms of its wall time when the worker wakes
+#: Request threads kept waiting in ``accept`` once theirs is answered: starting a thread per
+#: connection costs ~60-100 us (its stack, and ``Thread.start`` waits until it runs) on every hook
+#: call. The thread that accepts answers: handing the connection over to another thread cost one
+#: more wake-up on the way to every answer, ~0.15-0.25 ms of its wall time when the worker wakes
 #: from cold caches between hook calls. More connections at once than free threads still get a
 #: new thread each, never a wait.
 SPARE_THREADS = 4
@@ -139,8 +139,7 @@ class Worker:
         self.busy = 0
         self.last = time.monotonic()
         self._busy_lock = threading.Lock()
-        self._turn = threading.Lock()  # held by the request thread accepting (:meth:`_requests`)
-        self._free = 0  # request threads not answering: accepting or waiting to (under _busy_lock)
+        self._free = 0  # request threads waiting in accept (under _busy_lock)
         self._uid = os.geteuid()  # the peer every connection must run as
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.path = os.path.join(folder, os.fsdecode(protocol.SOCKET))
@@ -154,7 +153,7 @@ class Worker:
             self.reason = reason
             self.stopping.set()
             self._withdraw()  # new clients must not reach a worker that is going away
-            # wakes the accepting thread now on Linux (EINVAL); elsewhere its TICK timeout does
+            # wakes the threads in accept now on Linux (EINVAL); elsewhere their TICK timeout does
             with contextlib.suppress(OSError):
                 self.sock.shutdown(socket.SHUT_RDWR)
 
@@ -171,7 +170,11 @@ class Worker:
         os.chmod(self.path, 0o600)
         self.inode = os.stat(self.path).st_ino
         self.sock.listen(128)
-        self.sock.settimeout(TICK)
+        if not sys.platform.startswith("linux"):
+            # shutting the socket down wakes the threads blocked in accept on Linux (EINVAL,
+            # :meth:`stop`); elsewhere they look every TICK whether the worker stops (each wait
+            # a poll: a connection then wakes every free thread, one of which gets it)
+            self.sock.settimeout(TICK)
 
     def _withdraw(self) -> None:
         """Remove the socket file if it is still ours (a successor may have replaced it)."""
@@ -187,7 +190,7 @@ class Worker:
 
     def serve(self) -> None:
         """Answer until stopped, idle, or the socket file is no longer ours: the request threads
-        take turns at accepting (:meth:`_requests`), this one checks every :data:`TICK`."""
+        accept and answer (:meth:`_requests`), this one checks every :data:`TICK`."""
         self.last = time.monotonic()  # idle time counts from here, not from a slow start-up
         with self._busy_lock:
             self._free += 1
@@ -201,22 +204,22 @@ class Worker:
                 self.stop("the socket file was removed or replaced")
 
     def _requests(self) -> None:
-        """A request thread: wait for the turn to accept, accept one connection, pass the turn
-        on, answer it; again, while at most :data:`SPARE_THREADS` are free (the others end).
-        The thread that accepts answers: no hand-over to another thread on the way to the
-        answer. A connection that leaves no thread free starts one, so the next connection is
-        accepted at once, never after an answer."""
+        """A request thread: accept one connection, answer it; again, while at most
+        :data:`SPARE_THREADS` are free (the others end). The free threads all wait in
+        ``accept``, which wakes one of them per connection (the kernel's choice; on Linux no
+        other thread wakes): the thread that accepts answers, with no hand-over to another
+        thread and no turn to pass on the way to the answer. A connection that leaves no thread
+        free starts one, so the next connection is accepted at once, never after an answer."""
         while True:
-            with self._turn:
-                conn = self._accept()
-                if conn is None:
-                    return  # stopping
-                with self._busy_lock:
-                    self.busy += 1
-                    self._free -= 1
-                    more = self._free == 0
-                    if more:
-                        self._free += 1  # the thread started below
+            conn = self._accept()
+            if conn is None:
+                return  # stopping
+            with self._busy_lock:
+                self.busy += 1
+                self._free -= 1
+                more = self._free == 0
+                if more:
+                    self._free += 1  # the thread started below
             if more:
                 threading.Thread(target=self._requests, daemon=True).start()
             self._handle(conn)
@@ -230,7 +233,7 @@ class Worker:
         while not self.stopping.is_set():
             try:
                 conn, _ = self.sock.accept()
-            except OSError:  # TICK without a connection (TimeoutError), or the socket shut
+            except OSError:  # the socket shut (stopping), or TICK without a connection
                 continue
             try:
                 if protocol.peer_uid(conn) == self._uid:
