@@ -234,6 +234,8 @@ class Worker:
             try:
                 conn, _ = self.sock.accept()
             except OSError:  # the socket shut (stopping), or TICK without a connection
+                if self.sock.fileno() < 0:
+                    return None  # closed (:meth:`close`): nothing more to accept
                 continue
             try:
                 if protocol.peer_uid(conn) == self._uid:
@@ -246,6 +248,7 @@ class Worker:
 
     def close(self) -> None:
         """Stop listening (removing the socket file if it is still ours), then drain."""
+        self.stopping.set()  # also when serve() ended by an exception: no request thread goes on
         self._withdraw()
         self.sock.close()
         deadline = time.monotonic() + DRAIN_SECONDS
