@@ -42,10 +42,11 @@ A hook request is answered only when the client's identity (the client file's st
 a reinstall changes it), working directory and answer-relevant variables
 (:func:`~forge_policy.worker.protocol.relevant`) equal the worker's own; otherwise it is refused
 and the client evaluates in-process. A changed identity also stops the worker, so the next
-client starts one of the new version. Requests are served by one thread each (a thread that
-answered waits for the next connection: :data:`SPARE_THREADS`), through the handler ``serve``
-uses (:class:`~forge_policy.serve.warm.Warm`). What a decision still writes once it is final
-and audited (the session state, the ``seen`` record) is written after the answer is sent, the
+client starts one of the new version. Requests are served by one thread each, the thread that
+accepted the connection (the free request threads wait in ``accept``; one that answered waits
+again: :data:`SPARE_THREADS`), through the handler ``serve`` uses
+(:class:`~forge_policy.serve.warm.Warm`). What a decision still writes once it is final and
+audited (the session state, the ``seen`` record) is written after the answer is sent, the
 session's lock held until then (:mod:`forge_policy._infra.answer_first`). The worker exits after
 ``FORGE_WORKER_IDLE_SECONDS`` (900) without a request, on SIGTERM/SIGINT, on a ``stop``
 request, or when its socket file is removed or replaced.
@@ -60,7 +61,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import signal
 import socket
 import sys
@@ -82,10 +82,12 @@ if TYPE_CHECKING:
 LOCK_WAIT = 3.0
 DRAIN_SECONDS = 5.0
 TICK = 0.25
-#: Request threads kept waiting for the next connection once theirs is answered: handing a
-#: connection to a waiting thread takes ~10 us, starting a thread for it ~60-100 us (its stack,
-#: and ``Thread.start`` waits until it runs), on every hook call. More connections at once than
-#: spare threads still get a new thread each, never a wait.
+#: Request threads kept waiting in ``accept`` once theirs is answered: starting a thread per
+#: connection costs ~60-100 us (its stack, and ``Thread.start`` waits until it runs) on every hook
+#: call. The thread that accepts answers: handing the connection over to another thread cost one
+#: more wake-up on the way to every answer, ~0.15-0.25 ms of its wall time when the worker wakes
+#: from cold caches between hook calls. More connections at once than free threads still get a
+#: new thread each, never a wait.
 SPARE_THREADS = 4
 
 
@@ -137,9 +139,7 @@ class Worker:
         self.busy = 0
         self.last = time.monotonic()
         self._busy_lock = threading.Lock()
-        # accepted connections for the spare request threads (:meth:`_dispatch`); None: exit
-        self._waiting: queue.SimpleQueue[socket.socket | None] = queue.SimpleQueue()
-        self._spare = 0  # request threads waiting on it (under _busy_lock)
+        self._free = 0  # request threads waiting in accept (under _busy_lock)
         self._uid = os.geteuid()  # the peer every connection must run as
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.path = os.path.join(folder, os.fsdecode(protocol.SOCKET))
@@ -148,12 +148,12 @@ class Worker:
         self.status_lines = 0
 
     def stop(self, reason: str) -> None:
-        """Ask the accept loop to finish (requests in flight are completed)."""
+        """Ask the request threads and :meth:`serve` to finish (requests in flight complete)."""
         if not self.stopping.is_set():
             self.reason = reason
             self.stopping.set()
             self._withdraw()  # new clients must not reach a worker that is going away
-            # wakes the accept loop now on Linux (EINVAL); elsewhere its TICK timeout does
+            # wakes the threads in accept now on Linux (EINVAL); elsewhere their TICK timeout does
             with contextlib.suppress(OSError):
                 self.sock.shutdown(socket.SHUT_RDWR)
 
@@ -170,7 +170,11 @@ class Worker:
         os.chmod(self.path, 0o600)
         self.inode = os.stat(self.path).st_ino
         self.sock.listen(128)
-        self.sock.settimeout(TICK)
+        if not sys.platform.startswith("linux"):
+            # shutting the socket down wakes the threads blocked in accept on Linux (EINVAL,
+            # :meth:`stop`); elsewhere they look every TICK whether the worker stops (each wait
+            # a poll: a connection then wakes every free thread, one of which gets it)
+            self.sock.settimeout(TICK)
 
     def _withdraw(self) -> None:
         """Remove the socket file if it is still ours (a successor may have replaced it)."""
@@ -185,63 +189,71 @@ class Worker:
             return False
 
     def serve(self) -> None:
-        """Accept until stopped, idle, or the socket file is no longer ours."""
+        """Answer until stopped, idle, or the socket file is no longer ours: the request threads
+        accept and answer (:meth:`_requests`), this one checks every :data:`TICK`."""
         self.last = time.monotonic()  # idle time counts from here, not from a slow start-up
+        with self._busy_lock:
+            self._free += 1
+        threading.Thread(target=self._requests, daemon=True).start()
+        while not self.stopping.wait(TICK):
+            with self._busy_lock:
+                idle = not self.busy and time.monotonic() - self.last > self.idle
+            if idle:
+                self.stop(f"idle for {self.idle:g} s")
+            elif not self._ours():
+                self.stop("the socket file was removed or replaced")
+
+    def _requests(self) -> None:
+        """A request thread: accept one connection, answer it; again, while at most
+        :data:`SPARE_THREADS` are free (the others end). The free threads all wait in
+        ``accept``, which wakes one of them per connection (the kernel's choice; on Linux no
+        other thread wakes): the thread that accepts answers, with no hand-over to another
+        thread and no turn to pass on the way to the answer. A connection that leaves no thread
+        free starts one, so the next connection is accepted at once, never after an answer."""
+        while True:
+            conn = self._accept()
+            if conn is None:
+                return  # stopping
+            with self._busy_lock:
+                self.busy += 1
+                self._free -= 1
+                more = self._free == 0
+                if more:
+                    self._free += 1  # the thread started below
+            if more:
+                threading.Thread(target=self._requests, daemon=True).start()
+            self._handle(conn)
+            with self._busy_lock:
+                if self._free >= SPARE_THREADS or self.stopping.is_set():
+                    return
+                self._free += 1
+
+    def _accept(self) -> socket.socket | None:
+        """The next connection whose peer runs as this user; None once stopping."""
         while not self.stopping.is_set():
             try:
                 conn, _ = self.sock.accept()
-            except TimeoutError:
-                with self._busy_lock:
-                    idle = not self.busy and time.monotonic() - self.last > self.idle
-                if idle:
-                    self.stop(f"idle for {self.idle:g} s")
-                elif not self._ours():
-                    self.stop("the socket file was removed or replaced")
-                continue
-            except OSError:
+            except OSError:  # the socket shut (stopping), or TICK without a connection
+                if self.sock.fileno() < 0:
+                    return None  # closed (:meth:`close`): nothing more to accept
                 continue
             try:
-                if protocol.peer_uid(conn) != self._uid:
-                    conn.close()  # never answer another user
-                    continue
+                if protocol.peer_uid(conn) == self._uid:
+                    return conn
+                conn.close()  # never answer another user
             except OSError as exc:  # not named, not answered
                 log(f"closed a connection whose peer is not named: {exc}")
                 conn.close()
-                continue
-            self._dispatch(conn)
-
-    def _dispatch(self, conn: socket.socket) -> None:
-        """Hand an authenticated connection to a spare request thread, or start one for it."""
-        with self._busy_lock:
-            self.busy += 1
-            if self._spare:
-                self._spare -= 1
-                self._waiting.put(conn)
-                return
-        threading.Thread(target=self._requests, args=(conn,), daemon=True).start()
-
-    def _requests(self, conn: socket.socket | None) -> None:
-        """A request thread: answer ``conn``, then wait as a spare for the next connection
-        (at most :data:`SPARE_THREADS` wait; the others end)."""
-        while conn is not None:
-            self._handle(conn)
-            with self._busy_lock:
-                if self._spare >= SPARE_THREADS or self.stopping.is_set():
-                    return
-                self._spare += 1
-            conn = self._waiting.get()
+        return None
 
     def close(self) -> None:
         """Stop listening (removing the socket file if it is still ours), then drain."""
+        self.stopping.set()  # also when serve() ended by an exception: no request thread goes on
         self._withdraw()
         self.sock.close()
         deadline = time.monotonic() + DRAIN_SECONDS
         while self.busy and time.monotonic() < deadline:
             time.sleep(0.01)
-        with self._busy_lock:  # the spare request threads end
-            for _ in range(self._spare):
-                self._waiting.put(None)
-            self._spare = 0
 
     def _handle(self, conn: socket.socket) -> None:
         started = time.perf_counter()
