@@ -372,7 +372,7 @@ CASES = [
     (("forge-policy", "audit", "log", "--k"), "--kind"),
     (("forge-policy", "audit", "log", "--kind", "b"), "block bypass"),
     (("forge-policy", "audit", "log", "--session", "s1", "--kind", "o"), "override"),
-    (("forge-policy", "worker", "s"), "status stop"),
+    (("forge-policy", "worker", "s"), "settle status stop"),
     (("forge-policy", "init", "--harness", "co"), "codex copilot"),
     (("forge-policy", "init", "--pl"), "--plugin"),
     (("forge-policy", "completion", "z"), "zsh"),

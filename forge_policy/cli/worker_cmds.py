@@ -33,15 +33,6 @@ def register(command: Callable[..., Any]) -> None:
     )
     sub = p.add_subparsers(dest="worker_command", metavar="SUBCOMMAND", required=True)
     q = sub.add_parser(
-        "status",
-        help="each worker (environment, pid, age, requests) and the calls evaluated in-process "
-        "with their reason and count",
-    )
-    q.add_argument("--json", action="store_true", help="print JSON")
-    q.set_defaults(handler=cmd_worker_status)
-    q = sub.add_parser("stop", help="stop every worker after the requests in flight")
-    q.set_defaults(handler=cmd_worker_stop)
-    q = sub.add_parser(
         "settle",
         help="wait until no worker has a request in flight: a warm answer is sent before its "
         "session state and seen record are written (tests that read them right after a call)",
@@ -50,6 +41,15 @@ def register(command: Callable[..., Any]) -> None:
         "--timeout", type=float, default=STOP_WAIT, help="seconds to wait at most (default 10)"
     )
     q.set_defaults(handler=cmd_worker_settle)
+    q = sub.add_parser(
+        "status",
+        help="each worker (environment, pid, age, requests) and the calls evaluated in-process "
+        "with their reason and count",
+    )
+    q.add_argument("--json", action="store_true", help="print JSON")
+    q.set_defaults(handler=cmd_worker_status)
+    q = sub.add_parser("stop", help="stop every worker after the requests in flight")
+    q.set_defaults(handler=cmd_worker_stop)
 
 
 def ask_slot(slot: bytes, kind: bytes, timeout: float = 2.0) -> dict[str, Any] | str:
