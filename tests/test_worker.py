@@ -238,6 +238,34 @@ def test_each_environment_and_folder_gets_its_own_warm_worker(
         assert got.stdout == want.stdout and f"{name}: expected a number".encode() in got.stdout
 
 
+def test_asking_a_worker_about_itself_is_no_use_of_it(project: ClientProject) -> None:
+    """``status`` (another worker making room, ``worker settle``, ``worker status``) and the
+    idle time it reports leave the worker's idle time alone: otherwise the worker asked last
+    would count as the most recently used, and one asked often enough would never idle out."""
+    from forge_policy.cli.worker_cmds import ask_slot
+
+    bound = {"FORGE_WORKER_MAX": "2"}
+    envs = [{"GIT_DIR": f"/git/{n}"} for n in range(3)]
+    slots = [project.slot(**env) for env in envs]
+    pids = []
+    for env, slot in zip(envs[:2], slots[:2], strict=True):
+        project.call(project.bash("ls"), **env, **bound)
+        pids.append(project.wait_worker(slot=slot))
+    time.sleep(0.3)
+    first = ask_slot(bytes(slots[0]), b"status")
+    time.sleep(0.2)
+    second = ask_slot(bytes(slots[0]), b"status")
+    assert isinstance(first, dict) and isinstance(second, dict)
+    assert first["idle"] >= 0.3 and second["idle"] >= first["idle"] + 0.2, (first, second)
+    project.call(project.bash("ls"), **envs[2], **bound)  # worker 0 was used first: it stops
+    project.wait_worker(slot=slots[2])
+    deadline = time.monotonic() + 10
+    while pids[0] in worker_pids(project.root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    live = worker_pids(project.root)
+    assert len(live) == 2 and pids[1] in live and pids[0] not in live, project.log()
+
+
 def test_the_least_recently_used_worker_stops_beyond_the_bound(project: ClientProject) -> None:
     bound = {"FORGE_WORKER_MAX": "2"}  # a client-only knob: the same environment for the worker
     envs = [{"GIT_DIR": f"/git/{n}"} for n in range(3)]

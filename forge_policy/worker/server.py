@@ -257,12 +257,14 @@ class Worker:
 
     def _handle(self, conn: socket.socket) -> None:
         started = time.perf_counter()
+        used = True
         try:
             # what the decision still writes (its state, its seen record) follows the answer
             with answer_first(on_error=log):
                 with conn:
                     conn.settimeout(protocol.REQUEST_TIMEOUT)
-                    conn.sendall(self._answer(protocol.receive(conn, protocol.MAX_REQUEST)))
+                    answer, used = self._answer(protocol.receive(conn, protocol.MAX_REQUEST))
+                    conn.sendall(answer)
                 if self.telemetry is not None:  # the answer is out: its latency, recorded
                     self.telemetry.answered(time.perf_counter() - started)
         except OSError:
@@ -272,38 +274,46 @@ class Worker:
         finally:
             with self._busy_lock:
                 self.busy -= 1
-                self.last = time.monotonic()
+                if used:
+                    self.last = time.monotonic()
 
-    def _answer(self, data: bytes | None) -> bytes:
+    def _answer(self, data: bytes | None) -> tuple[bytes, bool]:
+        """The answer, and whether the request used the worker: ``status`` and ``stop`` ask
+        about it and leave its idle time alone. Otherwise every worker that starts (asking the
+        others how long they have been idle) and every ``worker settle`` would make the workers
+        it asks the most recently used: the one stopped beyond the bound would no longer be the
+        least recently used, and a worker asked often enough would never idle out."""
         if data is None:
-            return protocol.encode_answer(b"R", b"request too large", b"")
+            return protocol.encode_answer(b"R", b"request too large", b""), True
         try:
             items = protocol.decode_request(data)
         except ValueError as exc:
-            return protocol.encode_answer(b"R", str(exc).encode(), b"")
+            return protocol.encode_answer(b"R", str(exc).encode(), b""), True
         kind = items[0] if items else b""
         if kind == b"status":
-            return protocol.encode_answer(b"A", json.dumps(self.status()).encode(), b"")
+            return protocol.encode_answer(b"A", json.dumps(self.status()).encode(), b""), False
         if kind == b"stop":
             self.stop("asked to stop")
-            return protocol.encode_answer(b"A", b"stopping", b"")
+            return protocol.encode_answer(b"A", b"stopping", b""), False
         try:
             request = protocol.HookRequest.decode(items)
         except ValueError as exc:
-            return protocol.encode_answer(b"R", str(exc).encode(), b"")
+            return protocol.encode_answer(b"R", str(exc).encode(), b""), True
         refusal = self._refusal(request)
         if refusal:
-            return protocol.encode_answer(b"R", refusal, b"")
+            return protocol.encode_answer(b"R", refusal, b""), True
         if request.kind == b"statusline":
             color = "--no-color" not in request.args  # the client's NO_COLOR, not ours
-            return protocol.encode_answer(b"A", self.status_line(request.raw, color), b"")
+            return protocol.encode_answer(b"A", self.status_line(request.raw, color), b""), True
         options = _hook_options(request.args)
         if options is None:  # the in-process hook reports the arguments
-            return protocol.encode_answer(b"R", b"arguments the worker does not take", b"")
+            return protocol.encode_answer(b"R", b"arguments the worker does not take", b""), True
         # the client's wait ends at request.deadline: answer before it (SPEC §9)
         text, notes, code = self.warm.answer(request.raw, deadline=request.deadline, **options)
         out = text.encode("utf-8", "surrogatepass") + b"\n" if text else b""
-        return protocol.encode_answer(b"A", out, notes.encode("utf-8", "backslashreplace"), code)
+        return protocol.encode_answer(
+            b"A", out, notes.encode("utf-8", "backslashreplace"), code
+        ), True
 
     def _refusal(self, request: protocol.HookRequest) -> bytes:
         """Why this worker must not answer ``request`` as the client would (b"": it may)."""
