@@ -238,52 +238,56 @@ def test_each_environment_and_folder_gets_its_own_warm_worker(
         assert got.stdout == want.stdout and f"{name}: expected a number".encode() in got.stdout
 
 
+#: ``FORGE_WORKER_MAX`` of 2, a client-only knob: the same environment for the worker
+BOUND = {"FORGE_WORKER_MAX": "2"}
+#: three environments, so three workers for one root: one too many for :data:`BOUND`
+ENVIRONMENTS = [{"GIT_DIR": f"/git/{n}"} for n in range(3)]
+
+
+def two_workers(project: ClientProject) -> tuple[list[Path], list[int]]:
+    """The slots of the :data:`ENVIRONMENTS`' workers, and the pids of the first two, started
+    (and used) in that order."""
+    slots = [project.slot(**env) for env in ENVIRONMENTS]
+    pids = []
+    for env, slot in zip(ENVIRONMENTS[:2], slots[:2], strict=True):
+        project.call(project.bash("ls"), **env, **BOUND)
+        pids.append(project.wait_worker(slot=slot))
+    return slots, pids
+
+
+def the_third_stops(project: ClientProject, slots: list[Path], gone: int, kept: int) -> None:
+    """Start the third environment's worker: the one of ``gone`` stops, ``kept``'s goes on."""
+    project.call(project.bash("ls"), **ENVIRONMENTS[2], **BOUND)
+    project.wait_worker(slot=slots[2])
+    deadline = time.monotonic() + 10
+    while gone in worker_pids(project.root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    live = worker_pids(project.root)
+    assert len(live) == 2 and kept in live and gone not in live, project.log()
+    assert "more than 2 environments" in project.log()
+
+
 def test_asking_a_worker_about_itself_is_no_use_of_it(project: ClientProject) -> None:
     """``status`` (another worker making room, ``worker settle``, ``worker status``) and the
     idle time it reports leave the worker's idle time alone: otherwise the worker asked last
     would count as the most recently used, and one asked often enough would never idle out."""
     from forge_policy.cli.worker_cmds import ask_slot
 
-    bound = {"FORGE_WORKER_MAX": "2"}
-    envs = [{"GIT_DIR": f"/git/{n}"} for n in range(3)]
-    slots = [project.slot(**env) for env in envs]
-    pids = []
-    for env, slot in zip(envs[:2], slots[:2], strict=True):
-        project.call(project.bash("ls"), **env, **bound)
-        pids.append(project.wait_worker(slot=slot))
+    slots, pids = two_workers(project)
     time.sleep(0.3)
     first = ask_slot(bytes(slots[0]), b"status")
     time.sleep(0.2)
     second = ask_slot(bytes(slots[0]), b"status")
     assert isinstance(first, dict) and isinstance(second, dict)
     assert first["idle"] >= 0.3 and second["idle"] >= first["idle"] + 0.2, (first, second)
-    project.call(project.bash("ls"), **envs[2], **bound)  # worker 0 was used first: it stops
-    project.wait_worker(slot=slots[2])
-    deadline = time.monotonic() + 10
-    while pids[0] in worker_pids(project.root) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    live = worker_pids(project.root)
-    assert len(live) == 2 and pids[1] in live and pids[0] not in live, project.log()
+    the_third_stops(project, slots, gone=pids[0], kept=pids[1])  # 0 was used first, 1 after
 
 
 def test_the_least_recently_used_worker_stops_beyond_the_bound(project: ClientProject) -> None:
-    bound = {"FORGE_WORKER_MAX": "2"}  # a client-only knob: the same environment for the worker
-    envs = [{"GIT_DIR": f"/git/{n}"} for n in range(3)]
-    slots = [project.slot(**env) for env in envs]
-    pids = []
-    for env, slot in zip(envs[:2], slots[:2], strict=True):
-        project.call(project.bash("ls"), **env, **bound)
-        pids.append(project.wait_worker(slot=slot))
-    assert project.call(project.bash("ls"), **envs[0], **bound).stderr == ""  # 1 used after 0
-    project.call(project.bash("ls"), **envs[2], **bound)  # a third environment
-    project.wait_worker(slot=slots[2])
-    deadline = time.monotonic() + 10
-    while pids[1] in worker_pids(project.root) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    live = worker_pids(project.root)
-    assert len(live) == 2 and pids[0] in live and pids[1] not in live, project.log()
-    assert "more than 2 environments" in project.log()
-    assert project.call(project.bash("ls"), **envs[0], **bound).stderr == ""  # still warm
+    slots, pids = two_workers(project)
+    assert project.call(project.bash("ls"), **ENVIRONMENTS[0], **BOUND).stderr == ""  # 0 again
+    the_third_stops(project, slots, gone=pids[1], kept=pids[0])
+    assert project.call(project.bash("ls"), **ENVIRONMENTS[0], **BOUND).stderr == ""  # warm
     status = project.run_cli("worker", "status").stdout
     assert status.startswith("worker: 2 answering, one per environment (at most 4;")
     assert status.count(" pid ") == 2 and "differs in GIT_DIR" in status
