@@ -76,8 +76,8 @@ BENCHMARKS: dict[str, tuple[list[str], list[str], bool]] = {
         True,
     ),
     "bench_first_call": (
-        ["--reps", "40", "--rounds", "3"],
-        ["--reps", "15", "--rounds", "1"],
+        ["--reps", "40", "--rounds", "3", "--sessions", "0,1000"],
+        ["--reps", "15", "--rounds", "1", "--sessions", "0,1000"],
         False,
     ),
     "serve_latency": (["--requests", "2000", "--rounds", "3"], ["--requests", "500"], False),
