@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import bash, write_catalog
+from hookrun import rule
 
 import forge_policy as fp
 from forge_policy._infra.answer_first import answer_first, defer, settle
@@ -159,8 +161,8 @@ def test_a_failing_apply_writes_nothing_and_keeps_no_lock(path: Path) -> None:
 def test_the_evaluator_answers_before_its_writes_and_status_reads_the_log_meanwhile(
     tmp_path: Path,
 ) -> None:
-    """A warm answer's order: the block record is in the log (fsynced) before the answer; the
-    state and the ``seen`` record follow it; ``status`` in between rebuilds the session from
+    """A warm answer's order: the block record is in the log before the answer (its fsync follows,
+    then the state and the ``seen`` record); ``status`` in between rebuilds the session from
     the log (SPEC §9), so it never shows a counted block as missing."""
     state_path, log_path = tmp_path / "state.json", tmp_path / "audit.log"
     evaluator = fp.Evaluator(
@@ -186,3 +188,141 @@ def test_the_evaluator_answers_before_its_writes_and_status_reads_the_log_meanwh
     assert on_disk(state_path)["s1"]["behaviors"]["no-destructive-git"]["counter"] == 1  # type: ignore[index]
     row = evaluator.status("s1").behaviors["no-destructive-git"]
     assert (row.counter, row.blocks) == (1, 1)
+
+
+# -- a denial's fsync after the answer ------------------------------------------------------------
+
+
+class Disk:
+    """What reaches the disk, in order: each fsync (named by the file its descriptor is open
+    on, through ``/proc/self/fd``) and each rename, and the marks a test adds ("answer").
+
+    A spy around the real calls: every call still runs."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import os
+
+        self.events: list[str] = []
+        fsync, replace = os.fsync, os.replace
+
+        def spied_fsync(fd: int) -> None:
+            self.events.append("fsync " + Path(os.readlink(f"/proc/self/fd/{fd}")).name)
+            fsync(fd)
+
+        def spied_replace(src: str, dst: str, **kw: object) -> None:
+            replace(src, dst, **kw)  # type: ignore[arg-type]
+            self.events.append("rename " + Path(dst).name)
+
+        monkeypatch.setattr(os, "fsync", spied_fsync)
+        monkeypatch.setattr(os, "replace", spied_replace)
+
+    def mark(self, what: str) -> None:
+        self.events.append(what)
+
+    def before(self, mark: str) -> list[str]:
+        return self.events[: self.events.index(mark)]
+
+
+LADDER = {
+    "nudger": rule("nudger", "nudge", "nudge-me"),
+    "softy": rule("softy", "soft_block", "soft-me"),
+    "asker": rule("asker", "soft_block", "ask-me", override="user"),
+    "hardy": rule("hardy", "hard_block", "hard-me"),
+}
+
+
+@pytest.fixture
+def laddered(tmp_path: Path) -> tuple[fp.Evaluator, Path]:
+    """An evaluator over the file store and the JSONL log, with a block of each kind."""
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("the spy names descriptors through /proc/self/fd (Linux)")
+    catalog = fp.load_catalog(write_catalog(tmp_path / "behaviors", LADDER))
+    log = tmp_path / "audit.log"
+    evaluator = fp.Evaluator(
+        catalog, store=FileStore(tmp_path / "state.json"), audit=fp.JsonlAuditSink(log)
+    )
+    fp.JsonlAuditSink(log).append_many([{"kind": "note"}])  # the log exists (its creation syncs)
+    return evaluator, log
+
+
+def answered(evaluator: fp.Evaluator, disk: Disk, command: str) -> str:
+    """The outcome of ``command`` in a warm answer's scope, the answer marked on the disk."""
+    with answer_first(on_error=pytest.fail):
+        outcome = evaluator.evaluate(bash(command)).outcome
+        disk.mark("answer")
+    disk.mark("scope ended")
+    return outcome
+
+
+@pytest.mark.parametrize(
+    ("command", "outcome"), [("hard-me", "hard_block"), ("soft-me", "soft_block")]
+)
+def test_a_denial_is_answered_before_its_fsync_which_precedes_the_state(
+    laddered: tuple[fp.Evaluator, Path], monkeypatch: pytest.MonkeyPatch, command: str, outcome: str
+) -> None:
+    evaluator, log = laddered
+    disk = Disk(monkeypatch)
+    assert answered(evaluator, disk, command) == outcome
+    kinds = [json.loads(line)["kind"] for line in log.read_text().splitlines()]
+    assert kinds == ["note", "block"]  # written before the answer (the spy saw no fsync of it)
+    assert disk.before("answer") == []
+    after = disk.before("scope ended")[1:]
+    assert after.index("fsync audit.log") < after.index("rename state.json")
+    assert after[0] == "fsync audit.log"
+
+
+@pytest.mark.parametrize(("command", "outcome"), [("nudge-me", "nudge"), ("ask-me", "soft_block")])
+def test_a_call_that_may_run_is_on_durable_record_before_its_answer(
+    laddered: tuple[fp.Evaluator, Path], monkeypatch: pytest.MonkeyPatch, command: str, outcome: str
+) -> None:
+    """A nudge runs; a soft block the user can approve (``ask``) may run."""
+    evaluator, _ = laddered
+    disk = Disk(monkeypatch)
+    assert answered(evaluator, disk, command) == outcome
+    assert disk.before("answer") == ["fsync audit.log"]
+
+
+def test_an_override_is_on_durable_record_before_its_answer(
+    laddered: tuple[fp.Evaluator, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evaluator, log = laddered
+    disk = Disk(monkeypatch)
+    assert answered(evaluator, disk, "soft-me") == "soft_block"
+    disk.events.clear()
+    assert answered(evaluator, disk, "soft-me") == "allow"  # the retry: the override
+    assert json.loads(log.read_text().splitlines()[-1])["kind"] == "override"
+    assert disk.before("answer") == ["fsync audit.log"]
+
+
+def test_outside_a_scope_a_denial_is_durable_before_its_answer(
+    laddered: tuple[fp.Evaluator, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cold hook, the library and the CLI answer after every write, as before."""
+    evaluator, _ = laddered
+    disk = Disk(monkeypatch)
+    assert evaluator.evaluate(bash("hard-me")).outcome == "hard_block"
+    assert disk.events[0] == "fsync audit.log"
+    assert disk.events.index("fsync audit.log") < disk.events.index("rename state.json")
+
+
+def test_the_first_record_of_a_log_is_durable_before_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The append that creates the log fsyncs it and its folder at once: the folder's entry
+    would otherwise wait for the answer with nothing holding it."""
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("the spy names descriptors through /proc/self/fd (Linux)")
+    log = tmp_path / "audit" / "audit.log"
+    sink = fp.JsonlAuditSink(log)
+    disk = Disk(monkeypatch)
+    with answer_first(on_error=pytest.fail):
+        sink.append_sync_after_answer([{"kind": "block"}])
+        disk.mark("answer")
+    assert disk.before("answer") == ["fsync audit.log", "fsync audit"]
+    disk.events.clear()
+    with answer_first(on_error=pytest.fail):
+        sink.append_sync_after_answer([{"kind": "block"}])
+        disk.mark("answer")
+        assert len(log.read_text().splitlines()) == 2  # every reader sees it meanwhile
+    assert disk.events == ["answer", "fsync audit.log"]
+    assert fp.JsonlAuditSink(log).verify().ok

@@ -6,11 +6,20 @@ fsync, rename, folder fsync; the ``seen`` record) changes nothing in the answer,
 runs the call in an :func:`answer_first` scope: a store or sink that may hand such work over
 (:func:`defer`) does, still holding its locks, and the scope runs it, in order, when the answer
 has been sent. Nothing the answer depends on is deferred: a decision's audit records (the
-source of truth, SPEC §4) are appended and fsynced before the answer, and a deferred state write
+source of truth, SPEC §4) are appended before the answer — and fsynced before it, unless the
+decision lets nothing run (a denial: below) — and a deferred state write
 keeps the session's lock until it is done, so the session's next transaction (in this process or
 any other) waits for it and reads it. What a crash between the answer and the write loses is the
 transaction in flight, which SPEC §9 already allows and the audit log rebuilds; a reader that
 takes no lock may, for that moment, read the version before it (one serial order).
+
+A denial's records (a block no one can approve in the harness) are written before the answer,
+so every reader sees them and a crash of the process loses nothing, but their fsync may follow
+the answer (:class:`~forge_policy.audit.base.SyncsAfterAnswer`), still before the state write.
+What a power cut in between can lose is then the denied call whole — its records and its state
+— and a session without it is one the agent could have made by not making the call: nothing it
+can do next is let through that would not have been. A call that runs (an allow with a counted
+violation, an override, a grant) is on durable record before its answer, as SPEC §4 says.
 
 Outside a scope (the cold hook, the library, the CLI) :func:`defer` declines and the caller does
 the work at once, as before. Work that fails after the answer is reported to the scope's
@@ -59,6 +68,16 @@ def defer(work: Callable[[], None]) -> bool:
         return False
     pending.append(work)
     return True
+
+
+def running() -> bool:
+    """Whether an :func:`answer_first` scope runs in this context (work handed over now waits
+    for the answer).
+
+    >>> running()
+    False
+    """
+    return _PENDING.get() is not None
 
 
 def settle() -> None:

@@ -1,6 +1,6 @@
 """The audit sink interface (SPEC §4, §9): append-only records, written before state.
 
-One required interface, :class:`AuditSink`, and seven optional capabilities, each a small
+One required interface, :class:`AuditSink`, and eight optional capabilities, each a small
 protocol a sink may also satisfy (OPA's storage interfaces are the model):
 
 ============================  ================================  ===================================
@@ -14,6 +14,7 @@ capability                    method                            used by
 :class:`Verifiable`           ``verify()``                      ``forge-policy audit --verify``
 :class:`Checkpointed`         ``last_append``, checkpoints      the state's checkpoint of the log
 :class:`Unsynced`             ``append_unsynced(records)``      ``seen`` records, off the fsync
+:class:`SyncsAfterAnswer`     ``append_sync_after_answer(r)``   a denial's records, fsync after it
 ============================  ================================  ===================================
 
 Callers never probe for a method by name: they call the helpers below
@@ -274,6 +275,28 @@ class Unsynced(Protocol):
         ...
 
 
+@runtime_checkable
+class SyncsAfterAnswer(Protocol):
+    """An audit sink that can append a denial's records now and fsync them once the answer is
+    out (:mod:`forge_policy._infra.answer_first`).
+
+    ``append_sync_after_answer(records)`` must do what :meth:`AuditSink.append_many` does, the
+    records written (in order, chained, visible to every reader) before it returns; inside an
+    answer-first scope the fsync may be handed to the scope (it then runs before the state
+    write the scope runs after it), outside one it is done before the return. For the records
+    of a decision that lets nothing run: a power cut may lose that call whole, never one that
+    ran. Sinks without it append them durably.
+
+    >>> from forge_policy.audit.lazy import LazyJsonlSink
+    >>> isinstance(LazyJsonlSink("overrides.log"), SyncsAfterAnswer)
+    True
+    """
+
+    def append_sync_after_answer(self, records: Iterable[dict[str, Any]]) -> None:
+        """Append records in order, durably by the time the answer-first scope ends."""
+        ...
+
+
 _Capability = TypeVar("_Capability")
 #: ``isinstance`` of each sink class against each capability, as first asked.
 _CLAIMED: dict[tuple[type, object], bool] = {}
@@ -302,11 +325,19 @@ def _clean() -> Callable[[object], Any]:
     return clean
 
 
-def write(sink: AuditSink, records: Iterable[Mapping[str, Any]], *, durable: bool = True) -> None:
+def write(
+    sink: AuditSink,
+    records: Iterable[Mapping[str, Any]],
+    *,
+    durable: bool = True,
+    denial: bool = False,
+) -> None:
     """Hand ``records`` to ``sink``: the one way the engine, the hook, the CLI and the adapters
     write audit records. Each is made JSON-ready and redacted here
     (:func:`~forge_policy.audit.verify.clean`), so that no sink has to redact and no secret
-    reaches a backend, whichever writes it.
+    reaches a backend, whichever writes it. ``durable=False``: records a power cut may lose
+    (:class:`Unsynced`); ``denial``: the records of a decision that lets nothing run, whose
+    fsync may follow a warm answer (:class:`SyncsAfterAnswer`).
 
     >>> from forge_policy.audit.memory import MemoryAuditSink
     >>> sink = MemoryAuditSink()
@@ -318,6 +349,9 @@ def write(sink: AuditSink, records: Iterable[Mapping[str, Any]], *, durable: boo
     cleaned = [clean(dict(record)) for record in records]
     if not durable and _claims(sink, Unsynced):
         sink.append_unsynced(cleaned)  # ``durable=False``: see :class:`Unsynced`
+        return
+    if denial and _claims(sink, SyncsAfterAnswer):
+        sink.append_sync_after_answer(cleaned)
         return
     sink.append_many(cleaned)
 

@@ -34,11 +34,14 @@ def append_checkpointed(
     seen: Checkpoint | None,
     session_id: str,
     now: float,
+    *,
+    denial: bool = False,
 ) -> Checkpoint | None:
     """Append ``records`` (the source of truth, before the state); return the checkpoint the
     session's state keeps after them (None: the sink keeps none). ``seen`` is the session's
-    previous checkpoint: a log behind it gets an ``integrity`` record first."""
-    write(sink, records)
+    previous checkpoint: a log behind it gets an ``integrity`` record first. ``denial``: the
+    records of a decision that lets nothing run (:func:`~forge_policy.audit.base.write`)."""
+    write(sink, records, denial=denial)
     log = checkpointed(sink)
     appended = log.last_append if log is not None else None
     if log is None or appended is None:

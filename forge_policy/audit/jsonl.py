@@ -44,6 +44,8 @@ from typing import NamedTuple
 import attrs
 
 from forge_policy._budget import in_hook_call
+from forge_policy._infra.answer_first import defer
+from forge_policy._infra.answer_first import running as answer_running
 from forge_policy._infra.filelock import DEFAULT_TIMEOUT, FileLock, refuse_symlinked_folders
 from forge_policy._time import iso
 from forge_policy.audit._tail import classify, first_line_hash, format_head, read_head, tail
@@ -275,7 +277,18 @@ class JsonlAuditSink:
         so a crash of the process loses nothing. Spooled records folded in are fsynced."""
         self._append_many(records, sync=False)
 
-    def _append_many(self, records: Iterable[dict[str, Any]], *, sync: bool) -> None:
+    def append_sync_after_answer(self, records: Iterable[dict[str, Any]]) -> None:
+        """:meth:`append_many` for a denial's records
+        (:class:`~forge_policy.audit.base.SyncsAfterAnswer`): written before the return, and
+        inside an answer-first scope fsynced once the answer is out, through a descriptor of
+        the same open log (before the scope's state write). Durable at once outside a scope, on
+        the append that creates the log (its folder is fsynced too) and on one that folds a
+        spool file in (the file is removed)."""
+        self._append_many(records, sync=True, after_answer=True)
+
+    def _append_many(
+        self, records: Iterable[dict[str, Any]], *, sync: bool, after_answer: bool = False
+    ) -> None:
         batch = list(records)
         if not batch:
             return
@@ -297,12 +310,17 @@ class JsonlAuditSink:
                 # whether the open creates the log matters to an fsynced append only (its
                 # folder is fsynced then): an unsynced one (``seen``) skips the stat
                 created = sync and not os.path.exists(names.text)
+                later = after_answer and sync and not (created or spooled) and answer_running()
                 flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
                 fd = self._open(self.path, flags, checked=True)
                 try:
                     head = read_head(lock_fd)
-                    before, seq, digest = self._append(fd, folded + batch, head, sync=sync)
+                    synced = sync and not later
+                    before, seq, digest = self._append(fd, folded + batch, head, sync=synced)
                     origin = first_line_hash(fd)
+                    if later:  # the same open file, fsynced and closed once the answer is out
+                        held = os.dup(fd)
+                        defer(lambda: _fsync_close(held))
                 finally:
                     os.close(fd)
                 self.last_append = Appended(before, seq, digest, origin)
@@ -683,6 +701,13 @@ def _write_head(fd: int, head: bytes) -> None:
         return
     os.lseek(fd, 0, os.SEEK_SET)
     os.write(fd, head)
+
+
+def _fsync_close(fd: int) -> None:
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:

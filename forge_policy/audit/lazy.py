@@ -76,6 +76,10 @@ class LazyJsonlSink:
         """See :meth:`JsonlAuditSink.append_unsynced`."""
         self.sink().append_unsynced(records)
 
+    def append_sync_after_answer(self, records: Iterable[dict[str, Any]]) -> None:
+        """See :meth:`JsonlAuditSink.append_sync_after_answer`."""
+        self.sink().append_sync_after_answer(records)
+
     def records(self) -> Iterator[dict[str, Any]]:
         """Every record, oldest first."""
         return self.sink().records()

@@ -57,7 +57,7 @@ from forge_policy.engine.overrides import harness_auto_approval
 from forge_policy.engine.records import agent_fields, mcp_reading
 from forge_policy.engine.session import RECONCILE_MARGIN, Base
 from forge_policy.errors import AuditError, StoreError
-from forge_policy.model import Decision, Event
+from forge_policy.model import OVERRIDE_BY_USER, Decision, Event
 from forge_policy.state import SessionState
 from forge_policy.stores.base import read_only
 
@@ -317,7 +317,8 @@ class Evaluator:
             state.touch(now)
             records = outcome.audit if outcome.effects else None
             if records:
-                self._audit_first(records, state, event.session_id, now)
+                denial = _lets_nothing_run(outcome.decision)
+                self._audit_first(records, state, event.session_id, now, denial=denial)
                 audited.append(outcome)
             return outcome, state
 
@@ -360,15 +361,23 @@ class Evaluator:
         return outcome.decision.outcome == "hard_block"
 
     def _audit_first(
-        self, records: list[dict[str, Any]], state: SessionState, session_id: str, now: float
+        self,
+        records: list[dict[str, Any]],
+        state: SessionState,
+        session_id: str,
+        now: float,
+        *,
+        denial: bool,
     ) -> None:
         """Append a decision's records (the source of truth, before the state) and keep in
         the state where the log stood after them: its checkpoint
-        (:func:`~forge_policy.audit.integrity.append_checkpointed`)."""
+        (:func:`~forge_policy.audit.integrity.append_checkpointed`). ``denial``: the decision
+        lets nothing run, so a warm answer need not wait for the records' fsync
+        (:mod:`forge_policy._infra.answer_first`)."""
         from forge_policy.audit.integrity import append_checkpointed
 
         seen = state.audit_checkpoint
-        checkpoint = append_checkpointed(self.audit, records, seen, session_id, now)
+        checkpoint = append_checkpointed(self.audit, records, seen, session_id, now, denial=denial)
         if checkpoint is not None:
             state.set_audit_checkpoint(*checkpoint)
 
@@ -577,6 +586,13 @@ def _seen() -> tuple[Any, Any]:
     from forge_policy.audit.records import Seen, to_dict
 
     return (Seen, to_dict)
+
+
+def _lets_nothing_run(decision: Decision) -> bool:
+    """Whether ``decision`` refuses its call with no one to approve it in the harness: a block
+    whose override is not the user's (an ``ask`` prompt the user may approve lets it run)."""
+    blocking = decision.blocking
+    return blocking is not None and blocking.override_mode != OVERRIDE_BY_USER
 
 
 def _logged_not_written(decision: Decision, exc: Exception) -> Decision:

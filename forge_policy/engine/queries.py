@@ -153,7 +153,7 @@ def override(
             call_hash=grant.call_hash,
             input_summary=grant.summary,
         )
-        evaluator._audit_first([record], state, session_id, now)  # the log first (SPEC §4)
+        evaluator._audit_first([record], state, session_id, now, denial=False)  # SPEC §4
         apply_effects(state, [SetGrant(behavior_id, grant)])
         state.touch(now)
         return None, state

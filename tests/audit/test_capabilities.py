@@ -14,6 +14,7 @@ from forge_policy.audit.base import (
     AuditSink,
     RecordsSince,
     SessionRecords,
+    SyncsAfterAnswer,
     Verifiable,
     recent_records,
     session_records,
@@ -29,14 +30,15 @@ if TYPE_CHECKING:
 
 CAPABILITIES = {
     "memory": {"RecordsSince", "SessionRecords"},
-    "jsonl": {"RecordsSince", "Verifiable"},
-    "lazy": {"RecordsSince", "SessionRecords", "Verifiable"},
+    "jsonl": {"RecordsSince", "SyncsAfterAnswer", "Verifiable"},
+    "lazy": {"RecordsSince", "SessionRecords", "SyncsAfterAnswer", "Verifiable"},
     "sqlite": {"RecordsSince", "SessionRecords", "Verifiable"},
 }
 
 
 def test_each_sink_has_the_capabilities_it_documents(sink: Any, backend: str) -> None:
-    found = {p.__name__ for p in (RecordsSince, SessionRecords, Verifiable) if isinstance(sink, p)}
+    kinds = (RecordsSince, SessionRecords, SyncsAfterAnswer, Verifiable)
+    found = {p.__name__ for p in kinds if isinstance(sink, p)}
     assert isinstance(sink, AuditSink)
     assert found == CAPABILITIES[backend]
     assert (verifier(sink) is sink) == ("Verifiable" in found)

@@ -151,7 +151,7 @@ def override_writer(
         os._exit(3)
 
     # -- the injection points (this child only) --
-    real_transact, real_append, real_open = store.transact, sink.append_many, sink._open
+    real_transact, real_open = store.transact, sink._open
 
     def transact(session_id: str, apply: Any) -> Any:
         def inside(current: Any) -> Any:
@@ -160,14 +160,20 @@ def override_writer(
 
         return real_transact(session_id, inside)
 
-    def append_many(records: Any) -> None:
-        strike("audit_before")
-        where["audit"] = True
-        try:
-            real_append(records)
-        finally:
-            where["audit"] = False
-        strike("audit_after")
+    def appending(real_append: Any) -> Any:
+        """``real_append`` with the audit points around it: ``append_many`` (the override),
+        and ``append_sync_after_answer`` (the block: a denial, durable here, outside a scope)."""
+
+        def append(records: Any) -> None:
+            strike("audit_before")
+            where["audit"] = True
+            try:
+                real_append(records)
+            finally:
+                where["audit"] = False
+            strike("audit_after")
+
+        return append
 
     def open_(path: Path, flags: int, **options: Any) -> int:
         fd: int = real_open(path, flags, **options)
@@ -199,7 +205,8 @@ def override_writer(
         strike("after_replace")
 
     store.transact = transact
-    sink.append_many = append_many
+    sink.append_many = appending(sink.append_many)
+    sink.append_sync_after_answer = appending(sink.append_sync_after_answer)
     sink._open = open_
     os.write, os.fsync, os.replace = write, fsync, replace
     if kind == "file":

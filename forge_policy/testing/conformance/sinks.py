@@ -34,6 +34,7 @@ from forge_policy.audit.base import (
     RecordsSince,
     SessionRecordsAfter,
     SessionRecordsSince,
+    SyncsAfterAnswer,
     Verifiable,
     newest_first,
     recent_records,
@@ -199,6 +200,29 @@ class AuditSinkSuite:
         checkpoints = [("s", 1, first.origin), ("s", 2, first.hash), ("s", 3, second.hash)]
         assert sink.verify(checkpoints).ok
         assert not sink.verify([("s", 4, second.hash)]).ok  # a seq the log never reached
+
+    def test_a_denial_appended_in_an_answer_first_scope_is_read_at_once(
+        self, sink: Any, open_sink: Callable[[], Any]
+    ) -> None:
+        """``SyncsAfterAnswer``: the records are there before the scope's work runs (only
+        their fsync may wait for it), in order with the durable ones, and kept once it ran."""
+        if not _claims(sink, SyncsAfterAnswer):
+            pytest.skip(f"{sink!r} appends a denial durably (an optional capability)")
+        from forge_policy._infra.answer_first import answer_first
+
+        errors: list[str] = []
+        sink.append_many([block(1)])
+        with answer_first(on_error=errors.append):
+            sink.append_sync_after_answer([block(2), override("o2")])
+            assert plain(sink.records()) == [block(1), block(2), override("o2")]
+            write(sink, [block(3)], denial=True)
+        sink.append_sync_after_answer([block(4)])  # outside a scope: durable before the return
+        assert errors == []
+        sink.close()
+        expected = [block(1), block(2), override("o2"), block(3), block(4)]
+        assert plain(open_sink().records()) == expected
+        if _claims(sink, Verifiable):
+            assert open_sink().verify().ok
 
     def test_caller_records_are_not_mutated(self, sink: Any) -> None:
         record = block(1)
