@@ -4,6 +4,7 @@ state and the ``seen`` record are written after the answer is out, its locks hel
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -326,4 +327,36 @@ def test_the_first_record_of_a_log_is_durable_before_the_answer(
         disk.mark("answer")
         assert len(log.read_text().splitlines()) == 2  # every reader sees it meanwhile
     assert disk.events == ["answer", "fsync audit.log"]
+    assert fp.JsonlAuditSink(log).verify().ok
+
+
+def test_the_head_anchor_moves_once_the_denial_is_durable_and_never_back(tmp_path: Path) -> None:
+    """The lock file's head anchor (what a truncation of the log is found by) names a denial's
+    records only once they are fsynced: a power cut between could otherwise keep the anchor and
+    lose the records, and the next append would report them removed. A later append that moved
+    the anchor further meanwhile keeps its place."""
+    from forge_policy.audit._tail import read_head
+
+    log = tmp_path / "audit.log"
+    sink = fp.JsonlAuditSink(log)
+    sink.append_many([{"kind": "note"}])
+
+    def head() -> int:
+        fd = os.open(str(log) + ".lock", os.O_RDONLY)
+        try:
+            found = read_head(fd)
+        finally:
+            os.close(fd)
+        assert found is not None
+        return found[0]
+
+    with answer_first(on_error=pytest.fail):
+        sink.append_sync_after_answer([{"kind": "block"}])
+        assert head() == 1  # answered: the record is in the log, not yet named by the anchor
+    assert head() == 2
+    with answer_first(on_error=pytest.fail):
+        sink.append_sync_after_answer([{"kind": "block"}])
+        fp.JsonlAuditSink(log).append_many([{"kind": "override"}])  # another writer, durable
+        assert head() == 4
+    assert head() == 4  # the denial's deferred anchor (3) does not move it back
     assert fp.JsonlAuditSink(log).verify().ok

@@ -320,19 +320,31 @@ class JsonlAuditSink:
                     origin = first_line_hash(fd)
                     if later:  # the same open file, fsynced and closed once the answer is out
                         held = os.dup(fd)
-                        defer(lambda: _fsync_close(held))
+                        defer(lambda: self._sync_then_head(held, seq, digest))
                 finally:
                     os.close(fd)
                 self.last_append = Appended(before, seq, digest, origin)
                 if created and sync and os.name != "nt":
                     _fsync_dir(self.path.parent)
-                _write_head(lock_fd, format_head(seq, digest))
+                if not later:  # else once the records are durable: never ahead of them
+                    _write_head(lock_fd, format_head(seq, digest))
                 for name in spooled:  # in the chain and fsynced: the spool file has served
                     os.unlink(self.spool_dir / name)
             finally:
                 self._release_lock(lock)
         except OSError as exc:
             raise AuditError(f"cannot append to audit log {str(self.path)!r}: {exc}") from exc
+
+    def _sync_then_head(self, fd: int, seq: int, digest: str) -> None:
+        """After a warm denial's answer: fsync the log through ``fd`` (then closed), then move
+        the head anchor to ``seq`` unless a later append moved it further. The anchor is
+        unsynced too: written before the fsync, a power cut could keep it and lose the records
+        it names, and the next append would report as removed what the cut took."""
+        _fsync_close(fd)
+        with self._locked(create=False) as lock_fd:
+            head = read_head(lock_fd)
+            if head is None or head[0] < seq:
+                _write_head(lock_fd, format_head(seq, digest))
 
     @property
     def spool_dir(self) -> Path:
