@@ -360,3 +360,28 @@ def test_the_head_anchor_moves_once_the_denial_is_durable_and_never_back(tmp_pat
         assert head() == 4
     assert head() == 4  # the denial's deferred anchor (3) does not move it back
     assert fp.JsonlAuditSink(log).verify().ok
+
+
+def test_a_held_audit_lock_leaves_the_anchor_behind_and_reports_nothing(tmp_path: Path) -> None:
+    """After the answer the anchor waits at most 0.1 s for the lock (an agent may hold it,
+    SPEC §9): the anchor left behind is harmless, and the next append moves it."""
+    from forge_policy.audit._tail import read_head
+
+    log = tmp_path / "audit.log"
+    sink = fp.JsonlAuditSink(log)
+    sink.append_many([{"kind": "note"}])
+    held = FileLock(str(log) + ".lock", timeout=1)
+    start = time.monotonic()
+    with answer_first(on_error=pytest.fail):
+        sink.append_sync_after_answer([{"kind": "block"}])
+        held.__enter__()  # the agent's lock, taken after the append, held past the answer
+    assert time.monotonic() - start < 2
+    held.__exit__(None, None, None)
+    fd = os.open(str(log) + ".lock", os.O_RDONLY)
+    try:
+        assert read_head(fd) is not None and read_head(fd)[0] == 1  # type: ignore[index]
+    finally:
+        os.close(fd)
+    sink.append_many([{"kind": "override"}])
+    assert [r["seq"] for r in sink.records()] == [1, 2, 3]
+    assert fp.JsonlAuditSink(log).verify().ok
