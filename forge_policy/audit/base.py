@@ -57,7 +57,8 @@ class AuditSink(Protocol):
 
     - **Durable before return.** ``append_many`` returns only once its records would survive a
       crash of the process (fsync, a committed transaction): the evaluator acknowledges an
-      override only after it.
+      override only after it. A denial's records may go through :class:`SyncsAfterAnswer`
+      instead: written before the return too, their fsync after a warm answer.
     - **Stored as given.** Records arrive JSON-ready and already redacted: every writer hands
       them over through :func:`write`, which runs :func:`forge_policy.audit.verify.clean` (the
       agent-shield patterns of :func:`forge_policy.secrets.redact`), so a sink never redacts.
