@@ -201,8 +201,6 @@ class Disk:
     A spy around the real calls: every call still runs."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        import os
-
         self.events: list[str] = []
         fsync, replace = os.fsync, os.replace
 
@@ -330,43 +328,42 @@ def test_the_first_record_of_a_log_is_durable_before_the_answer(
     assert fp.JsonlAuditSink(log).verify().ok
 
 
+def head_of(log: Path) -> int:
+    """The seq the log's head anchor (in its lock file) names."""
+    from forge_policy.audit._tail import read_head
+
+    fd = os.open(str(log) + ".lock", os.O_RDONLY)
+    try:
+        found = read_head(fd)
+    finally:
+        os.close(fd)
+    assert found is not None
+    return found[0]
+
+
 def test_the_head_anchor_moves_once_the_denial_is_durable_and_never_back(tmp_path: Path) -> None:
     """The lock file's head anchor (what a truncation of the log is found by) names a denial's
     records only once they are fsynced: a power cut between could otherwise keep the anchor and
     lose the records, and the next append would report them removed. A later append that moved
     the anchor further meanwhile keeps its place."""
-    from forge_policy.audit._tail import read_head
-
     log = tmp_path / "audit.log"
     sink = fp.JsonlAuditSink(log)
     sink.append_many([{"kind": "note"}])
-
-    def head() -> int:
-        fd = os.open(str(log) + ".lock", os.O_RDONLY)
-        try:
-            found = read_head(fd)
-        finally:
-            os.close(fd)
-        assert found is not None
-        return found[0]
-
     with answer_first(on_error=pytest.fail):
         sink.append_sync_after_answer([{"kind": "block"}])
-        assert head() == 1  # answered: the record is in the log, not yet named by the anchor
-    assert head() == 2
+        assert head_of(log) == 1  # answered: the record is in the log, not yet named by the anchor
+    assert head_of(log) == 2
     with answer_first(on_error=pytest.fail):
         sink.append_sync_after_answer([{"kind": "block"}])
         fp.JsonlAuditSink(log).append_many([{"kind": "override"}])  # another writer, durable
-        assert head() == 4
-    assert head() == 4  # the denial's deferred anchor (3) does not move it back
+        assert head_of(log) == 4
+    assert head_of(log) == 4  # the denial's deferred anchor (3) does not move it back
     assert fp.JsonlAuditSink(log).verify().ok
 
 
 def test_a_held_audit_lock_leaves_the_anchor_behind_and_reports_nothing(tmp_path: Path) -> None:
     """After the answer the anchor waits at most 0.1 s for the lock (an agent may hold it,
     SPEC §9): the anchor left behind is harmless, and the next append moves it."""
-    from forge_policy.audit._tail import read_head
-
     log = tmp_path / "audit.log"
     sink = fp.JsonlAuditSink(log)
     sink.append_many([{"kind": "note"}])
@@ -377,11 +374,7 @@ def test_a_held_audit_lock_leaves_the_anchor_behind_and_reports_nothing(tmp_path
         held.__enter__()  # the agent's lock, taken after the append, held past the answer
     assert time.monotonic() - start < 2
     held.__exit__(None, None, None)
-    fd = os.open(str(log) + ".lock", os.O_RDONLY)
-    try:
-        assert read_head(fd) is not None and read_head(fd)[0] == 1  # type: ignore[index]
-    finally:
-        os.close(fd)
+    assert head_of(log) == 1
     sink.append_many([{"kind": "override"}])
     assert [r["seq"] for r in sink.records()] == [1, 2, 3]
     assert fp.JsonlAuditSink(log).verify().ok

@@ -48,7 +48,7 @@ COMMANDS = ["nudge-me", "soft-me", "ask-me", "hard-me", "climb-me", "ls"]
 
 
 class Session:
-    """One project's evaluator over the file store and the JSONL log, on a shared clock."""
+    """One project's evaluator over the file store and the JSONL log, on its own clock."""
 
     def __init__(self, folder: Path, clock: Clock) -> None:
         self.folder = folder
@@ -78,7 +78,7 @@ class Session:
     def crash_after_answering(self, command: str) -> bool:
         """Answer ``command`` in a forked writer that exits right after the answer, then drop
         what the log got since (the bytes a power cut loses); whether it was a denial."""
-        size = self.log.stat().st_size if self.log.exists() else 0
+        size = self.log.stat().st_size
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the writer

@@ -340,7 +340,10 @@ class JsonlAuditSink:
         the head anchor to ``seq`` unless a later append moved it further. The anchor is
         unsynced too: written before the fsync, a power cut could keep it and lose the records
         it names, and the next append would report as removed what the cut took."""
-        _fsync_close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         # an anchor behind the log is harmless (only one ahead of it is reported), so a lock
         # held elsewhere (an agent's, SPEC §9) leaves it for the next append to move
         with contextlib.suppress(AuditError), no_wait(HEAD_WAIT), self._locked(False) as lock_fd:
@@ -719,13 +722,6 @@ def _write_head(fd: int, head: bytes) -> None:
         return
     os.lseek(fd, 0, os.SEEK_SET)
     os.write(fd, head)
-
-
-def _fsync_close(fd: int) -> None:
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:
